@@ -15,8 +15,8 @@ import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
-import type { MediaAppConfig } from './config';
-import { connectSrf, disconnectSrf, onSrfClosed, type Srf } from './srf';
+import type { MediaAppConfig } from './kit/config';
+import { connectSrf, disconnectSrf, onSrfClosed, type Srf } from './kit/srf';
 import { endSipGoneCalls } from './call/sip-gone';
 import { Registrar } from './registrar';
 import { CallRegistry } from './call/registry';
@@ -25,11 +25,11 @@ import { InboundRouter } from './inbound/router';
 import { CommandHandler } from './commands';
 import { SUBSYSTEMS } from './subsystems';
 import { requestChecks } from './request-checks';
-import { sessionIntervalCheck } from './sip-session-timer';
+import { sessionIntervalCheck } from './kit/sip-session-timer';
 import { startOutboundRegistrations } from './outreg';
 import { MediaRelay } from './rtpengine';
 import { removeRelayHealth, writeRelayHealth } from '../core/calls/relay-health';
-import { trustedEdge } from './inbound/edge';
+import { trustedEdge } from './kit/edge';
 
 export interface MediaAppDeps {
   config: Readonly<Config>;

@@ -2,13 +2,13 @@
  * media-app process entry: the drachtio-srf application that owns calls.
  *   npx tsx media-app/main.ts
  * Environment: core config (DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, SIP_DOMAIN, DATA_DIR, ...) and
- * media-app/config.ts (DRACHTIO_HOST/PORT/SECRET, MEDIA_APP_NODE_ID, RTP_PORT_MIN/MAX, RTP_ADVERTISED_HOST),
+ * media-app/kit/config.ts (DRACHTIO_HOST/PORT/SECRET, MEDIA_APP_NODE_ID, RTP_PORT_MIN/MAX, RTP_ADVERTISED_HOST),
  * MEDIA_APP_METRICS_LISTEN (host:port of its /metrics, default 127.0.0.1:9466, `off`).
  */
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { startTracing, TracingConfigError, type Tracing } from '../core/tracing';
-import { loadMediaAppConfig } from './config';
+import { loadMediaAppConfig } from './kit/config';
 import { startMediaApp } from './app';
 import { nodeLabel } from '../core/calls/node-keys';
 import { collectDefaultMetrics } from 'prom-client';

@@ -5,7 +5,7 @@
  * drachtio-server does, because these are the application's decisions (RFC 4475 unkscm, novelsc,
  * bext01). ACK and CANCEL are never answered here: they take no response of their own.
  */
-import type { SrfRequest, SrfResponse } from './srf';
+import type { SrfRequest, SrfResponse } from './kit/srf';
 
 const SCHEMES = new Set(['sip', 'sips', 'tel']);
 /** 100rel: reliable provisionals (sip-server); replaces: attended transfer (media-app/transfer); timer: session timers (call/session-timer.ts). */

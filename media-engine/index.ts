@@ -24,7 +24,7 @@ export { EchoCanceller, AEC_DEFAULT_TAIL_MS, type EchoCancellerOptions } from '.
 export { QUIET_LINE_DBFS } from './dsp/frame';
 export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
-export { muLaw, decodeG711, encodeG711Range } from './codecs/g711';
+export { muLaw, decodeG711, encodeG711Range } from '../core/audio/g711';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
@@ -39,4 +39,4 @@ export type { TtsProvider, EspeakStreamOptions } from './tts';
 export { espeakPool } from './tts/espeak-pool';
 export { Transcriber } from './transcriber';
 /** A leg's RTP capture records (Endpoint.takeRtpCapture), for the platform's store and pcap. */
-export { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from './rtp-packet/capture-format';
+export { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from '../core/audio/capture-format';

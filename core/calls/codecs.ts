@@ -7,7 +7,7 @@
  * Defaults: wideband first for extensions (desk phones and softphones all do G.722 or Opus), G.711
  * first for trunks and providers (carriers and PBXs expect it; wideband is still taken when offered).
  */
-import { CODEC_NAMES, type AudioCodecName } from '../../media-engine';
+import { CODEC_NAMES, type CodecName as AudioCodecName } from '../audio/codec-names';
 
 export type { AudioCodecName };
 export const KNOWN_CODECS: readonly AudioCodecName[] = CODEC_NAMES;

@@ -1,9 +1,11 @@
 /**
  * The table types of every table the migrations create (core/db/migrations), declared once through knex's
  * `Tables` augmentation: `db('calls')` is a query builder over `CallRow`, its inserts and updates are checked
- * against the columns, and a cast is needed nowhere. Each table maps to the row type its repository exports
- * (nullability and column types as in the schema; test/architecture/tables.test.ts checks that every table
- * of a migrated database is declared here). Tables no repository describes have their row type below.
+ * against the columns, and a cast is needed nowhere. Each table maps to the row type its repository exports,
+ * declared in core/db/rows/ (one file per repository, which re-exports it), so this registry imports none of
+ * the repositories that query through it (test/architecture/table-registry.test.ts); nullability and column
+ * types as in the schema (test/architecture/tables.test.ts checks that every table of a migrated database is
+ * declared here). Tables no repository describes have their row type below.
  *
  * Writes: every column is optional (the schema's defaults and NOT NULL constraints decide at run time) and may be
  * a `Knex.Raw` (`array_append`, `coalesce`, ...). The columns named in `Table`'s second parameter may also be
@@ -11,60 +13,60 @@
  * as `JSON.stringify(...)`), and events.timestamp (the event's own timestamp text, microseconds kept).
  */
 import type { Knex } from 'knex';
-import type { ChatMessageRow, ChatRow, ParticipantRow as ChatParticipantRow } from '../chats/repo';
-import type { AccesskeyRow } from '../repos/accesskeys';
-import type { ActiveflowRow } from '../repos/activeflows';
-import type { AgentRow } from '../repos/agents';
-import type { AiAuditRow } from '../repos/ai-audits';
-import type { AicallRow, AimessageRow } from '../repos/ai-calls';
-import type { ProposalRow } from '../repos/ai-proposals';
-import type { AiRow, PromptHistoryRow } from '../repos/ais';
-import type { BillingAccountRow } from '../repos/billing-accounts';
-import type { BillingRow } from '../repos/billings';
-import type { CallRow } from '../repos/calls';
-import type { CampaigncallRow } from '../repos/campaigncalls';
-import type { CampaignRow } from '../repos/campaigns';
-import type { ConferencecallRow } from '../repos/conferencecalls';
-import type { ConferenceRow } from '../repos/conferences';
-import type { CaseNoteRow, ContactCaseRow } from '../repos/contact-cases';
-import type { ContactRow } from '../repos/contacts';
-import type { ConversationAccountRow } from '../repos/conversation-accounts';
-import type { ConversationMessageRow, ConversationRow } from '../repos/conversations';
-import type { CustomerRow } from '../repos/customers';
-import type { EmailRow } from '../repos/emails';
-import type { ExtensionRow, ProvisioningCustomerSecretRow, ProvisioningTokenRow } from '../repos/extensions';
-import type { PbxSettingsRow } from '../pbx/settings';
-import type { FlowRow } from '../repos/flows';
-import type { GroupcallRow } from '../repos/groupcalls';
-import type { MessageRow, TargetRow } from '../repos/messages';
-import type { NumberRow } from '../repos/numbers';
-import type { OutboundConfigRow } from '../repos/outbound-configs';
-import type { OutboundRegistrationRow } from '../repos/outbound-registrations';
-import type { OutdialRow, OutdialtargetRow } from '../repos/outdials';
-import type { OutplanRow } from '../repos/outplans';
-import type { ProvidercallRow } from '../repos/providercalls';
-import type { ProviderRow } from '../repos/providers';
-import type { QueuecallRow } from '../repos/queuecalls';
-import type { QueueRow } from '../repos/queues';
-import type { RagRow, RagSourceRow } from '../repos/rags';
-import type { RecordingRow } from '../repos/recordings';
-import type { RouteRow } from '../repos/routes';
-import type { SpeakingRow } from '../repos/speakings';
-import type { StorageAccountRow, StorageFileRow } from '../repos/storage';
-import type { SummaryRow } from '../repos/summaries';
-import type { TagRow } from '../repos/tags';
-import type { TeamRow } from '../repos/teams';
-import type { TimelineAnalysisRow } from '../repos/timeline-analyses';
-import type { TranscribeRow } from '../repos/transcribes';
-import type { TranscriptRow } from '../repos/transcripts';
-import type { TransferRow } from '../repos/transfers';
-import type { TrunkRow } from '../repos/trunks';
-import type { VoicemailBoxRow } from '../voicemail/boxes';
-import type { VoicemailMessageRow } from '../voicemail/messages';
-import type { WebhookDeliveryRow } from '../repos/webhook-deliveries';
-import type { SessionRow, WebchatMessageRow, WidgetRow } from '../webchat/repo';
-import type { AddressRow } from '../workspace/contact-addresses';
-import type { PeerEventRow } from '../workspace/peer-events';
+import type { ChatMessageRow, ChatRow, ParticipantRow as ChatParticipantRow } from './rows/chats';
+import type { AccesskeyRow } from './rows/accesskeys';
+import type { ActiveflowRow } from './rows/activeflows';
+import type { AgentRow } from './rows/agents';
+import type { AiAuditRow } from './rows/ai-audits';
+import type { AicallRow, AimessageRow } from './rows/ai-calls';
+import type { ProposalRow } from './rows/ai-proposals';
+import type { AiRow, PromptHistoryRow } from './rows/ais';
+import type { BillingAccountRow } from './rows/billing-accounts';
+import type { BillingRow } from './rows/billings';
+import type { CallRow } from './rows/calls';
+import type { CampaigncallRow } from './rows/campaigncalls';
+import type { CampaignRow } from './rows/campaigns';
+import type { ConferencecallRow } from './rows/conferencecalls';
+import type { ConferenceRow } from './rows/conferences';
+import type { CaseNoteRow, ContactCaseRow } from './rows/contact-cases';
+import type { ContactRow } from './rows/contacts';
+import type { ConversationAccountRow } from './rows/conversation-accounts';
+import type { ConversationMessageRow, ConversationRow } from './rows/conversations';
+import type { CustomerRow } from './rows/customers';
+import type { EmailRow } from './rows/emails';
+import type { ExtensionRow, ProvisioningCustomerSecretRow, ProvisioningTokenRow } from './rows/extensions';
+import type { PbxSettingsRow } from './rows/pbx-settings';
+import type { FlowRow } from './rows/flows';
+import type { GroupcallRow } from './rows/groupcalls';
+import type { MessageRow, TargetRow } from './rows/messages';
+import type { NumberRow } from './rows/numbers';
+import type { OutboundConfigRow } from './rows/outbound-configs';
+import type { OutboundRegistrationRow } from './rows/outbound-registrations';
+import type { OutdialRow, OutdialtargetRow } from './rows/outdials';
+import type { OutplanRow } from './rows/outplans';
+import type { ProvidercallRow } from './rows/providercalls';
+import type { ProviderRow } from './rows/providers';
+import type { QueuecallRow } from './rows/queuecalls';
+import type { QueueRow } from './rows/queues';
+import type { RagRow, RagSourceRow } from './rows/rags';
+import type { RecordingRow } from './rows/recordings';
+import type { RouteRow } from './rows/routes';
+import type { SpeakingRow } from './rows/speakings';
+import type { StorageAccountRow, StorageFileRow } from './rows/storage';
+import type { SummaryRow } from './rows/summaries';
+import type { TagRow } from './rows/tags';
+import type { TeamRow } from './rows/teams';
+import type { TimelineAnalysisRow } from './rows/timeline-analyses';
+import type { TranscribeRow } from './rows/transcribes';
+import type { TranscriptRow } from './rows/transcripts';
+import type { TransferRow } from './rows/transfers';
+import type { TrunkRow } from './rows/trunks';
+import type { VoicemailBoxRow } from './rows/voicemail-boxes';
+import type { VoicemailMessageRow } from './rows/voicemail-messages';
+import type { WebhookDeliveryRow } from './rows/webhook-deliveries';
+import type { SessionRow, WebchatMessageRow, WidgetRow } from './rows/webchat';
+import type { AddressRow } from './rows/workspace-contact-addresses';
+import type { PeerEventRow } from './rows/workspace-peer-events';
 
 /** call_sip_ids. */
 export interface CallSipIdsRow {

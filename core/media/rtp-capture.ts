@@ -4,10 +4,10 @@
  * binary form shared by its writer (the engine's worker fills it, media-app stores it) and its reader
  * (control-api's pcap). One Redis string per call, `<prefix>rtpcap:<call id>`, set once when the leg's
  * media ends and expiring after the retention: bounded in size (the packets per leg) and time.
- * The record layout is the engine's (media-engine/rtp-packet/capture-format.ts).
+ * The record layout is the engine's (core/audio/capture-format.ts, written by media-engine/worker/rtp-capture.ts).
  */
 import type { Redis } from 'ioredis';
-import { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from '../../media-engine';
+import { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from '../audio/capture-format';
 
 export { parseRtpCapture, type CapturedDatagram };
 

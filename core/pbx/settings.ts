@@ -6,13 +6,7 @@
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { DEFAULT_FEATURE_CODES, type FeatureCodes } from './feature-codes';
-
-export interface PbxSettingsRow {
-  customer_id: string;
-  feature_codes: Partial<FeatureCodes>;
-  tm_create: Date;
-  tm_update: Date | null;
-}
+export type { PbxSettingsRow } from '../db/rows/pbx-settings';
 
 export function pbxSettingsRepo(db: Db) {
   return {

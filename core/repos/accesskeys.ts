@@ -6,22 +6,11 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { generateAccesskeyToken, hashAccesskeyToken } from '../credentials';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { AccesskeyRow } from '../db/rows/accesskeys';
+export type { AccesskeyRow } from '../db/rows/accesskeys';
 
 /** Default lifetime when `expire` is not given (VoIPbin's signup key: one year). */
 export const DEFAULT_ACCESSKEY_EXPIRE_SEC = 365 * 24 * 3600;
-
-export interface AccesskeyRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  token_hash: string;
-  token_prefix: string;
-  tm_expire: Date;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 /** JSON view; pass `token` only in the create response. */
 export function accesskeyJson(a: AccesskeyRow, token?: string) {

@@ -12,34 +12,13 @@ import { clock } from '../clock';
 import { EMPTY_UUID } from '../ids';
 import { formatRfc3339, parseTimestamp } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { Action } from '../flow';
+
 import type { ActiveflowRecord, ExecutedAction } from '../flow/activeflow';
+import type { ActiveflowRow } from '../db/rows/activeflows';
+export type { ActiveflowRow } from '../db/rows/activeflows';
 
 /** The record the flow runner hands the store (core/flow/activeflow.ts), under the names this repository exported. */
 export type { ExecutedAction as ActiveflowExecutedAction, ActiveflowRecord as ActiveflowRecordShape };
-
-export interface ActiveflowRow {
-  id: string;
-  customer_id: string;
-  flow_id: string;
-  status: ActiveflowRecord['status'];
-  reference_type: ActiveflowRecord['reference_type'];
-  reference_id: string;
-  reference_activeflow_id: string;
-  on_complete_flow_id: string;
-  webhook_uri: string;
-  webhook_method: ActiveflowRecord['webhook_method'];
-  current_action: Action | null;
-  forward_action_id: string;
-  executed_actions: ExecutedAction[];
-  variables: Record<string, string>;
-  complete_count: number;
-  end_reason: ActiveflowRecord['end_reason'];
-  error: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 /** The Activeflow resource (voipbin FlowManagerActiveflow) plus variables and why it ended. */
 export function activeflowJson(a: ActiveflowRow) {

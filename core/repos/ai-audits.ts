@@ -4,25 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type AiAuditStatus = 'progressing' | 'completed' | 'failed';
-
-export interface AiAuditRow {
-  id: string;
-  customer_id: string;
-  aicall_id: string;
-  ai_id: string;
-  prompt_history_id: string | null;
-  status: AiAuditStatus;
-  overall_score: number | null;
-  evaluation: Record<string, unknown> | null;
-  message_ids: string[] | null;
-  language: string;
-  error: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { AiAuditRow } from '../db/rows/ai-audits';
+export type { AiAuditRow, AiAuditStatus } from '../db/rows/ai-audits';
 
 export function aiAuditJson(a: AiAuditRow) {
   return {

@@ -8,25 +8,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type ProposalStatus = 'progressing' | 'completed' | 'failed' | 'accepted' | 'rejected' | 'expired';
-
-export interface ProposalRow {
-  id: string;
-  customer_id: string;
-  ai_id: string;
-  audit_ids: string[];
-  basis_prompt_history_id: string | null;
-  original_prompt: string;
-  proposed_prompt: string;
-  rationale: string;
-  status: ProposalStatus;
-  error: string;
-  applied_prompt_history_id: string | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { ProposalRow, ProposalStatus } from '../db/rows/ai-proposals';
+export type { ProposalRow, ProposalStatus } from '../db/rows/ai-proposals';
 
 export function proposalJson(p: ProposalRow) {
   return {

@@ -4,29 +4,10 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { BillingAccountRow } from '../db/rows/billing-accounts';
+export type { BillingAccountRow } from '../db/rows/billing-accounts';
 
 export const MICROS_PER_UNIT = 1_000_000;
-
-export interface BillingAccountRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  status: 'active' | 'frozen' | 'deleted';
-  plan_type: string;
-  plan_status: string;
-  balance_credit: number;
-  balance_token: number;
-  payment_type: string;
-  payment_method: string;
-  /** The linked Paddle customer (`ctm_...`), '' when none; set by the operator. */
-  paddle_customer_id: string;
-  tm_last_topup: Date | null;
-  tm_next_topup: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 /** BillingManagerAccountAdmin plus `balance` (the credit in currency units, as VoIPbin's older field). */
 export function billingAccountJson(a: BillingAccountRow) {

@@ -4,54 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export const TRANSACTION_TYPES = ['usage', 'top_up', 'adjustment', 'refund'] as const;
-export type TransactionType = (typeof TRANSACTION_TYPES)[number];
-export const BILLING_STATUSES = ['progressing', 'end', 'pending', 'finished'] as const;
-export type BillingStatus = (typeof BILLING_STATUSES)[number];
-export const COST_TYPES = ['', 'call_pstn_outgoing', 'call_pstn_incoming', 'call_vn', 'call_extension', 'call_direct_ext', 'sms', 'email', 'number', 'number_renew', 'tts', 'recording'] as const;
-export type CostType = (typeof COST_TYPES)[number];
-export const REFERENCE_TYPES = [
-  '',
-  'call',
-  'call_extension',
-  'sms',
-  'email',
-  'number',
-  'number_renew',
-  'credit_free_tier',
-  'monthly_allowance',
-  'credit_adjustment',
-  'token_adjustment',
-  'speaking',
-  'recording',
-] as const;
-export type ReferenceType = (typeof REFERENCE_TYPES)[number];
-
-export interface BillingRow {
-  id: string;
-  customer_id: string;
-  account_id: string;
-  transaction_type: TransactionType;
-  status: BillingStatus;
-  reference_type: ReferenceType;
-  reference_id: string;
-  cost_type: CostType;
-  usage_duration: number;
-  billable_units: number;
-  rate_token_per_unit: number;
-  rate_credit_per_unit: number;
-  amount_token: number;
-  amount_credit: number;
-  balance_token_snapshot: number;
-  balance_credit_snapshot: number;
-  idempotency_key: string;
-  tm_billing_start: Date | null;
-  tm_billing_end: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { BillingRow } from '../db/rows/billings';
+export { BILLING_STATUSES, type BillingRow, type BillingStatus, COST_TYPES, type CostType, REFERENCE_TYPES, type ReferenceType, TRANSACTION_TYPES, type TransactionType } from '../db/rows/billings';
 
 export type BillingCreate = Partial<Omit<BillingRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> &
   Pick<BillingRow, 'customer_id' | 'account_id' | 'transaction_type' | 'status' | 'idempotency_key'>;

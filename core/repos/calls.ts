@@ -11,54 +11,11 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { nodeLabel } from '../calls/node-keys';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import {
-  hangupByFor,
-  hangupReasonFor,
-  predecessorsOf,
-  type CallDirection,
-  type CallStatus,
-  type CallType,
-  type HangupBy,
-  type HangupCause,
-  type HangupReason,
-  type MuteDirection,
-} from '../calls/model';
+import { hangupByFor, hangupReasonFor, predecessorsOf, type CallStatus, type HangupCause, type MuteDirection } from '../calls/model';
+import type { CallRow } from '../db/rows/calls';
+export type { CallRow } from '../db/rows/calls';
 
 export type { Address };
-
-export interface CallRow {
-  id: string;
-  customer_id: string;
-  owner_id: string;
-  owner_type: string;
-  flow_id: string;
-  activeflow_id: string;
-  type: CallType;
-  master_call_id: string;
-  chained_call_ids: string[];
-  recording_id: string;
-  recording_ids: string[];
-  groupcall_id: string;
-  source: Address;
-  destination: Address;
-  status: CallStatus;
-  direction: CallDirection;
-  mute_direction: MuteDirection;
-  hangup_by: HangupBy;
-  hangup_reason: HangupReason;
-  data: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  sip_call_id: string;
-  node_id: string;
-  /** our extension: the call's media quality (core/quality/leg.ts), written at hangup; null without media */
-  quality: CallQuality | null;
-  tm_ringing: Date | null;
-  tm_progressing: Date | null;
-  tm_hangup: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 export type CallCreate = Pick<CallRow, 'customer_id' | 'source' | 'destination' | 'direction'> &
   Partial<Pick<CallRow, 'id' | 'flow_id' | 'activeflow_id' | 'type' | 'master_call_id' | 'groupcall_id' | 'status' | 'data' | 'metadata' | 'sip_call_id' | 'node_id' | 'owner_id' | 'owner_type'>>;

@@ -3,36 +3,11 @@ import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { CampaigncallReferenceType, CampaigncallResult, CampaigncallStatus } from '../campaigns/model';
-import type { Address } from './calls';
-import type { Outcome } from '../campaigns/dialplan';
+import type { CampaigncallResult, CampaigncallStatus } from '../campaigns/model';
 
-export interface CampaigncallRow {
-  id: string;
-  customer_id: string;
-  campaign_id: string;
-  outplan_id: string;
-  outdial_id: string;
-  outdial_target_id: string;
-  queue_id: string;
-  activeflow_id: string;
-  flow_id: string;
-  reference_type: CampaigncallReferenceType;
-  reference_id: string;
-  status: CampaigncallStatus;
-  result: CampaigncallResult;
-  source: Address;
-  destination: Address;
-  destination_index: number;
-  try_count: number;
-  /** what the attempt ended with (core/campaigns/dialplan.ts Outcome); '' while live */
-  result_reason: Outcome;
-  /** the AMD verdict (human, machine, notsure) when the campaign dials with AMD */
-  amd_result: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { Outcome } from '../campaigns/dialplan';
+import type { CampaigncallRow } from '../db/rows/campaigncalls';
+export type { CampaigncallRow } from '../db/rows/campaigncalls';
 
 export type CampaigncallCreate = Omit<CampaigncallRow, 'tm_create' | 'tm_update' | 'tm_delete' | 'result_reason' | 'amd_result'>;
 

@@ -4,34 +4,10 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { Action } from '../flow';
-import type { CampaignStatus, CampaignType, EndHandle } from '../campaigns/model';
 
-export interface CampaignRow {
-  id: string;
-  customer_id: string;
-  type: CampaignType;
-  name: string;
-  detail: string;
-  status: CampaignStatus;
-  service_level: number;
-  end_handle: EndHandle;
-  actions: Action[];
-  flow_id: string;
-  outplan_id: string;
-  outdial_id: string;
-  queue_id: string;
-  next_campaign_id: string;
-  /** the amd action's options every attempt is placed with; null = no AMD */
-  amd: CampaignAmd | null;
-  /** attempts started per minute at most; 0 = no limit */
-  dial_rate: number;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export type CampaignAmd = Record<string, unknown>;
+import type { CampaignStatus } from '../campaigns/model';
+import type { CampaignRow } from '../db/rows/campaigns';
+export type { CampaignAmd, CampaignRow } from '../db/rows/campaigns';
 export type CampaignCreate = Pick<
   CampaignRow,
   'type' | 'name' | 'detail' | 'service_level' | 'end_handle' | 'actions' | 'flow_id' | 'outplan_id' | 'outdial_id' | 'queue_id' | 'next_campaign_id' | 'amd' | 'dial_rate'

@@ -8,49 +8,9 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import { conferencePredecessors, type ConferenceStatus, type ConferenceType } from '../conferences/model';
-
-export interface ConferenceRow {
-  id: string;
-  customer_id: string;
-  type: ConferenceType;
-  status: ConferenceStatus;
-  name: string;
-  detail: string;
-  data: Record<string, unknown>;
-  timeout: number;
-  pre_flow_id: string;
-  post_flow_id: string;
-  conferencecall_ids: string[];
-  recording_id: string;
-  recording_ids: string[];
-  transcribe_id: string;
-  transcribe_ids: string[];
-  direct_hash: string;
-  node_id: string;
-  /** Made by a name (TwiML): ends when its last participant leaves; one live per customer and name. */
-  ends_when_empty: boolean;
-  /** 0: no limit. */
-  max_participants: number;
-  /** When the first participant entered the mix (participants with start_on_enter false wait for it). */
-  tm_start: Date | null;
-  /** The room's Twilio statusCallback (media-app/twiml/conference-callbacks.ts); null: none. */
-  status_callback: ConferenceStatusCallback | null;
-  /** The last SequenceNumber sent to status_callback. */
-  callback_seq: number;
-  /** TwiML <Conference record>: the room's recording request and, once made, its recording (core/conferences/twilio-recording.ts). */
-  twilio_record: { status_callback?: ConferenceStatusCallback; recording_id?: string } | null;
-  tm_end: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface ConferenceStatusCallback {
-  url: string;
-  method: 'GET' | 'POST';
-  events: string[];
-}
+import { conferencePredecessors, type ConferenceStatus } from '../conferences/model';
+import type { ConferenceRow, ConferenceStatusCallback } from '../db/rows/conferences';
+export type { ConferenceRow, ConferenceStatusCallback } from '../db/rows/conferences';
 
 export type ConferenceCreate = Pick<ConferenceRow, 'customer_id' | 'type'> &
   Partial<Pick<ConferenceRow, 'id' | 'name' | 'detail' | 'data' | 'timeout' | 'pre_flow_id' | 'post_flow_id' | 'status' | 'tm_create' | 'ends_when_empty' | 'max_participants'>>;

@@ -7,32 +7,9 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, type Page, type PageParams } from '../pagination';
-
-export const CONTACT_FIELDS = ['first_name', 'last_name', 'display_name', 'company', 'job_title', 'source', 'external_id', 'notes'] as const;
+import { CONTACT_FIELDS, type ContactAddressRow, type ContactRow } from '../db/rows/contacts';
+export { CONTACT_FIELDS, type ContactAddressRow, type ContactRow } from '../db/rows/contacts';
 export type ContactFields = Partial<Record<(typeof CONTACT_FIELDS)[number], string>>;
-
-export interface ContactRow extends Record<(typeof CONTACT_FIELDS)[number], string> {
-  id: string;
-  customer_id: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface ContactAddressRow {
-  id: string;
-  /** Insertion order among addresses created in the same instant (the list's tie-break). */
-  seq: number;
-  customer_id: string;
-  contact_id: string;
-  type: 'tel' | 'email';
-  target: string;
-  target_name: string;
-  name: string;
-  detail: string;
-  is_primary: boolean;
-  tm_create: Date;
-}
 
 export interface AddressInput {
   type: 'tel' | 'email';

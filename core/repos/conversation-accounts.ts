@@ -4,24 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export const ACCOUNT_TYPES = ['line', 'sms', 'whatsapp'] as const;
-export type AccountType = (typeof ACCOUNT_TYPES)[number];
-
-export interface ConversationAccountRow {
-  id: string;
-  customer_id: string;
-  type: AccountType;
-  name: string;
-  detail: string;
-  secret: string;
-  token: string;
-  provider_data: Record<string, unknown>;
-  message_flow_id: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { AccountType, ConversationAccountRow } from '../db/rows/conversation-accounts';
+export { ACCOUNT_TYPES, type AccountType, type ConversationAccountRow } from '../db/rows/conversation-accounts';
 
 /** Never includes secret, token or provider_data (write-only). */
 export function conversationAccountJson(a: ConversationAccountRow) {

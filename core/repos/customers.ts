@@ -6,44 +6,12 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { firstPrepared, prepared } from '../db/prepared';
-
-export const CUSTOMER_STATUSES = ['initial', 'active', 'frozen', 'expired', 'deleted'] as const;
-export type CustomerStatus = (typeof CUSTOMER_STATUSES)[number];
+import type { CustomerRow, CustomerStatus } from '../db/rows/customers';
+export { CUSTOMER_STATUSES, type CustomerRow, type CustomerStatus, IDENTITY_STATUSES, type IdentityVerificationStatus, WEBHOOK_METHODS, type WebhookMethod } from '../db/rows/customers';
 /** The states in which an account gets no service (API 403, SIP 403): the one list of them. */
 export const CLOSED_STATUSES = ['frozen', 'expired', 'deleted'] as const satisfies readonly CustomerStatus[];
 export type ClosedStatus = (typeof CLOSED_STATUSES)[number];
 export const isClosedStatus = (s: CustomerStatus): s is ClosedStatus => (CLOSED_STATUSES as readonly CustomerStatus[]).includes(s);
-export const WEBHOOK_METHODS = ['', 'POST', 'GET', 'PUT', 'DELETE'] as const;
-export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
-export const IDENTITY_STATUSES = ['none', 'pending', 'verified', 'rejected'] as const;
-export type IdentityVerificationStatus = (typeof IDENTITY_STATUSES)[number];
-
-export interface CustomerRow {
-  id: string;
-  name: string;
-  detail: string;
-  email: string;
-  email_verified: boolean;
-  phone_number: string;
-  address: string;
-  webhook_method: WebhookMethod;
-  webhook_uri: string;
-  webhook_secret: string;
-  billing_account_id: string;
-  metadata: Record<string, unknown>;
-  status: CustomerStatus;
-  identity_verification_status: IdentityVerificationStatus;
-  terms_agreed_version: string;
-  terms_agreed_ip: string;
-  tm_deletion_scheduled: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-  /** The customer's cap on live outgoing PSTN calls (core/calls/dial-policy.ts); null: the platform default. */
-  max_concurrent_pstn_calls: number | null;
-  /** Generation of the derived Twilio AuthToken (core/twilio/auth-token.ts); raising it rotates the token. */
-  twilio_token_generation: number;
-}
 
 export type CustomerCreate = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> & { id?: string };
 export type CustomerPatch = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update'>>;

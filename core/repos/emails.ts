@@ -4,32 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { Address } from './messages';
-
-export const EMAIL_STATUSES = ['', 'initiated', 'processed', 'delivered', 'open', 'click', 'bounce', 'dropped', 'deferred', 'unsubscribe', 'spamreport'] as const;
-export type EmailStatus = (typeof EMAIL_STATUSES)[number];
-
-export interface EmailAttachment {
-  reference_type: '' | 'recording';
-  reference_id: string;
-}
-
-export interface EmailRow {
-  id: string;
-  customer_id: string;
-  activeflow_id: string;
-  source: Address;
-  destinations: Address[];
-  status: EmailStatus;
-  subject: string;
-  content: string;
-  attachments: EmailAttachment[];
-  provider_ref: string;
-  error: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { EmailRow, EmailStatus } from '../db/rows/emails';
+export { EMAIL_STATUSES, type EmailAttachment, type EmailRow, type EmailStatus } from '../db/rows/emails';
 
 export function emailJson(e: EmailRow) {
   return {

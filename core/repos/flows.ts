@@ -7,23 +7,9 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { Action, FlowDefinition } from '../flow';
-
-export interface FlowRow {
-  id: string;
-  customer_id: string;
-  type: string;
-  name: string;
-  detail: string;
-  actions: Action[];
-  on_complete_flow_id: string;
-  persist: boolean;
-  /** `direct.<hash>` names the flow; '' until one is generated. */
-  direct_hash: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { FlowDefinition } from '../flow';
+import type { FlowRow } from '../db/rows/flows';
+export type { FlowRow } from '../db/rows/flows';
 
 export type FlowCreate = Pick<FlowRow, 'customer_id' | 'actions'> & Partial<Pick<FlowRow, 'id' | 'type' | 'name' | 'detail' | 'on_complete_flow_id' | 'persist'>>;
 export type FlowPatch = Partial<Pick<FlowRow, 'name' | 'detail' | 'actions' | 'on_complete_flow_id' | 'direct_hash'>>;

@@ -7,35 +7,9 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import { groupcallPredecessorsOf, type AnswerMethod, type GroupcallStatus, type RingMethod } from '../groupcalls/model';
-import type { Address } from './calls';
-
-export interface GroupcallRow {
-  id: string;
-  customer_id: string;
-  owner_id: string;
-  owner_type: string;
-  status: GroupcallStatus;
-  flow_id: string;
-  source: Address;
-  destinations: Address[];
-  master_call_id: string;
-  master_groupcall_id: string;
-  ring_method: RingMethod;
-  answer_method: AnswerMethod;
-  answer_call_id: string;
-  call_ids: string[];
-  answer_groupcall_id: string;
-  groupcall_ids: string[];
-  call_count: number;
-  groupcall_count: number;
-  dial_index: number;
-  data: Record<string, unknown>;
-  node_id: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import { groupcallPredecessorsOf, type GroupcallStatus } from '../groupcalls/model';
+import type { GroupcallRow } from '../db/rows/groupcalls';
+export type { GroupcallRow } from '../db/rows/groupcalls';
 
 export type GroupcallCreate = Pick<GroupcallRow, 'customer_id' | 'source' | 'destinations' | 'ring_method' | 'answer_method'> &
   Partial<Pick<GroupcallRow, 'id' | 'flow_id' | 'master_call_id' | 'call_ids' | 'call_count' | 'data' | 'owner_id' | 'owner_type'>>;

@@ -9,37 +9,10 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, type Page, type PageParams } from '../pagination';
 import type { Address } from '../address';
+import type { MessageDirection, MessageRow, TargetRow, TargetStatus } from '../db/rows/messages';
+export { type MessageDirection, type MessageRow, TARGET_STATUSES, type TargetRow, type TargetStatus } from '../db/rows/messages';
 
 export type { Address };
-
-export const TARGET_STATUSES = ['received', 'queued', 'gw_timeout', 'sent', 'dlr_timeout', 'failed', 'delivered'] as const;
-export type TargetStatus = (typeof TARGET_STATUSES)[number];
-export type MessageDirection = 'outbound' | 'inbound';
-
-export interface MessageRow {
-  id: string;
-  customer_id: string;
-  type: 'sms';
-  source: Address;
-  text: string;
-  direction: MessageDirection;
-  provider: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface TargetRow {
-  id: string;
-  message_id: string;
-  idx: number;
-  destination: Address;
-  status: TargetStatus;
-  parts: number;
-  provider_ref: string;
-  error: string;
-  tm_update: Date | null;
-}
 
 export interface MessageWithTargets extends MessageRow {
   targets: TargetRow[];

@@ -4,29 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type NumberType = 'normal' | 'virtual';
-
-export interface NumberRow {
-  id: string;
-  customer_id: string;
-  number: string;
-  type: NumberType;
-  provider_id: string;
-  call_flow_id: string;
-  message_flow_id: string;
-  name: string;
-  detail: string;
-  status: 'active' | 'deleted';
-  t38_enabled: boolean;
-  emergency_enabled: boolean;
-  metadata: Record<string, unknown>;
-  tm_purchase: Date | null;
-  tm_renew: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { NumberRow } from '../db/rows/numbers';
+export type { NumberRow, NumberType } from '../db/rows/numbers';
 
 export type NumberCreate = Pick<NumberRow, 'customer_id' | 'number' | 'type'> &
   Partial<Pick<NumberRow, 'provider_id' | 'call_flow_id' | 'message_flow_id' | 'name' | 'detail' | 'tm_purchase' | 'tm_renew'>>;

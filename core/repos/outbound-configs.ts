@@ -5,19 +5,8 @@ import { softDeleteAllOf, softDeleteRow } from './soft-delete';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface OutboundConfigRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  destination_whitelist: string[];
-  codecs: string;
-  default_outgoing_source_number_id: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { OutboundConfigRow } from '../db/rows/outbound-configs';
+export type { OutboundConfigRow } from '../db/rows/outbound-configs';
 
 export interface OutboundConfigFields {
   name?: string;

@@ -9,29 +9,8 @@ import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
-
-export type RegistrationOwner = 'provider' | 'trunk';
-export type RegistrationState = 'unregistered' | 'registering' | 'registered' | 'failed';
-export type RegistrationTransport = 'udp' | 'tcp';
-
-export interface OutboundRegistrationRow {
-  id: string;
-  owner_type: RegistrationOwner;
-  owner_id: string;
-  customer_id: string | null;
-  registrar: string;
-  domain: string;
-  username: string;
-  password: string;
-  expires: number;
-  transport: RegistrationTransport;
-  contact_user: string;
-  state: RegistrationState;
-  expires_at: Date | null;
-  last_error: string;
-  tm_create: Date;
-  tm_update: Date | null;
-}
+import type { OutboundRegistrationRow, RegistrationOwner, RegistrationState } from '../db/rows/outbound-registrations';
+export type { OutboundRegistrationRow, RegistrationOwner, RegistrationState, RegistrationTransport } from '../db/rows/outbound-registrations';
 
 export type RegistrationSettings = Pick<OutboundRegistrationRow, 'registrar' | 'domain' | 'username' | 'password' | 'expires' | 'transport'>;
 

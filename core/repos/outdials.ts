@@ -8,44 +8,10 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import { DESTINATIONS, type OutdialtargetStatus } from '../campaigns/model';
+import { DESTINATIONS } from '../campaigns/model';
 import type { Address } from './calls';
-
-export interface OutdialRow {
-  id: string;
-  customer_id: string;
-  campaign_id: string;
-  name: string;
-  detail: string;
-  data: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface OutdialtargetRow {
-  id: string;
-  customer_id: string;
-  outdial_id: string;
-  name: string;
-  detail: string;
-  data: string;
-  status: OutdialtargetStatus;
-  destination_0: Address | null;
-  destination_1: Address | null;
-  destination_2: Address | null;
-  destination_3: Address | null;
-  destination_4: Address | null;
-  try_count_0: number;
-  try_count_1: number;
-  try_count_2: number;
-  try_count_3: number;
-  try_count_4: number;
-  tm_next_try: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { OutdialRow, OutdialtargetRow } from '../db/rows/outdials';
+export type { OutdialRow, OutdialtargetRow } from '../db/rows/outdials';
 
 export function destinationsOf(t: OutdialtargetRow): (Address | null)[] {
   return [t.destination_0, t.destination_1, t.destination_2, t.destination_3, t.destination_4];

@@ -8,22 +8,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { Address } from './calls';
-
-export interface ProvidercallRow {
-  id: string;
-  customer_id: string;
-  provider_id: string;
-  flow_id: string;
-  source: Address;
-  destinations: Address[];
-  anonymous: 'yes' | 'no' | 'auto';
-  call_ids: string[];
-  groupcall_ids: string[];
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { ProvidercallRow } from '../db/rows/providercalls';
+export type { ProvidercallRow } from '../db/rows/providercalls';
 
 export type ProvidercallInput = Omit<ProvidercallRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>;
 

@@ -1,35 +1,13 @@
 /** providers: platform-wide outbound SIP gateways. The auth password is write-only on the API. */
-import type { MediaEncryption } from '../sip/media-encryption';
+
 import type { Db } from '../db/knex';
 import { codecsOf, DEFAULT_TRUNK_CODECS, parseCodecList } from '../calls/codecs';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface ProviderRow {
-  id: string;
-  type: 'sip';
-  hostname: string;
-  tech_prefix: string;
-  tech_postfix: string;
-  tech_headers: Record<string, string>;
-  transport: 'udp' | 'tcp' | 'tls';
-  auth_username: string;
-  auth_password: string;
-  /** The codecs of calls to and from the provider, in the order our offers list them (core/calls/codecs). */
-  codecs: string[];
-  /** What the provider's media must be (core/sip/media-encryption). */
-  media_encryption: MediaEncryption;
-  name: string;
-  detail: string;
-  metadata: Record<string, unknown>;
-  health_status: 'unknown' | 'healthy' | 'unhealthy';
-  health_checked_at: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { ProviderRow } from '../db/rows/providers';
+export type { ProviderRow } from '../db/rows/providers';
 
 /** `codecs`: a list of names, or the comma-separated text providers took before (unknown names dropped; none known: the default). */
 export type ProviderFields = Pick<ProviderRow, 'type' | 'hostname' | 'tech_prefix' | 'tech_postfix' | 'tech_headers' | 'transport' | 'auth_username' | 'auth_password' | 'name' | 'detail'> &

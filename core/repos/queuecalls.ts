@@ -10,9 +10,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export const QUEUECALL_STATUSES = ['initiating', 'waiting', 'connecting', 'kicking', 'service', 'done', 'abandoned'] as const;
-export type QueuecallStatus = (typeof QUEUECALL_STATUSES)[number];
+import type { QueuecallRow, QueuecallStatus } from '../db/rows/queuecalls';
+export { QUEUECALL_STATUSES, type QueuecallRow, type QueuecallStatus } from '../db/rows/queuecalls';
 export const LIVE_QUEUECALL: readonly QueuecallStatus[] = ['initiating', 'waiting', 'connecting', 'kicking', 'service'];
 
 /** A caller waiting in its queue (not yet served): Twilio's queue members. */
@@ -28,27 +27,6 @@ const NEXT: Record<QueuecallStatus, readonly QueuecallStatus[]> = {
   done: [],
   abandoned: [],
 };
-
-export interface QueuecallRow {
-  id: string;
-  customer_id: string;
-  queue_id: string;
-  reference_type: 'call';
-  reference_id: string;
-  reference_activeflow_id: string;
-  status: QueuecallStatus;
-  service_agent_id: string;
-  node_id: string;
-  timeout_wait: number;
-  timeout_service: number;
-  duration_waiting: number;
-  duration_service: number;
-  tm_create: Date;
-  tm_service: Date | null;
-  tm_end: Date | null;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 export function queuecallJson(q: QueuecallRow) {
   return {

@@ -8,28 +8,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface RagRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  description: string;
-  status: 'processing' | 'ready';
-  tm_create: Date;
-  tm_update: Date | null;
-}
-
-export interface RagSourceRow {
-  id: string;
-  customer_id: string;
-  rag_id: string;
-  storage_file_id: string | null;
-  source_url: string | null;
-  status: 'pending' | 'ready' | 'error';
-  status_message: string;
-  tm_create: Date;
-  tm_update: Date | null;
-}
+import type { RagRow, RagSourceRow } from '../db/rows/rags';
+export type { RagRow, RagSourceRow } from '../db/rows/rags';
 
 export interface RagChunkHit {
   id: string;

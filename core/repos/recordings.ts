@@ -4,26 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface RecordingRow {
-  id: string;
-  customer_id: string;
-  owner_id: string;
-  owner_type: string;
-  activeflow_id: string;
-  reference_type: string;
-  reference_id: string;
-  status: 'initiating' | 'recording' | 'stopping' | 'ended';
-  format: string;
-  on_end_flow_id: string;
-  options: Record<string, unknown>;
-  filenames: string[];
-  tm_start: Date | null;
-  tm_end: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { RecordingRow } from '../db/rows/recordings';
+export type { RecordingRow } from '../db/rows/recordings';
 
 export function recordingJson(r: RecordingRow) {
   return {

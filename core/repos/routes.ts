@@ -8,19 +8,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface RouteRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  provider_id: string;
-  priority: number;
-  target: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { RouteRow } from '../db/rows/routes';
+export type { RouteRow } from '../db/rows/routes';
 
 export type RouteFields = Pick<RouteRow, 'customer_id' | 'name' | 'detail' | 'provider_id' | 'priority' | 'target'>;
 

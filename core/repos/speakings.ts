@@ -4,26 +4,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type SpeakingStatus = 'initiating' | 'active' | 'stopped';
-export type SpeakingDirection = 'in' | 'out' | 'both';
-export type SpeakingReferenceType = 'call' | 'confbridge';
-
-export interface SpeakingRow {
-  id: string;
-  customer_id: string;
-  reference_type: SpeakingReferenceType;
-  reference_id: string;
-  language: string;
-  provider: string;
-  voice_id: string;
-  direction: SpeakingDirection;
-  status: SpeakingStatus;
-  say_count: number;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { SpeakingRow } from '../db/rows/speakings';
+export type { SpeakingDirection, SpeakingReferenceType, SpeakingRow, SpeakingStatus } from '../db/rows/speakings';
 
 export function speakingJson(r: SpeakingRow) {
   return {

@@ -4,37 +4,10 @@ import { clock } from '../clock';
 import { newId, EMPTY_UUID } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { StorageAccountRow, StorageFileRow } from '../db/rows/storage';
+export type { StorageAccountRow, StorageFileRow } from '../db/rows/storage';
 
 export const DEFAULT_QUOTA_BYTES = 100 * 1024 * 1024;
-
-export interface StorageAccountRow {
-  id: string;
-  customer_id: string;
-  quota_bytes: number;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface StorageFileRow {
-  id: string;
-  customer_id: string;
-  account_id: string;
-  owner_id: string;
-  owner_type: string;
-  reference_type: string;
-  reference_id: string;
-  type: string;
-  name: string;
-  detail: string;
-  filename: string;
-  content_type: string;
-  object_key: string;
-  filesize: number;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 export function storageFileJson(f: StorageFileRow, download: { uri: string; expires: Date } | null) {
   return {

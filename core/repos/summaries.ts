@@ -4,24 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type SummaryReferenceType = 'call' | 'conference' | 'transcribe' | 'recording';
-
-export interface SummaryRow {
-  id: string;
-  customer_id: string;
-  activeflow_id: string | null;
-  on_end_flow_id: string | null;
-  reference_type: SummaryReferenceType;
-  reference_id: string;
-  status: 'progressing' | 'done';
-  language: string;
-  content: string;
-  status_message: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { SummaryReferenceType, SummaryRow } from '../db/rows/summaries';
+export type { SummaryReferenceType, SummaryRow } from '../db/rows/summaries';
 
 export function summaryJson(s: SummaryRow) {
   return {

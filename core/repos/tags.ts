@@ -4,16 +4,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface TagRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { TagRow } from '../db/rows/tags';
+export type { TagRow } from '../db/rows/tags';
 
 export function tagJson(t: TagRow) {
   return { id: t.id, customer_id: t.customer_id, name: t.name, detail: t.detail, tm_create: formatLegacy(t.tm_create), tm_update: formatLegacy(t.tm_update), tm_delete: formatLegacy(t.tm_delete) };

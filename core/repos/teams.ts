@@ -5,33 +5,8 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import { newDirectHash } from './ais';
-
-export interface TeamTransition {
-  function_name: string;
-  description: string;
-  next_member_id: string;
-}
-
-export interface TeamMember {
-  id: string;
-  name: string;
-  ai_id: string;
-  transitions: TeamTransition[];
-}
-
-export interface TeamRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  start_member_id: string;
-  members: TeamMember[];
-  parameter: Record<string, unknown>;
-  direct_hash: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { TeamRow } from '../db/rows/teams';
+export type { TeamMember, TeamRow, TeamTransition } from '../db/rows/teams';
 
 export type TeamInput = Partial<Pick<TeamRow, 'name' | 'detail' | 'start_member_id' | 'members' | 'parameter'>>;
 

@@ -4,19 +4,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type AnalysisStatus = 'progressing' | 'completed' | 'failed';
-
-export interface TimelineAnalysisRow {
-  id: string;
-  customer_id: string;
-  activeflow_id: string;
-  status: AnalysisStatus;
-  result: Record<string, unknown> | null;
-  error: string;
-  tm_create: Date;
-  tm_update: Date | null;
-}
+import type { AnalysisStatus, TimelineAnalysisRow } from '../db/rows/timeline-analyses';
+export type { AnalysisStatus, TimelineAnalysisRow } from '../db/rows/timeline-analyses';
 
 /** The reference's TimelineManagerAnalysis; `result` is left out while there is none (its schema is an object, never null). */
 export function timelineAnalysisJson(a: TimelineAnalysisRow) {

@@ -4,26 +4,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type TranscribeStatus = 'progressing' | 'done';
-export type TranscribeReferenceType = 'call' | 'confbridge' | 'recording';
-export type TranscribeDirection = 'in' | 'out' | 'both';
-
-export interface TranscribeRow {
-  id: string;
-  customer_id: string;
-  activeflow_id: string;
-  on_end_flow_id: string;
-  reference_type: TranscribeReferenceType;
-  reference_id: string;
-  status: TranscribeStatus;
-  language: string;
-  direction: TranscribeDirection;
-  provider: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { TranscribeDirection, TranscribeReferenceType, TranscribeRow } from '../db/rows/transcribes';
+export type { TranscribeDirection, TranscribeReferenceType, TranscribeRow, TranscribeStatus } from '../db/rows/transcribes';
 
 export function transcribeJson(r: TranscribeRow) {
   return {

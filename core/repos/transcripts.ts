@@ -7,18 +7,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface TranscriptRow {
-  id: string;
-  customer_id: string;
-  transcribe_id: string;
-  direction: 'in' | 'out';
-  message: string;
-  offset_ms: number;
-  confidence: number | null;
-  tm_transcript: Date;
-  tm_create: Date;
-}
+import type { TranscriptRow } from '../db/rows/transcripts';
+export type { TranscriptRow } from '../db/rows/transcripts';
 
 export function transcriptJson(r: TranscriptRow) {
   return {

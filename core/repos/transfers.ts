@@ -3,24 +3,8 @@ import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
-import type { TransferSource, TransferStatus, TransferType } from '../transfers/model';
-import type { Address } from './calls';
-
-export interface TransferRow {
-  id: string;
-  customer_id: string;
-  type: TransferType;
-  transferer_call_id: string;
-  transferee_addresses: Address[];
-  transferee_call_id: string;
-  groupcall_id: string;
-  confbridge_id: string;
-  status: TransferStatus;
-  source: TransferSource;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { TransferRow } from '../db/rows/transfers';
+export type { TransferRow } from '../db/rows/transfers';
 
 export type TransferCreate = Pick<TransferRow, 'customer_id' | 'type' | 'transferer_call_id' | 'transferee_addresses'> & Partial<Pick<TransferRow, 'id' | 'source'>>;
 

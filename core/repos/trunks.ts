@@ -3,37 +3,15 @@
  * (IPs or CIDRs); basic: digest with username/password at `{domain_name}.trunk.{SIP_DOMAIN}`.
  * The password is write-only on the API.
  */
-import type { MediaEncryption } from '../sip/media-encryption';
-import type { DtmfMode } from '../calls/dtmf-mode';
+
 import { codecsOf, DEFAULT_TRUNK_CODECS } from '../calls/codecs';
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type TrunkAuthType = 'basic' | 'ip';
-
-export interface TrunkRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  detail: string;
-  domain_name: string;
-  auth_types: TrunkAuthType[];
-  username: string;
-  password: string;
-  allowed_ips: string[];
-  /** What the trunk's media must be (none: plain RTP; an SRTP offer is still taken through rtpengine). */
-  media_encryption: MediaEncryption;
-  /** How the platform sends DTMF on the trunk's calls (core/calls/dtmf-mode). */
-  dtmf_mode: DtmfMode;
-  /** The codecs of the trunk's calls, in the order our offers list them (core/calls/codecs). */
-  codecs: string[];
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
+import type { TrunkRow } from '../db/rows/trunks';
+export type { TrunkAuthType, TrunkRow } from '../db/rows/trunks';
 
 export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode' | 'codecs'>>;
 

@@ -4,26 +4,8 @@ import { clock } from '../clock';
 import { newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'refused';
-
-export interface WebhookDeliveryRow {
-  id: string;
-  seq: number;
-  customer_id: string;
-  event_id: string;
-  event_type: string;
-  target: 'customer' | 'activeflow';
-  uri: string;
-  method: string;
-  status: DeliveryStatus;
-  attempts: number;
-  response_status: number;
-  error: string;
-  body: string;
-  tm_create: Date;
-  tm_update: Date | null;
-}
+import type { DeliveryStatus, WebhookDeliveryRow } from '../db/rows/webhook-deliveries';
+export type { DeliveryStatus, WebhookDeliveryRow } from '../db/rows/webhook-deliveries';
 
 export function webhookDeliveryJson(r: WebhookDeliveryRow) {
   return {

@@ -5,7 +5,7 @@
  * As on Twilio, `sequenceNumber`, `chunk` and `timestamp` are decimal strings. Pure: no sockets here
  * (media-app/streams/twilio-stream.ts runs a stream; docs/media-streams.md, "Twilio").
  */
-import { decodeG711, encodeG711Range, muLaw } from '../../media-engine';
+import { decodeG711, encodeG711Range, muLaw } from '../audio/g711';
 
 export const TWILIO_TRACKS = ['inbound_track', 'outbound_track', 'both_tracks'] as const;
 export type TwilioTrack = (typeof TWILIO_TRACKS)[number];

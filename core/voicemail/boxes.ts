@@ -9,36 +9,13 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { hashPassword, verifyPassword } from '../password';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
+import type { VoicemailBoxRow } from '../db/rows/voicemail-boxes';
+export type { VoicemailBoxRow } from '../db/rows/voicemail-boxes';
 
 /** A PIN: 4 to 10 digits. */
 export const PIN_PATTERN = /^\d{4,10}$/;
 /** A box number: 1 to 20 digits. */
 export const BOX_NUMBER_PATTERN = /^\d{1,20}$/;
-
-export interface VoicemailBoxRow {
-  id: string;
-  customer_id: string;
-  extension_id: string | null;
-  number: string;
-  name: string;
-  detail: string;
-  pin_hash: string;
-  greeting_unavailable: string;
-  greeting_busy: string;
-  greeting_name: string;
-  greeting_text: string;
-  language: string;
-  max_message_sec: number;
-  max_messages: number;
-  email: string;
-  attach_audio: boolean;
-  delete_after_email: boolean;
-  /** Opt-in: the platform's LLM summarises each message's transcript (migration 0947). */
-  ai_summary: boolean;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
 
 /** The settings a box is created or updated with (the PIN in clear; it is hashed here). */
 export interface BoxInput {

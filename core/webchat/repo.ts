@@ -9,57 +9,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export const WIDGET_STATUSES = ['active', 'inactive'] as const;
-export type WidgetStatus = (typeof WIDGET_STATUSES)[number];
-export type SessionStatus = 'active' | 'ended';
-export type MessageDirection = 'inbound' | 'outbound';
-
-export type ThemeConfig = Record<string, unknown>;
-
-export interface WidgetRow {
-  id: string;
-  customer_id: string;
-  name: string;
-  status: WidgetStatus;
-  session_flow_id: string;
-  message_flow_id: string;
-  session_idle_timeout: number;
-  theme_config: ThemeConfig;
-  direct_hash: string;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface SessionRow {
-  id: string;
-  customer_id: string;
-  widget_id: string;
-  conversation_id: string;
-  activeflow_id: string;
-  status: SessionStatus;
-  page_url: string;
-  referrer: string;
-  tm_last_activity: Date | null;
-  tm_create: Date;
-  tm_update: Date | null;
-  tm_end: Date | null;
-  tm_delete: Date | null;
-}
-
-export interface WebchatMessageRow {
-  id: string;
-  customer_id: string;
-  widget_id: string;
-  session_id: string;
-  direction: MessageDirection;
-  status: 'sent' | 'delivered' | 'failed';
-  sender_id: string;
-  text: string;
-  tm_create: Date;
-  tm_delete: Date | null;
-}
+import type { MessageDirection, SessionRow, ThemeConfig, WebchatMessageRow, WidgetRow } from '../db/rows/webchat';
+export { type MessageDirection, type SessionRow, type SessionStatus, type ThemeConfig, WIDGET_STATUSES, type WebchatMessageRow, type WidgetRow, type WidgetStatus } from '../db/rows/webchat';
 
 /** `direct.` + 32 hex: what the embed script's data-hash carries to POST /auth/boot. */
 export function newDirectHash(): string {

@@ -8,10 +8,8 @@ import { clock } from '../clock';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-import type { ContactAddressRow } from '../repos/contacts';
-
-/** A row of contact_addresses as the contacts repo knows it, except that it may have no contact (unresolved). */
-export type AddressRow = Omit<ContactAddressRow, 'contact_id'> & { contact_id: string | null };
+import type { AddressRow } from '../db/rows/workspace-contact-addresses';
+export type { AddressRow } from '../db/rows/workspace-contact-addresses';
 
 export interface AddressCreate {
   contact_id: string | null;

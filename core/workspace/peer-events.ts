@@ -6,19 +6,8 @@
 import type { Knex } from 'knex';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
-
-export interface PeerEventRow {
-  id: string;
-  customer_id: string;
-  tm_create: Date; // the event's timestamp (named so for the shared cursor)
-  event_type: string;
-  publisher: 'call' | 'conversation' | 'conversation_message';
-  reference_id: string;
-  direction: string;
-  peer: Record<string, unknown>;
-  local: Record<string, unknown>;
-  data: Record<string, unknown>;
-}
+import type { PeerEventRow } from '../db/rows/workspace-peer-events';
+export type { PeerEventRow } from '../db/rows/workspace-peer-events';
 
 /** The reference's TimelineManagerPeerEvent. */
 export function peerEventJson(r: PeerEventRow) {

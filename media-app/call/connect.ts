@@ -8,7 +8,7 @@
  */
 import type { HoldMusicOption } from '../../core/flow/options/common';
 import type { ConnectResult } from '../flow/call-port';
-import { abortError } from '../flow/clock';
+import { abortError } from '../kit/clock';
 import { Bridge, BridgeError } from './bridge';
 import { chooseBridgeMusic } from './hold-music';
 import { CallSession } from './session';

@@ -6,10 +6,10 @@ import type { EgressPolicy } from '../../core/net';
 import type { Knex } from '../../core/db/knex';
 import type { EventPublisher } from '../../core/events/bus';
 import type { MediaServer } from '../../media-engine';
-import type { MediaAppConfig } from '../config';
+import type { MediaAppConfig } from '../kit/config';
 import type { Registrar } from '../registrar';
 import type { MediaRelay } from '../rtpengine';
-import type { Srf } from '../srf';
+import type { Srf } from '../kit/srf';
 import type { CallRegistry, OwnedCall } from './registry';
 
 export interface CallDeps {

@@ -10,7 +10,7 @@
  */
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import type { DtmfEvent, Endpoint } from '../../media-engine';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { CallDialog } from './session-types';
 
 const KEYS = '0123456789*#ABCD';

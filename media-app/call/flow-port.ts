@@ -9,11 +9,11 @@ import type { Endpoint, PlayResult } from '../../media-engine';
 import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingEnded, RecordingRequest } from '../flow/call-port';
 import type { CallStatus } from '../../core/calls/model';
 import { collectDigits } from '../flow/digit-collector';
-import { abortError, realClock } from '../flow/clock';
+import { abortError, realClock } from '../kit/clock';
 import { callsRepo } from '../../core/repos/calls';
 import { isMediaUrl } from '../../core/flow/options/common';
 import type { CallSession } from './session';
-import { promptKind, tracePlay } from './media-trace';
+import { promptKind, tracePlay } from '../kit/media-trace';
 import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { Speaker } from '../voices';
 

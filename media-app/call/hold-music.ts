@@ -13,7 +13,7 @@
 import type { HoldMusicOption } from '../../core/flow/options/common';
 import { customersRepo } from '../../core/repos/customers';
 import type { Bridge } from './bridge';
-import { mohFile } from './moh-source';
+import { mohFile } from '../kit/moh-source';
 import type { CallSession } from './session';
 
 /** The flow's choice per bridge it opened (a URL, '' none); a bridge without one is not here. */

@@ -4,7 +4,7 @@
  * its dialog is up. 'modify' is a watcher of the re-INVITEs the session answers itself (it must not
  * answer: call/peer-hold.ts).
  */
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 
 export type InDialogEvent = 'refer' | 'message' | 'notify' | 'modify';
 export type InDialogHandler<C> = (call: C, req: SrfRequest, res: SrfResponse) => void;

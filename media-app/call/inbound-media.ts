@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { satisfies, sdpNeeds, type RelayLeg } from '../rtpengine';
-import type { SrfRequest } from '../srf';
+import type { SrfRequest } from '../kit/srf';
 import type { CallDeps } from './deps';
 import { createCallEndpoint } from './endpoint';
 

@@ -6,7 +6,7 @@
  * from the offer, which is the caller's.
  */
 import { codecAvailability, CODEC_NAMES } from '../../media-engine';
-import type { SrfResponse } from '../srf';
+import type { SrfResponse } from '../kit/srf';
 
 const AGENT = 'openvoice';
 

@@ -9,7 +9,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import { parseSdp } from '../../media-engine';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { Bridge } from './bridge';
 import { holdMusicOf } from './hold-music';
 import { musicOf } from './media-state';

@@ -15,7 +15,7 @@ import { publishRecording } from '../../core/conferences/events';
 import type { Endpoint, RecordResult } from '../../media-engine';
 import type { CallRow } from '../../core/repos/calls';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
-import { traceRecord } from './media-trace';
+import { traceRecord } from '../kit/media-trace';
 
 /** What a recording needs of its call (the CallSession, which stops it when it closes). */
 export interface RecordedCall {

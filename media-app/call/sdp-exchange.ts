@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { MediaPath } from './media-path';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { CallDialog } from './session-types';
 import { refuseOffer } from './media-refusal';
 

@@ -1,7 +1,7 @@
 /**
  * The session timer of one call's dialog (RFC 4028), owned by its CallSession: armed when the dialog
  * goes up (CallSession.attachDialog), stopped when the call closes or the dialog ends. The terms come
- * from sip-session-timer.ts (the INVITE we answered, or the 2xx to ours).
+ * from kit/sip-session-timer.ts (the INVITE we answered, or the 2xx to ours).
  *
  * - We refresh (`weRefresh`): at half the interval, an UPDATE without SDP when the peer allows UPDATE,
  *   else a re-INVITE carrying the dialog's current SDP (same version: the media unchanged), both with
@@ -15,11 +15,11 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { CallDialog } from './session-types';
-import { answerHeaders, minSeOf, parseSessionExpires, uacTerms, uasTerms, type SessionTimerSettings, type TimerTerms } from '../sip-session-timer';
+import { answerHeaders, minSeOf, parseSessionExpires, uacTerms, uasTerms, type SessionTimerSettings, type TimerTerms } from '../kit/sip-session-timer';
 
-export { uasAnswerHeaders } from '../sip-session-timer';
+export { uasAnswerHeaders } from '../kit/sip-session-timer';
 
 /** The BYE's Reason of a call whose session timer ran out. */
 export const SESSION_EXPIRED_REASON = 'SIP;cause=408;text="Session timer expired"';

@@ -1,7 +1,7 @@
 /** The typed surface of a CallSession (session.ts): its events and why it closes. */
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 
 export interface HangupEvent {
   /**

@@ -19,7 +19,7 @@ import type { Knex } from '../../core/db/knex';
 import { retryWrite } from '../../core/db/retry';
 import type { EventPublisher } from '../../core/events/bus';
 import { callsRepo, type CallRow, type HangupStep } from '../../core/repos/calls';
-import { publishCall } from '../events';
+import { publishCall } from './events';
 
 /** What the state machine needs from its node. */
 export interface CallStateDeps {

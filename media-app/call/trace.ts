@@ -5,13 +5,10 @@
  * action is a span of the call's trace. With tracing off every span here is OpenTelemetry's no-op.
  */
 import { SpanKind, startSpan, withActive, type Span } from '../../core/tracing';
+import { keepCallSpan } from '../kit/call-span';
 import type { CallSession } from './session';
 
 const spans = new WeakMap<CallSession, Span>();
-/** The span of each call this node owns, by call id, for what publishes the call's events. */
-const byId = new Map<string, Span>();
-/** How long a call's span still parents its events after the close (a hangup published late). */
-const LINGER_MS = 10_000;
 
 /** Opens the call's span (once) and ends it with the hangup. */
 export function traceCall(call: CallSession): void {
@@ -22,22 +19,12 @@ export function traceCall(call: CallSession): void {
     attributes: { 'openvoice.call.id': call.id, 'openvoice.call.direction': row.direction, 'openvoice.customer.id': row.customer_id },
   });
   spans.set(call, span);
-  if (span.isRecording()) byId.set(call.id, span);
   void call.done.then((ev) => {
     const r = call.row;
     span.setAttributes({ 'openvoice.call.hangup_reason': r.hangup_reason, 'openvoice.call.hangup_by': ev.by, 'openvoice.call.close': ev.reason });
     span.end();
-    setTimeout(() => byId.get(call.id) === span && byId.delete(call.id), LINGER_MS).unref();
   });
-}
-
-/**
- * Runs `fn` (an event of the call being published) with the call's span active when this node
- * owns the call, so the event carries the call's trace to its webhook deliveries (core/events/bus.ts).
- */
-export function inCallIdSpan<T>(callId: string, fn: () => T): T {
-  const span = byId.get(callId);
-  return span ? withActive(span, fn) : fn();
+  keepCallSpan(call.id, span, call.done); // by id, for what publishes the call's events (kit/call-span.ts)
 }
 
 /** Runs `fn` with the call's span active (its activeflow's spans become children of it). */

@@ -13,7 +13,7 @@ import { TwimlError } from '../../core/twiml/compile';
 import { MAX_TWIML_BYTES } from '../../core/twiml/parse';
 import { compileWaitDocument, isAudioUrl, type WaitStep } from '../../core/twiml/wait';
 import type { Endpoint } from '../../media-engine';
-import type { FlowHttp } from '../flow/http';
+import type { FlowHttp } from '../kit/http';
 import { fetchTwiml } from '../twiml/fetch';
 
 export interface Announcement {

@@ -25,7 +25,7 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import type { Conference, Endpoint } from '../../media-engine';
-import { traceMix } from '../call/media-trace';
+import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
 import type { ConferenceHappening, PartyState } from '../twiml/conference-callbacks';

@@ -7,10 +7,10 @@ import { type Action, ACTION_SPECS, EMPTY_UUID, isUnset, substituteOption } from
 import type { ActionContext, Outcome } from './actions/base';
 import { makeTask } from './actions';
 import type { CallPort, CallStatus, HangupInfo, Originator } from './call-port';
-import { abortError, type FlowClock } from './clock';
+import { abortError, type FlowClock } from '../kit/clock';
 import type { ActiveflowEmitter, ActiveflowEventType } from './events';
 import { Frame } from './frame';
-import type { FlowHttp } from './http';
+import type { FlowHttp } from '../kit/http';
 import type { FlowLimits } from './limits';
 import type { FlowServices } from './services';
 import { type ActiveflowRecord, type EndReason, type ExecutedAction, type ReferenceType, tm } from './record';

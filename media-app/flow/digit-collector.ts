@@ -4,7 +4,7 @@
  * digits) or at the timeout.
  */
 import type { DigitsRequest, DigitsResult } from './call-port';
-import { abortError, type FlowClock } from './clock';
+import { abortError, type FlowClock } from '../kit/clock';
 
 export interface DigitSource {
   on(event: 'dtmf', listener: (digit: string) => void): unknown;

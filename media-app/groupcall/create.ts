@@ -1,6 +1,6 @@
 /** A groupcall made on this node (transfers): written, then announced; the caller rings it. */
 import type { Address, CallRow } from '../../core/repos/calls';
-import { publishCall } from '../events';
+import { publishCall } from '../call/events';
 import { groupcallJson, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { writeGroupcall } from '../../core/groupcalls/write';

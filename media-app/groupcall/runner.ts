@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import { callsRepo } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
-import { publishCall } from '../events';
+import { publishCall } from '../call/events';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { effectiveRingMethod } from '../../core/groupcalls/model';

@@ -21,8 +21,8 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
 import { closedAccount, refuseClosedAccount } from '../registrar/standing';
 import type { CallDeps } from '../call/deps';
-import type { SrfRequest, SrfResponse } from '../srf';
-import type { SipUri } from '../sip-uri';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
+import type { SipUri } from '../kit/sip-uri';
 import { liveProviders } from '../../core/repos/providers';
 
 export type CallSource =

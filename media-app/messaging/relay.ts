@@ -8,8 +8,8 @@
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { CallDeps } from '../call/deps';
 import { headerUri } from '../registrar';
-import type { SrfRequest, SrfResponse } from '../srf';
-import { parseSipUri } from '../sip-uri';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
+import { parseSipUri } from '../kit/sip-uri';
 import { identifySource } from '../inbound/source';
 import { targetsFor } from '../outbound/targets';
 

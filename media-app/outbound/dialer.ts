@@ -9,15 +9,15 @@
 import type { Logger } from 'pino';
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
 import type { DialTarget } from './targets';
-import type { SrfDialog } from '../srf';
+import type { SrfDialog } from '../kit/srf';
 import type { Knex } from '../../core/db/knex';
 import { callSipIdsRepo } from '../../core/repos/call-sip-ids';
-import { nameAddr } from '../sip-uri';
+import { nameAddr } from '../kit/sip-uri';
 import { farProfileFor, NgError, type MediaRelay, type RelayLeg } from '../rtpengine';
 import type { AudioCodecName } from '../../core/calls/codecs';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { sendInvite } from './uac';
-import type { SessionTimerSettings } from '../sip-session-timer';
+import type { SessionTimerSettings } from '../kit/sip-session-timer';
 
 /** What the dialler needs of its node. */
 export interface DialerDeps {

@@ -28,7 +28,7 @@ import { admitPstnCalls, balanceRefusal, checkTelDestination, isPstnTarget, live
 import { locateSipDestination } from '../../core/calls/sip-destination';
 import { pstnCallerId } from '../../core/calls/caller-id';
 import { sipLocateOptions } from './sip-egress';
-import { parseSipUri } from '../sip-uri';
+import { parseSipUri } from '../kit/sip-uri';
 import { codecsOf, DEFAULT_EXTENSION_CODECS, DEFAULT_TRUNK_CODECS, type AudioCodecName } from '../../core/calls/codecs';
 
 export interface DialTarget {

@@ -5,12 +5,12 @@
  * what it wants to hear of the transaction (the request as sent: to CANCEL it; its Call-ID; 180/183).
  * A final non-2xx rejects with the error drachtio-srf gives (its `status` is the SIP status).
  * With `sessionTimer`, the INVITE offers an RFC 4028 session timer (Supported: timer, Session-Expires,
- * Min-SE: call/sip-session-timer.ts) and a 422 is retried once with the Min-SE it gives.
+ * Min-SE: kit/sip-session-timer.ts) and a 422 is retried once with the Min-SE it gives.
  */
-import type { Srf, SrfDialog, SrfSentInvite } from '../srf';
+import type { Srf, SrfDialog, SrfSentInvite } from '../kit/srf';
 import { injectContext } from '../../core/tracing';
 import { SIP_TRACE_HEADER } from '../../core/sip/trace-header';
-import { minSeOf, offerHeaders, type SessionTimerSettings } from '../sip-session-timer';
+import { minSeOf, offerHeaders, type SessionTimerSettings } from '../kit/sip-session-timer';
 
 export interface UacTarget {
   uri: string;

@@ -1,12 +1,12 @@
 /**
  * One REGISTER exchange (RFC 3261 §10.2) through sip-server: the request, and on 401/407 the same
- * request again with digest credentials (MD5 or SHA-256, media-app/sip-digest.ts computes the
+ * request again with digest credentials (MD5 or SHA-256, media-app/kit/sip-digest.ts computes the
  * response). The outcome is the final status and, on 2xx, the expiry the registrar granted (the
  * `expires` of our Contact in the answer, else its Expires header, else what we asked for).
  */
 import { randomBytes } from 'node:crypto';
-import { digestResponse, parseDigest, type DigestAlgorithm } from '../sip-digest';
-import type { Srf } from '../srf';
+import { digestResponse, parseDigest, type DigestAlgorithm } from '../kit/sip-digest';
+import type { Srf } from '../kit/srf';
 
 export interface RegisterTarget {
   /** Request-URI: sip:<domain>. */

@@ -12,8 +12,8 @@ import type { Config } from '../../core/config';
 import type { EventPublisher } from '../../core/events/bus';
 import type { OutboundRegistrationRow } from '../../core/repos/outbound-registrations';
 import { locateSipDestination } from '../../core/calls/sip-destination';
-import type { MediaAppConfig } from '../config';
-import { sipListeningPoint, type Srf } from '../srf';
+import type { MediaAppConfig } from '../kit/config';
+import { sipListeningPoint, type Srf } from '../kit/srf';
 import { sipLocateOptions } from '../outbound/sip-egress';
 import { OutboundRegistrations } from './manager';
 

@@ -13,7 +13,7 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import { EMPTY_UUID } from '../../core/ids';
 import { outboundRegistrationsRepo, registrationJson, type OutboundRegistrationRow, type RegistrationStatus } from '../../core/repos/outbound-registrations';
 import { Registration, type RegistrationDeps, type RegistrationTiming } from './registration';
-import type { Srf } from '../srf';
+import type { Srf } from '../kit/srf';
 
 export interface OutregOptions {
   srf: Srf;

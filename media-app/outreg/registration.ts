@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OutboundRegistrationRow, RegistrationState, RegistrationStatus } from '../../core/repos/outbound-registrations';
 import { register, type RegisterOutcome, type RegisterTarget } from './exchange';
-import type { Srf } from '../srf';
+import type { Srf } from '../kit/srf';
 
 export type RegistrationEvent = 'attempt' | 'ok' | 'fail' | 'stop';
 

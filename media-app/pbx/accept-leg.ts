@@ -11,8 +11,8 @@
  *   supervise  the signed call is supervised in the signed mode with the leg as the supervisor
  *              (404 Nothing To Supervise, 486 Already Supervised).
  */
-import { parseSipUri } from '../sip-uri';
-import type { SrfRequest, SrfResponse } from '../srf';
+import { parseSipUri } from '../kit/sip-uri';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import { sharedSecret } from '../registrar';
 import { LEG_SECRET_NAME } from '../xnode/token';
 import { PBX_LEG_HEADER, verifyPbxLeg, type PbxLegClaims } from '../xnode/pbx-token';

@@ -9,7 +9,7 @@ import type { Address } from '../../core/repos/calls';
 import type { ExtensionRow } from '../../core/repos/extensions';
 import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 import type { CallSession } from '../call/session';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { ParkService } from './park';
 import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';

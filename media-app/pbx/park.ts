@@ -21,7 +21,7 @@ import { parkSlots, type ParkedCall } from '../../core/pbx/park-slots';
 import type { Endpoint } from '../../media-engine';
 import { Bridge, type BridgeParty } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
-import { mohFile } from '../call/moh-source';
+import { mohFile } from '../kit/moh-source';
 import type { CallSession } from '../call/session';
 import { createGroupcall } from '../groupcall/create';
 import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';

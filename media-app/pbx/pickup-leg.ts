@@ -8,7 +8,7 @@
  */
 import { callsRepo, type Address } from '../../core/repos/calls';
 import type { CallFactory } from '../call/factory';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import { detailExtension, type PbxLegClaims } from '../xnode/pbx-token';
 import { ringingByMaster } from './pickup';
 

@@ -15,8 +15,8 @@ import type { Knex } from '../../core/db/knex';
 import type { Registrar } from '../registrar';
 import { headerUri } from '../registrar';
 import { closedAccount, refuseClosedAccount } from '../registrar/standing';
-import { parseSipUri } from '../sip-uri';
-import type { SrfRequest, SrfResponse } from '../srf';
+import { parseSipUri } from '../kit/sip-uri';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { EventPackage, Resource } from './package';
 
 export interface AdmissionDeps {

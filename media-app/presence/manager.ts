@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { PresenceChange } from '../../core/presence/store';
 import type { Watcher, WatcherIndex } from '../../core/presence/watchers';
-import { onSubscriptionDialog, type Srf, type SrfDialog, type SrfRequest, type SrfResponse } from '../srf';
+import { onSubscriptionDialog, type Srf, type SrfDialog, type SrfRequest, type SrfResponse } from '../kit/srf';
 import { admit, eventHeader, grantExpires, type AdmissionDeps, type EventHeader } from './admission';
 import type { EventPackage, Render, Resource } from './package';
 

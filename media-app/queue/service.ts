@@ -22,7 +22,7 @@ import { Bridge } from '../call/bridge';
 import type { CallSession } from '../call/session';
 import type { ActionContext, Outcome } from '../flow/actions/base';
 import { NEXT } from '../flow/actions/base';
-import { abortError } from '../flow/clock';
+import { abortError } from '../kit/clock';
 import { ringAgent, type Ringing } from './ring';
 import { playWaitAudio } from './wait-audio';
 import { playWaitDocument } from '../twiml/wait-document';

@@ -6,7 +6,7 @@
  */
 import type { Action } from '../../core/flow';
 import type { CallPort } from '../flow/call-port';
-import { realClock } from '../flow/clock';
+import { realClock } from '../kit/clock';
 import { jsonText } from '../../core/json-text';
 
 const PLAYABLE = new Set(['talk', 'play', 'beep', 'sleep']);

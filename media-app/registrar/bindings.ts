@@ -19,7 +19,7 @@ export interface Binding {
   source: { address: string; port: number; protocol: string };
   userAgent: string;
   /**
-   * RFC 3327 Path of a REGISTER relayed by a trusted edge (media-app/inbound/edge.ts), first hop
+   * RFC 3327 Path of a REGISTER relayed by a trusted edge (media-app/kit/edge.ts), first hop
    * first: calls to this contact are sent along it (Route), through the edge that holds the phone's
    * NAT binding or connection.
    */

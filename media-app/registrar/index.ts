@@ -21,15 +21,15 @@ import type { Logger } from 'pino';
 import type { Db } from '../../core/db/knex';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { isWebSipUsername, usableWebSipCredential, WebSipCredentials } from '../../core/workspace/web-sip-credentials';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 import { BindingStore, type Binding } from './bindings';
-import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from '../sip-digest';
+import { challenges, NonceSealer, nonceCount, type DigestAlgorithm, parseCredentials, verifyResponse } from '../kit/sip-digest';
 import { Lockout, type LockoutPolicy, type Source } from './lockout';
 import { NonceUse } from './nonce-use';
 import { closedAccount, refuseClosedAccount } from './standing';
-import { parseSipUri } from '../sip-uri';
+import { parseSipUri } from '../kit/sip-uri';
 import { FLOW_CLOSED_HEADER, isWebSocketTransport } from '../../core/registrar/bindings';
-import { edgeOf } from '../inbound/edge';
+import { edgeOf } from '../kit/edge';
 
 export interface RegistrarOptions {
   db: Db;

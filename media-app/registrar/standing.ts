@@ -7,7 +7,7 @@
  */
 import type { Db } from '../../core/db/knex';
 import { customersRepo, isClosedStatus, type ClosedStatus } from '../../core/repos/customers';
-import type { SrfResponse } from '../srf';
+import type { SrfResponse } from '../kit/srf';
 
 /** The customer's closed state, or null when it may use the platform (initial, active). */
 export async function closedAccount(db: Db, customerId: string): Promise<ClosedStatus | null> {

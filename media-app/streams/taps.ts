@@ -7,7 +7,7 @@ import type { AudioFork, Conference, Endpoint, ForkMix } from '../../media-engin
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
-import { traceFork, type MediaSpan } from '../call/media-trace';
+import { traceFork, type MediaSpan } from '../kit/media-trace';
 
 export interface AudioTap {
   /** Plays PCM (8 kHz 16-bit LE mono, any length) into the call or conference. */

@@ -23,7 +23,7 @@ import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import { StreamStatusCallback, streamAuthToken, type StatusCallbackTarget } from './twilio-callback';
 import { twilioSignature } from '../../core/twilio/signature';
-import { traceFork, type MediaSpan } from '../call/media-trace';
+import { traceFork, type MediaSpan } from '../kit/media-trace';
 
 export interface TwilioStreamRequest {
   callId: string;
@@ -54,7 +54,7 @@ export class TwilioStream extends EventEmitter {
   private readonly msgs: TwilioMessages;
   private ws: WebSocket | null = null;
   private readonly forks: AudioFork[] = [];
-  /** the stream's `media fork` span (call/media-trace.ts), ended with the teardown */
+  /** the stream's `media fork` span (kit/media-trace.ts), ended with the teardown */
   private forkSpan: MediaSpan | null = null;
   private readonly playback = new TwilioPlayback({
     // the fork copies what it is given at once: a view of the frame when it is aligned

@@ -19,7 +19,7 @@ import type { ConferencecallRow } from '../../core/repos/conferencecalls';
 import { customersRepo } from '../../core/repos/customers';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import type { FlowHttp } from '../flow/http';
+import type { FlowHttp } from '../kit/http';
 import { sendSigned } from './recording-callbacks';
 
 /** The StatusCallbackEvent value of each statusCallbackEvent word this platform sends. */

@@ -15,7 +15,7 @@ import { customersRepo } from '../../core/repos/customers';
 import { recordingsReadRepo, type RecordingRow } from '../../core/repos/recordings';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, recordingUrl, toSid } from '../../core/twilio/sids';
-import type { FlowHttp } from '../flow/http';
+import type { FlowHttp } from '../kit/http';
 import { sendSigned } from './recording-callbacks';
 
 export interface ConferenceRecordingDeps {

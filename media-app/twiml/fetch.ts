@@ -5,7 +5,7 @@
  */
 import { TwimlError } from '../../core/twiml/compile';
 import { signedWebhook } from '../../core/twilio/signature';
-import { FlowHttpError, type FlowHttp } from '../flow/http';
+import { FlowHttpError, type FlowHttp } from '../kit/http';
 
 export interface TwimlFetch {
   url: string;

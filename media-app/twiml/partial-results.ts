@@ -10,7 +10,7 @@
  */
 import { signedWebhook } from '../../core/twilio/signature';
 import { accountSid, callSid } from '../../core/twilio/sids';
-import { FlowHttpError, type FlowHttp } from '../flow/http';
+import { FlowHttpError, type FlowHttp } from '../kit/http';
 
 export interface PartialTarget {
   http: FlowHttp;

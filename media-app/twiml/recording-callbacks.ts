@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import type { twiml_recording } from '../../core/flow/options/twiml-recording';
 import { signedWebhook } from '../../core/twilio/signature';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { FlowHttpError, type FlowHttp } from '../flow/http';
+import { FlowHttpError, type FlowHttp } from '../kit/http';
 import type { SpeechService } from '../speech';
 import type { RecordingFacts, TwimlService } from './service';
 

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { CallSession } from '../call/session';
 import { onInDialogRequest } from '../call/in-dialog';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 
 export type ReferStatus = 'in-progress' | 'failed';
 

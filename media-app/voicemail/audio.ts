@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { storageBackend } from '../../core/storage/backend';
 import type { CallPort } from '../flow/call-port';
-import { abortError } from '../flow/clock';
+import { abortError } from '../kit/clock';
 import type { VoicemailService } from './service';
 
 /** Text for TTS: customer text (a box name) never turns into markup. */

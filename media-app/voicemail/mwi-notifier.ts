@@ -15,7 +15,7 @@ import { messageSummaryBody, mwiChannel, parseMwiNotice, type MwiNotice } from '
 import { WatcherIndex } from '../../core/presence/watchers';
 import type { CallDeps } from '../call/deps';
 import { targetsFor } from '../outbound/targets';
-import { parseSipUri } from '../sip-uri';
+import { parseSipUri } from '../kit/sip-uri';
 import { resourcesOf } from './mwi-presence';
 
 interface SentRequest {

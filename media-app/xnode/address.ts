@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { nodeAliveKey } from '../../core/commands/contracts';
-import { sipListeningPoint, type Srf } from '../srf';
+import { sipListeningPoint, type Srf } from '../kit/srf';
 
 export const nodeSipKey = (nodeId: string): string => `node-sip:${nodeId}`;
 

@@ -17,7 +17,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Endpoint } from '../../media-engine';
 import type { MediaServer } from '../../media-engine';
-import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../srf';
+import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../kit/srf';
 import type { LeaveReason } from '../conference/room';
 import { Bridge, type BridgeParty } from '../call/bridge';
 import type { CallSession } from '../call/session';

@@ -10,8 +10,8 @@ import type { Endpoint } from '../../media-engine';
 import type { BridgeParty } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
 import { createCallEndpoint } from '../call/endpoint';
-import type { SrfDialog, SrfRequest, SrfResponse } from '../srf';
-import { parseSipUri } from '../sip-uri';
+import type { SrfDialog, SrfRequest, SrfResponse } from '../kit/srf';
+import { parseSipUri } from '../kit/sip-uri';
 import { nodeAlive } from './address';
 import { PBX_LEG_HEADER, PBX_LEG_USER_PREFIX, type PbxLegClaims } from './pbx-token';
 

@@ -13,7 +13,7 @@
  * than waiting for SIP's 32 s).
  */
 import type { Endpoint } from '../../media-engine';
-import type { SrfDialog, SrfRequest, SrfSentInvite } from '../srf';
+import type { SrfDialog, SrfRequest, SrfSentInvite } from '../kit/srf';
 import { createCallEndpoint } from '../call/endpoint';
 import { sendInvite } from '../outbound/uac';
 import { liveNodeSip, nodeAlive } from './address';

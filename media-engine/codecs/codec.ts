@@ -12,7 +12,9 @@
  * RTP timestamp advances per frame.
  */
 
-export type CodecName = 'PCMU' | 'PCMA' | 'G722' | 'opus';
+import type { CodecName } from '../../core/audio/codec-names';
+
+export type { CodecName };
 
 /** A static payload type of RFC 3551, or one agreed in the SDP (dynamic, 96-127). */
 export type PayloadTypeRule = { readonly kind: 'static'; readonly pt: number } | { readonly kind: 'dynamic' };

@@ -4,7 +4,7 @@
  * without the native codec module.
  */
 import { type Codec, type CodecName, type PayloadTypeRule, CodecError, checkInt, checkPayload, rangeError } from './codec';
-import { type G711Law, decodeG711Range, encodeG711Range, PT_PCMA, PT_PCMU } from './g711';
+import { type G711Law, decodeG711Range, encodeG711Range, PT_PCMA, PT_PCMU } from '../../core/audio/g711';
 import { PitchPlc } from './plc';
 
 export interface G711Options {

@@ -5,6 +5,7 @@
  * reason and `createCodec` refuses those codecs with ERR_CODEC_UNAVAILABLE: an offer of them must be
  * refused (SIP 488), not answered as if they worked.
  */
+import { CODEC_NAMES } from '../../core/audio/codec-names';
 import { nativeCodecs, nativeCodecsError } from '../native/codecs';
 import { type Codec, type CodecName, rangeError } from './codec';
 import { G711Codec } from './g711-codec';
@@ -17,7 +18,7 @@ export { G722Codec, PT_G722 } from './g722';
 export { OpusCodec, type OpusOptions } from './opus';
 export { Resampler, type ResamplerOptions } from './resampler';
 
-export const CODEC_NAMES: readonly CodecName[] = ['PCMU', 'PCMA', 'G722', 'opus'];
+export { CODEC_NAMES };
 
 /** Per codec: usable here, or the reason it is not. */
 export function codecAvailability(): Record<CodecName, { available: true } | { available: false; reason: string }> {

@@ -14,7 +14,7 @@
  * Digits and RTCP report times come back in the flush's events arena. Only on 'uring' (the legs live on
  * the ring); on the other socket kinds, or without rtp_uring.node, every leg stays in JS.
  */
-import { G711_TABLES } from '../codecs/g711';
+import { G711_TABLES } from '../../core/audio/g711';
 import { rtpUring } from '../native';
 import { LEG_EVENT_DTMF, LEG_EVENT_META, LEG_EVENT_RTCP, LEG_STATE_SAMPLES, LEG_STATE_SIZE, LS } from '../native/leg-layout';
 import { Leg } from './leg';

@@ -4,7 +4,7 @@
  * when the capture starts, so recording a packet allocates nothing. A leg without a capture has none
  * of this: its session checks one field per packet.
  */
-import { RECORD_HEADER, RTCP_SNAP_BYTES, RTP_HEADER_BYTES, SNAP_BYTES } from '../rtp-packet/capture-format';
+import { RECORD_HEADER, RTCP_SNAP_BYTES, RTP_HEADER_BYTES, SNAP_BYTES } from '../../core/audio/capture-format';
 import { TIME_ORIGIN } from './rtp-transport';
 
 export interface RtpCaptureOptions {

@@ -4,7 +4,7 @@
  * RFC 4733 at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
-import { decodeG711Range, encodeG711Range, type G711Law } from '../codecs/g711';
+import { decodeG711Range, encodeG711Range, type G711Law } from '../../core/audio/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
 import { ReceiveStats } from '../rtp-packet/receive-stats';

@@ -4,7 +4,7 @@
 import dgram from 'node:dgram';
 import { register } from '../../testkit/media-app/harness';
 import { ack, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
-import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711, encodeG711 } from '../../core/audio/g711';
 import { DtmfDetector } from '../../media-engine/dsp/dtmf-detector';
 import { dtmfTones, renderSource } from '../../media-engine/dsp/tones';
 import { rtpPcap, type PcapRtp } from '../../testkit/rtp-pcap';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { encodeG711 } from '../../media-engine/codecs/g711';
+import { encodeG711 } from '../../core/audio/g711';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';

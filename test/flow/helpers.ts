@@ -1,5 +1,5 @@
 import { egressPolicyFor } from '../../core/net';
-import { PolicyHttp } from '../../media-app/flow/http';
+import { PolicyHttp } from '../../media-app/kit/http';
 import { simulate, type SimResult, type TimelineEntry } from '../../media-app/flow/simulator/simulate';
 
 export const id = (n: number) => `a0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;

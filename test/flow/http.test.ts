@@ -2,7 +2,7 @@ import http from 'node:http';
 import { expect } from 'chai';
 import { freePort } from '../../testkit/ports';
 import { egressPolicyFor } from '../../core/net';
-import { FlowHttpError, PolicyHttp } from '../../media-app/flow/http';
+import { FlowHttpError, PolicyHttp } from '../../media-app/kit/http';
 import { FETCH_FAILED } from '../../media-app/flow/actions/fetch';
 import { events, executed, first, media, sim } from './helpers';
 

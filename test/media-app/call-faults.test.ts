@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeG711 } from '../../media-engine/codecs/g711';
+import { encodeG711 } from '../../core/audio/g711';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';

@@ -3,7 +3,7 @@
 // when it is not MD5; libre (baresip 1.0, test/edge/baresip.test.ts) fails when ANY line is not MD5. The SHA-256 client is
 // a raw UDP client that looks for a SHA-256 challenge and refuses to fall back to MD5.
 import { expect } from 'chai';
-import { parseDigest } from '../../media-app/sip-digest';
+import { parseDigest } from '../../media-app/kit/sip-digest';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';

@@ -1,6 +1,6 @@
 // A raw digest client over UdpSip: REGISTER text and Authorization values for MD5 or SHA-256.
 import { createHash } from 'node:crypto';
-import { parseDigest } from '../../media-app/sip-digest';
+import { parseDigest } from '../../media-app/kit/sip-digest';
 import type { SipReply, UdpSip } from '../../testkit/media-app/harness';
 
 let cseq = 0;

@@ -1,9 +1,9 @@
 // Digest arithmetic against the RFCs' own examples, nonce sealing, and config validation.
 import { expect } from 'chai';
-import { challenges, digestResponse, NonceSealer, nonceCount, parseCredentials, parseDigest, verifyResponse } from '../../media-app/sip-digest';
-import { loadMediaAppConfig } from '../../media-app/config';
+import { challenges, digestResponse, NonceSealer, nonceCount, parseCredentials, parseDigest, verifyResponse } from '../../media-app/kit/sip-digest';
+import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { ConfigError } from '../../core/config';
-import { parseSipUri } from '../../media-app/sip-uri';
+import { parseSipUri } from '../../media-app/kit/sip-uri';
 
 describe('media-app digest', () => {
   it('computes the RFC 2617 §3.5 MD5 example', () => {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { nextState, refreshDelayMs, retryDelayMs } from '../../media-app/outreg/registration';
 import { answerChallenge, grantedExpiry } from '../../media-app/outreg/exchange';
-import { parseCredentials } from '../../media-app/sip-digest';
+import { parseCredentials } from '../../media-app/kit/sip-digest';
 import { registrarHost } from '../../media-app/outreg';
 
 const res = (h: Record<string, string>) => ({ get: (n: string) => h[n] });

@@ -1,6 +1,6 @@
 // Registrar end to end: sipp and a raw UDP client REGISTER through sip-server to media-app.
 import { expect } from 'chai';
-import { parseDigest } from '../../media-app/sip-digest';
+import { parseDigest } from '../../media-app/kit/sip-digest';
 import { truncateAll } from '../../testkit/db';
 import { createExtension, killAllSipp, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
 import { authorization, rawRegister as raw } from './digest-client';

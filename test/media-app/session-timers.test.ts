@@ -1,5 +1,5 @@
 // RFC 4028 session timers on real loopback SIP (sipp as the phone or trunk; media-app/call/session-timer.ts,
-// media-app/sip-session-timer.ts): an INVITE's Session-Expires is answered with the interval, the refresher
+// media-app/kit/sip-session-timer.ts): an INVITE's Session-Expires is answered with the interval, the refresher
 // and Require: timer; a phone that stops refreshing has its call ended with a BYE carrying
 // `Reason: SIP;cause=408;text="Session timer expired"` (hangup_reason session_expired, hangup_by remote),
 // one that refreshes (re-INVITE, UPDATE) stays up past twice the expiry; an interval below our Min-SE gets

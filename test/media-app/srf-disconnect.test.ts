@@ -1,7 +1,7 @@
 // media-app's drachtio connection at shutdown when sip-server has already gone (both stop at once on
 // SIGINT): the closer must not throw, and drachtio-srf must stop trying to reconnect.
 import { expect } from 'chai';
-import { connectSrf, disconnectSrf, type Srf } from '../../media-app/srf';
+import { connectSrf, disconnectSrf, type Srf } from '../../media-app/kit/srf';
 import { SECRET, startServer, sleep } from '../sip-server/drachtio/harness';
 
 describe('media-app: disconnecting from a sip-server that has gone', function () {

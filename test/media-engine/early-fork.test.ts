@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
-import { encodeG711 } from '../../media-engine/codecs/g711';
+import { encodeG711 } from '../../core/audio/g711';
 import { pcmuOffer, rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 /** frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { aLaw, decodeG711, encodeG711, muLaw } from '../../media-engine/codecs/g711';
+import { aLaw, decodeG711, encodeG711, muLaw } from '../../core/audio/g711';
 
 describe('media-engine G.711', () => {
   it('encodes silence to the well-known idle bytes', () => {

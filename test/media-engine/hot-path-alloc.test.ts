@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import v8 from 'node:v8';
-import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../media-engine/codecs/g711';
+import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../core/audio/g711';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { TelephoneEventSender } from '../../media-engine/rtp-packet/telephone-event';

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import type { Endpoint, MediaServer } from '../../media-engine';
-import { decodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711 } from '../../core/audio/g711';
 import { pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 interface Packet {

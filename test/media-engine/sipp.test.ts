@@ -6,7 +6,7 @@ import path from 'node:path';
 import { type MediaServer, type DtmfEvent, type Endpoint, type RecordResult } from '../../media-engine';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { bestCorrelation, readWav, useMediaServer } from '../../testkit/media-engine/support';
-import { decodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711 } from '../../core/audio/g711';
 
 const SIPP_DIR = '/usr/share/sip-tester';
 

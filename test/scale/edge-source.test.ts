@@ -3,8 +3,8 @@
 import { expect } from 'chai';
 import { parseCidrList } from '../../core/net/address';
 import { ConfigError } from '../../core/config';
-import { loadMediaAppConfig } from '../../media-app/config';
-import { isTrustedProxy, parseSourceHeader } from '../../media-app/inbound/edge';
+import { loadMediaAppConfig } from '../../media-app/kit/config';
+import { isTrustedProxy, parseSourceHeader } from '../../media-app/kit/edge';
 
 describe('scale: the edge source header and trusted proxies', () => {
   it('parses the header the edge writes (IPv4, IPv6 with or without brackets) and refuses anything else', () => {

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { repos } from '../../core/repos';
-import { PolicyHttp } from '../../media-app/flow/http';
+import { PolicyHttp } from '../../media-app/kit/http';
 import { conferenceRecordingCallbacks } from '../../media-app/twiml/conference-recording-callbacks';
 import { announce } from '../../media-app/conference/announce';
 import { testDb } from '../../testkit/db';

@@ -6,7 +6,7 @@
 // answer without qop is single-use. Two media-app nodes on one Redis share the bookkeeping.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { digestResponse, parseDigest } from '../../media-app/sip-digest';
+import { digestResponse, parseDigest } from '../../media-app/kit/sip-digest';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';

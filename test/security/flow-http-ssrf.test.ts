@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { ConfigError } from '../../core/config';
-import { loadMediaAppConfig } from '../../media-app/config';
+import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { SPELLINGS, startInternalTargets, type InternalTargets } from './spellings';

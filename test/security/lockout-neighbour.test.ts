@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { digestResponse } from '../../media-app/sip-digest';
+import { digestResponse } from '../../media-app/kit/sip-digest';
 import { Lockout } from '../../media-app/registrar/lockout';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';

@@ -10,7 +10,7 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { redactSipBytes, redactSipText } from '../../core/sip/capture-redact';
-import { parseDigest } from '../../media-app/sip-digest';
+import { parseDigest } from '../../media-app/kit/sip-digest';
 import { sippMediaPort } from '../../testkit/ports';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { createExtension, killAllSipp, SIPP_SDP, sipp, until } from '../../testkit/media-app/harness';

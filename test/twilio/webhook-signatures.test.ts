@@ -12,7 +12,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { signedWebhook, twilioQueryComponent } from '../../core/twilio/signature';
 import { callSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { PolicyHttp } from '../../media-app/flow/http';
+import { PolicyHttp } from '../../media-app/kit/http';
 import { fetchTwiml } from '../../media-app/twiml/fetch';
 import { sendSigned } from '../../media-app/twiml/recording-callbacks';
 import { TwimlServer } from '../../testkit/twiml/server';

@@ -2,7 +2,7 @@
 // own frequency to the platform (latched from the first packet the platform sends) and keeps what it
 // hears, so a test can tell which tones (parties) reach it.
 import dgram from 'node:dgram';
-import { decodeG711, encodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711, encodeG711 } from '../../core/audio/g711';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
 const FRAME = 160;

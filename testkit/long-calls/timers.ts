@@ -2,7 +2,7 @@
 // held: past three times the longest timer the path meets, so a timer armed at the dial (or at the
 // ring) and left running after the answer has fired by then, however late the answer came.
 
-/** CALL_DIAL_TIMEOUT_MS of the test platforms (media-app/config.ts; its minimum is 1000). */
+/** CALL_DIAL_TIMEOUT_MS of the test platforms (media-app/kit/config.ts; its minimum is 1000). */
 export const DIAL_TIMEOUT_MS = 1500;
 
 /** The env of a long-call platform: the dial timeout small. */

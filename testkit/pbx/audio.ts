@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import { rtpPcap, type PcapRtp } from '../rtp-pcap';
-import { decodeG711 } from '../../media-engine/codecs/g711';
+import { decodeG711 } from '../../core/audio/g711';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
 /** A tone, a key (RFC 4733), or recorded audio (8 kHz 16-bit samples: speech made with espeak-ng, `speechPcm`). */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 
 /**

@@ -5,8 +5,8 @@
  */
 import type { Action } from '../../../core/flow';
 import type { CallPort, Originator } from '../call-port';
-import type { FlowClock } from '../clock';
-import type { FlowHttp } from '../http';
+import type { FlowClock } from '../../kit/clock';
+import type { FlowHttp } from '../../kit/http';
 import type { FlowLimits } from '../limits';
 import type { FlowServices } from '../services';
 import type { ReferenceType } from '../record';

@@ -5,7 +5,7 @@ import { egressPolicyFor } from '../../../core/net';
 import { checkStt } from '../../../core/speech/providers';
 import { isVendorTts } from '../../../core/speech/voices';
 import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import { twilioParty } from '../../twiml/params';
 import { RelayConversation, type RelayDeps } from '../../twiml/relay';
 import { RelayConnectError } from '../../twiml/relay-socket';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import type { ExternalMediaService } from '../../streams/external-media';
 import { ExternalMediaError, externalMediaProblem } from '../../streams/external-media';
 import { statusCallbackProblem } from '../../streams/twilio-callback';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type * as control from '../../../core/flow/options/control';
 import { validateActions } from '../../../core/flow';
-import { FlowHttpError } from '../http';
+import { FlowHttpError } from '../../kit/http';
 import { type ActionContext, FlowTask, type Outcome } from './base';
 
 /** What the activeflow says when the answer was not usable: never the remote status or body (detail: the fetch_failed note). */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { sip_refer } from '../../../core/flow/options/sip-refer';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 

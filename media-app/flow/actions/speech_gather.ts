@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type * as speech from '../../../core/flow/options/speech';
 import { checkStt } from '../../../core/speech/providers';
-import { abortError } from '../clock';
+import { abortError } from '../../kit/clock';
 import type { CallPort } from '../call-port';
 import type { SpeechListener } from '../../speech/gather';
 import { PartialResults } from '../../twiml/partial-results';

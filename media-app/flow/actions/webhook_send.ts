@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type * as control from '../../../core/flow/options/control';
-import { isAbortError } from '../clock';
+import { isAbortError } from '../../kit/clock';
 import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
 
 /**

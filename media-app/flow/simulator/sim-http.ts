@@ -6,7 +6,7 @@
  */
 import type { SimHttpAnswer } from '../../../core/flow/sim-script';
 import { EgressRefused, type EgressPolicy } from '../../../core/net';
-import { FlowHttpError, type FlowHttp, type HttpRequest, type HttpResponse } from '../http';
+import { FlowHttpError, type FlowHttp, type HttpRequest, type HttpResponse } from '../../kit/http';
 import type { SimTrace } from './sim-call';
 
 export const NOT_SENT = 'not sent in a simulation';

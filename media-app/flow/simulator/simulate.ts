@@ -11,7 +11,7 @@ import { invalidArgument } from '../../../core/errors';
 import type { TraceEntry } from '../activeflow';
 import { ListEmitter } from '../events';
 import { egressPolicyFor, type EgressPolicy } from '../../../core/net';
-import { PolicyHttp, type FlowHttp } from '../http';
+import { PolicyHttp, type FlowHttp } from '../../kit/http';
 import { DEFAULT_LIMITS, type FlowLimits } from '../limits';
 import { ActiveflowManager } from '../manager';
 import type { ActiveflowRecord } from '../record';

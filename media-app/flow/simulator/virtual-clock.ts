@@ -2,7 +2,7 @@
  * Virtual time for the simulator: sleeps are timers on a queue, and time jumps straight to the next
  * one once nothing else can happen — no promise left to settle and no real I/O (HTTP) in flight.
  */
-import { abortError, type FlowClock } from '../clock';
+import { abortError, type FlowClock } from '../../kit/clock';
 
 interface Timer {
   at: number;

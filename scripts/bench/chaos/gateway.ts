@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeG711 } from '../../../media-engine/codecs/g711';
+import { encodeG711 } from '../../../core/audio/g711';
 import { SIPP_SDP, sipp, type SippResult } from '../../../testkit/media-app/harness';
 import { ok200 } from '../../../testkit/media-app/sipp-steps';
 import { pcmuPackets, rtpPcap } from '../../../testkit/rtp-pcap';

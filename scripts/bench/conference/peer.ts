@@ -7,7 +7,7 @@
  */
 import dgram from 'node:dgram';
 import { createCodec } from '../../../media-engine/codecs';
-import { encodeG711 } from '../../../media-engine/codecs/g711';
+import { encodeG711 } from '../../../core/audio/g711';
 
 interface LegRx {
   arrivals: number[];

@@ -24,7 +24,7 @@ import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { trunksRepo } from '../../../core/repos/trunks';
 import { repos } from '../../../core/repos';
-import { decodeG711 } from '../../../media-engine/codecs/g711';
+import { decodeG711 } from '../../../core/audio/g711';
 import { testDb } from '../../../testkit/db';
 import { sipp, startPlatform, uacWaitsForBye } from '../../../testkit/media-app/harness';
 

@@ -8,10 +8,10 @@
 import { parseActions } from '../../../core/flow';
 import { ListEmitter, nullEmitter, type ActiveflowEmitter } from '../../../media-app/flow/events';
 import { egressPolicyFor } from '../../../core/net';
-import { PolicyHttp } from '../../../media-app/flow/http';
+import { PolicyHttp } from '../../../media-app/kit/http';
 import { DEFAULT_LIMITS } from '../../../media-app/flow/limits';
 import { ActiveflowManager } from '../../../media-app/flow/manager';
-import { realClock } from '../../../media-app/flow/clock';
+import { realClock } from '../../../media-app/kit/clock';
 import { InMemoryActiveflowStore, InMemoryFlowStore } from '../../../media-app/flow/stores';
 
 const arg = (name: string, def: number) => {

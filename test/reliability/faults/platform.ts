@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { startSipServer } from '../../../testkit/media-app/harness';
 import { loadConfig, type Config } from '../../../core/config';
-import { loadMediaAppConfig } from '../../../media-app/config';
+import { loadMediaAppConfig } from '../../../media-app/kit/config';
 import { startMediaApp, type MediaApp } from '../../../media-app/app';
 import { createContext, createRedis, type AppContext } from '../../../control-api/context';
 import { createApp } from '../../../control-api/app';

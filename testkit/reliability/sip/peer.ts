@@ -3,7 +3,7 @@
 // the replies parsed, their shape compared, and the stack's ban counter.
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/sip-digest';
+import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/kit/sip-digest';
 import { sipRegistry } from '../../../sip-server/metrics';
 
 export interface Reply {

@@ -5,11 +5,11 @@
  * each change is one event.
  */
 import type { Logger } from 'pino';
-import type { EventPublisher } from '../core/events/bus';
-import { publishResourceEvent, type EventType } from '../core/events/catalogue';
-import { callJson, type CallRow } from '../core/repos/calls';
-import type { ActiveflowEmitter } from './flow/events';
-import { inCallIdSpan } from './call/trace';
+import type { EventPublisher } from '../../core/events/bus';
+import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
+import { callJson, type CallRow } from '../../core/repos/calls';
+import type { ActiveflowEmitter } from '../flow/events';
+import { inCallIdSpan } from '../kit/call-span';
 
 export type CallEventType = Extract<EventType, `call_${string}`>;
 

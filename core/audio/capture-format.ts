@@ -1,5 +1,5 @@
 /**
- * The record layout of a leg's RTP capture (issue 38; written by worker/rtp-capture.ts, stored and read
+ * The record layout of a leg's RTP capture (issue 38; written by media-engine/worker/rtp-capture.ts, stored and read
  * by the platform through core/media/rtp-capture.ts). Little-endian, RECORD_HEADER bytes then the
  * captured bytes:
  *   0  f64  epoch ms of arrival (received) or of the send

@@ -4,12 +4,12 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import { ConfigError, parseHostPort } from '../core/config';
-import { parseCidrList, type Cidr } from '../core/net/address';
-import type { QualityThresholds } from '../core/quality/leg';
-import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../core/media/rtp-capture';
-import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
-import type { PinLockoutPolicy } from '../core/voicemail/pin-lockout';
+import { ConfigError, parseHostPort } from '../../core/config';
+import { parseCidrList, type Cidr } from '../../core/net/address';
+import type { QualityThresholds } from '../../core/quality/leg';
+import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp-capture';
+import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
+import type { PinLockoutPolicy } from '../../core/voicemail/pin-lockout';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 

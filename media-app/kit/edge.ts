@@ -8,7 +8,7 @@
  * other source the header is ignored (a client cannot pick the address it is judged by).
  */
 import { allowlisted, parseIp, type Cidr } from '../../core/net/address';
-import type { SrfRequest, SrfResponse } from '../srf';
+import type { SrfRequest, SrfResponse } from './srf';
 
 export const SOURCE_HEADER = 'X-Openvoice-Source';
 

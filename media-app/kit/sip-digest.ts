@@ -9,9 +9,9 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-import { sourceSubject } from '../core/net';
+import { sourceSubject } from '../../core/net';
 
-import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../core/extensions/digest-algorithms';
+import { DEFAULT_DIGEST_ALGORITHMS, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
 
 export type { DigestAlgorithm };
 
