@@ -120,20 +120,32 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
     expect(() => new DeepgramProvider({ apiKey: '', url: dg.url }).createStream({ apiKey: '' })).to.throw(/stt_key or DEEPGRAM_API_KEY/);
   });
 
-  /** `seconds` of a 1 kHz tone as 20 ms frames of `rate`, `backlog` of them written at once first (as a stream written before its socket opened), the rest in real time. */
-  async function paced(rate: 8000 | 16000, announced: 8000 | 16000, backlog: number, seconds: number) {
+  /**
+   * `seconds` of a 1 kHz tone as 20 ms frames of `rate`, `backlog` of them written at once first (as a
+   * stream written before its socket opened), the rest in real time (`speed` 1), or slower. `stall`:
+   * at `atMs` into the stream the whole test process (the stand-in too) is busy for `ms`, then the
+   * frames due meanwhile are written at once, as the platform's fork delivers its backlog.
+   */
+  let pacedSeq = 0;
+  async function paced(rate: 8000 | 16000, announced: 8000 | 16000, backlog: number, seconds: number, o: { speed?: number; stall?: { atMs: number; ms: number } } = {}) {
     const n = rate / 50;
     const x = tonePcm(1000, (backlog + seconds * 50) * 20, rate);
     const frame = (i: number) => x.subarray(i * n, (i + 1) * n);
     // each stream's session is told apart by a keyword (two run at once)
-    const tag = `paced${String(announced)}-${String(backlog)}`;
+    const tag = `paced${String(announced)}-${String(backlog)}-${String(++pacedSeq)}`;
     const stream = new DeepgramProvider({ apiKey: KEY, url: dg.url }).createStream({ sampleRate: announced, phrases: [tag] });
     let i = 0;
     for (; i < backlog; i++) stream.write(frame(i));
     const t0 = performance.now();
     const total = backlog + seconds * 50;
+    let stall = o.stall;
     while (i < total) {
-      const due = backlog + Math.floor((performance.now() - t0) / 20);
+      if (stall && performance.now() - t0 >= stall.atMs) {
+        const until = performance.now() + stall.ms;
+        while (performance.now() < until); // a stall: nothing in this process runs
+        stall = undefined;
+      }
+      const due = backlog + Math.floor(((performance.now() - t0) * (o.speed ?? 1)) / 20);
       for (; i < Math.min(due, total); i++) stream.write(frame(i));
       await sleep(5);
     }
@@ -146,6 +158,16 @@ describe('Deepgram live protocol adapter (local protocol server)', function () {
     expect(backlogged.rateError, 'an 800 ms backlog, then real time').to.equal(null);
     expect(backlogged.byteRate).to.be.within(16000 * 0.85, 16000 * 1.15);
     expect(wrong.rateError).to.match(/^sample_rate=16000 wants 32000 bytes\/s, got 1[0-9]{4}$/);
+  });
+
+  it("the stand-in's rate check: a stall of the process hosting it is not a wrong rate; audio at 0.6 of real time is", async () => {
+    // issue 53: a rate measured at the first frame after a stall counted the frames still on their way as missing
+    const stalled = await paced(8000, 8000, 0, 3, { stall: { atMs: 1000, ms: 1000 } });
+    expect(stalled.rateError, 'a 1 s stall, then its frames at once').to.equal(null);
+    expect(stalled.byteRate).to.be.within(16000 * 0.85, 16000 * 1.15);
+    const slow = await paced(8000, 8000, 0, 3, { speed: 0.6 });
+    expect(slow.byteRate).to.be.within(16000 * 0.5, 16000 * 0.7);
+    expect(slow.rateError).to.equal(`sample_rate=8000 wants 16000 bytes/s, got ${String(slow.byteRate)}`);
   });
 
   describe('on a live call (POST /transcribes provider deepgram)', () => {

@@ -5,8 +5,14 @@
 // utterance is reported as "utterance <n>", so tests can check segmentation and timing exactly;
 // given a phrase recogniser it reports the phrases said instead (deepgram-phrases.ts).
 // It keeps what it received (the first minute) and checks the rate it was told against the bytes it
-// gets: audio streamed in real time at another rate than `sample_rate` (8 kHz bytes announced as
-// 16 kHz, or the reverse) closes the stream with 4000 and is recorded as the session's `rateError`.
+// got over the whole stream: audio streamed in real time at another rate than `sample_rate` (8 kHz
+// bytes announced as 16 kHz, or the reverse) is recorded as the session's `rateError` and answered
+// with a 4000 close instead of Metadata when the stream ends. Deepgram itself checks no rate (it
+// closes a stream only after 10 s without audio, NET-0001): this check is the tests' own, for a
+// wrong `sample_rate`. It judges the stream only at its end, never on one frame's arrival: the
+// stand-in runs in the test process, and a stall of that process delays the frames (they come
+// after it in a burst), which a rate measured at the first frame after the stall took for audio
+// that never came (issue 53: 6,406 bytes/s at 8 kHz, the process stalled 1-2 s under load).
 import http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { phraseSession, type PhraseSessionOptions } from './deepgram-phrases';
@@ -22,7 +28,7 @@ export interface DgSession {
   audio: Buffer[];
   /** bytes a second over the stream (past its first SETTLE_MS, to the last binary frame), 0 before RATE_CHECK_MS of it */
   byteRate: number;
-  /** set when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
+  /** set at the stream's end (CloseStream, or the client's close) when byteRate is not the 2 · sample_rate a real-time stream of that rate gives */
   rateError: string | null;
   /** the energy recogniser's 20 ms frames heard as voiced and Results sent (interim, final; not counted with a phrase recogniser): what a test reports when a transcript does not come */
   voicedFrames: number;
@@ -32,7 +38,8 @@ export interface DgSession {
 
 /**
  * The rate is measured from the first frame at least SETTLE_MS after the stream's first (audio held
- * while connecting comes at once, frame by frame, and is not a rate), over at least RATE_CHECK_MS.
+ * while connecting comes at once, frame by frame, and is not a rate) to the last frame, and judged
+ * at the stream's end over at least RATE_CHECK_MS: frames a stall held back have come by then.
  */
 const SETTLE_MS = 300;
 const RATE_CHECK_MS = 1500;
@@ -89,11 +96,11 @@ export class FakeDeepgram {
       );
       return;
     }
-    ws.on('close', () => (s.closed = true));
     let firstAt = 0;
     let markAt = 0;
     let markBytes = 0;
-    const checkRate = () => {
+    /** on each binary frame (its bytes counted): the mark, and byteRate so far (to this frame) */
+    const measure = () => {
       const now = performance.now();
       if (!markAt && firstAt && now - firstAt >= SETTLE_MS) {
         markAt = now;
@@ -101,15 +108,19 @@ export class FakeDeepgram {
         return;
       }
       const ms = now - markAt;
-      if (!markAt || ms < RATE_CHECK_MS) return;
-      // the bytes after the mark's frame, over the time since it came
-      s.byteRate = Math.round(((s.bytes - markBytes) * 1000) / ms);
-      const want = rate * 2;
-      if (!s.rateError && Math.abs(s.byteRate - want) > want * 0.25) {
-        s.rateError = `sample_rate=${rate} wants ${want} bytes/s, got ${s.byteRate}`;
-        ws.close(4000, s.rateError);
-      }
+      // the bytes after the mark's frame, over the time from it to this frame
+      if (markAt && ms >= RATE_CHECK_MS) s.byteRate = Math.round(((s.bytes - markBytes) * 1000) / ms);
     };
+    /** at the stream's end: true (and the session's rateError set) when the whole stream's rate is not the one announced */
+    const wrongRate = () => {
+      const want = rate * 2;
+      if (!s.rateError && s.byteRate && Math.abs(s.byteRate - want) > want * 0.25) s.rateError = `sample_rate=${rate} wants ${want} bytes/s, got ${s.byteRate}`;
+      return s.rateError !== null;
+    };
+    ws.on('close', () => {
+      s.closed = true;
+      wrongRate();
+    });
     this.sessions.push(s);
     let pcm = Buffer.alloc(0);
     let t = 0; // frames analysed
@@ -146,8 +157,7 @@ export class FakeDeepgram {
         if (msg.type === 'KeepAlive') s.keepAlives++;
         if (msg.type === 'CloseStream') {
           s.closeStream = true;
-          checkRate();
-          if (s.rateError) return;
+          if (wrongRate()) return ws.close(4000, s.rateError!);
           closeUtterance();
           ws.send(JSON.stringify({ type: 'Metadata', request_id: 'local', duration: sec(t), channels: 1 }));
           ws.close(1000);
@@ -158,7 +168,7 @@ export class FakeDeepgram {
       if (!firstAt) firstAt = performance.now();
       s.bytes += buf.length;
       if (s.bytes <= rate * 2 * 60) s.audio.push(buf);
-      checkRate();
+      measure();
       pcm = Buffer.concat([pcm, buf]);
       while (pcm.length >= frame * 2) {
         let sum = 0;
