@@ -21,7 +21,7 @@ import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform,
 import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
-import { calleePhone } from '../../testkit/media-app/phones';
+import { answeringPhone } from '../../testkit/media-app/phones';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { EVENT_STREAM } from '../../core/events/bus';
 import { newId } from '../../core/ids';
@@ -115,7 +115,7 @@ describe('OpenTelemetry: one trace per call', function () {
       const phonePort = await freePort();
       const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
       expect(reg.code, reg.errors).to.equal(0);
-      const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+      const callee = await answeringPhone(b, phonePort, { killAfterMs: 30_000 });
       await sleep(300);
       const res = await request(t.app)
         .post('/v1.0/calls')
