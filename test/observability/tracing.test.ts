@@ -8,6 +8,7 @@
  * The call's events reach the customer's webhook (a loopback receiver that answers the first
  * call_hangup with a 503): each HTTP attempt is a `webhook deliver` span of the call's trace.
  */
+import { listenHook } from '../../testkit/hook-receiver';
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -42,16 +43,7 @@ async function hookReceiver(): Promise<{ url: string; got: string[]; close(): Pr
       res.end();
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    got,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listenHook(server, got);
 }
 
 describe('OpenTelemetry: one trace per call', function () {
