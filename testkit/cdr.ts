@@ -4,6 +4,7 @@
  * take a second and never pass through this process. Every other call carries a quality summary
  * (core/quality/leg.ts CallQuality), so the export's quality columns are part of what is measured.
  */
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 
 export async function insertCalls(db: Knex, customerId: string, n: number, from: Date, stepMs = 500): Promise<void> {
@@ -22,4 +23,66 @@ export async function insertCalls(db: Knex, customerId: string, n: number, from:
      FROM (SELECT i, ?::timestamptz + (i * ?) * interval '1 millisecond' AS t FROM generate_series(0, ? - 1) AS i) s`,
     [customerId, empty, empty, empty, empty, empty, empty, from.toISOString(), stepMs, n],
   );
+}
+
+/**
+ * One call row of the customer, written as it is (the dashboard and export suites): nothing linked, ended
+ * normally by the far end, tel to tel; `fields` add to or override that (an `id` among them is kept).
+ * Returns its id.
+ */
+export async function insertCallRow(db: Knex, customerId: string, fields: Record<string, unknown> = {}): Promise<string> {
+  const empty = '00000000-0000-0000-0000-000000000000';
+  const id = (fields.id as string | undefined) ?? randomUUID();
+  await db('calls').insert({
+    id,
+    customer_id: customerId,
+    owner_id: empty,
+    flow_id: empty,
+    activeflow_id: empty,
+    master_call_id: empty,
+    recording_id: empty,
+    groupcall_id: empty,
+    status: 'hangup',
+    direction: 'incoming',
+    hangup_by: 'remote',
+    hangup_reason: 'normal',
+    source: { type: 'tel', target: '+15550001111' },
+    destination: { type: 'tel', target: '+15550002222' },
+    ...fields,
+  });
+  return id;
+}
+
+/** A minimal RFC 4180 reader (quoted fields, doubled quotes, CRLF between records). */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let f = '';
+  let q = false;
+  const endField = () => {
+    row.push(f);
+    f = '';
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (q) {
+      if (ch === '"' && text[i + 1] === '"') {
+        f += '"';
+        i++;
+      } else if (ch === '"') q = false;
+      else f += ch;
+    } else if (ch === '"') q = true;
+    else if (ch === ',') endField();
+    else if (ch === '\r' && text[i + 1] === '\n') {
+      endField();
+      rows.push(row);
+      row = [];
+      i++;
+    } else f += ch;
+  }
+  if (f || row.length) {
+    row.push(f);
+    rows.push(row);
+  }
+  return rows;
 }

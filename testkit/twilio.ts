@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { Express } from 'express';
-import twilio from 'twilio';
+import twilio, { RestException } from 'twilio';
 import { freePort } from './ports';
 
 export type TwilioClient = ReturnType<typeof twilio>;
@@ -39,4 +39,15 @@ export async function serveApp(app: Express): Promise<ServedApp> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The RestException the official client rejects `p` with; throws when `p` resolves. */
+export async function restRefusal(p: Promise<unknown>): Promise<RestException> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof RestException) return e;
+    throw e;
+  }
+  throw new Error('expected a RestException');
 }

@@ -11,7 +11,7 @@ import { toPage } from '../../core/pagination';
 import { storageFileJson, storageRepo, type StorageFileRow } from '../../core/repos/storage';
 import { storageBackend } from '../../core/storage/backend';
 import { readUpload } from '../upload';
-import { MAX_UPLOAD_BYTES } from './storage';
+import { MAX_UPLOAD_BYTES, storageFileSchema } from './storage';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
 import { customerFileHeaders } from '../customer-file';
@@ -25,24 +25,6 @@ const fileName = z
   .max(255)
   .regex(/^[^/\\\0]+$/, 'must be a plain file name');
 const fields = z.strictObject({ type: z.enum(['talk']).optional(), name: text().optional(), detail: text(1024).optional() });
-const fileSchema = z.object({
-  id: z.string(),
-  customer_id: z.string(),
-  owner_type: z.string(),
-  owner_id: z.string(),
-  reference_type: z.string(),
-  reference_id: z.string(),
-  type: z.string(),
-  name: z.string(),
-  detail: z.string(),
-  filename: z.string(),
-  filesize: z.number(),
-  uri_download: z.string(),
-  tm_download_expire: z.string(),
-  tm_create: z.string(),
-  tm_update: z.string(),
-  tm_delete: z.string(),
-});
 
 async function ownFile(ctx: AppContext, s: AgentScope, id: string): Promise<StorageFileRow> {
   const f = await agentReachRepo(ctx.db, s).file(id.toLowerCase());
@@ -59,7 +41,7 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     rawBody: true,
     contentTypes: ['multipart/form-data'],
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, req }) => {
       const s = agentScope(auth);
       const up = await readUpload(req, { maxBytes: MAX_UPLOAD_BYTES });
@@ -102,7 +84,7 @@ const defs: AnyRoute[] = [
     permission: 'agent',
     paginated: true,
     query: z.object(pageQuery),
-    response: z.object({ result: z.array(fileSchema), next_page_token: z.string() }),
+    response: z.object({ result: z.array(storageFileSchema), next_page_token: z.string() }),
     handler: async ({ ctx, auth, page }) => toPage(await agentReachRepo(ctx.db, agentScope(auth)).files(page), (f) => storageFileJson(f, null)),
   }),
   defineRoute({
@@ -112,7 +94,7 @@ const defs: AnyRoute[] = [
     summary: 'One of the agent’s files',
     permission: 'agent',
     params: idParams,
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, params }) => storageFileJson(await ownFile(ctx, agentScope(auth), params.id), null),
   }),
   defineRoute({
@@ -122,7 +104,7 @@ const defs: AnyRoute[] = [
     summary: 'Delete one of the agent’s files',
     permission: 'agent',
     params: idParams,
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
       const f = await ownFile(ctx, s, params.id);

@@ -62,7 +62,8 @@ async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<
   );
 }
 
-const fileSchema = z.object({
+/** A storage file as the API answers it (also the service-agent files routes). */
+export const storageFileSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
   owner_type: z.string(),
@@ -199,7 +200,7 @@ export const routes = [
     rawBody: true,
     contentTypes: ['multipart/form-data', 'application/json'],
     body: uploadJson,
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, req }) => {
       const up = await readStorageUpload(ctx, req);
       const id = newId();
@@ -236,7 +237,7 @@ export const routes = [
     summary: 'List files',
     permission: 'agent',
     paginated: true,
-    response: listOf(fileSchema),
+    response: listOf(storageFileSchema),
     handler: async ({ ctx, auth, page }) => {
       const p = await storageRepo(ctx.db).list(auth.customerId, page);
       return { result: p.result.map((f) => json(ctx, f)), next_page_token: p.next_page_token };
@@ -249,7 +250,7 @@ export const routes = [
     summary: "Get a file's metadata and signed download URL",
     permission: 'agent',
     params: idParams,
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, params }) => {
       const f = await storageRepo(ctx.db).get(auth.customerId, params.id);
       if (!f) throw missing();
@@ -263,7 +264,7 @@ export const routes = [
     summary: 'Delete a file',
     permission: 'agent',
     params: idParams,
-    response: fileSchema,
+    response: storageFileSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = storageRepo(ctx.db);
       const live = await repo.get(auth.customerId, params.id);

@@ -5,15 +5,12 @@
 // 8 kHz) into the call, heard on an RTP sink. An outbound call (the Settings greeting first, a caller
 // turn, set_variables, stop_service, aimessages), barge-in cut at what was played, a refused key
 // (HTTP 401), a refused (private) URL.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { speechPcap, TimedSink } from '../../testkit/ai/audio';
+import { TimedSink } from '../../testkit/ai/audio';
 import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
 import type { RealtimeScript } from '../../testkit/ai/realtime-server';
-import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, type S2sRig } from '../../testkit/ai/s2s-calls';
+import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, useCallerTurns, type S2sRig } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'dg-platform-key-0123456789';
 const MODEL = 'deepgram-agent.gpt-4o-mini';
@@ -23,24 +20,16 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
   this.timeout(120_000);
   let rig: S2sRig;
   let dg: DeepgramAgentServer;
-  let dir: string;
-  let q1: { file: string; ms: number };
-  let q2: { file: string; ms: number };
+  const { q1, q2 } = useCallerTurns('ai-dg-');
 
   before(async () => {
     await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-dg-'));
-    q1 = { file: path.join(dir, 'q1.pcap'), ms: 0 };
-    q1.ms = speechPcap('My order number is forty two.', q1.file);
-    q2 = { file: path.join(dir, 'q2.pcap'), ms: 0 };
-    q2.ms = speechPcap('That is all, thank you.', q2.file);
     dg = await startDeepgramAgentServer(KEY, idle);
     rig = await startS2sRig({ DEEPGRAM_AGENT_BASE_URL: dg.url, DEEPGRAM_API_KEY: KEY });
   });
   after(async () => {
     await rig?.close();
     await dg?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   function useScript(script: RealtimeScript) {

@@ -4,15 +4,12 @@
 // and plays the model's audio (tones, PCM 24 kHz resampled) into the call, heard on an RTP sink.
 // An outbound call (greeting first, a caller turn, set_variables, stop_flow, aimessages), barge-in cut
 // at what was played, a refused key, a refused (private) URL.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { speechPcap, TimedSink } from '../../testkit/ai/audio';
+import { TimedSink } from '../../testkit/ai/audio';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
 import type { RealtimeScript } from '../../testkit/ai/realtime-server';
-import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, type S2sRig } from '../../testkit/ai/s2s-calls';
+import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, useCallerTurns, type S2sRig } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'gemini-platform-key-0123456789';
 const MODEL = 'gemini-live.gemini-2.5-flash-native-audio-preview';
@@ -22,24 +19,16 @@ describe('ai_talk with a speech-to-speech model (Gemini Live)', function () {
   this.timeout(120_000);
   let rig: S2sRig;
   let gm: GeminiLiveServer;
-  let dir: string;
-  let q1: { file: string; ms: number };
-  let q2: { file: string; ms: number };
+  const { q1, q2 } = useCallerTurns('ai-gm-');
 
   before(async () => {
     await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-gm-'));
-    q1 = { file: path.join(dir, 'q1.pcap'), ms: 0 };
-    q1.ms = speechPcap('My order number is forty two.', q1.file);
-    q2 = { file: path.join(dir, 'q2.pcap'), ms: 0 };
-    q2.ms = speechPcap('That is all, thank you.', q2.file);
     gm = await startGeminiLiveServer(KEY, idle);
     rig = await startS2sRig({ GEMINI_BASE_URL: gm.url, GEMINI_API_KEY: KEY });
   });
   after(async () => {
     await rig?.close();
     await gm?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   function useScript(script: RealtimeScript) {

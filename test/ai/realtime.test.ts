@@ -4,6 +4,7 @@
 // and plays the model's audio (tones) into the call, which the test hears on its RTP sink. The
 // greeting, a caller turn, a function call run as the platform's tool, barge-in with truncation at
 // what was played, aimessages from the transcripts, a refused key and a refused (private) URL.
+import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,14 +87,7 @@ describe('ai_talk with a speech-to-speech model (OpenAI Realtime)', function () 
 
   async function endedFlow(db: Awaited<ReturnType<typeof testDb>>, cid: string) {
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-    return until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    return endedActiveflow(call.activeflow_id);
   }
 
   it('greets first, answers a caller turn, runs set_variables for a function call, stores the transcripts as aimessages', async () => {

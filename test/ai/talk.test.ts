@@ -2,6 +2,7 @@
 // (espeak-ng → pcap, made here); the platform recognises them (pocketsphinx with a phrase list),
 // asks the local OpenAI-compatible server (streamed), and speaks the answer (espeak-ng) into the
 // call, which the test hears on its RTP sink. Barge-in, a hang-up tool, and no endpoint.
+import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -167,14 +168,7 @@ describe('ai_talk on a live call', function () {
     expect(Date.now() - started).to.be.lessThan(40_000);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
     expect(call.hangup_by).to.equal('local');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     const executed = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(executed).to.not.include('talk');
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
@@ -241,14 +235,7 @@ describe('ai_talk on a live call', function () {
       sink.close();
     }
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     expect(af.error).to.equal('');
     expect(af.variables).to.include({ intent: 'cancel', 'svc.ai_task.result': 'Intent recorded.' });
     expect(af.variables['svc.call.id']).to.equal(call.id);
@@ -319,14 +306,7 @@ describe('ai_talk on a live call', function () {
       sink.close();
     }
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     expect(af.error).to.include('no LLM endpoint is configured');
     expect(await db('aicalls').where({ customer_id: cid })).to.have.length(0);
   });

@@ -4,12 +4,12 @@
  * the prefix +1555300 picks it: 1 answers, 2 is busy (486), 3 never answers (rings until CANCEL),
  * 4 declines (603).
  */
+import { sipProvider } from '../../testkit/providers';
 import type { Fixture, TestApp } from '../../testkit/api';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { sipp, SIPP_SDP, type SippResult, answerBye } from '../../testkit/media-app/harness';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 
 export const SOURCE_NUMBER = '+15550001111';
@@ -77,19 +77,7 @@ export async function startGateway(t: TestApp, f: Fixture, calls: number, killAf
   const acc = await ensureBillingAccount(t.ctx.db, f.customer.id);
   await addBalance(t.ctx.db, acc.id, 100_000_000, `campaign-gw-${acc.id}`);
   const port = await freePort();
-  const provider = await providersRepo(t.ctx.db).create({
-    type: 'sip',
-    hostname: `127.0.0.1:${port}`,
-    tech_prefix: '',
-    tech_postfix: '',
-    tech_headers: {},
-    transport: 'udp',
-    auth_username: '',
-    auth_password: '',
-    codecs: [],
-    name: 'sipp-gw',
-    detail: '',
-  } as never);
+  const provider = await sipProvider(t.ctx.db, `127.0.0.1:${port}`, 'sipp-gw');
   await routesRepo(t.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
   const uas = sipp(
     gatewayScenario(),

@@ -2,6 +2,7 @@
 // copies on the same Postgres and Redis) step them, calls go through the real BullMQ originate queue
 // to a real media-app, sip-server, and sipp UASes standing for the targets (a provider + route for tel
 // targets, sip targets straight at a sipp). Results, tries, pacing and events are checked.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { freePort, sippMediaPort } from '../../testkit/ports';
@@ -10,7 +11,6 @@ import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } 
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { api, awaitEvents, recentEventsFor } from './support';
 import { closeCommandBus } from '../../control-api/calls/bus';
@@ -88,19 +88,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     const acc = await ensureBillingAccount(t1.ctx.db, f.customer.id);
     await addBalance(t1.ctx.db, acc.id, 100_000_000, `campaign-test-${acc.id}`);
     const gw = await freePort();
-    const provider = await providersRepo(t1.ctx.db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${gw}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: [],
-      name: 'sipp-gw',
-      detail: '',
-    } as never);
+    const provider = await sipProvider(t1.ctx.db, `127.0.0.1:${gw}`, 'sipp-gw');
     await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(gw), '-m', '5', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 60_000 });
     await uas.port;
@@ -156,19 +144,7 @@ describe('campaign runner: real calls through media-app and sipp', function () {
     await numbersRepo(t1.ctx.db).create({ customer_id: f.customer.id, number: '+15550001112', type: 'normal' });
     const gw = await InviteCounter.open({ busy: true });
     try {
-      const provider = await providersRepo(t1.ctx.db).create({
-        type: 'sip',
-        hostname: `127.0.0.1:${gw.port}`,
-        tech_prefix: '',
-        tech_postfix: '',
-        tech_headers: {},
-        transport: 'udp',
-        auth_username: '',
-        auth_password: '',
-        codecs: [],
-        name: 'gw',
-        detail: '',
-      } as never);
+      const provider = await sipProvider(t1.ctx.db, `127.0.0.1:${gw.port}`, 'gw');
       await routesRepo(t1.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
       const { campaign } = await campaignOf(
         [{ destination_0: { type: 'tel', target: '+15550003001' } }],

@@ -1,6 +1,7 @@
 // Conferences end to end: sip-server + a media-app node + control-api on the test Postgres/Redis.
 // Callers are sipp UACs (signalling) with an RtpParty each (audio: a tone of its own frequency);
 // they dial a virtual number whose flow is answer → conference_join → hangup.
+import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -336,14 +337,7 @@ describe('conferences end to end', function () {
       const r = await dial(number, x);
       expect(r.code, r.errors + r.messages).to.equal(0); // the platform hangs up
       const call = await until(async () => (await db('calls').where({ customer_id: f.customer.id, status: 'hangup' }).whereRaw(`destination->>'target' = ?`, [number]))[0], 10_000, 'hangup');
-      const af = await until(
-        async () => {
-          const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-          return a?.status === 'ended' ? a : null;
-        },
-        10_000,
-        'activeflow ended',
-      );
+      const af = await endedActiveflow(call.activeflow_id);
       expect(af.end_reason).to.equal('error');
       expect(af.error).to.match(why[target] ?? /not found/);
     }

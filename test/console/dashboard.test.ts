@@ -2,6 +2,7 @@
 // control-api and Postgres: seeded calls of the last hour (two bridged legs with quality summaries and
 // 5 s call_quality samples written by the real events store), webhook deliveries, another customer's
 // call that must not count, a voice agent's turns. Charts are uPlot canvases under the console's CSP (no CSP error allowed).
+import { insertCallRow } from '../../testkit/cdr';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -26,27 +27,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
     const other = await createFixture(rig.t.ctx);
     const now = Date.now();
     const ago = (ms: number) => new Date(now - ms);
-    const call = async (fx: Fixture, fields: Record<string, unknown>) => {
-      const id = (fields.id as string | undefined) ?? newId();
-      await rig.t.ctx.db('calls').insert({
-        owner_id: EMPTY_UUID,
-        flow_id: EMPTY_UUID,
-        activeflow_id: EMPTY_UUID,
-        master_call_id: EMPTY_UUID,
-        recording_id: EMPTY_UUID,
-        groupcall_id: EMPTY_UUID,
-        status: 'hangup',
-        direction: 'incoming',
-        hangup_by: 'remote',
-        hangup_reason: 'normal',
-        source: { type: 'tel', target: '+15550001111' },
-        destination: { type: 'tel', target: '+15550002222' },
-        ...fields,
-        id,
-        customer_id: fx.customer.id,
-      });
-      return id;
-    };
+    const call = (fx: Fixture, fields: Record<string, unknown>) => insertCallRow(rig.t.ctx.db, fx.customer.id, fields);
     const summary = (min: number, avg: number, loss: number) => ({ mos_min: min, mos_avg: avg, loss_pct: loss, jitter_ms: 12.5, rtt_ms: 48 });
     // two bridged legs, 2 minutes, 50 minutes ago; samples every 5 s with a loss burst in the middle
     legA = newId();

@@ -3,6 +3,8 @@
 // pcap); a flow gathers INFO digits, and on an extension-to-extension call the far phone gets each
 // digit in its own form: telephone-events on ITS payload type and RTP clock, or INFO when its SDP
 // offered no telephone-event. An INFO with a body the platform does not take gets 415.
+import { endedActiveflow } from '../../testkit/call-ends';
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -11,7 +13,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, registerOnly, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,14 +26,8 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   this.timeout(90_000);
   let p: Platform;
 
-  before(async () => {
-    // sipp answers only MD5 challenges: offer MD5 first
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  // sipp answers only MD5 challenges: offer MD5 first
+  usePlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, (x) => (p = x), { truncate: false });
 
   it('INFO digits (dtmf-relay and dtmf) feed digits_receive and a branch; other bodies get 415, a bad key 400, an empty INFO 200', async () => {
     const db = await testDb();
@@ -80,14 +76,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     // the 415 says what an INFO may carry
     expect(r.messages).to.match(/SIP\/2\.0 415[^\n]*\n(?:[^\n]+\n)*?Accept: application\/dtmf-relay, application\/dtmf/);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     const path_ = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(path_).to.deep.equal(['answer', 'digits_receive', 'branch', 'sleep', 'hangup']);
   }

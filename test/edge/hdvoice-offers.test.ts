@@ -2,6 +2,7 @@
 // have (iLBC) to a virtual number whose flow answers and talks. The platform answers G.722 and Opus
 // with 200 and that codec (Opus with the RFC 7587 fmtp), sends the flow's speech in it (decoded here
 // with the engine's own codec: speech energy, not silence), and refuses iLBC with 488 and a Warning.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import dgram from 'node:dgram';
 import { expect } from 'chai';
 import { createCodec, type Codec } from '../../media-engine/codecs';
@@ -10,9 +11,9 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sipp, startPlatform, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
+import { sipp, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
 
 /** RTP the platform sends: packets of payload type `pt`, decoded with `codec`, level per packet. */
 class CodecSink {
@@ -78,14 +79,7 @@ describe('edge: G.722-only and Opus-only offers are answered in that codec; othe
   let p: Platform;
   let n = 0;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({ SIP_DIGEST_ALGORITHMS: 'MD5' }, (x) => (p = x));
 
   /** A trunk known by 127.0.0.1 and a number whose flow answers and talks; returns the request URI. */
   async function talkingNumber(): Promise<string> {

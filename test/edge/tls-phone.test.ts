@@ -9,7 +9,7 @@ import path from 'node:path';
 import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { callerPhone, answeringPhone } from '../../testkit/media-app/phones';
 import { toneWav } from './audio';
 import { Baresip } from './baresip';
 
@@ -78,7 +78,7 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
     const phonePort = await freePort();
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const callee = await answeringPhone(b, phonePort);
     await sleep(300);
     const phone = await tlsPhone(a);
     // the registrar's binding, not baresip's REGISTER_OK event: that may fire before the ctrl socket is connected

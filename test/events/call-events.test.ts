@@ -3,6 +3,7 @@
 // must reach a WebSocket subscriber on wildcard topics AND the customer's webhook receiver, each once,
 // in the same order; an API activeflow's own events reach its own webhook. Nothing twice (no second
 // call_hangup), no untyped event.
+import { listenHook } from '../../testkit/hook-receiver';
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -39,16 +40,7 @@ async function receiver(secret: () => string): Promise<{ url: string; got: Hook[
       res.writeHead(200).end('ok');
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    got,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listenHook(server, got);
 }
 
 /** One line per event: type, resource, and what makes each change distinct. */

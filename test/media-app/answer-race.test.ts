@@ -3,27 +3,21 @@
 // loopback: sipp as a trunk calls a virtual number whose flow has not answered yet; the session is
 // answered and, before the event loop turns (the 200 OK is sent, drachtio has not yet given the
 // dialog), hung up as a command from the API would. The far end must get a BYE and the call end in hangup.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import { RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 
 describe('media-app: a close while the 200 OK is in flight', function () {
   this.timeout(90_000);
   let p: Platform;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, (x) => (p = x));
 
   it('an inbound call hung up while its 200 OK is in flight: the late dialog gets a BYE, the call ends in hangup', async () => {
     const db = await testDb();

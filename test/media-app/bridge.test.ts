@@ -6,8 +6,8 @@ import { Bridge, BridgeError, BRIDGE_MOVES, canMoveBridge, type BridgeState } fr
 import type { CallSession } from '../../media-app/call/session';
 import { callsRepo } from '../../core/repos/calls';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
-import { party, startStack, TonePeer, type Stack } from '../xfer/support';
+import { sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { party, TonePeer, type Stack, useXferStack } from '../xfer/support';
 
 describe('Bridge move table', () => {
   it('allows exactly the declared moves; closed is final', () => {
@@ -24,16 +24,7 @@ describe('Bridge move table', () => {
 describe('Bridge with real calls', function () {
   this.timeout(90_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x));
 
   /** A call the platform makes to a sipp party (its RTP a TonePeer), up and idle in a long sleep. */
   async function upCall(): Promise<{ call: CallSession; tone: TonePeer; sipp: { done: Promise<SippResult> } }> {

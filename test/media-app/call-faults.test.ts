@@ -1,6 +1,8 @@
 // The close cascade of a call (media-app/call/session.ts) under faults, on real loopback SIP and RTP:
 // a media worker dying under 20 live sipp calls ends every one of them (BYE to sipp, hangup row,
 // ports back), and a real database failure while dialling ends the call instead of leaving it dialing.
+import { sipProvider } from '../../testkit/providers';
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +14,6 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo } from '../../core/repos/calls';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
@@ -56,19 +57,7 @@ describe('call close cascade under faults', function () {
     const db = await testDb();
     const cid = await customer();
     const port = await freePort();
-    const provider = await providersRepo(db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${port}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: [],
-      name: 'p',
-      detail: '',
-    } as never);
+    const provider = await sipProvider(db, `127.0.0.1:${port}`, 'p');
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'hangup' }]) } as never);
@@ -82,14 +71,7 @@ describe('call close cascade under faults', function () {
     });
     await db('test_refused_call_updates').insert({ id: row.id, status: '*' });
     await p.app.factory.originate([row.id]);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      5000,
-      'the call ends',
-    );
+    const done = await hungUpCall(row.id, 5000, 'the call ends');
     expect(done.hangup_reason).to.equal('failed');
     expect((await eventsFor(p.redis, row.id)).map((e) => e.event_type)).to.deep.equal(['call_hangup']);
     await until(() => p.app.calls.get(row.id) === undefined, 2000, 'live map cleaned');
@@ -115,14 +97,7 @@ describe('call close cascade under faults', function () {
     await p.app.factory.originate([row.id]);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      5000,
-      'the call ends',
-    );
+    const done = await hungUpCall(row.id, 5000, 'the call ends');
     expect(done.hangup_reason).to.not.equal('');
     expect(done.tm_progressing).to.equal(null);
     const types = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);

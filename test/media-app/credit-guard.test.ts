@@ -1,6 +1,7 @@
 // The credit guard: an answered PSTN call ends when the customer's balance no longer pays the minutes
 // its calls have started, or the next minute it is about to start. Unit rules on core/billing/credit.ts,
 // then a real call through a provider (sipp) whose customer's balance is taken away mid-call.
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { callsToEnd } from '../../core/billing/credit';
 import { parseActions } from '../../core/flow';
@@ -75,14 +76,7 @@ describe('media-app credit guard', function () {
     // the balance is spent elsewhere (another charge, an operator's correction)
     await db('billing_accounts').where({ id: accountId }).update({ balance_credit: 0 });
     const t0 = Date.now();
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'ended by the credit guard',
-    );
+    const done = await hungUpCall(row.id, 10_000, 'ended by the credit guard');
     expect(Date.now() - t0).to.be.below(5000);
     expect(done.data).to.deep.include({ balance_exhausted: true });
     await gw.done;

@@ -2,12 +2,13 @@
 // sipp 3.6 and older desk phones answer the FIRST WWW-Authenticate/Proxy-Authenticate header and fail
 // when it is not MD5; libre (baresip 1.0, test/edge/baresip.test.ts) fails when ANY line is not MD5. The SHA-256 client is
 // a raw UDP client that looks for a SHA-256 challenge and refuses to fall back to MD5.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { parseDigest } from '../../media-app/kit/sip-digest';
-import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { testDb } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, registerOnly, sipp, UdpSip, type Platform } from '../../testkit/media-app/harness';
+import { extensionCall } from '../../testkit/media-app/phones';
 import { authorization, challengesOf, rawRegister } from './digest-client';
 
 const algorithmsOf = (chals: string[]) => chals.map((c) => parseDigest(c)!.algorithm);
@@ -26,15 +27,8 @@ describe('media-app digest challenge choice', function () {
   let p: Platform;
   let u: UdpSip;
 
-  before(async () => {
-    await truncateAll();
-    // the defaults of an install: no SIP_DIGEST_ALGORITHMS
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  // the defaults of an install: no SIP_DIGEST_ALGORITHMS
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, (x) => (p = x));
   beforeEach(async () => {
     u = await UdpSip.open();
   });
@@ -47,14 +41,7 @@ describe('media-app digest challenge choice', function () {
     const phonePort = await freePort();
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors + reg.messages).to.equal(0);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await new Promise((r) => setTimeout(r, 300));
-    const caller = sipp(
-      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
-      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 40_000 },
-    );
-    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    const [rc, re] = await extensionCall(a, b, sipServer, p.sipPort, phonePort);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
   });

@@ -3,6 +3,7 @@
 // INVITE sent, no flow started on it (not even with early_execution), nothing left dialing. Before, the
 // outgoing leg's allocation (call/factory.ts startOutgoing) swallowed the failure and the call went on
 // (its early flow started) until the dialler tried again.
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { parseActions } from '../../core/flow';
@@ -95,14 +96,7 @@ describe('media-app: a call without a media endpoint fails', function () {
     expect(await exhaustMedia()).to.match(/no free RTP port/);
     const { db, row } = await outgoing({ early_execution: true });
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      15_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id, 15_000);
     // a flow that started would write its activeflow on the row: give it the time it would take
     await sleep(1500);
     const after = (await callsRepo(db).get(row.id))!;
@@ -118,16 +112,9 @@ describe('media-app: a call without a media endpoint fails', function () {
   });
 
   it('with media back, the next call is dialled again (the refusal held nothing): busy', async () => {
-    const { db, row } = await outgoing({});
+    const { row } = await outgoing({});
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      15_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id, 15_000);
     expect(
       received.filter((m) => m.startsWith('INVITE ')),
       'the INVITE went out',
@@ -142,14 +129,7 @@ describe('media-app: a call without a media endpoint fails', function () {
     const { db, row, cid, flowId } = await outgoing({}, `+899300${String(process.pid % 1000).padStart(3, '0')}1`);
     await numbersRepo(db).create({ customer_id: cid, number: row.destination.target, type: 'virtual', call_flow_id: flowId });
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      15_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id, 15_000);
     expect(done.hangup_reason).to.equal('failed');
     expect(done.tm_ringing, 'never rang').to.equal(null);
     const legs = await db('calls').where({ customer_id: cid }).select('id', 'direction');

@@ -1,25 +1,19 @@
 // Extension to extension: two sipp phones register with digest; one calls the other through
 // sip-server and media-app (digest-authenticated INVITE, 407), media-app dials the callee's
 // registered contact and bridges the two; the caller hangs up and the callee gets its BYE.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
-import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, eventsFor, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { testDb } from '../../testkit/db';
+import { freePort } from '../../testkit/ports';
+import { createExtension, eventsFor, registerOnly, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { callerPhone, extensionCall } from '../../testkit/media-app/phones';
 
 describe('media-app extension to extension', function () {
   this.timeout(90_000);
   let p: Platform;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, (x) => (p = x));
 
   it('a registered phone calls another registered phone; both legs are recorded and hang up together', async () => {
     const a = await createExtension();
@@ -29,14 +23,7 @@ describe('media-app extension to extension', function () {
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
     expect(await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`)).to.have.length(1);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
-    const caller = sipp(
-      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
-      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 40_000 },
-    );
-    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    const [rc, re] = await extensionCall(a, b, sipServer, p.sipPort, phonePort);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
 

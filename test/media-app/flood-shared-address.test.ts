@@ -9,9 +9,9 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { testDb } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { extensionCall } from '../../testkit/media-app/phones';
 
 const PHONES = '127.0.0.3';
 const TRUNK = '127.0.0.4';
@@ -97,14 +97,7 @@ describe('flood protection behind a shared address: phones and trunks stay onlin
     // mid-flood: the phone refreshes its registration and answers a call from an allow-listed caller
     const again = await reg();
     expect(again.code, again.errors).to.equal(0);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', PHONES, '-p', String(phonePort), '-m', '1', '-mi', PHONES, '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
-    await sleep(300);
-    const caller = sipp(
-      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
-      [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 30_000 },
-    );
-    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    const [rc, re] = await extensionCall(a, b, server, p.sipPort, phonePort, { phoneIp: PHONES, killAfterMs: 30_000 });
     expect(rc.code, 'caller ' + rc.errors).to.equal(0);
     expect(re.code, 'callee ' + re.errors).to.equal(0);
     await flooding.done;

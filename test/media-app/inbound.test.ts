@@ -1,5 +1,6 @@
 // Inbound calls end to end: sipp as a trunk calls a virtual number whose flow answers, talks and
 // hangs up; the test hears speech in the platform's RTP and reads the Call row and its events.
+import { endedActiveflow } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -155,14 +156,7 @@ describe('media-app inbound calls', function () {
     const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 }).done;
     expect(r.code, r.errors + r.messages).to.equal(0);
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     expect(af.variables['svc.call.digits']).to.equal('5');
     // the flow went on to hang up at once: well before the 8 s digit timeout
     expect(call.tm_hangup!.getTime() - call.tm_progressing!.getTime()).to.be.lessThan(6000);

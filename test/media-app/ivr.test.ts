@@ -2,6 +2,7 @@
 // digit that sipp sends from its shipped RFC 2833 pcap, branches on it to a prompt served over HTTP,
 // records the caller (sipp plays its shipped G.711 pcap) and hangs up. The test hears the menu on
 // the wire, reads the activeflow's path and variables, and checks the recording holds the caller.
+import { endedActiveflow } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -87,14 +88,7 @@ describe('media-app IVR end to end (sipp DTMF and audio pcaps)', function () {
   async function finished(cid: string) {
     const db = await testDb();
     const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'hangup');
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     return { call, af };
   }
 

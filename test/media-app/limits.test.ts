@@ -1,11 +1,12 @@
 // Call limits and execution modes: maximum duration (hangup_reason timeout), early execution (the flow
 // starts while the callee still rings), and a provider calling a number (source by address).
+import { sipProvider } from '../../testkit/providers';
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callsRepo } from '../../core/repos/calls';
 import { numbersRepo } from '../../core/repos/numbers';
-import { providersRepo } from '../../core/repos/providers';
 import { repos } from '../../core/repos';
 import type { CommandBus } from '../../core/commands/bus';
 import { testDb, truncateAll } from '../../testkit/db';
@@ -47,18 +48,11 @@ describe('media-app call limits and modes', function () {
   }
 
   it('the maximum call duration ends an answered call with hangup_reason timeout', async () => {
-    const { db, row, port } = await outgoing('This announcement is far longer than the maximum duration of the call. '.repeat(5));
+    const { row, port } = await outgoing('This announcement is far longer than the maximum duration of the call. '.repeat(5));
     const callee = sipp(slowUas(0), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
     expect((await callee.done).code).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done.hangup_reason).to.equal('timeout');
     const talked = done.tm_hangup!.getTime() - done.tm_progressing!.getTime();
     expect(talked).to.be.within(1800, 6000);
@@ -80,33 +74,14 @@ describe('media-app call limits and modes', function () {
     const af = await db('activeflows').where({ id: ringing.activeflow_id }).first();
     expect(af).to.include({ status: 'running', reference_id: row.id });
     expect((await callee.done).code).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 
   it('a provider (known by its address) calling a number runs the number flow', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `prov${Date.now()}@example.test`, status: 'active', name: 'p' })).id;
-    await providersRepo(db).create({
-      type: 'sip',
-      hostname: '127.0.0.1',
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: [],
-      name: 'carrier',
-      detail: '',
-    } as never);
+    await sipProvider(db, '127.0.0.1', 'carrier');
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'hangup' }]) } as never);
     await numbersRepo(db).create({ customer_id: cid, number: '+15559990000', type: 'normal', call_flow_id: flow.id });
     const sink = await RtpSink.open();

@@ -2,15 +2,15 @@
 // 127.0.0.99, an unbound loopback address, not 192.168.x: if Contact fixing or symmetric RTP were
 // missing, the platform would send to the address the phone wrote, and packets to 127.0.0.99 stay on
 // this machine and are simply lost (the test then fails), where 192.168.x would leave it.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { CallSession } from '../../media-app/call/session';
-import { truncateAll } from '../../testkit/db';
 import { talkingNumber } from './talking-number';
 import { ack } from '../../testkit/media-app/sipp-steps';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { answerBye, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { freePort } from '../../testkit/ports';
+import { answerBye, createExtension, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { extensionCall } from '../../testkit/media-app/phones';
 
 const PRIVATE = '127.0.0.99'; // what the phone thinks its address is (see above)
 const ADVERTISED = '127.0.0.98'; // RTP_ADVERTISED_HOST: the address the platform's SDP names, distinct from the bound one
@@ -42,14 +42,7 @@ describe('media-app behind NAT', function () {
   this.timeout(90_000);
   let p: Platform;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTP_BIND_HOST: '127.0.0.1', RTP_ADVERTISED_HOST: ADVERTISED });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RTP_BIND_HOST: '127.0.0.1', RTP_ADVERTISED_HOST: ADVERTISED }, (x) => (p = x));
 
   it('rport/received: the 401 and 200 reach the phone at its real port though its Via names a private address', async () => {
     const { ext, domain, password } = await createExtension();
@@ -68,14 +61,7 @@ describe('media-app behind NAT', function () {
     const [binding] = await p.app.registrar.bindings.get(`${b.ext.username}@${b.domain}`);
     expect(binding!.contact).to.equal(`sip:${b.ext.username}@${PRIVATE}:5999`);
     expect(binding!.source).to.deep.include({ address: '127.0.0.1', port: phonePort });
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await new Promise((r) => setTimeout(r, 300));
-    const caller = sipp(
-      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
-      [sipServer, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 40_000 },
-    );
-    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    const [rc, re] = await extensionCall(a, b, sipServer, p.sipPort, phonePort);
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
     expect(rc.code, 'caller ' + rc.errors + rc.messages).to.equal(0);
     // the INVITE kept the phone's own Contact as its Request-URI

@@ -1,11 +1,11 @@
 // A platform that originates calls as control-api asks it to: the media-app node with the real BullMQ
 // command bus on its key prefix, and a customer who may call numbers (a provider on a loopback port,
 // a route for every number, the US whitelisted, a balance).
+import { sipProvider } from '../../testkit/providers';
 import { Redis } from 'ioredis';
 import { CommandBus } from '../../core/commands/bus';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { repos } from '../../core/repos';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { Knex } from '../../core/db/knex';
@@ -35,19 +35,7 @@ export async function startOriginating(env: Record<string, string> = {}): Promis
 
 /** A provider whose gateway is sipp on 127.0.0.1:`port`, routed for every number of `customerId`. */
 export async function providerRoute(db: Knex, customerId: string, port: number, name = 'gw', priority = 1): Promise<string> {
-  const provider = await providersRepo(db).create({
-    type: 'sip',
-    hostname: `127.0.0.1:${port}`,
-    tech_prefix: '',
-    tech_postfix: '',
-    tech_headers: {},
-    transport: 'udp',
-    auth_username: '',
-    auth_password: '',
-    codecs: [],
-    name,
-    detail: '',
-  } as never);
+  const provider = await sipProvider(db, `127.0.0.1:${port}`, name);
   await routesRepo(db).create({ customer_id: customerId, name: `r-${name}`, detail: '', provider_id: provider.id, priority, target: 'all' });
   return provider.id;
 }

@@ -3,12 +3,12 @@
 // carrier's INVITE through it (Kamailio lookup("location") → t_relay to our Contact) runs the called
 // number's flow for the trunk's customer, the registrar going away and coming back is survived, and
 // a wrong password ends in `failed` with the SIP status and retries with growing backoff.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { providersRepo } from '../../core/repos/providers';
 import { outboundRegistrationsRepo, type OutboundRegistrationRow } from '../../core/repos/outbound-registrations';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
@@ -214,19 +214,7 @@ describe('outbound registration (Kamailio registrar)', function () {
     const sha = await Kamailio.create({ user: 'sha-user', password: 'sha-secret-1', maxExpires: 60, algorithm: 'SHA-256' });
     try {
       const db = await testDb();
-      const provider = await providersRepo(db).create({
-        type: 'sip',
-        hostname: `127.0.0.1:${sha.port}`,
-        tech_prefix: '',
-        tech_postfix: '',
-        tech_headers: {},
-        transport: 'udp',
-        auth_username: '',
-        auth_password: '',
-        codecs: '',
-        name: 'sha',
-        detail: '',
-      });
+      const provider = await sipProvider(db, `127.0.0.1:${sha.port}`, 'sha');
       const reg = (await outboundRegistrationsRepo(db).put('provider', provider.id, null, {
         registrar: `127.0.0.1:${sha.port}`,
         domain: 'carrier.test',
@@ -248,19 +236,7 @@ describe('outbound registration (Kamailio registrar)', function () {
 
   it('a wrong password: failed with the SIP status, retried with growing backoff', async () => {
     const db = await testDb();
-    const provider = await providersRepo(db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${kam.port}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: '',
-      name: 'carrier',
-      detail: '',
-    });
+    const provider = await sipProvider(db, `127.0.0.1:${kam.port}`, 'carrier');
     const reg = (await outboundRegistrationsRepo(db).put('provider', provider.id, null, {
       registrar: `127.0.0.1:${kam.port}`,
       domain: '',

@@ -1,5 +1,6 @@
 // Outbound calls end to end: the originate command goes through the real BullMQ queue (core/commands
 // CommandBus), media-app dials a sipp UAS through sip-server, runs the flow on answer and hangs up.
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -50,21 +51,14 @@ describe('media-app outbound calls (originate)', function () {
   }
 
   it('answers, plays the prompt, hangs up: status, timestamps, reason and events', async () => {
-    const { db, row, port, flow } = await setup();
+    const { row, port, flow } = await setup();
     const callee = sipp(uas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
     await bus.originate([row.id], row.customer_id, `cmd-${row.id}`);
     // at-least-once delivery: the same command enqueued again (different id) dials nothing twice
     await bus.originate([row.id], row.customer_id);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      15_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id, 15_000);
     expect(done.hangup_by).to.equal('local');
     expect(done.hangup_reason).to.equal('normal');
     expect(done.tm_ringing).to.be.instanceOf(Date);
@@ -78,36 +72,22 @@ describe('media-app outbound calls (originate)', function () {
   });
 
   it('a busy callee ends the call with hangup_reason busy, hangup_by remote', async () => {
-    const { db, row, port } = await setup();
+    const { row, port } = await setup();
     const callee = sipp(uas({ final: 486 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
     await bus.originate([row.id], row.customer_id);
     expect((await callee.done).code).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'busy', hangup_by: 'remote' });
     expect(done.tm_progressing).to.equal(null);
   });
 
   it('the dial timeout cancels an unanswered call: noanswer', async () => {
-    const { db, row, port } = await setup({ dial_timeout: 1500 });
+    const { row, port } = await setup({ dial_timeout: 1500 });
     const callee = sipp(uas({ cancel: true }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1']);
     await bus.originate([row.id], row.customer_id);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'noanswer', hangup_by: 'remote' });
   });
 
@@ -115,19 +95,12 @@ describe('media-app outbound calls (originate)', function () {
     // the dial timeout is the ringing phase's: a callee that rings past half of it and then answers is
     // held 3x the timeout, and the call ends only when its flow hangs up. The answer comes 1 s before
     // the timeout (0.5 s was too little on a loaded machine: the 180 itself can take that long)
-    const { db, row, port } = await setup({ dial_timeout: 3000 }, [{ type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]);
+    const { row, port } = await setup({ dial_timeout: 3000 }, [{ type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]);
     const callee = sipp(uas({ pauseMs: 2000 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await bus.originate([row.id], row.customer_id);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
     expect(new Date(done.tm_hangup!).getTime() - new Date(done.tm_progressing!).getTime()).to.be.at.least(8900);
   });
@@ -141,14 +114,7 @@ describe('media-app outbound calls (originate)', function () {
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id }).catch(() => null); // repeated: harmless
     expect((await callee.done).code).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'cancel', hangup_by: 'local' });
     const events = (await eventsFor(p.redis, row.id)).map((e) => e.event_type);
     expect(events).to.deep.equal(['call_ringing', 'call_canceling', 'call_hangup']);
@@ -174,14 +140,7 @@ describe('media-app outbound calls (originate)', function () {
     expect(a.code, a.errors + a.messages).to.equal(0);
     expect(f.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${p1} SIP/2.0`);
     expect(a.messages).to.include(`From: <sip:+15550001111@sip.test>`);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(base.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(base.id);
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 
@@ -231,14 +190,7 @@ describe('media-app outbound calls (originate)', function () {
     ]);
     await bus.toCallOwner({ type: 'call.hangup', callId: row.id });
     expect((await callee.done).code).to.equal(0);
-    const done = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const done = await hungUpCall(row.id);
     expect(done).to.include({ hangup_reason: 'normal', hangup_by: 'local' });
   });
 });

@@ -2,9 +2,9 @@
 // provider, a sipp UAS on loopback, while its routes point elsewhere (a provider nobody answers for);
 // the INVITE reaches the forced provider only. Then the record's list (provider filter), get, delete,
 // and the errors: other callers, an unknown provider, non-tel destinations, bad input.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import request from 'supertest';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import { repos } from '../../core/repos';
@@ -41,20 +41,7 @@ describe('/providercalls: an operator call forced through one provider', functio
     get: (path: string) => request(t.app).get(`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`),
     del: (path: string) => request(t.app).delete(`/v1.0${path}`).set('Authorization', `Bearer ${f.token}`),
   });
-  const provider = (port: number, name: string) =>
-    providersRepo(t.ctx.db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${port}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: [],
-      name,
-      detail: '',
-    } as never);
+  const provider = (port: number, name: string) => sipProvider(t.ctx.db, `127.0.0.1:${port}`, name);
 
   it('dials through the given provider, not the routes; the record lists, filters, reads and deletes', async () => {
     const db = t.ctx.db;

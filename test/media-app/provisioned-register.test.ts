@@ -2,14 +2,14 @@
 // scan: the document's outbound proxy is the SIP server's advertised address, the REGISTER's
 // Request-URI/To stay the registration domain {label}.reg.{SIP_DOMAIN} (it names the customer).
 // The sipp REGISTERs below are built from the rendered documents' own fields.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { loadConfig } from '../../core/config';
 import { renderConfig } from '../../control-api/provisioning';
 import { accountFor } from '../../control-api/provisioning/target';
 import { parseXmlStrict, find } from '../control-api/resources/xml-check';
 import { testEnv } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { createExtension, killAllSipp, sipp, startPlatform, SIP_DOMAIN, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, sipp, SIP_DOMAIN, type Platform } from '../../testkit/media-app/harness';
 
 function registerVia(ruri: string, user: string, domain: string, route: string | null): string {
   const req = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
@@ -38,14 +38,7 @@ describe('media-app: a QR-provisioned phone registers through the outbound proxy
   this.timeout(60_000);
   let p: Platform;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.1/32' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.1/32' }, (x) => (p = x));
 
   /** The provisioning target of a default install whose sip-server is the test platform's. */
   const target = () => loadConfig(testEnv({ SIP_DOMAIN, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort) }) as NodeJS.ProcessEnv, { persistSecret: false }).provisioningSip;

@@ -1,8 +1,8 @@
 // Registrar end to end: sipp and a raw UDP client REGISTER through sip-server to media-app.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { parseDigest } from '../../media-app/kit/sip-digest';
-import { truncateAll } from '../../testkit/db';
-import { createExtension, killAllSipp, sipp, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, sipp, UdpSip, type Platform } from '../../testkit/media-app/harness';
 import { authorization, rawRegister as raw } from './digest-client';
 
 function registerXml(user: string, domain: string, expires = 3600, finalStatus = 200): string {
@@ -33,15 +33,8 @@ describe('media-app registrar', function () {
   let p: Platform;
   let u: UdpSip;
 
-  before(async () => {
-    await truncateAll();
-    // sipp 3.6 answers the first challenge and knows only MD5
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REGISTRAR_LOCKOUT_FAILURES: '3', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  // sipp 3.6 answers the first challenge and knows only MD5
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REGISTRAR_LOCKOUT_FAILURES: '3', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, (x) => (p = x));
   beforeEach(async () => {
     u = await UdpSip.open();
   });

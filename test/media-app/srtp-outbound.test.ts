@@ -1,10 +1,10 @@
 // Outbound SRTP: a plain caller (trunk) dials a PSTN number whose provider has media_encryption sdes;
 // the platform's offer to the provider goes through rtpengine as SDES-SRTP, the provider's SRTP comes
 // from a second real rtpengine (testkit/srtp-far-end.ts). Each side hears the other's tone.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import { repos } from '../../core/repos';
 import { trunksRepo } from '../../core/repos/trunks';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { testDb, truncateAll } from '../../testkit/db';
@@ -41,20 +41,7 @@ describe('media-app: outbound SRTP / DTLS to a provider with media_encryption', 
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `so${Date.now()}@example.test`, status: 'active', name: 'so' })).id;
     await trunksRepo(db).create(cid, `so${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const prov = await providersRepo(db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${provider.port}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: '',
-      name: 'srtp',
-      detail: '',
-      media_encryption: 'sdes',
-    });
+    const prov = await sipProvider(db, `127.0.0.1:${provider.port}`, 'srtp', { media_encryption: 'sdes' });
     providerId = prov.id;
     await routesRepo(db).create({ customer_id: cid, name: 'r', detail: '', provider_id: prov.id, priority: 1, target: 'all' });
     await repos(db).outboundConfigs.create({ customer_id: cid, destination_whitelist: ['us'] });

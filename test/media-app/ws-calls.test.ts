@@ -9,12 +9,12 @@ import request from 'supertest';
 import { numbersRepo } from '../../core/repos/numbers';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { testDb } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort } from '../../testkit/ports';
 import { plainSdp, WsSipPhone, type WsMessage } from '../support/ws-sip';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { SrtpFarEnd } from '../../testkit/srtp-far-end';
 import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone } from '../../testkit/media-app/phones';
+import { answeringPhone } from '../../testkit/media-app/phones';
 
 describe('SIP over WebSocket: calls', function () {
   this.timeout(90_000);
@@ -75,7 +75,7 @@ describe('SIP over WebSocket: calls', function () {
     const phonePort = await freePort();
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+    const callee = await answeringPhone(b, phonePort, { killAfterMs: 30_000 });
     await sleep(300);
     const phone = await WsSipPhone.connect(wsUrl);
     try {

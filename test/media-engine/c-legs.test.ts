@@ -15,8 +15,7 @@ import { MediaServer, type Endpoint } from '../../media-engine';
 import { parseRtcp } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import type { RtpIoKind } from '../../media-engine/worker/rtp-transport';
-import { pcmuOffer, portRange, sleep, tmpDir } from '../../testkit/media-engine/support';
-import { sippMediaPort } from '../../testkit/ports';
+import { pcmuOffer, portRange, sleep, tmpDir, bindRtpPair } from '../../testkit/media-engine/support';
 
 /** the far end's offer: PCMU at 20 ms with RFC 4733 digits */
 const offer = (port: number): string => pcmuOffer(port, '127.0.0.1', true);
@@ -41,14 +40,7 @@ class Far {
     rtcpSock.on('message', (m) => this.rtcp.push(m));
   }
   static async open(): Promise<Far> {
-    const base = await sippMediaPort();
-    const bind = (port: number) =>
-      new Promise<dgram.Socket>((resolve, reject) => {
-        const s = dgram.createSocket('udp4');
-        s.once('error', reject);
-        s.bind(port, '127.0.0.1', () => resolve(s));
-      });
-    return new Far(await bind(base), await bind(base + 1));
+    return new Far(...(await bindRtpPair()));
   }
   get port(): number {
     return this.rtpSock.address().port;

@@ -9,8 +9,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { MediaServer, type Endpoint, type RxTimeoutEvent } from '../../media-engine';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
-import { pcmuOffer, portRange, sleep } from '../../testkit/media-engine/support';
-import { sippMediaPort } from '../../testkit/ports';
+import { pcmuOffer, portRange, sleep, bindRtpPair } from '../../testkit/media-engine/support';
 
 const TIMEOUT_MS = 600;
 
@@ -23,14 +22,7 @@ class Far {
     readonly rtcp: dgram.Socket,
   ) {}
   static async open(): Promise<Far> {
-    const base = await sippMediaPort();
-    const bind = (port: number) =>
-      new Promise<dgram.Socket>((resolve, reject) => {
-        const s = dgram.createSocket('udp4');
-        s.once('error', reject);
-        s.bind(port, '127.0.0.1', () => resolve(s));
-      });
-    return new Far(await bind(base), await bind(base + 1));
+    return new Far(...(await bindRtpPair()));
   }
   get port(): number {
     return this.rtp.address().port;

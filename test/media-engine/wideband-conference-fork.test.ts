@@ -4,9 +4,9 @@
 // fork gets the 8 kHz mix as before. Audio injected through a conference fork at 16 kHz reaches a
 // G.722 member with its 6 kHz tone.
 import { expect } from 'chai';
-import type { Endpoint, MediaServer } from '../../media-engine';
+import type { MediaServer } from '../../media-engine';
 import { sleep, useMediaServer } from '../../testkit/media-engine/support';
-import { ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
+import { toneShare, useFarEndLegs } from '../../testkit/media-engine/far-end';
 
 function joined(frames: Int16Array[], last: number): Int16Array {
   const take = frames.slice(-last);
@@ -24,21 +24,7 @@ describe('media-engine conference forks at 16 kHz', function () {
   let ms: MediaServer;
   useMediaServer({ ports: 100, workers: 1 }, (f) => ({ ms } = f));
 
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
-
-  async function member(codec: FarCodec): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd(codec).open();
-    fars.push(far);
-    const leg = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(leg);
-    far.sendTo(leg.local.port);
-    return { far, leg };
-  }
+  const member = useFarEndLegs(() => ms);
 
   it('a legRate fork of a wideband room gets the 16 kHz mix; a plain fork the 8 kHz one', async () => {
     const room = await ms.createConference('hd-fork');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { readWav, sleep, useMediaServer } from '../../testkit/media-engine/support';
-import { power, ToneFarEnd, toneShare, type FarCodec } from '../../testkit/media-engine/far-end';
+import { power, ToneFarEnd, toneShare, type FarCodec, useFarEndLegs } from '../../testkit/media-engine/far-end';
 
 describe('media-engine conference mixing at 16 kHz', function () {
   this.timeout(40000);
@@ -14,22 +14,13 @@ describe('media-engine conference mixing at 16 kHz', function () {
   let dir: string;
   useMediaServer({ ports: 100, workers: 1 }, (f) => ({ ms, dir } = f));
 
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
+  const farEndLeg = useFarEndLegs(() => ms);
 
   /** An engine leg answering a raw far end's offer of `codec`. */
   async function member(codec: FarCodec): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd(codec).open();
-    fars.push(far);
-    const leg = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(leg);
-    expect(leg.local.sdp).to.contain(codec === 'G722' ? 'G722/8000' : 'PCMU/8000');
-    far.sendTo(leg.local.port);
-    return { far, leg };
+    const m = await farEndLeg(codec);
+    expect(m.leg.local.sdp).to.contain(codec === 'G722' ? 'G722/8000' : 'PCMU/8000');
+    return m;
   }
 
   it('two G.722 members hear each other at 16 kHz, a PCMU member hears the narrowband rest; the recording is 16 kHz', async () => {

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { goertzelCoeff, goertzelPower } from '../../media-engine/dsp/goertzel';
 import { useMediaServer } from '../../testkit/media-engine/support';
-import { power, ToneFarEnd, toneShare } from '../../testkit/media-engine/far-end';
+import { power, ToneFarEnd, toneShare, useFarEndLegs } from '../../testkit/media-engine/far-end';
 
 /** Power of `x` at `hz` (16 kHz audio), per sample. */
 function tonePower(x: Int16Array, hz: number): number {
@@ -18,21 +18,12 @@ describe('media-engine supervision of a G.722 call', function () {
   let ms: MediaServer;
   useMediaServer({ ports: 100, workers: 1 }, (f) => ({ ms } = f));
 
-  const fars: ToneFarEnd[] = [];
-  const eps: Endpoint[] = [];
-  afterEach(async () => {
-    for (const f of fars.splice(0)) f.close();
-    for (const e of eps.splice(0)) await e.destroy();
-  });
+  const farEndLeg = useFarEndLegs(() => ms);
 
   async function party(): Promise<{ far: ToneFarEnd; leg: Endpoint }> {
-    const far = await new ToneFarEnd('G722').open();
-    fars.push(far);
-    const leg = await ms.createEndpoint({ remoteSdp: far.offer });
-    eps.push(leg);
-    expect(leg.local.sdp).to.contain('G722/8000');
-    far.sendTo(leg.local.port);
-    return { far, leg };
+    const m = await farEndLeg('G722');
+    expect(m.leg.local.sdp).to.contain('G722/8000');
+    return m;
   }
 
   it('listen, whisper and barge keep the 6 kHz tone for each listener; the customer never hears a whisper', async () => {

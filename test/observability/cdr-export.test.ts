@@ -12,35 +12,14 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { insertCalls } from '../../testkit/cdr';
+import { insertCalls, insertCallRow, parseCsv } from '../../testkit/cdr';
 import { collectGarbage, collectNow } from '../../testkit/gc';
-import { newId, EMPTY_UUID } from '../../core/ids';
+import { newId } from '../../core/ids';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { platformRegistry } from '../../core/metrics';
 
 /** The quality summary columns (docs/observability.md), from the call's `quality`. */
 const QUALITY_COLUMNS = ['quality_codec', ...['in', 'out'].flatMap((d) => ['mos_min', 'mos_avg', 'loss_pct', 'jitter_ms', 'rtt_ms'].map((m) => `quality_${d}_${m}`))] as const;
-
-/** Minimal RFC 4180 parser (quoted fields, doubled quotes, CRLF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let f = '';
-  let q = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (q) {
-      if (ch === '"' && text[i + 1] === '"') ((f += '"'), i++);
-      else if (ch === '"') q = false;
-      else f += ch;
-    } else if (ch === '"') q = true;
-    else if (ch === ',') (row.push(f), (f = ''));
-    else if (ch === '\r' && text[i + 1] === '\n') (row.push(f), rows.push(row), (row = []), (f = ''), i++);
-    else f += ch;
-  }
-  if (f || row.length) (row.push(f), rows.push(row));
-  return rows;
-}
 
 async function metricValue(name: string, labels = ''): Promise<number> {
   const text = await platformRegistry.metrics();
@@ -73,28 +52,14 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
   const q = (fx: Fixture, extra: Record<string, string>) => ({ accesskey: fx.accesskey, start: '2026-03-01T00:00:00Z', end: '2026-03-02T00:00:00Z', ...extra });
 
   async function oneCall(fx: Fixture, fields: Record<string, unknown>): Promise<string> {
-    const id = newId();
-    await t.ctx.db('calls').insert({
-      id,
-      customer_id: fx.customer.id,
-      owner_id: EMPTY_UUID,
-      flow_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      master_call_id: EMPTY_UUID,
-      recording_id: EMPTY_UUID,
-      groupcall_id: EMPTY_UUID,
-      status: 'hangup',
+    return insertCallRow(t.ctx.db, fx.customer.id, {
       direction: 'outgoing',
       hangup_by: 'local',
-      hangup_reason: 'normal',
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'tel', target: '+15550002222' },
       tm_create: new Date('2026-03-01T10:00:00Z'),
       tm_progressing: new Date('2026-03-01T10:00:03Z'),
       tm_hangup: new Date('2026-03-01T10:01:33Z'),
       ...fields,
     });
-    return id;
   }
 
   it("writes RFC 4180 CSV with a header, escapes values, defuses formulas, carries the billing amount and quality, and only the caller's calls", async () => {

@@ -4,10 +4,10 @@
  * call_hangup on the real event stream), the webhook service reading that stream, and real HTTP
  * receivers on loopback. Opted out: no call_cdr; opted in: exactly one per call, signed.
  */
+import { listenHook } from '../../testkit/hook-receiver';
 import http from 'node:http';
 import { expect } from 'chai';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { freePort } from '../../testkit/ports';
 import { api } from '../control-api/flows/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
@@ -32,16 +32,7 @@ async function receiver(): Promise<{ url: string; got: Received[]; close(): Prom
       res.end('ok');
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    got,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listenHook(server, got);
 }
 
 async function until(cond: () => boolean, timeoutMs = 15_000): Promise<void> {

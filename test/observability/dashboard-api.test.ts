@@ -3,10 +3,11 @@
  * concurrency (a call answered before the range, a live one), ASR, ACD, the MOS histogram and worst
  * calls, webhook failures; another customer's, soft-deleted and stale rows not counted; bad input.
  */
+import { insertCallRow } from '../../testkit/cdr';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { newId, EMPTY_UUID } from '../../core/ids';
+import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';
 import type { DeliveryStatus } from '../../core/repos/webhook-deliveries';
 
@@ -39,27 +40,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
   });
   after(async () => t.close());
 
-  async function call(fx: Fixture, fields: Record<string, unknown>): Promise<string> {
-    const id = newId();
-    await t.ctx.db('calls').insert({
-      id,
-      customer_id: fx.customer.id,
-      owner_id: EMPTY_UUID,
-      flow_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      master_call_id: EMPTY_UUID,
-      recording_id: EMPTY_UUID,
-      groupcall_id: EMPTY_UUID,
-      status: 'hangup',
-      direction: 'incoming',
-      hangup_by: 'remote',
-      hangup_reason: 'normal',
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'tel', target: '+15550002222' },
-      ...fields,
-    });
-    return id;
-  }
+  const call = (fx: Fixture, fields: Record<string, unknown>): Promise<string> => insertCallRow(t.ctx.db, fx.customer.id, fields);
 
   async function delivery(fx: Fixture, status: DeliveryStatus, tmCreate: Date): Promise<void> {
     await t.ctx.db('webhook_deliveries').insert({

@@ -9,6 +9,7 @@
  * of its own that carries no credential. Trace headers the network puts on in-dialog requests, well
  * formed or not, are ignored, and media-app's context header never reaches the wire.
  */
+import { wavHeader } from '../../media-engine/audio/wav';
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -33,20 +34,7 @@ const FORGED_TRACE = 'ef'.repeat(16);
 /** Half a second of 8 kHz 16-bit mono silence, as a WAV file. */
 function silenceWav(): Buffer {
   const data = Buffer.alloc(8000);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
+  return Buffer.concat([wavHeader(data.length), data]);
 }
 
 /** A loopback HTTP server with one WAV prompt (/prompt.wav); 404 for any other path. */

@@ -8,6 +8,7 @@
  * The call's events reach the customer's webhook (a loopback receiver that answers the first
  * call_hangup with a 503): each HTTP attempt is a `webhook deliver` span of the call's trace.
  */
+import { listenHook } from '../../testkit/hook-receiver';
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -21,7 +22,7 @@ import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform,
 import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
-import { calleePhone } from '../../testkit/media-app/phones';
+import { answeringPhone } from '../../testkit/media-app/phones';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { EVENT_STREAM } from '../../core/events/bus';
 import { newId } from '../../core/ids';
@@ -42,16 +43,7 @@ async function hookReceiver(): Promise<{ url: string; got: string[]; close(): Pr
       res.end();
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    got,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listenHook(server, got);
 }
 
 describe('OpenTelemetry: one trace per call', function () {
@@ -115,7 +107,7 @@ describe('OpenTelemetry: one trace per call', function () {
       const phonePort = await freePort();
       const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
       expect(reg.code, reg.errors).to.equal(0);
-      const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
+      const callee = await answeringPhone(b, phonePort, { killAfterMs: 30_000 });
       await sleep(300);
       const res = await request(t.app)
         .post('/v1.0/calls')

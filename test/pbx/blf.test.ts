@@ -6,7 +6,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
 import { answeringUas } from '../../testkit/media-app/harness';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { Redis } from 'ioredis';
@@ -108,25 +108,9 @@ describe('BLF: SUBSCRIBE Event: dialog', function () {
     const sipServer = `127.0.0.1:${p.sipPort}`;
     const phonePort = await freePort();
     await sipp(registerOnly(callee.ext.username, callee.domain), [sipServer, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', callee.ext.username, '-ap', callee.password]).done;
-    const answering = sipp(calleePhone(callee.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], {
-      killAfterMs: 40_000,
-    });
+    const answering = await answeringPhone(callee, phonePort);
     await new Promise((r) => setTimeout(r, 300));
-    const calling = sipp(callerPhone(caller.ext.username, caller.domain, callee.ext.extension, p.sipPort, { register: false }), [
-      sipServer,
-      '-i',
-      '127.0.0.1',
-      '-m',
-      '1',
-      '-au',
-      caller.ext.username,
-      '-ap',
-      caller.password,
-      '-mi',
-      '127.0.0.1',
-      '-mp',
-      String(await sippMediaPort()),
-    ]);
+    const calling = sipp(callerPhone(caller.ext.username, caller.domain, callee.ext.extension, p.sipPort, { register: false }), await callerArgs(sipServer, caller));
     const confirmed = await s.waitFor((n) => states(n).includes('confirmed'), 15_000);
     const [d] = dialogInfo(confirmed).dialogs;
     expect(d!['@direction']).to.equal('initiator');

@@ -3,6 +3,7 @@
 // or answers 486 Busy Here; the box takes the call with the unavailable or the busy greeting and the
 // caller's tone is stored as a message. With the setting off, busy is relayed as 486. Bad settings
 // are 400 in the error envelope and change nothing.
+import { refusedCallerArgs } from '../../testkit/media-app/phones';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,19 +112,10 @@ describe('pbx: an extension not answering or busy goes to its voicemail box', fu
 
     const off = await setUp('713', { voicemail_on: { no_answer: true, busy: false } }, answeringUas({ final: 486, inviteTimeoutMs: 30_000 }));
     const caller = await createExtension(off.cid);
-    const refused = await sipp(refusedCaller({ user: caller.ext.username, domain: caller.domain, target: off.ext.extension, status: 486, phrase: 'Busy Here', rings: true }), [
-      `127.0.0.1:${p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(await freePort()),
-      '-m',
-      '1',
-      '-au',
-      caller.ext.username,
-      '-ap',
-      caller.password,
-    ]).done;
+    const refused = await sipp(
+      refusedCaller({ user: caller.ext.username, domain: caller.domain, target: off.ext.extension, status: 486, phrase: 'Busy Here', rings: true }),
+      await refusedCallerArgs(`127.0.0.1:${p.sipPort}`, caller),
+    ).done;
     expect(refused.code, refused.errors + refused.messages.slice(-2000)).to.equal(0);
     expect(await db('voicemail_messages').where({ box_id: off.box.id })).to.have.length(0);
   });

@@ -4,9 +4,9 @@
 import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { parkSlots } from '../../core/pbx/park-slots';
-import { killAllSipp, until } from '../../testkit/media-app/harness';
-import { party, startStack, type Stack } from '../xfer/support';
-import { answerOn, call, caller, callWhere, hears, phone, shareOf, type Phone } from './support';
+import { until } from '../../testkit/media-app/harness';
+import { party, type Stack } from '../xfer/support';
+import { answerOn, call, caller, callWhere, hears, shareOf, usePhoneStack } from './support';
 import request from 'supertest';
 
 const [TONE_A, TONE_B, TONE_C] = [400, 1600, 2000];
@@ -15,24 +15,8 @@ describe('pbx: park API', function () {
   this.timeout(120_000);
   let s: Stack;
   let cid: string;
-  const phones: Phone[] = [];
+  const { newPhone } = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
   const put = (path: string, body: object) => request(s.t.app).put(`/v1.0${path}`).set('Authorization', `Bearer ${s.f.token}`).send(body);
-
-  before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
-
-  const newPhone = async (freq: number) => {
-    const p = await phone(s, cid, freq);
-    phones.push(p);
-    return p;
-  };
 
   it('pbx_settings: defaults, a change, and settings that cannot work refused 400', async () => {
     const got = await s.api.get('/pbx_settings');

@@ -6,13 +6,13 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { XMLParser } from 'fast-xml-parser';
-import { createExtension, killAllSipp, until } from '../../testkit/media-app/harness';
+import { createExtension, until } from '../../testkit/media-app/harness';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { parkSlots } from '../../core/pbx/park-slots';
 import { PresenceStore } from '../../core/presence/store';
 import { callsRepo } from '../../core/repos/calls';
-import { startStack, type Stack } from '../xfer/support';
-import { call, caller, phone, type Phone } from './support';
+import { type Stack } from '../xfer/support';
+import { call, caller, usePhoneStack } from './support';
 import { actors, as, reset, startHarness, type Harness } from '../control-api/resources/support';
 import { UA, yealinkCfg } from '../control-api/resources/provisioning-files';
 
@@ -38,26 +38,13 @@ describe('pbx: busy lamp keys on park slots', function () {
   let s: Stack;
   let sub: Subscriber;
   let cid: string;
-  const phones: Phone[] = [];
-
+  const { newPhone } = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
   before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
     sub = await Subscriber.open(s.p.sipPort);
   });
-  after(async () => {
-    killAllSipp();
-    sub?.close();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
+  after(() => sub?.close());
 
   const slots = () => parkSlots(s.p.redis, s.p.config.redisKeyPrefix);
-  const newPhone = async (freq: number) => {
-    const p = await phone(s, cid, freq);
-    phones.push(p);
-    return p;
-  };
 
   it('a key on 701 subscribed before any park: idle, confirmed while A is parked there, terminated when C retrieves it', async () => {
     const watcher = await createExtension(cid);

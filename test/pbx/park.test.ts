@@ -4,13 +4,13 @@
 // parked too long rings B back; an empty slot is refused; A hanging up while parked frees the slot.
 import { expect } from 'chai';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
-import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { eventsFor, sleep, until } from '../../testkit/media-app/harness';
 import { parkSlots } from '../../core/pbx/park-slots';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
 import { espeakLevels } from '../../testkit/speech/support';
-import { party, startStack, type Stack } from '../xfer/support';
-import { answerOn, call, caller, callWhere, hears, phone, refusedCaller, shareOf, type Phone } from './support';
+import { party, type Stack } from '../xfer/support';
+import { answerOn, call, caller, callWhere, hears, refusedCaller, shareOf, type Phone, usePhoneStack } from './support';
 
 // none near the notes of the music on hold (523-1175 Hz)
 const [TONE_A, TONE_B, TONE_C] = [400, 1600, 2000];
@@ -19,24 +19,9 @@ describe('pbx: park', function () {
   this.timeout(150_000);
   let s: Stack;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
+  const { newPhone, phones } = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
 
   const slots = () => parkSlots(s.p.redis, s.p.config.redisKeyPrefix);
-  const newPhone = async (freq: number) => {
-    const p = await phone(s, cid, freq);
-    phones.push(p);
-    return p;
-  };
 
   /** A calls B, B answers and (after referAfterMs) REFERs to the lot; resolves once A is parked. */
   async function parkedByB(a: Phone, b: Phone) {

@@ -3,9 +3,8 @@
 // phone gets CANCEL. With nothing ringing, *8 is refused before any call exists.
 import { expect } from 'chai';
 import { extensionsRepo } from '../../core/repos/extensions';
-import { killAllSipp } from '../../testkit/media-app/harness';
-import { cancelledUas, startStack, type Stack } from '../xfer/support';
-import { answerOn, call, caller, callWhere, hears, phone, refusedCaller, type Phone } from './support';
+import { cancelledUas, type Stack } from '../xfer/support';
+import { answerOn, call, caller, callWhere, hears, refusedCaller, type Phone, usePhoneStack } from './support';
 
 const [TONE_A, TONE_B, TONE_C] = [400, 1600, 2000];
 
@@ -13,22 +12,11 @@ describe('pbx: pickup', function () {
   this.timeout(120_000);
   let s: Stack;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
+  const phoneStack = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
 
   const newPhone = async (freq: number, groups: string[] = []) => {
-    const p = await phone(s, cid, freq);
+    const p = await phoneStack.newPhone(freq);
     if (groups.length) await extensionsRepo(s.t.ctx.db).update(p.id, { pickup_groups: groups });
-    phones.push(p);
     return p;
   };
 

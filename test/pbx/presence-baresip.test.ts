@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
 import { Baresip } from '../edge/baresip';
 import { toneWav } from '../edge/audio';
 
@@ -71,23 +71,9 @@ describe('presence on baresip (presence module)', function () {
     expect(reg.code, reg.errors).to.equal(0);
     await until(async () => /\bOnline\b/.test(await shown(ph, uri)), 10_000, 'Online shown (open)');
 
-    const answering = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const answering = await answeringPhone(b, phonePort);
     await new Promise((r) => setTimeout(r, 300));
-    const calling = sipp(callerPhone(caller.ext.username, caller.domain, b.ext.extension, p.sipPort, { register: false, holdMs: 3000 }), [
-      sipServer,
-      '-i',
-      '127.0.0.1',
-      '-m',
-      '1',
-      '-au',
-      caller.ext.username,
-      '-ap',
-      caller.password,
-      '-mi',
-      '127.0.0.1',
-      '-mp',
-      String(await sippMediaPort()),
-    ]);
+    const calling = sipp(callerPhone(caller.ext.username, caller.domain, b.ext.extension, p.sipPort, { register: false, holdMs: 3000 }), await callerArgs(sipServer, caller));
     await until(async () => /\bBusy\b/.test(await shown(ph, uri)), 10_000, 'Busy shown during the call (on-the-phone)');
     const [rc, re] = await Promise.all([calling.done, answering.done]);
     expect(rc.code, rc.errors).to.equal(0);

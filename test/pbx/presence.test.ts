@@ -4,9 +4,9 @@
 import { expect } from 'chai';
 import { XMLParser } from 'fast-xml-parser';
 import { truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { messageSummaryPackage, type MessageSummary } from '../../media-app/presence';
 
@@ -61,23 +61,9 @@ describe('presence and message summary: SUBSCRIBE Event: presence / message-summ
     expect(reg.code, reg.errors).to.equal(0);
     await s.waitFor((n) => pidf(n).basic === 'open' && !pidf(n).onThePhone);
 
-    const answering = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
+    const answering = await answeringPhone(b, phonePort);
     await new Promise((r) => setTimeout(r, 300));
-    const calling = sipp(callerPhone(caller.ext.username, caller.domain, b.ext.extension, p.sipPort, { register: false, holdMs: 1500 }), [
-      sipServer,
-      '-i',
-      '127.0.0.1',
-      '-m',
-      '1',
-      '-au',
-      caller.ext.username,
-      '-ap',
-      caller.password,
-      '-mi',
-      '127.0.0.1',
-      '-mp',
-      String(await sippMediaPort()),
-    ]);
+    const calling = sipp(callerPhone(caller.ext.username, caller.domain, b.ext.extension, p.sipPort, { register: false, holdMs: 1500 }), await callerArgs(sipServer, caller));
     const busy = await s.waitFor((n) => pidf(n).onThePhone, 15_000);
     expect(pidf(busy).basic).to.equal('open');
     const [rc, re] = await Promise.all([calling.done, answering.done]);

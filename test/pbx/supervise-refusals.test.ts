@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createAgent } from '../../testkit/api';
-import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { eventsFor, sleep, until } from '../../testkit/media-app/harness';
 import { Permission } from '../../core/permissions';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
-import { startStack, party, type Stack } from '../xfer/support';
-import { answerOn, call, caller, callWhere, hears, phone, refusedCaller, shareOf, type Phone } from './support';
+import { party, type Stack } from '../xfer/support';
+import { answerOn, call, caller, callWhere, hears, refusedCaller, shareOf, usePhoneStack } from './support';
 import { api } from './supervise-support';
 
 const [F_A, F_B, F_S] = [400, 1600, 2800];
@@ -20,23 +20,7 @@ describe('pbx: supervisor refusals', function () {
   this.timeout(150_000);
   let s: Stack;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
-
-  const newPhone = async (freq: number) => {
-    const p = await phone(s, cid, freq);
-    phones.push(p);
-    return p;
-  };
+  const { newPhone } = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
 
   it('feature codes: a phone not named a supervisor 403, nothing to supervise 404', async () => {
     const [b, sup, other] = [await newPhone(F_B), await newPhone(F_S), await newPhone(F_A)];

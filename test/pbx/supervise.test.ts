@@ -6,11 +6,11 @@
 // leg ending leaves A and B talking; the call ending releases S (the REST supervisor, rung by POST).
 import { expect } from 'chai';
 import { RtpParty } from '../../testkit/conference/party';
-import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import { eventsFor, sleep, until } from '../../testkit/media-app/harness';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
-import { startStack, party, type Stack } from '../xfer/support';
-import { answerOn, call, caller, callWhere, hears, phone, shareOf, type Phone } from './support';
+import { party, type Stack } from '../xfer/support';
+import { answerOn, call, caller, callWhere, hears, shareOf, type Phone, usePhoneStack } from './support';
 import { api, dbAbove, powerAt } from './supervise-support';
 
 const [F_A, F_B, F_S] = [400, 1600, 2800];
@@ -19,25 +19,14 @@ describe('pbx: supervisor', function () {
   this.timeout(180_000);
   let s: Stack;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    s = await startStack();
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await s?.close();
-  });
+  const phoneStack = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)));
 
   const newPhone = async (freq: number, amplitude?: number) => {
-    const p = await phone(s, cid, freq);
+    const p = await phoneStack.newPhone(freq);
     if (amplitude) {
       p.audio.close();
       p.audio = await RtpParty.open(freq, amplitude);
     }
-    phones.push(p);
     return p;
   };
   const supervisors = (...exts: string[]) => pbxSettingsRepo(s.t.ctx.db).put(cid, { ...DEFAULT_FEATURE_CODES, supervisor_extensions: exts });

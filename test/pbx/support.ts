@@ -3,10 +3,10 @@
 import { expect } from 'chai';
 import { RtpParty } from '../../testkit/conference/party';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, register, registerOnly, sipp, until, type SippResult } from '../../testkit/media-app/harness';
+import { createExtension, killAllSipp, register, registerOnly, sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
-import type { Stack } from '../xfer/support';
+import { startStack, type Stack } from '../xfer/support';
 
 /** SDP of a phone whose audio goes to `port` on loopback. */
 export const sdpTo = (port: number) => `v=0
@@ -66,6 +66,31 @@ export async function phone(s: Stack, customerId: string, freq: number, o: { ext
   const reg = await sipp(registerOnly(e.ext.username, e.domain), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-p', String(port), '-m', '1', '-au', e.ext.username, '-ap', e.password]).done;
   expect(reg.code, reg.errors).to.equal(0);
   return { user: e.ext.username, domain: e.domain, password: e.password, extension: e.ext.extension, id: e.ext.id, port, audio: await RtpParty.open(freq) };
+}
+
+/**
+ * Mocha hooks: the transfer stack (xfer/support) started before the suite, with every sipp killed, the
+ * phones' audio closed and the stack closed after it; `set` receives the stack once up. `newPhone` makes
+ * a phone of the stack's customer that the suite closes (as it does whatever else is put in `phones`).
+ */
+export function usePhoneStack(set: (s: Stack) => void): { newPhone: (freq: number) => Promise<Phone>; phones: Phone[] } {
+  let s: Stack | undefined;
+  const phones: Phone[] = [];
+  before(async () => {
+    s = await startStack();
+    set(s);
+  });
+  after(async () => {
+    killAllSipp();
+    for (const p of phones) p.audio.close();
+    await s?.close();
+  });
+  const newPhone = async (freq: number) => {
+    const p = await phone(s!, s!.f.customer.id, freq);
+    phones.push(p);
+    return p;
+  };
+  return { newPhone, phones };
 }
 
 /** Runs a scenario as the phone's caller side (credentials for the digest). */

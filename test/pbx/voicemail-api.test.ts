@@ -2,6 +2,7 @@
 // hashed PIN, /voicemail_boxes/{id}/messages newest first with the folder filter, /voicemail_messages/{id}
 // get, media, move (read/unread) and delete; each count change publishes the MWI notice on Redis; bad
 // ids, bad PINs and another customer's box answer in the error envelope.
+import { wavHeader } from '../../media-engine/audio/wav';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,21 +19,7 @@ import { newId } from '../../core/ids';
 function wav(ms: number): Buffer {
   const n = (8000 * ms) / 1000;
   const data = Buffer.alloc(n * 2);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVE', 8);
-  h.write('fmt ', 12);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
+  return Buffer.concat([wavHeader(data.length), data]);
 }
 
 describe('voicemail REST: boxes, messages, MWI notice', function () {

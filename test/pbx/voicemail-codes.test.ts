@@ -2,6 +2,7 @@
 // box: the PIN is asked, no box number) or *98 (any box: number, then PIN), keys them as RFC 4733
 // events, presses 1 and hears the message (its 1800 Hz tone on the wire), which moves to Old. An
 // extension without a box dialling *97 is refused 404 "No Voicemail Box" before any call exists.
+import { refusedCallerArgs } from '../../testkit/media-app/phones';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,19 +100,10 @@ describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733
     const db = await testDb();
     const cid = await pbxCustomer();
     const lone = await createExtension(cid);
-    const r = await sipp(refusedCaller({ user: lone.ext.username, domain: lone.domain, target: '*97', status: 404, phrase: 'No Voicemail Box' }), [
-      `127.0.0.1:${p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(await freePort()),
-      '-m',
-      '1',
-      '-au',
-      lone.ext.username,
-      '-ap',
-      lone.password,
-    ]).done;
+    const r = await sipp(
+      refusedCaller({ user: lone.ext.username, domain: lone.domain, target: '*97', status: 404, phrase: 'No Voicemail Box' }),
+      await refusedCallerArgs(`127.0.0.1:${p.sipPort}`, lone),
+    ).done;
     expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
     expect(await db('calls').where({ customer_id: cid })).to.have.length(0);
   });

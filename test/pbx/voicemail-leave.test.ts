@@ -3,6 +3,7 @@
 // and presses #. The message is stored with the tone, caller and duration; the counts change; the
 // mail with the WAV attached reaches a real SMTP server; an unsolicited message-summary NOTIFY
 // (RFC 3842) reaches the box's extension, registered by a sipp phone, within 2 s.
+import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -136,14 +137,7 @@ describe('voicemail: leaving a message (sipp caller, SMTP server, sipp phone for
     expect(sink.loudRuns().length, 'the full-box prompt spoken').to.be.greaterThan(0);
     expect(sink.toneMs(1000), 'no beep').to.equal(0);
     const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hung up');
-    const af = await until(
-      async () => {
-        const row = await db('activeflows').where({ id: c.activeflow_id }).first();
-        return row?.status === 'ended' ? row : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(c.activeflow_id);
     expect(af.variables['svc.voicemail.result']).to.equal('box_full');
     expect((af.executed_actions as { type: string }[]).map((x) => x.type)).to.deep.equal(['voicemail', 'hangup']);
     expect(await db('voicemail_messages').where({ box_id: box.id })).to.have.length(1);

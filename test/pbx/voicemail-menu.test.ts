@@ -2,6 +2,7 @@
 // keys in the box number and PIN (RFC 4733), hears "You have 2 new ..." spoken, plays the first
 // message (its 1800 Hz tone heard on the wire), deletes it (7), hears and saves the next (9), exits
 // (#). The counts and the MWI notices follow. Three wrong logins hang up.
+import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -172,14 +173,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hung up');
     expect(c.hangup_by).to.equal('local');
     // hung up by the menu itself: the flow never reached its next action
-    const af = await until(
-      async () => {
-        const row = await db('activeflows').where({ id: c.activeflow_id }).first();
-        return row?.status === 'ended' ? row : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(c.activeflow_id);
     expect((af.executed_actions as { type: string }[]).map((x) => x.type)).to.deep.equal(['voicemail_main']);
     expect(await mailboxSummary(db, box.id)).to.deep.equal({ newCount: 1, oldCount: 0, urgentNew: 0, urgentOld: 0 });
   });

@@ -2,6 +2,7 @@
 // waits with wait audio on its RTP, the dispatcher rings the one available agent with the queue's
 // tags (sipp UAS), bridges it, and closes the queuecall; busy, away and untagged agents are never
 // rung; wait_timeout and kick send the caller on to the next action.
+import { hungUpCall } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { parseActions } from '../../core/flow';
@@ -187,14 +188,7 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect(end.status).to.equal('abandoned');
     expect(end.duration_waiting).to.be.within(2800, 8000);
     expect(sink.voiced, `packets ${sink.packets}`).to.be.greaterThan(5); // the default ringback while waiting
-    const call = await until(
-      async () => {
-        const c = await callsRepo(db).get(row.id);
-        return c?.status === 'hangup' ? c : null;
-      },
-      5000,
-      'hangup',
-    );
+    const call = await hungUpCall(row.id, 5000);
     const af = await db('activeflows').where({ id: call.activeflow_id }).first();
     const types = (af!.executed_actions as { type: string }[]).map((a) => a.type);
     expect(types).to.deep.equal(['queue_join', 'variable_set', 'hangup']);

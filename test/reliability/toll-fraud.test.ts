@@ -3,12 +3,12 @@
 // path that dials a number: POST /calls and /groupcalls (control-api), the flow's call and connect
 // actions, originate commands and a SIP extension calling a number (media-app). A sipp gateway on
 // loopback stands for the provider; what it received is the verdict.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import request from 'supertest';
 import { Redis } from 'ioredis';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { envelopeProblem } from './api/envelope';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import { callsRepo } from '../../core/repos/calls';
@@ -133,19 +133,7 @@ describe('reliability: toll fraud', function () {
       const acc = await ensureBillingAccount(t.ctx.db, f.customer.id);
       await addBalance(t.ctx.db, acc.id, 1_000_000_000, `tf:${acc.id}`);
       gwPort = await freePort();
-      const provider = await providersRepo(t.ctx.db).create({
-        type: 'sip',
-        hostname: `127.0.0.1:${gwPort}`,
-        tech_prefix: '',
-        tech_postfix: '',
-        tech_headers: {},
-        transport: 'udp',
-        auth_username: '',
-        auth_password: '',
-        codecs: [],
-        name: 'gateway',
-        detail: '',
-      } as never);
+      const provider = await sipProvider(t.ctx.db, `127.0.0.1:${gwPort}`, 'gateway');
       await routesRepo(t.ctx.db).create({ customer_id: f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     });
     after(async () => {

@@ -5,9 +5,9 @@
 // a REFER and a SIP extension calling a number are refused when dialled (data.dial_refused
 // insufficient_balance, SIP 402) — and the provider's gateway (a real UDP listener on loopback)
 // receives 0 INVITEs. A free SIP call goes through meanwhile; with balance the same number is dialled.
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import type { CallRow } from '../../core/repos/calls';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
@@ -28,19 +28,7 @@ describe('security: chargeable calls need balance on every path', function () {
     await s.t.ctx.repos.outboundConfigs.update(s.f.outboundConfig.id, { destination_whitelist: ['us'] }, { customerId: s.f.customer.id });
     source = `+1415${String(Date.now()).slice(-7)}`;
     await numbersRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, number: source, type: 'normal' });
-    const provider = await providersRepo(s.t.ctx.db).create({
-      type: 'sip',
-      hostname: `127.0.0.1:${gw.port}`,
-      tech_prefix: '',
-      tech_postfix: '',
-      tech_headers: {},
-      transport: 'udp',
-      auth_username: '',
-      auth_password: '',
-      codecs: [],
-      name: 'gateway',
-      detail: '',
-    } as never);
+    const provider = await sipProvider(s.t.ctx.db, `127.0.0.1:${gw.port}`, 'gateway');
     await routesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
     expect((await ensureBillingAccount(s.t.ctx.db, s.f.customer.id)).balance_credit).to.equal(0);
   });

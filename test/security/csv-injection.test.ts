@@ -6,12 +6,12 @@
  * piece may begin with = + - @ TAB or CR. Checked on the cell writer and on the real export (real
  * HTTP, real Postgres).
  */
+import { insertCallRow, parseCsv } from '../../testkit/cdr';
 import { expect } from 'chai';
 import request from 'supertest';
 import { csvCell, csvRow } from '../../core/csv';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { newId, EMPTY_UUID } from '../../core/ids';
 
 const BAD = ['=HYPERLINK("http://x","y")', "x;=cmd|' /C calc'!A0", 'Bob\t=1+2', 'a,=SUM(1)', 'a;  @SUM(A1)', 'line\n-2+3', 'line\r\n+cmd', 'a|=2', ';=1', '\t\t=1', ' =1'];
 
@@ -26,27 +26,6 @@ const pieces = (text: string) => text.split(/[,;\t\r\n|]/);
 /** Pieces that would run as a formula (an apostrophe first makes a piece text). */
 function formulas(text: string): string[] {
   return [text, ...pieces(text)].filter((p) => /^ *[=+\-@\t\r]/.test(p));
-}
-
-/** Minimal RFC 4180 reader (quoted fields, doubled quotes, CRLF between records). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let f = '';
-  let q = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (q) {
-      if (ch === '"' && text[i + 1] === '"') ((f += '"'), i++);
-      else if (ch === '"') q = false;
-      else f += ch;
-    } else if (ch === '"') q = true;
-    else if (ch === ',') (row.push(f), (f = ''));
-    else if (ch === '\r' && text[i + 1] === '\n') (row.push(f), rows.push(row), (row = []), (f = ''), i++);
-    else f += ch;
-  }
-  if (f || row.length) (row.push(f), rows.push(row));
-  return rows;
 }
 
 describe('security: CSV formula injection (issue 52, finding 5)', function () {
@@ -83,18 +62,7 @@ describe('security: CSV formula injection (issue 52, finding 5)', function () {
       for (const [i, v] of BAD.entries()) {
         // hangup_reason is any text a far end's cause may bring
         const reason: Record<string, unknown> = { hangup_reason: v };
-        await t.ctx.db('calls').insert({
-          id: newId(),
-          customer_id: f.customer.id,
-          owner_id: EMPTY_UUID,
-          flow_id: EMPTY_UUID,
-          activeflow_id: EMPTY_UUID,
-          master_call_id: EMPTY_UUID,
-          recording_id: EMPTY_UUID,
-          groupcall_id: EMPTY_UUID,
-          status: 'hangup',
-          direction: 'incoming',
-          hangup_by: 'remote',
+        await insertCallRow(t.ctx.db, f.customer.id, {
           source: { type: 'sip', target: v, target_name: v },
           destination: { type: 'tel', target: '+15550002222', target_name: v },
           tm_create: new Date(Date.UTC(2026, 2, 1, 10, i)),

@@ -5,9 +5,9 @@
 // one port is banned within 2 s. Real UDP on loopback, sipp phones, bounded counts and times.
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { calleePhone, callerPhone } from '../../testkit/media-app/phones';
+import { extensionCall } from '../../testkit/media-app/phones';
 import { bansSoFar, options, Peers, type Peer } from '../../testkit/reliability/sip/peer';
 
 describe('security: flood protection that does not punish a whole NAT', function () {
@@ -85,14 +85,7 @@ describe('security: flood protection that does not punish a whole NAT', function
 
     const again = await reg();
     expect(again.code, `the registered phone re-registers from the banned NAT address: ${again.errors}`).to.equal(0);
-    const callee = sipp(calleePhone(b.ext.username), ['-i', '127.0.0.3', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.3', '-mp', String(await sippMediaPort())], { killAfterMs: 40_000 });
-    await sleep(300);
-    const caller = sipp(
-      callerPhone(a.ext.username, a.domain, b.ext.extension, p.sipPort),
-      [server, '-i', '127.0.0.1', '-m', '1', '-au', a.ext.username, '-ap', a.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 40_000 },
-    );
-    const [rc, re] = await Promise.all([caller.done, callee.done]);
+    const [rc, re] = await extensionCall(a, b, server, p.sipPort, phonePort, { phoneIp: '127.0.0.3' });
     expect(rc.code, 'caller ' + rc.errors).to.equal(0);
     expect(re.code, 'the phone behind the NAT receives the call ' + re.errors).to.equal(0);
   });

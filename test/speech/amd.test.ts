@@ -2,6 +2,7 @@
 // plays a pcap made at test time (espeak-ng/sox): a short "hello?" (a person) or a six-second
 // greeting ending in a beep (an answering machine). Verdicts land in svc.amd.*; a machine is hung up
 // (reason amd) or, with a voicemail drop, gets the message after the beep.
+import { endedActiveflow } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -58,14 +59,7 @@ describe('AMD on outbound calls (sipp plays human and machine audio)', function 
       20_000,
       'hangup',
     );
-    const af = await until(
-      async () => {
-        const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-        return a?.status === 'ended' ? a : null;
-      },
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(call.activeflow_id);
     return { call, vars: af.variables as Record<string, string>, af };
   }
 

@@ -31,6 +31,16 @@ describe('timeline analyses: an LLM verdict on an ended activeflow', function ()
     del: (path: string) => request(t.app).delete(`/v1.0${path}`).set('Authorization', `Bearer ${token}`),
   });
   let api: ReturnType<typeof as>;
+  /** The analysis once it is no longer progressing (10 s). */
+  const finished = (id: string) =>
+    until(
+      async () => {
+        const g = await api.get(`/timeline-analyses/${id}`);
+        return g.body.status !== 'progressing' && g.body;
+      },
+      10_000,
+      'finished',
+    );
 
   /** An activeflow started and stopped through the API, with two stored events. */
   async function endedActiveflow(): Promise<string> {
@@ -125,26 +135,12 @@ describe('timeline analyses: an LLM verdict on an ended activeflow', function ()
     try {
       const afId = await endedActiveflow();
       const res = await api.post('/timeline-analyses', { activeflow_id: afId });
-      const done = await until(
-        async () => {
-          const g = await api.get(`/timeline-analyses/${res.body.id}`);
-          return g.body.status !== 'progressing' && g.body;
-        },
-        10_000,
-        'finished',
-      );
+      const done = await finished(res.body.id);
       expect(done).to.include({ status: 'failed', error: 'the model did not answer with a JSON verdict' });
       expect(done).not.to.have.property('result');
       answer = JSON.stringify({ ...VERDICT, overall_status: 'great' });
       const other = await api.post('/timeline-analyses', { activeflow_id: await endedActiveflow() });
-      const d2 = await until(
-        async () => {
-          const g = await api.get(`/timeline-analyses/${other.body.id}`);
-          return g.body.status !== 'progressing' && g.body;
-        },
-        10_000,
-        'finished',
-      );
+      const d2 = await finished(other.body.id);
       expect(d2.status).to.equal('failed');
       expect(d2.error).to.match(/overall_status/);
     } finally {
@@ -159,14 +155,7 @@ describe('timeline analyses: an LLM verdict on an ended activeflow', function ()
       const n = llm.requests.length;
       const res = await request(closed.app).post('/v1.0/timeline-analyses').set('Authorization', `Bearer ${f.token}`).send({ activeflow_id: afId });
       expect(res.status).to.equal(200);
-      const done = await until(
-        async () => {
-          const g = await api.get(`/timeline-analyses/${res.body.id}`);
-          return g.body.status !== 'progressing' && g.body;
-        },
-        10_000,
-        'finished',
-      );
+      const done = await finished(res.body.id);
       expect(done.status).to.equal('failed');
       expect(done.error).to.match(/refused|not allowed|egress/i);
       expect(llm.requests.length).to.equal(n);

@@ -4,11 +4,11 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import http from 'node:http';
-import twilio, { RestException } from 'twilio';
+import twilio from 'twilio';
 import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
 import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
+import { serveApp, twilioClient, type ServedApp, type TwilioClient, restRefusal } from '../../testkit/twilio';
 import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone } from '../../testkit/media-app/phones';
 import { freePort, sippMediaPort } from '../../testkit/ports';
@@ -24,16 +24,6 @@ const getBinary = (app: TestApp['app'], path: string, user?: string, pass?: stri
     res.on('end', () => cb(null, Buffer.concat(chunks)));
   });
 };
-
-async function refusal(p: Promise<unknown>): Promise<RestException> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RestException) return e;
-    throw e;
-  }
-  throw new Error('expected a RestException');
-}
 
 describe('twilio: Calls', function () {
   this.timeout(90_000);
@@ -91,7 +81,7 @@ describe('twilio: Calls', function () {
   describe('auth and errors', () => {
     it('a wrong AuthToken is 401 code 20003; no Authorization is 401 with a Basic challenge', async () => {
       const bad = twilioClient(api.baseUrl, sid, '0'.repeat(32));
-      const e = await refusal(bad.calls.list());
+      const e = await restRefusal(bad.calls.list());
       expect(e.status).to.equal(401);
       expect(e.code).to.equal(20003);
       expect(e.moreInfo).to.match(/20003/);
@@ -105,10 +95,10 @@ describe('twilio: Calls', function () {
       const other = await createFixture(t.ctx);
       const otherSid = accountSid(other.customer.id);
       // my token does not open the other account
-      const e1 = await refusal(twilioClient(api.baseUrl, otherSid, token).calls.list());
+      const e1 = await restRefusal(twilioClient(api.baseUrl, otherSid, token).calls.list());
       expect([e1.status, e1.code]).to.deep.equal([401, 20003]);
       // my credentials, their path
-      const e2 = await refusal(client.api.v2010.accounts(otherSid).calls.list());
+      const e2 = await restRefusal(client.api.v2010.accounts(otherSid).calls.list());
       expect([e2.status, e2.code]).to.deep.equal([404, 20404]);
     });
 
@@ -118,17 +108,17 @@ describe('twilio: Calls', function () {
       const viaKey = twilioClient(api.baseUrl, sk, secret, sid);
       expect(await viaKey.calls.list()).to.be.an('array');
       // the key's secret under another key's SID is no credential
-      const e0 = await refusal(twilioClient(api.baseUrl, `SK${f.accesskeyRow.id.replace(/-/g, '')}`, secret, sid).calls.list());
+      const e0 = await restRefusal(twilioClient(api.baseUrl, `SK${f.accesskeyRow.id.replace(/-/g, '')}`, secret, sid).calls.list());
       expect(e0.code).to.equal(20003);
       await t.ctx.db('accesskeys').where({ id: row.id }).update({ tm_delete: new Date() });
-      const e = await refusal(viaKey.calls.list());
+      const e = await restRefusal(viaKey.calls.list());
       expect([e.status, e.code]).to.deep.equal([401, 20003]);
     });
 
     it('a frozen account is refused with 403 code 20005', async () => {
       const frozen = await createFixture(t.ctx, { status: 'frozen' });
       const c = twilioClient(api.baseUrl, accountSid(frozen.customer.id), twilioAuthToken(t.ctx.config.jwtSecret, frozen.customer.id, 0));
-      const e = await refusal(c.calls.list());
+      const e = await restRefusal(c.calls.list());
       expect([e.status, e.code]).to.deep.equal([403, 20005]);
     });
 
@@ -158,9 +148,9 @@ describe('twilio: Calls', function () {
     });
 
     it('an unknown CallSid is 20404; a bad PageSize is 20001', async () => {
-      const e = await refusal(client.calls('CA' + '0'.repeat(32)).fetch());
+      const e = await restRefusal(client.calls('CA' + '0'.repeat(32)).fetch());
       expect([e.status, e.code]).to.deep.equal([404, 20404]);
-      const e2 = await refusal(client.calls('not-a-sid').update({ status: 'completed' }));
+      const e2 = await restRefusal(client.calls('not-a-sid').update({ status: 'completed' }));
       expect([e2.status, e2.code]).to.deep.equal([404, 20404]);
       const res = await request(t.app).get(`/2010-04-01/Accounts/${sid}/Calls.json`).query({ PageSize: '0' }).auth(sid, token);
       expect([res.status, res.body.code]).to.deep.equal([400, 20001]);
@@ -194,7 +184,7 @@ describe('twilio: Calls', function () {
       const ringing = await client.calls.list({ status: 'ringing' });
       expect(ringing.map((c) => c.sid)).to.include(call.sid);
       // a live call's record cannot be deleted: 20009, as Twilio
-      const live = await refusal(client.calls(call.sid).remove());
+      const live = await restRefusal(client.calls(call.sid).remove());
       expect([live.status, live.code]).to.deep.equal([409, 20009]);
       const updated = await client.calls(call.sid).update({ status: 'canceled' });
       expect(updated.sid).to.equal(call.sid);
@@ -273,7 +263,7 @@ describe('twilio: Calls', function () {
       }
       expect(progress[3]!.params.CallDuration).to.match(/^\d+$/);
       // ended calls cannot be redirected or ended again
-      const e = await refusal(client.calls(call.sid).update({ twiml: '<Response><Hangup/></Response>' }));
+      const e = await restRefusal(client.calls(call.sid).update({ twiml: '<Response><Hangup/></Response>' }));
       expect([e.status, e.code]).to.deep.equal([400, 21220]);
       recordedCall = call.sid;
     });
@@ -316,7 +306,7 @@ describe('twilio: Calls', function () {
       // media needs the account's credentials
       expect((await request(t.app).get(`/2010-04-01/Accounts/${sid}/Recordings/${rec.sid}.wav`)).status).to.equal(401);
       expect(await client.recordings(rec.sid).remove()).to.equal(true);
-      const e = await refusal(client.recordings(rec.sid).fetch());
+      const e = await restRefusal(client.recordings(rec.sid).fetch());
       expect([e.status, e.code]).to.deep.equal([404, 20404]);
       expect(await client.recordings.list()).to.have.length(0);
     });
@@ -353,10 +343,10 @@ describe('twilio: Calls', function () {
       const before = (await client.calls.list()).map((c) => c.sid);
       expect(before).to.include(recordedCall);
       expect(await client.calls(recordedCall).remove()).to.equal(true);
-      const e = await refusal(client.calls(recordedCall).fetch());
+      const e = await restRefusal(client.calls(recordedCall).fetch());
       expect([e.status, e.code]).to.deep.equal([404, 20404]);
       expect((await client.calls.list()).map((c) => c.sid)).to.deep.equal(before.filter((s) => s !== recordedCall));
-      const again = await refusal(client.calls(recordedCall).remove());
+      const again = await restRefusal(client.calls(recordedCall).remove());
       expect([again.status, again.code]).to.deep.equal([404, 20404]);
     });
 
@@ -391,7 +381,7 @@ describe('twilio: Calls', function () {
       expect(rot.body.auth_token)
         .to.match(/^[0-9a-f]{32}$/)
         .and.not.equal(token);
-      const e = await refusal(client.calls.list());
+      const e = await restRefusal(client.calls.list());
       expect(e.code).to.equal(20003);
       expect(await twilioClient(api.baseUrl, sid, rot.body.auth_token).calls.list()).to.be.an('array');
       token = rot.body.auth_token;

@@ -4,9 +4,9 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import twilio, { RestException } from 'twilio';
+import twilio from 'twilio';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
+import { serveApp, twilioClient, type ServedApp, type TwilioClient, restRefusal } from '../../testkit/twilio';
 import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, RtpSink, type Platform } from '../../testkit/media-app/harness';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { accountSid } from '../../core/twilio/sids';
@@ -16,16 +16,6 @@ import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { EMPTY_UUID } from '../../core/ids';
 import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
-
-async function refusal(p: Promise<unknown>): Promise<RestException> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RestException) return e;
-    throw e;
-  }
-  throw new Error('expected a RestException');
-}
 
 describe('twilio: IncomingPhoneNumbers', function () {
   this.timeout(90_000);
@@ -100,7 +90,7 @@ describe('twilio: IncomingPhoneNumbers', function () {
       expect([res.status, res.body.code], JSON.stringify(form)).to.deep.equal([400, code]);
     }
     expect(await client.incomingPhoneNumbers(pn).fetch()).to.include({ voiceUrl, voiceMethod: 'GET' });
-    const e = await refusal(client.incomingPhoneNumbers(`PN${'0'.repeat(32)}`).fetch());
+    const e = await restRefusal(client.incomingPhoneNumbers(`PN${'0'.repeat(32)}`).fetch());
     expect([e.status, e.code]).to.deep.equal([404, 20404]);
     const made = await request(t.app).post(`/2010-04-01/Accounts/${sid}/IncomingPhoneNumbers.json`).auth(sid, token).type('form').send({ PhoneNumber: '+15550100000' });
     expect([made.status, made.body.code]).to.deep.equal([405, 20004]);

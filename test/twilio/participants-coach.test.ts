@@ -6,56 +6,21 @@ import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { sleep } from '../../testkit/media-app/harness';
+import { type PlacedCall } from '../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { joinedRoom } from '../../testkit/conference/rooms';
 
 const { VoiceResponse } = twilio.twiml;
 
 describe('twilio: Participants update Coaching, CallSidToCoach', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  let api: ServedApp;
-  let client: TwilioClient;
-  let token: string;
-  const placed: PlacedCall[] = [];
+  let s: TwilioRestStack;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  before(async () => {
-    api = await serveApp(stack.api.app);
-    token = twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0);
-    client = twilioClient(api.baseUrl, accountSid(f.customer.id), token);
-  });
-  after(async () => {
-    placed.forEach((c) => c.peer.close());
-    await api?.close();
-  });
+  useTwilioRestStack((x) => (s = x));
 
-  async function caller(talk: boolean): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/p') } }], { talk });
-    placed.push(c);
-    return c;
-  }
-
-  async function joined(n: number): Promise<string> {
-    const db = await testDb();
-    return until(
-      async () => {
-        const room = (await db('conferences').where({ customer_id: f.customer.id, name: 'coach room' }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
-        if (!room) return null;
-        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? room.id : null;
-      },
-      20_000,
-      `${n} joined`,
-    );
-  }
+  const caller = (talk: boolean) => s.caller('/p', { talk });
+  const joined = (n: number) => joinedRoom(s.f.customer.id, 'coach room', n);
 
   /** Voiced packets each listener hears over 2 s. */
   async function heard(...who: PlacedCall[]): Promise<number[]> {
@@ -67,7 +32,7 @@ describe('twilio: Participants update Coaching, CallSidToCoach', function () {
   it('Coaching=true with CallSidToCoach: only the coached hears the coach; Coaching=false: all do; bad values 20001', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference('coach room');
-    app.on('/p', doc.toString());
+    s.app.on('/p', doc.toString());
     const agent = await caller(false);
     const customer = await caller(false);
     await joined(2);
@@ -76,7 +41,7 @@ describe('twilio: Participants update Coaching, CallSidToCoach', function () {
     await sleep(1000);
     expect(await heard(agent, customer), 'before: both hear the talker').to.satisfy((v: number[]) => v.every((n) => n > 15));
 
-    const path = `/2010-04-01/Accounts/${accountSid(f.customer.id)}/Conferences/${cf}/Participants/${callSid(coach.callId)}.json`;
+    const path = `/2010-04-01/Accounts/${accountSid(s.f.customer.id)}/Conferences/${cf}/Participants/${callSid(coach.callId)}.json`;
     const bads: Record<string, string>[] = [
       { Coaching: 'true' },
       { Coaching: 'true', CallSidToCoach: callSid(coach.callId) },
@@ -86,12 +51,12 @@ describe('twilio: Participants update Coaching, CallSidToCoach', function () {
       { Coaching: 'maybe' },
     ];
     for (const body of bads) {
-      const res = await request(stack.api.app).post(path).auth(accountSid(f.customer.id), token).type('form').send(body);
+      const res = await request(s.stack.api.app).post(path).auth(accountSid(s.f.customer.id), s.token).type('form').send(body);
       expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, 20001]);
     }
-    expect((await client.conferences(cf).participants(callSid(coach.callId)).fetch()).coaching).to.equal(false);
+    expect((await s.client.conferences(cf).participants(callSid(coach.callId)).fetch()).coaching).to.equal(false);
 
-    const p = await client
+    const p = await s.client
       .conferences(cf)
       .participants(callSid(coach.callId))
       .update({ coaching: true, callSidToCoach: callSid(agent.callId) });
@@ -101,11 +66,11 @@ describe('twilio: Participants update Coaching, CallSidToCoach', function () {
     expect(a, 'the agent hears the coach').to.be.greaterThan(15);
     expect(c, 'the customer does not').to.be.lessThan(5);
 
-    const back = await client.conferences(cf).participants(callSid(coach.callId)).update({ coaching: false });
+    const back = await s.client.conferences(cf).participants(callSid(coach.callId)).update({ coaching: false });
     expect([back.coaching, back.callSidToCoach]).to.deep.equal([false, null]);
     await sleep(500);
     expect(await heard(agent, customer), 'after: both hear the talker again').to.satisfy((v: number[]) => v.every((n) => n > 15));
-    for (const x of [coach, agent, customer]) await stack.platform.app.calls.get(x.callId)?.hangup('normal');
+    for (const x of [coach, agent, customer]) await s.stack.platform.app.calls.get(x.callId)?.hangup('normal');
     for (const x of [coach, agent, customer]) expect((await x.sipp).code).to.equal(0);
   });
 });

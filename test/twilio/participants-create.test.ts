@@ -3,67 +3,31 @@
 // TwiML caller (sipp with a tone peer) joined by name; the caller hears its tone come back through
 // the room once the participant is in. Fetch by Label, the Participant's fields, and the refusals.
 import { expect } from 'chai';
-import twilio, { RestException } from 'twilio';
+import twilio from 'twilio';
 import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { restRefusal } from '../../testkit/twilio';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { newestRoom } from '../../testkit/conference/rooms';
 import { testDb } from '../../testkit/db';
 import { conferencesRepo } from '../../core/repos/conferences';
-import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { callSid, fromSid, toSid } from '../../core/twilio/sids';
 
 const { VoiceResponse } = twilio.twiml;
 
-async function refusal(p: Promise<unknown>): Promise<RestException> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof RestException) return e;
-    throw e;
-  }
-  throw new Error('expected a RestException');
-}
-
 describe('twilio: POST Conferences/{…}/Participants.json (dial a participant in)', function () {
   this.timeout(120_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  let api: ServedApp;
-  let client: TwilioClient;
-  let sid: string;
-  const placed: PlacedCall[] = [];
+  let s: TwilioRestStack;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  before(async () => {
-    api = await serveApp(stack.api.app);
-    sid = accountSid(f.customer.id);
-    client = twilioClient(api.baseUrl, sid, twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
-  });
-  after(async () => {
-    placed.forEach((c) => c.peer.close());
-    await api?.close();
-  });
+  useTwilioRestStack((x) => (s = x));
 
-  async function roomNamed(name: string) {
-    const db = await testDb();
-    return until(
-      async () => ((await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string; status: string } | undefined) ?? null,
-      20_000,
-      `room ${name}`,
-    );
-  }
+  const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
 
   it('dials a sipp UAS into the room a TwiML caller made by name: in the room (echoed tone heard), fetched by Label, ends with the room', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference('Sales Room');
-    app.on('/sales', doc.toString());
-    const caller = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/sales') } }]);
-    placed.push(caller);
+    s.app.on('/sales', doc.toString());
+    const caller = await s.caller('/sales');
     const room = await roomNamed('Sales Room');
     await until(async () => ((await roomNamed('Sales Room')).status === 'progressing' ? true : null), 20_000, 'progressing');
     // alone in the room: the caller hears nothing of its own tone
@@ -76,9 +40,11 @@ describe('twilio: POST Conferences/{…}/Participants.json (dial a participant i
     const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(uasPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-rtp_echo'], { killAfterMs: 60_000 });
     await uas.port;
     // by friendly name, as Twilio apps address rooms
-    const p = await client.conferences('Sales Room').participants.create({ from: '+15550100000', to: `sip:agent@127.0.0.1:${uasPort}`, label: 'agent one', endConferenceOnExit: true, beep: 'false' });
+    const p = await s.client
+      .conferences('Sales Room')
+      .participants.create({ from: '+15550100000', to: `sip:agent@127.0.0.1:${uasPort}`, label: 'agent one', endConferenceOnExit: true, beep: 'false' });
     expect(p.callSid).to.match(/^CA[0-9a-f]{32}$/);
-    expect(p).to.include({ accountSid: sid, conferenceSid: toSid('CF', room.id), label: 'agent one', status: 'queued', endConferenceOnExit: true, muted: false });
+    expect(p).to.include({ accountSid: s.sid, conferenceSid: toSid('CF', room.id), label: 'agent one', status: 'queued', endConferenceOnExit: true, muted: false });
     const db = await testDb();
     await until(async () => ((await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === 2 ? true : null), 20_000, 'two joined');
     const call = await db('calls')
@@ -90,15 +56,15 @@ describe('twilio: POST Conferences/{…}/Participants.json (dial a participant i
     from = caller.peer.levels.length;
     await sleep(2000);
     expect(caller.peer.voiced(from), 'the caller hears the participant (its echo)').to.be.greaterThan(15);
-    const byLabel = await client.conferences(toSid('CF', room.id)).participants('agent one').fetch();
+    const byLabel = await s.client.conferences(toSid('CF', room.id)).participants('agent one').fetch();
     expect(byLabel).to.include({ callSid: p.callSid, label: 'agent one', status: 'connected', endConferenceOnExit: true });
-    const listed = await client.conferences(toSid('CF', room.id)).participants.list();
+    const listed = await s.client.conferences(toSid('CF', room.id)).participants.list();
     expect(listed.map((x) => x.callSid)).to.have.members([p.callSid, callSid(caller.callId)]);
     // a second participant with the same label is refused
-    const dup = await refusal(client.conferences(toSid('CF', room.id)).participants.create({ from: '+15550100000', to: `sip:other@127.0.0.1:${uasPort}`, label: 'agent one' }));
+    const dup = await restRefusal(s.client.conferences(toSid('CF', room.id)).participants.create({ from: '+15550100000', to: `sip:other@127.0.0.1:${uasPort}`, label: 'agent one' }));
     expect([dup.status, dup.code]).to.deep.equal([400, 20001]);
     // endConferenceOnExit: the participant leaving ends the room; the caller's document ends, BYE to both
-    await stack.platform.app.calls.get(fromSid('CA', p.callSid)!)?.hangup('normal');
+    await s.stack.platform.app.calls.get(fromSid('CA', p.callSid)!)?.hangup('normal');
     await until(async () => ((await roomNamed('Sales Room')).status === 'terminated' ? true : null), 10_000, 'terminated');
     expect((await caller.sipp).code).to.equal(0);
     expect((await uas.done).code).to.equal(0);
@@ -106,26 +72,26 @@ describe('twilio: POST Conferences/{…}/Participants.json (dial a participant i
 
   it('bad input: 20404 for a missing or ended room, Twilio codes for To/From, 20001 for unsupported parameters; nothing is made', async () => {
     const db = await testDb();
-    const calls = async () => (await db('calls').where({ customer_id: f.customer.id })).length;
-    const rooms = async () => (await db('conferences').where({ customer_id: f.customer.id })).length;
-    const ended = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', name: 'over', status: 'terminated' });
+    const calls = async () => (await db('calls').where({ customer_id: s.f.customer.id })).length;
+    const rooms = async () => (await db('conferences').where({ customer_id: s.f.customer.id })).length;
+    const ended = await conferencesRepo(db).create({ customer_id: s.f.customer.id, type: 'conference', name: 'over', status: 'terminated' });
     const before = [await calls(), await rooms()];
-    const missing = await refusal(client.conferences('CF' + '0'.repeat(32)).participants.create({ from: '+15550100000', to: '+15550100001' }));
+    const missing = await restRefusal(s.client.conferences('CF' + '0'.repeat(32)).participants.create({ from: '+15550100000', to: '+15550100001' }));
     expect([missing.status, missing.code]).to.deep.equal([404, 20404]);
-    const over = await refusal(client.conferences(toSid('CF', ended.id)).participants.create({ from: '+15550100000', to: '+15550100001' }));
+    const over = await restRefusal(s.client.conferences(toSid('CF', ended.id)).participants.create({ from: '+15550100000', to: '+15550100001' }));
     expect([over.status, over.code]).to.deep.equal([404, 20404]);
-    const noTo = await refusal(client.conferences('new room').participants.create({ from: '+15550100000', to: '' }));
+    const noTo = await restRefusal(s.client.conferences('new room').participants.create({ from: '+15550100000', to: '' }));
     expect([noTo.status, noTo.code]).to.deep.equal([400, 21201]);
-    const badFrom = await refusal(client.conferences('new room').participants.create({ from: 'not a number', to: '+15550100001' }));
+    const badFrom = await restRefusal(s.client.conferences('new room').participants.create({ from: 'not a number', to: '+15550100001' }));
     expect([badFrom.status, badFrom.code]).to.deep.equal([400, 21212]);
-    const wait = await refusal(client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', waitUrl: 'http://127.0.0.1/wait' }));
+    const wait = await restRefusal(s.client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', waitUrl: 'http://127.0.0.1/wait' }));
     expect([wait.status, wait.code]).to.deep.equal([400, 20001]);
     expect(wait.message).to.match(/WaitUrl/);
-    const moderated = await refusal(client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', startConferenceOnEnter: false }));
+    const moderated = await restRefusal(s.client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', startConferenceOnEnter: false }));
     expect([moderated.status, moderated.code]).to.deep.equal([400, 20001]);
-    const longName = await refusal(client.conferences('n'.repeat(129)).participants.create({ from: '+15550100000', to: '+15550100001' }));
+    const longName = await restRefusal(s.client.conferences('n'.repeat(129)).participants.create({ from: '+15550100000', to: '+15550100001' }));
     expect([longName.status, longName.code]).to.deep.equal([400, 20001]);
-    const label = await refusal(client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', label: 'l'.repeat(129) }));
+    const label = await restRefusal(s.client.conferences('new room').participants.create({ from: '+15550100000', to: '+15550100001', label: 'l'.repeat(129) }));
     expect([label.status, label.code]).to.deep.equal([400, 20001]);
     expect([await calls(), await rooms()], 'no call and no room made').to.deep.equal(before);
   });

@@ -6,63 +6,26 @@ import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../../testkit/twilio';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { type PlacedCall } from '../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { joinedRoom } from '../../testkit/conference/rooms';
 
 const { VoiceResponse } = twilio.twiml;
 
 describe('twilio: Participants update EndConferenceOnExit, BeepOnExit', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  let api: ServedApp;
-  let client: TwilioClient;
-  let token: string;
-  const placed: PlacedCall[] = [];
+  let s: TwilioRestStack;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  before(async () => {
-    api = await serveApp(stack.api.app);
-    token = twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0);
-    client = twilioClient(api.baseUrl, accountSid(f.customer.id), token);
-  });
-  after(async () => {
-    placed.forEach((c) => c.peer.close());
-    await api?.close();
-  });
+  useTwilioRestStack((x) => (s = x));
 
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk: false });
-    placed.push(c);
-    return c;
-  }
-
-  async function joined(name: string, n: number): Promise<string> {
-    const db = await testDb();
-    return until(
-      async () => {
-        const room = (await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
-        if (!room) return null;
-        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? room.id : null;
-      },
-      20_000,
-      `${n} joined ${name}`,
-    );
-  }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+  const caller = (path: string) => s.caller(path, { talk: false });
+  const joined = (name: string, n: number) => joinedRoom(s.f.customer.id, name, n);
 
   it('BeepOnExit=true: the room hears the participant leave; EndConferenceOnExit=true: its leaving ends the room', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference('update room');
-    app.on('/p', doc.toString());
+    s.app.on('/p', doc.toString());
     const listener = await caller('/p');
     await joined('update room', 1);
     const beeper = await caller('/p');
@@ -70,9 +33,9 @@ describe('twilio: Participants update EndConferenceOnExit, BeepOnExit', function
     const roomId = await joined('update room', 3);
     const cf = toSid('CF', roomId);
     const upd = (c: PlacedCall, body: Record<string, string>) =>
-      request(stack.api.app)
-        .post(`/2010-04-01/Accounts/${accountSid(f.customer.id)}/Conferences/${cf}/Participants/${callSid(c.callId)}.json`)
-        .auth(accountSid(f.customer.id), token)
+      request(s.stack.api.app)
+        .post(`/2010-04-01/Accounts/${accountSid(s.f.customer.id)}/Conferences/${cf}/Participants/${callSid(c.callId)}.json`)
+        .auth(accountSid(s.f.customer.id), s.token)
         .type('form')
         .send(body);
 
@@ -82,23 +45,23 @@ describe('twilio: Participants update EndConferenceOnExit, BeepOnExit', function
       const res = await upd(ender, body);
       expect([res.status, res.body.code], JSON.stringify(body)).to.deep.equal([400, 20001]);
     }
-    expect((await client.conferences(cf).participants(callSid(ender.callId)).fetch()).endConferenceOnExit).to.equal(false);
+    expect((await s.client.conferences(cf).participants(callSid(ender.callId)).fetch()).endConferenceOnExit).to.equal(false);
 
     const b = await upd(beeper, { BeepOnExit: 'true' });
     expect(b.status, JSON.stringify(b.body)).to.equal(200);
     await sleep(500);
     let from = listener.peer.levels.length;
-    await hangup(beeper);
+    await s.hangup(beeper);
     await joined('update room', 2);
     await sleep(2000);
     expect(listener.peer.voiced(from), 'the exit beep').to.be.within(5, 40);
 
-    const e = await client.conferences(cf).participants(callSid(ender.callId)).update({ endConferenceOnExit: true });
+    const e = await s.client.conferences(cf).participants(callSid(ender.callId)).update({ endConferenceOnExit: true });
     expect(e.endConferenceOnExit).to.equal(true);
-    expect((await client.conferences(cf).participants(callSid(ender.callId)).fetch()).endConferenceOnExit).to.equal(true);
+    expect((await s.client.conferences(cf).participants(callSid(ender.callId)).fetch()).endConferenceOnExit).to.equal(true);
     from = listener.peer.levels.length;
-    await hangup(ender);
-    await until(async () => ((await client.conferences(cf).fetch()).status === 'completed' ? true : null), 20_000, 'the room ends');
+    await s.hangup(ender);
+    await until(async () => ((await s.client.conferences(cf).fetch()).status === 'completed' ? true : null), 20_000, 'the room ends');
     expect(listener.peer.voiced(from), 'no beep: the ender did not ask').to.be.lessThan(3);
     // the listener's document goes on after its <Dial> (nothing left: it hangs up)
     for (const c of [listener, beeper, ender]) expect((await c.sipp).code).to.equal(0);

@@ -7,6 +7,7 @@ import { answeringUas, sipp, sleep, uacWaitsForBye, until } from '../../testkit/
 import { sipPortPair } from '../../testkit/ports';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
+import { endedFlowOfCall } from '../../testkit/call-ends';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { flowsRepo } from '../../core/repos/flows';
@@ -17,19 +18,6 @@ import { accountSid, callSid, fromSid } from '../../core/twilio/sids';
 const fromCallSid = (sid: string): string => fromSid('CA', sid)!;
 
 const { VoiceResponse } = twilio.twiml;
-
-async function activeflowOf(callId: string) {
-  const db = await testDb();
-  return until(
-    async () => {
-      const c = await db('calls').where({ id: callId }).first();
-      const a = c && (await db('activeflows').where({ id: c.activeflow_id }).first());
-      return a?.status === 'ended' ? a : null;
-    },
-    20_000,
-    'activeflow ended',
-  );
-}
 
 async function hungUp(callId: string) {
   const db = await testDb();
@@ -70,7 +58,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(call.peer.voiced(), 'the action TwiML spoke').to.be.greaterThan(heardBefore + 10);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect(af.end_reason).to.be.oneOf(['call_hangup', 'finished']);
     expect(af.error).to.equal('');
     call.peer.close();
@@ -110,7 +98,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     expect(r2.signed).to.equal(true);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     const types = (af.executed_actions as { type: string; option: Record<string, unknown> }[]).map((a) => a.type);
     expect(types).to.deep.equal(['twiml', 'twiml', 'talk', 'hangup']);
     // the document's text is literal: no flow variable is substituted into it
@@ -208,7 +196,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
       const r = await call.sipp;
       expect(r.code, r.errors + r.messages).to.equal(0);
       expect(call.peer.voiced(), 'the error is spoken').to.be.greaterThan(10);
-      const af = await activeflowOf(call.callId);
+      const af = await endedFlowOfCall(call.callId);
       expect(af.end_reason).to.equal('error');
       expect(af.error).to.match(new RegExp(`^twiml error ${code}: `));
       expect(af.error).to.not.include('boom');
@@ -223,7 +211,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(call.peer.voiced(), 'the error is spoken').to.be.greaterThan(10);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect(af.end_reason).to.equal('error');
     expect(af.error).to.match(/^twiml error 11200: the document could not be fetched: refused/);
     call.peer.close();
@@ -253,7 +241,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(Date.now() - t0, 'well before the 30 s pause ends').to.be.lessThan(15_000);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['twiml', 'talk', 'sleep', 'twiml', 'talk', 'hangup']);
     expect(af.error).to.equal('');
     call.peer.close();
@@ -281,7 +269,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
     expect(req.params).to.include({ Direction: 'outbound-api', To: `sip:callee@127.0.0.1:${calleePort}`, AccountSid: accountSid(f.customer.id) });
     const rc = await callee.done;
     expect(rc.code, rc.errors + rc.messages).to.equal(0);
-    const af = await activeflowOf(fromCallSid(req.params.CallSid!));
+    const af = await endedFlowOfCall(fromCallSid(req.params.CallSid!));
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['twiml', 'talk', 'twiml', 'hangup']);
   });
 

@@ -4,12 +4,10 @@
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { joinedRoom } from '../../testkit/conference/rooms';
+import { sleep } from '../../testkit/media-app/harness';
+import type { PlacedCall } from '../../testkit/streams/support';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
@@ -31,33 +29,13 @@ describe('TwiML <Conference beep>: compiler', () => {
 
 describe('TwiML <Conference beep> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
-  async function caller(path: string): Promise<PlacedCall> {
-    // silent peers: what a listener hears is the room's own audio only
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk: false });
-    placed.push(c);
-    return c;
-  }
-
-  async function joined(name: string, n: number): Promise<void> {
-    const db = await testDb();
-    await until(
-      async () => {
-        const room = (await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
-        if (!room) return null;
-        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? true : null;
-      },
-      20_000,
-      `${n} joined ${name}`,
-    );
-  }
+  // silent peers: what a listener hears is the room's own audio only
+  const caller = (path: string) => s.caller(path, { talk: false });
+  const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
 
   /** Voiced packets the listener hears over `ms` while `act` runs at its start. */
   async function heardDuring(listener: PlacedCall, act: () => Promise<unknown>, ms = 2500): Promise<number> {
@@ -67,18 +45,16 @@ describe('TwiML <Conference beep> with sipp callers', function () {
     return listener.peer.voiced(from);
   }
 
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
-
   it('beep="onEnter" is heard by the room when that caller joins, not when it leaves; beep="onExit" the other way; none without beep', async () => {
     const plain = new VoiceResponse();
     plain.dial().conference('beep room');
-    app.on('/plain', plain.toString());
+    s.app.on('/plain', plain.toString());
     const enter = new VoiceResponse();
     enter.dial().conference({ beep: 'onEnter' }, 'beep room');
-    app.on('/enter', enter.toString());
+    s.app.on('/enter', enter.toString());
     const exit = new VoiceResponse();
     exit.dial().conference({ beep: 'onExit' }, 'beep room');
-    app.on('/exit', exit.toString());
+    s.app.on('/exit', exit.toString());
     const listener = await caller('/plain');
     await joined('beep room', 1);
     await sleep(500);
@@ -86,11 +62,11 @@ describe('TwiML <Conference beep> with sipp callers', function () {
     expect(await heardDuring(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2))), 'no beep without the attribute').to.be.lessThan(3);
     let e!: PlacedCall;
     expect(await heardDuring(listener, async () => ((e = await caller('/enter')), joined('beep room', 3))), 'the onEnter beep on joining').to.be.within(5, 40);
-    expect(await heardDuring(listener, async () => (await hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
+    expect(await heardDuring(listener, async () => (await s.hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
     let x!: PlacedCall;
     expect(await heardDuring(listener, async () => ((x = await caller('/exit')), joined('beep room', 3))), 'no beep when the onExit caller joins').to.be.lessThan(3);
-    expect(await heardDuring(listener, async () => (await hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
-    for (const c of [quiet, listener]) await hangup(c);
+    expect(await heardDuring(listener, async () => (await s.hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
+    for (const c of [quiet, listener]) await s.hangup(c);
     for (const c of [listener, quiet, e, x]) expect((await c.sipp).code).to.equal(0);
   });
 });

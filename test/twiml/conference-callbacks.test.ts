@@ -6,12 +6,9 @@ import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { sleep } from '../../testkit/media-app/harness';
+import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
@@ -36,70 +33,38 @@ describe('TwiML <Conference statusCallback>: compiler', () => {
 
 describe('TwiML <Conference statusCallback> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
-    placed.push(c);
-    return c;
-  }
-
-  async function roomNamed(name: string) {
-    const db = await testDb();
-    return until(
-      async () => ((await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined) ?? null,
-      20_000,
-      `room ${name}`,
-    );
-  }
-
-  async function joined(conferenceId: string, n: number): Promise<void> {
-    const db = await testDb();
-    await until(async () => ((await db('conferencecalls').where({ conference_id: conferenceId, status: 'joined' })).length === n ? true : null), 20_000, `${n} joined`);
-  }
-
-  async function callbacks(path: string, n: number): Promise<TwimlRequest[]> {
-    return until(
-      async () => {
-        const got = app.requests.filter((r) => r.path === path);
-        return got.length >= n ? got : null;
-      },
-      20_000,
-      `${n} callbacks on ${path}`,
-    );
-  }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+  const caller = (path: string) => s.caller(path);
+  const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
+  const joined = (conferenceId: string, n: number) => participantsIn(conferenceId, n);
+  const callbacks = (path: string, n: number) => s.app.atLeast(path, n);
 
   it("join, start, leave and end reach the first participant's statusCallback, signed, in order, with Twilio's parameters", async () => {
     const first = new VoiceResponse();
     first.dial().conference({ statusCallback: '/conf-events', statusCallbackEvent: ['start', 'end', 'join', 'leave'], participantLabel: 'host' }, 'events room');
-    app.on('/first', first.toString());
-    app.on('/conf-events', '<Response/>');
+    s.app.on('/first', first.toString());
+    s.app.on('/conf-events', '<Response/>');
     const second = new VoiceResponse();
     // a later participant's statusCallback does not replace the room's
     second.dial().conference({ statusCallback: '/other-events', endConferenceOnExit: true }, 'events room');
-    app.on('/second', second.toString());
-    app.on('/other-events', '<Response/>');
+    s.app.on('/second', second.toString());
+    s.app.on('/other-events', '<Response/>');
     const a = await caller('/first');
     const room = await roomNamed('events room');
     await joined(room.id, 1);
     const b = await caller('/second');
     await joined(room.id, 2);
     await sleep(500);
-    await hangup(a);
+    await s.hangup(a);
     await sleep(1000);
-    await hangup(b);
+    await s.hangup(b);
     const got = await callbacks('/conf-events', 6);
     await sleep(1000);
-    expect(app.requests.filter((r) => r.path === '/conf-events').length, 'no more than six').to.equal(6);
-    expect(app.requests.filter((r) => r.path === '/other-events').length, 'the room keeps the first statusCallback').to.equal(0);
+    expect(s.app.requests.filter((r) => r.path === '/conf-events').length, 'no more than six').to.equal(6);
+    expect(s.app.requests.filter((r) => r.path === '/other-events').length, 'the room keeps the first statusCallback').to.equal(0);
     expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.CallSid ?? ''])).to.deep.equal([
       ['participant-join', callSid(a.callId)],
       ['conference-start', callSid(a.callId)],
@@ -112,7 +77,7 @@ describe('TwiML <Conference statusCallback> with sipp callers', function () {
     for (const r of got) {
       expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
       expect(r.method).to.equal('POST');
-      expect(r.params).to.include({ ConferenceSid: toSid('CF', room.id), FriendlyName: 'events room', AccountSid: accountSid(f.customer.id) });
+      expect(r.params).to.include({ ConferenceSid: toSid('CF', room.id), FriendlyName: 'events room', AccountSid: accountSid(s.f.customer.id) });
       expect(Date.parse(r.params.Timestamp!), 'an RFC 2822 Timestamp').to.be.greaterThan(Date.now() - 120_000);
     }
     expect(got[0]!.params).to.include({ Muted: 'false', Hold: 'false', Coaching: 'false', EndConferenceOnExit: 'false', StartConferenceOnEnter: 'true', ParticipantLabel: 'host' });
@@ -125,26 +90,26 @@ describe('TwiML <Conference statusCallback> with sipp callers', function () {
   it('a waiter (startConferenceOnEnter="false") joins when the room starts: join, start, then its join with StartConferenceOnEnter=false; GET when asked', async () => {
     const waiter = new VoiceResponse();
     waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '', statusCallback: '/wait-events', statusCallbackMethod: 'GET', statusCallbackEvent: ['start', 'join'] }, 'events wait');
-    app.on('/w', waiter.toString());
-    app.on('/wait-events', '<Response/>');
+    s.app.on('/w', waiter.toString());
+    s.app.on('/wait-events', '<Response/>');
     const starter = new VoiceResponse();
     starter.dial().conference('events wait');
-    app.on('/s', starter.toString());
+    s.app.on('/s', starter.toString());
     const w = await caller('/w');
     const room = await roomNamed('events wait');
     await sleep(1500);
-    expect(app.requests.filter((r) => r.path === '/wait-events').length, 'nothing while it waits').to.equal(0);
-    const s = await caller('/s');
+    expect(s.app.requests.filter((r) => r.path === '/wait-events').length, 'nothing while it waits').to.equal(0);
+    const st = await caller('/s');
     await joined(room.id, 2);
     const got = await callbacks('/wait-events', 3);
     expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.CallSid])).to.deep.equal([
-      ['participant-join', callSid(s.callId)],
-      ['conference-start', callSid(s.callId)],
+      ['participant-join', callSid(st.callId)],
+      ['conference-start', callSid(st.callId)],
       ['participant-join', callSid(w.callId)],
     ]);
     expect(got.every((r) => r.method === 'GET' && r.signed)).to.equal(true);
     expect(got[2]!.params).to.include({ StartConferenceOnEnter: 'false' });
-    for (const c of [w, s]) await hangup(c);
-    for (const c of [w, s]) expect((await c.sipp).code).to.equal(0);
+    for (const c of [w, st]) await s.hangup(c);
+    for (const c of [w, st]) expect((await c.sipp).code).to.equal(0);
   });
 });

@@ -5,12 +5,9 @@ import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
 import { callSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { joinedRoom } from '../../testkit/conference/rooms';
+import { sleep } from '../../testkit/media-app/harness';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -33,43 +30,21 @@ describe('TwiML <Conference coach>: compiler', () => {
 
 describe('TwiML <Conference coach> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
-  async function caller(path: string, talk: boolean): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk });
-    placed.push(c);
-    return c;
-  }
-
-  async function joined(name: string, n: number): Promise<void> {
-    const db = await testDb();
-    await until(
-      async () => {
-        const room = (await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined;
-        if (!room) return null;
-        return (await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === n ? true : null;
-      },
-      20_000,
-      `${n} joined ${name}`,
-    );
-  }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+  const caller = (path: string, talk: boolean) => s.caller(path, { talk });
+  const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
 
   it('the coach is heard by the coached participant only', async () => {
     const plain = new VoiceResponse();
     plain.dial().conference('coached room');
-    app.on('/member', plain.toString());
+    s.app.on('/member', plain.toString());
     const agent = await caller('/member', false);
     const customer = await caller('/member', false);
     await joined('coached room', 2);
-    app.on('/coach', () => {
+    s.app.on('/coach', () => {
       const doc = new VoiceResponse();
       doc.dial().conference({ coach: callSid(agent.callId) }, 'coached room');
       return doc.toString();
@@ -83,7 +58,7 @@ describe('TwiML <Conference coach> with sipp callers', function () {
     expect(agent.peer.voiced(fromAgent), 'the agent hears the coach').to.be.greaterThan(15);
     expect(customer.peer.levels.length - fromCustomer, 'the customer gets RTP').to.be.greaterThan(40);
     expect(customer.peer.voiced(fromCustomer), 'the customer does not hear the coach').to.be.lessThan(5);
-    for (const c of [coach, agent, customer]) await hangup(c);
+    for (const c of [coach, agent, customer]) await s.hangup(c);
     for (const c of [coach, agent, customer]) expect((await c.sipp).code).to.equal(0);
   });
 });

@@ -10,11 +10,8 @@ import { compileTwiml } from '../../core/twiml/compile';
 import { callSid, toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwilioClient } from '../../testkit/twilio';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwilioRestStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import type { PlacedCall } from '../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -28,28 +25,22 @@ describe('TwiML <Conference statusCallbackEvent="modify">: compiler', () => {
 
 describe('TwiML <Conference statusCallbackEvent="modify"> with sipp callers and REST updates', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  let client: TwilioClient;
-  let placed: PlacedCall[];
+  let s: TwilioRestStack;
 
-  useTwilioRestStack((s) => ({ stack, app, f, client, placed } = s));
+  useTwilioRestStack((x) => (s = x));
 
   it('participant-modify for each change of EndConferenceOnExit, Coaching, BeepOnExit; none for no change, a mute or a refusal', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference({ statusCallback: '/me', statusCallbackEvent: ['join', 'modify'] }, 'modify room');
-    app.on('/m', doc.toString());
-    app.on('/me', '<Response/>');
-    const a = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/m') } }]);
-    placed.push(a);
-    const b = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/m') } }]);
-    placed.push(b);
+    s.app.on('/m', doc.toString());
+    s.app.on('/me', '<Response/>');
+    const a = await s.caller('/m');
+    const b = await s.caller('/m');
     const db = await testDb();
-    const room = await until(async () => ((await db('conferences').where({ customer_id: f.customer.id, name: 'modify room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+    const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'modify room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
     const cf = toSid('CF', room.id);
-    const p = (c: PlacedCall) => client.conferences(cf).participants(callSid(c.callId));
-    const events = () => app.requests.filter((x) => x.path === '/me');
+    const p = (c: PlacedCall) => s.client.conferences(cf).participants(callSid(c.callId));
+    const events = () => s.app.requests.filter((x) => x.path === '/me');
     await until(() => (events().length >= 2 ? true : null), 20_000, 'two joins');
     const modifies = () => events().filter((r) => r.params.StatusCallbackEvent === 'participant-modify');
     const next = async (n: number) => until(() => (modifies().length >= n ? modifies()[n - 1]! : null), 10_000, `modify ${n}`);
@@ -83,7 +74,7 @@ describe('TwiML <Conference statusCallbackEvent="modify"> with sipp callers and 
       expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
       expect(r.params).to.include({ ConferenceSid: cf, FriendlyName: 'modify room' });
     }
-    await stack.platform.app.calls.get(a.callId)?.hangup('normal');
-    await stack.platform.app.calls.get(b.callId)?.hangup('normal');
+    await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
+    await s.stack.platform.app.calls.get(b.callId)?.hangup('normal');
   });
 });

@@ -10,10 +10,8 @@ import { queuesRepo } from '../../core/repos/queues';
 import { toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
@@ -67,46 +65,23 @@ describe('TwiML conferences and queues by name: compiler', () => {
 
 describe('TwiML <Dial><Conference> by name with sipp callers', function () {
   this.timeout(120_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
   /** `live: false` for a call that may end at once (resolves when its row exists). */
-  async function caller(path: string, live = true): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], live ? {} : { live: false });
-    placed.push(c);
-    return c;
-  }
-
-  async function roomNamed(name: string) {
-    const db = await testDb();
-    return until(
-      async () =>
-        ((await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string; status: string; ends_when_empty: boolean } | undefined) ?? null,
-      20_000,
-      `room ${name}`,
-    );
-  }
-
-  async function joined(conferenceId: string, n: number): Promise<void> {
-    const db = await testDb();
-    await until(async () => ((await db('conferencecalls').where({ conference_id: conferenceId, status: 'joined' })).length === n ? true : null), 20_000, `${n} joined`);
-  }
+  const caller = (path: string, live = true) => s.caller(path, live ? {} : { live: false });
+  const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
+  const joined = (conferenceId: string, n: number) => participantsIn(conferenceId, n);
 
   async function status(conferenceId: string): Promise<string> {
     const db = await testDb();
     return String((await db('conferences').where({ id: conferenceId }).first())?.status);
   }
 
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
-
   it('the database guard: ten racing joiners of one name get one room; a room made by a name is not reused once it ended', async () => {
     const db = await testDb();
-    const customer = f.customer;
+    const customer = s.f.customer;
     const repo = conferencesRepo(db);
     const name = `race ${Date.now()}`;
     const got = await Promise.all(Array.from({ length: 10 }, () => repo.namedOrCreate(customer.id, name)));
@@ -129,45 +104,45 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
   it('two callers of "Room 1234" land in one room made on the first join, hear each other; it ends when the last leaves', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference('Room 1234');
-    app.on('/room', doc.toString());
+    s.app.on('/room', doc.toString());
     const a = await caller('/room');
     const b = await caller('/room');
     const room = await roomNamed('Room 1234');
     expect(room.ends_when_empty).to.equal(true);
     await joined(room.id, 2);
     const db = await testDb();
-    expect((await db('conferences').where({ customer_id: f.customer.id, name: 'Room 1234' })).length, 'one room').to.equal(1);
+    expect((await db('conferences').where({ customer_id: s.f.customer.id, name: 'Room 1234' })).length, 'one room').to.equal(1);
     await sleep(1000);
     const fromA = a.peer.levels.length;
     const fromB = b.peer.levels.length;
     await sleep(2000);
     expect(a.peer.voiced(fromA), 'A hears B').to.be.greaterThan(HEARS);
     expect(b.peer.voiced(fromB), 'B hears A').to.be.greaterThan(HEARS);
-    await hangup(a);
+    await s.hangup(a);
     await sleep(1000);
     expect(await status(room.id), 'still up with B in it').to.equal('progressing');
-    await hangup(b);
+    await s.hangup(b);
     await until(async () => ((await status(room.id)) === 'terminated' ? true : null), 10_000, 'terminated when the last left');
     // the name is free again: the next caller makes a new room
     const c = await caller('/room');
-    await until(async () => ((await db('conferences').where({ customer_id: f.customer.id, name: 'Room 1234' })).length === 2 ? true : null), 20_000, 'a second room');
+    await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'Room 1234' })).length === 2 ? true : null), 20_000, 'a second room');
     const second = await roomNamed('Room 1234');
     expect(second.id).to.not.equal(room.id);
-    await hangup(c);
+    await s.hangup(c);
     for (const x of [a, b, c]) expect((await x.sipp).code).to.equal(0);
   });
 
   it('muted: the room does not hear the muted caller, who hears the room; endConferenceOnExit ends the room and the others go on', async () => {
     const moderator = new VoiceResponse();
     moderator.dial().conference({ endConferenceOnExit: true }, 'moderated');
-    app.on('/moderator', moderator.toString());
+    s.app.on('/moderator', moderator.toString());
     const listener = new VoiceResponse();
     listener.dial().conference({ muted: true }, 'moderated');
     listener.redirect('/after');
-    app.on('/listener', listener.toString());
+    s.app.on('/listener', listener.toString());
     const after = new VoiceResponse();
     after.hangup();
-    app.on('/after', after.toString());
+    s.app.on('/after', after.toString());
     const m = await caller('/moderator');
     const l = await caller('/listener');
     const room = await roomNamed('moderated');
@@ -179,10 +154,10 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     expect(m.peer.levels.length - fromM, 'the moderator gets RTP').to.be.greaterThan(40);
     expect(m.peer.voiced(fromM), 'the moderator does not hear the muted listener').to.be.lessThan(5);
     expect(l.peer.voiced(fromL), 'the listener hears the moderator').to.be.greaterThan(HEARS);
-    await hangup(m);
+    await s.hangup(m);
     await until(async () => ((await status(room.id)) === 'terminated' ? true : null), 10_000, 'ended with the moderator');
     // the listener's document went on after the Dial: the redirect was fetched and hung up
-    await app.next('/after');
+    await s.app.next('/after');
     expect((await l.sipp).code).to.equal(0);
   });
 
@@ -190,37 +165,37 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     const doc = new VoiceResponse();
     doc.dial().conference({ maxParticipants: 2 }, 'pair');
     doc.redirect('/full');
-    app.on('/pair', doc.toString());
+    s.app.on('/pair', doc.toString());
     const full = new VoiceResponse();
     full.hangup();
-    app.on('/full', full.toString());
+    s.app.on('/full', full.toString());
     const a = await caller('/pair');
     const room = await roomNamed('pair');
     const b = await caller('/pair');
     await joined(room.id, 2);
     // refused at once: its call may be over before it is ever seen progressing
     const c = await caller('/pair', false);
-    await app.next('/full');
+    await s.app.next('/full');
     expect((await c.sipp).code).to.equal(0);
     const db = await testDb();
     expect((await db('conferencecalls').where({ conference_id: room.id, reference_id: c.callId })).length, 'never a participant').to.equal(0);
-    await hangup(a);
-    await hangup(b);
+    await s.hangup(a);
+    await s.hangup(b);
     await until(async () => ((await status(room.id)) === 'terminated' ? true : null), 10_000, 'terminated');
   });
 
   it('<Enqueue action>: a caller leaving the queue (its wait_timeout) gets the action with QueueResult=leave, QueueSid, QueueTime', async () => {
     const db = await testDb();
-    const queue = await queuesRepo(db).create(f.customer.id, { name: 'short wait', wait_timeout: 2000 });
+    const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'short wait', wait_timeout: 2000 });
     const doc = new VoiceResponse();
     doc.enqueue({ action: '/left' }, 'short wait');
-    app.on('/short', doc.toString());
+    s.app.on('/short', doc.toString());
     const left = new VoiceResponse();
     left.say('Nobody is free');
     left.hangup();
-    app.on('/left', left.toString());
+    s.app.on('/left', left.toString());
     const a = await caller('/short');
-    const cb = await app.next('/left');
+    const cb = await s.app.next('/left');
     expect(cb.signed, 'signed').to.equal(true);
     expect(cb.params).to.include({ QueueResult: 'leave', QueueSid: toSid('QU', queue.id) });
     expect(Number(cb.params.QueueTime)).to.be.within(1, 5);
@@ -232,13 +207,13 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
   it('<Enqueue>support</Enqueue>: the queue is made on first use and reused by name', async () => {
     const doc = new VoiceResponse();
     doc.enqueue('support line');
-    app.on('/enqueue', doc.toString());
+    s.app.on('/enqueue', doc.toString());
     const a = await caller('/enqueue');
     const b = await caller('/enqueue');
     const db = await testDb();
     const queues = await until(
       async () => {
-        const rows = (await db('queues').where({ customer_id: f.customer.id, name: 'support line' })) as { id: string; made_by_name: boolean }[];
+        const rows = (await db('queues').where({ customer_id: s.f.customer.id, name: 'support line' })) as { id: string; made_by_name: boolean }[];
         return rows.length ? rows : null;
       },
       20_000,
@@ -247,8 +222,8 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     expect(queues.length, 'one queue').to.equal(1);
     expect(queues[0]!.made_by_name).to.equal(true);
     await until(async () => ((await db('queuecalls').where({ queue_id: queues[0]!.id, status: 'waiting' })).length === 2 ? true : null), 20_000, 'both waiting in it');
-    await hangup(a);
-    await hangup(b);
+    await s.hangup(a);
+    await s.hangup(b);
     for (const x of [a, b]) expect((await x.sipp).code).to.equal(0);
   });
 });

@@ -10,11 +10,7 @@ import { callSid, toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { answerReinvite } from '../../testkit/media-app/sipp-steps';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwilioClient } from '../../testkit/twilio';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwilioRestStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -28,27 +24,22 @@ describe('TwiML <Conference statusCallbackEvent="mute hold">: compiler', () => {
 
 describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers and REST updates', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  let client: TwilioClient;
-  let placed: PlacedCall[];
+  let s: TwilioRestStack;
 
-  useTwilioRestStack((s) => ({ stack, app, f, client, placed } = s));
+  useTwilioRestStack((x) => (s = x));
 
   it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference({ statusCallback: '/pe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold'] }, 'mute hold room');
-    app.on('/m', doc.toString());
-    app.on('/pe', '<Response/>');
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/m') } }], {
+    s.app.on('/m', doc.toString());
+    s.app.on('/pe', '<Response/>');
+    const c = await s.caller('/m', {
       steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
     });
-    placed.push(c);
     const db = await testDb();
-    const room = await until(async () => ((await db('conferences').where({ customer_id: f.customer.id, name: 'mute hold room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+    const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'mute hold room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
     const cf = toSid('CF', room.id);
-    const p = () => client.conferences(cf).participants(callSid(c.callId));
+    const p = () => s.client.conferences(cf).participants(callSid(c.callId));
     // the room is made before its participant: a 20404 until then
     await until(
       async () =>
@@ -69,17 +60,17 @@ describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers a
     // the same state again changes nothing: no callback
     expect((await p().update({ muted: false })).muted).to.equal(false);
     await sleep(500);
-    await stack.platform.app.calls.get(c.callId)?.hangup('normal');
+    await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
     const got = await until(
       async () => {
-        const r = app.requests.filter((x) => x.path === '/pe');
+        const r = s.app.requests.filter((x) => x.path === '/pe');
         return r.length >= 6 ? r : null;
       },
       20_000,
       'six callbacks',
     );
     await sleep(1000);
-    expect(app.requests.filter((x) => x.path === '/pe').length, 'no more than six').to.equal(6);
+    expect(s.app.requests.filter((x) => x.path === '/pe').length, 'no more than six').to.equal(6);
     expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.Muted, r.params.Hold])).to.deep.equal([
       ['participant-join', 'false', 'false'],
       ['participant-mute', 'true', 'false'],
@@ -93,7 +84,7 @@ describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers a
       expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
       expect(r.params).to.include({ ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
     }
-    const s = await c.sipp;
-    expect(s.code, s.errors + s.messages).to.equal(0);
+    const res = await c.sipp;
+    expect(res.code, res.errors + res.messages).to.equal(0);
   });
 });

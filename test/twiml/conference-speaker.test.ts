@@ -9,10 +9,9 @@ import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { callSid } from '../../core/twilio/sids';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import type { PlacedCall } from '../../testkit/streams/support';
+import type { TwimlRequest } from '../../testkit/twiml/server';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -26,31 +25,26 @@ describe('TwiML <Conference statusCallbackEvent="speaker">: compiler', () => {
 
 describe('TwiML <Conference statusCallbackEvent="speaker"> with a talking and a silent sipp caller', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
   /** A caller into the room, sending RTP of silence from the start. */
   async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { talk: false });
+    const c = await s.caller(path, { talk: false });
     c.peer.amplitude = 0;
     c.peer.talk(c.live.endpoint!.local.port);
-    placed.push(c);
     return c;
   }
 
   it('participant-speech-start and -stop for the talker only, at sane times, between join and leave', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference({ statusCallback: '/sp', statusCallbackEvent: ['join', 'leave', 'speaker'] }, 'speaker room');
-    app.on('/s', doc.toString());
-    app.on('/sp', '<Response/>');
+    s.app.on('/s', doc.toString());
+    s.app.on('/sp', '<Response/>');
     const talker = await caller('/s');
     const silent = await caller('/s');
-    const events = (): TwimlRequest[] => app.requests.filter((x) => x.path === '/sp');
+    const events = (): TwimlRequest[] => s.app.requests.filter((x) => x.path === '/sp');
     await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-join').length === 2 ? true : null), 30_000, 'two joins');
     // both in the mix and sending silence: no speech event
     await sleep(1500);
@@ -73,8 +67,8 @@ describe('TwiML <Conference statusCallbackEvent="speaker"> with a talking and a 
     expect(stop.at - quietAt, 'speech-stop after the quiet began').to.be.within(550, 2000);
 
     await sleep(1000);
-    await stack.platform.app.calls.get(talker.callId)?.hangup('normal');
-    await stack.platform.app.calls.get(silent.callId)?.hangup('normal');
+    await s.stack.platform.app.calls.get(talker.callId)?.hangup('normal');
+    await s.stack.platform.app.calls.get(silent.callId)?.hangup('normal');
     const got = await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-leave').length === 2 ? events() : null), 20_000, 'two leaves');
     await sleep(500);
     const seen = events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid]);

@@ -9,10 +9,9 @@ import { compileWaitDocument } from '../../core/twiml/wait';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
+import type { PlacedCall } from '../../testkit/streams/support';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
@@ -67,33 +66,13 @@ describe('TwiML <Conference startConferenceOnEnter="false">: compiler', () => {
 
 describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
-    placed.push(c);
-    return c;
-  }
-
-  async function roomNamed(name: string) {
-    const db = await testDb();
-    return until(
-      async () => ((await db('conferences').where({ customer_id: f.customer.id, name }).orderBy('tm_create', 'desc').first()) as { id: string } | undefined) ?? null,
-      20_000,
-      `room ${name}`,
-    );
-  }
-
-  async function inState(conferenceId: string, status: 'joining' | 'joined', n: number): Promise<void> {
-    const db = await testDb();
-    await until(async () => ((await db('conferencecalls').where({ conference_id: conferenceId, status })).length === n ? true : null), 20_000, `${n} ${status}`);
-  }
+  const caller = (path: string) => s.caller(path);
+  const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
+  const inState = (conferenceId: string, status: 'joining' | 'joined', n: number) => participantsIn(conferenceId, n, status);
 
   /** Voiced packets the peer hears over the next `ms`. */
   async function heard(c: PlacedCall, ms = 2000): Promise<number> {
@@ -102,15 +81,13 @@ describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', 
     return c.peer.voiced(from);
   }
 
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
-
   it('waitUrl="": two waiters hear nothing (not each other) until a caller starts the room; then all three hear each other', async () => {
     const waiter = new VoiceResponse();
     waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '' }, 'quiet room');
-    app.on('/quiet-waiter', waiter.toString());
+    s.app.on('/quiet-waiter', waiter.toString());
     const starter = new VoiceResponse();
     starter.dial().conference('quiet room');
-    app.on('/quiet-starter', starter.toString());
+    s.app.on('/quiet-starter', starter.toString());
     const a = await caller('/quiet-waiter');
     const b = await caller('/quiet-waiter');
     const room = await roomNamed('quiet room');
@@ -128,17 +105,17 @@ describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', 
     expect(ha2, 'A hears the room').to.be.greaterThan(HEARS);
     expect(hb2, 'B hears the room').to.be.greaterThan(HEARS);
     expect(hm, 'the starter hears the waiters').to.be.greaterThan(HEARS);
-    for (const c of [a, b, m]) await hangup(c);
+    for (const c of [a, b, m]) await s.hangup(c);
     for (const c of [a, b, m]) expect((await c.sipp).code).to.equal(0);
   });
 
   it('no waitUrl: the waiter hears the music on hold, alone; a caller who joins a started room does not wait', async () => {
     const waiter = new VoiceResponse();
     waiter.dial().conference({ startConferenceOnEnter: false }, 'music room');
-    app.on('/music-waiter', waiter.toString());
+    s.app.on('/music-waiter', waiter.toString());
     const starter = new VoiceResponse();
     starter.dial().conference({ endConferenceOnExit: true }, 'music room');
-    app.on('/music-starter', starter.toString());
+    s.app.on('/music-starter', starter.toString());
     const w = await caller('/music-waiter');
     const room = await roomNamed('music room');
     await inState(room.id, 'joining', 1);
@@ -153,7 +130,7 @@ describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', 
     // the room has started: a late waiter goes straight in
     const late = await caller('/music-waiter');
     await inState(room.id, 'joined', 3);
-    await hangup(m);
+    await s.hangup(m);
     const db = await testDb();
     await until(async () => ((await db('conferences').where({ id: room.id }).first())?.status === 'terminated' ? true : null), 10_000, 'ended with the starter');
     for (const c of [w, m, late]) expect((await c.sipp).code).to.equal(0);
@@ -162,31 +139,31 @@ describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', 
   it('waitUrl: the wait document is fetched signed, with the call parameters, and played in a loop until the room starts', async () => {
     const waiter = new VoiceResponse();
     waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '/wait-doc', waitMethod: 'POST' }, 'doc room');
-    app.on('/doc-waiter', waiter.toString());
+    s.app.on('/doc-waiter', waiter.toString());
     const starter = new VoiceResponse();
     starter.dial().conference('doc room');
-    app.on('/doc-starter', starter.toString());
+    s.app.on('/doc-starter', starter.toString());
     const wait = new VoiceResponse();
     wait.say('Please wait for the host.');
     wait.pause({ length: 1 });
-    app.on('/wait-doc', wait.toString());
+    s.app.on('/wait-doc', wait.toString());
     const w = await caller('/doc-waiter');
-    const first = await app.next('/wait-doc');
+    const first = await s.app.next('/wait-doc');
     expect(first.signed, 'signed').to.equal(true);
     expect(first.method).to.equal('POST');
-    expect(first.params).to.include({ CallSid: callSid(w.callId), AccountSid: accountSid(f.customer.id) });
-    await app.next('/wait-doc', 30_000);
+    expect(first.params).to.include({ CallSid: callSid(w.callId), AccountSid: accountSid(s.f.customer.id) });
+    await s.app.next('/wait-doc', 30_000);
     expect(await heard(w, 3000), 'the waiter hears the Say').to.be.greaterThan(5);
     const room = await roomNamed('doc room');
     const m = await caller('/doc-starter');
     await inState(room.id, 'joined', 2);
     await sleep(500);
-    const fetched = app.requests.filter((r) => r.path === '/wait-doc').length;
+    const fetched = s.app.requests.filter((r) => r.path === '/wait-doc').length;
     const [hw, hm] = await Promise.all([heard(w, 3000), heard(m, 3000)]);
     expect(hw, 'the waiter hears the starter').to.be.greaterThan(HEARS);
     expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
-    expect(app.requests.filter((r) => r.path === '/wait-doc').length, 'no wait document once started').to.equal(fetched);
-    for (const c of [w, m]) await hangup(c);
+    expect(s.app.requests.filter((r) => r.path === '/wait-doc').length, 'no wait document once started').to.equal(fetched);
+    for (const c of [w, m]) await s.hangup(c);
     for (const c of [w, m]) expect((await c.sipp).code).to.equal(0);
   });
 });

@@ -3,16 +3,13 @@
 // signed upgrade and `setup`; a sipp caller speaks (espeak-ng pcap) over the welcome greeting, which
 // is cut (`interrupt`), pocketsphinx hears the words (`prompt`), the app's text tokens are spoken to
 // the caller, and its `end` runs the Connect action with SessionId, SessionStatus and HandoffData.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { validateActions } from '../../core/flow';
 import { callSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { speechPcap } from '../../testkit/ai/audio';
+import { useSpeechPcap } from '../../testkit/ai/audio';
 import { until } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
 import { espeakLevels } from '../../testkit/speech/support';
@@ -23,24 +20,14 @@ import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import type { StandIn } from '../../testkit/vendors/marker';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
+import { DOC, refusal, optionsRefused } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
-const DOC = 'https://app.example.com/voice/start';
 const HINTS = 'what are your opening hours, stop please, thank you goodbye';
 const GREETING = 'Welcome to the shop. I am the virtual assistant and I can tell you about your orders, our opening hours, our prices, and anything else you would like to know today.';
 const DG_KEY = 'dg-relay-test-key';
 const REPLY = 'We are open from nine in the morning to five in the evening.';
-
-function refusal(doc: string): TwimlError {
-  try {
-    compileTwiml(doc, { documentUrl: DOC, method: 'POST' });
-  } catch (e) {
-    if (e instanceof TwimlError) return e;
-    throw e;
-  }
-  throw new Error(`compiled: ${doc}`);
-}
 
 describe('TwiML <Connect><ConversationRelay>: compiling', () => {
   it('one conversation_relay with the mapped attributes, languages and parameters; the action gets the session parameters', () => {
@@ -128,13 +115,7 @@ describe('TwiML <Connect><ConversationRelay>: compiling', () => {
       [{ type: 'conversation_relay', option: { url: 'wss://x', interruptible: 'maybe' } }, 'interruptible', /./],
       [{ type: 'conversation_relay', option: { url: 'wss://x', languages: [{ code: 'x y' }] } }, 'languages[0].code', /language tag/],
     ];
-    for (const [action, field, words] of bad) {
-      const v = validateActions([action]);
-      expect(v.ok, field).to.equal(false);
-      if (v.ok) continue;
-      expect(v.problems[0]!.field, field).to.equal(`actions[0].option.${field}`);
-      expect(v.problems[0]!.message, field).to.match(words);
-    }
+    optionsRefused(bad);
   });
 });
 
@@ -144,8 +125,6 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   let app: TwimlServer;
   let f: Fixture;
   let relay: RelayApp;
-  let dir: string;
-  let hours: string;
   let elevenlabs: StandIn;
 
   let dg: FakeDeepgram;
@@ -165,10 +144,8 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
   );
   before(async () => {
     relay = await RelayApp.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twiml-relay-'));
-    hours = path.join(dir, 'hours.pcap');
-    speechPcap('What are your opening hours?', hours);
   });
+  const hours = useSpeechPcap('twiml-relay-', 'What are your opening hours?');
   after(async () => {
     await relay?.close();
     await elevenlabs?.close();
@@ -176,7 +153,6 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     delete process.env.DEEPGRAM_API_KEY;
     delete process.env.DEEPGRAM_URL;
     delete process.env.EGRESS_ALLOW_CIDRS;
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('setup, the greeting cut by speech (interrupt), prompt, the text spoken, end → the action gets HandoffData', async () => {
@@ -197,7 +173,7 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
       s.send({ type: 'text', token: 'in the morning to five in the evening.', last: true });
       setTimeout(() => s.send({ type: 'end', handoffData: JSON.stringify({ reason: 'answered', topic: m.voicePrompt }) }), 6000);
     };
-    const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay-start') } }], { talk: false, steps, killAfterMs: 90_000 });
     await app.next('/relay-start');
     const setup = await relay.message('/relay', 'setup');
@@ -323,7 +299,7 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     relay.onMessage = (s, m) => {
       if (m.type === 'prompt' && s.path === '/relay5') s.send({ type: 'end', handoffData: String(m.voicePrompt) });
     };
-    const steps = () => `<pause milliseconds="1500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="1500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     const sessions = dg.sessions.length;
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay5-start') } }], { talk: false, steps, killAfterMs: 90_000 });
     await app.next('/relay5-start');

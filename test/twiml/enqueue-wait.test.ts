@@ -9,10 +9,8 @@ import { callSid, toSid } from '../../core/twilio/sids';
 import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
-import type { TwimlRequest, TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
-import type { Fixture } from '../../testkit/api';
+import type { TwimlRequest } from '../../testkit/twiml/server';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
@@ -40,37 +38,27 @@ describe('TwiML <Enqueue waitUrl>: compiler', () => {
 
 describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let s: TwimlCallers;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
+  useTwimlCallers((x) => (s = x));
 
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
-    placed.push(c);
-    return c;
-  }
+  const caller = (path: string) => s.caller(path);
 
   /** The first request for `path` that `pick` accepts. */
   async function requestOf(path: string, pick: (r: TwimlRequest) => boolean): Promise<TwimlRequest> {
-    return until(async () => app.requests.find((r) => r.path === path && pick(r)) ?? null, 20_000, `a request on ${path}`);
+    return until(async () => s.app.requests.find((r) => r.path === path && pick(r)) ?? null, 20_000, `a request on ${path}`);
   }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
 
   it('the wait document is fetched signed with QueuePosition, QueueSid, QueueTime, AvgQueueTime, CurrentQueueSize, and looped', async () => {
     const db = await testDb();
-    const queue = await queuesRepo(db).create(f.customer.id, { name: 'hold line', wait_timeout: 0 });
+    const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'hold line', wait_timeout: 0 });
     const doc = new VoiceResponse();
     doc.enqueue({ waitUrl: '/hold' }, 'hold line');
-    app.on('/enqueue-hold', doc.toString());
+    s.app.on('/enqueue-hold', doc.toString());
     const hold = new VoiceResponse();
     hold.say('You are in the queue.');
     hold.pause({ length: 1 });
-    app.on('/hold', hold.toString());
+    s.app.on('/hold', hold.toString());
     const a = await caller('/enqueue-hold');
     const first = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId));
     expect(first.signed, 'signed').to.equal(true);
@@ -87,31 +75,31 @@ describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
     const from = a.peer.levels.length;
     await sleep(3000);
     expect(a.peer.voiced(from), 'A hears the wait document').to.be.greaterThan(5);
-    for (const c of [a, b]) await hangup(c);
+    for (const c of [a, b]) await s.hangup(c);
     for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
   });
 
   it('<Leave> in the wait document: the caller leaves the queue and the Enqueue action gets QueueResult=leave', async () => {
     const db = await testDb();
-    const queue = await queuesRepo(db).create(f.customer.id, { name: 'leave line', wait_timeout: 0 });
+    const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'leave line', wait_timeout: 0 });
     const doc = new VoiceResponse();
     doc.enqueue({ waitUrl: '/leave-hold', action: '/after-queue' }, 'leave line');
-    app.on('/enqueue-leave', doc.toString());
+    s.app.on('/enqueue-leave', doc.toString());
     const hold = new VoiceResponse();
     hold.say('Nobody can take your call.');
     hold.leave();
-    app.on('/leave-hold', hold.toString());
+    s.app.on('/leave-hold', hold.toString());
     const after = new VoiceResponse();
     after.say('Please call again later.');
     after.hangup();
-    app.on('/after-queue', after.toString());
+    s.app.on('/after-queue', after.toString());
     const a = await caller('/enqueue-leave');
-    const cb = await app.next('/after-queue', 30_000);
+    const cb = await s.app.next('/after-queue', 30_000);
     expect(cb.signed, 'signed').to.equal(true);
     expect(cb.params).to.include({ QueueResult: 'leave', QueueSid: toSid('QU', queue.id), CallSid: callSid(a.callId) });
     expect((await a.sipp).code).to.equal(0);
     const qc = await db('queuecalls').where({ queue_id: queue.id, reference_id: a.callId }).first();
     expect(qc?.status, 'out of the queue').to.equal('abandoned');
-    expect(app.requests.filter((r) => r.path === '/leave-hold').length, 'not fetched again after Leave').to.equal(1);
+    expect(s.app.requests.filter((r) => r.path === '/leave-hold').length, 'not fetched again after Leave').to.equal(1);
   });
 });

@@ -3,35 +3,21 @@
 // (testkit/speech/deepgram-server.ts: an interim guess, then a final segment per utterance) hears it,
 // and each segment is posted to the callback as it comes (UnstableSpeechResult, StableSpeechResult,
 // Stability, SequenceNumber, signed: twilio.validateRequest) before the action gets SpeechResult.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
-import { validateActions } from '../../core/flow';
+import { compileTwiml } from '../../core/twiml/compile';
 import { callSid } from '../../core/twilio/sids';
-import { speechPcap } from '../../testkit/ai/audio';
+import { useSpeechPcap } from '../../testkit/ai/audio';
 import { freePort } from '../../testkit/ports';
 import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
+import { DOC, refusal, optionsRefused } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
-const DOC = 'https://app.example.com/voice/start';
 const KEY = 'dg-partial-test-key';
-
-function refusal(doc: string): TwimlError {
-  try {
-    compileTwiml(doc, { documentUrl: DOC, method: 'POST' });
-  } catch (e) {
-    if (e instanceof TwimlError) return e;
-    throw e;
-  }
-  throw new Error(`compiled: ${doc}`);
-}
 
 describe('TwiML <Gather partialResultCallback>: compiling', () => {
   it('speech: partial_callback resolved against the document, method default POST; GET kept', () => {
@@ -65,13 +51,7 @@ describe('TwiML <Gather partialResultCallback>: compiling', () => {
       [{ type: 'speech_gather', option: { partial_callback: 'file:///etc/passwd' } }, 'partial_callback', /http or https/],
       [{ type: 'speech_gather', option: { partial_callback: 'https://x', partial_callback_method: 'PUT' } }, 'partial_callback_method', /./],
     ];
-    for (const [action, field, words] of bad) {
-      const v = validateActions([action]);
-      expect(v.ok, field).to.equal(false);
-      if (v.ok) continue;
-      expect(v.problems[0]!.field, field).to.equal(`actions[0].option.${field}`);
-      expect(v.problems[0]!.message, field).to.match(words);
-    }
+    optionsRefused(bad);
   });
 });
 
@@ -81,8 +61,6 @@ describe('TwiML <Gather partialResultCallback> on real calls (sipp speaks, the D
   let app: TwimlServer;
   let f: Fixture;
   let dg: FakeDeepgram;
-  let dir: string;
-  let hours: string;
 
   before(async () => {
     dg = await new FakeDeepgram(KEY).listen();
@@ -91,10 +69,8 @@ describe('TwiML <Gather partialResultCallback> on real calls (sipp speaks, the D
     process.env.DEEPGRAM_URL = dg.url;
     // the recogniser goes through the egress policy, and the stand-in is on loopback
     process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twiml-partial-'));
-    hours = path.join(dir, 'hours.pcap');
-    speechPcap('What are your opening hours?', hours);
   });
+  const hours = useSpeechPcap('twiml-partial-', 'What are your opening hours?');
   useTwimlStack(
     (s) => ({ stack, app, f } = s),
     () => ({ DEEPGRAM_API_KEY: KEY, DEEPGRAM_URL: dg.url }),
@@ -104,10 +80,9 @@ describe('TwiML <Gather partialResultCallback> on real calls (sipp speaks, the D
     delete process.env.DEEPGRAM_API_KEY;
     delete process.env.DEEPGRAM_URL;
     delete process.env.EGRESS_ALLOW_CIDRS;
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const steps = () => `<pause milliseconds="1500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+  const steps = () => `<pause milliseconds="1500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
 
   it('each segment is posted as it comes (an interim guess first), in sequence, signed; the action gets SpeechResult', async () => {
     const doc = new VoiceResponse();

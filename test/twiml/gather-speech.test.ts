@@ -2,38 +2,25 @@
 // real calls: sipp calls in and plays espeak-ng speech (pcap made here) while the nested <Say> plays;
 // the platform's recogniser (pocketsphinx with the hints as its phrase list) hears it, the prompt is
 // cut (barge-in) and the action URL gets SpeechResult and Confidence, signed (twilio.validateRequest).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { validateActions } from '../../core/flow';
 import { callSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { speechPcap } from '../../testkit/ai/audio';
+import { useSpeechPcap } from '../../testkit/ai/audio';
 import { espeakLevels } from '../../testkit/speech/support';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
+import { endedFlowOfCall } from '../../testkit/call-ends';
 import { useTwimlStack } from '../../testkit/twiml/stack';
+import { DOC, refusal } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
-const DOC = 'https://app.example.com/voice/start';
 const HINTS = 'what are your opening hours, stop please, thank you goodbye';
 /** A prompt of some 12 s (espeak-ng), so that a cut one is told from a whole one. */
 const LONG_PROMPT = 'Thank you for calling the shop. Please tell us in a few words what you are calling about today, for example your order, our opening hours, or anything else we can help you with.';
-
-function refusal(doc: string): TwimlError {
-  try {
-    compileTwiml(doc, { documentUrl: DOC, method: 'POST' });
-  } catch (e) {
-    if (e instanceof TwimlError) return e;
-    throw e;
-  }
-  throw new Error(`compiled: ${doc}`);
-}
 
 describe('TwiML <Gather> with speech: compiling', () => {
   it('input="dtmf speech": one speech_gather with the prompts, recogniser settings and keys; SpeechResult, Confidence, Digits to the action', () => {
@@ -130,31 +117,9 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
   let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  let dir: string;
-  let hours: string;
 
   useTwimlStack((s) => ({ stack, app, f } = s));
-  before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twiml-speech-'));
-    hours = path.join(dir, 'hours.pcap');
-    speechPcap('What are your opening hours?', hours);
-  });
-  after(() => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function activeflowOf(callId: string) {
-    const db = await testDb();
-    return until(
-      async () => {
-        const c = await db('calls').where({ id: callId }).first();
-        const a = c && (await db('activeflows').where({ id: c.activeflow_id }).first());
-        return a?.status === 'ended' ? a : null;
-      },
-      20_000,
-      'activeflow ended',
-    );
-  }
+  const hours = useSpeechPcap('twiml-speech-', 'What are your opening hours?');
 
   it('speech over the prompt cuts it (barge-in) and the action gets SpeechResult and Confidence, signed', async () => {
     const doc = new VoiceResponse();
@@ -166,7 +131,7 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     after.hangup();
     app.on('/said', after.toString());
 
-    const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/ask') } }], { talk: false, steps, killAfterMs: 90_000 });
     const first = await app.next('/ask');
     expect(first.signed).to.equal(true);
@@ -185,7 +150,7 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     expect(promptPackets, `prompt packets heard before the answer (the whole prompt: ${whole})`).to.be.lessThan(whole * 0.6);
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect(af.error).to.equal('');
     const types = (af.executed_actions as { type: string }[]).map((a) => a.type);
     expect(types).to.include('speech_gather');
@@ -221,7 +186,7 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     expect(r2.code, r2.errors + r2.messages).to.equal(0);
     expect(call2.peer.voiced(), 'the next Say spoke').to.be.greaterThan(10);
     expect(app.requests.some((x) => x.path === '/never-said')).to.equal(false);
-    const af = await activeflowOf(call2.callId);
+    const af = await endedFlowOfCall(call2.callId);
     expect(af.error).to.equal('');
     call2.peer.close();
   });
@@ -234,7 +199,7 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     done.hangup();
     app.on('/said-late', done.toString());
     // the prompt is ~2.5 s; the caller speaks 5 s after the answer, once it has played out
-    const steps = () => `<pause milliseconds="5000"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="5000"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/late') } }], { talk: false, steps, killAfterMs: 90_000 });
     await app.next('/late');
     const cb = await app.next('/said-late', 40_000);
@@ -254,7 +219,7 @@ describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, poc
     const done = new VoiceResponse();
     done.hangup();
     app.on('/spoke', done.toString());
-    const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/speak-key') } }], { talk: false, steps, killAfterMs: 90_000 });
     await app.next('/speak-key');
     // the words start ~2.7 s after the answer (espeak-ng's lead-in): a key ~0.9 s into them

@@ -2,39 +2,26 @@
 // compiled to twiml_recording (refusals checked pure), and on real calls: sipp calls in and speaks
 // (espeak-ng pcap) while <Record> records; the TwiML app on loopback receives the in-progress and
 // completed recording callbacks and the transcription, each signed (twilio.validateRequest).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import net from 'node:net';
 import { expect } from 'chai';
 import twilio, { RestException } from 'twilio';
 import { twilioClient } from '../../testkit/twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
+import { compileTwiml } from '../../core/twiml/compile';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { sipPortPair } from '../../testkit/ports';
-import { speechPcap } from '../../testkit/ai/audio';
+import { useSpeechPcap } from '../../testkit/ai/audio';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
+import { DOC, refusal } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
-const DOC = 'https://app.example.com/voice/start';
 
 const compile = (doc: string) => compileTwiml(doc, { documentUrl: DOC, method: 'POST' });
-
-function refusal(doc: string): TwimlError {
-  try {
-    compile(doc);
-  } catch (e) {
-    if (e instanceof TwimlError) return e;
-    throw e;
-  }
-  throw new Error(`compiled: ${doc}`);
-}
 
 /** A loopback port nothing listens on (bound, then closed). */
 async function deadPort(): Promise<number> {
@@ -111,18 +98,9 @@ describe('TwiML recording callbacks on real calls', function () {
   let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  let dir: string;
-  let hours: string;
 
   useTwimlStack((s) => ({ stack, app, f } = s));
-  before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twiml-rec-'));
-    hours = path.join(dir, 'hours.pcap');
-    speechPcap('What are your opening hours?', hours, { trailMs: 500 });
-  });
-  after(() => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const hours = useSpeechPcap('twiml-rec-', 'What are your opening hours?', { trailMs: 500 });
 
   it('Record: in-progress then completed recording callbacks and the transcription, all signed; the action runs meanwhile', async () => {
     const doc = new VoiceResponse();
@@ -142,7 +120,7 @@ describe('TwiML recording callbacks on real calls', function () {
     app.on('/rec-after', after.toString());
     app.on('/rec-status', '<Response/>');
     app.on('/rec-text', '<Response/>');
-    const steps = () => `<pause milliseconds="500"/>\n<nop><action><exec play_pcap_audio="${hours}"/></action></nop>`;
+    const steps = () => `<pause milliseconds="500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }], { talk: false, steps });
     await app.next('/rec');
     const started = await app.next('/rec-status');

@@ -3,29 +3,17 @@
 // action URL gets ReferCallStatus and ReferSipResponseCode, signed (twilio.validateRequest).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
-import { validateActions } from '../../core/flow';
+import { compileTwiml } from '../../core/twiml/compile';
 import { callSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { until } from '../../testkit/media-app/harness';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import { referAccepted, referRefused } from '../../testkit/twiml/refer-steps';
 import type { TwimlServer } from '../../testkit/twiml/server';
+import { endedFlowOfCall } from '../../testkit/call-ends';
 import { useTwimlStack } from '../../testkit/twiml/stack';
+import { DOC, refusal, optionsRefused } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 
 const { VoiceResponse } = twilio.twiml;
-const DOC = 'https://app.example.com/voice/start';
-
-function refusal(doc: string): TwimlError {
-  try {
-    compileTwiml(doc, { documentUrl: DOC, method: 'POST' });
-  } catch (e) {
-    if (e instanceof TwimlError) return e;
-    throw e;
-  }
-  throw new Error(`compiled: ${doc}`);
-}
 
 describe('TwiML <Refer>: compiling', () => {
   it('one sip_refer with the target; with action: ReferCallStatus and ReferSipResponseCode to it; without: the next verb', () => {
@@ -72,13 +60,7 @@ describe('TwiML <Refer>: compiling', () => {
       [{ type: 'sip_refer', option: { refer_to: 'sip:a@x\r\nX-Evil: 1' } }, 'refer_to', /sip: or sips: URI/],
       [{ type: 'sip_refer', option: { refer_to: 'sip:a@x', timeout: -1 } }, 'timeout', />= 0/],
     ];
-    for (const [action, field, words] of bad) {
-      const v = validateActions([action]);
-      expect(v.ok, field).to.equal(false);
-      if (v.ok) continue;
-      expect(v.problems[0]!.field, field).to.equal(`actions[0].option.${field}`);
-      expect(v.problems[0]!.message, field).to.match(words);
-    }
+    optionsRefused(bad);
   });
 });
 
@@ -89,19 +71,6 @@ describe('TwiML <Refer> on real calls (a sipp caller is sent the REFER)', functi
   let f: Fixture;
 
   useTwimlStack((s) => ({ stack, app, f } = s));
-
-  async function activeflowOf(callId: string) {
-    const db = await testDb();
-    return until(
-      async () => {
-        const c = await db('calls').where({ id: callId }).first();
-        const a = c && (await db('activeflows').where({ id: c.activeflow_id }).first());
-        return a?.status === 'ended' ? a : null;
-      },
-      20_000,
-      'activeflow ended',
-    );
-  }
 
   it('accepted (202, NOTIFY 100 then 200): the action gets ReferCallStatus=in-progress, ReferSipResponseCode=200, signed', async () => {
     const doc = new VoiceResponse();
@@ -122,7 +91,7 @@ describe('TwiML <Refer> on real calls (a sipp caller is sent the REFER)', functi
     expect(cb.params.CallSid).to.equal(callSid(call.callId));
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect(af.error).to.equal('');
     expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.include('sip_refer');
     call.peer.close();
@@ -180,7 +149,7 @@ describe('TwiML <Refer> on real calls (a sipp caller is sent the REFER)', functi
     });
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
-    const af = await activeflowOf(call.callId);
+    const af = await endedFlowOfCall(call.callId);
     expect(af.error).to.equal('');
     expect(af.variables['svc.refer.status']).to.equal('failed');
     expect(af.variables['svc.refer.sip_code']).to.equal('');

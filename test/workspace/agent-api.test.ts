@@ -3,19 +3,13 @@ import request from 'supertest';
 import { callsRepo } from '../../core/repos/calls';
 import { conversationsRepo } from '../../core/repos/conversations';
 import { newId } from '../../core/ids';
-import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
+import { conversationFor, expectError, type Rig, type Team, bearer, useRig } from './support';
 
 describe('service-agent API: scope, me, calls, conversations', function () {
   this.timeout(60_000);
   let rig: Rig;
   let tm: Team;
-  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-  before(async () => {
-    rig = await startRig();
-    tm = await team(rig);
-  });
-  after(async () => rig.close());
+  useRig((r, t) => ((rig = r), (tm = t)));
 
   async function callOf(ownerId: string, viaAddress = false) {
     return callsRepo(rig.t.ctx.db).create({

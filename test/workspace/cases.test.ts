@@ -11,19 +11,13 @@ import type { FlowServices } from '../../media-app/flow/services';
 import { parseActions } from '../../core/flow';
 import { caseService } from '../../core/workspace/cases';
 import { EMPTY_UUID, newId } from '../../core/ids';
-import { startRig, team, conversationFor, expectError, type Rig, type Team } from './support';
+import { conversationFor, expectError, type Rig, type Team, bearer, useRig } from './support';
 
 describe('contact cases: opened by case_create, worked through the agent API', function () {
   this.timeout(60_000);
   let rig: Rig;
   let tm: Team;
-  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-  before(async () => {
-    rig = await startRig();
-    tm = await team(rig);
-  });
-  after(async () => rig.close());
+  useRig((r, t) => ((rig = r), (tm = t)));
 
   /** Runs actions through the real flow runner on a conversation reference. */
   async function runFlow(actions: unknown[], referenceId: string, services: FlowServices) {

@@ -76,3 +76,16 @@ export function expectError(res: { status: number; body: { error?: { reason?: st
   expect(res.body.error?.reason).to.equal(reason);
   expect(res.body.error?.request_id).to.be.a('string');
 }
+
+/** An Authorization header with a bearer token. */
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** Mocha hooks: the rig and its team for the suite, the rig closed after it; `set` receives both. */
+export function useRig(set: (rig: Rig, tm: Team) => void): void {
+  let rig: Rig | undefined;
+  before(async () => {
+    rig = await startRig();
+    set(rig, await team(rig));
+  });
+  after(async () => rig?.close());
+}

@@ -1,19 +1,13 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { newId } from '../../core/ids';
-import { startRig, team, expectError, type Rig, type Team } from './support';
+import { expectError, type Rig, type Team, bearer, useRig } from './support';
 
 describe('webchat: widgets, boot, a visitor’s one session, messages, agent replies', function () {
   this.timeout(60_000);
   let rig: Rig;
   let tm: Team;
-  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-  before(async () => {
-    rig = await startRig();
-    tm = await team(rig);
-  });
-  after(async () => rig.close());
+  useRig((r, t) => ((rig = r), (tm = t)));
 
   async function widget(body: Record<string, unknown> = {}) {
     const res = await request(rig.t.app)

@@ -2,14 +2,15 @@
 // no platform number and sends it through the customer's routes to the provider's gateway (a sipp
 // UAS); the first provider fails (503) and the next one answers (route fallback). Both legs end when
 // the phone hangs up.
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
+import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { answeringUas, createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { answeringUas, createExtension, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 import { ownNumber } from '../media-app/originating';
 
@@ -54,33 +55,14 @@ Content-Length: 0
 describe('extension to tel through routes and providers', function () {
   this.timeout(60_000);
   let p: Platform;
-  before(async () => {
-    // sipp answers only MD5 challenges: offer MD5 first
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  // sipp answers only MD5 challenges: offer MD5 first
+  usePlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256' }, (x) => (p = x), { truncate: false });
 
   it('dials the provider gateways in route order; the answering one carries the call', async () => {
     const db = await testDb();
     const a = await createExtension();
     const [g1, g2] = [await freePort(), await freePort()];
-    const provider = (port: number, name: string) =>
-      providersRepo(db).create({
-        type: 'sip',
-        hostname: `127.0.0.1:${port}`,
-        tech_prefix: '',
-        tech_postfix: '',
-        tech_headers: {},
-        transport: 'udp',
-        auth_username: '',
-        auth_password: '',
-        codecs: [],
-        name,
-        detail: '',
-      } as never);
+    const provider = (port: number, name: string) => sipProvider(db, `127.0.0.1:${port}`, name);
     const first = await provider(g1, 'down');
     const second = await provider(g2, 'up');
     await routesRepo(db).create({ customer_id: a.customerId, name: 'r1', detail: '', provider_id: first.id, priority: 1, target: 'all' });

@@ -8,23 +8,14 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { TRANSFER_FAIL_REASONS } from '../../core/transfers/model';
-import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { cancelledUas, party, startStack, type Stack } from './support';
+import { eventsFor, sleep, until } from '../../testkit/media-app/harness';
+import { cancelledUas, party, type Stack, useXferStack } from './support';
 import { answersThenByeWithReason, badReferrer, busyUas, connectedPair, referrer, traceTime } from './referrer';
 
 describe('REFER: NOTIFYs beside the transfer, typed failures', function () {
   this.timeout(150_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x));
 
   const transferOf = (aLegId: string, status: string) =>
     until(

@@ -6,9 +6,9 @@
 import { expect } from 'chai';
 import type { CallRow } from '../../core/repos/calls';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { createExtension, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { ack } from '../../testkit/media-app/sipp-steps';
-import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
+import { party, phoneCalls, registerOnly, TonePeer, type Stack, useXferStack } from './support';
 import { connectXTo } from './referrer';
 
 /** B's line 1 re-INVITEs X with a=sendonly (hold), then ACKs the 200; `rtpPort` stays its media port. */
@@ -44,16 +44,7 @@ ${ack(100)}`;
 describe('REFER with Replaces across a held call', function () {
   this.timeout(120_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x));
 
   for (const direction of ['sendonly', 'inactive'] as const) {
     it(`X held by B (${direction}), B consults Y, REFER with Replaces: X and Y talk both ways, B's legs are gone`, async () => {

@@ -4,7 +4,7 @@ import dgram from 'node:dgram';
 import request from 'supertest';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { expect } from 'chai';
-import { register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
+import { killAllSipp, register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 
 export interface Stack {
@@ -244,4 +244,20 @@ export async function referFailsThenHangUp(s: Stack, callId: string, transfererL
   await s.api.post(`/calls/${callId}/hangup`, undefined);
   const [ra] = await Promise.all([a.done, ...others.map((o) => o.done)]);
   expect(ra!.code, ra!.errors + ra!.messages.slice(-3000)).to.equal(0);
+}
+
+/** Mocha hooks: the stack (egress allowed to loopback) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
+export function useXferStack(set: (s: Stack) => void): { close(): void }[] {
+  let s: Stack | undefined;
+  const open: { close(): void }[] = [];
+  before(async () => {
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    set(s);
+  });
+  after(async () => {
+    killAllSipp();
+    for (const o of open) o.close();
+    await s?.close();
+  });
+  return open;
 }

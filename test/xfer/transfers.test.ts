@@ -6,23 +6,14 @@ import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { transfersRepo } from '../../core/repos/transfers';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, killAllSipp, sipp, sleep, until } from '../../testkit/media-app/harness';
-import { party, phoneCalls, registerOnly, startStack, TonePeer, type Stack } from './support';
+import { createExtension, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { party, phoneCalls, registerOnly, TonePeer, type Stack, useXferStack } from './support';
 import { connectedPair } from './referrer';
 
 describe('transfers', function () {
   this.timeout(120_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x));
 
   const live = (id: string, status = 'progressing') =>
     until(

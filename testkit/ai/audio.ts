@@ -34,6 +34,21 @@ export function speechPcap(text: string, file: string, opts: { leadMs?: number; 
   }
 }
 
+/** Mocha hooks: `text` spoken (speechPcap) into a pcap in a temporary folder before the suite, removed after it; `file` is its path once made. */
+export function useSpeechPcap(prefix: string, text: string, opts: { leadMs?: number; trailMs?: number } = {}): { file: string } {
+  const made = { file: '' };
+  let dir = '';
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    made.file = path.join(dir, 'hours.pcap');
+    speechPcap(text, made.file, opts);
+  });
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return made;
+}
+
 /**
  * Writes `file` with utterances separated by exact pauses: each text spoken by espeak-ng (trimmed
  * to its loud part) or `{ pauseMs }` of silence, after `leadMs` and before `trailMs`. Returns where

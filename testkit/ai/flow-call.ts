@@ -4,6 +4,7 @@
  * sipp calls it (no speech: the agent's opening turn drives the model) and the test reads the
  * activeflow, the aicall, its aimessages and events.
  */
+import { endedActiveflow } from '../call-ends';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -69,14 +70,7 @@ export async function endedFlow(
   cid: string,
 ): Promise<{ af: { error: string; variables: Record<string, string>; executed_actions: { type: string }[] }; aicall: { id: string; status: string } | undefined }> {
   const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-  const af = await until(
-    async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    },
-    15_000,
-    'activeflow ended',
-  );
+  const af = await endedActiveflow(call.activeflow_id, 15_000);
   const aicall = (await db('aicalls').where({ customer_id: cid }))[0] as { id: string; status: string } | undefined;
   return { af, aicall };
 }

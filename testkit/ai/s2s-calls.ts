@@ -2,6 +2,10 @@
 // BullMQ command bus (outbound calls are originated as control-api asks), an AI and a flow running
 // ai_talk, a caller (sipp UAC) or a callee (sipp UAS) that plays speech pcaps and sends what it
 // hears to a TimedSink, and the ended activeflow.
+import { endedActiveflow } from '../call-ends';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { CommandBus } from '../../core/commands/bus';
 import { parseActions } from '../../core/flow';
@@ -14,7 +18,7 @@ import { repos } from '../../core/repos';
 import { testDb } from '../db';
 import { freePort, sippMediaPort } from '../ports';
 import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
-import { aiCallerScenario, aiCalleeScenario, TimedSink } from './audio';
+import { aiCallerScenario, aiCalleeScenario, speechPcap, TimedSink } from './audio';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
 export type Play = { atMs: number; pcap: string };
@@ -93,14 +97,7 @@ export async function outboundCall(rig: S2sRig, f: { db: Db; cid: string; flowId
 /** The activeflow of the customer's call, once the call hung up and the flow ended. */
 export async function endedFlow(db: Db, cid: string): Promise<{ variables: Record<string, string>; end_reason: string; error: string | null }> {
   const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-  return until(
-    async () => {
-      const a = await db('activeflows').where({ id: call.activeflow_id }).first();
-      return a?.status === 'ended' ? a : null;
-    },
-    10_000,
-    'activeflow ended',
-  );
+  return endedActiveflow(call.activeflow_id);
 }
 
 /** The aicall's messages in order. */
@@ -127,4 +124,25 @@ export async function failedBeforeAudio(rig: S2sRig, ai: Record<string, unknown>
   const aicall = (await f.db('aicalls').where({ customer_id: f.cid }))[0];
   const event = aicall ? (await eventsFor(rig.p.redis, aicall.id)).find((e) => e.event_type === 'aicall_realtime_failed')?.data : undefined;
   return { error: af.error ?? '', endReason: af.end_reason, event };
+}
+
+/**
+ * Mocha hooks: the caller's two turns of the speech-to-speech suites spoken into pcaps in a temporary
+ * folder (`prefix`) before the suite, removed after it; `ms` is where each one's speech ends.
+ */
+export function useCallerTurns(prefix: string): { q1: { file: string; ms: number }; q2: { file: string; ms: number } } {
+  const q1 = { file: '', ms: 0 };
+  const q2 = { file: '', ms: 0 };
+  let dir = '';
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    q1.file = path.join(dir, 'q1.pcap');
+    q1.ms = speechPcap('My order number is forty two.', q1.file);
+    q2.file = path.join(dir, 'q2.pcap');
+    q2.ms = speechPcap('That is all, thank you.', q2.file);
+  });
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { q1, q2 };
 }

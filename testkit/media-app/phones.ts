@@ -1,5 +1,6 @@
 // sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers.
-import { answeringUas, register, SIPP_SDP } from './harness';
+import { freePort, sippMediaPort } from '../ports';
+import { answeringUas, register, sipp, SIPP_SDP, type SippResult } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
 
 /** A registered phone answering one call on its registration port (run it after registerOnly on that port). */
@@ -28,4 +29,43 @@ ${ack(2)}
 ${holdMs > 0 ? `<pause milliseconds="${holdMs}"/>` : ''}
 ${bye(3)}
 </scenario>`.replace(/PROXYPORT/g, String(proxyPort));
+}
+
+type Extension = { ext: { username: string; extension: string }; domain: string; password: string };
+
+/**
+ * Extension `a` (a callerPhone through `server`, the platform's SIP address) calls extension `b`, whose
+ * phone registered from `phonePort` on `phoneIp` answers there (calleePhone, bound 300 ms before the
+ * call); resolves with the caller's and the callee's sipp results.
+ */
+export async function extensionCall(
+  a: Extension,
+  b: Extension,
+  server: string,
+  sipPort: number,
+  phonePort: number,
+  opts: { phoneIp?: string; killAfterMs?: number } = {},
+): Promise<[SippResult, SippResult]> {
+  const ip = opts.phoneIp ?? '127.0.0.1';
+  const killAfterMs = opts.killAfterMs ?? 40_000;
+  const callee = await answeringPhone(b, phonePort, { ip, killAfterMs });
+  await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
+  const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, sipPort), await callerArgs(server, a), { killAfterMs });
+  return Promise.all([caller.done, callee.done]);
+}
+
+/** The phone of `e`, registered from `port` on `ip` (127.0.0.1 unless told), answering one call there (calleePhone). */
+export async function answeringPhone(e: Extension, port: number, opts: { ip?: string; killAfterMs?: number } = {}) {
+  const ip = opts.ip ?? '127.0.0.1';
+  return sipp(calleePhone(e.ext.username), ['-i', ip, '-p', String(port), '-m', '1', '-mi', ip, '-mp', String(await sippMediaPort())], { killAfterMs: opts.killAfterMs ?? 40_000 });
+}
+
+/** sipp's arguments for a phone of `e` calling through `server` (address:port) with its digest credentials and RTP on a media port. */
+export async function callerArgs(server: string, e: Extension): Promise<string[]> {
+  return [server, '-i', '127.0.0.1', '-m', '1', '-au', e.ext.username, '-ap', e.password, '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())];
+}
+
+/** sipp's arguments for a phone of `e` on a port of its own placing a call that is refused (no media) through `server`. */
+export async function refusedCallerArgs(server: string, e: Extension): Promise<string[]> {
+  return [server, '-i', '127.0.0.1', '-p', String(await freePort()), '-m', '1', '-au', e.ext.username, '-ap', e.password];
 }

@@ -149,3 +149,25 @@ export function useToneLegs(server: () => MediaServer): { leg: (codec: FarCodec)
     },
   };
 }
+
+/**
+ * Mocha hooks for the suites whose calls are engine legs answering ToneFarEnds: `leg(codec)` opens a far
+ * end offering `codec`, makes the engine leg that answers it on `server()` and points the far end at it;
+ * every far end is closed and every leg destroyed after each test.
+ */
+export function useFarEndLegs(server: () => MediaServer): (codec: FarCodec) => Promise<{ far: ToneFarEnd; leg: Endpoint }> {
+  const fars: ToneFarEnd[] = [];
+  const eps: Endpoint[] = [];
+  afterEach(async () => {
+    for (const f of fars.splice(0)) f.close();
+    for (const e of eps.splice(0)) await e.destroy();
+  });
+  return async (codec) => {
+    const far = await new ToneFarEnd(codec).open();
+    fars.push(far);
+    const leg = await server().createEndpoint({ remoteSdp: far.offer });
+    eps.push(leg);
+    far.sendTo(leg.local.port);
+    return { far, leg };
+  };
+}

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaServer, type MediaServerOptions } from '../../media-engine';
-import { portBlock } from '../ports';
+import { portBlock, sippMediaPort } from '../ports';
 
 export function tmpDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'me-test-'));
@@ -188,4 +188,16 @@ export async function bindable(port: number): Promise<boolean> {
         /* not bound */
       }
   }
+}
+
+/** An RTP and an RTCP socket bound on loopback at a free port pair (sippMediaPort and the next). */
+export async function bindRtpPair(): Promise<[dgram.Socket, dgram.Socket]> {
+  const base = await sippMediaPort();
+  const bind = (port: number) =>
+    new Promise<dgram.Socket>((resolve, reject) => {
+      const s = dgram.createSocket('udp4');
+      s.once('error', reject);
+      s.bind(port, '127.0.0.1', () => resolve(s));
+    });
+  return [await bind(base), await bind(base + 1)];
 }

@@ -73,15 +73,32 @@ export class TwimlServer {
         return hit;
       }
       if (Date.now() > deadline) throw new Error(`no request for ${path} within ${timeoutMs} ms (got ${this.requests.map((r) => r.path).join(', ') || 'none'})`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, 100);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
+      await this.arrival();
     }
   }
+
+  /** The next request's arrival, or 100 ms. */
+  private arrival(): Promise<void> {
+    return new Promise<void>((r) => {
+      const t = setTimeout(r, 100);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
+
+  /** Resolves with every request for `path` so far once there are at least `n` of them. */
+  async atLeast(path: string, n: number, timeoutMs = 20_000): Promise<TwimlRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const got = this.requests.filter((r) => r.path === path);
+      if (got.length >= n) return got;
+      if (Date.now() > deadline) throw new Error(`${n} callbacks on ${path}: ${got.length} within ${timeoutMs} ms`);
+      await this.arrival();
+    }
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));

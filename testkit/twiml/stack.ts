@@ -2,7 +2,7 @@
 // signs with that customer's AuthToken, started before the suite's tests and stopped after them.
 import type { Fixture } from '../api';
 import { killAllSipp } from '../media-app/harness';
-import { customerWithTrunk, startStack, type PlacedCall, type Stack } from '../streams/support';
+import { customerWithTrunk, placeCall, startStack, type PlacedCall, type Stack } from '../streams/support';
 import { serveApp, twilioClient, type ServedApp, type TwilioClient } from '../twilio';
 import { accountSid } from '../../core/twilio/sids';
 import { TwimlServer } from './server';
@@ -31,29 +31,54 @@ export function useTwimlStack(set: (s: TwimlStack) => void, env: () => Record<st
   });
 }
 
-export interface TwilioRestStack extends TwimlStack {
+export interface TwimlCallers extends TwimlStack {
+  /** calls the suite placed: their RTP peers are closed after it */
+  placed: PlacedCall[];
+  /** sipp calls a new number whose flow answers and runs the app's TwiML at `path`; kept in `placed` */
+  caller(path: string, opts?: Parameters<typeof placeCall>[3]): Promise<PlacedCall>;
+  /** hangs a placed call up from the platform's side */
+  hangup(c: PlacedCall): Promise<void> | undefined;
+}
+
+/** useTwimlStack plus the sipp callers a suite places into its app's TwiML (their peers closed after it). */
+export function useTwimlCallers(set: (s: TwimlCallers) => void, env: () => Record<string, string> = () => ({})): void {
+  const placed: PlacedCall[] = [];
+  useTwimlStack((b) => {
+    const caller = async (path: string, opts: Parameters<typeof placeCall>[3] = {}): Promise<PlacedCall> => {
+      const c = await placeCall(b.stack, b.f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: b.app.url(path) } }], opts);
+      placed.push(c);
+      return c;
+    };
+    const hangup = (c: PlacedCall) => b.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+    set({ ...b, placed, caller, hangup });
+  }, env);
+  after(() => placed.forEach((c) => c.peer.close()));
+}
+
+export interface TwilioRestStack extends TwimlCallers {
   /** control-api served on loopback for the official `twilio` client */
   api: ServedApp;
   /** the official client, as the fixture's customer (AccountSid and AuthToken) */
   client: TwilioClient;
-  /** calls the suite placed: their RTP peers are closed after it */
-  placed: PlacedCall[];
+  /** the customer's AccountSid and AuthToken, which `client` uses */
+  sid: string;
+  token: string;
 }
 
-/** useTwimlStack plus control-api served for the official `twilio` REST client; `set` receives it all once up. */
+/** useTwimlCallers plus control-api served for the official `twilio` REST client; `set` receives it all once up. */
 export function useTwilioRestStack(set: (s: TwilioRestStack) => void, env: () => Record<string, string> = () => ({})): void {
   let s: TwilioRestStack | null = null;
-  let base: TwimlStack | null = null;
-  useTwimlStack((b) => (base = b), env);
+  let base: TwimlCallers | null = null;
+  useTwimlCallers((b) => (base = b), env);
   before(async () => {
     const b = base!;
     const api = await serveApp(b.stack.api.app);
-    const client = twilioClient(api.baseUrl, accountSid(b.f.customer.id), twilioAuthToken(b.stack.api.ctx.config.jwtSecret, b.f.customer.id, 0));
-    s = { ...b, api, client, placed: [] };
+    const sid = accountSid(b.f.customer.id);
+    const token = twilioAuthToken(b.stack.api.ctx.config.jwtSecret, b.f.customer.id, 0);
+    s = { ...b, api, client: twilioClient(api.baseUrl, sid, token), sid, token };
     set(s);
   });
   after(async () => {
-    s?.placed.forEach((c) => c.peer.close());
     await s?.api.close();
   });
 }

@@ -6,6 +6,7 @@
  * caller to a carrier on loopback ("bridge": an outgoing PSTN leg, billed), one that answers and hangs
  * up ("probe"). Postgres and Redis are started again 2 s after they die, like the processes.
  */
+import { sipProvider } from '../../../testkit/providers';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,6 @@ import { repos } from '../../../core/repos';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { trunksRepo } from '../../../core/repos/trunks';
-import { providersRepo } from '../../../core/repos/providers';
 import { routesRepo } from '../../../core/repos/routes';
 import { addBalance, ensureBillingAccount } from '../../../core/billing/ledger';
 import { freePort } from '../../../testkit/ports';
@@ -77,19 +77,7 @@ async function account(db: Db, gatewayPort: number): Promise<{ customerId: strin
   await r.outboundConfigs.create({ customer_id: customer.id, destination_whitelist: ['us'] });
   await numbersRepo(db).create({ customer_id: customer.id, number: SOURCE_NUMBER, type: 'normal' });
   await addBalance(db, (await ensureBillingAccount(db, customer.id)).id, 1_000_000_000, `chaos:${customer.id}`);
-  const provider = await providersRepo(db).create({
-    type: 'sip',
-    hostname: `127.0.0.1:${gatewayPort}`,
-    tech_prefix: '',
-    tech_postfix: '',
-    tech_headers: {},
-    transport: 'udp',
-    auth_username: '',
-    auth_password: '',
-    codecs: [],
-    name: 'chaos gateway',
-    detail: '',
-  } as never);
+  const provider = await sipProvider(db, `127.0.0.1:${gatewayPort}`, 'chaos gateway');
   await routesRepo(db).create({ customer_id: customer.id, name: 'all', detail: '', provider_id: provider.id, priority: 1, target: 'all' });
   const tel = (target: string) => ({ type: 'tel', target });
   const bridge = await flowsRepo(db).create({

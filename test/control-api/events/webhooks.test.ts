@@ -1,8 +1,8 @@
 import http from 'node:http';
+import { listenHook } from '../../../testkit/hook-receiver';
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
-import { freePort } from '../../../testkit/ports';
 import { startWebhooks, type WebhookService } from '../../../control-api/webhooks';
 import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../../control-api/webhooks/sign';
 import { EventPublisher } from '../../../core/events/bus';
@@ -31,16 +31,7 @@ async function receiver(answer: (n: number) => number | 'hang'): Promise<{ url: 
       res.end('ok');
     });
   });
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    got,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listenHook(server, got);
 }
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {

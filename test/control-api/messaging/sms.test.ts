@@ -4,7 +4,23 @@ import { truncateAll } from '../../../testkit/db';
 import { setRates } from '../../../core/billing/rates';
 import { flowsRepo } from '../../../core/repos/flows';
 import { ORIGINATE_QUEUE } from '../../../core/commands/contracts';
+import type { Fixture } from '../../../testkit/api';
 import { eventTypes, fixture, fund, ownedNumber, request, settle, startHarness, type Harness } from './support';
+
+/** A customer owning a number, with `micros` of balance. */
+async function sender(h: Harness, micros: number) {
+  const f = await fixture(h);
+  const n = await ownedNumber(h, f);
+  await fund(h, f, micros);
+  return { f, n };
+}
+
+/** POST /v1.0/messages as the customer. */
+const sendMessage = (h: Harness, f: Fixture, body: unknown) =>
+  request(h.server)
+    .post('/v1.0/messages')
+    .query({ accesskey: f.accesskey })
+    .send(body as object);
 
 describe('messaging: SMS through a Twilio-API server', function () {
   this.timeout(20_000);
@@ -24,20 +40,15 @@ describe('messaging: SMS through a Twilio-API server', function () {
   });
 
   it('sends, follows status callbacks to delivered, fails a refused target, charges, threads and publishes', async () => {
-    const f = await fixture(h);
-    const n = await ownedNumber(h, f);
-    await fund(h, f, 1_000_000);
-    const res = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({
-        source: { type: 'tel', target: n.number },
-        destinations: [
-          { type: 'tel', target: '+15557771234' },
-          { type: 'tel', target: '+15557770000' },
-        ],
-        text: 'hello there',
-      });
+    const { f, n } = await sender(h, 1_000_000);
+    const res = await sendMessage(h, f, {
+      source: { type: 'tel', target: n.number },
+      destinations: [
+        { type: 'tel', target: '+15557771234' },
+        { type: 'tel', target: '+15557770000' },
+      ],
+      text: 'hello there',
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body.direction).to.equal('outbound');
     expect(res.body.targets.map((t: { status: string }) => t.status)).to.deep.equal(['queued', 'queued']);
@@ -84,13 +95,8 @@ describe('messaging: SMS through a Twilio-API server', function () {
   });
 
   it('marks a target gw_timeout when the provider answers 5xx, then settles it on a late failure report', async () => {
-    const f = await fixture(h);
-    const n = await ownedNumber(h, f);
-    await fund(h, f, 1_000_000);
-    const res = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557779999' }], text: 'x' });
+    const { f, n } = await sender(h, 1_000_000);
+    const res = await sendMessage(h, f, { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557779999' }], text: 'x' });
     expect(res.status).to.equal(200);
     await settle(h);
     let m = (await request(h.server).get(`/v1.0/messages/${res.body.id}`).query({ accesskey: f.accesskey })).body;
@@ -104,13 +110,8 @@ describe('messaging: SMS through a Twilio-API server', function () {
   });
 
   it('refuses callbacks with a bad signature, for unknown targets and for another send', async () => {
-    const f = await fixture(h);
-    const n = await ownedNumber(h, f);
-    await fund(h, f, 1_000_000);
-    const res = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771111' }], text: 'x' });
+    const { f, n } = await sender(h, 1_000_000);
+    const res = await sendMessage(h, f, { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771111' }], text: 'x' });
     await settle(h);
     const sent = h.twilio.sent('+15557771111');
     const form = { AccountSid: h.twilio.accountSid, MessageSid: sent.sid, MessageStatus: 'delivered' };
@@ -127,20 +128,15 @@ describe('messaging: SMS through a Twilio-API server', function () {
   });
 
   it('402 when the balance is short: nothing written, nothing sent', async () => {
-    const f = await fixture(h);
-    const n = await ownedNumber(h, f);
-    await fund(h, f, 15_000);
-    const res = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({
-        source: { type: 'tel', target: n.number },
-        destinations: [
-          { type: 'tel', target: '+15557771234' },
-          { type: 'tel', target: '+15557771235' },
-        ],
-        text: 'hi',
-      });
+    const { f, n } = await sender(h, 15_000);
+    const res = await sendMessage(h, f, {
+      source: { type: 'tel', target: n.number },
+      destinations: [
+        { type: 'tel', target: '+15557771234' },
+        { type: 'tel', target: '+15557771235' },
+      ],
+      text: 'hi',
+    });
     expect(res.status).to.equal(402);
     expect(res.body.error.reason).to.equal('INSUFFICIENT_BALANCE');
     expect(Number((await h.t.ctx.db('messages').count({ n: '*' }).first())?.n)).to.equal(0);
@@ -149,10 +145,7 @@ describe('messaging: SMS through a Twilio-API server', function () {
     expect(Number((await h.t.ctx.db('conversation_messages').count({ n: '*' }).first())?.n)).to.equal(0);
     expect(h.twilio.requests).to.have.length(0);
     // One target fits the balance.
-    const ok = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'hi' });
+    const ok = await sendMessage(h, f, { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'hi' });
     expect(ok.status).to.equal(200);
     await settle(h);
   });
@@ -222,11 +215,7 @@ describe('messaging: SMS through a Twilio-API server', function () {
     const theirs = await ownedNumber(h, g);
     const virtual = await ownedNumber(h, f, { type: 'virtual' });
     await fund(h, f, 1_000_000);
-    const post = (body: unknown) =>
-      request(h.server)
-        .post('/v1.0/messages')
-        .query({ accesskey: f.accesskey })
-        .send(body as object);
+    const post = (body: unknown) => sendMessage(h, f, body as object);
     const good = { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' };
     const bad: [unknown, string][] = [
       [{ ...good, source: { type: 'tel', target: theirs.number } }, 'INVALID_ARGUMENT'],
@@ -278,13 +267,8 @@ describe('messaging: no SMS provider configured', function () {
 
   it('503 SERVICE_UNAVAILABLE and nothing written', async () => {
     await truncateAll();
-    const f = await fixture(h);
-    const n = await ownedNumber(h, f);
-    await fund(h, f, 1_000_000);
-    const r = await request(h.server)
-      .post('/v1.0/messages')
-      .query({ accesskey: f.accesskey })
-      .send({ source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' });
+    const { f, n } = await sender(h, 1_000_000);
+    const r = await sendMessage(h, f, { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557771234' }], text: 'x' });
     expect(r.status).to.equal(503);
     expect(Number((await h.t.ctx.db('messages').count({ n: '*' }).first())?.n)).to.equal(0);
   });

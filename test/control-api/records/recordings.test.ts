@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { wavHeader } from '../../../media-engine/audio/wav';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -11,21 +12,7 @@ function wavBytes(): Buffer {
   const n = 8000;
   const data = Buffer.alloc(n * 2);
   for (let i = 0; i < n; i++) data.writeInt16LE(i < n / 2 ? Math.round(16384 * Math.sin((2 * Math.PI * 440 * i) / 8000)) : 0, i * 2);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVE', 8);
-  h.write('fmt ', 12);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
+  return Buffer.concat([wavHeader(data.length), data]);
 }
 
 describe('recordings and signed downloads', function () {

@@ -5,7 +5,7 @@
 // the reference document's form: a comma-separated string ("" for the default), checked the same way.
 import { expect } from 'chai';
 import request from 'supertest';
-import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
+import { as, superAdmin, type Harness, type Actors, useHarness } from './support';
 import { testDb } from '../../../testkit/db';
 
 type Json = Record<string, any>;
@@ -14,14 +14,7 @@ describe('codecs on trunks, providers and extensions', function () {
   let h: Harness;
   let a: Actors;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-  });
+  useHarness((x, y) => ((h = x), (a = y)));
 
   const bad: unknown[] = [['PCMU', 'iLBC'], ['PCMU', 'pcmu'], [], 'PCMU,PCMA', ['G729'], [7], null, ['PCMU', 'PCMA', 'G722', 'opus', 'PCMU']];
 

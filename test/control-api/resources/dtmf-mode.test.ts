@@ -3,7 +3,7 @@
 // OpenAPI document shows the field with its values on the resources and their request bodies.
 import { expect } from 'chai';
 import request from 'supertest';
-import { startHarness, actors, reset, as, type Harness, type Actors } from './support';
+import { as, type Harness, type Actors, useHarness } from './support';
 
 type Json = Record<string, any>;
 
@@ -11,14 +11,7 @@ describe('dtmf_mode on trunks and extensions', function () {
   let h: Harness;
   let a: Actors;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-  });
+  useHarness((x, y) => ((h = x), (a = y)));
 
   const bad = ['rfc2833', 'INFO', '', 'info ', 4733, null, ['info']];
 

@@ -1,21 +1,14 @@
 // An extension's digest_algorithms: the challenge order its phone gets (null = platform default).
 import { expect } from 'chai';
 import request from 'supertest';
-import { startHarness, actors, reset, as, type Harness, type Actors } from './support';
+import { as, type Harness, type Actors, useHarness } from './support';
 import { extensionsRepo } from '../../../core/repos/extensions';
 
 describe('extensions: digest_algorithms', function () {
   let h: Harness;
   let a: Actors;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-  });
+  useHarness((x, y) => ((h = x), (a = y)));
 
   it('null (platform default) unless set; set on create and update; null resets; the registrar sees it', async () => {
     const api = as(h, a.admin);

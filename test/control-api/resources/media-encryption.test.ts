@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
+import { as, type Harness, type Actors, useHarness } from './support';
 import type { Fixture } from '../../../testkit/api';
 
 describe('media_encryption on trunks, providers and extensions', function () {
@@ -7,15 +7,7 @@ describe('media_encryption on trunks, providers and extensions', function () {
   let a: Actors;
   let su: Fixture;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-    su = await superAdmin(h);
-  });
+  useHarness((x, y, z) => ((h = x), (a = y), (su = z)), { superAdmin: true });
 
   const bad = ['srtp', 'SDES', '', 'none ', 1, null, ['sdes']];
 

@@ -2,7 +2,7 @@
 // object, read back without the password and with the read-only state; bad settings are 400 naming
 // the field; a trunk's registrar (customer input) must pass the egress policy.
 import { expect } from 'chai';
-import { startHarness, actors, reset, as, superAdmin, type Harness, type Actors } from './support';
+import { as, type Harness, type Actors, useHarness } from './support';
 import type { Fixture } from '../../../testkit/api';
 import { outboundRegistrationsRepo } from '../../../core/repos/outbound-registrations';
 
@@ -11,15 +11,7 @@ describe('provider and trunk registration settings', function () {
   let a: Actors;
   let su: Fixture;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-    su = await superAdmin(h);
-  });
+  useHarness((x, y, z) => ((h = x), (a = y), (su = z)), { superAdmin: true });
 
   const good = { registrar: 'sip.carrier.example:5080', username: 'acct-1', password: 'reg-secret', expires: 600, transport: 'tcp' };
 

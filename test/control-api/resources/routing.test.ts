@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startHarness, actors, reset, as, superAdmin, EMPTY, type Harness, type Actors } from './support';
+import { as, EMPTY, type Harness, type Actors, useHarness, actors } from './support';
 import type { Fixture } from '../../../testkit/api';
 import { resolveRoutes, orderRoutes, providerRequestUri } from '../../../core/routing/resolve';
 import { trunksRepo } from '../../../core/repos/trunks';
@@ -11,15 +11,7 @@ describe('providers, trunks and routes', function () {
   let a: Actors;
   let su: Fixture;
 
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => h.close());
-  beforeEach(async () => {
-    await reset();
-    a = await actors(h);
-    su = await superAdmin(h);
-  });
+  useHarness((x, y, z) => ((h = x), (a = y), (su = z)), { superAdmin: true });
 
   const provider = async (name: string, extra: Record<string, unknown> = {}) => {
     const r = await as(h, su.token)

@@ -58,3 +58,20 @@ export function as(h: Harness, token: string) {
 }
 
 export const EMPTY = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Mocha hooks: the harness for the suite, and before each test a reset database with fresh actors (and,
+ * with `superAdmin`, a ProjectSuperAdmin's customer); `set` receives them.
+ */
+export function useHarness(set: (h: Harness, a: Actors, su: Fixture) => void, opts: { superAdmin?: boolean } = {}): void {
+  let h: Harness | undefined;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => h?.close());
+  beforeEach(async () => {
+    await reset();
+    const a = await actors(h!);
+    set(h!, a, opts.superAdmin ? await superAdmin(h!) : (undefined as unknown as Fixture));
+  });
+}

@@ -3,22 +3,14 @@ import { expect } from 'chai';
 import { freePort } from '../../../testkit/ports';
 import { UdpPeer, uaRequest } from './udp-peer';
 import path from 'node:path';
-import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, sipp, sleep, startServer, type Server } from './harness';
+import { SCENARIOS, sipp, sleep, type Server, useServerAndSrf } from './harness';
 
 describe('drachtio-srf B2BUA and proxy between two sipp instances', function () {
   this.timeout(40000);
   let s: Server;
   let srf: any;
 
-  beforeEach(async () => {
-    s = await startServer();
-    srf = await connectSrf(s.drachtioPort);
-  });
-  afterEach(async () => {
-    killAllSipp();
-    disconnectSrf(srf);
-    await s.close();
-  });
+  useServerAndSrf((x, app) => ((s = x), (srf = app)));
 
   async function pair(calls: number, transport: 'u1' | 't1' = 'u1') {
     const uasPort = await freePort();

@@ -147,3 +147,19 @@ export async function until(pred: () => boolean, timeoutMs = 5000, what = 'condi
 }
 
 export const SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=sendrecv', ''].join('\r\n');
+
+/** Mocha hooks: before each test a fresh sip-server with a drachtio-srf app connected to it; after each, sipp killed, the app disconnected, the server closed. */
+export function useServerAndSrf(set: (s: Server, srf: any) => void): void {
+  let s: Server | undefined;
+  let srf: any;
+  beforeEach(async () => {
+    s = await startServer();
+    srf = await connectSrf(s.drachtioPort);
+    set(s, srf);
+  });
+  afterEach(async () => {
+    killAllSipp();
+    disconnectSrf(srf);
+    await s!.close();
+  });
+}

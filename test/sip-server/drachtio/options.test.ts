@@ -1,13 +1,14 @@
 // OPTIONS answers carry Allow, Accept and Supported (issue #32 item 5), out of dialog (a monitoring
 // probe, answered by media-app's srf.options) and inside a call (answered by the call's drachtio-srf
 // dialog): sipp against sip-server and a media-app node on loopback.
+import { usePlatform } from '../../../testkit/media-app/platform-hooks';
 import { expect } from 'chai';
 import { parseActions } from '../../../core/flow';
 import { flowsRepo } from '../../../core/repos/flows';
 import { numbersRepo } from '../../../core/repos/numbers';
-import { testDb, truncateAll } from '../../../testkit/db';
+import { testDb } from '../../../testkit/db';
 import { sippMediaPort } from '../../../testkit/ports';
-import { createExtension, killAllSipp, sipp, startPlatform, type Platform } from '../../../testkit/media-app/harness';
+import { createExtension, sipp, type Platform } from '../../../testkit/media-app/harness';
 import { callerPhone } from '../../../testkit/media-app/phones';
 
 /** The headers of each 200 OK to OPTIONS that sipp logged receiving. */
@@ -37,14 +38,7 @@ describe('sip-server: OPTIONS answers carry Allow, Accept and Supported', functi
   this.timeout(60_000);
   let p: Platform;
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform();
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({}, (x) => (p = x));
 
   it('an out-of-dialog OPTIONS (a monitoring probe) gets them in its 200', async () => {
     const probe = `<?xml version="1.0" encoding="ISO-8859-1" ?>

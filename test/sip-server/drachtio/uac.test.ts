@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { freePort } from '../../../testkit/ports';
 import { UdpPeer } from './udp-peer';
-import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, sleep, startServer, type Server } from './harness';
+import { SCENARIOS, SDP, sipp, sleep, type Server, useServerAndSrf } from './harness';
 
 const scenario = (f: string) => path.join(SCENARIOS, f);
 
@@ -12,15 +12,7 @@ describe('drachtio-srf UAC through sip-server (sipp as callee)', function () {
   let s: Server;
   let srf: any;
 
-  beforeEach(async () => {
-    s = await startServer();
-    srf = await connectSrf(s.drachtioPort);
-  });
-  afterEach(async () => {
-    killAllSipp();
-    disconnectSrf(srf);
-    await s.close();
-  });
+  useServerAndSrf((x, app) => ((s = x), (srf = app)));
 
   async function callee(args: string[], transport: 'u1' | 't1' = 'u1') {
     const port = await freePort();

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Dialog } from '../../../sip-server/drachtio/dialogs';
 import { collectGarbage } from '../../../testkit/gc';
 import { freePort } from '../../../testkit/ports';
-import { connectSrf, disconnectSrf, killAllSipp, SCENARIOS, SDP, sipp, startServer, until, type Server } from './harness';
+import { SCENARIOS, SDP, sipp, until, type Server, useServerAndSrf } from './harness';
 
 const scenario = (f: string) => path.join(SCENARIOS, f);
 
@@ -13,15 +13,7 @@ describe('drachtio-srf UAS through sip-server (sipp as caller)', function () {
   let s: Server;
   let srf: any;
 
-  beforeEach(async () => {
-    s = await startServer();
-    srf = await connectSrf(s.drachtioPort);
-  });
-  afterEach(async () => {
-    killAllSipp();
-    disconnectSrf(srf);
-    await s.close();
-  });
+  useServerAndSrf((x, app) => ((s = x), (srf = app)));
 
   async function caller(args: string[], transport: 'u1' | 't1' = 'u1', opts = {}) {
     const port = await freePort();

@@ -1,0 +1,52 @@
+// Waits on a call's rows until the call has hung up and its flow has ended: the last thing most call
+// suites check (hangup reason and side, the flow's variables, executed actions, end reason or error).
+import { callsRepo } from '../core/repos/calls';
+import { testDb } from './db';
+import { until } from './media-app/harness';
+
+/** The call row once its status is `hangup` (`timeoutMs`, 10 s unless told). */
+export async function hungUpCall(callId: string, timeoutMs = 10_000, what = 'hangup') {
+  const db = await testDb();
+  return until(
+    async () => {
+      const c = await callsRepo(db).get(callId);
+      return c?.status === 'hangup' ? c : null;
+    },
+    timeoutMs,
+    what,
+  );
+}
+
+/** The activeflow once its status is `ended` (`timeoutMs`, 10 s unless told). */
+export async function endedActiveflow(activeflowId: string, timeoutMs = 10_000) {
+  const db = await testDb();
+  return until(
+    async () => {
+      const a = await db('activeflows').where({ id: activeflowId }).first();
+      return a?.status === 'ended' ? a : null;
+    },
+    timeoutMs,
+    'activeflow ended',
+  );
+}
+
+/** The activeflow of the call `callId` once it ended (20 s: the call row may not be there yet). */
+export async function endedFlowOfCall(callId: string) {
+  const db = await testDb();
+  return until(
+    async () => {
+      const c = await db('calls').where({ id: callId }).first();
+      const a = c && (await db('activeflows').where({ id: c.activeflow_id }).first());
+      return a?.status === 'ended' ? a : null;
+    },
+    20_000,
+    'activeflow ended',
+  );
+}
+
+/** The customer's (first) hung-up call once there is one (`callMs`), and its activeflow once ended (`flowMs`). */
+export async function hungUpCallFlow(customerId: string, callMs = 10_000, flowMs = 10_000) {
+  const db = await testDb();
+  const call = await until(async () => (await db('calls').where({ customer_id: customerId, status: 'hangup' }))[0], callMs, 'call hangup');
+  return { call, af: await endedActiveflow(call.activeflow_id, flowMs) };
+}
