@@ -186,6 +186,27 @@ describe('TwiML fallback URLs (sipp callers, TwiML app on loopback, signed reque
     expect(flow2.actions.map((a) => a.option)).to.deep.equal([{ url: app.url('/n-primary'), method: 'POST' }]);
   });
 
+  it('a Calls update (redirect) with Url and FallbackUrl runs the fallback when Url fails', async () => {
+    const hold = new VoiceResponse();
+    hold.pause({ length: 30 });
+    app.on('/u-hold', hold.toString());
+    app.on('/u-primary', { status: 404, body: 'nope' });
+    app.on('/u-fb', spoken('Update fallback'));
+    const call = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url('/u-hold') } }]);
+    placed.push(call);
+    await app.next('/u-hold');
+    await client.calls(callSid(call.callId)).update({ url: app.url('/u-primary'), fallbackUrl: app.url('/u-fb'), fallbackMethod: 'GET' });
+    const fb = await app.next('/u-fb');
+    expect(fb.method).to.equal('GET');
+    expect(fb.signed).to.equal(true);
+    expect(fb.params).to.include({ ErrorCode: '11200', ErrorUrl: app.url('/u-primary'), CallSid: callSid(call.callId) });
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const af = await endedActiveflow(call.callId);
+    expect(af.error).to.equal('');
+    expect(types(af).slice(-3)).to.deep.equal(['twiml', 'talk', 'hangup']);
+  });
+
   it('Calls.json FallbackUrl: the answered outbound call runs the fallback when Url fails', async () => {
     const sid = accountSid(f.customer.id);
     const token = twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0);
