@@ -26,17 +26,28 @@ export const CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed']
 const METHODS = ['GET', 'POST'] as const;
 const TWIML_MAX = 4000;
 
-/** The `twiml` action a Url or Twiml parameter stands for (the flow action of issue 36's twiml part). */
+/**
+ * The `twiml` action a Url or Twiml parameter stands for (the flow action of issue 36's twiml part),
+ * with FallbackUrl / FallbackMethod (fetched when Url's document cannot be fetched or run; Url only).
+ */
 export function twimlAction(ctx: AppContext, p: Params): { type: 'twiml'; option: Record<string, string> } | null {
   const url = httpUrl(p, 'Url', 21205);
   const twiml = one(p, 'Twiml', TWIML_MAX + 1);
   if (twiml !== undefined && twiml.length > TWIML_MAX) throw badParam(`Twiml is longer than ${TWIML_MAX} characters`, 21208);
   const method = oneOf(p, 'Method', METHODS, 'POST');
+  const fallbackUrl = httpUrl(p, 'FallbackUrl', 21205);
+  const fallbackMethod = oneOf(p, 'FallbackMethod', METHODS, 'POST');
   if (url && twiml) throw badParam('Give Url or Twiml, not both');
+  if (fallbackUrl && !url) throw badParam('FallbackUrl needs Url', 21205);
   if (url) {
-    const problem = egressUrlProblem(ctx, url);
-    if (problem) throw badParam(`Url: ${problem}`, 21205);
-    return { type: 'twiml', option: { url, method } };
+    for (const [name, u] of [
+      ['Url', url],
+      ['FallbackUrl', fallbackUrl],
+    ] as const) {
+      const problem = u ? egressUrlProblem(ctx, u) : null;
+      if (problem) throw badParam(`${name}: ${problem}`, 21205);
+    }
+    return { type: 'twiml', option: { url, method, ...(fallbackUrl ? { fallback_url: fallbackUrl, fallback_method: fallbackMethod } : {}) } };
   }
   if (twiml !== undefined && twiml.trim() !== '') return { type: 'twiml', option: { twiml } };
   return null;

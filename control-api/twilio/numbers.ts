@@ -1,8 +1,9 @@
 /**
  * IncomingPhoneNumbers: our numbers (list with PhoneNumber / FriendlyName filters, fetch, update).
  * The Twilio fields live in the number's metadata (`metadata.twilio`: voice_url, voice_method,
- * status_callback, status_callback_method, flow_id). Setting VoiceUrl makes the number's call flow a
- * managed flow (listed, named "twilio VoiceUrl <number>") whose one action is `twiml` {url, method};
+ * voice_fallback_url, voice_fallback_method, status_callback, status_callback_method, flow_id). Setting
+ * VoiceUrl makes the number's call flow a managed flow (listed, named "twilio VoiceUrl <number>") whose
+ * one action is `twiml` {url, method, fallback_url, fallback_method};
  * changing it rewrites that action; an empty VoiceUrl unlinks the number and deletes the managed flow.
  * Numbers are bought or claimed with POST /v1.0/numbers; creating one here is refused (20004).
  */
@@ -23,6 +24,8 @@ import { API_VERSION } from './call-json';
 export interface NumberTwilio {
   voice_url: string;
   voice_method: 'GET' | 'POST';
+  voice_fallback_url: string;
+  voice_fallback_method: 'GET' | 'POST';
   status_callback: string;
   status_callback_method: 'GET' | 'POST';
   flow_id: string;
@@ -34,6 +37,8 @@ export function numberTwilio(n: Pick<NumberRow, 'metadata'>): NumberTwilio {
   return {
     voice_url: s(t.voice_url),
     voice_method: t.voice_method === 'GET' ? 'GET' : 'POST',
+    voice_fallback_url: s(t.voice_fallback_url),
+    voice_fallback_method: t.voice_fallback_method === 'GET' ? 'GET' : 'POST',
     status_callback: s(t.status_callback),
     status_callback_method: t.status_callback_method === 'GET' ? 'GET' : 'POST',
     flow_id: s(t.flow_id),
@@ -50,8 +55,8 @@ function numberJson(n: NumberRow) {
     phone_number: n.number,
     voice_url: t.voice_url || null,
     voice_method: t.voice_method,
-    voice_fallback_url: null,
-    voice_fallback_method: 'POST',
+    voice_fallback_url: t.voice_fallback_url || null,
+    voice_fallback_method: t.voice_fallback_method,
     voice_caller_id_lookup: false,
     voice_application_sid: null,
     status_callback: t.status_callback || null,
@@ -96,7 +101,8 @@ async function voiceFlow(ctx: AppContext, n: NumberRow, t: NumberTwilio): Promis
     if (existing) await flows.softDelete(n.customer_id, existing.id);
     return { callFlowId: existing && n.call_flow_id === existing.id ? EMPTY_UUID : n.call_flow_id, flowId: '' };
   }
-  const actions = parseActions([{ type: 'twiml', option: { url: t.voice_url, method: t.voice_method } }], { egress: ctx.egress });
+  const fallback = t.voice_fallback_url ? { fallback_url: t.voice_fallback_url, fallback_method: t.voice_fallback_method } : {};
+  const actions = parseActions([{ type: 'twiml', option: { url: t.voice_url, method: t.voice_method, ...fallback } }], { egress: ctx.egress });
   if (existing) {
     await flows.update(n.customer_id, existing.id, { actions });
     return { callFlowId: existing.id, flowId: existing.id };
@@ -118,6 +124,14 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
     t.voice_url = url;
   }
   t.voice_method = oneOf(p, 'VoiceMethod', ['GET', 'POST'] as const, t.voice_method);
+  if (p.VoiceFallbackUrl !== undefined) {
+    const url = httpUrl(p, 'VoiceFallbackUrl', 21502) ?? '';
+    const problem = url ? egressUrlProblem(ctx, url) : null;
+    if (problem) throw badParam(`VoiceFallbackUrl: ${problem}`, 21502);
+    if (url && !t.voice_url) throw badParam('Cannot set VoiceFallbackUrl without setting Url', 21405);
+    t.voice_fallback_url = url;
+  }
+  t.voice_fallback_method = oneOf(p, 'VoiceFallbackMethod', ['GET', 'POST'] as const, t.voice_fallback_method);
   if (p.StatusCallback !== undefined) {
     const url = httpUrl(p, 'StatusCallback', 21609) ?? '';
     const problem = url ? egressUrlProblem(ctx, url) : null;

@@ -84,12 +84,20 @@ export const webhook_send = z.object({
   data: z.string().optional(),
 });
 
-/** Our extension (issue 36): TwiML fetched from url (GET or POST, default POST) or given inline; exactly one of url and twiml. */
+/**
+ * Our extension (issue 36): TwiML fetched from url (GET or POST, default POST) or given inline; exactly
+ * one of url and twiml. fallback_url (with url only; Twilio's VoiceFallbackUrl / FallbackUrl) is
+ * fetched, with ErrorCode and ErrorUrl added, when url's document cannot be fetched or run.
+ */
 export const twiml = z
   .object({
     url: z.string().optional(),
     method: z.enum(['GET', 'POST']).optional(),
     twiml: z.string().optional(),
+    fallback_url: z.string().optional(),
+    fallback_method: z.enum(['GET', 'POST']).optional(),
   })
   .refine((o) => (o.url === undefined) !== (o.twiml === undefined), 'must have exactly one of url and twiml')
-  .refine((o) => o.url === undefined || /^(https?:\/\/|\$\{)/.test(o.url), { message: 'must be an http or https URL', path: ['url'] });
+  .refine((o) => o.url === undefined || /^(https?:\/\/|\$\{)/.test(o.url), { message: 'must be an http or https URL', path: ['url'] })
+  .refine((o) => o.fallback_url === undefined || o.url !== undefined, { message: 'is allowed only with url', path: ['fallback_url'] })
+  .refine((o) => o.fallback_url === undefined || /^(https?:\/\/|\$\{)/.test(o.fallback_url), { message: 'must be an http or https URL', path: ['fallback_url'] });

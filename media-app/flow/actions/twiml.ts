@@ -17,44 +17,59 @@ export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Good
  * Our extension (issue 36): fetches TwiML (url, with Twilio's signed request parameters) or takes it
  * inline (twiml), compiles it (core/twiml) and runs it next. Run from the flow's own actions it is
  * pushed (the flow resumes after it); run from a compiled document (Gather/Record/Dial action,
- * Redirect) it replaces the rest of that document, as on Twilio. A document that cannot be fetched
- * or compiled: a `twiml_error` note with Twilio's code, the caller hears APPLICATION_ERROR_SPEECH
- * and the activeflow ends with the error (the call hangs up).
+ * Redirect) it replaces the rest of that document, as on Twilio. When url's document cannot be fetched
+ * (11200) or does not parse or validate (12100, 12200) and the action has a fallback_url (a number's
+ * VoiceFallbackUrl, Calls' FallbackUrl), that one is fetched, signed, with the same parameters plus
+ * ErrorCode and ErrorUrl, and its document runs instead. A document that still cannot be run: a
+ * `twiml_error` note with Twilio's code, the caller hears APPLICATION_ERROR_SPEECH and the activeflow
+ * ends with the error (the call hangs up).
  */
 export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const call = requireCall(ctx);
     const extra = takeCallbackParams(ctx.vars);
+    const o = this.option;
+    let failedUrl = o.url ?? '';
     try {
       Object.assign(extra, await this.recordingParams(ctx, call));
       ctx.vars.set('svc.call.digits', '');
       ctx.vars.set(TWIML_VARS.finishOnKey, '');
-      const o = this.option;
-      let text: string;
-      let documentUrl: string | undefined;
       const method = o.method ?? 'POST';
-      if (o.twiml !== undefined) text = o.twiml;
-      else {
-        const svc = ctx.services.twiml;
-        if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
-        const authToken = await svc.authToken(ctx.customerId);
-        if (!authToken) return { kind: 'fail', message: 'twiml: the customer is gone' };
-        const params = { ...callParams(ctx.customerId, call.info), ...extra };
-        const fetched = await fetchTwiml(ctx.http, { url: o.url!, method, params, authToken, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
-        text = fetched.text;
-        documentUrl = fetched.url;
-        spanEvent('twiml fetched', { 'openvoice.twiml.bytes': text.length });
+      if (o.twiml !== undefined) return this.compiled(ctx, o.twiml, undefined, method);
+      const svc = ctx.services.twiml;
+      if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
+      const authToken = await svc.authToken(ctx.customerId);
+      if (!authToken) return { kind: 'fail', message: 'twiml: the customer is gone' };
+      const params = { ...callParams(ctx.customerId, call.info), ...extra };
+      try {
+        return await this.fetched(ctx, { url: o.url!, method, params, authToken });
+      } catch (e) {
+        if (!(e instanceof TwimlError) || ctx.signal.aborted || !o.fallback_url) throw e;
+        ctx.note('twiml_error', { code: e.code, message: e.message, url: o.url! });
+        failedUrl = o.fallback_url;
+        const fallbackParams = { ...params, ErrorCode: String(e.code), ErrorUrl: o.url! };
+        return await this.fetched(ctx, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
       }
-      const actions = compileTwiml(text, { documentUrl, method });
-      spanEvent('twiml compiled', { 'openvoice.twiml.actions': actions.length });
-      ctx.note('twiml_compiled', { url: o.url ?? '', actions: actions.length });
-      return { kind: 'twiml', actions };
     } catch (e) {
       if (!(e instanceof TwimlError) || ctx.signal.aborted) throw e;
-      ctx.note('twiml_error', { code: e.code, message: e.message, url: this.option.url ?? '' });
+      ctx.note('twiml_error', { code: e.code, message: e.message, url: failedUrl });
       await call.talk({ text: APPLICATION_ERROR_SPEECH, language: 'en-US' }, ctx.signal).catch(() => undefined);
       return { kind: 'fail', message: `twiml error ${e.code}: ${e.message}` };
     }
+  }
+
+  /** One document fetched (signed, through the egress policy) and compiled. */
+  private async fetched(ctx: ActionContext, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
+    const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
+    spanEvent('twiml fetched', { 'openvoice.twiml.bytes': fetched.text.length });
+    return this.compiled(ctx, fetched.text, fetched.url, f.method);
+  }
+
+  private compiled(ctx: ActionContext, text: string, documentUrl: string | undefined, method: 'GET' | 'POST'): Outcome {
+    const actions = compileTwiml(text, { documentUrl, method });
+    spanEvent('twiml compiled', { 'openvoice.twiml.actions': actions.length });
+    ctx.note('twiml_compiled', { url: documentUrl ?? '', actions: actions.length });
+    return { kind: 'twiml', actions };
   }
 
   /** Record's callback: waits for the recording to end, then RecordingSid, RecordingUrl, RecordingDuration, Digits. */
