@@ -18,87 +18,27 @@
  * - AI turn latency: of those turns, the ones whose answer carries `metadata.latency` (media-app
  *   ai/turn-latency.ts): p50/p90/p99 of the caller's speech end to the reply's first audio out
  *   (`first_rtp_ms`) and of each stage; a stage is counted where the turn has a number for it.
+ *
+ * The response's shape is core/calls/dashboard-schema.ts (one zod declaration, shared with the route and
+ * the console). Each figure has its own query below; `dashboard` runs them at once and fills the buckets.
  */
 import type { Db } from '../db/knex';
-
-/** The ranges offered, each with its bucket width (every range has 60 to 120 buckets). */
-export const DASHBOARD_RANGES = {
-  '1h': { rangeMs: 3_600_000, stepMs: 60_000 },
-  '6h': { rangeMs: 6 * 3_600_000, stepMs: 5 * 60_000 },
-  '24h': { rangeMs: 24 * 3_600_000, stepMs: 15 * 60_000 },
-  '7d': { rangeMs: 7 * 86_400_000, stepMs: 2 * 3_600_000 },
-  '30d': { rangeMs: 30 * 86_400_000, stepMs: 6 * 3_600_000 },
-} as const;
-export type DashboardRange = keyof typeof DASHBOARD_RANGES;
-export const DASHBOARD_RANGE_NAMES = Object.keys(DASHBOARD_RANGES) as [DashboardRange, ...DashboardRange[]];
+import {
+  AI_LATENCY_STAGES,
+  DASHBOARD_RANGES,
+  MOS_BINS,
+  WORST_CALLS,
+  type AiLatency,
+  type AiLatencyStage,
+  type Dashboard,
+  type DashboardBucket,
+  type DashboardRange,
+  type Percentiles,
+  type WorstCall,
+} from './dashboard-schema';
 
 /** How far before the range a call's creation may lie and still count as concurrent. */
 export const LOOKBACK_MS = 86_400_000;
-/** MOS histogram: bins of 0.5 from 1.0 to 4.5 (the E-model's scale); the last bin includes 4.5. */
-export const MOS_BINS = [1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5] as const;
-export const WORST_CALLS = 10;
-
-export interface DashboardBucket {
-  /** The bucket's start, RFC 3339. */
-  t: string;
-  calls: number;
-  answered: number;
-  /** Mean answered-call duration in seconds; null without an ended answered call. */
-  acd_sec: number | null;
-  concurrent_peak: number;
-  webhook_deliveries: number;
-  webhook_failures: number;
-  /** AI reply time percentiles in ms; null without a voice-agent turn in the bucket. */
-  ai_reply_ms: Percentiles | null;
-  /** AI turn latency per stage in ms; null without a turn whose answer carries its latency. */
-  ai_latency_ms: AiLatency | null;
-}
-
-/** The stages of `metadata.latency` (docs/ai.md "Turn-taking"), each `<stage>_ms` there. */
-export const AI_LATENCY_STAGES = ['first_rtp', 'end_of_turn_wait', 'stt_final', 'llm_first_token', 'tts_first_byte'] as const;
-export type AiLatencyStage = (typeof AI_LATENCY_STAGES)[number];
-/** `turns`: caller turns whose answer carries a latency; per stage its percentiles (null when no turn has it). */
-export type AiLatency = { turns: number } & Record<AiLatencyStage, Percentiles | null>;
-
-export interface Percentiles {
-  turns: number;
-  p50: number;
-  p90: number;
-  p99: number;
-}
-
-export interface WorstCall {
-  id: string;
-  tm_create: string;
-  direction: string;
-  source_target: string;
-  destination_target: string;
-  codec: string;
-  mos_min: number;
-}
-
-export interface Dashboard {
-  range: DashboardRange;
-  start: string;
-  end: string;
-  bucket_sec: number;
-  buckets: DashboardBucket[];
-  totals: {
-    calls: number;
-    answered: number;
-    asr: number | null;
-    acd_sec: number | null;
-    concurrent_peak: number;
-    mos_avg: number | null;
-    webhook_deliveries: number;
-    webhook_failures: number;
-    ai_reply_ms: Percentiles | null;
-    ai_latency_ms: AiLatency | null;
-  };
-  /** `counts[i]` calls whose lowest MOS is in [edges[i], edges[i+1]). */
-  mos_histogram: { edges: number[]; counts: number[] };
-  worst_calls: WorstCall[];
-}
 
 /** The range's end rounded up to a bucket boundary (so buckets stay put as time passes), and its start. */
 export function dashboardWindow(range: DashboardRange, now: Date): { start: Date; end: Date; stepMs: number } {
@@ -107,85 +47,25 @@ export function dashboardWindow(range: DashboardRange, now: Date): { start: Date
   return { start: new Date(end - rangeMs), end: new Date(end), stepMs };
 }
 
+/** What every figure's query reads: the customer, the window, and the bucket of a timestamp column. */
+interface Scope {
+  db: Db;
+  customerId: string;
+  start: Date;
+  end: Date;
+  /** Bucket width in seconds; `n` buckets. */
+  step: number;
+  n: number;
+}
+
 const MOS_MIN_SQL = `least((quality->'in'->>'mos_min')::float8, (quality->'out'->>'mos_min')::float8)`;
+const bucketOf = (col: string) => `floor(extract(epoch from (${col} - ?::timestamptz)) / ?)::int`;
+const inRange = (s: Scope, b: number | null): b is number => b !== null && b >= 0 && b < s.n;
 
 export async function dashboard(db: Db, customerId: string, range: DashboardRange, now: Date): Promise<Dashboard> {
   const { start, end, stepMs } = dashboardWindow(range, now);
-  const n = Math.round((end.getTime() - start.getTime()) / stepMs);
-  const step = stepMs / 1000;
-  const bucketOf = (col: string) => `floor(extract(epoch from (${col} - ?::timestamptz)) / ?)::int`;
-
-  const [callRows, peakRows, hookRows, mosRows, worstRows, aiRows] = await Promise.all([
-    db.raw<{ rows: { b: number; calls: string; answered: string; acd: number | null; ended: string; mos_sum: number | null; mos_n: string }[] }>(
-      `SELECT ${bucketOf('tm_create')} AS b, count(*) AS calls, count(tm_progressing) AS answered,
-              avg(extract(epoch from (tm_hangup - tm_progressing))) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS acd,
-              count(*) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS ended,
-              sum(${MOS_MIN_SQL}) AS mos_sum, count(${MOS_MIN_SQL}) AS mos_n
-         FROM calls
-        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
-        GROUP BY 1`,
-      [start, step, customerId, start, end],
-    ),
-    // +1 at answer (or the range's start), -1 at hangup; a running sum in time order; per bucket the
-    // highest level reached and the level it ends with (carried into the buckets without a change).
-    db.raw<{ rows: { b: number; peak: string; last: string }[] }>(
-      `WITH iv AS (
-         SELECT greatest(tm_progressing, ?::timestamptz) AS a, tm_hangup AS z FROM calls
-          WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
-            AND tm_progressing IS NOT NULL AND tm_progressing < ? AND (tm_hangup IS NULL OR tm_hangup > ?)
-       ), ev AS (
-         SELECT a AS t, 1 AS d FROM iv UNION ALL SELECT z, -1 FROM iv WHERE z IS NOT NULL AND z < ?
-       ), run AS (
-         SELECT t, d, sum(d) OVER (ORDER BY t, d) AS level FROM ev
-       )
-       SELECT ${bucketOf('t')} AS b, max(level) AS peak, (array_agg(level ORDER BY t DESC, d DESC))[1] AS last
-         FROM run GROUP BY 1`,
-      [start, customerId, new Date(start.getTime() - LOOKBACK_MS), end, end, start, end, start, step],
-    ),
-    db.raw<{ rows: { b: number; total: string; failed: string }[] }>(
-      `SELECT ${bucketOf('tm_create')} AS b, count(*) AS total, count(*) FILTER (WHERE status IN ('failed', 'refused')) AS failed
-         FROM webhook_deliveries
-        WHERE customer_id = ? AND tm_create >= ? AND tm_create < ?
-        GROUP BY 1`,
-      [start, step, customerId, start, end],
-    ),
-    db.raw<{ rows: { bin: number; n: string }[] }>(
-      `SELECT least(width_bucket(m, ?, ?, ?), ?) AS bin, count(*) AS n
-         FROM (SELECT ${MOS_MIN_SQL} AS m FROM calls
-                WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
-        WHERE m IS NOT NULL GROUP BY 1`,
-      [MOS_BINS[0], MOS_BINS[MOS_BINS.length - 1], MOS_BINS.length - 1, MOS_BINS.length - 1, customerId, start, end],
-    ),
-    db.raw<{ rows: { id: string; tm_create: Date; direction: string; source: { target?: string }; destination: { target?: string }; codec: string | null; m: number }[] }>(
-      `SELECT id, tm_create, direction, source, destination, quality->>'codec' AS codec, m FROM (
-         SELECT id, tm_create, direction, source, destination, quality, ${MOS_MIN_SQL} AS m FROM calls
-          WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
-        WHERE m IS NOT NULL ORDER BY m, tm_create DESC, id LIMIT ?`,
-      [customerId, start, end, WORST_CALLS],
-    ),
-    // each caller message and the message after it in its session (index (aicall_id, tm_create, id));
-    // b is null on the row of the whole range (GROUPING SETS)
-    db.raw<{ rows: AiRow[] }>(
-      `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
-              percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
-              count(lat) AS lat_n, ${AI_LATENCY_STAGES.map((st) => `count(${stageSql(st)}) AS ${st}_n, ${PCTS_SQL} WITHIN GROUP (ORDER BY ${stageSql(st)}) AS ${st}`).join(', ')}
-         FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms,
-                      CASE WHEN jsonb_typeof(nx.metadata->'latency') = 'object' THEN nx.metadata->'latency' END AS lat
-                 FROM aimessages u
-                 JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
-                 CROSS JOIN LATERAL (
-                   SELECT role, tm_create, metadata FROM aimessages m
-                    WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
-                      AND (m.tm_create, m.id) > (u.tm_create, u.id)
-                    ORDER BY m.tm_create, m.id LIMIT 1) nx
-                WHERE u.customer_id = ? AND u.role = 'user' AND u.tm_delete IS NULL AND u.tm_create >= ? AND u.tm_create < ?
-                  AND nx.role = 'assistant') t
-        GROUP BY GROUPING SETS ((b), ())`,
-      [start, step, customerId, start, end],
-    ),
-  ]);
-
-  const buckets: DashboardBucket[] = Array.from({ length: n }, (_, i) => ({
+  const s: Scope = { db, customerId, start, end, step: stepMs / 1000, n: Math.round((end.getTime() - start.getTime()) / stepMs) };
+  const buckets: DashboardBucket[] = Array.from({ length: s.n }, (_, i) => ({
     t: new Date(start.getTime() + i * stepMs).toISOString(),
     calls: 0,
     answered: 0,
@@ -196,17 +76,52 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     ai_reply_ms: null,
     ai_latency_ms: null,
   }));
-  const inRange = (b: number) => b >= 0 && b < n;
+  const [calls, , , ai, counts, worst] = await Promise.all([callFigures(s, buckets), concurrency(s, buckets), webhookFigures(s, buckets), aiFigures(s, buckets), mosHistogram(s), worstCalls(s)]);
+  const sum = (k: 'webhook_deliveries' | 'webhook_failures') => buckets.reduce((t, b) => t + b[k], 0);
+  return {
+    range,
+    start: start.toISOString(),
+    end: end.toISOString(),
+    bucket_sec: s.step,
+    buckets,
+    totals: {
+      ...calls,
+      concurrent_peak: buckets.reduce((m, b) => Math.max(m, b.concurrent_peak), 0),
+      webhook_deliveries: sum('webhook_deliveries'),
+      webhook_failures: sum('webhook_failures'),
+      ...ai,
+    },
+    mos_histogram: { edges: [...MOS_BINS], counts },
+    worst_calls: worst,
+  };
+}
+
+/** Calls, answered and ACD per bucket; the range's totals of those, its ASR and mean lowest MOS. */
+async function callFigures(s: Scope, buckets: DashboardBucket[]): Promise<Pick<Dashboard['totals'], 'calls' | 'answered' | 'asr' | 'acd_sec' | 'mos_avg'>> {
+  const { rows } = await s.db.raw<{ rows: { b: number; calls: string; answered: string; acd: number | null; ended: string; mos_sum: number | null; mos_n: string }[] }>(
+    `SELECT ${bucketOf('tm_create')} AS b, count(*) AS calls, count(tm_progressing) AS answered,
+            avg(extract(epoch from (tm_hangup - tm_progressing))) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS acd,
+            count(*) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS ended,
+            sum(${MOS_MIN_SQL}) AS mos_sum, count(${MOS_MIN_SQL}) AS mos_n
+       FROM calls
+      WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
+      GROUP BY 1`,
+    [s.start, s.step, s.customerId, s.start, s.end],
+  );
+  let calls = 0;
+  let answered = 0;
   let acdSum = 0;
   let acdN = 0;
   let mosSum = 0;
   let mosN = 0;
-  for (const r of callRows.rows) {
-    if (!inRange(r.b)) continue;
+  for (const r of rows) {
+    if (!inRange(s, r.b)) continue;
     const bucket = buckets[r.b]!;
     bucket.calls = Number(r.calls);
     bucket.answered = Number(r.answered);
     bucket.acd_sec = r.acd === null ? null : round(Number(r.acd), 1);
+    calls += bucket.calls;
+    answered += bucket.answered;
     if (r.acd !== null) {
       acdSum += Number(r.acd) * Number(r.ended);
       acdN += Number(r.ended);
@@ -216,69 +131,134 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       mosN += Number(r.mos_n);
     }
   }
-  const peaks = new Map(peakRows.rows.map((r) => [r.b, r]));
+  return {
+    calls,
+    answered,
+    asr: calls ? round(answered / calls, 4) : null,
+    acd_sec: acdN ? round(acdSum / acdN, 1) : null,
+    mos_avg: mosN ? round(mosSum / mosN, 2) : null,
+  };
+}
+
+/**
+ * Peak concurrent calls per bucket: +1 at answer (or the range's start), -1 at hangup; a running sum in
+ * time order; per bucket the highest level reached and the level it ends with (carried into the buckets
+ * without a change).
+ */
+async function concurrency(s: Scope, buckets: DashboardBucket[]): Promise<void> {
+  const { rows } = await s.db.raw<{ rows: { b: number; peak: string; last: string }[] }>(
+    `WITH iv AS (
+       SELECT greatest(tm_progressing, ?::timestamptz) AS a, tm_hangup AS z FROM calls
+        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
+          AND tm_progressing IS NOT NULL AND tm_progressing < ? AND (tm_hangup IS NULL OR tm_hangup > ?)
+     ), ev AS (
+       SELECT a AS t, 1 AS d FROM iv UNION ALL SELECT z, -1 FROM iv WHERE z IS NOT NULL AND z < ?
+     ), run AS (
+       SELECT t, d, sum(d) OVER (ORDER BY t, d) AS level FROM ev
+     )
+     SELECT ${bucketOf('t')} AS b, max(level) AS peak, (array_agg(level ORDER BY t DESC, d DESC))[1] AS last
+       FROM run GROUP BY 1`,
+    [s.start, s.customerId, new Date(s.start.getTime() - LOOKBACK_MS), s.end, s.end, s.start, s.end, s.start, s.step],
+  );
+  const peaks = new Map(rows.map((r) => [r.b, r]));
   let level = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < s.n; i++) {
     const r = peaks.get(i);
     // a bucket without a change holds the level the previous one ended with
     buckets[i]!.concurrent_peak = r ? Math.max(Number(r.peak), level) : level;
     if (r) level = Number(r.last);
   }
-  for (const r of hookRows.rows) {
-    if (!inRange(r.b)) continue;
+}
+
+/** Webhook deliveries and failures (`failed` or `refused`) per bucket. */
+async function webhookFigures(s: Scope, buckets: DashboardBucket[]): Promise<void> {
+  const { rows } = await s.db.raw<{ rows: { b: number; total: string; failed: string }[] }>(
+    `SELECT ${bucketOf('tm_create')} AS b, count(*) AS total, count(*) FILTER (WHERE status IN ('failed', 'refused')) AS failed
+       FROM webhook_deliveries
+      WHERE customer_id = ? AND tm_create >= ? AND tm_create < ?
+      GROUP BY 1`,
+    [s.start, s.step, s.customerId, s.start, s.end],
+  );
+  for (const r of rows) {
+    if (!inRange(s, r.b)) continue;
     buckets[r.b]!.webhook_deliveries = Number(r.total);
     buckets[r.b]!.webhook_failures = Number(r.failed);
   }
-  let aiTotal: Percentiles | null = null;
-  let latencyTotal: AiLatency | null = null;
-  for (const r of aiRows.rows) {
+}
+
+/** The MOS histogram's counts: calls by their lowest MOS, in the bins of MOS_BINS. */
+async function mosHistogram(s: Scope): Promise<number[]> {
+  const { rows } = await s.db.raw<{ rows: { bin: number; n: string }[] }>(
+    `SELECT least(width_bucket(m, ?, ?, ?), ?) AS bin, count(*) AS n
+       FROM (SELECT ${MOS_MIN_SQL} AS m FROM calls
+              WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
+      WHERE m IS NOT NULL GROUP BY 1`,
+    [MOS_BINS[0], MOS_BINS[MOS_BINS.length - 1], MOS_BINS.length - 1, MOS_BINS.length - 1, s.customerId, s.start, s.end],
+  );
+  const counts = new Array<number>(MOS_BINS.length - 1).fill(0);
+  // width_bucket: 0 below the first edge (a MOS under 1 cannot come out of the E-model), i for bin i-1
+  for (const r of rows) counts[Math.max(1, r.bin) - 1]! += Number(r.n);
+  return counts;
+}
+
+/** The range's calls with the lowest MOS, worst first. */
+async function worstCalls(s: Scope): Promise<WorstCall[]> {
+  const { rows } = await s.db.raw<{ rows: { id: string; tm_create: Date; direction: string; source: { target?: string }; destination: { target?: string }; codec: string | null; m: number }[] }>(
+    `SELECT id, tm_create, direction, source, destination, quality->>'codec' AS codec, m FROM (
+       SELECT id, tm_create, direction, source, destination, quality, ${MOS_MIN_SQL} AS m FROM calls
+        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
+      WHERE m IS NOT NULL ORDER BY m, tm_create DESC, id LIMIT ?`,
+    [s.customerId, s.start, s.end, WORST_CALLS],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    tm_create: r.tm_create.toISOString(),
+    direction: r.direction,
+    source_target: r.source?.target ?? '',
+    destination_target: r.destination?.target ?? '',
+    codec: r.codec ?? '',
+    mos_min: round(Number(r.m), 2),
+  }));
+}
+
+/**
+ * AI reply time and turn latency per bucket and over the range: each caller message and the message
+ * after it in its session (index (aicall_id, tm_create, id)); b is null on the row of the whole range
+ * (GROUPING SETS).
+ */
+async function aiFigures(s: Scope, buckets: DashboardBucket[]): Promise<Pick<Dashboard['totals'], 'ai_reply_ms' | 'ai_latency_ms'>> {
+  const { rows } = await s.db.raw<{ rows: AiRow[] }>(
+    `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+            percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
+            count(lat) AS lat_n, ${AI_LATENCY_STAGES.map((st) => `count(${stageSql(st)}) AS ${st}_n, ${PCTS_SQL} WITHIN GROUP (ORDER BY ${stageSql(st)}) AS ${st}`).join(', ')}
+       FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms,
+                    CASE WHEN jsonb_typeof(nx.metadata->'latency') = 'object' THEN nx.metadata->'latency' END AS lat
+               FROM aimessages u
+               JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
+               CROSS JOIN LATERAL (
+                 SELECT role, tm_create, metadata FROM aimessages m
+                  WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
+                    AND (m.tm_create, m.id) > (u.tm_create, u.id)
+                  ORDER BY m.tm_create, m.id LIMIT 1) nx
+              WHERE u.customer_id = ? AND u.role = 'user' AND u.tm_delete IS NULL AND u.tm_create >= ? AND u.tm_create < ?
+                AND nx.role = 'assistant') t
+      GROUP BY GROUPING SETS ((b), ())`,
+    [s.start, s.step, s.customerId, s.start, s.end],
+  );
+  const totals: Pick<Dashboard['totals'], 'ai_reply_ms' | 'ai_latency_ms'> = { ai_reply_ms: null, ai_latency_ms: null };
+  for (const r of rows) {
     const p: Percentiles = { turns: Number(r.n), p50: Math.round(Number(r.p50)), p90: Math.round(Number(r.p90)), p99: Math.round(Number(r.p99)) };
     if (p.turns === 0) continue; // the whole range's row of an empty set
     const lat = aiLatency(r);
     if (r.b === null) {
-      aiTotal = p;
-      latencyTotal = lat;
-    } else if (inRange(r.b)) {
+      totals.ai_reply_ms = p;
+      totals.ai_latency_ms = lat;
+    } else if (inRange(s, r.b)) {
       buckets[r.b]!.ai_reply_ms = p;
       buckets[r.b]!.ai_latency_ms = lat;
     }
   }
-  const counts = new Array<number>(MOS_BINS.length - 1).fill(0);
-  // width_bucket: 0 below the first edge (a MOS under 1 cannot come out of the E-model), i for bin i-1
-  for (const r of mosRows.rows) counts[Math.max(1, r.bin) - 1]! += Number(r.n);
-
-  const sum = (k: 'calls' | 'answered' | 'webhook_deliveries' | 'webhook_failures') => buckets.reduce((s, b) => s + b[k], 0);
-  const calls = sum('calls');
-  const answered = sum('answered');
-  return {
-    range,
-    start: start.toISOString(),
-    end: end.toISOString(),
-    bucket_sec: step,
-    buckets,
-    totals: {
-      calls,
-      answered,
-      asr: calls ? round(answered / calls, 4) : null,
-      acd_sec: acdN ? round(acdSum / acdN, 1) : null,
-      concurrent_peak: buckets.reduce((m, b) => Math.max(m, b.concurrent_peak), 0),
-      mos_avg: mosN ? round(mosSum / mosN, 2) : null,
-      webhook_deliveries: sum('webhook_deliveries'),
-      webhook_failures: sum('webhook_failures'),
-      ai_reply_ms: aiTotal,
-      ai_latency_ms: latencyTotal,
-    },
-    mos_histogram: { edges: [...MOS_BINS], counts },
-    worst_calls: worstRows.rows.map((r) => ({
-      id: r.id,
-      tm_create: r.tm_create.toISOString(),
-      direction: r.direction,
-      source_target: r.source?.target ?? '',
-      destination_target: r.destination?.target ?? '',
-      codec: r.codec ?? '',
-      mos_min: round(Number(r.m), 2),
-    })),
-  };
+  return totals;
 }
 
 /** One row of the AI query: the reply time's percentiles, and per latency stage its count and [p50, p90, p99]. */

@@ -10,7 +10,9 @@
 //                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server, core/tracing);
 //                 nothing else
 //   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
-//   web           browser code, bundled on its own: nothing outside web/
+//   web           browser code, bundled on its own: nothing outside web/ but the wire shapes it shares with
+//                 the server (WEB_SHAPES), by `import type`/`export type` only (erased from the bundle); those
+//                 import nothing of the platform
 //   types         declarations of npm packages: nothing of the platform
 //   testkit       harness code tests and benchmarks share (testkit/README.md): the platform's rooms and
 //                 scripts/build-web; never test/ or the rest of scripts/
@@ -30,6 +32,9 @@ type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
 const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference'];
 
+/** The wire shapes the console shares with the server, each one zod declaration importing nothing but zod. */
+export const WEB_SHAPES: readonly string[] = ['core/calls/dashboard-schema'];
+
 /** What each room may import of the other rooms (a path, or a folder and everything under it); 'any' for scripts and test. */
 const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   core: [],
@@ -38,7 +43,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-engine': ['core/net', 'core/audio'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
-  web: [],
+  web: WEB_SHAPES,
   types: [],
   scripts: 'any',
   test: 'any',
@@ -109,16 +114,34 @@ function specifiers(text: string): string[] {
   return [...new Set(names)];
 }
 
+/** The specifiers a file names only in `import type` / `export type` declarations (erased by esbuild and tsc). */
+function typeOnlySpecifiers(file: string, text: string): Set<string> {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const typeOnly = new Set<string>();
+  const value = new Set<string>();
+  for (const st of sf.statements) {
+    if ((ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) {
+      const only = ts.isImportDeclaration(st) ? st.importClause?.isTypeOnly === true : st.isTypeOnly;
+      (only ? typeOnly : value).add(st.moduleSpecifier.text);
+    }
+  }
+  for (const m of text.matchAll(/\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/g)) value.add(m[1]);
+  return new Set([...typeOnly].filter((x) => !value.has(x)));
+}
+
 /** The relative imports of one file as root-relative paths, and the ones against the rules (ALLOWED applied). */
 export function check(file: string, text: string): { targets: string[]; violations: string[] } {
   const targets: string[] = [];
   const violations: string[] = [];
+  const typeOnly = roomOf(file) === 'web' ? typeOnlySpecifiers(file, text) : new Set<string>();
   for (const spec of specifiers(text)) {
     if (!spec.startsWith('.')) continue; // packages and node: builtins
     const to = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)).replace(/\.(js|ts|tsx)$/, '');
     targets.push(to);
     const why = forbidden(file, to);
     if (why && !allowedBy(file, to)) violations.push(`${file} → ${to}: ${why}`);
+    else if (!why && roomOf(file) === 'web' && roomOf(to) !== 'web' && !typeOnly.has(spec))
+      violations.push(`${file} → ${to}: web takes a shared shape by \`import type\` only (nothing outside web/ in the bundle)`);
   }
   return { targets, violations };
 }
@@ -263,6 +286,24 @@ describe('architecture: import directions', () => {
     expect(check('test/x/a.test.ts', "import { testDb } from '../../testkit/db';").violations).to.deep.equal([]);
     expect(check('media-app/x.ts', "import { freePort } from '../testkit/ports';").violations).to.have.length(1);
     expect(check('sip-server/stack.ts', "import pino from 'pino';\nimport { loadSipConfig } from '../sip-config';").violations).to.deep.equal([]);
+  });
+
+  it('web takes the shapes it shares with the server by type only, and each shape imports nothing of the platform', () => {
+    const shape = "'../../core/calls/dashboard-schema'";
+    expect(check('web/console/api.ts', `import type { Dashboard } from ${shape};`).violations).to.deep.equal([]);
+    expect(check('web/console/api.ts', `export type { Dashboard } from ${shape};`).violations).to.deep.equal([]);
+    for (const text of [
+      `import { dashboardResponse } from ${shape};`,
+      `import { type Dashboard } from ${shape};`,
+      `export { dashboardResponse } from ${shape};`,
+      `import type { D } from ${shape};\nconst x = require(${shape});`,
+    ])
+      expect(check('web/console/api.ts', text).violations, text).to.have.length(1);
+    expect(check('web/console/api.ts', "import type { Call } from '../../core/calls/repo';").violations[0]).to.match(/web is browser code/);
+    for (const file of WEB_SHAPES) {
+      const text = fs.readFileSync(path.join(ROOT, `${file}.ts`), 'utf8');
+      expect(specifiers(text), file).to.deep.equal(['zod']);
+    }
   });
 
   it('every top-level folder with TypeScript is a room, and every room has source', () => {

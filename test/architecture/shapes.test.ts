@@ -1,6 +1,7 @@
 // A domain shape is declared once (issue 33). web/ is bundled on its own and imports nothing outside
 // web/ (imports.test.ts), so the console keeps a copy of the spec's Address: this test holds the copy to
-// the declaration in core/address.ts (the same fields, the same optionality, the same types).
+// the declaration in core/address.ts (the same fields, the same optionality, the same types). The dashboard's
+// response is declared once in zod (core/calls/dashboard-schema.ts) and the console takes its types by `import type`.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,21 @@ describe('architecture: shared domain shapes', () => {
 
   it("the console's Address is core/address.ts's", () => {
     expect(membersOf('web/console/api.ts', 'Address')).to.deep.equal(membersOf('core/address.ts', 'Address'));
+  });
+
+  it("the console's dashboard types are the server's: re-exported from core/calls/dashboard-schema.ts, no copy in web/", () => {
+    const api = fs.readFileSync(path.join(ROOT, 'web/console/api.ts'), 'utf8');
+    expect(api).to.match(/^export type \{[^}]*\bDashboard\b[^}]*\} from '\.\.\/\.\.\/core\/calls\/dashboard-schema';$/m);
+    const copies: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const rel = `${dir}/${e.name}`;
+        if (e.isDirectory()) walk(rel);
+        else if (/\.tsx?$/.test(e.name) && /^(?:export )?(?:interface|type) (?:Dashboard\w*|Percentiles|AiLatency|WorstCall)\b/m.test(fs.readFileSync(path.join(ROOT, rel), 'utf8'))) copies.push(rel);
+      }
+    };
+    for (const room of ['core', 'control-api', 'web', 'test']) walk(room);
+    expect(copies).to.deep.equal(['core/calls/dashboard-schema.ts']);
   });
 
   it('no other room declares its own address (Address, AgentAddress, ...) or activeflow record', () => {

@@ -10,19 +10,10 @@ import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../t
 import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';
 import type { DeliveryStatus } from '../../core/repos/webhook-deliveries';
+import { dashboardResponse, type Dashboard } from '../../core/calls/dashboard-schema';
 
-interface Bucket {
-  t: string;
-  calls: number;
-  answered: number;
-  acd_sec: number | null;
-  concurrent_peak: number;
-  webhook_deliveries: number;
-  webhook_failures: number;
-  ai_reply_ms: Pct | null;
-  ai_latency_ms: ({ turns: number } & Record<'first_rtp' | 'end_of_turn_wait' | 'stt_final' | 'llm_first_token' | 'tts_first_byte', Pct | null>) | null;
-}
-type Pct = { turns: number; p50: number; p90: number; p99: number };
+/** The server's response read through the one declaration the console types itself with (strict: a field either side lacks fails). */
+const shaped = (body: unknown): Dashboard => dashboardResponse.parse(body);
 
 const at = (hms: string) => new Date(`2026-03-01T${hms}Z`);
 const leg = (mos: number) => ({ mos_min: mos, mos_avg: mos + 0.1, loss_pct: 1, jitter_ms: 5, rtt_ms: 40 });
@@ -131,7 +122,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     const res = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-01T11:59:30Z' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.include({ range: '1h', start: '2026-03-01T11:00:00.000Z', end: '2026-03-01T12:00:00.000Z', bucket_sec: 60 });
-    const buckets = res.body.buckets as Bucket[];
+    const buckets = shaped(res.body).buckets;
     expect(buckets).to.have.length(60);
     expect(buckets[10]).to.deep.equal({
       t: '2026-03-01T11:10:00.000Z',
@@ -180,7 +171,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
 
     // the other customer sees its own call only
     const theirs = await request(t.app).get('/v1.0/dashboard').query({ accesskey: other.accesskey, range: '1h', end: '2026-03-01T11:59:30Z' });
-    expect(theirs.body.totals).to.include({ calls: 1, answered: 1, concurrent_peak: 1, mos_avg: 1.5, webhook_failures: 1 });
+    expect(shaped(theirs.body).totals).to.include({ calls: 1, answered: 1, concurrent_peak: 1, mos_avg: 1.5, webhook_failures: 1 });
     expect(theirs.body.totals.ai_reply_ms).to.deep.equal({ turns: 1, p50: 9000, p90: 9000, p99: 9000 });
   });
 
@@ -221,7 +212,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
     ]);
     const res = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-02T10:59:30Z' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const buckets = res.body.buckets as Bucket[];
+    const buckets = shaped(res.body).buckets;
     expect(buckets[0]!.ai_latency_ms).to.deep.equal({
       turns: 3,
       first_rtp: { turns: 2, p50: 1500, p90: 1900, p99: 1990 },
@@ -241,16 +232,16 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
   it('covers 30 days in 6-hour buckets and defaults to 24 h', async () => {
     const month = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '30d', end: '2026-03-01T11:59:30Z' });
     expect(month.status).to.equal(200);
-    expect(month.body).to.include({ bucket_sec: 21600, start: '2026-01-30T12:00:00.000Z', end: '2026-03-01T12:00:00.000Z' });
+    expect(shaped(month.body)).to.include({ bucket_sec: 21600, start: '2026-01-30T12:00:00.000Z', end: '2026-03-01T12:00:00.000Z' });
     expect(month.body.buckets).to.have.length(120);
     // the 10:30 call and the stale one of Feb 25 are in this range too
     expect(month.body.totals).to.include({ calls: 6, answered: 5 });
     const day = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, end: '2026-03-01T11:59:30Z' });
-    expect(day.body).to.include({ range: '24h', bucket_sec: 900 });
+    expect(shaped(day.body)).to.include({ range: '24h', bucket_sec: 900 });
     expect(day.body.buckets).to.have.length(96);
     // a range without AI turns
     const empty = await request(t.app).get('/v1.0/dashboard').query({ accesskey: f.accesskey, range: '1h', end: '2026-03-05T00:00:00Z' });
-    expect(empty.body.totals).to.deep.include({ calls: 0, asr: null, acd_sec: null, mos_avg: null, ai_reply_ms: null, ai_latency_ms: null });
+    expect(shaped(empty.body).totals).to.deep.include({ calls: 0, asr: null, acd_sec: null, mos_avg: null, ai_reply_ms: null, ai_latency_ms: null });
   });
 
   it('refuses a bad range or end with the error envelope, and an agent below manager', async () => {

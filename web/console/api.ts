@@ -197,47 +197,8 @@ export interface QualitySample {
   jitter_ms: number;
   rtt_ms: number | null;
 }
-export interface DashboardBucket {
-  t: string;
-  calls: number;
-  answered: number;
-  acd_sec: number | null;
-  concurrent_peak: number;
-  webhook_deliveries: number;
-  webhook_failures: number;
-  ai_reply_ms: Percentiles | null;
-  ai_latency_ms: AiLatency | null;
-}
-/** AI turn latency per stage (GET /dashboard): turns with a latency, and each stage's percentiles. */
-export type AiLatency = { turns: number } & Record<'first_rtp' | 'end_of_turn_wait' | 'stt_final' | 'llm_first_token' | 'tts_first_byte', Percentiles | null>;
-export interface Percentiles {
-  turns: number;
-  p50: number;
-  p90: number;
-  p99: number;
-}
-/** GET /dashboard (our extension, docs/observability.md "Dashboard"). */
-export interface Dashboard {
-  range: string;
-  start: string;
-  end: string;
-  bucket_sec: number;
-  buckets: DashboardBucket[];
-  totals: {
-    calls: number;
-    answered: number;
-    asr: number | null;
-    acd_sec: number | null;
-    concurrent_peak: number;
-    mos_avg: number | null;
-    webhook_deliveries: number;
-    webhook_failures: number;
-    ai_reply_ms: Percentiles | null;
-    ai_latency_ms: AiLatency | null;
-  };
-  mos_histogram: { edges: number[]; counts: number[] };
-  worst_calls: { id: string; tm_create: string; direction: string; source_target: string; destination_target: string; codec: string; mos_min: number }[];
-}
+/** GET /dashboard (our extension, docs/observability.md "Dashboard"): the one declaration the server builds and serves (type-only: erased from the bundle). */
+export type { AiLatency, AiLatencyStage, Dashboard, DashboardBucket, DashboardRange, Percentiles, WorstCall } from '../../core/calls/dashboard-schema';
 export interface Action {
   id?: string;
   next_id?: string;

@@ -5,19 +5,20 @@
  * per-stage split of the range), the MOS distribution and the worst calls. Ranges 1 h to 30 days.
  */
 import { useMemo } from 'preact/hooks';
-import { api, type AiLatency, type Dashboard } from '../api';
+import { api, type AiLatency, type AiLatencyStage, type Dashboard, type DashboardRange } from '../api';
 import { go, href, type Route } from '../router';
 import { ErrorLine, Section, Table, shortTime, useLoad } from '../components/common';
 import { Chart, type ChartSeries } from '../components/chart';
 
-const RANGES = [
-  ['1h', 'Last hour'],
-  ['6h', '6 hours'],
-  ['24h', '24 hours'],
-  ['7d', '7 days'],
-  ['30d', '30 days'],
-] as const;
-type RangeName = (typeof RANGES)[number][0];
+/** Every range the server offers, by name (a range added there fails the type check here until it has a label). */
+const RANGES: Record<DashboardRange, string> = {
+  '1h': 'Last hour',
+  '6h': '6 hours',
+  '24h': '24 hours',
+  '7d': '7 days',
+  '30d': '30 days',
+};
+const isRange = (r: string | null): r is DashboardRange => r !== null && Object.hasOwn(RANGES, r);
 
 const COLORS = {
   calls: '#2563eb',
@@ -45,7 +46,7 @@ function bucketName(sec: number): string {
 
 export function DashboardPage({ route }: { route: Route }) {
   const asked = route.query.get('range');
-  const range: RangeName = RANGES.some(([r]) => r === asked) ? (asked as RangeName) : '24h';
+  const range: DashboardRange = isRange(asked) ? asked : '24h';
   const dash = useLoad(() => api.get<Dashboard>('/dashboard', { range }), [range]);
   const d = dash.data;
 
@@ -152,7 +153,7 @@ export function DashboardPage({ route }: { route: Route }) {
         title="Dashboard"
         actions={
           <div class="segmented" role="group" aria-label="Range">
-            {RANGES.map(([r, label]) => (
+            {Object.entries(RANGES).map(([r, label]) => (
               <button aria-pressed={r === range} onClick={() => go(`/dashboard?range=${r}`)}>
                 {label}
               </button>
@@ -239,18 +240,19 @@ export function DashboardPage({ route }: { route: Route }) {
   );
 }
 
-const STAGES = [
-  ['first_rtp', "Caller's last word → first audio out"],
-  ['end_of_turn_wait', 'End-of-turn wait'],
-  ['stt_final', "Recogniser's final words"],
-  ['llm_first_token', 'LLM first token'],
-  ['tts_first_byte', 'Voice first audio'],
-] as const;
+/** Every stage of the server's AiLatency, by name (a stage added there fails the type check here until it has a label). */
+const STAGES: Record<AiLatencyStage, string> = {
+  first_rtp: "Caller's last word → first audio out",
+  end_of_turn_wait: 'End-of-turn wait',
+  stt_final: "Recogniser's final words",
+  llm_first_token: 'LLM first token',
+  tts_first_byte: 'Voice first audio',
+};
 
 /** The range's latency per stage (each turn's answer metadata.latency). */
 function StageTable({ latency }: { latency: AiLatency | null }) {
   if (!latency) return <p class="hint">No voice-agent turn with its latency recorded in this range.</p>;
-  const rows = STAGES.map(([key, name]) => ({ key, name, p: latency[key] }));
+  const rows = (Object.entries(STAGES) as [AiLatencyStage, string][]).map(([key, name]) => ({ key, name, p: latency[key] }));
   return (
     <Table
       label="AI turn latency by stage"
