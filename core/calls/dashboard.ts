@@ -111,80 +111,9 @@ const MOS_MIN_SQL = `least((quality->'in'->>'mos_min')::float8, (quality->'out'-
 
 export async function dashboard(db: Db, customerId: string, range: DashboardRange, now: Date): Promise<Dashboard> {
   const { start, end, stepMs } = dashboardWindow(range, now);
+  const q: Query = { db, customerId, start, end, step: stepMs / 1000 };
   const n = Math.round((end.getTime() - start.getTime()) / stepMs);
-  const step = stepMs / 1000;
-  const bucketOf = (col: string) => `floor(extract(epoch from (${col} - ?::timestamptz)) / ?)::int`;
-
-  const [callRows, peakRows, hookRows, mosRows, worstRows, aiRows] = await Promise.all([
-    db.raw<{ rows: { b: number; calls: string; answered: string; acd: number | null; ended: string; mos_sum: number | null; mos_n: string }[] }>(
-      `SELECT ${bucketOf('tm_create')} AS b, count(*) AS calls, count(tm_progressing) AS answered,
-              avg(extract(epoch from (tm_hangup - tm_progressing))) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS acd,
-              count(*) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS ended,
-              sum(${MOS_MIN_SQL}) AS mos_sum, count(${MOS_MIN_SQL}) AS mos_n
-         FROM calls
-        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
-        GROUP BY 1`,
-      [start, step, customerId, start, end],
-    ),
-    // +1 at answer (or the range's start), -1 at hangup; a running sum in time order; per bucket the
-    // highest level reached and the level it ends with (carried into the buckets without a change).
-    db.raw<{ rows: { b: number; peak: string; last: string }[] }>(
-      `WITH iv AS (
-         SELECT greatest(tm_progressing, ?::timestamptz) AS a, tm_hangup AS z FROM calls
-          WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
-            AND tm_progressing IS NOT NULL AND tm_progressing < ? AND (tm_hangup IS NULL OR tm_hangup > ?)
-       ), ev AS (
-         SELECT a AS t, 1 AS d FROM iv UNION ALL SELECT z, -1 FROM iv WHERE z IS NOT NULL AND z < ?
-       ), run AS (
-         SELECT t, d, sum(d) OVER (ORDER BY t, d) AS level FROM ev
-       )
-       SELECT ${bucketOf('t')} AS b, max(level) AS peak, (array_agg(level ORDER BY t DESC, d DESC))[1] AS last
-         FROM run GROUP BY 1`,
-      [start, customerId, new Date(start.getTime() - LOOKBACK_MS), end, end, start, end, start, step],
-    ),
-    db.raw<{ rows: { b: number; total: string; failed: string }[] }>(
-      `SELECT ${bucketOf('tm_create')} AS b, count(*) AS total, count(*) FILTER (WHERE status IN ('failed', 'refused')) AS failed
-         FROM webhook_deliveries
-        WHERE customer_id = ? AND tm_create >= ? AND tm_create < ?
-        GROUP BY 1`,
-      [start, step, customerId, start, end],
-    ),
-    db.raw<{ rows: { bin: number; n: string }[] }>(
-      `SELECT least(width_bucket(m, ?, ?, ?), ?) AS bin, count(*) AS n
-         FROM (SELECT ${MOS_MIN_SQL} AS m FROM calls
-                WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
-        WHERE m IS NOT NULL GROUP BY 1`,
-      [MOS_BINS[0], MOS_BINS[MOS_BINS.length - 1], MOS_BINS.length - 1, MOS_BINS.length - 1, customerId, start, end],
-    ),
-    db.raw<{ rows: { id: string; tm_create: Date; direction: string; source: { target?: string }; destination: { target?: string }; codec: string | null; m: number }[] }>(
-      `SELECT id, tm_create, direction, source, destination, quality->>'codec' AS codec, m FROM (
-         SELECT id, tm_create, direction, source, destination, quality, ${MOS_MIN_SQL} AS m FROM calls
-          WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
-        WHERE m IS NOT NULL ORDER BY m, tm_create DESC, id LIMIT ?`,
-      [customerId, start, end, WORST_CALLS],
-    ),
-    // each caller message and the message after it in its session (index (aicall_id, tm_create, id));
-    // b is null on the row of the whole range (GROUPING SETS)
-    db.raw<{ rows: AiRow[] }>(
-      `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
-              percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
-              count(lat) AS lat_n, ${AI_LATENCY_STAGES.map((st) => `count(${stageSql(st)}) AS ${st}_n, ${PCTS_SQL} WITHIN GROUP (ORDER BY ${stageSql(st)}) AS ${st}`).join(', ')}
-         FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms,
-                      CASE WHEN jsonb_typeof(nx.metadata->'latency') = 'object' THEN nx.metadata->'latency' END AS lat
-                 FROM aimessages u
-                 JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
-                 CROSS JOIN LATERAL (
-                   SELECT role, tm_create, metadata FROM aimessages m
-                    WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
-                      AND (m.tm_create, m.id) > (u.tm_create, u.id)
-                    ORDER BY m.tm_create, m.id LIMIT 1) nx
-                WHERE u.customer_id = ? AND u.role = 'user' AND u.tm_delete IS NULL AND u.tm_create >= ? AND u.tm_create < ?
-                  AND nx.role = 'assistant') t
-        GROUP BY GROUPING SETS ((b), ())`,
-      [start, step, customerId, start, end],
-    ),
-  ]);
-
+  const [callRows, peakRows, hookRows, mosRows, worstRows, aiRows] = await Promise.all([callsByBucket(q), peaksByBucket(q), hooksByBucket(q), mosBins(q), worstCalls(q), aiTurns(q)]);
   const buckets: DashboardBucket[] = Array.from({ length: n }, (_, i) => ({
     t: new Date(start.getTime() + i * stepMs).toISOString(),
     calls: 0,
@@ -196,56 +125,13 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     ai_reply_ms: null,
     ai_latency_ms: null,
   }));
-  const inRange = (b: number) => b >= 0 && b < n;
-  let acdSum = 0;
-  let acdN = 0;
-  let mosSum = 0;
-  let mosN = 0;
-  for (const r of callRows.rows) {
-    if (!inRange(r.b)) continue;
-    const bucket = buckets[r.b]!;
-    bucket.calls = Number(r.calls);
-    bucket.answered = Number(r.answered);
-    bucket.acd_sec = r.acd === null ? null : round(Number(r.acd), 1);
-    if (r.acd !== null) {
-      acdSum += Number(r.acd) * Number(r.ended);
-      acdN += Number(r.ended);
-    }
-    if (r.mos_sum !== null) {
-      mosSum += Number(r.mos_sum);
-      mosN += Number(r.mos_n);
-    }
-  }
-  const peaks = new Map(peakRows.rows.map((r) => [r.b, r]));
-  let level = 0;
-  for (let i = 0; i < n; i++) {
-    const r = peaks.get(i);
-    // a bucket without a change holds the level the previous one ended with
-    buckets[i]!.concurrent_peak = r ? Math.max(Number(r.peak), level) : level;
-    if (r) level = Number(r.last);
-  }
-  for (const r of hookRows.rows) {
-    if (!inRange(r.b)) continue;
-    buckets[r.b]!.webhook_deliveries = Number(r.total);
-    buckets[r.b]!.webhook_failures = Number(r.failed);
-  }
-  let aiTotal: Percentiles | null = null;
-  let latencyTotal: AiLatency | null = null;
-  for (const r of aiRows.rows) {
-    const p: Percentiles = { turns: Number(r.n), p50: Math.round(Number(r.p50)), p90: Math.round(Number(r.p90)), p99: Math.round(Number(r.p99)) };
-    if (p.turns === 0) continue; // the whole range's row of an empty set
-    const lat = aiLatency(r);
-    if (r.b === null) {
-      aiTotal = p;
-      latencyTotal = lat;
-    } else if (inRange(r.b)) {
-      buckets[r.b]!.ai_reply_ms = p;
-      buckets[r.b]!.ai_latency_ms = lat;
-    }
-  }
+  const { acdSum, acdN, mosSum, mosN } = foldCalls(buckets, callRows);
+  foldPeaks(buckets, peakRows);
+  foldHooks(buckets, hookRows);
+  const ai = foldAi(buckets, aiRows);
   const counts = new Array<number>(MOS_BINS.length - 1).fill(0);
   // width_bucket: 0 below the first edge (a MOS under 1 cannot come out of the E-model), i for bin i-1
-  for (const r of mosRows.rows) counts[Math.max(1, r.bin) - 1]! += Number(r.n);
+  for (const r of mosRows) counts[Math.max(1, r.bin) - 1]! += Number(r.n);
 
   const sum = (k: 'calls' | 'answered' | 'webhook_deliveries' | 'webhook_failures') => buckets.reduce((s, b) => s + b[k], 0);
   const calls = sum('calls');
@@ -254,7 +140,7 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
     range,
     start: start.toISOString(),
     end: end.toISOString(),
-    bucket_sec: step,
+    bucket_sec: q.step,
     buckets,
     totals: {
       calls,
@@ -265,11 +151,11 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       mos_avg: mosN ? round(mosSum / mosN, 2) : null,
       webhook_deliveries: sum('webhook_deliveries'),
       webhook_failures: sum('webhook_failures'),
-      ai_reply_ms: aiTotal,
-      ai_latency_ms: latencyTotal,
+      ai_reply_ms: ai.reply,
+      ai_latency_ms: ai.latency,
     },
     mos_histogram: { edges: [...MOS_BINS], counts },
-    worst_calls: worstRows.rows.map((r) => ({
+    worst_calls: worstRows.map((r) => ({
       id: r.id,
       tm_create: r.tm_create.toISOString(),
       direction: r.direction,
@@ -279,6 +165,171 @@ export async function dashboard(db: Db, customerId: string, range: DashboardRang
       mos_min: round(Number(r.m), 2),
     })),
   };
+}
+
+/** What every query of the dashboard reads: one customer's rows in [start, end), bucketed by `step` seconds. */
+interface Query {
+  db: Db;
+  customerId: string;
+  start: Date;
+  end: Date;
+  step: number;
+}
+
+/** The bucket index of a timestamp column; binds the range's start and the step, in that order. */
+const bucketOf = (col: string) => `floor(extract(epoch from (${col} - ?::timestamptz)) / ?)::int`;
+
+type CallBucketRow = { b: number; calls: string; answered: string; acd: number | null; ended: string; mos_sum: number | null; mos_n: string };
+async function callsByBucket({ db, customerId, start, end, step }: Query): Promise<CallBucketRow[]> {
+  const r = await db.raw<{ rows: CallBucketRow[] }>(
+    `SELECT ${bucketOf('tm_create')} AS b, count(*) AS calls, count(tm_progressing) AS answered,
+            avg(extract(epoch from (tm_hangup - tm_progressing))) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS acd,
+            count(*) FILTER (WHERE tm_progressing IS NOT NULL AND tm_hangup IS NOT NULL) AS ended,
+            sum(${MOS_MIN_SQL}) AS mos_sum, count(${MOS_MIN_SQL}) AS mos_n
+       FROM calls
+      WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
+      GROUP BY 1`,
+    [start, step, customerId, start, end],
+  );
+  return r.rows;
+}
+
+// +1 at answer (or the range's start), -1 at hangup; a running sum in time order; per bucket the
+// highest level reached and the level it ends with (carried into the buckets without a change).
+type PeakRow = { b: number; peak: string; last: string };
+async function peaksByBucket({ db, customerId, start, end, step }: Query): Promise<PeakRow[]> {
+  const r = await db.raw<{ rows: PeakRow[] }>(
+    `WITH iv AS (
+       SELECT greatest(tm_progressing, ?::timestamptz) AS a, tm_hangup AS z FROM calls
+        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ?
+          AND tm_progressing IS NOT NULL AND tm_progressing < ? AND (tm_hangup IS NULL OR tm_hangup > ?)
+     ), ev AS (
+       SELECT a AS t, 1 AS d FROM iv UNION ALL SELECT z, -1 FROM iv WHERE z IS NOT NULL AND z < ?
+     ), run AS (
+       SELECT t, d, sum(d) OVER (ORDER BY t, d) AS level FROM ev
+     )
+     SELECT ${bucketOf('t')} AS b, max(level) AS peak, (array_agg(level ORDER BY t DESC, d DESC))[1] AS last
+       FROM run GROUP BY 1`,
+    [start, customerId, new Date(start.getTime() - LOOKBACK_MS), end, end, start, end, start, step],
+  );
+  return r.rows;
+}
+
+type HookRow = { b: number; total: string; failed: string };
+async function hooksByBucket({ db, customerId, start, end, step }: Query): Promise<HookRow[]> {
+  const r = await db.raw<{ rows: HookRow[] }>(
+    `SELECT ${bucketOf('tm_create')} AS b, count(*) AS total, count(*) FILTER (WHERE status IN ('failed', 'refused')) AS failed
+       FROM webhook_deliveries
+      WHERE customer_id = ? AND tm_create >= ? AND tm_create < ?
+      GROUP BY 1`,
+    [start, step, customerId, start, end],
+  );
+  return r.rows;
+}
+
+async function mosBins({ db, customerId, start, end }: Query): Promise<{ bin: number; n: string }[]> {
+  const r = await db.raw<{ rows: { bin: number; n: string }[] }>(
+    `SELECT least(width_bucket(m, ?, ?, ?), ?) AS bin, count(*) AS n
+       FROM (SELECT ${MOS_MIN_SQL} AS m FROM calls
+              WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
+      WHERE m IS NOT NULL GROUP BY 1`,
+    [MOS_BINS[0], MOS_BINS[MOS_BINS.length - 1], MOS_BINS.length - 1, MOS_BINS.length - 1, customerId, start, end],
+  );
+  return r.rows;
+}
+
+type WorstRow = { id: string; tm_create: Date; direction: string; source: { target?: string }; destination: { target?: string }; codec: string | null; m: number };
+async function worstCalls({ db, customerId, start, end }: Query): Promise<WorstRow[]> {
+  const r = await db.raw<{ rows: WorstRow[] }>(
+    `SELECT id, tm_create, direction, source, destination, quality->>'codec' AS codec, m FROM (
+       SELECT id, tm_create, direction, source, destination, quality, ${MOS_MIN_SQL} AS m FROM calls
+        WHERE customer_id = ? AND tm_delete IS NULL AND tm_create >= ? AND tm_create < ? AND quality IS NOT NULL) q
+      WHERE m IS NOT NULL ORDER BY m, tm_create DESC, id LIMIT ?`,
+    [customerId, start, end, WORST_CALLS],
+  );
+  return r.rows;
+}
+
+// each caller message and the message after it in its session (index (aicall_id, tm_create, id));
+// b is null on the row of the whole range (GROUPING SETS)
+async function aiTurns({ db, customerId, start, end, step }: Query): Promise<AiRow[]> {
+  const r = await db.raw<{ rows: AiRow[] }>(
+    `SELECT b, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+            percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS p90, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99,
+            count(lat) AS lat_n, ${AI_LATENCY_STAGES.map((st) => `count(${stageSql(st)}) AS ${st}_n, ${PCTS_SQL} WITHIN GROUP (ORDER BY ${stageSql(st)}) AS ${st}`).join(', ')}
+       FROM (SELECT ${bucketOf('u.tm_create')} AS b, extract(epoch from (nx.tm_create - u.tm_create)) * 1000 AS ms,
+                    CASE WHEN jsonb_typeof(nx.metadata->'latency') = 'object' THEN nx.metadata->'latency' END AS lat
+               FROM aimessages u
+               JOIN aicalls c ON c.id = u.aicall_id AND c.reference_type = 'call'
+               CROSS JOIN LATERAL (
+                 SELECT role, tm_create, metadata FROM aimessages m
+                  WHERE m.aicall_id = u.aicall_id AND m.tm_delete IS NULL AND m.role IN ('user', 'assistant')
+                    AND (m.tm_create, m.id) > (u.tm_create, u.id)
+                  ORDER BY m.tm_create, m.id LIMIT 1) nx
+              WHERE u.customer_id = ? AND u.role = 'user' AND u.tm_delete IS NULL AND u.tm_create >= ? AND u.tm_create < ?
+                AND nx.role = 'assistant') t
+      GROUP BY GROUPING SETS ((b), ())`,
+    [start, step, customerId, start, end],
+  );
+  return r.rows;
+}
+
+/** Fills each bucket's calls, answered and ACD; the sums behind the range's ACD and mean MOS. */
+function foldCalls(buckets: DashboardBucket[], rows: CallBucketRow[]): { acdSum: number; acdN: number; mosSum: number; mosN: number } {
+  const t = { acdSum: 0, acdN: 0, mosSum: 0, mosN: 0 };
+  for (const r of rows) {
+    if (!(r.b >= 0 && r.b < buckets.length)) continue;
+    const bucket = buckets[r.b]!;
+    bucket.calls = Number(r.calls);
+    bucket.answered = Number(r.answered);
+    bucket.acd_sec = r.acd === null ? null : round(Number(r.acd), 1);
+    if (r.acd !== null) {
+      t.acdSum += Number(r.acd) * Number(r.ended);
+      t.acdN += Number(r.ended);
+    }
+    if (r.mos_sum !== null) {
+      t.mosSum += Number(r.mos_sum);
+      t.mosN += Number(r.mos_n);
+    }
+  }
+  return t;
+}
+
+function foldPeaks(buckets: DashboardBucket[], rows: PeakRow[]): void {
+  const peaks = new Map(rows.map((r) => [r.b, r]));
+  let level = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    const r = peaks.get(i);
+    // a bucket without a change holds the level the previous one ended with
+    buckets[i]!.concurrent_peak = r ? Math.max(Number(r.peak), level) : level;
+    if (r) level = Number(r.last);
+  }
+}
+
+function foldHooks(buckets: DashboardBucket[], rows: HookRow[]): void {
+  for (const r of rows) {
+    if (!(r.b >= 0 && r.b < buckets.length)) continue;
+    buckets[r.b]!.webhook_deliveries = Number(r.total);
+    buckets[r.b]!.webhook_failures = Number(r.failed);
+  }
+}
+
+/** Fills each bucket's AI figures; the whole range's (the row without a bucket). */
+function foldAi(buckets: DashboardBucket[], rows: AiRow[]): { reply: Percentiles | null; latency: AiLatency | null } {
+  const total: { reply: Percentiles | null; latency: AiLatency | null } = { reply: null, latency: null };
+  for (const r of rows) {
+    const p: Percentiles = { turns: Number(r.n), p50: Math.round(Number(r.p50)), p90: Math.round(Number(r.p90)), p99: Math.round(Number(r.p99)) };
+    if (p.turns === 0) continue; // the whole range's row of an empty set
+    const lat = aiLatency(r);
+    if (r.b === null) {
+      total.reply = p;
+      total.latency = lat;
+    } else if (r.b >= 0 && r.b < buckets.length) {
+      buckets[r.b]!.ai_reply_ms = p;
+      buckets[r.b]!.ai_latency_ms = lat;
+    }
+  }
+  return total;
 }
 
 /** One row of the AI query: the reply time's percentiles, and per latency stage its count and [p50, p90, p99]. */
