@@ -88,28 +88,16 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const prefix = `${ctx.config.redisKeyPrefix}bull`;
   const queueName = opts.queue ?? WEBHOOK_QUEUE;
   const queue = new Queue(queueName, { connection, prefix });
-  const secrets = new Map<string, string>();
   const traces = new DeliveryTraces(ctx.redis, ctx.config.redisKeyPrefix);
+  const secretOf = webhookSecrets(ctx);
+  const sender: Sender = { deliveries, traces, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS, maxAttempts, baseDelay };
 
   const wake = (customerId: string) =>
     queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
 
   const hooks = customerHookCache(ctx);
 
-  /** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
-  async function handleBatch(events: PlatformEvent[]): Promise<void> {
-    // a test event is sent right after the webhook was set: it goes to the webhook as it is now
-    for (const e of events) if (e.event_type === 'webhook_test') hooks.forget(e.customer_id);
-    const known = await hooks.of([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
-    const rows: Parameters<typeof deliveries.addMany>[0] = [];
-    // each delivery's event id and the event whose trace it joins
-    const traced: [string, PlatformEvent][] = [];
-    for (const e of events) await deliveriesOf(ctx, e, known.get(e.customer_id), rows, traced);
-    // before the rows: a drain may take them at once
-    await traces.keep(traced);
-    for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
-  }
-
+  const handleBatch = (events: PlatformEvent[]) => deliveryRows({ ctx, hooks, traces, deliveries, wake }, events);
   const handle = (e: PlatformEvent) => handleBatch([e]);
 
   async function drain(job: Job<{ customerId: string }>): Promise<void> {
@@ -125,20 +113,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
         continue;
       }
       lingered = false;
-      let secret = secrets.get(customerId);
-      if (secret === undefined) {
-        secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
-        secrets.set(customerId, secret);
-        setTimeout(() => secrets.delete(customerId), 5000).unref();
-      }
-      const attempts = d.attempts + 1;
-      const span = await traces.start(d, attempts);
-      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
-      const { outcome, row } = recorded(r, attempts, maxAttempts);
-      traces.end(span, r, outcome);
-      platformMetrics.webhookAttempts.labels(outcome).inc();
-      await deliveries.record(d.id, row);
-      if (outcome === 'retry' && r.kind === 'retry') throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
+      await deliverOnce(sender, d, await secretOf(customerId));
     }
   }
 
@@ -237,4 +212,64 @@ function recorded(r: AttemptResult, attempts: number, maxAttempts: number): { ou
   if (r.kind === 'refused') return { outcome: 'refused', row: { status: 'refused', attempts, error: r.error } };
   if (attempts >= maxAttempts) return { outcome: 'failed', row: { status: 'failed', attempts, response_status: r.status, error: r.error } };
   return { outcome: 'retry', row: { attempts, response_status: r.status, error: r.error } };
+}
+
+/** The customers' webhook signing secrets, each read at most once in 5 s. */
+function webhookSecrets(ctx: AppContext): (customerId: string) => Promise<string> {
+  const secrets = new Map<string, string>();
+  return async (customerId) => {
+    let secret = secrets.get(customerId);
+    if (secret === undefined) {
+      secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
+      secrets.set(customerId, secret);
+      setTimeout(() => secrets.delete(customerId), 5000).unref();
+    }
+    return secret;
+  };
+}
+
+interface Sender {
+  deliveries: ReturnType<typeof webhookDeliveriesRepo>;
+  traces: DeliveryTraces;
+  egress: EgressPolicy;
+  timeoutMs: number;
+  maxAttempts: number;
+  baseDelay: number;
+}
+
+type Delivery = NonNullable<Awaited<ReturnType<Sender['deliveries']['oldestPending']>>>;
+
+/** One attempt at a delivery, recorded on its row; throws RetryLater when it is to be tried again. */
+async function deliverOnce({ deliveries, traces, egress, timeoutMs, maxAttempts, baseDelay }: Sender, d: Delivery, secret: string): Promise<void> {
+  const attempts = d.attempts + 1;
+  const span = await traces.start(d, attempts);
+  const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs });
+  const { outcome, row } = recorded(r, attempts, maxAttempts);
+  traces.end(span, r, outcome);
+  platformMetrics.webhookAttempts.labels(outcome).inc();
+  await deliveries.record(d.id, row);
+  if (outcome === 'retry' && r.kind === 'retry') throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
+}
+
+/** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
+async function deliveryRows(
+  {
+    ctx,
+    hooks,
+    traces,
+    deliveries,
+    wake,
+  }: { ctx: AppContext; hooks: ReturnType<typeof customerHookCache>; traces: DeliveryTraces; deliveries: Sender['deliveries']; wake: (customerId: string) => Promise<unknown> },
+  events: PlatformEvent[],
+): Promise<void> {
+  // a test event is sent right after the webhook was set: it goes to the webhook as it is now
+  for (const e of events) if (e.event_type === 'webhook_test') hooks.forget(e.customer_id);
+  const known = await hooks.of([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
+  const rows: DeliveryRow[] = [];
+  // each delivery's event id and the event whose trace it joins
+  const traced: [string, PlatformEvent][] = [];
+  for (const e of events) await deliveriesOf(ctx, e, known.get(e.customer_id), rows, traced);
+  // before the rows: a drain may take them at once
+  await traces.keep(traced);
+  for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
 }
