@@ -16,28 +16,14 @@ import { startJobs } from './jobs';
 import { startEventServices } from './ws/services';
 import { answerClientErrors } from './client-error';
 import { startMetricsListener, type MetricsListener } from './ops';
+import type { Logger } from '../core/logger';
 
 /** Set once a signal asked to stop: start-up steps failing after that are part of stopping, not errors. */
 let stopping = false;
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`control-api: ${e.message}\n`);
-      process.exit(1);
-    }
-    throw e;
-  }
-  let tracing;
-  try {
-    tracing = startTracing('control-api');
-  } catch (e) {
-    process.stderr.write(`control-api: ${(e as Error).message}\n`);
-    process.exit(1);
-  }
+  const config = configOrExit();
+  const tracing = tracingOrExit();
   const logger = createLogger(config.logLevel, 'control-api');
   if (tracing) logger.info({ otlp: tracing.endpoint }, 'tracing on');
   // What is running so far; a signal at any point of start-up closes exactly that and exits 0.
@@ -77,18 +63,7 @@ async function main(): Promise<void> {
   const ctx = createContext({ config, db, redis, logger });
 
   const boot = await bootstrapAdmin(db, config);
-  if (boot) {
-    process.stdout.write(
-      [
-        '',
-        '  First start: an admin account was created (also saved to ' + boot.file + ')',
-        `    login:     POST ${config.publicUrl}/auth/login  username=${boot.username}  password=${boot.password}`,
-        `    accesskey: ${boot.accesskey}`,
-        `    try:       curl '${config.publicUrl}/v1.0/customer?accesskey=${boot.accesskey}'`,
-        '',
-      ].join('\n') + '\n',
-    );
-  }
+  if (boot) printBootstrap(boot, config.publicUrl);
 
   jobs = await startJobs(ctx);
   const { app, metrics } = createApp(ctx, { defaultMetrics: true });
@@ -101,21 +76,59 @@ async function main(): Promise<void> {
     srv.listen(config.httpPort, config.httpHost, () => resolve());
   });
   events = await startEventServices(srv, ctx);
-  if (config.metricsListen) {
-    // metrics are not worth refusing service for: a busy port is reported and the API keeps running
-    const at = config.metricsListen;
-    const shown = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
-    metricsListener = await startMetricsListener(metrics, at).catch((err: unknown) => {
-      logger.warn({ err: String(err) }, 'metrics listener not started');
-      process.stderr.write(`control-api: metrics listener on ${shown} not started: ${String(err)}\n`);
-      return null;
-    });
-    if (metricsListener) process.stdout.write(`metrics on http://${shown.replace(/:\d+$/, ':' + metricsListener.address.port)}/metrics\n`);
-  }
+  if (config.metricsListen) metricsListener = await startMetrics(metrics, config.metricsListen, logger);
   const addr = srv.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   logger.info({ url: `http://${config.httpHost}:${port}` }, 'control-api listening');
   process.stdout.write(`control-api listening on http://${config.httpHost}:${port} (public URL ${config.publicUrl})\n`);
+}
+
+/** The configuration, or exit 1 with one line per bad variable. */
+function configOrExit(): ReturnType<typeof loadConfig> {
+  try {
+    return loadConfig(process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`control-api: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}
+
+function tracingOrExit(): ReturnType<typeof startTracing> {
+  try {
+    return startTracing('control-api');
+  } catch (e) {
+    process.stderr.write(`control-api: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+/** The first start's admin login and accesskey, on stdout. */
+function printBootstrap(boot: NonNullable<Awaited<ReturnType<typeof bootstrapAdmin>>>, publicUrl: string): void {
+  process.stdout.write(
+    [
+      '',
+      '  First start: an admin account was created (also saved to ' + boot.file + ')',
+      `    login:     POST ${publicUrl}/auth/login  username=${boot.username}  password=${boot.password}`,
+      `    accesskey: ${boot.accesskey}`,
+      `    try:       curl '${publicUrl}/v1.0/customer?accesskey=${boot.accesskey}'`,
+      '',
+    ].join('\n') + '\n',
+  );
+}
+
+// metrics are not worth refusing service for: a busy port is reported and the API keeps running
+async function startMetrics(metrics: Parameters<typeof startMetricsListener>[0], at: Parameters<typeof startMetricsListener>[1], logger: Logger): Promise<MetricsListener | null> {
+  const shown = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
+  const listener = await startMetricsListener(metrics, at).catch((err: unknown) => {
+    logger.warn({ err: String(err) }, 'metrics listener not started');
+    process.stderr.write(`control-api: metrics listener on ${shown} not started: ${String(err)}\n`);
+    return null;
+  });
+  if (listener) process.stdout.write(`metrics on http://${shown.replace(/:\d+$/, ':' + listener.address.port)}/metrics\n`);
+  return listener;
 }
 
 main().catch((err: unknown) => {

@@ -78,55 +78,13 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     });
     c.on('ready', () => (redisDown = false));
   }
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: Closers = [];
   try {
-    const media = await MediaServer.start({
-      bindAddress: app.rtp.bindHost,
-      advertisedAddress: app.rtp.advertisedHost,
-      rtpPorts: { min: app.rtp.min, max: app.rtp.max },
-      workers: app.rtp.workers,
-      workerNice: app.rtp.workerNice,
-      workerRealtime: app.rtp.workerRealtime,
-      egress: config.egress,
-    });
-    if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
-    if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))
-      logger.warn(
-        'media workers have a raised priority but node runs without --single-threaded-gc: their garbage collection waits for helper threads at ordinary priority (scripts/start.ts starts media-app with it)',
-      );
-    if (app.rtp.workerRealtime) {
-      const s = media.schedules;
-      if (s.length && s.every((w) => w.policy === 'rr')) logger.info({ workers: s, ...app.rtp.workerRealtime }, 'media workers on real-time scheduling (SCHED_RR, watched)');
-      else logger.warn({ workers: s }, 'media workers: real-time scheduling refused, running at their nice value');
-    }
-    media.on('workerSchedule', (c) => {
-      const line = { worker: c.index, tid: c.tid, policy: c.policy, reason: c.reason, cpuShare: c.cpuShare, err: c.message };
-      if (c.reason === 'start' || c.reason === 'cooled') logger.info(line, 'media worker on real-time scheduling');
-      else logger.warn(line, c.reason === 'overrun' ? 'media worker over its CPU limit: back to ordinary scheduling' : 'media worker: real-time scheduling refused');
-    });
-    closers.push(() => media.destroy());
-    media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
-
+    const media = await startMedia(deps, closers);
     // What a previous run under this node id left when it died (restarted before the sweeper saw
     // its heartbeat expire): finalise those calls and fail their commands before taking new ones.
     await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
-    // rtpengine (RTPENGINE_NG) for the legs that need it; its health rides on the heartbeat (/readyz)
-    const relay = MediaRelay.create(app.rtpengineNg);
-    closers.push(async () => relay.close());
-    relay.onHealth((to, from) => (to === 'down' ? logger.warn({ ng: relay.ng, from }, 'rtpengine unreachable: SRTP / WebRTC legs fail') : logger.info({ ng: relay.ng, from }, `rtpengine ${to}`)));
-    const relayHealth = () => writeRelayHealth(redis, prefix, app.nodeId, { status: relay.status, ng: relay.ng, until: Date.now() + app.heartbeatMs * 3 });
-    relay.onHealth(() => void relayHealth().catch(() => undefined));
-    const alive = () => Promise.all([redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3), relayHealth()]);
-    await alive();
-    // known to the sweeper from the start: a node may host conferences or groupcalls before it owns a call
-    await redis.sadd(prefix + MEDIA_NODES_KEY, app.nodeId);
-    const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
-    closers.push(async () => {
-      clearInterval(beat);
-      await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);
-      await removeRelayHealth(redis, prefix, app.nodeId).catch(() => undefined);
-    });
-
+    const relay = await startHeartbeat(deps, redis, closers);
     const srf = await connectSrf({
       ...app.drachtio,
       timeoutMs: deps.connectTimeoutMs,
@@ -137,24 +95,9 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     srf.use(trustedEdge(app.trustedProxies)); // the real source of requests relayed by the edge
     srf.use(requestChecks); // before every handler below
     srf.use(sessionIntervalCheck(() => app.sessionTimer)); // RFC 4028: a Session-Expires below our Min-SE gets 422
-    let draining = false;
+    const state = { draining: false, stopped: false };
 
-    const registrar = await Registrar.create({
-      db,
-      redis,
-      keyPrefix: prefix,
-      logger: logger.child({ component: 'registrar' }),
-      algorithms: app.registrar.algorithms,
-      minExpires: app.registrar.minExpires,
-      maxExpires: app.registrar.maxExpires,
-      lockout: {
-        failures: app.registrar.lockoutFailures,
-        windowSec: app.registrar.lockoutWindowSec,
-        lockSec: app.registrar.lockoutSec,
-        aorFailures: app.registrar.lockoutAorFailures,
-        aorWindowSec: app.registrar.lockoutAorWindowSec,
-      },
-    });
+    const registrar = await createRegistrar(deps, db, redis);
     srf.register(registrar.handle);
 
     const events = new EventPublisher(redis);
@@ -163,48 +106,15 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     onSrfClosed(srf, () => void endSipGoneCalls(calls, logger));
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
-    srf.invite((req, res) => (draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));
-    srf.options((_req, res) => res.send(draining ? 503 : 200));
+    srf.invite((req, res) => (state.draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));
+    srf.options((_req, res) => res.send(state.draining ? 503 : 200));
 
     // registering to carriers once INVITEs can be taken; unregistered (expiry 0) at stop, before calls end
     const outreg = startOutboundRegistrations({ srf, db, redis, events, config, app, logger: logger.child({ component: 'outreg' }) });
     closers.push(() => outreg.stop());
 
-    const commands = new CommandHandler(factory, logger.child({ component: 'commands' }));
-    const running: { stop(): Promise<void> }[] = [];
-    for (const sub of SUBSYSTEMS) {
-      const started = await sub.start({
-        deps: factory.deps,
-        factory,
-        services: factory.services,
-        commands,
-        nodeId: app.nodeId,
-        logger: logger.child({ component: sub.name }),
-      });
-      running.push(started);
-    }
-    const process = (job: Job<unknown>) => commands.handle(job.data);
-    const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
-    // a shared command (originate, activeflow start) held by a node that dies is taken again by another
-    // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
-    // a job fetched while the drain paused the worker (a fetch was already under way) goes back for another node
-    const originate = async (job: Job<unknown>, token?: string) => {
-      if (!draining || !token) return process(job);
-      await job.moveToWait(token);
-      throw new WaitingError();
-    };
-    const originates = new Worker(ORIGINATE_QUEUE, originate, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
-    const workers = [originates, new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
-    for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
-    // closers run last-first: stop taking commands, then hang up what is live
-    closers.push(() => calls.hangupAll());
-    // Subsystems stop once the workers are closed and before live calls are hung up, last started first.
-    closers.push(async () => {
-      for (const r of running.reverse()) await r.stop().catch((err: Error) => logger.warn({ err: err.message }, 'subsystem stop failed'));
-    });
-    closers.push(() => Promise.all(workers.map((w) => w.close())));
+    const originates = await startCommands(deps, factory, workerRedis, state, closers);
 
-    let stopped = false;
     return {
       nodeId: app.nodeId,
       srf,
@@ -213,21 +123,12 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       calls,
       factory,
       get draining() {
-        return draining;
+        return state.draining;
       },
-      async drain(timeoutMs) {
-        if (!draining) logger.info({ node: app.nodeId, calls: calls.size, timeout_ms: timeoutMs }, 'draining');
-        draining = true;
-        // the originates being dialled finish here; new ones wait in the shared queue for other nodes
-        await originates.pause(true).catch((err: Error) => logger.warn({ err: err.message }, 'pausing originates failed'));
-        const end = Date.now() + timeoutMs;
-        while (calls.size > 0 && Date.now() < end && !stopped) await new Promise((r) => setTimeout(r, 200));
-        logger.info({ node: app.nodeId, left: calls.size }, calls.size ? 'drain bound reached' : 'drained');
-        return { left: calls.size };
-      },
+      drain: (timeoutMs) => drainNode(deps, calls, originates, state, timeoutMs),
       async stop() {
-        if (stopped) return;
-        stopped = true;
+        if (state.stopped) return;
+        state.stopped = true;
         await closeAll(closers, logger);
         await Promise.allSettled([redis.quit(), workerRedis.quit(), ownDb ? db.destroy() : Promise.resolve()]);
       },
@@ -237,6 +138,135 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     await Promise.allSettled([redis.quit(), workerRedis.quit(), ownDb ? db.destroy() : Promise.resolve()]);
     throw err;
   }
+}
+
+/** What stop() runs, last pushed first. */
+type Closers = (() => Promise<unknown>)[];
+/** The node's drain flag and whether stop() was called. */
+type NodeState = { draining: boolean; stopped: boolean };
+
+/** The media server, its workers' scheduling logged. */
+async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closers): Promise<MediaServer> {
+  const media = await MediaServer.start({
+    bindAddress: app.rtp.bindHost,
+    advertisedAddress: app.rtp.advertisedHost,
+    rtpPorts: { min: app.rtp.min, max: app.rtp.max },
+    workers: app.rtp.workers,
+    workerNice: app.rtp.workerNice,
+    workerRealtime: app.rtp.workerRealtime,
+    egress: config.egress,
+  });
+  if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
+  if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))
+    logger.warn(
+      'media workers have a raised priority but node runs without --single-threaded-gc: their garbage collection waits for helper threads at ordinary priority (scripts/start.ts starts media-app with it)',
+    );
+  if (app.rtp.workerRealtime) {
+    const s = media.schedules;
+    if (s.length && s.every((w) => w.policy === 'rr')) logger.info({ workers: s, ...app.rtp.workerRealtime }, 'media workers on real-time scheduling (SCHED_RR, watched)');
+    else logger.warn({ workers: s }, 'media workers: real-time scheduling refused, running at their nice value');
+  }
+  media.on('workerSchedule', (c) => {
+    const line = { worker: c.index, tid: c.tid, policy: c.policy, reason: c.reason, cpuShare: c.cpuShare, err: c.message };
+    if (c.reason === 'start' || c.reason === 'cooled') logger.info(line, 'media worker on real-time scheduling');
+    else logger.warn(line, c.reason === 'overrun' ? 'media worker over its CPU limit: back to ordinary scheduling' : 'media worker: real-time scheduling refused');
+  });
+  closers.push(() => media.destroy());
+  media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
+  return media;
+}
+
+/** rtpengine (RTPENGINE_NG) for the legs that need it, and the node heartbeat its health rides on (/readyz). */
+async function startHeartbeat({ config, app, logger }: MediaAppDeps, redis: Redis, closers: Closers): Promise<MediaRelay> {
+  const prefix = config.redisKeyPrefix;
+  const relay = MediaRelay.create(app.rtpengineNg);
+  closers.push(async () => relay.close());
+  relay.onHealth((to, from) => (to === 'down' ? logger.warn({ ng: relay.ng, from }, 'rtpengine unreachable: SRTP / WebRTC legs fail') : logger.info({ ng: relay.ng, from }, `rtpengine ${to}`)));
+  const relayHealth = () => writeRelayHealth(redis, prefix, app.nodeId, { status: relay.status, ng: relay.ng, until: Date.now() + app.heartbeatMs * 3 });
+  relay.onHealth(() => void relayHealth().catch(() => undefined));
+  const alive = () => Promise.all([redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3), relayHealth()]);
+  await alive();
+  // known to the sweeper from the start: a node may host conferences or groupcalls before it owns a call
+  await redis.sadd(prefix + MEDIA_NODES_KEY, app.nodeId);
+  const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
+  closers.push(async () => {
+    clearInterval(beat);
+    await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);
+    await removeRelayHealth(redis, prefix, app.nodeId).catch(() => undefined);
+  });
+  return relay;
+}
+
+function createRegistrar({ config, app, logger }: MediaAppDeps, db: Knex, redis: Redis): Promise<Registrar> {
+  return Registrar.create({
+    db,
+    redis,
+    keyPrefix: config.redisKeyPrefix,
+    logger: logger.child({ component: 'registrar' }),
+    algorithms: app.registrar.algorithms,
+    minExpires: app.registrar.minExpires,
+    maxExpires: app.registrar.maxExpires,
+    lockout: {
+      failures: app.registrar.lockoutFailures,
+      windowSec: app.registrar.lockoutWindowSec,
+      lockSec: app.registrar.lockoutSec,
+      aorFailures: app.registrar.lockoutAorFailures,
+      aorWindowSec: app.registrar.lockoutAorWindowSec,
+    },
+  });
+}
+
+/**
+ * The subsystems and the command workers (the shared originate queue and this node's own); their closers
+ * run last-first: stop taking commands, stop the subsystems, then hang up what is live. Returns the
+ * originate worker, which a drain pauses.
+ */
+async function startCommands({ config, app, logger }: MediaAppDeps, factory: CallFactory, workerRedis: Redis, state: NodeState, closers: Closers): Promise<Worker> {
+  const prefix = config.redisKeyPrefix;
+  const commands = new CommandHandler(factory, logger.child({ component: 'commands' }));
+  const running: { stop(): Promise<void> }[] = [];
+  for (const sub of SUBSYSTEMS) {
+    const started = await sub.start({
+      deps: factory.deps,
+      factory,
+      services: factory.services,
+      commands,
+      nodeId: app.nodeId,
+      logger: logger.child({ component: sub.name }),
+    });
+    running.push(started);
+  }
+  const process = (job: Job<unknown>) => commands.handle(job.data);
+  const workerOpts = { connection: workerRedis, prefix: `${prefix}bull`, concurrency: 50 };
+  // a shared command (originate, activeflow start) held by a node that dies is taken again by another
+  // node within about 5 s (lock lapses, stalled check), once; claims keep a call from being dialled twice
+  // a job fetched while the drain paused the worker (a fetch was already under way) goes back for another node
+  const originate = async (job: Job<unknown>, token?: string) => {
+    if (!state.draining || !token) return process(job);
+    await job.moveToWait(token);
+    throw new WaitingError();
+  };
+  const originates = new Worker(ORIGINATE_QUEUE, originate, { ...workerOpts, lockDuration: 5000, stalledInterval: 2000, maxStalledCount: 1 });
+  const workers = [originates, new Worker(nodeQueueName(app.nodeId), process, workerOpts)];
+  for (const w of workers) w.on('error', (err) => logger.warn({ err: err.message }, 'queue worker error'));
+  closers.push(() => factory.deps.calls.hangupAll());
+  // Subsystems stop once the workers are closed and before live calls are hung up, last started first.
+  closers.push(async () => {
+    for (const r of running.reverse()) await r.stop().catch((err: Error) => logger.warn({ err: err.message }, 'subsystem stop failed'));
+  });
+  closers.push(() => Promise.all(workers.map((w) => w.close())));
+  return originates;
+}
+
+async function drainNode({ app, logger }: MediaAppDeps, calls: CallRegistry, originates: Worker, state: NodeState, timeoutMs: number): Promise<{ left: number }> {
+  if (!state.draining) logger.info({ node: app.nodeId, calls: calls.size, timeout_ms: timeoutMs }, 'draining');
+  state.draining = true;
+  // the originates being dialled finish here; new ones wait in the shared queue for other nodes
+  await originates.pause(true).catch((err: Error) => logger.warn({ err: err.message }, 'pausing originates failed'));
+  const end = Date.now() + timeoutMs;
+  while (calls.size > 0 && Date.now() < end && !state.stopped) await new Promise((r) => setTimeout(r, 200));
+  logger.info({ node: app.nodeId, left: calls.size }, calls.size ? 'drain bound reached' : 'drained');
+  return { left: calls.size };
 }
 
 /** Runs the closers last-registered first, each bounded, none stopping the others. */

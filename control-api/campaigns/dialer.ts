@@ -96,36 +96,7 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
   const repo = campaigncallsRepo(trx);
   const variables = variablesFor(c, ccId, t);
 
-  if (c.type === 'flow') {
-    const activeflowId = newId();
-    const iso = now.toISOString();
-    await activeflowsRepo(trx).insert({
-      id: activeflowId,
-      customer_id: c.customer_id,
-      flow_id: c.flow_id,
-      status: 'running',
-      reference_type: 'campaign',
-      reference_id: ccId,
-      reference_activeflow_id: EMPTY_UUID,
-      on_complete_flow_id: EMPTY_UUID,
-      webhook_uri: '',
-      webhook_method: '',
-      current_action: null,
-      forward_action_id: '',
-      executed_actions: [],
-      variables,
-      complete_count: 0,
-      end_reason: '',
-      error: '',
-      tm_create: iso,
-      tm_update: iso,
-      tm_delete: null,
-    });
-    const cc = await repo.create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
-    out.activeflows.push({ id: activeflowId, customerId: c.customer_id });
-    out.events.push(['campaigncall_created', campaigncallJson(cc)]);
-    return 'dialled';
-  }
+  if (c.type === 'flow') return startFlowCampaigncall(trx, c, base, variables, now, out);
 
   let leg;
   try {
@@ -158,6 +129,45 @@ export async function dialTarget(ctx: AppContext, trx: Knex.Transaction, c: Camp
   }
   const cc = await repo.create({ ...base, source: leg!.source, destination: leg!.destination, activeflow_id: EMPTY_UUID, reference_type: 'call', reference_id: call.id, status: 'dialing' });
   out.originate.push({ call, campaigncallId: cc.id });
+  out.events.push(['campaigncall_created', campaigncallJson(cc)]);
+  return 'dialled';
+}
+
+/** A flow campaign's try: its activeflow, started once the step commits, and its campaigncall. */
+async function startFlowCampaigncall(
+  trx: Knex.Transaction,
+  c: CampaignRow,
+  base: Omit<Parameters<ReturnType<typeof campaigncallsRepo>['create']>[0], 'activeflow_id' | 'reference_type' | 'reference_id' | 'status'>,
+  variables: Record<string, string>,
+  now: Date,
+  out: Outbox,
+): Promise<'dialled'> {
+  const activeflowId = newId();
+  const iso = now.toISOString();
+  await activeflowsRepo(trx).insert({
+    id: activeflowId,
+    customer_id: c.customer_id,
+    flow_id: c.flow_id,
+    status: 'running',
+    reference_type: 'campaign',
+    reference_id: base.id,
+    reference_activeflow_id: EMPTY_UUID,
+    on_complete_flow_id: EMPTY_UUID,
+    webhook_uri: '',
+    webhook_method: '',
+    current_action: null,
+    forward_action_id: '',
+    executed_actions: [],
+    variables,
+    complete_count: 0,
+    end_reason: '',
+    error: '',
+    tm_create: iso,
+    tm_update: iso,
+    tm_delete: null,
+  });
+  const cc = await campaigncallsRepo(trx).create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
+  out.activeflows.push({ id: activeflowId, customerId: c.customer_id });
   out.events.push(['campaigncall_created', campaigncallJson(cc)]);
   return 'dialled';
 }

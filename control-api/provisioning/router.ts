@@ -82,37 +82,7 @@ function tokenQuery(req: Request, pathFile: string | null): { token: unknown; fo
 
 export function createProvisioningRouter(ctx: AppContext): Router {
   const router = Router();
-  const target = ctx.config.provisioningSip;
   router.use(perIpLimit(ctx));
-
-  /** Answers the account gate's 403 and returns false when the customer may not be provisioned. */
-  async function standing(req: Request, res: Response, customerId: string): Promise<boolean> {
-    const info = await ctx.statusLookup(customerId);
-    // a customer row that is gone answers as a deleted account
-    const err = statusError(info ?? { status: 'deleted', tm_deletion_scheduled: null });
-    if (!err) return true;
-    noStore(res);
-    ctx.logger.info({ provisioning: { customer_id: customerId, status: err.http, refused: err.reason } }, 'provisioning fetch refused');
-    res.status(err.http).json(err.toEnvelope(req.requestId ?? ''));
-    return false;
-  }
-
-  async function serve(req: Request, res: Response, via: 'token' | 'customer', fetch: Parameters<typeof answerFetch>[2]): Promise<void> {
-    const a = await answerFetch(ctx.db, target, fetch);
-    noStore(res);
-    const log = { via, file: fetch.file, format: fetch.format ?? null, user_agent: fetch.userAgent ?? null, customer_id: fetch.customerId };
-    if (!a.ok) {
-      ctx.logger.info({ provisioning: { ...log, status: a.http, refused: a.message } }, 'provisioning fetch refused');
-      const err = new ApiError(a.http === 400 ? 'INVALID_ARGUMENT' : 'FILE_NOT_FOUND', a.message);
-      res.status(a.http).json(err.toEnvelope(req.requestId ?? ''));
-      return;
-    }
-    ctx.logger.info({ provisioning: { ...log, format: a.format, status: 200, extension_id: a.extensionId, credentials: a.credentials } }, 'provisioning document served');
-    res.set('Content-Type', a.doc.contentType);
-    // A file name served is one files.ts matched: letters, digits, '.', '-' only.
-    res.set('Content-Disposition', `inline; filename="${fetch.file ?? a.doc.filename}"`);
-    res.status(200).send(a.doc.body);
-  }
 
   for (const kind of ['png', 'svg'] as const) {
     router.get(`/extension/qr.${kind}`, async (req, res, next) => {
@@ -120,7 +90,7 @@ export function createProvisioningRouter(ctx: AppContext): Router {
         const token = req.query.token;
         const ext = await redeemProvisioningToken(ctx.db, token);
         if (!ext) return bad(res);
-        if (!(await standing(req, res, ext.customer_id))) return;
+        if (!(await standing(ctx, req, res, ext.customer_id))) return;
         const url = provisioningUrl(ctx.config.publicUrl, token as string);
         noStore(res);
         if (kind === 'png') res.type('image/png').send(await qrPng(url));
@@ -139,8 +109,8 @@ export function createProvisioningRouter(ctx: AppContext): Router {
         if (!q) return bad(res);
         const ext = await redeemProvisioningToken(ctx.db, q.token);
         if (!ext) return bad(res);
-        if (!(await standing(req, res, ext.customer_id))) return;
-        await serve(req, res, 'token', {
+        if (!(await standing(ctx, req, res, ext.customer_id))) return;
+        await serve(ctx, req, res, 'token', {
           tokenExtension: ext,
           customerId: ext.customer_id,
           file: q.file,
@@ -167,8 +137,8 @@ export function createProvisioningRouter(ctx: AppContext): Router {
       if (!customerId) return bad(res);
       const format = req.query.format;
       if (format !== undefined && !isPhoneFormat(format)) return bad(res);
-      if (!(await standing(req, res, customerId))) return;
-      await serve(req, res, 'customer', {
+      if (!(await standing(ctx, req, res, customerId))) return;
+      await serve(ctx, req, res, 'customer', {
         tokenExtension: null,
         customerId,
         file: String(req.params.file),
@@ -181,4 +151,34 @@ export function createProvisioningRouter(ctx: AppContext): Router {
     }
   });
   return router;
+}
+
+/** Answers the account gate's 403 and returns false when the customer may not be provisioned. */
+async function standing(ctx: AppContext, req: Request, res: Response, customerId: string): Promise<boolean> {
+  const info = await ctx.statusLookup(customerId);
+  // a customer row that is gone answers as a deleted account
+  const err = statusError(info ?? { status: 'deleted', tm_deletion_scheduled: null });
+  if (!err) return true;
+  noStore(res);
+  ctx.logger.info({ provisioning: { customer_id: customerId, status: err.http, refused: err.reason } }, 'provisioning fetch refused');
+  res.status(err.http).json(err.toEnvelope(req.requestId ?? ''));
+  return false;
+}
+
+/** The provisioning document the fetch asks for, or the error envelope; each answer logged. */
+async function serve(ctx: AppContext, req: Request, res: Response, via: 'token' | 'customer', fetch: Parameters<typeof answerFetch>[2]): Promise<void> {
+  const a = await answerFetch(ctx.db, ctx.config.provisioningSip, fetch);
+  noStore(res);
+  const log = { via, file: fetch.file, format: fetch.format ?? null, user_agent: fetch.userAgent ?? null, customer_id: fetch.customerId };
+  if (!a.ok) {
+    ctx.logger.info({ provisioning: { ...log, status: a.http, refused: a.message } }, 'provisioning fetch refused');
+    const err = new ApiError(a.http === 400 ? 'INVALID_ARGUMENT' : 'FILE_NOT_FOUND', a.message);
+    res.status(a.http).json(err.toEnvelope(req.requestId ?? ''));
+    return;
+  }
+  ctx.logger.info({ provisioning: { ...log, format: a.format, status: 200, extension_id: a.extensionId, credentials: a.credentials } }, 'provisioning document served');
+  res.set('Content-Type', a.doc.contentType);
+  // A file name served is one files.ts matched: letters, digits, '.', '-' only.
+  res.set('Content-Disposition', `inline; filename="${fetch.file ?? a.doc.filename}"`);
+  res.status(200).send(a.doc.body);
 }

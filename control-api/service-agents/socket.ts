@@ -106,14 +106,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
 
   function onConnection(socket: WebSocket, scope: AgentScope, admission: Admission): void {
     const c: AgentConnection = { socket, scope, topics: new Map() };
-    let set = byCustomer.get(scope.customerId);
-    if (!set) byCustomer.set(scope.customerId, (set = new Set()));
-    set.add(c);
-    const drop = () => {
-      const s = byCustomer.get(scope.customerId);
-      s?.delete(c);
-      if (s && s.size === 0) byCustomer.delete(scope.customerId);
-    };
+    const drop = join(byCustomer, c);
     const untrack = guard.track({
       ...admission,
       close: (code, reason) => {
@@ -130,7 +123,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
     let chain = Promise.resolve();
     socket.on('message', (raw: RawData, isBinary: boolean) => {
       chain = chain
-        .then(() => onMessage(c, raw, isBinary))
+        .then(() => onMessage(ctx, maxTopics, c, raw, isBinary))
         .catch((err: unknown) => {
           ctx.logger.warn({ err: String(err) }, 'agent socket message failed');
           socket.close(1011, 'internal error');
@@ -138,54 +131,12 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
     });
   }
 
-  async function onMessage(c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
-    let msg: { type?: unknown; topics?: unknown };
-    try {
-      msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
-    } catch {
-      return c.socket.close(1008, 'message is not JSON');
-    }
-    if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
-      return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
-    }
-    if (msg.type === 'unsubscribe') {
-      for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
-      return;
-    }
-    for (const rawTopic of msg.topics) {
-      const t = parseTopic(rawTopic);
-      if (!t) return c.socket.close(1008, `invalid topic ${String(rawTopic).slice(0, 60)}`);
-      const why = await refusal(ctx, c.scope, t);
-      if (why) return c.socket.close(1008, why.slice(0, 120));
-      c.topics.set(t.raw, t);
-    }
-    if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
-  }
-
-  async function dispatch(e: PlatformEvent): Promise<void> {
-    const set = byCustomer.get(e.customer_id.toLowerCase());
-    if (!set || set.size === 0) return;
-    const audience = await audienceOf(ctx.db, e);
-    if (audience.size === 0) return;
-    let frame: string | null = null;
-    for (const c of set) {
-      if (!audience.has(c.scope.agentId)) continue;
-      if (![...c.topics.values()].some((t) => topicMatches(t, e))) continue;
-      if (c.socket.bufferedAmount > maxBuffered) {
-        c.socket.terminate();
-        continue;
-      }
-      frame ??= JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
-      c.socket.send(frame);
-    }
-  }
-
   const reader: Redis = ctx.redis.duplicate();
   const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, blockMs: 500 });
   // Audience lookups are async: one chain keeps delivery in stream order.
   let pending = Promise.resolve();
   sub.on('event', (e: PlatformEvent) => {
-    pending = pending.then(() => dispatch(e)).catch((err: unknown) => ctx.logger.warn({ err: String(err) }, 'agent socket dispatch failed'));
+    pending = pending.then(() => dispatch(ctx, byCustomer, maxBuffered, e)).catch((err: unknown) => ctx.logger.warn({ err: String(err) }, 'agent socket dispatch failed'));
   });
   sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'agent socket event reader error'));
   await sub.start();
@@ -206,5 +157,62 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
       reader.disconnect();
       await stopped;
     },
+  };
+}
+
+/** A subscribe or unsubscribe frame; each topic is checked against the database before it is kept. */
+async function onMessage(ctx: AppContext, maxTopics: number, c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
+  let msg: { type?: unknown; topics?: unknown };
+  try {
+    msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
+  } catch {
+    return c.socket.close(1008, 'message is not JSON');
+  }
+  if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
+    return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
+  }
+  if (msg.type === 'unsubscribe') {
+    for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
+    return;
+  }
+  for (const rawTopic of msg.topics) {
+    const t = parseTopic(rawTopic);
+    if (!t) return c.socket.close(1008, `invalid topic ${String(rawTopic).slice(0, 60)}`);
+    const why = await refusal(ctx, c.scope, t);
+    if (why) return c.socket.close(1008, why.slice(0, 120));
+    c.topics.set(t.raw, t);
+  }
+  if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
+}
+
+/** Sends the event to the connections of its customer that are in its audience and subscribed to it. */
+async function dispatch(ctx: AppContext, byCustomer: Map<string, Set<AgentConnection>>, maxBuffered: number, e: PlatformEvent): Promise<void> {
+  const set = byCustomer.get(e.customer_id.toLowerCase());
+  if (!set || set.size === 0) return;
+  const audience = await audienceOf(ctx.db, e);
+  if (audience.size === 0) return;
+  let frame: string | null = null;
+  for (const c of set) {
+    if (!audience.has(c.scope.agentId)) continue;
+    if (![...c.topics.values()].some((t) => topicMatches(t, e))) continue;
+    if (c.socket.bufferedAmount > maxBuffered) {
+      c.socket.terminate();
+      continue;
+    }
+    frame ??= JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
+    c.socket.send(frame);
+  }
+}
+
+/** Adds the connection to its customer's set; returns what removes it. */
+function join(byCustomer: Map<string, Set<AgentConnection>>, c: AgentConnection): () => void {
+  const customerId = c.scope.customerId;
+  let set = byCustomer.get(customerId);
+  if (!set) byCustomer.set(customerId, (set = new Set()));
+  set.add(c);
+  return () => {
+    const s = byCustomer.get(customerId);
+    s?.delete(c);
+    if (s && s.size === 0) byCustomer.delete(customerId);
   };
 }

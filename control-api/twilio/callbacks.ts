@@ -81,25 +81,7 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
   /** Per call: the tail of its callback chain, and how many callbacks it has had. */
   const chains = new Map<string, { tail: Promise<void>; sent: number }>();
 
-  async function send(url: string, method: 'GET' | 'POST', params: Record<string, string>, token: string): Promise<'done' | 'retry'> {
-    const { url: target, body, signature } = signedWebhook(token, method, url, params);
-    try {
-      const res = await egress.open(target, {
-        method,
-        timeoutMs: opts.timeoutMs ?? 5000,
-        headers: { 'X-Twilio-Signature': signature, 'User-Agent': 'TwilioProxy/1.1', ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
-        ...(body !== undefined ? { body } : {}),
-      });
-      res.close();
-      return res.status >= 500 ? 'retry' : 'done';
-    } catch (e) {
-      if (e instanceof EgressRefused) {
-        ctx.logger.warn({ call_sid: params.CallSid, reason: e.message }, 'twilio status callback refused by the egress policy');
-        return 'done';
-      }
-      return 'retry';
-    }
-  }
+  const sender = { ctx, egress, timeoutMs: opts.timeoutMs ?? 5000 };
 
   async function deliver(callId: string, event: string, seq: number): Promise<void> {
     const c = await callsRepo(ctx.db).get(callId);
@@ -109,7 +91,7 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
     if (!token) return;
     const params = callbackParams(c, event, seq, new Date());
     for (let attempt = 1; attempt <= 3; attempt++) {
-      if ((await send(cb.status_callback, cb.status_callback_method, params, token)) === 'done') return;
+      if ((await send(sender, cb.status_callback, cb.status_callback_method, params, token)) === 'done') return;
       if (attempt < 3) await new Promise((r) => setTimeout(r, baseDelay * 2 ** (attempt - 1)));
     }
     ctx.logger.warn({ call_sid: params.CallSid, event }, 'twilio status callback failed after 3 attempts');
@@ -158,4 +140,31 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
       reader.disconnect();
     },
   };
+}
+
+/** One signed callback request; 'retry' on a 5xx or a transport error (a refusal by the egress policy is final). */
+async function send(
+  { ctx, egress, timeoutMs }: { ctx: AppContext; egress: EgressPolicy; timeoutMs: number },
+  url: string,
+  method: 'GET' | 'POST',
+  params: Record<string, string>,
+  token: string,
+): Promise<'done' | 'retry'> {
+  const { url: target, body, signature } = signedWebhook(token, method, url, params);
+  try {
+    const res = await egress.open(target, {
+      method,
+      timeoutMs,
+      headers: { 'X-Twilio-Signature': signature, 'User-Agent': 'TwilioProxy/1.1', ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(body !== undefined ? { body } : {}),
+    });
+    res.close();
+    return res.status >= 500 ? 'retry' : 'done';
+  } catch (e) {
+    if (e instanceof EgressRefused) {
+      ctx.logger.warn({ call_sid: params.CallSid, reason: e.message }, 'twilio status callback refused by the egress policy');
+      return 'done';
+    }
+    return 'retry';
+  }
 }

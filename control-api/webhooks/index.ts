@@ -12,7 +12,7 @@ import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/ev
 import { topicOf } from '../../core/events/catalogue';
 import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
 import { isUuid, EMPTY_UUID } from '../../core/ids';
-import { attempt, WEBHOOK_TIMEOUT_MS } from './send';
+import { attempt, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './send';
 import type { EgressPolicy } from '../../core/net';
 import { TtlCache } from '../../core/ttl-cache';
 import { platformMetrics } from '../../core/metrics';
@@ -88,65 +88,16 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const prefix = `${ctx.config.redisKeyPrefix}bull`;
   const queueName = opts.queue ?? WEBHOOK_QUEUE;
   const queue = new Queue(queueName, { connection, prefix });
-  const secrets = new Map<string, string>();
   const traces = new DeliveryTraces(ctx.redis, ctx.config.redisKeyPrefix);
+  const secretOf = webhookSecrets(ctx);
+  const sender: Sender = { deliveries, traces, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS, maxAttempts, baseDelay };
 
   const wake = (customerId: string) =>
     queue.add('drain', { customerId }, { jobId: `drain-${customerId}`, removeOnComplete: true, removeOnFail: true, attempts: 1_000_000, backoff: { type: 'delivery' } });
 
-  type Hook = { webhook_uri: string; webhook_method: string; cdr: boolean };
-  const hooksOf = new TtlCache<Hook | null>(1000, 10_000);
+  const hooks = customerHookCache(ctx);
 
-  async function customerHooks(ids: string[]): Promise<Map<string, Hook | null>> {
-    const out = new Map<string, Hook | null>();
-    const unknown = ids.filter((id) => {
-      const c = hooksOf.get(id);
-      if (c !== undefined) out.set(id, c);
-      return c === undefined;
-    });
-    if (unknown.length) {
-      const rows = await customerWebhooksOf(ctx.db, unknown);
-      for (const id of unknown) {
-        const r = rows.find((x) => x.id === id);
-        const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method, cdr: cdrWebhookEnabled(r.metadata) } : null;
-        hooksOf.set(id, h);
-        out.set(id, h);
-      }
-    }
-    return out;
-  }
-
-  /** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
-  async function handleBatch(events: PlatformEvent[]): Promise<void> {
-    // a test event is sent right after the webhook was set: it goes to the webhook as it is now
-    for (const e of events) if (e.event_type === 'webhook_test') hooksOf.delete(e.customer_id);
-    const hooks = await customerHooks([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
-    const rows: Parameters<typeof deliveries.addMany>[0] = [];
-    // each delivery's event id and the event whose trace it joins
-    const traced: [string, PlatformEvent][] = [];
-    for (const e of events) {
-      // a call's quality samples (every 5 s per leg) stay on the stream and the timeline: webhooks get its final one and the alarms
-      if (e.event_type === 'call_quality' && e.data.final !== true) continue;
-      const c = hooks.get(e.customer_id);
-      const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
-      const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
-      if (c) rows.push({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
-      // opted in: the call's record follows its hangup (cdr.ts)
-      if (c?.cdr && e.event_type === 'call_hangup') {
-        const m = await cdrMessage(ctx.db, e);
-        if (m) rows.push({ customer_id: e.customer_id, event_id: m.eventId, event_type: CDR_EVENT_TYPE, body: m.body, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
-        if (m) traced.push([m.eventId, e]);
-      }
-      // an activeflow's own events name it by id; every other event by activeflow_id
-      const af = await activeflowWebhook(ctx, e.customer_id, e.resource === 'activeflow' ? e.data.id : e.data.activeflow_id);
-      if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
-      if (c || af) traced.push([e.id, e]);
-    }
-    // before the rows: a drain may take them at once
-    await traces.keep(traced);
-    for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
-  }
-
+  const handleBatch = (events: PlatformEvent[]) => deliveryRows({ ctx, hooks, traces, deliveries, wake }, events);
   const handle = (e: PlatformEvent) => handleBatch([e]);
 
   async function drain(job: Job<{ customerId: string }>): Promise<void> {
@@ -162,33 +113,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
         continue;
       }
       lingered = false;
-      let secret = secrets.get(customerId);
-      if (secret === undefined) {
-        secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
-        secrets.set(customerId, secret);
-        setTimeout(() => secrets.delete(customerId), 5000).unref();
-      }
-      const attempts = d.attempts + 1;
-      const span = await traces.start(d, attempts);
-      const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS });
-      if (r.kind === 'delivered') {
-        traces.end(span, r, 'delivered');
-        platformMetrics.webhookAttempts.labels('delivered').inc();
-        await deliveries.record(d.id, { status: 'delivered', attempts, response_status: r.status, error: '' });
-      } else if (r.kind === 'refused') {
-        traces.end(span, r, 'refused');
-        platformMetrics.webhookAttempts.labels('refused').inc();
-        await deliveries.record(d.id, { status: 'refused', attempts, error: r.error });
-      } else if (attempts >= maxAttempts) {
-        traces.end(span, r, 'failed');
-        platformMetrics.webhookAttempts.labels('failed').inc();
-        await deliveries.record(d.id, { status: 'failed', attempts, response_status: r.status, error: r.error });
-      } else {
-        traces.end(span, r, 'retry');
-        platformMetrics.webhookAttempts.labels('retry').inc();
-        await deliveries.record(d.id, { attempts, response_status: r.status, error: r.error });
-        throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
-      }
+      await deliverOnce(sender, d, await secretOf(customerId));
     }
   }
 
@@ -229,4 +154,122 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
       reader.disconnect();
     },
   };
+}
+
+type Hook = { webhook_uri: string; webhook_method: string; cdr: boolean };
+
+/** The customers' webhooks, each read at most once a second (10,000 customers kept). */
+function customerHookCache(ctx: AppContext): { of(ids: string[]): Promise<Map<string, Hook | null>>; forget(id: string): void } {
+  const hooksOf = new TtlCache<Hook | null>(1000, 10_000);
+  return {
+    forget: (id) => hooksOf.delete(id),
+    async of(ids) {
+      const out = new Map<string, Hook | null>();
+      const unknown = ids.filter((id) => {
+        const c = hooksOf.get(id);
+        if (c !== undefined) out.set(id, c);
+        return c === undefined;
+      });
+      if (unknown.length) {
+        const rows = await customerWebhooksOf(ctx.db, unknown);
+        for (const id of unknown) {
+          const r = rows.find((x) => x.id === id);
+          const h = r && r.webhook_uri && r.webhook_method ? { webhook_uri: r.webhook_uri, webhook_method: r.webhook_method, cdr: cdrWebhookEnabled(r.metadata) } : null;
+          hooksOf.set(id, h);
+          out.set(id, h);
+        }
+      }
+      return out;
+    },
+  };
+}
+
+type DeliveryRow = Parameters<ReturnType<typeof webhookDeliveriesRepo>['addMany']>[0][number];
+
+/** Adds to `rows` the deliveries of one event (customer webhook, CDR, activeflow webhook), to `traced` their trace links. */
+async function deliveriesOf(ctx: AppContext, e: PlatformEvent, c: Hook | null | undefined, rows: DeliveryRow[], traced: [string, PlatformEvent][]): Promise<void> {
+  // a call's quality samples (every 5 s per leg) stay on the stream and the timeline: webhooks get its final one and the alarms
+  if (e.event_type === 'call_quality' && e.data.final !== true) return;
+  const body = JSON.stringify({ event_type: e.event_type, timestamp: e.timestamp, topic: topicOf(e), data: e.data });
+  const base = { customer_id: e.customer_id, event_id: e.id, event_type: e.event_type, body };
+  if (c) rows.push({ ...base, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+  // opted in: the call's record follows its hangup (cdr.ts)
+  if (c?.cdr && e.event_type === 'call_hangup') {
+    const m = await cdrMessage(ctx.db, e);
+    if (m) rows.push({ customer_id: e.customer_id, event_id: m.eventId, event_type: CDR_EVENT_TYPE, body: m.body, target: 'customer', uri: c.webhook_uri, method: c.webhook_method });
+    if (m) traced.push([m.eventId, e]);
+  }
+  // an activeflow's own events name it by id; every other event by activeflow_id
+  const af = await activeflowWebhook(ctx, e.customer_id, e.resource === 'activeflow' ? e.data.id : e.data.activeflow_id);
+  if (af) rows.push({ ...base, target: 'activeflow', uri: af.uri, method: af.method });
+  if (c || af) traced.push([e.id, e]);
+}
+
+type Recorded = Parameters<ReturnType<typeof webhookDeliveriesRepo>['record']>[1];
+/** What an attempt writes on its delivery row, and its outcome (a retry leaves the row pending). */
+function recorded(r: AttemptResult, attempts: number, maxAttempts: number): { outcome: 'delivered' | 'refused' | 'failed' | 'retry'; row: Recorded } {
+  if (r.kind === 'delivered') return { outcome: 'delivered', row: { status: 'delivered', attempts, response_status: r.status, error: '' } };
+  if (r.kind === 'refused') return { outcome: 'refused', row: { status: 'refused', attempts, error: r.error } };
+  if (attempts >= maxAttempts) return { outcome: 'failed', row: { status: 'failed', attempts, response_status: r.status, error: r.error } };
+  return { outcome: 'retry', row: { attempts, response_status: r.status, error: r.error } };
+}
+
+/** The customers' webhook signing secrets, each read at most once in 5 s. */
+function webhookSecrets(ctx: AppContext): (customerId: string) => Promise<string> {
+  const secrets = new Map<string, string>();
+  return async (customerId) => {
+    let secret = secrets.get(customerId);
+    if (secret === undefined) {
+      secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
+      secrets.set(customerId, secret);
+      setTimeout(() => secrets.delete(customerId), 5000).unref();
+    }
+    return secret;
+  };
+}
+
+interface Sender {
+  deliveries: ReturnType<typeof webhookDeliveriesRepo>;
+  traces: DeliveryTraces;
+  egress: EgressPolicy;
+  timeoutMs: number;
+  maxAttempts: number;
+  baseDelay: number;
+}
+
+type Delivery = NonNullable<Awaited<ReturnType<Sender['deliveries']['oldestPending']>>>;
+
+/** One attempt at a delivery, recorded on its row; throws RetryLater when it is to be tried again. */
+async function deliverOnce({ deliveries, traces, egress, timeoutMs, maxAttempts, baseDelay }: Sender, d: Delivery, secret: string): Promise<void> {
+  const attempts = d.attempts + 1;
+  const span = await traces.start(d, attempts);
+  const r = await attempt({ uri: d.uri, method: d.method, secret, body: d.body, egress, timeoutMs });
+  const { outcome, row } = recorded(r, attempts, maxAttempts);
+  traces.end(span, r, outcome);
+  platformMetrics.webhookAttempts.labels(outcome).inc();
+  await deliveries.record(d.id, row);
+  if (outcome === 'retry' && r.kind === 'retry') throw new RetryLater(baseDelay * 2 ** (attempts - 1), r.error);
+}
+
+/** Turns a batch of events (stream order) into delivery rows, then wakes each customer's drain once. */
+async function deliveryRows(
+  {
+    ctx,
+    hooks,
+    traces,
+    deliveries,
+    wake,
+  }: { ctx: AppContext; hooks: ReturnType<typeof customerHookCache>; traces: DeliveryTraces; deliveries: Sender['deliveries']; wake: (customerId: string) => Promise<unknown> },
+  events: PlatformEvent[],
+): Promise<void> {
+  // a test event is sent right after the webhook was set: it goes to the webhook as it is now
+  for (const e of events) if (e.event_type === 'webhook_test') hooks.forget(e.customer_id);
+  const known = await hooks.of([...new Set(events.map((e) => e.customer_id).filter((id) => isUuid(id)))]);
+  const rows: DeliveryRow[] = [];
+  // each delivery's event id and the event whose trace it joins
+  const traced: [string, PlatformEvent][] = [];
+  for (const e of events) await deliveriesOf(ctx, e, known.get(e.customer_id), rows, traced);
+  // before the rows: a drain may take them at once
+  await traces.keep(traced);
+  for (const customerId of await deliveries.addMany(rows)) await wake(customerId);
 }

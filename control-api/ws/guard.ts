@@ -214,37 +214,8 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
   });
   await sub.subscribe(recheckChannel(ctx));
 
-  function armExpiry(s: GuardedSocket): void {
-    if (s.expiresAtMs === null) return;
-    // setTimeout holds at most ~24.8 days; a longer-lived credential is re-armed on the way
-    const arm = () => {
-      const left = s.expiresAtMs! - clock.nowMs();
-      if (left <= 0) return s.close(CLOSE_REVOKED, s.auth.kind === 'accesskey' ? 'accesskey expired' : 'token expired');
-      const t = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
-      t.unref();
-      timers.set(s, t);
-    };
-    arm();
-  }
-
   return {
-    async admit(req, url) {
-      const fake = upgradeRequest(req, url);
-      // the session cookie from another site's page opens nothing (docs/security.md "Origin checks")
-      if (foreignCookieRequest(ctx.config.publicUrl, fake, `${upgradeScheme(ctx, req)}://${req.headers.host ?? ''}`)) throw foreignOriginRefused();
-      const auth = await credentials.resolve(fake);
-      let info;
-      try {
-        info = await ctx.statusLookup(auth.customerId);
-      } catch (err) {
-        ctx.logger.warn({ err: String(err) }, 'customer status lookup failed; failing open');
-        info = undefined;
-      }
-      if (info === null) throw new ApiError('INVALID_CREDENTIALS', 'customer not found');
-      const refused = info ? statusError(info) : null;
-      if (refused) throw refused;
-      return { auth, expiresAtMs: await expiryOf(ctx, auth, fake) };
-    },
+    admit: (req, url) => admit(ctx, credentials, req, url),
     track(s) {
       // a delegate token's socket is rechecked for its delegator's customer too (a sign-out there ends it)
       const keys = [s.auth.customerId, ...(s.auth.kind === 'delegate' ? [s.auth.delegatorCustomerId] : [])].map((k) => k.toLowerCase());
@@ -253,7 +224,7 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
         if (!set) byCustomer.set(key, (set = new Set()));
         set.add(s);
       }
-      armExpiry(s);
+      armExpiry(timers, s);
       return () => {
         const t = timers.get(s);
         if (t) clearTimeout(t);
@@ -275,4 +246,37 @@ export async function createSocketGuard(ctx: AppContext, opts: SocketGuardOption
       sub.disconnect();
     },
   };
+}
+
+/** The upgrade's credential, refused for a foreign page's cookie or a customer not in good standing. */
+async function admit(ctx: AppContext, credentials: Credentials, req: http.IncomingMessage, url: URL): Promise<Admission> {
+  const fake = upgradeRequest(req, url);
+  // the session cookie from another site's page opens nothing (docs/security.md "Origin checks")
+  if (foreignCookieRequest(ctx.config.publicUrl, fake, `${upgradeScheme(ctx, req)}://${req.headers.host ?? ''}`)) throw foreignOriginRefused();
+  const auth = await credentials.resolve(fake);
+  let info;
+  try {
+    info = await ctx.statusLookup(auth.customerId);
+  } catch (err) {
+    ctx.logger.warn({ err: String(err) }, 'customer status lookup failed; failing open');
+    info = undefined;
+  }
+  if (info === null) throw new ApiError('INVALID_CREDENTIALS', 'customer not found');
+  const refused = info ? statusError(info) : null;
+  if (refused) throw refused;
+  return { auth, expiresAtMs: await expiryOf(ctx, auth, fake) };
+}
+
+/** Closes the socket when its credential expires (the timer kept in `timers`). */
+function armExpiry(timers: Map<GuardedSocket, NodeJS.Timeout>, s: GuardedSocket): void {
+  if (s.expiresAtMs === null) return;
+  // setTimeout holds at most ~24.8 days; a longer-lived credential is re-armed on the way
+  const arm = () => {
+    const left = s.expiresAtMs! - clock.nowMs();
+    if (left <= 0) return s.close(CLOSE_REVOKED, s.auth.kind === 'accesskey' ? 'accesskey expired' : 'token expired');
+    const t = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
+    t.unref();
+    timers.set(s, t);
+  };
+  arm();
 }

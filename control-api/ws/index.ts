@@ -85,42 +85,10 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
       untrack();
     });
     socket.on('error', () => socket.terminate());
-    socket.on('message', (raw: RawData, isBinary: boolean) => {
-      let msg: { type?: unknown; topics?: unknown };
-      try {
-        msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
-      } catch {
-        return socket.close(1008, 'message is not JSON');
-      }
-      if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
-        return socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
-      }
-      if (msg.type === 'unsubscribe') {
-        for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
-        return;
-      }
-      for (const raw of msg.topics) {
-        const t = parseTopic(raw);
-        if (!t) return socket.close(1008, `invalid topic ${String(raw).slice(0, 60)}`);
-        const why = refusal(t, auth);
-        if (why) return socket.close(1008, why.slice(0, 120));
-        c.topics.set(t.raw, t);
-      }
-      if (c.topics.size > maxTopics) socket.close(1008, `at most ${maxTopics} topics`);
-    });
+    socket.on('message', (raw: RawData, isBinary: boolean) => onMessage(c, raw, isBinary, maxTopics));
   }
 
-  const ping = setInterval(() => {
-    for (const c of hub.all()) {
-      if (!c.alive) {
-        hub.remove(c);
-        c.socket.terminate();
-        continue;
-      }
-      c.alive = false;
-      c.socket.ping();
-    }
-  }, opts.pingIntervalMs ?? 30_000);
+  const ping = setInterval(() => pingAll(hub), opts.pingIntervalMs ?? 30_000);
   ping.unref();
 
   // XREAD BLOCK holds its connection: the reader gets its own.
@@ -147,4 +115,42 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
       await stopped;
     },
   };
+}
+
+/** A subscribe or unsubscribe frame; a bad frame or a topic the credential may not see closes the socket. */
+function onMessage(c: Connection, raw: RawData, isBinary: boolean, maxTopics: number): void {
+  let msg: { type?: unknown; topics?: unknown };
+  try {
+    msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
+  } catch {
+    return c.socket.close(1008, 'message is not JSON');
+  }
+  if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
+    return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
+  }
+  if (msg.type === 'unsubscribe') {
+    for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
+    return;
+  }
+  for (const raw of msg.topics) {
+    const t = parseTopic(raw);
+    if (!t) return c.socket.close(1008, `invalid topic ${String(raw).slice(0, 60)}`);
+    const why = refusal(t, c.auth);
+    if (why) return c.socket.close(1008, why.slice(0, 120));
+    c.topics.set(t.raw, t);
+  }
+  if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
+}
+
+/** Pings every socket; one that did not answer the last ping is dropped. */
+function pingAll(hub: Hub): void {
+  for (const c of hub.all()) {
+    if (!c.alive) {
+      hub.remove(c);
+      c.socket.terminate();
+      continue;
+    }
+    c.alive = false;
+    c.socket.ping();
+  }
 }

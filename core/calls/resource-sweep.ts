@@ -76,11 +76,54 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
   };
   const warn = (what: string) => (err: Error) => d.logger.warn({ err: err.message, node: nodeId, what }, 'node sweep: event publish failed');
   const publish = (type: EventType, payload: ResourcePayload) => publishResourceEvent(d.events, type, payload).catch(warn(type));
-  const calls = [...callIds];
+  const s: Sweep = { d, nodeId, calls: [...callIds], r, warn, publish };
+  const confIds = await sweepConferences(s);
+  await sweepQueuecalls(s);
+  await sweepGroupcalls(s);
+  if (s.calls.length) await sweepCallTasks(s);
+  await sweepMediaTasks(s, [...s.calls, ...confIds]);
+  return r;
+}
 
-  // ---- conferences hosted here, and participants that were calls of this node
-  // hosted here: the record says so, or a participant was one of its calls; a conference hosted by
-  // another node (its participant joined through a bridge leg, media-app/xnode/) is skipped below
+/** One sweep's inputs and report, shared by its steps. */
+interface Sweep {
+  d: ResourceSweepDeps;
+  nodeId: string;
+  calls: string[];
+  r: ResourceSweepReport;
+  warn: (what: string) => (err: Error) => void;
+  publish: (type: EventType, payload: ResourcePayload) => Promise<unknown>;
+}
+
+/** Conferences hosted here, and participants that were calls of this node; the ids of the conferences. */
+async function sweepConferences(s: Sweep): Promise<string[]> {
+  const { d, r, warn } = s;
+  const confs = await conferencesHostedHere(s);
+  const confIds = confs.map((c) => c.id);
+  const ccRepo = conferencecallsRepo(d.db);
+  const ccs = (await d
+    .db('conferencecalls')
+    .whereIn('status', ['joining', 'joined', 'leaving'])
+    .where((q) => {
+      q.whereIn('conference_id', confIds.length ? confIds : [EMPTY_UUID]);
+      if (s.calls.length) q.orWhereIn('reference_id', s.calls);
+    })) as ConferencecallRow[];
+  const confRepo = conferencesRepo(d.db);
+  for (const cc of ccs) {
+    const t = await ccRepo.transition(cc.id, 'leaved');
+    if (!t.changed || !t.conferencecall) continue;
+    r.conferencecalls.push(cc.id);
+    await confRepo.removeCall(cc.conference_id, cc.id);
+    await publishConferencecall(d.events, t.conferencecall).catch(warn('conferencecall'));
+  }
+  r.recordings.push(...(await endRecordings(d.db, confIds)));
+  for (const c of confs) await endConference(s, c);
+  return confIds;
+}
+
+// hosted here: the record says so, or a participant was one of its calls; a conference hosted by
+// another node (its participant joined through a bridge leg, media-app/xnode/) is skipped
+async function conferencesHostedHere({ d, nodeId, calls }: Sweep): Promise<ConferenceRow[]> {
   const joinedHere = calls.length
     ? ((await d.db('conferencecalls').whereIn('reference_id', calls).whereIn('status', ['joining', 'joined', 'leaving']).distinct().pluck('conference_id')) as string[])
     : [];
@@ -97,42 +140,29 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
     if (host ? host !== nodeId : c.node_id !== nodeId) continue; // hosted elsewhere (again) since
     confs.push(c);
   }
-  const confIds = confs.map((c) => c.id);
-  const ccRepo = conferencecallsRepo(d.db);
-  const ccs = (await d
-    .db('conferencecalls')
-    .whereIn('status', ['joining', 'joined', 'leaving'])
-    .where((q) => {
-      q.whereIn('conference_id', confIds.length ? confIds : [EMPTY_UUID]);
-      if (calls.length) q.orWhereIn('reference_id', calls);
-    })) as ConferencecallRow[];
-  const confRepo = conferencesRepo(d.db);
-  for (const cc of ccs) {
-    const t = await ccRepo.transition(cc.id, 'leaved');
-    if (!t.changed || !t.conferencecall) continue;
-    r.conferencecalls.push(cc.id);
-    await confRepo.removeCall(cc.conference_id, cc.id);
-    await publishConferencecall(d.events, t.conferencecall).catch(warn('conferencecall'));
-  }
-  r.recordings.push(...(await endRecordings(d.db, confIds)));
-  for (const c of confs) {
-    if (c.type === 'conference' && c.status === 'progressing') {
-      // the room outlives its host: the next join (any node) claims it again
-      await d.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, d.keyPrefix + conferenceNodeKey(c.id), nodeId);
-      const row = await d.db('conferences').where({ id: c.id, status: 'progressing' }).update({ recording_id: EMPTY_UUID, transcribe_id: EMPTY_UUID, tm_update: clock.now() }).returning('*');
-      r.conferencesReleased.push(c.id);
-      if (row[0]) await publishConference(d.events, 'conference_updated', row[0] as ConferenceRow).catch(warn('conference'));
-      continue;
-    }
-    const t = await confRepo.transition(c.id, 'terminated');
-    await d.redis.del(d.keyPrefix + conferenceNodeKey(c.id));
-    if (t.changed && t.conference) {
-      r.conferencesEnded.push(c.id);
-      await publishConference(d.events, 'conference_updated', t.conference).catch(warn('conference'));
-    }
-  }
+  return confs;
+}
 
-  // ---- queuecalls: of the node, or of its calls
+/** A live conference room is released for the next join to claim; any other conference ends. */
+async function endConference({ d, nodeId, r, warn }: Sweep, c: ConferenceRow): Promise<void> {
+  if (c.type === 'conference' && c.status === 'progressing') {
+    // the room outlives its host: the next join (any node) claims it again
+    await d.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, d.keyPrefix + conferenceNodeKey(c.id), nodeId);
+    const row = await d.db('conferences').where({ id: c.id, status: 'progressing' }).update({ recording_id: EMPTY_UUID, transcribe_id: EMPTY_UUID, tm_update: clock.now() }).returning('*');
+    r.conferencesReleased.push(c.id);
+    if (row[0]) await publishConference(d.events, 'conference_updated', row[0] as ConferenceRow).catch(warn('conference'));
+    return;
+  }
+  const t = await conferencesRepo(d.db).transition(c.id, 'terminated');
+  await d.redis.del(d.keyPrefix + conferenceNodeKey(c.id));
+  if (t.changed && t.conference) {
+    r.conferencesEnded.push(c.id);
+    await publishConference(d.events, 'conference_updated', t.conference).catch(warn('conference'));
+  }
+}
+
+/** Queuecalls of the node, or of its calls. */
+async function sweepQueuecalls({ d, nodeId, calls, r }: Sweep): Promise<void> {
   const qcRepo = queuecallsRepo(d.db);
   const qcs = (await d
     .db('queuecalls')
@@ -149,8 +179,10 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
     r.queuecalls.push(qc.id);
     await publishQueuecallStatus(d.events, row);
   }
+}
 
-  // ---- groupcalls run by the node
+/** Groupcalls run by the node. */
+async function sweepGroupcalls({ d, nodeId, r, publish }: Sweep): Promise<void> {
   const gcRepo = groupcallsRepo(d.db);
   for (const id of (await d.db('groupcalls').where({ node_id: nodeId }).whereNot({ status: 'hangup' }).pluck('id')) as string[]) {
     const t = await gcRepo.transition(id, 'hangup');
@@ -158,31 +190,33 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
     r.groupcalls.push(id);
     await publish('groupcall_hangup', groupcallJson(t.row));
   }
+}
 
-  if (calls.length) {
-    // ---- transfers of its calls
-    const open = (await d
-      .db('transfers')
-      .whereIn('status', ['initiating', 'consulting'])
-      .where((q) => void q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
-      .pluck('id')) as string[];
-    for (const id of open) {
-      const [row] = await d.db('transfers').where({ id }).whereIn('status', ['initiating', 'consulting']).update({ status: 'failed', tm_update: clock.now() }).returning('id');
-      if (row) r.transfers.push(id);
-    }
-
-    // ---- AI calls on its calls
-    const aiRepo = aicallsRepo(d.db);
-    for (const id of (await d.db('aicalls').whereIn('reference_id', calls).whereNot({ status: 'terminated' }).whereNull('tm_delete').pluck('id')) as string[]) {
-      const row = await aiRepo.transition(id, 'terminated');
-      if (!row) continue;
-      r.aicalls.push(id);
-      await publish(AICALL_EVENT.terminated as EventType, aicallJson(row));
-    }
+/** Transfers and AI calls of the node's calls. */
+async function sweepCallTasks({ d, calls, r, publish }: Sweep): Promise<void> {
+  // transfers of its calls
+  const open = (await d
+    .db('transfers')
+    .whereIn('status', ['initiating', 'consulting'])
+    .where((q) => void q.whereIn('transferer_call_id', calls).orWhereIn('transferee_call_id', calls))
+    .pluck('id')) as string[];
+  for (const id of open) {
+    const [row] = await d.db('transfers').where({ id }).whereIn('status', ['initiating', 'consulting']).update({ status: 'failed', tm_update: clock.now() }).returning('id');
+    if (row) r.transfers.push(id);
   }
 
-  // ---- speakings and transcribes on its calls and on the conferences it hosted
-  const refs = [...calls, ...confIds];
+  // AI calls on its calls
+  const aiRepo = aicallsRepo(d.db);
+  for (const id of (await d.db('aicalls').whereIn('reference_id', calls).whereNot({ status: 'terminated' }).whereNull('tm_delete').pluck('id')) as string[]) {
+    const row = await aiRepo.transition(id, 'terminated');
+    if (!row) continue;
+    r.aicalls.push(id);
+    await publish(AICALL_EVENT.terminated as EventType, aicallJson(row));
+  }
+}
+
+/** Speakings and transcribes on the node's calls and on the conferences it hosted. */
+async function sweepMediaTasks({ d, r, publish }: Sweep, refs: string[]): Promise<void> {
   if (refs.length) {
     const sRepo = speakingsRepo(d.db);
     for (const id of (await d.db('speakings').whereIn('reference_id', refs).whereNot({ status: 'stopped' }).pluck('id')) as string[]) {
@@ -197,7 +231,6 @@ export async function sweepResources(d: ResourceSweepDeps, nodeId: string, callI
       await publish('transcribe_done', transcribeJson(row));
     }
   }
-  return r;
 }
 
 /** Ends the live recordings of these references (conference recordings; call recordings are node-sweep.ts's). */

@@ -76,22 +76,7 @@ export function parseSdp(text: string): SessionDescription {
       inAudio = media === 'audio' && !sawAudio;
       if (inAudio) {
         sawAudio = true;
-        const p = Number(port?.split('/')[0]);
-        if (!Number.isInteger(p) || p < 0 || p > 65535) throw new SdpError(`bad port in m-line: ${line}`);
-        audio = {
-          port: p,
-          proto: proto ?? '',
-          address: '',
-          formats: fmts
-            .filter((f) => /^\d+$/.test(f))
-            .map((f) => {
-              const pt = Number(f);
-              const st = STATIC[pt];
-              return { pt, encoding: st?.encoding ?? '', clockRate: st?.clockRate ?? 8000, channels: 1 };
-            }),
-          direction: sessionDirection,
-          rtcpMux: false,
-        };
+        audio = audioOfMLine(line, port, proto, fmts, sessionDirection);
       }
       continue;
     }
@@ -116,31 +101,56 @@ export function parseSdp(text: string): SessionDescription {
       }
       if (name === 'rtcp-xr' && (!inMedia || inAudio)) rtcpXr = true;
       if (!inAudio || !audio) continue;
-      if (name === 'rtpmap') {
-        const m = /^(\d+)\s+([^/\s]+)\/(\d+)(?:\/(\d+))?/.exec(arg);
-        if (!m) throw new SdpError(`bad rtpmap: ${line}`);
-        const f = audio.formats.find((x) => x.pt === Number(m[1]));
-        if (f) {
-          f.encoding = m[2].toUpperCase();
-          f.clockRate = Number(m[3]);
-          f.channels = m[4] ? Number(m[4]) : 1;
-        }
-      } else if (name === 'fmtp') {
-        const m = /^(\d+)\s+(.*)$/.exec(arg);
-        const f = m && audio.formats.find((x) => x.pt === Number(m[1]));
-        if (f) f.fmtp = m![2];
-      } else if (name === 'ptime') {
-        const n = Number(arg);
-        if (n > 0) audio.ptime = n;
-      } else if (name === 'rtcp') {
-        const n = Number(arg.split(/\s+/)[0]);
-        if (n > 0) audio.rtcpPort = n;
-      } else if (name === 'rtcp-mux') audio.rtcpMux = true;
+      audioAttribute(audio, name, arg, line);
     }
   }
   if (audio) audio.address = audioAddress || sessionAddress;
   if (audio && !audio.address && audio.port !== 0) throw new SdpError('no connection address for audio');
   return { origin, sessionName, address: sessionAddress, audio, rtcpXr, raw: text };
+}
+
+/** The audio section an m=audio line opens (static payload types named; rtpmap lines fill the rest). */
+function audioOfMLine(line: string, port: string | undefined, proto: string | undefined, fmts: string[], direction: Direction): AudioMedia {
+  const p = Number(port?.split('/')[0]);
+  if (!Number.isInteger(p) || p < 0 || p > 65535) throw new SdpError(`bad port in m-line: ${line}`);
+  return {
+    port: p,
+    proto: proto ?? '',
+    address: '',
+    formats: fmts
+      .filter((f) => /^\d+$/.test(f))
+      .map((f) => {
+        const pt = Number(f);
+        const st = STATIC[pt];
+        return { pt, encoding: st?.encoding ?? '', clockRate: st?.clockRate ?? 8000, channels: 1 };
+      }),
+    direction,
+    rtcpMux: false,
+  };
+}
+
+/** An a= line of the audio section: rtpmap, fmtp, ptime, rtcp, rtcp-mux (others are ignored). */
+function audioAttribute(audio: AudioMedia, name: string, arg: string, line: string): void {
+  if (name === 'rtpmap') {
+    const m = /^(\d+)\s+([^/\s]+)\/(\d+)(?:\/(\d+))?/.exec(arg);
+    if (!m) throw new SdpError(`bad rtpmap: ${line}`);
+    const f = audio.formats.find((x) => x.pt === Number(m[1]));
+    if (f) {
+      f.encoding = m[2].toUpperCase();
+      f.clockRate = Number(m[3]);
+      f.channels = m[4] ? Number(m[4]) : 1;
+    }
+  } else if (name === 'fmtp') {
+    const m = /^(\d+)\s+(.*)$/.exec(arg);
+    const f = m && audio.formats.find((x) => x.pt === Number(m[1]));
+    if (f) f.fmtp = m![2];
+  } else if (name === 'ptime') {
+    const n = Number(arg);
+    if (n > 0) audio.ptime = n;
+  } else if (name === 'rtcp') {
+    const n = Number(arg.split(/\s+/)[0]);
+    if (n > 0) audio.rtcpPort = n;
+  } else if (name === 'rtcp-mux') audio.rtcpMux = true;
 }
 
 export interface LocalMediaOptions {
