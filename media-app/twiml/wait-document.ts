@@ -28,6 +28,9 @@ export interface WaitDocument {
 
 export type WaitEnd = 'aborted' | 'leave' | 'hangup' | 'done';
 
+/** A document played once (a whisper) follows at most this many Redirects, so a Redirect loop cannot hold the caller. */
+const MAX_ONCE_REDIRECTS = 10;
+
 /** A turn that played nothing waits this long before the next fetch, so an empty document cannot spin. */
 const MIN_TURN_MS = 1000;
 
@@ -55,7 +58,12 @@ function silence(ctx: ActionContext, signal: AbortSignal): Promise<void> {
 export async function playWaitDocument(ctx: ActionContext, call: CallPort, w: WaitDocument, signal: AbortSignal): Promise<WaitEnd> {
   const svc = ctx.services.twiml;
   let next = { url: w.url, method: w.method };
+  let turns = 0;
   while (!signal.aborted) {
+    if (w.once && turns++ > MAX_ONCE_REDIRECTS) {
+      ctx.note('twiml_error', { code: 12200, message: `more than ${MAX_ONCE_REDIRECTS} Redirects in a document played once`, url: next.url, wait: w.kind });
+      return 'done';
+    }
     const started = Date.now();
     try {
       if (isAudioUrl(next.url)) {
