@@ -40,6 +40,8 @@ export const ACTION_TYPES = [
   'mute',
   'park',
   'play',
+  /** Our extension (TwiML <Dial><Queue>): takes the oldest waiting caller of a queue and bridges the two. */
+  'queue_dequeue',
   'queue_join',
   'recording_start',
   'recording_stop',

@@ -18,7 +18,7 @@ import { compileSay } from './verbs/say';
 export type WaitStep = { kind: 'media'; action: Action; times: number } | { kind: 'redirect'; url: string; method: 'GET' | 'POST' } | { kind: 'leave' } | { kind: 'hangup' };
 
 /** `announcement`: a Conferences/Participants AnnounceUrl document (Play and Say only, as Twilio). */
-export type WaitKind = 'conference' | 'queue' | 'announcement';
+export type WaitKind = 'conference' | 'queue' | 'announcement' | 'whisper';
 
 const MEDIA = { Play: compilePlay, Say: compileSay, Pause: compilePause } as const;
 const MEDIA_TYPES = new Set(['play', 'talk', 'sleep']);
@@ -66,7 +66,7 @@ export function compileWaitDocument(text: string, kind: WaitKind, opts: CompileO
     } else if (kind === 'queue' && (name === 'Leave' || name === 'Hangup')) {
       new Attrs(node, []);
       steps.push({ kind: name === 'Leave' ? 'leave' : 'hangup' });
-    } else throw schemaError(`<${name}> is not allowed in a ${kind === 'queue' ? 'queue' : 'conference'} wait document`);
+    } else throw schemaError(`<${name}> is not allowed in a ${kind === 'whisper' ? '<Dial><Queue url>' : kind === 'queue' ? 'queue wait' : 'conference wait'} document`);
   }
   return steps;
 }

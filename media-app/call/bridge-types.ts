@@ -42,8 +42,11 @@ export interface BridgeParty {
  * - return_to_flow: the owner (the call whose flow opened the bridge: connect's master, the queue's
  *   caller, the call of a cross-node conference leg) is unbridged and its flow goes on; any other
  *   survivor is hung up. Once a transfer replaces the owner, the rule becomes hangup_other.
+ * - return_both: both sides' flows wait on it (a <Dial><Queue> dequeue: the queued caller's Enqueue
+ *   and the dequeuing call's Dial): the side that stays is unbridged and its flow goes on. A replace
+ *   makes it return_to_flow, owned by the side that was not replaced.
  */
-export type LeaveRule = { readonly kind: 'hangup_other' } | { readonly kind: 'return_to_flow'; readonly owner: BridgeParty };
+export type LeaveRule = { readonly kind: 'hangup_other' } | { readonly kind: 'return_to_flow'; readonly owner: BridgeParty } | { readonly kind: 'return_both' };
 
 /** Why the bridge is paused (the two sides stay its members, their media unlinked). */
 export type PauseReason = 'hold' | 'consult' | 'supervise';

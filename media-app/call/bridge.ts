@@ -254,6 +254,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
     this.watch(by);
     // the owner's flow no longer waits on this bridge
     if (this.rule.kind === 'return_to_flow' && this.rule.owner === old) this.rule = { kind: 'hangup_other' };
+    else if (this.rule.kind === 'return_both') this.rule = { kind: 'return_to_flow', owner: slot === 'a' ? this.slots.b : this.slots.a };
     this.emit('replaced', old, by);
   }
 
@@ -279,7 +280,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
       let action: BridgeEnd['survivor'] = null;
       if (survivor && left) {
         await left.done.catch(noop);
-        if (this.rule.kind === 'return_to_flow' && this.rule.owner === survivor) action = 'returned';
+        if (this.rule.kind === 'return_both' || (this.rule.kind === 'return_to_flow' && this.rule.owner === survivor)) action = 'returned';
         else {
           await survivor.hangup('normal').catch(noop);
           action = 'hung_up';

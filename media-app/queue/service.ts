@@ -26,6 +26,7 @@ import { abortError } from '../kit/clock';
 import { ringAgent, type Ringing } from './ring';
 import { playWaitAudio } from './wait-audio';
 import { playWaitDocument } from '../twiml/wait-document';
+import { dequeueCaller, type DequeueOptions } from './dequeue';
 
 /** How often waiting callers look for an agent again (agents freed elsewhere, status changes). */
 export const DISPATCH_INTERVAL_MS = 500;
@@ -35,12 +36,17 @@ export const UNANSWERED_COOLDOWN_MS = 5000;
 /** Why a caller's wait ends; `leave`: its TwiML wait document said <Leave>. */
 type EndHow = 'timeout' | 'kick' | 'service_over' | 'leave';
 
-interface Entry {
+export interface Entry {
   qc: QueuecallRow;
   queue: QueueRow;
   caller: CallSession;
   ctx: ActionContext;
+  /** The wait audio's (aborted when an agent or a dequeue takes the caller); `startWait` plays it again. */
   wait: AbortController;
+  audio: Promise<void>;
+  startWait: () => void;
+  /** A <Dial><Queue> dequeue's bridge (dequeue.ts), closed when the caller's wait ends. */
+  bridge: Bridge | null;
   /** Where the caller is (the queuecall row follows it, written by `move`). */
   state: 'waiting' | 'connecting' | 'service' | 'ended';
   dispatching: boolean;
@@ -120,16 +126,22 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     if (!moved) return NEXT; // kicked before it started
     qc = moved;
 
-    const wait = new AbortController();
     const waitFlow = await waitFlowLoad;
     let finish!: (how: EndHow) => void;
     const ended = new Promise<EndHow>((r) => (finish = r));
-    const entry: Entry = { qc, queue, caller, ctx, wait, state: 'waiting', dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() };
+    const call = ctx.call;
+    const entry: Entry = {
+      ...{ qc, queue, caller, ctx, wait: new AbortController(), audio: Promise.resolve(), startWait: () => undefined, bridge: null },
+      ...{ state: 'waiting', dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() },
+    };
+    entry.startWait = () => {
+      entry.wait = new AbortController();
+      const waitSignal = AbortSignal.any([entry.wait.signal, ctx.signal]);
+      entry.audio = waitDoc ? this.waitDocument(entry, waitDoc, waitSignal) : playWaitAudio(call, waitFlow?.actions, waitSignal, (sig) => this.ringback(caller, sig));
+    };
     this.entries.set(qc.id, entry);
     this.emit('waiting', { queuecallId: qc.id, at: performance.timeOrigin + performance.now() });
-
-    const waitSignal = AbortSignal.any([wait.signal, ctx.signal]);
-    const audio = waitDoc ? this.waitDocument(entry, waitDoc, waitSignal) : playWaitAudio(ctx.call, waitFlow?.actions, waitSignal, (sig) => this.ringback(caller, sig));
+    entry.startWait();
     const waitTimer = queue.wait_timeout > 0 ? setTimeout(() => entry.state !== 'service' && finish('timeout'), queue.wait_timeout) : null;
     const onAbort = () => finish('kick');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -149,8 +161,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       if (waitTimer) clearTimeout(waitTimer);
-      wait.abort();
-      await audio;
+      entry.wait.abort();
+      await entry.audio;
       this.entries.delete(qc.id);
     }
     if (ctx.signal.aborted) throw abortError(ctx.signal);
@@ -206,6 +218,11 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     } finally {
       signal.removeEventListener('abort', stop);
     }
+  }
+
+  /** The queue_dequeue action (TwiML <Dial><Queue>): see dequeue.ts. */
+  dequeue(ctx: ActionContext, queueId: string, opts: DequeueOptions): Promise<Outcome> {
+    return dequeueCaller({ factory: this.factory, publisher: this.publisher, entries: this.entries, move: (qc, to, extra, from) => this.move(qc, to, extra, from), events: this }, ctx, queueId, opts);
   }
 
   /** The kick command (idempotent: an unknown or ended queuecall is left alone). */
@@ -314,6 +331,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     e.wait.abort();
     e.ringing?.cancel();
     if (e.agentLeg && !e.agentLeg.isEnded) await e.agentLeg.hangup('normal');
+    // a dequeue's bridge: the dequeuing call's flow goes on (its Dial action)
+    if (e.bridge && e.bridge.state !== 'closed') await e.bridge.close().catch(() => undefined);
     const now = Date.now();
     const current = (await queuecallsRepo(this.db).get(null, e.qc.id, { includeDeleted: true })) ?? e.qc;
     const served = wasService || current.status === 'service' || (current.status === 'kicking' && current.tm_service !== null);

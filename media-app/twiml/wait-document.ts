@@ -22,9 +22,14 @@ export interface WaitDocument {
   kind: WaitKind;
   /** Parameters added to the call's on each fetch (an Enqueue's QueuePosition, QueueTime...). */
   params?: () => Promise<Record<string, string>>;
+  /** Played once, not looped (a <Dial><Queue url> whisper): ends 'done' after its last step (a Redirect is followed). */
+  once?: boolean;
 }
 
-export type WaitEnd = 'aborted' | 'leave' | 'hangup';
+export type WaitEnd = 'aborted' | 'leave' | 'hangup' | 'done';
+
+/** A document played once (a whisper) follows at most this many Redirects, so a Redirect loop cannot hold the caller. */
+const MAX_ONCE_REDIRECTS = 10;
 
 /** A turn that played nothing waits this long before the next fetch, so an empty document cannot spin. */
 const MIN_TURN_MS = 1000;
@@ -42,6 +47,8 @@ async function playStep(ctx: ActionContext, call: CallPort, step: WaitStep & { k
   }
 }
 
+const redirected = (steps: WaitStep[]): boolean => steps.some((s) => s.kind === 'redirect');
+
 /** Waits until `signal` aborts; never rejects with the abort. */
 function silence(ctx: ActionContext, signal: AbortSignal): Promise<void> {
   return ctx.clock.sleep(2 ** 31 - 1, signal).catch(() => undefined);
@@ -51,11 +58,18 @@ function silence(ctx: ActionContext, signal: AbortSignal): Promise<void> {
 export async function playWaitDocument(ctx: ActionContext, call: CallPort, w: WaitDocument, signal: AbortSignal): Promise<WaitEnd> {
   const svc = ctx.services.twiml;
   let next = { url: w.url, method: w.method };
+  let turns = 0;
   while (!signal.aborted) {
+    if (w.once && turns++ > MAX_ONCE_REDIRECTS) {
+      ctx.note('twiml_error', { code: 12200, message: `more than ${MAX_ONCE_REDIRECTS} Redirects in a document played once`, url: next.url, wait: w.kind });
+      return 'done';
+    }
     const started = Date.now();
     try {
-      if (isAudioUrl(next.url)) await call.play([next.url], signal);
-      else {
+      if (isAudioUrl(next.url)) {
+        await call.play([next.url], signal);
+        if (w.once) return signal.aborted ? 'aborted' : 'done';
+      } else {
         if (!svc) throw new TwimlError(11200, 'the twiml subsystem is not running on this node');
         const authToken = await svc.authToken(ctx.customerId);
         if (!authToken) throw new TwimlError(11200, 'the customer is gone');
@@ -73,11 +87,14 @@ export async function playWaitDocument(ctx: ActionContext, call: CallPort, w: Wa
           // a media failure (TTS, an unplayable file) is noted; the wait goes on with the next step
           await playStep(ctx, call, step, signal).catch((err: Error) => signal.aborted || ctx.note('wait_play_failed', { message: err.message, url: next.url }));
         }
+        // played once: done unless the document ended on a Redirect (followed next turn)
+        if (w.once && !signal.aborted && !redirected(steps)) return 'done';
       }
     } catch (e) {
       if (signal.aborted) break;
       if (!(e instanceof TwimlError)) throw e;
       ctx.note('twiml_error', { code: e.code, message: e.message, url: next.url, wait: w.kind });
+      if (w.once) return 'done';
       await silence(ctx, signal);
       break;
     }

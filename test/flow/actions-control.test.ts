@@ -162,11 +162,12 @@ describe('flow actions on a virtual call: control', () => {
 
   it('actions of later subsystems end the activeflow with an error naming the subsystem', async () => {
     const later = ACTION_TYPES.filter((t) => ACTION_SPECS[t].subsystem);
-    expect(later).to.have.length(23);
+    expect(later).to.have.length(24);
     const samples: Record<string, Record<string, unknown>> = {
       conference_join: { conference_id: id(1) },
       confbridge_join: { confbridge_id: id(1) },
       queue_join: { queue_id: id(1) },
+      queue_dequeue: { queue_id: id(1) },
       message_send: { destinations: [{ type: 'tel', target: '+1' }], text: 'x' },
       email_send: { destinations: [{ type: 'email', target: 'a@b' }] },
       conversation_send: { conversation_id: id(1), text: 'x' },

@@ -12,7 +12,7 @@ function problems(actions: unknown) {
 
 describe('flow validation', () => {
   it('registers every action type of the spec, and our extensions park, twiml and voicemail, with a schema', () => {
-    expect(ACTION_TYPES).to.have.length(51);
+    expect(ACTION_TYPES).to.have.length(52);
     expect(ACTION_TYPES).to.include.members(['park', 'twiml', 'voicemail', 'voicemail_main', 'speech_gather']);
     for (const t of ACTION_TYPES) expect(ACTION_SPECS[t].schema, t).to.not.equal(undefined);
   });

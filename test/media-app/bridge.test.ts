@@ -125,6 +125,21 @@ describe('Bridge with real calls', function () {
     for (const x of [p, q, r, t]) expect((await x.sipp.done).code).to.equal(0);
   });
 
+  it('return_both: either side leaving unlinks the other, whose flow goes on (a <Dial><Queue> dequeue)', async () => {
+    const [p, q, r] = [await upCall(), await upCall(), await upCall()];
+    const first = await Bridge.open(p.call, q.call, { kind: 'return_both' });
+    await q.call.hangup();
+    expect(await first.ended).to.include({ why: 'left', slot: 'b', survivor: 'returned' });
+    expect(p.call.isEnded, 'a stays up').to.equal(false);
+    const second = await Bridge.open(p.call, r.call, { kind: 'return_both' });
+    await hears(r.tone, 'linked again');
+    await p.call.hangup();
+    expect(await second.ended).to.include({ why: 'left', slot: 'a', survivor: 'returned' });
+    expect(r.call.isEnded, 'b stays up').to.equal(false);
+    await r.call.hangup();
+    for (const x of [p, q, r]) expect((await x.sipp.done).code).to.equal(0);
+  });
+
   it('a paused bridge consults a third call: the consulting side leaving completes it, the target leaving gives the waiting side back', async () => {
     const [x, a, c, c2] = [await upCall(), await upCall(), await upCall(), await upCall()];
     const br = await Bridge.open(x.call, a.call, { kind: 'return_to_flow', owner: x.call });

@@ -175,7 +175,7 @@ describe('TwiML compiler (core/twiml)', () => {
     r.enqueue(conf);
     expect(shape(compile(r))).to.deep.equal([
       { type: 'conference_join', option: { conference_id: conf, beep: 'true' } },
-      { type: 'queue_join', option: { queue_id: conf } },
+      { type: 'queue_dequeue', option: { queue_id: conf, timeout: 30_000 } },
       { type: 'queue_join', option: { queue_id: conf } },
     ]);
     // startConferenceOnEnter="false" waits for the room to start (conference-wait.test.ts), with an id as with a name

@@ -20,14 +20,14 @@ const { VoiceResponse } = twilio.twiml;
 const HEARS = 15;
 
 describe('TwiML conferences and queues by name: compiler', () => {
-  it('names become conference_join / queue_join by name; attributes map to the participant', () => {
+  it('names become conference_join / queue_dequeue / queue_join by name; attributes map to the participant', () => {
     const r = new VoiceResponse();
     r.dial().conference({ muted: true, endConferenceOnExit: true, maxParticipants: 3, participantLabel: 'coach', beep: 'false', startConferenceOnEnter: true }, 'Room 1234');
     r.dial().queue('support');
     r.enqueue('support');
     expect(shape(compileTwiml(r.toString()))).to.deep.equal([
       { type: 'conference_join', option: { name: 'Room 1234', max_participants: 3, muted: true, end_on_exit: true, label: 'coach' } },
-      { type: 'queue_join', option: { name: 'support' } },
+      { type: 'queue_dequeue', option: { name: 'support', timeout: 30_000 } },
       { type: 'queue_join', option: { name: 'support' } },
     ]);
   });

@@ -77,6 +77,24 @@ export const queue_join = z
     wait_method: z.enum(['GET', 'POST']).optional(),
   })
   .refine((o) => (o.queue_id === undefined) !== (o.name === undefined), 'must have exactly one of queue_id and name');
+/**
+ * Our extension (TwiML <Dial><Queue>): the caller takes the oldest waiting caller of the queue on this
+ * node (by queue_id, or by name: the customer's queue of that name, made on first use), waiting up to
+ * `timeout` ms for one; with `url` that caller hears this TwiML document (Play, Say, Pause, Redirect)
+ * once, fetched with `method`, before the two are bridged.
+ */
+export const queue_dequeue = z
+  .object({
+    queue_id: uuid.optional(),
+    name: z.string().min(1, 'must not be empty').max(QUEUE_NAME_MAX, `at most ${QUEUE_NAME_MAX} characters`).optional(),
+    url: z
+      .string()
+      .regex(/^https?:\/\/.+/, 'must be an http or https URL')
+      .optional(),
+    method: z.enum(['GET', 'POST']).optional(),
+    timeout: z.number().int('must be an integer').min(1000, 'must be >= 1000').max(600_000, 'must be <= 600000').optional(),
+  })
+  .refine((o) => (o.queue_id === undefined) !== (o.name === undefined), 'must have exactly one of queue_id and name');
 /** Our extension (docs/pbx.md "Park"): parks the call in `slot` or the first free slot of its customer. */
 export const park = z.object({ slot: z.number().int().min(1).max(999_999).optional() });
 

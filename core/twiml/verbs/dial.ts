@@ -2,8 +2,8 @@
  * <Dial>: Number / Sip / Client (an extension of the customer, by name) nouns, or plain text (a
  * number), become one connect: every destination rings at once and the first to answer is bridged,
  * as on Twilio. Conference and Queue take this platform's conference or queue id (a UUID or its
- * CF…/QU… SID) or a friendly name, and become conference_join / queue_join (by id or by name: the
- * name is looked up, or the room made, when the action runs).
+ * CF…/QU… SID) or a friendly name, and become conference_join / queue_dequeue (by id or by name:
+ * the name is looked up, or the room made, when the action runs).
  * `callerId` is the source. With `action`, the URL is fetched after the bridge ends with
  * DialCallStatus, DialCallDuration and DialCallSid (with <Sip>: DialSipCallId, DialSipResponseCode);
  * without it, the next verb runs. Around a
@@ -117,6 +117,27 @@ export function queueJoinOption(noun: TwimlElement): Record<string, string> {
   return 'id' in target ? { queue_id: target.id } : { name: target.name };
 }
 
+/**
+ * <Dial><Queue>: dequeues (queue_dequeue): the oldest caller waiting in the queue, waiting `timeout`
+ * seconds for one; `url` (`method`, default POST) is played to that caller before the bridge. With
+ * `action`: DialCallStatus (completed / no-answer), QueueSid, QueueTime.
+ */
+function compileDequeue(p: Program, a: Attrs, room: TwimlElement, ringSec: number): void {
+  const q = new Attrs(room, ['url', 'method']);
+  const url = q.str('url');
+  p.add('queue_dequeue', {
+    ...queueJoinOption(room),
+    ...(url !== undefined ? { url: p.url('Queue', 'url', url), method: q.method() ?? 'POST' } : {}),
+    timeout: ringSec * 1000,
+  });
+  const action = a.str('action');
+  if (action === undefined) return;
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}DialCallStatus`, value: '${svc.dequeue.status}' });
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}QueueSid`, value: '${svc.dequeue.queue_sid}' });
+  p.add('variable_set', { key: `${TWIML_VARS.paramPrefix}QueueTime`, value: '${svc.dequeue.queue_time}' });
+  p.add('twiml', { url: p.url('Dial', 'action', action), method: a.method() ?? 'POST' });
+}
+
 function destination(noun: TwimlElement): Dest {
   new Attrs(noun, []);
   const t = textOf(noun);
@@ -150,12 +171,7 @@ export function compileDial(p: Program, el: TwimlElement): void {
   const room = nouns.find((n) => n.name === 'Conference' || n.name === 'Queue');
   if (room) {
     if (nouns.length > 1) throw schemaError(`<Dial><${room.name}> must be the only noun`);
-    if (room.name === 'Queue') {
-      if (a.str('action') !== undefined) throw schemaError('<Dial> action with <Queue> is not supported here');
-      new Attrs(room, []);
-      p.add('queue_join', queueJoinOption(room));
-      return;
-    }
+    if (room.name === 'Queue') return compileDequeue(p, a, room, ringSec);
     compileConference(p, room);
     const action = a.str('action');
     if (action === undefined) return;

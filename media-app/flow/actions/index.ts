@@ -36,6 +36,7 @@ import { MessageSend } from './message_send';
 import { Mute } from './mute';
 import { Play } from './play';
 import { QueueJoin } from './queue_join';
+import { QueueDequeue } from './queue_dequeue';
 import { Park } from './park';
 import { RecordingStart } from './recording_start';
 import { RecordingStop } from './recording_stop';
@@ -89,6 +90,7 @@ export const ACTION_CLASSES: Readonly<Record<ActionType, FlowTaskClass>> = {
   mute: Mute,
   play: Play,
   queue_join: QueueJoin,
+  queue_dequeue: QueueDequeue,
   park: Park,
   recording_start: RecordingStart,
   recording_stop: RecordingStop,

@@ -26,6 +26,8 @@ export function summary(type: string, o: Record<string, unknown>): string {
       return 'stops recording';
     case 'queue_join':
       return 'puts the caller in a queue';
+    case 'queue_dequeue':
+      return 'takes the first caller waiting in a queue';
     case 'park':
       return 'parks the call';
     case 'conference_join':
