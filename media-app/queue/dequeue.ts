@@ -25,7 +25,7 @@ import { Bridge } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import type { CallSession } from '../call/session';
 import { type ActionContext, NEXT, type Outcome } from '../flow/actions/base';
-import { abortError } from '../flow/clock';
+import { abortError } from '../kit/clock';
 import { playWaitDocument } from '../twiml/wait-document';
 import type { Entry, QueueServiceEvents } from './service';
 
