@@ -122,14 +122,10 @@ function legFacts(leg: CallSession | undefined): Pick<ConnectResult, 'leg_id' | 
   return { leg_id: leg.id, ...(sip ? { sip_call_id: sip.callId, ...(sip.status ? { sip_status: sip.status } : {}) } : {}) };
 }
 
+type ConnectOpts = { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number; holdMusic?: HoldMusicOption };
+
 /** bridgeFirstAnswer without the leg's facts: the result names the leg that answered. */
-async function bridgeLegs(
-  master: CallSession,
-  legs: CallSession[],
-  dialer: ConnectLegs,
-  signal: AbortSignal,
-  opts: { durationLimitMs?: number; record?: boolean; hangupOnStar?: boolean; noAnswerMs?: number; holdMusic?: HoldMusicOption } = {},
-): Promise<ConnectResult & { leg?: CallSession }> {
+async function bridgeLegs(master: CallSession, legs: CallSession[], dialer: ConnectLegs, signal: AbortSignal, opts: ConnectOpts = {}): Promise<ConnectResult & { leg?: CallSession }> {
   const onAbort = () => {
     if (!master.handedOff) for (const l of legs) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'connect_aborted', announce: true });
   };
@@ -139,85 +135,98 @@ async function bridgeLegs(
   }
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    // while the legs ring, a pickup (media-app/pbx/pickup.ts) may answer in their place
-    const pickup = offerPickup(master, legs);
-    const outcome = new RingOutcome();
-    let ranOut!: () => void;
-    const rangOut = new Promise<void>((r) => (ranOut = r));
-    const ringTimer =
-      opts.noAnswerMs !== undefined
-        ? setTimeout(() => {
-            // a leg that attached its dialog has answered: the answer came first
-            if (legs.some((l) => l.answered) || !outcome.decide('rang_out')) return;
-            pickup.withdraw();
-            for (const l of legs) l.closeInBackground({ cause: 'no_answer', by: 'local', why: 'no_answer_timeout', announce: true });
-            ranOut();
-          }, opts.noAnswerMs)
-        : null;
-    let winner = await firstAnswer(master, legs, dialer, pickup.picked, rangOut).finally(() => {
-      pickup.withdraw();
-      if (ringTimer) clearTimeout(ringTimer);
-    });
-    if (winner && !outcome.decide('answered')) {
-      // a pickup after the time ran out: too late, as a late 200 OK is
-      winner.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_after_no_answer_timeout', announce: true });
-      winner = null;
-    }
-    for (const l of legs) if (l !== winner) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_elsewhere', announce: true });
-    if (outcome.rangOut) return { answered: false, hangup_reason: rangOutReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
+    const { winner, rangOut } = await ringLegs(master, legs, dialer, opts.noAnswerMs);
+    if (rangOut) return { answered: false, hangup_reason: rangOutReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
     if (!winner) return { answered: false, hangup_reason: unansweredReason(legs), ended_by: master.isEnded ? 'master' : 'destination' };
     if (master.isEnded) {
       await winner.hangup('normal');
       return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: 'master', leg: winner };
     }
     await master.answer();
-    // the master's flow waits on the bridge: when the destination side leaves, it goes on
-    let bridge: Bridge;
-    try {
-      bridge = await Bridge.open(master, winner, { kind: 'return_to_flow', owner: master }, master.deps.logger);
-    } catch (err) {
-      // a side ended while the master answered: as if the bridge had opened and that side left at once
-      if (!(err instanceof BridgeError) || !(master.isEnded || winner.isEnded)) throw err;
-      if (master.isEnded) await winner.hangup('normal');
-      return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination', leg: winner };
-    }
-    chooseBridgeMusic(bridge, opts.holdMusic);
-    const bridgedAt = Date.now();
-    const endBridge = (why: string) => {
-      const b = bridge.parties.b;
-      if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why, announce: true });
-    };
-    const onDigit = (digit: string) => {
-      if (digit === '*') endBridge('hangup_on_star');
-    };
-    if (opts.hangupOnStar) master.on('dtmf', onDigit);
-    // a recording that cannot start leaves the bridge as it is (the result carries no recording)
-    // one already running on the call (a recording_start before the connect) is left alone: not this bridge's
-    const recording =
-      opts.record && !master.recordings.activeId
-        ? await master.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: 'none', duration: 0, beep_start: false }).catch((err: Error) => {
-            master.deps.logger.warn({ err: err.message, call: master.id }, 'connect: the recording did not start');
-            return null;
-          })
-        : null;
-    const limit = opts.durationLimitMs ? setTimeout(() => endBridge('duration_limit'), opts.durationLimitMs) : null;
-    const end = await bridge.ended.finally(() => {
-      if (limit) clearTimeout(limit);
-      master.off('dtmf', onDigit);
-    });
-    // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
-    const bridgedMs = Date.now() - bridgedAt;
-    if (recording) await master.recordings.stop();
-    const b = end.b instanceof CallSession ? end.b : winner;
-    return {
-      answered: true,
-      leg: winner,
-      hangup_reason: b.row.hangup_reason,
-      ended_by: end.slot === 'b' ? 'destination' : 'master',
-      bridged_ms: bridgedMs,
-      ...(recording ? { recording_id: recording.recording_id } : {}),
-    };
+    return { ...(await holdBridge(master, winner, opts)), leg: winner };
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Rings the legs until one answers (or a pickup takes them), the master ends, none is left, or the
+ * ring time (`noAnswerMs`) runs out; every leg but the winner is then hung up.
+ */
+async function ringLegs(master: CallSession, legs: CallSession[], dialer: ConnectLegs, noAnswerMs: number | undefined): Promise<{ winner: CallSession | null; rangOut: boolean }> {
+  // while the legs ring, a pickup (media-app/pbx/pickup.ts) may answer in their place
+  const pickup = offerPickup(master, legs);
+  const outcome = new RingOutcome();
+  let ranOut!: () => void;
+  const rangOut = new Promise<void>((r) => (ranOut = r));
+  const ringTimer =
+    noAnswerMs !== undefined
+      ? setTimeout(() => {
+          // a leg that attached its dialog has answered: the answer came first
+          if (legs.some((l) => l.answered) || !outcome.decide('rang_out')) return;
+          pickup.withdraw();
+          for (const l of legs) l.closeInBackground({ cause: 'no_answer', by: 'local', why: 'no_answer_timeout', announce: true });
+          ranOut();
+        }, noAnswerMs)
+      : null;
+  let winner = await firstAnswer(master, legs, dialer, pickup.picked, rangOut).finally(() => {
+    pickup.withdraw();
+    if (ringTimer) clearTimeout(ringTimer);
+  });
+  if (winner && !outcome.decide('answered')) {
+    // a pickup after the time ran out: too late, as a late 200 OK is
+    winner.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_after_no_answer_timeout', announce: true });
+    winner = null;
+  }
+  for (const l of legs) if (l !== winner) l.closeInBackground({ cause: 'normal_clearing', by: 'local', why: 'answered_elsewhere', announce: true });
+  return { winner, rangOut: outcome.rangOut };
+}
+
+/** The answered master and winner bridged until the bridge ends (timeLimit, hangupOnStar, record as asked). */
+async function holdBridge(master: CallSession, winner: CallSession, opts: ConnectOpts): Promise<ConnectResult> {
+  // the master's flow waits on the bridge: when the destination side leaves, it goes on
+  let bridge: Bridge;
+  try {
+    bridge = await Bridge.open(master, winner, { kind: 'return_to_flow', owner: master }, master.deps.logger);
+  } catch (err) {
+    // a side ended while the master answered: as if the bridge had opened and that side left at once
+    if (!(err instanceof BridgeError) || !(master.isEnded || winner.isEnded)) throw err;
+    if (master.isEnded) await winner.hangup('normal');
+    return { answered: true, hangup_reason: winner.row.hangup_reason, ended_by: master.isEnded ? 'master' : 'destination' };
+  }
+  chooseBridgeMusic(bridge, opts.holdMusic);
+  const bridgedAt = Date.now();
+  const endBridge = (why: string) => {
+    const b = bridge.parties.b;
+    if (b instanceof CallSession) b.closeInBackground({ cause: 'normal_clearing', by: 'local', why, announce: true });
+  };
+  const onDigit = (digit: string) => {
+    if (digit === '*') endBridge('hangup_on_star');
+  };
+  if (opts.hangupOnStar) master.on('dtmf', onDigit);
+  // a recording that cannot start leaves the bridge as it is (the result carries no recording)
+  // one already running on the call (a recording_start before the connect) is left alone: not this bridge's
+  const recording =
+    opts.record && !master.recordings.activeId
+      ? await master.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: 'none', duration: 0, beep_start: false }).catch((err: Error) => {
+          master.deps.logger.warn({ err: err.message, call: master.id }, 'connect: the recording did not start');
+          return null;
+        })
+      : null;
+  const limit = opts.durationLimitMs ? setTimeout(() => endBridge('duration_limit'), opts.durationLimitMs) : null;
+  const end = await bridge.ended.finally(() => {
+    if (limit) clearTimeout(limit);
+    master.off('dtmf', onDigit);
+  });
+  // slot a is the master's (or whoever a transfer put in its place); merged: a REFER with Replaces took it
+  const bridgedMs = Date.now() - bridgedAt;
+  if (recording) await master.recordings.stop();
+  const b = end.b instanceof CallSession ? end.b : winner;
+  return {
+    answered: true,
+    hangup_reason: b.row.hangup_reason,
+    ended_by: end.slot === 'b' ? 'destination' : 'master',
+    bridged_ms: bridgedMs,
+    ...(recording ? { recording_id: recording.recording_id } : {}),
+  };
 }
