@@ -14,9 +14,10 @@ describe('media-engine codecs: without the native module', function () {
   let tmp = '';
   before(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'codecs-missing-'));
-    for (const dir of ['scripts', 'media-engine/native', 'media-engine/codecs', 'bin']) fs.mkdirSync(path.join(tmp, dir), { recursive: true });
+    for (const dir of ['scripts', 'media-engine/native', 'media-engine/codecs', 'core/audio', 'bin']) fs.mkdirSync(path.join(tmp, dir), { recursive: true });
     fs.copyFileSync(path.join(ROOT, 'scripts/build-native.sh'), path.join(tmp, 'scripts/build-native.sh'));
-    for (const dir of ['media-engine/native', 'media-engine/codecs']) {
+    // the codecs' pure floor (codec names, G.711) lives in core/audio
+    for (const dir of ['media-engine/native', 'media-engine/codecs', 'core/audio']) {
       for (const f of fs.readdirSync(path.join(ROOT, dir))) if (/\.(c|h|ts)$/.test(f)) fs.copyFileSync(path.join(ROOT, dir, f), path.join(tmp, dir, f));
     }
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(tmp, 'node_modules'));
