@@ -108,11 +108,16 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
       const relay = await LossyRelay.open({ toFar: { lossPct: 3, jitterMs: 40 }, seed: 38 });
       const [a, b] = await throughRelay(relay);
       try {
+        // each side measures its RTT once a report of the other's answers one of its own SRs: with reports
+        // every 2.5-7.5 s (RFC 3550 §6.3.1) B can have its RTT while A's first SR is still unanswered, so
+        // wait for both
         let sb = await b.getStats();
+        let rttA = (await a.getStats()).rtcp.rttMs;
         const deadline = Date.now() + 30000;
-        while (Date.now() < deadline && (sb.rtcp.rttMs === null || sb.packetsExpected < 500)) {
+        while (Date.now() < deadline && (sb.rtcp.rttMs === null || rttA === null || sb.packetsExpected < 500)) {
           await sleep(500);
           sb = await b.getStats();
+          rttA = (await a.getStats()).rtcp.rttMs;
         }
         await relay.hold();
         await sleep(100);

@@ -286,7 +286,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: source .data/env');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'soak-mixed-'));
   const pp = await startPlatformProcesses({ databaseUrl: await testDatabaseUrl(), redisUrl, dataDir, env: { SIP_DIGEST_ALGORITHMS: 'MD5' } });
-  const sink = await RtpSink.open();
+  // the callers answer the platform's RTP with their own, as phones do (the media timeout ends a silent one)
+  const sink = await RtpSink.open({ answer: true });
   try {
     const { customerId, accesskey } = await account();
     const t0 = Date.now();

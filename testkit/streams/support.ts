@@ -244,8 +244,16 @@ export async function placeCall(
   const args = [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', ...(opts.killAfterMs === undefined ? [] : ['-timeout', `${Math.ceil(opts.killAfterMs / 1000)}s`])];
   // the live call of this number, as the node takes it (no polling of the database per call)
   let taken: CallSession | null = null;
+  // the moment it progressed with an endpoint, seen on its status event: a short flow (a busy <Dial>, then a
+  // hang-up) can progress and end between two polls of a loaded machine, and a poll alone would never see it
+  let progressed: { call: CallSession; rtpPort: number } | null = null;
   const stopWatching = stack.platform.app.calls.onAdded((c) => {
-    if ((c as CallSession).row.destination.target === number) taken = c as CallSession;
+    const call = c as CallSession;
+    if (call.row.destination.target !== number) return;
+    taken = call;
+    call.on('status', (to) => {
+      if (to === 'progressing' && call.endpoint) progressed ??= { call, rtpPort: call.endpoint.local.port };
+    });
   });
   const run = sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', peer.port, { ...long, ...(opts.steps ? { steps: opts.steps(peer.port) } : {}) }), args, {
     killAfterMs: opts.killAfterMs ?? 60_000,
@@ -272,13 +280,14 @@ export async function placeCall(
       () => {
         sippEnded('the call progressed');
         const c = taken as CallSession | null;
-        return c && c.status === 'progressing' && c.endpoint ? c : null;
+        const seen = progressed as { call: CallSession; rtpPort: number } | null;
+        return seen ?? (c && c.status === 'progressing' && c.endpoint ? { call: c, rtpPort: c.endpoint.local.port } : null);
       },
       30_000,
       'call progressing with an endpoint',
     );
-    if (opts.talk !== false) peer.talk(live.endpoint!.local.port);
-    return { callId: live.id, peer, sipp: run.done, live };
+    if (opts.talk !== false) peer.talk(live.rtpPort);
+    return { callId: live.call.id, peer, sipp: run.done, live: live.call };
   } catch (e) {
     peer.close();
     throw e;
