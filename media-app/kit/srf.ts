@@ -61,6 +61,13 @@ export function onSrfClosed(srf: Srf, fn: () => void): void {
   (srf as unknown as NodeJS.EventEmitter).on('close', fn);
 }
 
+/** Calls fn each time a connection to sip-server is up (authenticated): after a drop, the reconnection. */
+export function onSrfConnected(srf: Srf, fn: () => void): void {
+  (srf as unknown as NodeJS.EventEmitter).on('connect', (err: Error | null) => {
+    if (!err) fn();
+  });
+}
+
 /**
  * The Srf instance: the declarations lack the verb methods other than invite (register, options,
  * message, subscribe) and removeDialog, and createUAS/createUAC resolve with our SrfDialog; createUAC's cbRequest gets (err, req).
