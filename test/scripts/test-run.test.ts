@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findTestFiles, isHeavy, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
-import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
+import { MAX_TEST_SHARDS, PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -126,7 +126,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
 
   describe('the ports of the shards', () => {
     it('each range is cut into disjoint slices inside it, one per shard', () => {
-      for (const count of [1, 2, 3, 4]) {
+      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
         for (const name of Object.keys(PORT_RANGES) as PortRangeName[]) {
           const align = name.endsWith('Rtp') || name === 'rtpengine' ? 200 : name === 'sippMedia' ? 4 : name === 'sipPair' ? 2 : 1;
           const slices = Array.from({ length: count }, (_, i) => shardSlice(name, align, { TEST_SHARD: String(i + 1), TEST_SHARDS: String(count) }));
@@ -139,6 +139,29 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
           }
         }
       }
+    });
+
+    it('at every shard count up to MAX_TEST_SHARDS, each slice holds the largest blocks the suite takes of its range', () => {
+      // [range, ports in one block, alignment, blocks one test holds at once], as the suite asks for them
+      const needs: [PortRangeName, number, number, number][] = [
+        ['platformRtp', 1000, 1000, 1], // testkit/reliability/supervised.ts, its default
+        ['platformRtp', 400, 400, 1], // test/streams/twilio-concurrency.test.ts
+        ['engineRtp', 1300, 2, 1], // test/media-engine/worker-realtime.test.ts, 600 legs
+        ['nodeRtp', 200, 200, 3], // testkit/scale/cluster.ts, a block a node: three in test/scale/conference-xnode
+        ['rtpengine', 200, 200, 2], // testkit/rtpengine.ts: two engines of one test never share a block
+        ['sippMedia', 4, 4, 1],
+        ['sipPair', 2, 2, 1],
+        ['free', 1, 1, 1],
+      ];
+      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
+        for (const [name, size, align, blocks] of needs) {
+          for (const index of [1, count]) {
+            const s = shardSlice(name, align, { TEST_SHARD: String(index), TEST_SHARDS: String(count) });
+            expect(s.max - s.min + 1, `${name} slice ${index}/${count}: ${blocks} × ${size}`).to.be.at.least(size * blocks);
+          }
+        }
+      }
+      expect(() => testShard({ TEST_SHARD: '1', TEST_SHARDS: String(MAX_TEST_SHARDS + 1) })).to.throw(/TEST_SHARDS <= /);
     });
 
     it('the named ranges do not overlap each other', () => {
