@@ -1,12 +1,13 @@
 /**
  * The plan of a parallel test run (scripts/test-run.ts): the spec files, grouped by the directory they
- * sit in, each directory's expected seconds, and a balanced split of the directories over N mocha
- * processes. Pure but for reading the file tree and the times table.
+ * sit in, each directory's expected seconds, and a balanced split of the directories into N shards (one
+ * mocha process each; scripts/test-pool.ts runs a few at a time). Pure but for reading the file tree and
+ * the times table.
  *
  * Expected seconds come from the checked-in table test/support/test-times.json; a directory the table
  * does not list (new tests) is estimated from the size of its spec files at the table's own rate of
- * seconds per byte. The split is greedy, largest first: each directory goes to the process with the
- * least expected time so far (ties to the lower number), which is deterministic for a given table.
+ * seconds per byte. The split is greedy, largest first: each directory goes to the shard with the least
+ * expected time so far (ties to the lower number), which is deterministic for a given table.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,7 +21,7 @@ export interface Unit {
   estimated: boolean;
 }
 
-/** One mocha process of the run. */
+/** One shard of the run: one mocha process. */
 export interface Shard {
   /** 1-based, as TEST_SHARD */
   index: number;
@@ -34,8 +35,8 @@ export interface TimesTable {
   seconds: Record<string, number>;
   /**
    * Spec files or directories (relative, `/`-separated) whose tests load the whole machine: a cluster of
-   * nodes, a hundred calls at once, a flood. A shard runs them as one block, placed by its number
-   * (shardFiles), so shards do not run theirs at the same minute (scripts/test-run.ts).
+   * nodes, a hundred calls at once, a flood. A shard runs them as one block, placed so that no two shards
+   * run theirs at the same time in the expected schedule of the pool (scripts/test-pool.ts placeHeavy).
    */
   heavy?: string[];
 }
@@ -121,10 +122,10 @@ export function units(root: string, files: string[], times: TimesTable): Unit[] 
   });
 }
 
-/** Greedy largest-first split of the units over `jobs` processes (fewer when there are fewer units). */
-export function partition(all: Unit[], jobs: number): Shard[] {
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number ≥ 1, got ${jobs}`);
-  const n = Math.min(jobs, all.length);
+/** Greedy largest-first split of the units into `count` shards (fewer when there are fewer units). */
+export function partition(all: Unit[], count: number): Shard[] {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`a shard count must be a whole number ≥ 1, got ${count}`);
+  const n = Math.min(count, all.length);
   const shards: Shard[] = Array.from({ length: n }, (_, i) => ({ index: i + 1, units: [], seconds: 0 }));
   const order = [...all].sort((a, b) => b.seconds - a.seconds || a.dir.localeCompare(b.dir));
   for (const u of order) {
@@ -142,18 +143,39 @@ export function isHeavy(file: string, heavy: readonly string[]): boolean {
   return heavy.some((h) => file === h || file.startsWith(h.endsWith('/') ? h : `${h}/`));
 }
 
-/**
- * The order a shard runs its spec files in: sorted, with its heavy files (`isHeavy`) as one block placed
- * at the fraction (index − 1) / (count − 1) of the rest: first in shard 1, last in shard `count`, evenly
- * between in the others. Shards that all hold heavy files then run them apart instead of meeting by
- * chance (the suites share two cores).
- */
-export function shardFiles(shard: Shard, heavy: readonly string[], count = 2): string[] {
+/** The expected seconds of each spec file: its directory's seconds shared over its files by their size. */
+export function fileSeconds(all: readonly Unit[], bytes: (file: string) => number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const u of all) {
+    const size = u.files.map((f) => Math.max(1, bytes(f)));
+    const total = size.reduce((n, b) => n + b, 0);
+    u.files.forEach((f, i) => out.set(f, (u.seconds * size[i]!) / total));
+  }
+  return out;
+}
+
+/** A shard's spec files: the heavy ones (`isHeavy`, one block) apart from the rest, each part sorted, with expected seconds. */
+export interface Layout {
+  rest: string[];
+  hot: string[];
+  /** expected seconds from the shard's start to each place the block can go: before rest[0], ..., after the last */
+  boundaries: number[];
+  hotSeconds: number;
+}
+
+export function layout(shard: Shard, heavy: readonly string[], seconds: ReadonlyMap<string, number>): Layout {
   const files = shard.units.flatMap((u) => u.files).sort();
   const hot = files.filter((f) => isHeavy(f, heavy));
   const rest = files.filter((f) => !isHeavy(f, heavy));
-  const at = count <= 1 ? 0 : Math.round((rest.length * (shard.index - 1)) / (count - 1));
-  return [...rest.slice(0, at), ...hot, ...rest.slice(at)];
+  const boundaries = [0];
+  for (const f of rest) boundaries.push(boundaries.at(-1)! + (seconds.get(f) ?? 0));
+  return { rest, hot, boundaries, hotSeconds: hot.reduce((n, f) => n + (seconds.get(f) ?? 0), 0) };
+}
+
+/** The order a shard runs its spec files in: the rest sorted, the heavy block before rest[at] (at the end when at = rest.length). */
+export function shardFiles(l: Layout, at: number): string[] {
+  if (!Number.isInteger(at) || at < 0 || at > l.rest.length) throw new Error(`the heavy block's place must be 0..${l.rest.length}, got ${at}`);
+  return [...l.rest.slice(0, at), ...l.hot, ...l.rest.slice(at)];
 }
 
 /** The spec files of `measured` (seconds per file), slowest first, at most `n`. */

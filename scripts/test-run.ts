@@ -1,23 +1,26 @@
 /**
  * The mocha part of `bash scripts/test.sh` (which runs set-up and the type checks first):
  *
- *   npx tsx scripts/test-run.ts                       every suite, split over TEST_JOBS mocha processes (default 3)
+ *   npx tsx scripts/test-run.ts                       every suite, in TEST_SHARDS shards run TEST_JOBS at a time (default 3)
  *   TEST_DIRS="test/core test/events" npx tsx scripts/test-run.ts   the same split over these directories only
  *   npx tsx scripts/test-run.ts 'test/sip-server/**\/*.test.ts'       arguments: one mocha run over them, as before
  *
- * The spec files are grouped by directory and the directories split over the processes by expected
- * seconds (scripts/test-plan.ts, table test/support/test-times.json). Each process is one shard
- * (TEST_SHARD of TEST_SHARDS in its environment): its own database and Redis prefix as every mocha process
- * has, and its own slice of the test port ranges (testkit/ports.ts). A shard's output is buffered and
- * printed whole when it ends, framed by a header; its own closing line reads "[shard i/n] N passed, ...".
- * The last line of all is the sum over the shards, "N passed, N failed, N skipped"; the exit status is
- * non-zero when any shard failed or ended without its summary (that counts as one failure).
+ * The spec files are grouped by directory and the directories split into shards by expected seconds
+ * (scripts/test-plan.ts, table test/support/test-times.json): TEST_SHARDS of them, by default the
+ * multiple of TEST_JOBS that keeps each under 12.5 minutes (scripts/test-pool.ts defaultShardCount).
+ * Each shard is one mocha process; TEST_JOBS run at once as a pool, longest first, the next starting
+ * when one ends (scripts/test-pool.ts). A shard is TEST_SHARD of TEST_SHARDS in its environment: its own
+ * database and Redis prefix as every mocha process has, and its own slice of the test port ranges
+ * (testkit/ports.ts). A shard's output is buffered and printed whole when it ends, framed by a header
+ * with its wall time; its own closing line reads "[shard i/n] N passed, ...". The last line of all is the
+ * sum over the shards, "N passed, N failed, N skipped"; before it, each shard's wall time, flagged when
+ * over CI's 15 minutes. The exit status is non-zero when any shard failed or ended without its summary
+ * (that counts as one failure).
  * A shard still running after its time limit (TEST_SHARD_TIMEOUT_S seconds, default three times its
  * expected seconds and at least 15 minutes) is ended with its whole process group (the phones and
  * engines its tests started), its output so far printed, and counted as one failure.
- * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) as one block:
- * first in shard 1, last in the last shard, evenly between in the others, so that shards do not load the
- * machine with theirs at the same time.
+ * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) as one block,
+ * placed in the pool's expected schedule so that no two shards run theirs at the same time.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
  * seconds per directory into the table.
  * Retries: none, but for the quarantine list (test/support/quarantine.json, scripts/quarantine.ts). A test
@@ -36,7 +39,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeEntry, missingSpecFiles, QUARANTINE_FILE, quarantineKey, readQuarantine, type QuarantineEntry } from './quarantine';
-import { findTestFiles, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Shard } from './test-plan';
+import { findTestFiles, fileSeconds, mergeTimes, readTimes, shardLimitSeconds, slowest, units, type Shard } from './test-plan';
+import { overlaps, planRun, poolOrder, poolSettings, runPool, tally, type PlannedShard } from './test-pool';
 
 const ROOT = path.resolve(__dirname, '..');
 const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
@@ -46,12 +50,6 @@ const TIMES = path.join(ROOT, 'test', 'support', 'test-times.json');
 const HEARTBEAT_MS = 120_000;
 /** After SIGTERM at the time limit, SIGKILL follows when the shard has not ended by then. */
 const KILL_GRACE_MS = 10_000;
-/**
- * Mocha processes by default: three on the CI machine's two cores. The suites wait on real-time audio,
- * phones and timers more than they compute: with three processes the two cores were 30–75 % busy most of
- * the run and the whole suite took 22 minutes, against 34 with two.
- */
-const DEFAULT_JOBS = 3;
 /** How many of the slowest spec files the run names at its end (where the minutes went). */
 const SLOWEST = 12;
 
@@ -77,6 +75,8 @@ interface ShardResult {
   summary: Summary | null;
   /** the shard was ended at its time limit */
   timedOut: boolean;
+  /** the run was stopped (SIGINT, SIGTERM) before the shard's turn: it never started */
+  notStarted?: boolean;
 }
 
 const RETRIES = /^\d+$/.test(process.env.TEST_RETRIES ?? '') ? process.env.TEST_RETRIES! : '0';
@@ -102,10 +102,13 @@ function runNarrowed(args: string[]): void {
 }
 
 const children = new Set<ChildProcess>();
+/** The signal that stopped the run: the pool starts no shard after it. */
+let stoppedBy: NodeJS.Signals | null = null;
 function forwardSignals(list: ChildProcess[]): void {
   for (const c of list) children.add(c);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
+      stoppedBy ??= sig;
       for (const c of children) if (c.exitCode === null) signalGroup(c, sig);
     });
   }
@@ -121,11 +124,11 @@ function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
   }
 }
 
-function runShard(shard: Shard, count: number, dir: string, limitS: number, heavy: readonly string[]): Promise<ShardResult> {
+function runShard(p: PlannedShard, count: number, dir: string, limitS: number): Promise<ShardResult> {
+  const { shard } = p;
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
-  const files = shardFiles(shard, heavy, count);
   const started = Date.now();
-  const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...files], {
+  const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...p.files], {
     cwd: ROOT,
     env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile, TEST_QUARANTINE_RETRY: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -205,72 +208,81 @@ function sayClosing(results: readonly ShardResult[], quarantine: readonly Quaran
   for (const t of failures) say(`  ✗ ${t}`);
 }
 
+/** The plan as the run prints it at its start: the pool, each shard's directories and expected times. */
+function sayPlan(plan: readonly PlannedShard[], files: number, pool: { jobs: number; count: number; fromTable: boolean }): void {
+  const n = plan.length;
+  const wall = Math.max(...plan.map((p) => p.end));
+  const count = pool.fromTable ? `TEST_SHARDS from the times table: ≤ ${Math.round(Math.max(...plan.map((p) => p.shard.seconds)))} s each` : 'TEST_SHARDS';
+  say(
+    `${files} spec files, ${plan.reduce((k, p) => k + p.shard.units.length, 0)} directories, ${n} shards (${count}), ${Math.min(pool.jobs, n)} at a time (TEST_JOBS=${pool.jobs}), about ${Math.round(wall)} s in all`,
+  );
+  for (const p of plan) {
+    const dirs = p.shard.units.map((u) => `${u.dir}${u.estimated ? '*' : ''}`).join(' ');
+    const heavy = p.heavy ? `, heavy block ${Math.round(p.heavy.from)}–${Math.round(p.heavy.to)} s` : '';
+    say(`shard ${p.shard.index}/${n}, about ${p.shard.seconds} s, expected ${Math.round(p.start)}–${Math.round(p.end)} s${heavy}: ${dirs}`);
+  }
+  for (const [a, b, sec] of overlaps(plan)) say(`heavy blocks of shard ${a}/${n} and ${b}/${n} overlap by about ${Math.round(sec)} s in the plan: no place in them avoids it`);
+  if (plan.some((p) => p.shard.units.some((u) => u.estimated))) say('* not in test/support/test-times.json: estimated from the size of its spec files');
+}
+
+/** The shards through the pool, TEST_JOBS at a time, with a heartbeat line while none prints. */
+async function runAll(plan: readonly PlannedShard[], jobs: number, limits: ReadonlyMap<number, number>): Promise<ShardResult[]> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
+  const started = Date.now();
+  const n = plan.length;
+  const waiting = new Set(plan.map((p) => p.shard.index));
+  const running = new Set<number>();
+  const names = (set: Set<number>) => [...set].map((i) => `${i}/${n}`).join(', ') || 'none';
+  const beat = setInterval(() => {
+    say(`running ${Math.round((Date.now() - started) / 60_000)} min: shard ${names(running)} running, ${names(waiting)} waiting`);
+  }, HEARTBEAT_MS);
+  forwardSignals([]);
+  const order = poolOrder(plan.map((p) => ({ index: p.shard.index, seconds: p.shard.seconds, p })));
+  try {
+    return await runPool(order, jobs, async ({ p }) => {
+      waiting.delete(p.shard.index);
+      if (stoppedBy) return { shard: p.shard, code: null, signal: stoppedBy, seconds: 0, summary: null, timedOut: false, notStarted: true };
+      running.add(p.shard.index);
+      const r = await runShard(p, n, tmp, limits.get(p.shard.index)!);
+      running.delete(p.shard.index);
+      return r;
+    });
+  } finally {
+    clearInterval(beat);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 async function runSharded(): Promise<number> {
   const quarantine = readQuarantine(path.join(ROOT, QUARANTINE_FILE));
   const missing = missingSpecFiles(ROOT, quarantine);
   if (missing.length) throw new Error(`${QUARANTINE_FILE}: no such spec file: ${missing.map((e) => e.file).join(', ')} (remove or mend the entry)`);
-  const jobs = process.env.TEST_JOBS === undefined || process.env.TEST_JOBS === '' ? DEFAULT_JOBS : Number(process.env.TEST_JOBS);
   const roots = (process.env.TEST_DIRS ?? '').split(/\s+/).filter(Boolean);
   const table = readTimes(TIMES);
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
-  const shards = partition(units(ROOT, files, table), jobs);
-  const limits = new Map(shards.map((s) => [s.index, shardLimitSeconds(s.seconds)]));
-  say(`${files.length} spec files, ${shards.reduce((n, s) => n + s.units.length, 0)} directories, ${shards.length} mocha processes (TEST_JOBS=${jobs})`);
-  for (const s of shards) {
-    const dirs = s.units.map((u) => `${u.dir}${u.estimated ? '*' : ''}`).join(' ');
-    say(`shard ${s.index}/${shards.length}, about ${s.seconds} s: ${dirs}`);
-  }
-  if (shards.some((s) => s.units.some((u) => u.estimated))) say('* not in test/support/test-times.json: estimated from the size of its spec files');
+  const all = units(ROOT, files, table);
+  const pool = poolSettings(process.env, all);
+  const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
+  const plan = planRun(all, pool.jobs, pool.count, table.heavy ?? [], seconds);
+  const limits = new Map(plan.map((p) => [p.shard.index, shardLimitSeconds(p.shard.seconds)]));
+  sayPlan(plan, files.length, pool);
   sayQuarantine(quarantine);
 
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
   const started = Date.now();
-  const pending = new Set(shards.map((s) => s.index));
-  const beat = setInterval(() => {
-    say(`running ${Math.round((Date.now() - started) / 60_000)} min: shard ${[...pending].map((i) => `${i}/${shards.length}`).join(', ')} not finished`);
-  }, HEARTBEAT_MS);
-  forwardSignals([]);
-  const results = await Promise.all(
-    shards.map((s) =>
-      runShard(s, shards.length, tmp, limits.get(s.index)!, table.heavy ?? []).then((r) => {
-        pending.delete(s.index);
-        return r;
-      }),
-    ),
-  );
-  clearInterval(beat);
-  fs.rmSync(tmp, { recursive: true, force: true });
-
+  const results = await runAll(plan, pool.jobs, limits);
   if (process.env.TEST_TIMES_WRITE === '1') {
     fs.writeFileSync(TIMES, JSON.stringify(mergeTimes(table, measuredByDir(results)), null, 2) + '\n');
     say(`measured seconds per directory written to ${path.relative(ROOT, TIMES)}`);
   }
-  let passed = 0;
-  let failed = 0;
-  let skipped = 0;
-  let bad = false;
-  for (const r of results) {
-    const exit = r.code ?? r.signal;
-    if (r.summary) {
-      passed += r.summary.passed;
-      failed += r.summary.failed;
-      skipped += r.summary.skipped;
-      say(
-        `shard ${r.shard.index}/${shards.length}: ${r.seconds} s (about ${r.shard.seconds} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}`,
-      );
-    } else if (r.timedOut) {
-      failed += 1;
-      say(`shard ${r.shard.index}/${shards.length}: timed out after ${r.seconds} s (limit ${limits.get(r.shard.index)} s): counted as 1 failed`);
-    } else {
-      failed += 1;
-      say(`shard ${r.shard.index}/${shards.length}: ended (exit ${exit}) after ${r.seconds} s without a summary: counted as 1 failed`);
-    }
-    if (r.code !== 0 || r.timedOut) bad = true;
-  }
+  const sum = tally(
+    results.map((r) => ({ index: r.shard.index, expected: r.shard.seconds, limit: limits.get(r.shard.index)!, ...r })),
+    plan.length,
+  );
+  for (const line of sum.lines) say(line);
   sayClosing(results, quarantine);
-  say(`wall ${Math.round((Date.now() - started) / 1000)} s`);
-  process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
-  return bad || failed > 0 ? 1 : 0;
+  say(`wall ${Math.round((Date.now() - started) / 1000)} s (about ${Math.round(Math.max(...plan.map((p) => p.end)))} s expected)`);
+  process.stdout.write(`${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
+  return sum.bad || sum.failed > 0 ? 1 : 0;
 }
 
 function main(): void {

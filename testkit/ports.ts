@@ -2,11 +2,13 @@ import net from 'node:net';
 import dgram from 'node:dgram';
 
 /**
- * The suite's port ranges. scripts/test-run.ts runs several mocha processes at once (shards: TEST_SHARD
- * of TEST_SHARDS, 1-based); each takes an equal, disjoint slice of every range, so two processes never
- * race for one port. Every fixed range a test hands out (its own listeners, sipp's media, the RTP
- * ranges of the engines it starts, rtpengine's media) comes from here. The kernel's ephemeral ports
- * (32768–60999) overlap the engines' ranges; the engines skip ports in use.
+ * The suite's port ranges. scripts/test-run.ts splits the suites into shards (TEST_SHARD of TEST_SHARDS,
+ * 1-based) and runs a few at a time; each shard takes an equal, disjoint slice of every range, so two
+ * processes never race for one port, whichever of them run together. Every fixed range a test hands out
+ * (its own listeners, sipp's media, the RTP ranges of the engines it starts, rtpengine's media) comes
+ * from here. The kernel's ephemeral ports (32768–60999) overlap the engines' ranges; the engines skip
+ * ports in use. The ranges are sized so that each of up to MAX_TEST_SHARDS slices still holds the largest
+ * blocks the suite takes (test/scripts/test-run.test.ts lists them).
  */
 export const PORT_RANGES = {
   /** sipPortPair: a phone's SIP port and the TLS one after it. */
@@ -17,22 +19,28 @@ export const PORT_RANGES = {
   nodeRtp: [20000, 29999],
   /** RTP of in-process platforms (testkit/media-app/harness.ts, fault platforms, process tests), blocks of 200. */
   platformRtp: [30000, 41999],
-  /** RTP of the media-engine suites' MediaServers (test/media-engine/support.ts). */
-  engineRtp: [42000, 49999],
+  /** RTP of the media-engine suites' MediaServers (testkit/media-engine/support.ts): 1300 in one test. */
+  engineRtp: [42000, 53999],
   /** rtpengine's media (testkit/rtpengine.ts), blocks of 200. */
-  rtpengine: [50000, 59999],
+  rtpengine: [54000, 59999],
   /** freePort: listeners of every kind. */
   free: [61000, 65499],
 } as const satisfies Record<string, readonly [number, number]>;
 
 export type PortRangeName = keyof typeof PORT_RANGES;
 
-/** This process's shard: TEST_SHARD of TEST_SHARDS (1-based), 1 of 1 when they are not set. */
+/**
+ * The most shards the ranges are cut for: at 10, engineRtp's slice would be smaller than the 1300 ports
+ * of test/media-engine/worker-realtime.test.ts. testShard refuses more.
+ */
+export const MAX_TEST_SHARDS = 9;
+
+/** This process's shard: TEST_SHARD of TEST_SHARDS (1-based, at most MAX_TEST_SHARDS), 1 of 1 when they are not set. */
 export function testShard(env: NodeJS.ProcessEnv = process.env): { index: number; count: number } {
   const count = env.TEST_SHARDS === undefined ? 1 : Number(env.TEST_SHARDS);
   const index = env.TEST_SHARD === undefined ? 1 : Number(env.TEST_SHARD);
-  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 1 || index > count) {
-    throw new Error(`TEST_SHARD/TEST_SHARDS: want 1 <= TEST_SHARD <= TEST_SHARDS, got ${env.TEST_SHARD}/${env.TEST_SHARDS}`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_TEST_SHARDS || !Number.isInteger(index) || index < 1 || index > count) {
+    throw new Error(`TEST_SHARD/TEST_SHARDS: want 1 <= TEST_SHARD <= TEST_SHARDS <= ${MAX_TEST_SHARDS}, got ${env.TEST_SHARD}/${env.TEST_SHARDS}`);
   }
   return { index, count };
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { freePort, portBlock } from './ports';
 
 export interface RtpengineOptions {
-  /** Media ports [min, max]; a random block of 200 in this test process's share of 50000–59999 when not given. */
+  /** Media ports [min, max]; a random block of 200 in this test process's share of 54000–59999 when not given. */
   portRange?: [number, number];
   /** Extra command-line switches. */
   args?: string[];

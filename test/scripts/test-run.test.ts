@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findTestFiles, isHeavy, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
-import { PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
+import { fileSeconds, findTestFiles, isHeavy, layout, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
+import { MAX_TEST_SHARDS, PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -32,9 +32,9 @@ function run(cwd: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 100_
   });
 }
 
-describe('scripts/test-run.ts: the suites over parallel mocha processes', function () {
+describe('scripts/test-run.ts: the suites in shards over parallel mocha processes', function () {
   describe('the plan', () => {
-    it('splits directories greedily, largest first, each in exactly one shard', () => {
+    it('splits directories into shards greedily, largest first, each in exactly one shard', () => {
       const all = [unit('test/a', 50), unit('test/b', 40), unit('test/c', 30), unit('test/d', 20), unit('test/e', 10)];
       const shards = partition(all, 2);
       expect(shards.map((s) => s.seconds)).to.deep.equal([80, 70]);
@@ -46,8 +46,8 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       expect(partition(all.slice(0, 1), 4)).to.have.length(1);
     });
 
-    it('refuses a TEST_JOBS that is not a whole number ≥ 1', () => {
-      for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => partition([unit('test/a', 1)], bad), String(bad)).to.throw(/TEST_JOBS/);
+    it('refuses a shard count that is not a whole number ≥ 1', () => {
+      for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => partition([unit('test/a', 1)], bad), String(bad)).to.throw(/shard count/);
     });
 
     it("takes each listed directory from the table and estimates a new one from its size at the table's rate", () => {
@@ -87,20 +87,34 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       });
     });
 
-    it('runs the heavy files as one block: first in shard 1, last in the last shard, evenly between in the others', () => {
+    it("keeps a shard's heavy files as one block at a file boundary; each file's seconds are its share of its directory's by size", () => {
       const units: Unit[] = [
-        { dir: 'test/scale', files: ['test/scale/b.test.ts', 'test/scale/a.test.ts'], seconds: 1, estimated: false },
-        { dir: 'test/core', files: ['test/core/z.test.ts', 'test/core/big.test.ts', 'test/core/a.test.ts', 'test/core/m.test.ts', 'test/core/n.test.ts'], seconds: 1, estimated: false },
+        { dir: 'test/scale', files: ['test/scale/b.test.ts', 'test/scale/a.test.ts'], seconds: 30, estimated: false },
+        { dir: 'test/core', files: ['test/core/z.test.ts', 'test/core/big.test.ts', 'test/core/a.test.ts', 'test/core/m.test.ts', 'test/core/n.test.ts'], seconds: 60, estimated: false },
       ];
+      const bytes: Record<string, number> = {
+        'test/scale/a.test.ts': 1,
+        'test/scale/b.test.ts': 2,
+        'test/core/big.test.ts': 8,
+        'test/core/a.test.ts': 1,
+        'test/core/m.test.ts': 1,
+        'test/core/n.test.ts': 1,
+        'test/core/z.test.ts': 1,
+      };
+      const seconds = fileSeconds(units, (f) => bytes[f]!);
+      expect(seconds.get('test/scale/b.test.ts')).to.equal(20);
+      expect(seconds.get('test/core/big.test.ts')).to.equal(40);
+      expect(seconds.get('test/core/m.test.ts')).to.equal(5);
       const heavy = ['test/scale', 'test/core/big.test.ts'];
+      const l = layout({ index: 1, units, seconds: 90 }, heavy, seconds);
       const hot = ['test/core/big.test.ts', 'test/scale/a.test.ts', 'test/scale/b.test.ts'];
       const rest = ['test/core/a.test.ts', 'test/core/m.test.ts', 'test/core/n.test.ts', 'test/core/z.test.ts'];
-      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy, 2)).to.deep.equal([...hot, ...rest]);
-      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy, 2)).to.deep.equal([...rest, ...hot]);
-      expect(shardFiles({ index: 2, units, seconds: 2 }, heavy, 3)).to.deep.equal([...rest.slice(0, 2), ...hot, ...rest.slice(2)]);
-      expect(shardFiles({ index: 3, units, seconds: 2 }, heavy, 3)).to.deep.equal([...rest, ...hot]);
-      expect(shardFiles({ index: 1, units, seconds: 2 }, heavy, 1)).to.deep.equal([...hot, ...rest]);
-      expect(shardFiles({ index: 2, units, seconds: 2 }, [], 2)).to.deep.equal([...units[1]!.files, ...units[0]!.files].sort());
+      expect(l).to.deep.equal({ rest, hot, boundaries: [0, 5, 10, 15, 20], hotSeconds: 70 });
+      expect(shardFiles(l, 0)).to.deep.equal([...hot, ...rest]);
+      expect(shardFiles(l, 2)).to.deep.equal([...rest.slice(0, 2), ...hot, ...rest.slice(2)]);
+      expect(shardFiles(l, 4)).to.deep.equal([...rest, ...hot]);
+      for (const bad of [-1, 5, 1.5]) expect(() => shardFiles(l, bad), String(bad)).to.throw(/heavy block/);
+      expect(shardFiles(layout({ index: 1, units, seconds: 90 }, [], seconds), 0)).to.deep.equal([...units[1]!.files, ...units[0]!.files].sort());
       expect(isHeavy('test/scalex/a.test.ts', ['test/scale']), 'a directory matches whole path segments only').to.equal(false);
       expect(slowest({ 'test/a.test.ts': 3, 'test/b.test.ts': 9, 'test/c.test.ts': 3 }, 2)).to.deep.equal([
         ['test/b.test.ts', 9],
@@ -126,7 +140,7 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
 
   describe('the ports of the shards', () => {
     it('each range is cut into disjoint slices inside it, one per shard', () => {
-      for (const count of [1, 2, 3, 4]) {
+      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
         for (const name of Object.keys(PORT_RANGES) as PortRangeName[]) {
           const align = name.endsWith('Rtp') || name === 'rtpengine' ? 200 : name === 'sippMedia' ? 4 : name === 'sipPair' ? 2 : 1;
           const slices = Array.from({ length: count }, (_, i) => shardSlice(name, align, { TEST_SHARD: String(i + 1), TEST_SHARDS: String(count) }));
@@ -139,6 +153,29 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
           }
         }
       }
+    });
+
+    it('at every shard count up to MAX_TEST_SHARDS, each slice holds the largest blocks the suite takes of its range', () => {
+      // [range, ports in one block, alignment, blocks one test holds at once], as the suite asks for them
+      const needs: [PortRangeName, number, number, number][] = [
+        ['platformRtp', 1000, 1000, 1], // testkit/reliability/supervised.ts, its default
+        ['platformRtp', 400, 400, 1], // test/streams/twilio-concurrency.test.ts
+        ['engineRtp', 1300, 2, 1], // test/media-engine/worker-realtime.test.ts, 600 legs
+        ['nodeRtp', 200, 200, 3], // testkit/scale/cluster.ts, a block a node: three in test/scale/conference-xnode
+        ['rtpengine', 200, 200, 2], // testkit/rtpengine.ts: two engines of one test never share a block
+        ['sippMedia', 4, 4, 1],
+        ['sipPair', 2, 2, 1],
+        ['free', 1, 1, 1],
+      ];
+      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
+        for (const [name, size, align, blocks] of needs) {
+          for (const index of [1, count]) {
+            const s = shardSlice(name, align, { TEST_SHARD: String(index), TEST_SHARDS: String(count) });
+            expect(s.max - s.min + 1, `${name} slice ${index}/${count}: ${blocks} × ${size}`).to.be.at.least(size * blocks);
+          }
+        }
+      }
+      expect(() => testShard({ TEST_SHARD: '1', TEST_SHARDS: String(MAX_TEST_SHARDS + 1) })).to.throw(/TEST_SHARDS <= /);
     });
 
     it('the named ranges do not overlap each other', () => {
@@ -174,12 +211,24 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
 
     before(() => {
       repo = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
-      for (const f of ['.mocharc.json', 'scripts/test-run.ts', 'scripts/test-plan.ts', 'scripts/quarantine.ts', 'test/support/reporter.js', 'test/support/hooks.ts', 'testkit/ports.ts']) {
+      for (const f of [
+        '.mocharc.json',
+        'scripts/test-run.ts',
+        'scripts/test-plan.ts',
+        'scripts/test-pool.ts',
+        'scripts/quarantine.ts',
+        'test/support/reporter.js',
+        'test/support/hooks.ts',
+        'testkit/ports.ts',
+      ]) {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
         fs.copyFileSync(path.join(ROOT, f), path.join(repo, f));
       }
       fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(repo, 'node_modules'));
-      fs.writeFileSync(path.join(repo, 'test/support/test-times.json'), JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1 }, heavy: ['test/b'] }));
+      fs.writeFileSync(
+        path.join(repo, 'test/support/test-times.json'),
+        JSON.stringify({ seconds: { 'test/a': 10, 'test/b': 9, 'test/c': 1, 'test/p1': 30, 'test/p2': 20, 'test/p3': 10 }, heavy: ['test/b', 'test/a/one.test.ts'] }),
+      );
       quarantine([]);
       const write = (f: string, body: string) => {
         fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
@@ -205,8 +254,12 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
         lines.filter((l) => /^\d+ passed, \d+ failed, \d+ skipped$/.test(l)),
         'one unprefixed closing line',
       ).to.have.length(1);
-      // test/a (10 s) alone in shard 1; test/b and test/c (9 + 1 s) in shard 2
-      expect(out).to.include('shard 1/2, about 10 s: test/a').and.include('shard 2/2, about 10 s: test/b test/c');
+      // test/a (10 s) alone in shard 1; test/b and test/c (9 + 1 s) in shard 2; both heavy, both from 0 s
+      expect(out).to.include('2 shards (TEST_SHARDS from the times table: ≤ 10 s each), 2 at a time (TEST_JOBS=2), about 10 s in all');
+      expect(out).to.include('shard 1/2, about 10 s, expected 0–10 s, heavy block 0–10 s: test/a').and.include('shard 2/2, about 10 s, expected 0–10 s, heavy block 1–10 s: test/b test/c');
+      expect(out).to.include('heavy blocks of shard 1/2 and 2/2 overlap by about 9 s in the plan: no place in them avoids it');
+      expect(out).to.match(/^\[test\] shard 1\/2: \d+ s \(about 10 s expected\), 2 passed, 0 failed, 1 skipped, exit 0$/m);
+      expect(out).to.match(/^\[test\] every shard under CI's 15 minutes \(longest \d+ s\)$/m);
       for (const i of [1, 2]) {
         const start = lines.findIndex((l) => l.startsWith(`[test] ──── shard ${i}/2:`));
         const end = lines.indexOf(`[test] ──── end of shard ${i}/2 ────`);
@@ -218,13 +271,50 @@ describe('scripts/test-run.ts: the suites over parallel mocha processes', functi
       const block2 = lines.slice(lines.findIndex((l) => l.startsWith('[test] ──── shard 2/2:')));
       expect(
         block2.findIndex((l) => l.trim() === 'c'),
-        'shard 2 runs its heavy test/b last',
+        'shard 2 runs its heavy test/b where the plan puts it: after test/c, as late as it can',
       ).to.be.lessThan(block2.findIndex((l) => l.trim() === 'b'));
       expect(out).to.match(/slowest spec files: test\/[abc]\/\w+\.test\.ts \d+ s, /);
       const slices = [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].map((m) => ({ shard: m[1], ...(JSON.parse(m[2]!) as { min: number; max: number }) }));
       const one = slices.find((s) => s.shard === '1')!;
       const two = slices.find((s) => s.shard === '2')!;
       expect(one.max < two.min || two.max < one.min, JSON.stringify(slices)).to.equal(true);
+    });
+
+    it('a pool: TEST_SHARDS shards, TEST_JOBS at a time, longest first, the next starting as soon as one ends', async () => {
+      // p1 (30 s expected) runs until p3 has started: the pool must start p3 when p2 (20 s) ends, not after
+      // p1; p3 (10 s) must not start before p2 has ended (two at a time)
+      const marker = path.join(repo, 'p3-started');
+      const span = (name: string, body: string) =>
+        `describe('${name}', () => { it('runs', async function () { this.timeout(60_000); const t0 = Date.now(); ${body} console.log('span', '${name}', t0, Date.now()); }); });`;
+      const files = {
+        'test/p1/p.test.ts': span('p1', `const fs = require('node:fs'); while (!fs.existsSync(${JSON.stringify(marker)})) await new Promise((r) => setTimeout(r, 50));`),
+        'test/p2/p.test.ts': span('p2', 'await new Promise((r) => setTimeout(r, 1000));'),
+        'test/p3/p.test.ts': span('p3', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, '');`),
+      };
+      for (const [f, body] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+        fs.writeFileSync(path.join(repo, f), spec(body));
+      }
+      try {
+        const { code, out, killed } = await run(repo, [], { ...env(), TEST_JOBS: '2', TEST_SHARDS: '3', TEST_DIRS: 'test/p1 test/p2 test/p3' }, 90_000);
+        expect(killed, out).to.equal(false);
+        expect(code, out).to.equal(0);
+        expect(out).to.include('3 shards (TEST_SHARDS), 2 at a time (TEST_JOBS=2), about 30 s in all');
+        expect(out).to.include('shard 3/3, about 10 s, expected 20–30 s: test/p3');
+        const spans = Object.fromEntries([...out.matchAll(/^span (p\d) (\d+) (\d+)$/gm)].map((m) => [m[1], { from: Number(m[2]), to: Number(m[3]) }]));
+        expect(Object.keys(spans).sort(), out).to.deep.equal(['p1', 'p2', 'p3']);
+        expect(spans.p3!.from, 'p3 starts after p2 has ended').to.be.at.least(spans.p2!.to);
+        expect(spans.p3!.from, 'p3 starts while p1 runs').to.be.below(spans.p1!.to);
+        for (const i of [1, 2, 3]) expect(out).to.match(new RegExp(`^\\[test\\] shard ${i}/3: \\d+ s \\(about ${40 - i * 10} s expected\\), 1 passed, 0 failed, 0 skipped, exit 0$`, 'm'));
+        expect(out.trimEnd().split('\n').at(-1)).to.equal('3 passed, 0 failed, 0 skipped');
+        const bad = await run(repo, [], { ...env(), TEST_SHARDS: '10', TEST_DIRS: 'test/p3' });
+        expect(bad.code, bad.out).to.equal(2);
+        expect(bad.out).to.include('TEST_SHARDS must be a whole number from 1 to 9, got 10');
+        expect(bad.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+      } finally {
+        for (const d of ['test/p1', 'test/p2', 'test/p3']) fs.rmSync(path.join(repo, d), { recursive: true, force: true });
+        fs.rmSync(marker, { force: true });
+      }
     });
 
     it('TEST_DIRS narrows the split to those directories; all passing exits 0', async () => {
