@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 
 /** One directory's spec files, run by one process. */
 export interface Unit {
@@ -39,6 +40,13 @@ export interface TimesTable {
    * run theirs at the same time in the expected schedule of the pool (scripts/test-pool.ts placeHeavy).
    */
   heavy?: string[];
+  /**
+   * Spec files or directories whose assertions are wall-clock bounds of real-time media that hold only
+   * on a machine no other mocha process shares: taken out of the pool's shards and run after the pool
+   * has ended, alone, as one more shard (the real-time lane, scripts/test-pool.ts planLane). Their
+   * expected seconds are `seconds` under each file's own path.
+   */
+  realtime?: string[];
 }
 
 /** Seconds per byte of spec file when the table gives nothing to derive a rate from. */
@@ -76,23 +84,52 @@ function walk(abs: string, add: (file: string) => void): void {
   }
 }
 
-/** Reads and checks the times table: every value a finite number of seconds ≥ 0. */
+/** A spec file or directory of the table's lists: relative, `/`-separated, inside the repository. */
+const listedPath = z
+  .string()
+  .min(1)
+  .refine((h) => !h.startsWith('/') && !h.includes('..'), 'must be relative, inside the repository');
+const TimesSchema = z.object({
+  note: z.string().optional(),
+  seconds: z.record(z.string(), z.number().finite().min(0)),
+  heavy: z.array(listedPath).optional(),
+  realtime: z.array(listedPath).optional(),
+});
+
+/** Reads and checks the times table: every value a finite number of seconds ≥ 0, the lists relative spec files or directories. */
 export function readTimes(file: string): TimesTable {
-  const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
-  if (typeof raw !== 'object' || raw === null || !('seconds' in raw)) throw new Error(`${file}: want {"seconds": {"<dir>": <seconds>}}`);
-  const seconds = (raw as { seconds: unknown }).seconds;
-  if (typeof seconds !== 'object' || seconds === null) throw new Error(`${file}: "seconds" must be an object`);
-  const out: Record<string, number> = {};
-  for (const [dir, v] of Object.entries(seconds)) {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new Error(`${file}: seconds of ${dir} must be a number ≥ 0`);
-    out[dir] = v;
+  const parsed = TimesSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const [key, ...rest] = issue.path.map(String);
+    throw new Error(
+      `${file}: "${key ?? 'seconds'}"${rest.length ? ` at ${rest.join('.')}` : ''}: ${issue.message} (want {"seconds": {"<dir>": <seconds ≥ 0>}, "heavy": [<path>], "realtime": [<path>]})`,
+    );
   }
-  const note = (raw as { note?: unknown }).note;
-  const heavy = (raw as { heavy?: unknown }).heavy;
-  if (heavy !== undefined && (!Array.isArray(heavy) || heavy.some((h) => typeof h !== 'string' || h === '' || h.startsWith('/') || h.includes('..'))))
-    throw new Error(`${file}: "heavy" must be a list of relative spec files or directories`);
-  return { note: typeof note === 'string' ? note : undefined, seconds: out, ...(heavy ? { heavy: heavy as string[] } : {}) };
+  const { note, seconds, heavy, realtime } = parsed.data;
+  return { note, seconds, ...(heavy ? { heavy } : {}), ...(realtime ? { realtime } : {}) };
 }
+
+/** The entries of the table's "realtime" list that name no file or directory under `root`. */
+export function missingRealtime(root: string, times: TimesTable): string[] {
+  return (times.realtime ?? []).filter((f) => !fs.existsSync(path.join(root, f)));
+}
+
+/** The table's seconds per byte of spec file, over the directories it lists that exist under `root`. */
+function tableRate(root: string, times: TimesTable): number {
+  let knownSeconds = 0;
+  let knownBytes = 0;
+  for (const [dir, s] of Object.entries(times.seconds)) {
+    const abs = path.join(root, dir);
+    if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) continue;
+    const own = fs.readdirSync(abs).filter((n) => n.endsWith('.test.ts'));
+    knownSeconds += s;
+    knownBytes += own.reduce((n, f) => n + fs.statSync(path.join(abs, f)).size, 0);
+  }
+  return knownBytes > 0 ? knownSeconds / knownBytes : FALLBACK_RATE;
+}
+
+const sizeOf = (root: string, list: string[]) => list.reduce((n, f) => n + fs.statSync(path.join(root, f)).size, 0);
 
 /** The spec files grouped by directory, each with its expected seconds. */
 export function units(root: string, files: string[], times: TimesTable): Unit[] {
@@ -101,25 +138,28 @@ export function units(root: string, files: string[], times: TimesTable): Unit[] 
     const dir = path.posix.dirname(f);
     byDir.set(dir, [...(byDir.get(dir) ?? []), f]);
   }
-  const bytes = (list: string[]) => list.reduce((n, f) => n + fs.statSync(path.join(root, f)).size, 0);
-  // the table's own rate, over the directories it lists that exist here
-  let knownSeconds = 0;
-  let knownBytes = 0;
-  for (const [dir, s] of Object.entries(times.seconds)) {
-    const abs = path.join(root, dir);
-    if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) continue;
-    const own = fs
-      .readdirSync(abs)
-      .filter((n) => n.endsWith('.test.ts'))
-      .map((n) => path.posix.join(dir, n));
-    knownSeconds += s;
-    knownBytes += bytes(own);
-  }
-  const rate = knownBytes > 0 ? knownSeconds / knownBytes : FALLBACK_RATE;
+  const rate = tableRate(root, times);
   return [...byDir.entries()].map(([dir, list]) => {
     const listed = times.seconds[dir];
-    return listed === undefined ? { dir, files: list, seconds: Math.max(1, Math.round(bytes(list) * rate)), estimated: true } : { dir, files: list, seconds: listed, estimated: false };
+    return listed === undefined ? { dir, files: list, seconds: Math.max(1, Math.round(sizeOf(root, list) * rate)), estimated: true } : { dir, files: list, seconds: listed, estimated: false };
   });
+}
+
+/**
+ * The spec files split between the pool and the real-time lane (the table's "realtime" list, as
+ * `isHeavy` matches): the pool's files, and the lane's as one unit per file (its `dir` the file), its
+ * seconds the table's under the file's path or, when unlisted, estimated from its size.
+ */
+export function splitRealtime(root: string, files: string[], times: TimesTable): { pool: string[]; lane: Unit[] } {
+  const list = times.realtime ?? [];
+  const rate = tableRate(root, times);
+  const lane = files
+    .filter((f) => isHeavy(f, list))
+    .map((f) => {
+      const listed = times.seconds[f];
+      return listed === undefined ? { dir: f, files: [f], seconds: Math.max(1, Math.round(sizeOf(root, [f]) * rate)), estimated: true } : { dir: f, files: [f], seconds: listed, estimated: false };
+    });
+  return { pool: files.filter((f) => !isHeavy(f, list)), lane };
 }
 
 /** Greedy largest-first split of the units into `count` shards (fewer when there are fewer units). */
@@ -138,7 +178,7 @@ export function partition(all: Unit[], count: number): Shard[] {
   return shards;
 }
 
-/** true when `file` is one of `heavy` or lies under one of its directories. */
+/** true when `file` is one of `heavy` (or another of the table's lists) or lies under one of its directories. */
 export function isHeavy(file: string, heavy: readonly string[]): boolean {
   return heavy.some((h) => file === h || file.startsWith(h.endsWith('/') ? h : `${h}/`));
 }
@@ -185,7 +225,7 @@ export function slowest(measured: Record<string, number>, n: number): Array<[str
     .slice(0, n);
 }
 
-/** The table with `measured` seconds (per directory) merged over it, rounded to whole seconds. */
+/** The table with `measured` seconds (per directory, per file for the real-time lane's) merged over it, rounded to whole seconds. */
 export function mergeTimes(table: TimesTable, measured: Record<string, number>): TimesTable {
   const seconds: Record<string, number> = { ...table.seconds };
   for (const [dir, s] of Object.entries(measured)) seconds[dir] = Math.max(1, Math.round(s));
@@ -194,7 +234,7 @@ export function mergeTimes(table: TimesTable, measured: Record<string, number>):
       .sort()
       .map((k) => [k, seconds[k]!]),
   );
-  return { ...(table.note ? { note: table.note } : {}), seconds: sorted, ...(table.heavy ? { heavy: table.heavy } : {}) };
+  return { ...(table.note ? { note: table.note } : {}), seconds: sorted, ...(table.heavy ? { heavy: table.heavy } : {}), ...(table.realtime ? { realtime: table.realtime } : {}) };
 }
 
 /** A shard's time limit without TEST_SHARD_TIMEOUT_S: this many times its expected seconds, at least the floor. */

@@ -101,6 +101,8 @@ export interface PlannedShard {
   start: number;
   end: number;
   heavy: { from: number; to: number } | null;
+  /** the real-time lane: run after the pool has ended, alone (planLane) */
+  lane?: true;
 }
 
 /** The whole plan: the split into `count` shards, their schedule over `jobs` processes, the heavy blocks placed. */
@@ -120,6 +122,20 @@ export function planRun(all: Unit[], jobs: number, count: number, heavy: readonl
     const from = start + l.boundaries[at]!;
     return { shard: s, files: shardFiles(l, at), start, end, heavy: l.hot.length > 0 ? { from, to: from + l.hotSeconds } : null };
   });
+}
+
+/**
+ * The real-time lane of the plan (the table's "realtime" spec files, `lane`, one unit a file), or null
+ * when the run has none: one more shard, numbered after the pool's, expected to start when the pool's
+ * last shard ends and to run alone, so that its wall-clock bounds see the load they assume.
+ */
+export function planLane(pool: readonly PlannedShard[], lane: readonly Unit[]): PlannedShard | null {
+  if (lane.length === 0) return null;
+  const units = [...lane].sort((a, b) => a.dir.localeCompare(b.dir));
+  const seconds = units.reduce((n, u) => n + u.seconds, 0);
+  const start = Math.max(0, ...pool.map((p) => p.end));
+  const shard: Shard = { index: pool.length + 1, units, seconds };
+  return { shard, files: units.flatMap((u) => u.files), start, end: start + seconds, heavy: null, lane: true };
 }
 
 /** The pairs of shards whose heavy blocks overlap in the plan, with the seconds they share. */
@@ -152,13 +168,18 @@ export function defaultShardCount(all: Unit[], jobs: number, max = MAX_TEST_SHAR
 
 const whole = (raw: string | undefined): number | null => (raw === undefined || raw.trim() === '' ? null : /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN);
 
-/** TEST_JOBS (default DEFAULT_JOBS) and TEST_SHARDS (default `defaultShardCount`), checked. */
-export function poolSettings(env: NodeJS.ProcessEnv, all: Unit[]): { jobs: number; count: number; fromTable: boolean } {
+/**
+ * TEST_JOBS (default DEFAULT_JOBS) and TEST_SHARDS (default `defaultShardCount`), checked: the pool's
+ * shards. With a real-time lane (`lane`), it takes one more shard index of the MAX_TEST_SHARDS.
+ */
+export function poolSettings(env: NodeJS.ProcessEnv, all: Unit[], lane = false): { jobs: number; count: number; fromTable: boolean } {
+  const max = lane ? MAX_TEST_SHARDS - 1 : MAX_TEST_SHARDS;
   const jobs = whole(env.TEST_JOBS) ?? DEFAULT_JOBS;
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number ≥ 1, got ${env.TEST_JOBS}`);
   const count = whole(env.TEST_SHARDS);
-  if (count === null) return { jobs, count: defaultShardCount(all, jobs), fromTable: true };
-  if (!Number.isInteger(count) || count < 1 || count > MAX_TEST_SHARDS) throw new Error(`TEST_SHARDS must be a whole number from 1 to ${MAX_TEST_SHARDS}, got ${env.TEST_SHARDS}`);
+  if (count === null) return { jobs, count: defaultShardCount(all, jobs, max), fromTable: true };
+  if (!Number.isInteger(count) || count < 1 || count > max)
+    throw new Error(`TEST_SHARDS must be a whole number from 1 to ${max}${lane ? ` (the real-time lane takes shard ${max + 1} of the ${MAX_TEST_SHARDS})` : ''}, got ${env.TEST_SHARDS}`);
   return { jobs, count, fromTable: false };
 }
 
@@ -194,6 +215,8 @@ export interface ShardOutcome {
   timedOut: boolean;
   /** the run was stopped before the shard's turn */
   notStarted?: boolean;
+  /** the real-time lane (named so in its line) */
+  lane?: boolean;
   summary: { passed: number; failed: number; skipped: number } | null;
 }
 
@@ -208,22 +231,21 @@ export function tally(outcomes: readonly ShardOutcome[], count: number): { passe
   for (const r of [...outcomes].sort((a, b) => a.index - b.index)) {
     const exit = r.code ?? r.signal;
     const flag = r.seconds > CI_SHARD_LIMIT_S ? ` ⚠ over ${min} min` : '';
+    const name = `shard ${r.index}/${count}${r.lane ? ' (real-time lane)' : ''}`;
     if (r.summary) {
       sum.passed += r.summary.passed;
       sum.failed += r.summary.failed;
       sum.skipped += r.summary.skipped;
-      sum.lines.push(
-        `shard ${r.index}/${count}: ${r.seconds} s (about ${r.expected} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}${flag}`,
-      );
+      sum.lines.push(`${name}: ${r.seconds} s (about ${r.expected} s expected), ${r.summary.passed} passed, ${r.summary.failed} failed, ${r.summary.skipped} skipped, exit ${exit}${flag}`);
     } else if (r.notStarted) {
       sum.failed += 1;
-      sum.lines.push(`shard ${r.index}/${count}: not started, the run was stopped (${r.signal ?? 'signal'}): counted as 1 failed`);
+      sum.lines.push(`${name}: not started, the run was stopped (${r.signal ?? 'signal'}): counted as 1 failed`);
     } else if (r.timedOut) {
       sum.failed += 1;
-      sum.lines.push(`shard ${r.index}/${count}: timed out after ${r.seconds} s (limit ${r.limit} s): counted as 1 failed${flag}`);
+      sum.lines.push(`${name}: timed out after ${r.seconds} s (limit ${r.limit} s): counted as 1 failed${flag}`);
     } else {
       sum.failed += 1;
-      sum.lines.push(`shard ${r.index}/${count}: ended (exit ${exit}) after ${r.seconds} s without a summary: counted as 1 failed${flag}`);
+      sum.lines.push(`${name}: ended (exit ${exit}) after ${r.seconds} s without a summary: counted as 1 failed${flag}`);
     }
     if (r.code !== 0 || r.timedOut) sum.bad = true;
   }

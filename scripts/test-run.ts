@@ -21,6 +21,11 @@
  * engines its tests started), its output so far printed, and counted as one failure.
  * A shard runs the table's "heavy" spec files (a cluster of nodes, a hundred calls at once) as one block,
  * placed in the pool's expected schedule so that no two shards run theirs at the same time.
+ * The table's "realtime" spec files (wall-clock bounds of real-time media that hold only on a machine no
+ * other mocha process shares) are taken out of the pool's shards and run once the pool has ended, as
+ * one more mocha process alone: the real-time lane, shard n of n (the pool's shards are 1..n-1, so it
+ * has its own port slice; at most MAX_TEST_SHARDS in all), with its own output, summary, time limit and
+ * line like any shard, its counts in the sum. An entry of the list that names no file stops the run.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
  * seconds per directory into the table.
  * Retries: none, but for the quarantine list (test/support/quarantine.json, scripts/quarantine.ts). A test
@@ -39,8 +44,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeEntry, missingSpecFiles, QUARANTINE_FILE, quarantineKey, readQuarantine, type QuarantineEntry } from './quarantine';
-import { findTestFiles, fileSeconds, mergeTimes, readTimes, shardLimitSeconds, slowest, units, type Shard } from './test-plan';
-import { overlaps, planRun, poolOrder, poolSettings, runPool, tally, type PlannedShard } from './test-pool';
+import { findTestFiles, fileSeconds, mergeTimes, missingRealtime, readTimes, shardLimitSeconds, slowest, splitRealtime, units, type Shard } from './test-plan';
+import { overlaps, planLane, planRun, poolOrder, poolSettings, runPool, tally, type PlannedShard } from './test-pool';
 
 const ROOT = path.resolve(__dirname, '..');
 const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
@@ -69,6 +74,8 @@ interface Summary {
 
 interface ShardResult {
   shard: Shard;
+  /** the real-time lane */
+  lane?: boolean;
   code: number | null;
   signal: NodeJS.Signals | null;
   seconds: number;
@@ -153,11 +160,11 @@ function runShard(p: PlannedShard, count: number, dir: string, limitS: number): 
       children.delete(child);
       const seconds = Math.round((Date.now() - started) / 1000);
       const summary = timedOut ? null : readSummary(summaryFile);
-      const head = `shard ${shard.index}/${count}: ${shard.units.map((u) => u.dir).join(' ')}`;
+      const head = `shard ${shard.index}/${count}${p.lane ? ' (real-time lane, alone)' : ''}: ${shard.units.map((u) => u.dir).join(' ')}`;
       process.stdout.write(`\n[test] ──── ${head} ──── output (${seconds} s, ${timedOut ? `timed out after ${limitS} s` : `exit ${code ?? signal}`})\n`);
       process.stdout.write(Buffer.concat(out));
       process.stdout.write(`[test] ──── end of shard ${shard.index}/${count} ────\n`);
-      resolve({ shard, code, signal, seconds, summary, timedOut });
+      resolve({ shard, code, signal, seconds, summary, timedOut, ...(p.lane ? { lane: true } : {}) });
     });
   });
 }
@@ -165,12 +172,12 @@ function runShard(p: PlannedShard, count: number, dir: string, limitS: number): 
 /** A spec file's path as the reporter wrote it, relative to the repository and `/`-separated. */
 const relative = (file: string) => path.relative(ROOT, path.resolve(ROOT, file)).split(path.sep).join('/');
 
-/** Measured seconds per directory, from the shards' per-file times. */
+/** Measured seconds per directory, from the shards' per-file times; per file for the real-time lane's (its own table entries). */
 function measuredByDir(results: ShardResult[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of results) {
     for (const [file, s] of Object.entries(r.summary?.files ?? {})) {
-      const dir = path.posix.dirname(relative(file));
+      const dir = r.lane ? relative(file) : path.posix.dirname(relative(file));
       out[dir] = (out[dir] ?? 0) + s;
     }
   }
@@ -209,13 +216,15 @@ function sayClosing(results: readonly ShardResult[], quarantine: readonly Quaran
 }
 
 /** The plan as the run prints it at its start: the pool, each shard's directories and expected times. */
-function sayPlan(plan: readonly PlannedShard[], files: number, pool: { jobs: number; count: number; fromTable: boolean }): void {
-  const n = plan.length;
-  const wall = Math.max(...plan.map((p) => p.end));
-  const count = pool.fromTable ? `TEST_SHARDS from the times table: ≤ ${Math.round(Math.max(...plan.map((p) => p.shard.seconds)))} s each` : 'TEST_SHARDS';
+function sayPlan(plan: readonly PlannedShard[], lane: PlannedShard | null, files: number, pool: { jobs: number; count: number; fromTable: boolean }): void {
+  const n = plan.length + (lane ? 1 : 0);
+  const wall = Math.max(0, ...plan.map((p) => p.end), lane?.end ?? 0);
+  const count = pool.fromTable ? `TEST_SHARDS from the times table: ≤ ${Math.round(Math.max(0, ...plan.map((p) => p.shard.seconds)))} s each` : 'TEST_SHARDS';
+  const then = lane ? `, then the real-time lane (shard ${n}/${n}) alone` : '';
   say(
-    `${files} spec files, ${plan.reduce((k, p) => k + p.shard.units.length, 0)} directories, ${n} shards (${count}), ${Math.min(pool.jobs, n)} at a time (TEST_JOBS=${pool.jobs}), about ${Math.round(wall)} s in all`,
+    `${files} spec files, ${plan.reduce((k, p) => k + p.shard.units.length, 0)} directories, ${plan.length} shards (${count}), ${Math.min(pool.jobs, plan.length)} at a time (TEST_JOBS=${pool.jobs})${then}, about ${Math.round(wall)} s in all`,
   );
+  if (lane) say(`real-time lane, shard ${n}/${n}, about ${lane.shard.seconds} s, expected ${Math.round(lane.start)}–${Math.round(lane.end)} s, after the pool, alone: ${lane.files.join(' ')}`);
   for (const p of plan) {
     const dirs = p.shard.units.map((u) => `${u.dir}${u.estimated ? '*' : ''}`).join(' ');
     const heavy = p.heavy ? `, heavy block ${Math.round(p.heavy.from)}–${Math.round(p.heavy.to)} s` : '';
@@ -226,11 +235,11 @@ function sayPlan(plan: readonly PlannedShard[], files: number, pool: { jobs: num
 }
 
 /** The shards through the pool, TEST_JOBS at a time, with a heartbeat line while none prints. */
-async function runAll(plan: readonly PlannedShard[], jobs: number, limits: ReadonlyMap<number, number>): Promise<ShardResult[]> {
+async function runAll(plan: readonly PlannedShard[], lane: PlannedShard | null, jobs: number, limits: ReadonlyMap<number, number>): Promise<ShardResult[]> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'test-run-'));
   const started = Date.now();
-  const n = plan.length;
-  const waiting = new Set(plan.map((p) => p.shard.index));
+  const n = plan.length + (lane ? 1 : 0);
+  const waiting = new Set([...plan, ...(lane ? [lane] : [])].map((p) => p.shard.index));
   const running = new Set<number>();
   const names = (set: Set<number>) => [...set].map((i) => `${i}/${n}`).join(', ') || 'none';
   const beat = setInterval(() => {
@@ -238,15 +247,19 @@ async function runAll(plan: readonly PlannedShard[], jobs: number, limits: Reado
   }, HEARTBEAT_MS);
   forwardSignals([]);
   const order = poolOrder(plan.map((p) => ({ index: p.shard.index, seconds: p.shard.seconds, p })));
+  const one = async (p: PlannedShard): Promise<ShardResult> => {
+    waiting.delete(p.shard.index);
+    if (stoppedBy) return { shard: p.shard, code: null, signal: stoppedBy, seconds: 0, summary: null, timedOut: false, notStarted: true, ...(p.lane ? { lane: true } : {}) };
+    running.add(p.shard.index);
+    const r = await runShard(p, n, tmp, limits.get(p.shard.index)!);
+    running.delete(p.shard.index);
+    return r;
+  };
   try {
-    return await runPool(order, jobs, async ({ p }) => {
-      waiting.delete(p.shard.index);
-      if (stoppedBy) return { shard: p.shard, code: null, signal: stoppedBy, seconds: 0, summary: null, timedOut: false, notStarted: true };
-      running.add(p.shard.index);
-      const r = await runShard(p, n, tmp, limits.get(p.shard.index)!);
-      running.delete(p.shard.index);
-      return r;
-    });
+    const results = await runPool(order, jobs, ({ p }) => one(p));
+    if (!lane) return results;
+    if (!stoppedBy) say(`the pool has ended: the real-time lane (shard ${n}/${n}) runs alone`);
+    return [...results, await one(lane)];
   } finally {
     clearInterval(beat);
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -259,28 +272,32 @@ async function runSharded(): Promise<number> {
   if (missing.length) throw new Error(`${QUARANTINE_FILE}: no such spec file: ${missing.map((e) => e.file).join(', ')} (remove or mend the entry)`);
   const roots = (process.env.TEST_DIRS ?? '').split(/\s+/).filter(Boolean);
   const table = readTimes(TIMES);
+  const gone = missingRealtime(ROOT, table);
+  if (gone.length) throw new Error(`${path.relative(ROOT, TIMES)}: "realtime" names no such spec file or directory: ${gone.join(', ')} (remove or mend the entry)`);
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
-  const all = units(ROOT, files, table);
-  const pool = poolSettings(process.env, all);
+  const split = splitRealtime(ROOT, files, table);
+  const all = units(ROOT, split.pool, table);
+  const pool = poolSettings(process.env, all, split.lane.length > 0);
   const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
   const plan = planRun(all, pool.jobs, pool.count, table.heavy ?? [], seconds);
-  const limits = new Map(plan.map((p) => [p.shard.index, shardLimitSeconds(p.shard.seconds)]));
-  sayPlan(plan, files.length, pool);
+  const lane = planLane(plan, split.lane);
+  const limits = new Map([...plan, ...(lane ? [lane] : [])].map((p) => [p.shard.index, shardLimitSeconds(p.shard.seconds)]));
+  sayPlan(plan, lane, files.length, pool);
   sayQuarantine(quarantine);
 
   const started = Date.now();
-  const results = await runAll(plan, pool.jobs, limits);
+  const results = await runAll(plan, lane, pool.jobs, limits);
   if (process.env.TEST_TIMES_WRITE === '1') {
     fs.writeFileSync(TIMES, JSON.stringify(mergeTimes(table, measuredByDir(results)), null, 2) + '\n');
     say(`measured seconds per directory written to ${path.relative(ROOT, TIMES)}`);
   }
   const sum = tally(
     results.map((r) => ({ index: r.shard.index, expected: r.shard.seconds, limit: limits.get(r.shard.index)!, ...r })),
-    plan.length,
+    plan.length + (lane ? 1 : 0),
   );
   for (const line of sum.lines) say(line);
   sayClosing(results, quarantine);
-  say(`wall ${Math.round((Date.now() - started) / 1000)} s (about ${Math.round(Math.max(...plan.map((p) => p.end)))} s expected)`);
+  say(`wall ${Math.round((Date.now() - started) / 1000)} s (about ${Math.round(Math.max(0, ...plan.map((p) => p.end), lane?.end ?? 0))} s expected)`);
   process.stdout.write(`${sum.passed} passed, ${sum.failed} failed, ${sum.skipped} skipped\n`);
   return sum.bad || sum.failed > 0 ? 1 : 0;
 }

@@ -5,8 +5,22 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileSeconds, findTestFiles, partition, readTimes, units, type Unit } from '../../scripts/test-plan';
-import { CI_SHARD_LIMIT_S, defaultShardCount, overlaps, placeHeavy, planRun, poolOrder, poolSettings, runPool, SHARD_TARGET_S, simulatePool, tally, type ShardOutcome } from '../../scripts/test-pool';
+import { fileSeconds, findTestFiles, missingRealtime, partition, readTimes, splitRealtime, units, type Unit } from '../../scripts/test-plan';
+import {
+  CI_SHARD_LIMIT_S,
+  defaultShardCount,
+  overlaps,
+  placeHeavy,
+  planLane,
+  planRun,
+  poolOrder,
+  poolSettings,
+  runPool,
+  SHARD_TARGET_S,
+  simulatePool,
+  tally,
+  type ShardOutcome,
+} from '../../scripts/test-pool';
 import { MAX_TEST_SHARDS } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -157,8 +171,9 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
 
     it("on the repository's table: shards under the target, no later an end than the split over TEST_JOBS alone, no heavy blocks together", () => {
       const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
-      const all = units(ROOT, findTestFiles(ROOT, ['test']), table);
-      const { jobs, count } = poolSettings({}, all);
+      const split = splitRealtime(ROOT, findTestFiles(ROOT, ['test']), table);
+      const all = units(ROOT, split.pool, table);
+      const { jobs, count } = poolSettings({}, all, split.lane.length > 0);
       expect(count % jobs, `${count} shards`).to.equal(0);
       const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
       const plan = planRun(all, jobs, count, table.heavy ?? [], seconds);
@@ -168,6 +183,57 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       expect(Math.max(...plan.map((p) => p.end)), 'the pool ends no later than the old split').to.be.at.most(old);
       expect(overlaps(plan)).to.deep.equal([]);
       expect(plan.flatMap((p) => p.files).sort(), 'every spec file in exactly one shard').to.deep.equal(all.flatMap((u) => u.files).sort());
+      const lane = planLane(plan, split.lane)!;
+      expect(lane.shard.index, 'the lane within the port slices')
+        .to.equal(count + 1)
+        .and.be.at.most(MAX_TEST_SHARDS);
+      expect(lane.shard.seconds, 'the lane kept short: under two minutes').to.be.at.most(120);
+      expect([...plan.flatMap((p) => p.files), ...lane.files].sort(), 'the lane’s files in no pool shard').to.deep.equal(findTestFiles(ROOT, ['test']));
+    });
+  });
+
+  describe('the real-time lane', () => {
+    it("takes the table's realtime files (or those under a directory of it) out of the pool, one unit a file, seconds listed under its path or estimated", () => {
+      const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
+      const files = findTestFiles(ROOT, ['test/ai', 'test/core']);
+      const split = splitRealtime(ROOT, files, table);
+      expect(split.lane).to.deep.equal([{ dir: 'test/ai/barge-in-interim.test.ts', files: ['test/ai/barge-in-interim.test.ts'], seconds: 35, estimated: false }]);
+      expect(split.pool).to.deep.equal(files.filter((f) => f !== 'test/ai/barge-in-interim.test.ts'));
+      const byDir = splitRealtime(ROOT, files, { seconds: table.seconds, realtime: ['test/core'] });
+      expect(byDir.lane.map((u) => u.dir)).to.deep.equal(files.filter((f) => f.startsWith('test/core/')));
+      expect(byDir.lane.every((u) => u.estimated && u.seconds >= 1)).to.equal(true);
+      expect(splitRealtime(ROOT, files, { seconds: {} }).lane, 'no list, no lane').to.deep.equal([]);
+      expect(missingRealtime(ROOT, table), "every entry of the repository's list exists").to.deep.equal([]);
+      expect(missingRealtime(ROOT, { seconds: {}, realtime: ['test/ai', 'test/ai/gone.test.ts'] })).to.deep.equal(['test/ai/gone.test.ts']);
+    });
+
+    it('runs after the pool has ended, as one more shard numbered after the pool’s, alone', () => {
+      const all = [unit('test/a', 50), unit('test/b', 40), unit('test/c', 30)];
+      const plan = planRun(all, 2, 3, [], new Map());
+      expect(Math.max(...plan.map((p) => p.end))).to.equal(70);
+      const lane = planLane(plan, [unit('test/r/z.test.ts', 5, ['test/r/z.test.ts']), unit('test/r/a.test.ts', 7, ['test/r/a.test.ts'])]);
+      expect(lane).to.deep.equal({
+        shard: { index: 4, units: [unit('test/r/a.test.ts', 7, ['test/r/a.test.ts']), unit('test/r/z.test.ts', 5, ['test/r/z.test.ts'])], seconds: 12 },
+        files: ['test/r/a.test.ts', 'test/r/z.test.ts'],
+        start: 70,
+        end: 82,
+        heavy: null,
+        lane: true,
+      });
+      expect(planLane(plan, []), 'no realtime file in the run, no lane').to.equal(null);
+      expect(planLane([], [unit('test/r/a.test.ts', 7, ['test/r/a.test.ts'])]))
+        .to.include({ start: 0, end: 7 })
+        .and.nested.include({ 'shard.index': 1 });
+    });
+
+    it('takes one of the MAX_TEST_SHARDS indexes: the pool gets one fewer', () => {
+      const many = Array.from({ length: 30 }, (_, i) => unit(`test/d${String(i).padStart(2, '0')}`, 100));
+      expect(defaultShardCount(many, 3, MAX_TEST_SHARDS, 100)).to.equal(9);
+      expect(poolSettings({}, many, true).count, 'the default leaves the lane its index').to.be.at.most(MAX_TEST_SHARDS - 1);
+      expect(poolSettings({ TEST_SHARDS: String(MAX_TEST_SHARDS - 1) }, many, true).count).to.equal(MAX_TEST_SHARDS - 1);
+      expect(() => poolSettings({ TEST_SHARDS: String(MAX_TEST_SHARDS) }, many, true)).to.throw(
+        `TEST_SHARDS must be a whole number from 1 to ${MAX_TEST_SHARDS - 1} (the real-time lane takes shard ${MAX_TEST_SHARDS} of the ${MAX_TEST_SHARDS}), got ${MAX_TEST_SHARDS}`,
+      );
     });
   });
 
@@ -212,6 +278,12 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
         'shard 4/4: not started, the run was stopped (SIGINT): counted as 1 failed',
         "every shard under CI's 15 minutes (longest 30 s)",
       ]);
+    });
+
+    it('name the real-time lane in its line and count it in the sum', () => {
+      const t = tally([ok(1, 30), { ...ok(2, 40), lane: true, summary: { passed: 2, failed: 1, skipped: 0 }, code: 1 }], 2);
+      expect(t).to.include({ passed: 5, failed: 1, skipped: 1, bad: true });
+      expect(t.lines[1]).to.equal('shard 2/2 (real-time lane): 40 s (about 600 s expected), 2 passed, 1 failed, 0 skipped, exit 1');
     });
   });
 });

@@ -79,11 +79,12 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       for (const bad of ['0', '-1', 'soon']) expect(() => shardLimitSeconds(1, { TEST_SHARD_TIMEOUT_S: bad }), bad).to.throw(/TEST_SHARD_TIMEOUT_S/);
     });
 
-    it('merges measured seconds over the table, whole seconds, sorted, keeping its heavy list', () => {
-      expect(mergeTimes({ note: 'n', seconds: { 'test/b': 5, 'test/a': 3 }, heavy: ['test/b'] }, { 'test/b': 7.4, 'test/c': 0.2 })).to.deep.equal({
+    it('merges measured seconds over the table, whole seconds, sorted, keeping its heavy and realtime lists', () => {
+      expect(mergeTimes({ note: 'n', seconds: { 'test/b': 5, 'test/a': 3 }, heavy: ['test/b'], realtime: ['test/c/r.test.ts'] }, { 'test/b': 7.4, 'test/c/r.test.ts': 0.2 })).to.deep.equal({
         note: 'n',
-        seconds: { 'test/a': 3, 'test/b': 7, 'test/c': 1 },
+        seconds: { 'test/a': 3, 'test/b': 7, 'test/c/r.test.ts': 1 },
         heavy: ['test/b'],
+        realtime: ['test/c/r.test.ts'],
       });
     });
 
@@ -131,6 +132,12 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
         for (const heavy of ['test/scale', [3], [''], ['/abs'], ['test/../x']]) {
           fs.writeFileSync(path.join(dir, 't.json'), JSON.stringify({ seconds: {}, heavy }));
           expect(() => readTimes(path.join(dir, 't.json')), JSON.stringify(heavy)).to.throw(/"heavy"/);
+          fs.writeFileSync(path.join(dir, 't.json'), JSON.stringify({ seconds: {}, realtime: heavy }));
+          expect(() => readTimes(path.join(dir, 't.json')), `realtime ${JSON.stringify(heavy)}`).to.throw(/"realtime"/);
+        }
+        for (const seconds of [{ 'test/a': -1 }, { 'test/a': '3' }, []]) {
+          fs.writeFileSync(path.join(dir, 't.json'), JSON.stringify({ seconds }));
+          expect(() => readTimes(path.join(dir, 't.json')), JSON.stringify(seconds)).to.throw(/"seconds"/);
         }
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
@@ -410,6 +417,58 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
         expect(gone.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
       } finally {
         quarantine([]);
+      }
+    });
+
+    it('the real-time lane: its files out of the pool, run after the pool has ended, alone, as shard n of n with its own line and counts', async () => {
+      const times = path.join(repo, 'test/support/test-times.json');
+      const before = fs.readFileSync(times, 'utf8');
+      const span = (name: string, body: string) => `describe('${name}', () => { it('runs', async function () { const t0 = Date.now(); ${body} console.log('span', '${name}', t0, Date.now()); }); });`;
+      const files = {
+        'test/q/slow.test.ts': span('slow', 'await new Promise((r) => setTimeout(r, 1500));'),
+        'test/q/lane.test.ts': span('lane', ''),
+        'test/r/quick.test.ts': `${span('quick', '')} describe('r', () => { it('fails on purpose', () => { throw new Error('boom'); }); });`,
+      };
+      for (const [f, body] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+        fs.writeFileSync(path.join(repo, f), spec(body));
+      }
+      const table = (realtime: string[]) => fs.writeFileSync(times, JSON.stringify({ seconds: { 'test/q': 20, 'test/r': 10, 'test/q/lane.test.ts': 3 }, realtime }));
+      try {
+        table(['test/q/lane.test.ts']);
+        const { code, out, killed } = await run(repo, [], { ...env(), TEST_JOBS: '2', TEST_DIRS: 'test/q test/r' }, 90_000);
+        expect(killed, out).to.equal(false);
+        expect(code, out).to.equal(1);
+        expect(out).to.include('2 shards (TEST_SHARDS from the times table: ≤ 20 s each), 2 at a time (TEST_JOBS=2), then the real-time lane (shard 3/3) alone, about 23 s in all');
+        expect(out).to.include('real-time lane, shard 3/3, about 3 s, expected 20–23 s, after the pool, alone: test/q/lane.test.ts');
+        expect(out).to.match(/^\[test\] shard 1\/3, about 20 s, expected 0–20 s: test\/q$/m);
+        const spans = Object.fromEntries([...out.matchAll(/^span (\w+) (\d+) (\d+)$/gm)].map((m) => [m[1], { from: Number(m[2]), to: Number(m[3]) }]));
+        expect(Object.keys(spans).sort(), out).to.deep.equal(['lane', 'quick', 'slow']);
+        expect(spans.lane!.from, 'the lane starts after every pool shard has ended').to.be.at.least(Math.max(spans.slow!.to, spans.quick!.to));
+        const lines = out.trimEnd().split('\n');
+        const block = lines.slice(lines.findIndex((l) => l.startsWith('[test] ──── shard 3/3 (real-time lane, alone): test/q/lane.test.ts ────')));
+        expect(block.length, out).to.be.below(lines.length);
+        expect(block.slice(0, block.indexOf('[test] ──── end of shard 3/3 ────')).join('\n')).to.include('[shard 3/3] 1 passed, 0 failed, 0 skipped');
+        expect(out, 'the lane in no pool shard').not.to.match(/^\[shard [12]\/3\] .*lane/m);
+        expect(out).to.match(/^\[test\] shard 3\/3 \(real-time lane\): \d+ s \(about 3 s expected\), 1 passed, 0 failed, 0 skipped, exit 0$/m);
+        const slices = [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].map((m) => ({ shard: m[1], ...(JSON.parse(m[2]!) as { min: number; max: number }) }));
+        const lane = slices.find((x) => x.shard === '3')!;
+        for (const other of slices.filter((x) => x.shard !== '3')) expect(lane.max < other.min || other.max < lane.min, JSON.stringify(slices)).to.equal(true);
+        expect(lines.at(-1)).to.equal('3 passed, 1 failed, 0 skipped');
+        // narrowed to the lane alone: no pool shard, the lane is shard 1/1
+        const alone = await run(repo, [], { ...env(), TEST_DIRS: 'test/q/lane.test.ts' });
+        expect(alone.code, alone.out).to.equal(0);
+        expect(alone.out).to.include('[shard 1/1] 1 passed, 0 failed, 0 skipped');
+        expect(alone.out.trimEnd().split('\n').at(-1)).to.equal('1 passed, 0 failed, 0 skipped');
+        // an entry that names no file stops the run before it starts
+        table(['test/q/gone.test.ts']);
+        const gone = await run(repo, [], { ...env(), TEST_DIRS: 'test/q' });
+        expect(gone.code, gone.out).to.equal(2);
+        expect(gone.out).to.include('test/support/test-times.json: "realtime" names no such spec file or directory: test/q/gone.test.ts').and.not.include('──── shard');
+        expect(gone.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+      } finally {
+        fs.writeFileSync(times, before);
+        for (const d of ['test/q', 'test/r']) fs.rmSync(path.join(repo, d), { recursive: true, force: true });
       }
     });
 
