@@ -20,7 +20,7 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 40;
+const MAX_ALLOWED = 35;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
@@ -62,11 +62,6 @@ const ALLOWED: string[] = [
   'testkit/speech/deepgram-phrases.ts phraseSession',
   'testkit/speech/deepgram-server.ts session',
   'testkit/twilio-agent/agent-server.ts startAgentServer',
-  'web/console/pages/call.tsx CallPage',
-  'web/console/pages/dashboard.tsx DashboardPage',
-  'web/console/pages/flow-simulate.tsx Entry',
-  'web/console/pages/operator.tsx OperatorPage',
-  'web/console/pages/webhooks.tsx WebhooksPage',
 ];
 
 export interface LongFunction {
