@@ -20,7 +20,7 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 35;
+const MAX_ALLOWED = 33;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
@@ -37,9 +37,7 @@ const ALLOWED: string[] = [
   'scripts/bench/events/run.ts main',
   'scripts/bench/media-dsp/run.ts main',
   'scripts/bench/media/alloc.ts run',
-  'scripts/bench/media/codec-legs.ts runPair',
   'scripts/bench/media/codecs.ts main',
-  'scripts/bench/media/peer.ts onMessage',
   'scripts/bench/observability/tracing.ts oneCall',
   'scripts/bench/pbx/mwi-lamp.ts main',
   'scripts/bench/queue/run.ts main',
