@@ -20,7 +20,7 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 31;
+const MAX_ALLOWED = 30;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
@@ -46,7 +46,6 @@ const ALLOWED: string[] = [
   'scripts/bench/twilio/calls-create.ts main',
   'scripts/bench/twilio/media-streams.ts run',
   'scripts/soak/run.ts main',
-  'test/reliability/api/seed.ts seedResources',
   'testkit/ai/deepgram-agent-server.ts session',
   'testkit/ai/gemini-live-server.ts session',
   'testkit/ai/realtime-server.ts session',
