@@ -20,7 +20,7 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 17;
+const MAX_ALLOWED = 13;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
@@ -35,10 +35,6 @@ const ALLOWED: string[] = [
   'scripts/bench/pbx/mwi-lamp.ts main',
   'scripts/bench/twilio/media-streams.ts run',
   'scripts/soak/run.ts main',
-  'testkit/ai/deepgram-agent-server.ts session',
-  'testkit/ai/gemini-live-server.ts session',
-  'testkit/ai/realtime-server.ts session',
-  'testkit/llm-server.ts startLlmServer',
   'testkit/reliability/node-fault.ts runNodeFault',
   'testkit/reliability/redis-fault.ts runRedisFault',
   'testkit/reliability/sip/flood.ts runFloods',
