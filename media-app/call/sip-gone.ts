@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import { InternalDialog } from '../outbound/internal';
 import type { CallRegistry, OwnedCall } from './registry';
 import { CallSession } from './session';
-import type { GoneByes } from './sip-gone-bye';
+import { onSrfClosed, onSrfConnected, type Srf } from '../kit/srf';
+import { GoneByes, type ByeSender } from './sip-gone-bye';
 
 /** The `why` (the 'hangup' event's reason) of a call closed because its sip-server connection dropped. */
 export const SIP_SERVER_GONE = 'sip_server_gone';
@@ -40,4 +41,14 @@ export function endSipGoneCalls(calls: CallRegistry<OwnedCall>, logger: Logger, 
       c.close({ cause: 'failure', by: 'local', why: SIP_SERVER_GONE, announce: c.answered, sipGone: true }),
     ),
   );
+}
+
+/**
+ * The node's watch on its drachtio connection: when it drops, the calls with a SIP side end (above);
+ * when it is up again, the far ends of their answered dialogs get a BYE (sip-gone-bye.ts).
+ */
+export function watchSipServer(srf: Srf, calls: CallRegistry<OwnedCall>, logger: Logger): void {
+  const byes = new GoneByes(logger);
+  onSrfClosed(srf, () => void endSipGoneCalls(calls, logger, byes));
+  onSrfConnected(srf, () => byes.sendAll(srf as unknown as ByeSender));
 }
