@@ -42,7 +42,7 @@ import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
 import { SessionTimer, uasAnswerHeaders } from './session-timer';
 import { mediaTimedOut, sessionExpired, watchParty } from './dead-party';
-import { chainedReason, MEDIA_RELAY_GONE, sendBye } from './close-reason';
+import { chainedReason, MEDIA_RELAY_GONE, peerDiedReason, sendBye } from './close-reason';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
@@ -391,8 +391,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (next.kind === 'up') this.timers.enter('up');
   }
 
-  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason. Idempotent. */
-  async hangup(why = 'normal', reasonHeader?: string): Promise<void> {
+  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason (by default its dead peer's: close-reason.ts). Idempotent. */
+  async hangup(why = 'normal', reasonHeader = peerDiedReason(this)): Promise<void> {
     await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true, ...(reasonHeader ? { reasonHeader } : {}) });
   }
 
@@ -432,7 +432,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.life.phase !== 'live') return this.done;
     this.life = { phase: 'closing', reason };
     // the bridge first: a consultation completes (its target takes this call's place) before the children close
-    partyLeaving(this);
+    partyLeaving(this, reason);
     this.timers.end();
     this.sessionTimer?.stop();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));

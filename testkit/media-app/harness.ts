@@ -163,7 +163,7 @@ const running = new Set<ChildProcess>();
  * is shared by every sipp on the machine and it gives up after 100 tries ("Unable to bind audio RTP
  * socket", errno 98), so the 51st sipp alive at once never sent its INVITE.
  */
-export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number> } {
+export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number>; kill(): void } {
   const port = args.includes('-p') ? Promise.resolve(Number(args[args.indexOf('-p') + 1])) : freePort();
   const media = args.includes('-mp') ? Promise.resolve(null) : sippMediaPort();
   // and its remote-control socket: sipp tries UDP 8888-8947, and past 60 sipps alive it goes on without one, with an error line
@@ -172,7 +172,8 @@ export function sipp(scenario: string, args: string[], opts: { killAfterMs?: num
     const own = [...(args.includes('-p') ? [] : ['-p', String(p)]), ...(mp === null ? [] : ['-mp', String(mp)]), ...(cp === null ? [] : ['-cp', String(cp)])];
     return runSipp(scenario, [...args, ...own], opts);
   });
-  return { done: started.then((s) => s.done), port };
+  // kill: SIGKILL, as a party that dies (no BYE; its RTP, sipp's own play_pcap_audio, stops with it)
+  return { done: started.then((s) => s.done), port, kill: () => void started.then((s) => s.proc.kill('SIGKILL')) };
 }
 
 function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> }): { done: Promise<SippResult>; proc: ChildProcess } {
