@@ -34,6 +34,7 @@ import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { inboundMedia } from './inbound-media';
 import { refuseOffer } from './media-refusal';
+import { sipOffer } from './offer';
 
 export type { CallDeps } from './deps';
 
@@ -160,7 +161,7 @@ export class CallFactory implements CallLegs {
     call.endpoint = endpoint;
     call.relay = relay;
     if (c.dtmfMode) call.dtmfMode = c.dtmfMode;
-    call.setPendingUas(req, res);
+    call.setOffer(sipOffer(this.deps, req, res));
     await this.own(call);
     await call.publish('call_created');
     res.send(180);

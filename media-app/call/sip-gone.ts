@@ -9,25 +9,18 @@
  * docs/reliability.md "Faults and what they cost".
  */
 import type { Logger } from 'pino';
-import { InternalDialog } from '../outbound/internal';
 import type { CallRegistry, OwnedCall } from './registry';
 import { CallSession } from './session';
 
 /** The `why` (the 'hangup' event's reason) of a call closed because its sip-server connection dropped. */
 export const SIP_SERVER_GONE = 'sip_server_gone';
 
-/** Whether the call has a SIP side through sip-server (not an internal call, nor one before its INVITE). */
-function hasSipLeg(c: CallSession): boolean {
-  if (c.sipKind === 'up') return !(c.dialog instanceof InternalDialog);
-  return c.sipKind !== 'none';
-}
-
 /**
  * Closes every such call. The closes start together, before any of them awaits: each call takes this
  * reason before a chained leg's or a bridge's close could reach it with one that would send a BYE.
  */
 export function endSipGoneCalls(calls: CallRegistry<OwnedCall>, logger: Logger): Promise<unknown> {
-  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && hasSipLeg(c));
+  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && c.viaSipServer);
   if (!gone.length) return Promise.resolve();
   logger.warn({ calls: gone.map((c) => c.id), why: SIP_SERVER_GONE }, 'sip-server connection lost: its calls are ended');
   return Promise.allSettled(
