@@ -241,7 +241,8 @@ export class CallFactory implements CallLegs {
   private async dialTargets(call: CallSession, opts: { near?: CallSession; anonymous?: boolean }): Promise<boolean> {
     // an own +899 number is routed internally: its flow runs on a leg of this node
     const internal = await internalDestination(this.deps.db, call.row.customer_id, call.row.destination);
-    if (internal) return dialInternal(this, call, internal);
+    const timeoutMs = Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs;
+    if (internal) return dialInternal(this, call, internal, timeoutMs);
     // a number (or an agent's numbers) goes out with a caller id the rule allows (core/calls/caller-id)
     const mayReachPstn = call.row.destination.type === 'tel' || call.row.destination.type === 'agent';
     const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, {
@@ -261,7 +262,7 @@ export class CallFactory implements CallLegs {
       from: this.fromUri(call.row.source, opts.anonymous),
       fromName: nameOf(call.row.source),
       fromFor: (t) => t.callerId && nameAddr(this.fromUri(t.callerId.source, opts.anonymous), nameOf(t.callerId.source)),
-      timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
+      timeoutMs,
       ...(opts.near?.endpoint ? { near: opts.near.endpoint } : {}),
     });
   }

@@ -400,10 +400,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.sip.kind === 'offered';
   }
 
-  /** Refuses a pending offer with this status (the call ends as a remote-side failure). */
+  /** Refuses a pending offer with this status (the call ends as a remote-side failure: 486 busy, 480 / 603 no answer). */
   async rejectWith(status: number): Promise<void> {
     if (this.sip.kind !== 'offered') return this.hangup();
-    const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : 'failure';
+    const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : status === 603 ? 'call_rejected' : 'failure';
     await this.close({ cause, by: 'remote', why: `rejected_${status}`, sipStatus: status });
   }
 
