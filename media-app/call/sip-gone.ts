@@ -10,7 +10,6 @@
  * docs/reliability.md "Faults and what they cost".
  */
 import type { Logger } from 'pino';
-import { InternalDialog } from '../outbound/internal';
 import type { CallRegistry, OwnedCall } from './registry';
 import { CallSession } from './session';
 import { onSrfClosed, onSrfConnected, type Srf } from '../kit/srf';
@@ -19,19 +18,13 @@ import { GoneByes, type ByeSender } from './sip-gone-bye';
 /** The `why` (the 'hangup' event's reason) of a call closed because its sip-server connection dropped. */
 export const SIP_SERVER_GONE = 'sip_server_gone';
 
-/** Whether the call has a SIP side through sip-server (not an internal call, nor one before its INVITE). */
-function hasSipLeg(c: CallSession): boolean {
-  if (c.sipKind === 'up') return !(c.dialog instanceof InternalDialog);
-  return c.sipKind !== 'none';
-}
-
 /**
  * Closes every such call. The closes start together, before any of them awaits: each call takes this
  * reason before a chained leg's or a bridge's close could reach it with one that would send a BYE.
  * Each answered dialog is kept in `byes` for the BYE its far end gets once sip-server is back.
  */
 export function endSipGoneCalls(calls: CallRegistry<OwnedCall>, logger: Logger, byes: GoneByes): Promise<unknown> {
-  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && hasSipLeg(c));
+  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && c.viaSipServer);
   if (!gone.length) return Promise.resolve();
   logger.warn({ calls: gone.map((c) => c.id), why: SIP_SERVER_GONE }, 'sip-server connection lost: its calls are ended');
   for (const c of gone) if (c.dialog) byes.keep(c.dialog);
