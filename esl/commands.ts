@@ -7,11 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { runApi, splitApi, type ApiContext } from './api';
 import type { EventFactory } from './events';
 import type { Subscriptions } from './subscriptions';
-import { apiResponse, frameHeader, type CommandFrame, type EslEvent } from './wire';
+import type { OutboundSession } from './listener';
+import { apiResponse, connectReply, frameHeader, type CommandFrame, type EslEvent } from './wire';
 
 /** The connection a command runs on (listener.ts). */
 export interface CommandConn {
   readonly subs: Subscriptions;
+  /** the channel an outbound connection controls; null on an inbound one */
+  readonly session: OutboundSession | null;
+  linger: number | null;
   send(text: string): void;
   reply(text: string, extra?: [string, string][]): void;
   close(): void;
@@ -23,6 +27,8 @@ export interface CommandHost {
   events: EventFactory;
   /** an event for every connection that subscribed to it */
   publish(ev: EslEvent): void;
+  /** the live channels by uuid */
+  channels: Map<string, OutboundSession>;
 }
 
 type Handler = (conn: CommandConn, rest: string, frame: CommandFrame, host: CommandHost) => void;
@@ -39,13 +45,36 @@ const HANDLERS: Record<string, Handler> = {
   noevents: (conn) => conn.reply(conn.subs.noevents()),
   filter: (conn, rest) => conn.reply(conn.subs.filter(rest)),
   myevents: (conn, rest, _f, host) => {
+    if (conn.session) return conn.reply(conn.subs.myevents(conn.session.channel.uuid, words(rest)[0]));
     const [uuid, format] = words(rest);
-    if (!uuid || !host.api.sessions.has(uuid)) return conn.reply('-ERR invalid uuid');
+    if (!uuid || !host.channels.has(uuid)) return conn.reply('-ERR invalid uuid');
     conn.reply(conn.subs.myevents(uuid, format));
   },
   // an inbound connection controls no channel (FreeSWITCH's answers on an inbound socket)
-  linger: (conn) => conn.reply('-ERR not controlling a session'),
-  nolinger: (conn) => conn.reply('-ERR not controlling a session'),
+  linger: (conn, rest) => {
+    if (!conn.session) return conn.reply('-ERR not controlling a session');
+    const secs = /^\d+$/.test(rest.trim()) ? Number(rest.trim()) : -1;
+    conn.linger = secs;
+    conn.reply(secs >= 0 ? `+OK will linger ${secs} seconds` : '+OK will linger');
+  },
+  nolinger: (conn) => {
+    if (!conn.session) return conn.reply('-ERR not controlling a session');
+    conn.linger = null;
+    conn.reply('+OK will not linger');
+  },
+  connect: (conn, _r, _f, host) => {
+    if (!conn.session) return conn.reply('-ERR command not found');
+    conn.send(connectReply(conn.session.channel.channelData(host.events), 'full'));
+  },
+  sendmsg: (conn, rest, frame, host) => {
+    const uuid = rest.trim() || frameHeader(frame, 'session-id') || conn.session?.channel.uuid || '';
+    const target = host.channels.get(uuid);
+    if (!target) return conn.reply(`-ERR invalid session id [${uuid}]`);
+    const command = frameHeader(frame, 'call-command')?.toLowerCase();
+    conn.reply('+OK');
+    if (command === 'hangup') target.hangup(frameHeader(frame, 'hangup-cause') ?? 'NORMAL_CLEARING');
+    else if (command === 'execute') target.execute(frameHeader(frame, 'execute-app-name') ?? '', frameHeader(frame, 'execute-app-arg') ?? frame.body ?? '', frameHeader(frame, 'Event-UUID'));
+  },
   api: (conn, rest, _f, host) => {
     const [command, args] = splitApi(rest);
     conn.send(apiResponse(runApi(command, args, host.api)));

@@ -7,9 +7,18 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
+import type { Channel } from './channel';
 import { runCommand, type CommandHost } from './commands';
 import { Subscriptions } from './subscriptions';
-import { authRequest, commandReply, CommandReader, disconnectNotice, eventFrame, GOODBYE, WireError, type CommandFrame, type EslEvent } from './wire';
+import { authRequest, commandReply, CommandReader, disconnectNotice, eventFrame, GOODBYE, lingerNotice, sessionDisconnectNotice, WireError, type CommandFrame, type EslEvent } from './wire';
+
+/** The channel an outbound connection controls (sip-face.ts). */
+export interface OutboundSession {
+  readonly channel: Channel;
+  hangup(cause: string, sendBye?: boolean): void;
+  /** runs a dialplan application on the channel (sendmsg execute) */
+  execute(app: string, arg: string, appUuid: string | undefined): void;
+}
 
 /** What a connection needs of its server. */
 export interface ListenerHost extends CommandHost {
@@ -30,22 +39,41 @@ export class Listener {
   readonly subs = new Subscriptions();
   readonly address: string;
   authed = false;
+  /** seconds to stay open after the channel hangs up (`linger`; -1: until the client exits), or null */
+  linger: number | null = null;
   private closing = false;
+  /** the linger phase's timer: closes the socket when the linger time is over */
+  private lingerTimer: NodeJS.Timeout | null = null;
   private readonly reader = new CommandReader();
   private chain: Promise<void> = Promise.resolve();
   /** the pre-auth phase's timer: closes a connection that has not authenticated in time */
   private authTimer: NodeJS.Timeout | null;
 
+  /** `session`: an outbound connection (we dialled it for that channel): no auth, `connect` first. */
   constructor(
     private readonly socket: net.Socket,
     private readonly host: ListenerHost,
+    readonly session: OutboundSession | null = null,
   ) {
     this.address = socket.remoteAddress ?? '';
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.once('close', () => this.onClose());
+    if (session) {
+      this.authed = true;
+      this.authTimer = null;
+      return;
+    }
     this.authTimer = setTimeout(() => this.close(), host.authTimeoutMs);
     this.send(authRequest());
+  }
+
+  /** The controlled channel hung up: linger (the notice, the socket stays for the last events) or goodbye. */
+  channelGone(): void {
+    if (this.closing || !this.session) return;
+    if (this.linger === null) return this.close();
+    this.send(lingerNotice(this.session.channel.uuid, this.session.channel.name, this.linger));
+    if (this.linger >= 0) this.lingerTimer = setTimeout(() => this.close(), this.linger * 1000);
   }
 
   /** Sends `ev` if this connection subscribed to it (and its filters let it through). */
@@ -76,7 +104,7 @@ export class Listener {
     this.closing = true;
     this.clearAuthTimer();
     if (this.socket.writable) {
-      this.socket.write(disconnectNotice(message));
+      this.socket.write(this.session ? sessionDisconnectNotice(this.session.channel.uuid, message) : disconnectNotice(message));
       this.socket.end(() => this.socket.destroy());
     } else this.socket.destroy();
   }
@@ -138,11 +166,15 @@ export class Listener {
   private clearAuthTimer(): void {
     if (this.authTimer) clearTimeout(this.authTimer);
     this.authTimer = null;
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
   }
 
   private onClose(): void {
     this.closing = true;
     this.clearAuthTimer();
     this.host.gone(this);
+    // the socket application returned: the dialplan has nothing more, the channel hangs up
+    this.session?.hangup('NORMAL_CLEARING');
   }
 }

@@ -12,7 +12,7 @@ import type { ApiContext, SipProfile } from './api';
 import { AuthRefusals } from './auth-limit';
 import { EventFactory, type SwitchIdentity } from './events';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
-import { Listener, type ListenerHost } from './listener';
+import { Listener, type ListenerHost, type OutboundSession } from './listener';
 import { SessionCounts } from './sessions';
 import { disconnectNotice, rudeRejection, type EslEvent } from './wire';
 
@@ -50,6 +50,8 @@ export interface EslServerEvents {
 
 export class EslServer extends EventEmitter<EslServerEvents> implements ListenerHost {
   readonly connections = new Set<Listener>();
+  /** the live channels (sip-face.ts opens and ends them) */
+  readonly channels = new Map<string, OutboundSession>();
   readonly sessions: SessionCounts;
   readonly identity: SwitchIdentity;
   readonly events: EventFactory;
@@ -126,6 +128,13 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     const server = this.server;
     this.server = undefined;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** An outbound connection we dialled for a channel (its socket already guarded). */
+  adopt(socket: net.Socket, session: OutboundSession): Listener {
+    const l = new Listener(socket, this, session);
+    this.connections.add(l);
+    return l;
   }
 
   private accept(socket: net.Socket): void {

@@ -197,3 +197,24 @@ export function eventFrame(ev: EslEvent, format: EventFormat): string {
   const text = format === 'json' ? serializeJson(ev) : serializePlain(ev);
   return `Content-Length: ${Buffer.byteLength(text)}\nContent-Type: text/event-${format}\n\n${text}`;
 }
+
+/**
+ * The outbound socket's answer to `connect`: the channel's CHANNEL_DATA event serialized as one header
+ * block, with the reply's own headers among the event's (FreeSWITCH adds them to the event before it
+ * serializes it, so `Reply-Text: +OK\n` goes out as `%2BOK%0A`; clients URL-decode every value).
+ */
+export function connectReply(channelData: EslEvent, control: 'full' | 'single-channel'): string {
+  return serializePlain({
+    headers: [...channelData.headers, ['Content-Type', 'command/reply'], ['Reply-Text', '+OK\n'], ['Socket-Mode', 'async'], ['Control', control]],
+  });
+}
+
+/** The goodbye of an outbound socket, naming the channel it controlled. */
+export function sessionDisconnectNotice(uuid: string, message = GOODBYE): string {
+  return `Content-Type: text/disconnect-notice\nControlled-Session-UUID: ${uuid}\nContent-Disposition: disconnect\nContent-Length: ${Buffer.byteLength(message)}\n\n${message}`;
+}
+
+/** What a lingering outbound socket gets when its channel hangs up (the socket stays open for the last events). */
+export function lingerNotice(uuid: string, channelName: string, lingerSeconds: number): string {
+  return `Content-Type: text/disconnect-notice\nControlled-Session-UUID: ${uuid}\nContent-Disposition: linger\nChannel-Name: ${channelName}\nLinger-Time: ${lingerSeconds}\nContent-Length: 0\n\n`;
+}

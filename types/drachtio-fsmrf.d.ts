@@ -25,6 +25,17 @@ declare module 'drachtio-fsmrf' {
     dtls: { address?: string };
   }
 
+  /** An Endpoint (lib/endpoint.js): one channel on the media server, read from its CHANNEL_DATA. */
+  export class Endpoint extends EventEmitter {
+    readonly uuid: string;
+    local: { sdp?: string; mediaIp?: string; mediaPort?: string };
+    remote: { sdp?: string; mediaIp?: string; mediaPort?: string };
+    sip: { callId?: string };
+    dtmfType?: string;
+    execute(app: string, arg?: string): Promise<unknown>;
+    destroy(): Promise<void>;
+  }
+
   export class MediaServer extends EventEmitter {
     readonly address: string;
     readonly conn: EslConnection;
@@ -39,6 +50,7 @@ declare module 'drachtio-fsmrf' {
     cpuIdle?: number;
     hasCapability(capability: string | string[]): boolean;
     api(command: string): Promise<string>;
+    createEndpoint(opts?: { remoteSdp?: string; codecs?: string | string[] }): Promise<Endpoint>;
     connected(): boolean;
     disconnect(): void;
   }
