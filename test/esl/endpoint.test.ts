@@ -4,6 +4,7 @@
 // channel from CHANNEL_DATA; destroy executes `hangup` and the face sends BYE. Both libraries unmodified.
 import { expect } from 'chai';
 import { once } from 'node:events';
+import net from 'node:net';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import { MediaServer } from '../../media-engine';
 import type { EslServer } from '../../esl/server';
@@ -11,7 +12,7 @@ import { SipFace } from '../../esl/sip-face';
 import { portRange } from '../../testkit/media-engine/support';
 import { freePort } from '../../testkit/ports';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
-import { PASSWORD, startServer } from './support';
+import { PASSWORD, plainHeaders, RawClient, startServer } from './support';
 
 /** A caller's offer whose RTP port is a free port of this shard (nobody else's engine gets our packets). */
 const farSdp = (port: number) =>
@@ -87,6 +88,51 @@ describe('esl: fsmrf createEndpoint and destroy on the media engine', () => {
     expect(evt.getHeader('variable_playback_delimiter')).to.equal('!');
     expect(esl.channels.get(ep.uuid)!.channel.variables.get('playback_delimiter')).to.equal('!');
     await ep.destroy();
+  });
+
+  it('the outbound socket by hand: connect, myevents, linger; sendmsg hangup sends BYE, the events, the linger notice, and the socket stays until exit', async () => {
+    const outPort = await freePort();
+    const listener = net.createServer();
+    listener.on('error', () => undefined);
+    await new Promise<void>((resolve) => listener.listen(outPort, '127.0.0.1', resolve));
+    const accepted = once(listener, 'connection') as Promise<[net.Socket]>;
+    const rtpPort = await freePort();
+    try {
+      const bye = new Promise<void>((resolve) => {
+        void appSrf
+          .createUAC(`sip:drachtio@127.0.0.1:${faceSip.sipPort}`, { headers: { 'User-Agent': 'by-hand', 'X-esl-outbound': `127.0.0.1:${outPort}` }, localSdp: farSdp(rtpPort) })
+          .then((dlg: { on(e: string, f: () => void): void }) => dlg.on('destroy', () => resolve()));
+      });
+      const [socket] = await accepted;
+      const c = RawClient.wrap(socket);
+      const data = await c.command('connect');
+      expect(data.headers['Content-Type']).to.equal('command/reply');
+      expect(decodeURIComponent(data.headers['Reply-Text']!)).to.equal('+OK\n');
+      expect(data.headers['Event-Name']).to.equal('CHANNEL_DATA');
+      const uuid = data.headers['Unique-ID']!;
+      expect(data.headers['Channel-Unique-ID']).to.equal(uuid);
+      expect(decodeURIComponent(data.headers['variable_sip_user_agent']!)).to.equal('by-hand');
+      expect(esl.channels.has(uuid)).to.equal(true);
+      expect((await c.command('myevents plain')).headers['Reply-Text']).to.equal('+OK Events Enabled');
+      expect((await c.command('linger 30')).headers['Reply-Text']).to.equal('+OK will linger 30 seconds');
+      expect((await c.command('sendmsg\ncall-command: hangup\nhangup-cause: USER_BUSY')).headers['Reply-Text']).to.equal('+OK');
+      await bye;
+      const hangup = plainHeaders((await c.next()).body);
+      expect(hangup).to.include({ 'Event-Name': 'CHANNEL_HANGUP', 'Unique-ID': uuid, 'Hangup-Cause': 'USER_BUSY', 'Channel-Call-State': 'HANGUP' });
+      expect(plainHeaders((await c.next()).body)['Event-Name']).to.equal('CHANNEL_HANGUP_COMPLETE');
+      const linger = await c.next();
+      expect(linger.raw).to.equal(
+        `Content-Type: text/disconnect-notice\nControlled-Session-UUID: ${uuid}\nContent-Disposition: linger\nChannel-Name: sofia/drachtio_mrf/drachtio\nLinger-Time: 30\nContent-Length: 0\n\n`,
+      );
+      expect(esl.sessions.count).to.equal(0);
+      // still open while it lingers: an api command is answered
+      expect((await c.command('api hostname')).headers['Content-Type']).to.equal('api/response');
+      expect((await c.command('exit')).headers['Reply-Text']).to.equal('+OK bye');
+      expect((await c.next()).headers['Content-Disposition']).to.equal('disconnect');
+      await c.closed;
+    } finally {
+      listener.close();
+    }
   });
 
   it('an application the switch does not serve hangs the channel up (FreeSWITCH: Invalid Application), never a silent success', async () => {

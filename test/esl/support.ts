@@ -25,6 +25,11 @@ export class RawClient {
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
   }
 
+  /** A client on a socket accepted elsewhere (the outbound socket the switch dialled). */
+  static wrap(socket: net.Socket): RawClient {
+    return new RawClient(socket);
+  }
+
   static connect(port: number): Promise<RawClient> {
     return new Promise((resolve, reject) => {
       const s = net.connect(port, '127.0.0.1', () => resolve(new RawClient(s)));

@@ -5,13 +5,16 @@ import {
   authRequest,
   CommandReader,
   commandReply,
+  connectReply,
   disconnectNotice,
+  lingerNotice,
   eventFrame,
   MAX_BODY_BYTES,
   MAX_HEADER_BYTES,
   rudeRejection,
   serializeJson,
   serializePlain,
+  sessionDisconnectNotice,
   urlEncode,
   WireError,
   type EslEvent,
@@ -83,6 +86,31 @@ describe('esl wire: what the server writes', () => {
         ],
       }),
     ).to.equal('{"Event-Name":"HEARTBEAT","Up-Time":"0 years, 1 day"}');
+  });
+});
+
+describe('esl wire: the outbound socket', () => {
+  it("connect's answer: CHANNEL_DATA as one header block, the reply headers among the event's, encoded", () => {
+    const data: EslEvent = {
+      headers: [
+        ['Event-Name', 'CHANNEL_DATA'],
+        ['Unique-ID', 'u-1'],
+        ['variable_sip_user_agent', 'drachtio-fsmrf:f-1'],
+      ],
+    };
+    expect(connectReply(data, 'full')).to.equal(
+      'Event-Name: CHANNEL_DATA\nUnique-ID: u-1\nvariable_sip_user_agent: drachtio-fsmrf%3Af-1\n' + 'Content-Type: command/reply\nReply-Text: %2BOK%0A\nSocket-Mode: async\nControl: full\n\n',
+    );
+  });
+
+  it('the goodbye names the controlled channel; the linger notice keeps the socket', () => {
+    expect(sessionDisconnectNotice('u-1')).to.equal(
+      'Content-Type: text/disconnect-notice\nControlled-Session-UUID: u-1\nContent-Disposition: disconnect\nContent-Length: 67\n\n' +
+        'Disconnected, goodbye.\nSee you at ClueCon! http://www.cluecon.com/\n',
+    );
+    expect(lingerNotice('u-1', 'sofia/drachtio_mrf/drachtio', 10)).to.equal(
+      'Content-Type: text/disconnect-notice\nControlled-Session-UUID: u-1\nContent-Disposition: linger\nChannel-Name: sofia/drachtio_mrf/drachtio\nLinger-Time: 10\nContent-Length: 0\n\n',
+    );
   });
 });
 
