@@ -119,6 +119,12 @@ export const platformMetrics = {
     help: 'CDR exports streaming now',
     registers: [platformRegistry],
   }),
+  /** Twilio redirects of a call just answered waiting now for its flow to start (control-api/twilio/flow-wait.ts). */
+  twilioRedirectsWaiting: new Gauge({
+    name: 'twilio_redirects_waiting',
+    help: 'Twilio Calls redirects waiting now for the flow of a call just answered to start',
+    registers: [platformRegistry],
+  }),
 };
 
 // Every known labelled series exists from the start (value 0; prom-client creates a child's value

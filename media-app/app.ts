@@ -16,9 +16,8 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/c
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './kit/config';
-import { connectSrf, disconnectSrf, onSrfClosed, onSrfConnected, type Srf } from './kit/srf';
-import { endSipGoneCalls } from './call/sip-gone';
-import { GoneByes, type ByeSender } from './call/sip-gone-bye';
+import { connectSrf, disconnectSrf, type Srf } from './kit/srf';
+import { watchSipServer } from './call/sip-gone';
 import { Registrar } from './registrar';
 import { CallRegistry } from './call/registry';
 import { CallFactory } from './call/factory';
@@ -103,11 +102,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
 
     const events = new EventPublisher(redis);
     const calls = new CallRegistry(redis, prefix, app.nodeId);
-    // the SIP dialogs of this node's calls went with the connection: end the calls (call/sip-gone.ts)
-    // and their far ends get a BYE once sip-server is back (call/sip-gone-bye.ts)
-    const goneByes = new GoneByes(logger);
-    onSrfClosed(srf, () => void endSipGoneCalls(calls, logger, goneByes));
-    onSrfConnected(srf, () => goneByes.sendAll(srf as unknown as ByeSender));
+    watchSipServer(srf, calls, logger); // its drop ends the calls; its return sends their far ends a BYE
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
     srf.invite((req, res) => (state.draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));

@@ -3,6 +3,7 @@
  * and result, and its RTP figures.
  */
 import type { PlayResult } from './player';
+import type { RecordResult } from './recorder';
 import type { DtmfEvent } from './worker/leg';
 import type { SpeechEvent } from './worker/leg-analysis';
 import type { RtcpReceived, RtpCounters } from './worker/rtp-counters';
@@ -35,6 +36,15 @@ export interface EndpointEvents {
   rxTimeout: [RxTimeoutEvent];
   /** the endpoint is gone, once, with the reason */
   destroy: [EndpointEnd];
+}
+
+/** A recording whose recorder is armed (Endpoint.startRecord): every frame the leg plays from its next tick on is in the file. */
+export interface Recording {
+  path: string;
+  /** samples per second of the file (the leg's rate as it started: 8000, or 16000 on a wideband leg) */
+  rate: number;
+  /** settles as record()'s promise does: when the recording stops (or fails) */
+  done: Promise<RecordResult>;
 }
 
 export interface PlayCollectOptions {

@@ -17,10 +17,13 @@ import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './worker/
 import type { SourceSpec } from './worker/source-resolver';
 import { Transcriber, type TranscribeOptions } from './transcriber';
 import type { WorkerHost } from './worker/worker-host';
-import type { EndpointEnd, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult } from './endpoint-types';
+import type { EndpointEnd, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult, Recording } from './endpoint-types';
 
-export type { EndpointEnd, EndpointEndReason, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult } from './endpoint-types';
+export type { EndpointEnd, EndpointEndReason, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult, Recording } from './endpoint-types';
 import type { LegEventMessage, Method, ParamsAfterTarget, Result } from './worker/protocol';
+
+/** startRecord()'s ids, unique in the process (a worker reports its recorder armed by it) */
+let nextArmId = 1;
 
 export class Endpoint extends EventEmitter<EndpointEvents> {
   readonly local: { sdp: string; address: string; port: number };
@@ -32,6 +35,8 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   private crossLink: CrossLink | null = null;
   private bridgedTo: Endpoint | null = null;
   private transcriber: Transcriber | null = null;
+  /** startRecord()s waiting for their recorder's 'recordArmed', by arm id */
+  private readonly arming = new Map<number, (rate: number) => void>();
 
   constructor(
     readonly uuid: string,
@@ -206,6 +211,24 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
     if (typeof path !== 'string' || !path) return Promise.reject(new TypeError('record needs a path'));
     return this.call('record', path, opts);
+  }
+
+  /**
+   * Records as record() does, but resolves as soon as the recorder is armed on the worker: what the leg
+   * plays from its next tick on is in the file, so audio started after this resolves is recorded from
+   * its first frame (record() alone arms in the order the worker takes requests, which orders nothing
+   * against a peer on another worker). `done` settles as record()'s promise; a recording that ends (or
+   * whose endpoint goes) before the armed report came resolves with its result's rate.
+   */
+  startRecord(path: string, opts: RecordOptions = {}): Promise<Recording> {
+    if (typeof path !== 'string' || !path) return Promise.reject(new TypeError('record needs a path'));
+    const armId = nextArmId++;
+    return new Promise<Recording>((resolve, reject) => {
+      const done = this.call('record', path, opts, armId);
+      this.arming.set(armId, (rate) => resolve({ path, rate, done }));
+      // settled first (no report: refused, or ended with its endpoint): the first settlement wins
+      void done.then((r) => resolve({ path, rate: r.rate, done }), reject).finally(() => this.arming.delete(armId));
+    });
   }
 
   stopRecord(path?: string): Promise<void> {
@@ -414,6 +437,10 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     if (m.name === 'dtmf') this.receivedDtmf(m.data);
     else if (m.name === 'speech') this.emit('speech', m.data);
     else if (m.name === 'rxTimeout') this.emit('rxTimeout', m.data);
+    else if (m.name === 'recordArmed') {
+      this.arming.get(m.data.armId)?.(m.data.rate);
+      this.arming.delete(m.data.armId);
+    }
   }
 
   /** @internal */

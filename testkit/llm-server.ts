@@ -100,10 +100,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
       const input = (Array.isArray(json.input) ? json.input : [json.input]).map(String);
       embeddingRequests.push({ model: String(json.model), input });
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ object: 'list', data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), model: json.model }));
-      return;
+      return answerEmbeddings(res, input, json.model);
     }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404).end('{"error":{"message":"not found"}}');
@@ -117,35 +114,11 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
       return;
     }
     const calls = (reply.tool_calls ?? []).map((c, i) => ({ id: `call_${requests.length}_${i}`, name: c.name, args: JSON.stringify(c.arguments) }));
-    if (!r.stream) {
-      const message: Record<string, unknown> = { role: 'assistant', content: reply.text ?? null };
-      if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ id: 'cmpl', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }] }));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (!r.stream) return answerCompletion(res, reply, calls);
     res.on('close', () => {
       if (!res.writableFinished) aborted.push(r);
     });
-    const send = (delta: Record<string, unknown>, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ id: 'cmpl', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
-    if (options.firstChunkDelayMs) await sleep(options.firstChunkDelayMs);
-    send({ role: 'assistant', content: '' });
-    const words = (reply.text ?? '').match(/\S+\s*/g) ?? [];
-    for (const w of words) {
-      if (res.destroyed) return;
-      send({ content: w });
-      if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
-    }
-    calls.forEach((c, index) => {
-      const half = Math.floor(c.args.length / 2);
-      send({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.args.slice(0, half) } }] });
-      send({ tool_calls: [{ index, function: { arguments: c.args.slice(half) } }] });
-    });
-    send({}, calls.length ? 'tool_calls' : 'stop');
-    res.end('data: [DONE]\n\n');
+    await streamCompletion(res, reply, calls, options);
   }
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((r) => server.listen(0, host, r));
@@ -163,4 +136,41 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
         server.close(() => r());
       }),
   };
+}
+
+type ToolCall = { id: string; name: string; args: string };
+
+function answerEmbeddings(res: http.ServerResponse, input: string[], model: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: input.map((t, index) => ({ object: 'embedding', index, embedding: embedText(t) })), model }));
+}
+
+/** The whole reply in one chat.completion. */
+function answerCompletion(res: http.ServerResponse, reply: LlmReply, calls: ToolCall[]): void {
+  const message: Record<string, unknown> = { role: 'assistant', content: reply.text ?? null };
+  if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
+  res
+    .writeHead(200, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ id: 'cmpl', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }] }));
+}
+
+/** The reply as server-sent chunks: a word each, then each tool call's arguments in two halves, then the finish and [DONE]. */
+async function streamCompletion(res: http.ServerResponse, reply: LlmReply, calls: ToolCall[], options: LlmServerOptions): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (delta: Record<string, unknown>, finish: string | null = null) =>
+    res.write(`data: ${JSON.stringify({ id: 'cmpl', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  if (options.firstChunkDelayMs) await sleep(options.firstChunkDelayMs);
+  send({ role: 'assistant', content: '' });
+  const words = (reply.text ?? '').match(/\S+\s*/g) ?? [];
+  for (const w of words) {
+    if (res.destroyed) return;
+    send({ content: w });
+    if (options.chunkDelayMs) await sleep(options.chunkDelayMs);
+  }
+  calls.forEach((c, index) => {
+    const half = Math.floor(c.args.length / 2);
+    send({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.args.slice(0, half) } }] });
+    send({ tool_calls: [{ index, function: { arguments: c.args.slice(half) } }] });
+  });
+  send({}, calls.length ? 'tool_calls' : 'stop');
+  res.end('data: [DONE]\n\n');
 }

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import dgram from 'node:dgram';
+import fs from 'node:fs';
 
 /**
  * The suite's port ranges. scripts/test-run.ts splits the suites into shards (TEST_SHARD of TEST_SHARDS,
@@ -106,6 +107,32 @@ function udpFree(port: number, host: string): Promise<boolean> {
     s.once('error', () => resolve(false));
     s.bind(port, host, () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * Resolves once a socket is bound to UDP `port` (a sipp UAS started on it: an INVITE sent from now on
+ * waits in its socket). Read from /proc/net/udp, never by binding the port to try it: a probe bind
+ * at the moment sipp binds would take the port from it.
+ */
+export async function udpBound(port: number, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!udpPortsBound().has(port)) {
+    if (Date.now() > end) throw new Error(`nothing bound UDP port ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The local ports of every UDP socket on the machine (IPv4 and IPv6). */
+function udpPortsBound(): Set<number> {
+  const out = new Set<number>();
+  for (const f of ['/proc/net/udp', '/proc/net/udp6']) {
+    if (!fs.existsSync(f)) continue;
+    for (const line of fs.readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const local = line.trim().split(/\s+/)[1];
+      if (local) out.add(parseInt(local.split(':').pop()!, 16));
+    }
+  }
+  return out;
 }
 
 const sippTurn = inTurn('sippMedia', 4);

@@ -16,6 +16,7 @@ import { fromSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
 import { createCalls, deleteEndedCall, hangupCall } from '../routes/calls';
 import { egressUrlProblem } from '../egress-field';
+import { withFlow } from './flow-wait';
 import { addressOf } from './addresses';
 import { authOf } from './auth';
 import { badParam, notFound, TwilioError } from './errors';
@@ -181,17 +182,19 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
     return;
   }
   if (c.status === 'hangup') throw badParam('Call is not in-progress. Cannot redirect.', 21220);
-  if (redirect && (c.status !== 'progressing' || c.activeflow_id === EMPTY_UUID)) throw badParam('Call is not in-progress. Cannot redirect.', 21220);
+  // a call just answered may not have its flow yet: the redirect waits for it (flow-wait.ts, issue 54)
+  const live = redirect ? await withFlow(ctx, c, res) : c;
+  if (!live || (redirect && (live.status !== 'progressing' || live.activeflow_id === EMPTY_UUID))) throw badParam('Call is not in-progress. Cannot redirect.', 21220);
   if (callback) {
     await callsRepo(ctx.db).mergeData(c.id, { twilio: callback });
   }
   if (redirect) {
     const bus = commandBus(ctx);
-    const node = (await bus.activeflowOwner(c.activeflow_id)) ?? (await bus.callOwner(c.id));
+    const node = (await bus.activeflowOwner(live.activeflow_id)) ?? (await bus.callOwner(c.id));
     if (!node) throw badParam('Call is not in-progress. Cannot redirect.', 21220);
-    await bus.toNode(node, { type: 'activeflow.redirect', activeflowId: c.activeflow_id, actions: [redirect] });
+    await bus.toNode(node, { type: 'activeflow.redirect', activeflowId: live.activeflow_id, actions: [redirect] });
   }
-  res.json(twilioCallJson(c));
+  res.json(twilioCallJson(live));
 }
 
 /** Deletes an ended call's record (204), as Twilio; a live one is 20009 (our HTTP status: 409). */

@@ -62,7 +62,8 @@ export function hangupReasonFor(direction: CallDirection, lastStatus: CallStatus
   // a dead peer (either direction): the reason is its own, hangup_by says the far end (remote)
   if (lastStatus === 'progressing' && (cause === 'session_expired' || cause === 'media_timeout')) return cause;
   if (direction === 'incoming') {
-    if (early && cause === 'no_answer') return 'noanswer';
+    // refused before the answer: 480 / 603 (TwiML <Reject>'s default) say no answer, 486 busy
+    if (early && (cause === 'no_answer' || cause === 'call_rejected')) return 'noanswer';
     if (early && cause === 'user_busy') return 'busy';
     if (lastStatus === 'progressing' && cause === 'duration_timeout') return 'timeout';
     return 'normal';

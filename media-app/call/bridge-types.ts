@@ -33,7 +33,8 @@ export interface BridgeParty {
   readonly endpoint: Endpoint | null;
   readonly isEnded: boolean;
   readonly done: Promise<unknown>;
-  hangup(why?: string): Promise<void>;
+  /** reasonHeader: the Reason (RFC 3326) of its BYE, e.g. what its dead peer told it (close-reason.ts). */
+  hangup(why?: string, reasonHeader?: string): Promise<void>;
 }
 
 /**

@@ -32,6 +32,8 @@ import {
   type LeaveRule,
   type PauseReason,
 } from './bridge-types';
+import type { CloseReason } from './session-types';
+import { forgetPeer, notePeerLeft, peerReason } from './close-reason';
 
 export { BridgeError, BRIDGE_MOVES, canMoveBridge } from './bridge-types';
 export type { BridgeEnd, BridgeParty, BridgeSlot, BridgeState, ConsultOutcome, LeaveRule, PauseReason } from './bridge-types';
@@ -52,12 +54,12 @@ export function isHandedOff(p: BridgeParty): boolean {
 }
 
 /**
- * `p` starts to leave (CallSession.close calls it first, before its chained legs close): its bridge
- * reacts at once (a consultation completes, the other side is unlinked), so nothing depends on the
- * order of listeners on the party's end.
+ * `p` starts to leave (CallSession.close calls it first, before its chained legs close, with why it
+ * closes): its bridge reacts at once (a consultation completes, the other side is unlinked), so nothing
+ * depends on the order of listeners on the party's end.
  */
-export function partyLeaving(p: BridgeParty): void {
-  held.get(p)?.leaving(p);
+export function partyLeaving(p: BridgeParty, reason?: CloseReason): void {
+  held.get(p)?.leaving(p, reason);
 }
 
 interface Consultation {
@@ -107,6 +109,9 @@ export class Bridge extends EventEmitter<BridgeEvents> {
     held.set(b, br);
     br.watch(a);
     br.watch(b);
+    // a new bridge: what an earlier peer's death told either side no longer says how it ends
+    forgetPeer(a);
+    forgetPeer(b);
     try {
       await br.link(a, b);
     } catch (err) {
@@ -172,6 +177,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
     checkFree(by, this);
     this.move(this.st);
     this.swap(slot, old, by);
+    forgetPeer(by);
     if (this.st === 'open') await this.link(this.slots.a, this.slots.b);
   }
 
@@ -212,8 +218,8 @@ export class Bridge extends EventEmitter<BridgeEvents> {
     return this.ended;
   }
 
-  /** One of its parties leaves (partyLeaving, or its `done`). Idempotent. */
-  leaving(p: BridgeParty): void {
+  /** One of its parties leaves (partyLeaving with why it closes, or its `done`). Idempotent. */
+  leaving(p: BridgeParty, reason?: CloseReason): void {
     if (this.st === 'closed') return;
     const c = this.consultation;
     if (c && p === c.target) {
@@ -235,7 +241,7 @@ export class Bridge extends EventEmitter<BridgeEvents> {
       return;
     }
     const slot = this.slotOf(p);
-    if (slot) this.finish('left', slot, p);
+    if (slot) this.finish('left', slot, p, reason);
   }
 
   /** The one change of state: checked against BRIDGE_MOVES, then announced. */
@@ -265,8 +271,12 @@ export class Bridge extends EventEmitter<BridgeEvents> {
     p.done.then(gone, gone);
   }
 
-  /** Closed: unlinked at once; once the side that left has ended, the rule applies to the other. */
-  private finish(why: 'left' | 'closed', slot: BridgeSlot | null, left: BridgeParty | null): void {
+  /**
+   * Closed: unlinked at once; once the side that left has ended, the rule applies to the other, which
+   * is told what the leaving side's death says (close-reason.ts peerReason): on its BYE when the rule
+   * hangs it up, and on the BYE of its own end when it is returned (notePeerLeft).
+   */
+  private finish(why: 'left' | 'closed', slot: BridgeSlot | null, left: BridgeParty | null, reason?: CloseReason): void {
     this.move('closed');
     const { a, b } = this.slots;
     const c = this.consultation;
@@ -280,9 +290,12 @@ export class Bridge extends EventEmitter<BridgeEvents> {
       let action: BridgeEnd['survivor'] = null;
       if (survivor && left) {
         await left.done.catch(noop);
-        if (this.rule.kind === 'return_both' || (this.rule.kind === 'return_to_flow' && this.rule.owner === survivor)) action = 'returned';
-        else {
-          await survivor.hangup('normal').catch(noop);
+        const told = peerReason(reason);
+        if (this.rule.kind === 'return_both' || (this.rule.kind === 'return_to_flow' && this.rule.owner === survivor)) {
+          notePeerLeft(survivor, told);
+          action = 'returned';
+        } else {
+          await survivor.hangup('normal', told).catch(noop);
           action = 'hung_up';
         }
       }

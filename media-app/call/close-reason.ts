@@ -27,7 +27,40 @@ export function sendBye(dialog: CallDialog, reason: CloseReason): Promise<void> 
 /** The party is presumed dead (no media, or its session timer ran out): the call ends for that. */
 export const partyDied = (reason: CloseReason): boolean => reason.cause === 'media_timeout' || reason.cause === 'session_expired';
 
+/**
+ * The one decision of what a party that closed with `reason` tells the calls on its other side (the legs
+ * chained to it, and the call bridged to it: bridge.ts): its Reason when it died (no media, its session
+ * timer ran out), else nothing (a party that hung up, or was hung up, says nothing more).
+ */
+export function peerReason(reason: CloseReason | undefined): string | undefined {
+  return reason && partyDied(reason) ? reason.reasonHeader : undefined;
+}
+
 /** What the legs chained to a closing call get with their BYE: the dead party's Reason, else nothing. */
 export function chainedReason(reason: CloseReason): Pick<CloseReason, 'reasonHeader'> {
-  return partyDied(reason) ? { reasonHeader: reason.reasonHeader } : {};
+  const header = peerReason(reason);
+  return header ? { reasonHeader: header } : {};
+}
+
+/**
+ * The calls whose bridged party died and that have done nothing since (docs/reliability.md "Dead peers
+ * end"): the Reason their own BYE carries when they end next (the flow's end after its connect, the
+ * extension call's hangup, a relayed reason, the rule of a bridge that hangs the survivor up).
+ */
+const peerDied = new WeakMap<object, string>();
+
+/** The party bridged to `call` left (bridge.ts, when the bridge ends): what it told `call`, if anything. */
+export function notePeerLeft(call: object, header: string | undefined): void {
+  if (header) peerDied.set(call, header);
+  else peerDied.delete(call);
+}
+
+/** `call` went on to something else (a media operation, another bridge): its end is no longer its peer's. */
+export function forgetPeer(call: object): void {
+  peerDied.delete(call);
+}
+
+/** The Reason of `call`'s BYE for its dead peer, while it has done nothing since; else undefined. */
+export function peerDiedReason(call: object): string | undefined {
+  return peerDied.get(call);
 }

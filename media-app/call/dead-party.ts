@@ -2,8 +2,8 @@
  * How a call ends when its party is gone without a word (issue "Dead peers end", docs/reliability.md):
  * its session timer ran out (session-timer.ts) or it sent no RTP or RTCP for MEDIA_INACTIVITY_TIMEOUT_MS
  * (media-engine's receive watch, Endpoint.watchRx). Either way the close is the far end's (hangup_by
- * remote: the party that died) with its own cause, our BYE carries a Reason, and the legs chained to the
- * call get the same Reason on their BYE.
+ * remote: the party that died) with its own cause, our BYE carries a Reason, and the calls on its other
+ * side (its chained legs, the call bridged to it) get the same Reason on their BYE (close-reason.ts).
  */
 import type { Endpoint, RxTimeoutEvent } from '../../media-engine';
 import type { CloseReason } from './session-types';
@@ -18,11 +18,6 @@ export function sessionExpired(why: string): CloseReason {
 
 export function mediaTimedOut(e: RxTimeoutEvent): CloseReason {
   return { cause: 'media_timeout', by: 'remote', why: `media_timeout: no RTP or RTCP for ${e.silentMs} ms`, reasonHeader: MEDIA_TIMEOUT_REASON };
-}
-
-/** The Reason for the BYE of a call whose bridged party died (that party's hangup_reason), else undefined. */
-export function deadPartyReason(hangupReason: string): string | undefined {
-  return hangupReason === 'media_timeout' ? MEDIA_TIMEOUT_REASON : hangupReason === 'session_expired' ? SESSION_EXPIRED_REASON : undefined;
 }
 
 /** Arms the endpoint's receive watch for `ms` (0 or unset: off). */

@@ -34,6 +34,7 @@ import type { MediaEncryption } from '../../core/sip/media-encryption';
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
 import { inboundMedia } from './inbound-media';
 import { refuseOffer } from './media-refusal';
+import { sipOffer } from './offer';
 
 export type { CallDeps } from './deps';
 
@@ -160,7 +161,7 @@ export class CallFactory implements CallLegs {
     call.endpoint = endpoint;
     call.relay = relay;
     if (c.dtmfMode) call.dtmfMode = c.dtmfMode;
-    call.setPendingUas(req, res);
+    call.setOffer(sipOffer(this.deps, req, res));
     await this.own(call);
     await call.publish('call_created');
     res.send(180);
@@ -240,7 +241,8 @@ export class CallFactory implements CallLegs {
   private async dialTargets(call: CallSession, opts: { near?: CallSession; anonymous?: boolean }): Promise<boolean> {
     // an own +899 number is routed internally: its flow runs on a leg of this node
     const internal = await internalDestination(this.deps.db, call.row.customer_id, call.row.destination);
-    if (internal) return dialInternal(this, call, internal);
+    const timeoutMs = Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs;
+    if (internal) return dialInternal(this, call, internal, timeoutMs);
     // a number (or an agent's numbers) goes out with a caller id the rule allows (core/calls/caller-id)
     const mayReachPstn = call.row.destination.type === 'tel' || call.row.destination.type === 'agent';
     const targets = await targetsFor(this.deps, call.row.customer_id, call.row.destination, {
@@ -260,7 +262,7 @@ export class CallFactory implements CallLegs {
       from: this.fromUri(call.row.source, opts.anonymous),
       fromName: nameOf(call.row.source),
       fromFor: (t) => t.callerId && nameAddr(this.fromUri(t.callerId.source, opts.anonymous), nameOf(t.callerId.source)),
-      timeoutMs: Number(call.row.data?.dial_timeout) > 0 ? Number(call.row.data.dial_timeout) : this.deps.app.dialTimeoutMs,
+      timeoutMs,
       ...(opts.near?.endpoint ? { near: opts.near.endpoint } : {}),
     });
   }

@@ -13,6 +13,7 @@ import { abortError, realClock } from '../kit/clock';
 import { callsRepo } from '../../core/repos/calls';
 import { isMediaUrl } from '../../core/flow/options/common';
 import type { CallSession } from './session';
+import { forgetPeer } from './close-reason';
 import { promptKind, tracePlay } from '../kit/media-trace';
 import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { Speaker } from '../voices';
@@ -73,6 +74,8 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   private async ready(op: MediaOp, signal: AbortSignal): Promise<Endpoint> {
     const needs: readonly Precondition[] = NEEDS[op];
     if (signal.aborted) throw abortError(signal);
+    // the call does something else after its bridged party died: its end is no longer that party's
+    forgetPeer(this.call);
     if (needs.includes('live') && this.call.isEnded) throw new Error(`${op}: the call has ended`);
     // media flows once the 200 OK has left; the answer's status write goes on beside it
     if (needs.includes('answered')) await this.call.answerForMedia();
@@ -244,6 +247,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
     // as play's: a ${var} may have turned the hold music's URL into a local path; nothing is dialled then
     const music = req.hold_music;
     if (typeof music === 'object' && !isMediaUrl(music.url)) throw new Error(`connect: hold_music.url is not an http or https URL: ${music.url.slice(0, 200)}`);
+    forgetPeer(this.call);
     return this.legs.connect(this.call, req, signal);
   }
 

@@ -2,6 +2,7 @@
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
+import type { IncomingOffer } from './offer';
 
 export interface HangupEvent {
   /**
@@ -44,11 +45,13 @@ export interface CloseReason {
 /** A pending INVITE we sent: CANCEL goes through it. */
 export interface PendingUac {
   cancel(): void;
+  /** The callee is another call of this node (an internal call): nothing goes through sip-server. */
+  readonly internal?: true;
 }
 
 /**
  * The SIP side of a call, one of: nothing sent or received yet (an outgoing call before its INVITE),
- * an inbound INVITE we may still answer or refuse, our INVITE in flight (CANCEL goes through it), or
+ * an incoming offer we may still answer or refuse (an INVITE, or an internal call's: offer.ts), our INVITE in flight (CANCEL goes through it), or
  * the dialog of the answered call.
  */
 /**
@@ -67,7 +70,7 @@ export interface CallDialog {
   on(event: 'modify', fn: (req: SrfRequest, res: SrfResponse) => void): unknown;
 }
 
-export type SipLeg = { kind: 'none' } | { kind: 'offered'; req: SrfRequest; res: SrfResponse } | { kind: 'inviting'; invite: PendingUac } | { kind: 'up'; dialog: CallDialog };
+export type SipLeg = { kind: 'none' } | { kind: 'offered'; offer: IncomingOffer } | { kind: 'inviting'; invite: PendingUac } | { kind: 'up'; dialog: CallDialog };
 
 /** The life of the session: live, closing (the cascade runs), closed (the hangup is written). */
 export type Life = { phase: 'live' } | { phase: 'closing' | 'closed'; reason: CloseReason };

@@ -3,7 +3,7 @@
  *
  *   CallSession
  *   ├── state        CallState: the Call row's status, one transition function (state.ts)
- *   ├── sip          SipLeg: an inbound INVITE to answer, our INVITE to CANCEL, or the dialog
+ *   ├── sip          SipLeg: an incoming offer to answer (offer.ts), our INVITE to CANCEL, or the dialog
  *   ├── endpoint     the media-engine endpoint (its port on a worker)
  *   ├── mediaState   mute, silence, hold, music on hold: the one writer of the endpoint's mutes (media-state.ts)
  *   ├── relay        the rtpengine relay leg in front of it, for an SRTP / WebRTC far end (media-app/rtpengine)
@@ -20,7 +20,7 @@
  * notifies up once ('hangup' event, `done`, the registry).
  */
 import { EventEmitter } from 'node:events';
-import { inSpan, spanEvent } from '../../core/tracing';
+import { inSpan } from '../../core/tracing';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
@@ -31,7 +31,7 @@ import type { CallDeps } from './deps';
 import { inDialogHandlers } from './in-dialog';
 import { answerInfo, DigitRelay, sendDigits } from './dtmf';
 import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
-import { answerReinvite, applyAnswerFromAck } from './sdp-exchange';
+import { answerReinvite } from './sdp-exchange';
 import { mediaPath, type MediaPath } from './media-path';
 import type { RelayLeg } from '../rtpengine';
 import { Recordings } from './recordings';
@@ -40,9 +40,11 @@ import { CallMediaState } from './media-state';
 import { CallQualityMeter } from './quality';
 import { CallRtpCapture } from './rtp-capture';
 import { bridgeOf, isHandedOff, partyLeaving, type Bridge } from './bridge';
-import { SessionTimer, uasAnswerHeaders } from './session-timer';
+import { SessionTimer } from './session-timer';
+import type { IncomingOffer } from './offer';
+import { InternalDialog } from '../outbound/internal';
 import { mediaTimedOut, sessionExpired, watchParty } from './dead-party';
-import { chainedReason, MEDIA_RELAY_GONE, sendBye } from './close-reason';
+import { chainedReason, MEDIA_RELAY_GONE, peerDiedReason, sendBye } from './close-reason';
 import type { CallDialog, CallSessionEvents, CloseReason, HangupEvent, Life, PendingUac, SipLeg } from './session-types';
 import { PhaseTimers, type PhaseTimer } from './phase-timers';
 
@@ -120,8 +122,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.sip.kind === 'up';
   }
 
-  get sipKind(): SipLeg['kind'] {
-    return this.sip.kind;
+  /** A SIP side through sip-server: an INVITE, ours, or a SIP dialog (none yet, or an internal call's far end: not; internal-dial.ts). */
+  get viaSipServer(): boolean {
+    const s = this.sip;
+    return s.kind === 'offered' ? !s.offer.internal : s.kind === 'inviting' ? !s.invite.internal : s.kind === 'up' && !(s.dialog instanceof InternalDialog);
   }
 
   get endpoint(): Endpoint | null {
@@ -268,9 +272,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     void child.done.then(() => this.children.delete(child));
   }
 
-  setPendingUas(req: SrfRequest, res: SrfResponse): void {
-    this.moveSip({ kind: 'offered', req, res });
-    req.on('cancel', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_cancel' }));
+  /** An incoming call's offer to answer or refuse (offer.ts): an INVITE, or the far side of an internal call. */
+  setOffer(offer: IncomingOffer): void {
+    this.moveSip({ kind: 'offered', offer });
+    offer.onCancel(() => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_cancel' }));
   }
 
   setPendingUac(handle: PendingUac | null): void {
@@ -314,25 +319,19 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       const up = new Promise<void>((resolve, reject) => this.upWaiters.push({ resolve, reject }));
       return { up, answered: up };
     }
-    if (!this.answering) this.startAnswer(this.sip.req, this.sip.res);
+    if (!this.answering) this.startAnswer(this.sip.offer);
     return { up: this.answerUp!, answered: this.answering! };
   }
 
-  private startAnswer(req: SrfRequest, res: SrfResponse): void {
+  private startAnswer(offer: IncomingOffer): void {
     let upNow!: () => void;
     let upFailed!: (e: Error) => void;
     this.answerUp = new Promise<void>((resolve, reject) => ((upNow = resolve), (upFailed = reject)));
     this.answerUp.catch(() => undefined); // told to its callers; answer()'s get the same failure
     this.answering = inSpan('call answer', {}, async () => {
       if (!this.endpoint) throw new Error('no media endpoint');
-      const endpoint = this.endpoint;
-      const relay = this.rl;
-      // through the relay leg the engine's SDP becomes the far end's profile (SRTP, DTLS + ICE)
-      const localSdp = !relay ? endpoint.local.sdp : req.body ? await relay.engineAnswer(endpoint.local.sdp) : await relay.engineOffer(endpoint.local.sdp);
-      const dialog = await this.deps.srf.createUAS(req, res, { localSdp, headers: uasAnswerHeaders(req, this.deps.app.sessionTimer) });
-      spanEvent('200 sent');
-      // late offer (an INVITE without SDP): our 200 carried the offer, the ACK carries the answer
-      const ack = req.body ? null : applyAnswerFromAck(dialog, mediaPath(endpoint, relay), this.deps.logger);
+      // a late offer's answer comes with the ACK (offer.ts)
+      const { dialog, ack } = await offer.accept({ endpoint: this.endpoint, relay: this.rl });
       // a close that landed while the 200 OK was in flight: the late dialog got its BYE
       if (!this.attachDialog(dialog)) {
         void ack?.catch(() => undefined);
@@ -358,7 +357,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
       dialog.destroy().catch((err: Error) => this.deps.logger.warn({ err: err.message, call: this.id }, 'BYE of a late dialog failed'));
       return false;
     }
-    const offer = this.sip.kind === 'offered' ? this.sip.req : null;
+    const offer = this.sip.kind === 'offered' ? this.sip.offer.req : null;
     this.moveSip({ kind: 'up', dialog });
     for (const w of this.upWaiters.splice(0)) w.resolve();
     dialog.on('destroy', () => this.closeInBackground({ cause: 'normal_clearing', by: 'remote', why: 'remote_bye' }));
@@ -391,8 +390,8 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (next.kind === 'up') this.timers.enter('up');
   }
 
-  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason. Idempotent. */
-  async hangup(why = 'normal', reasonHeader?: string): Promise<void> {
+  /** Ends the call from our side, through terminating (up, or inbound not answered) or canceling (outbound); `reasonHeader`: our BYE's Reason (by default its dead peer's: close-reason.ts). Idempotent. */
+  async hangup(why = 'normal', reasonHeader = peerDiedReason(this)): Promise<void> {
     await this.close({ cause: 'normal_clearing', by: 'local', why, announce: true, ...(reasonHeader ? { reasonHeader } : {}) });
   }
 
@@ -401,10 +400,10 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return this.sip.kind === 'offered';
   }
 
-  /** Refuses a pending inbound INVITE with this status (the call ends as a remote-side failure). */
+  /** Refuses a pending offer with this status (the call ends as a remote-side failure: 486 busy, 480 / 603 no answer). */
   async rejectWith(status: number): Promise<void> {
     if (this.sip.kind !== 'offered') return this.hangup();
-    const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : 'failure';
+    const cause: HangupCause = status === 486 ? 'user_busy' : status === 480 ? 'no_answer' : status === 603 ? 'call_rejected' : 'failure';
     await this.close({ cause, by: 'remote', why: `rejected_${status}`, sipStatus: status });
   }
 
@@ -432,7 +431,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     if (this.life.phase !== 'live') return this.done;
     this.life = { phase: 'closing', reason };
     // the bridge first: a consultation completes (its target takes this call's place) before the children close
-    partyLeaving(this);
+    partyLeaving(this, reason);
     this.timers.end();
     this.sessionTimer?.stop();
     for (const w of this.upWaiters.splice(0)) w.reject(new Error('call ended before answer'));
@@ -481,7 +480,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
         return;
       case 'offered':
         this.moveSip({ kind: 'none' });
-        if (!sip.res.finalResponseSent) sip.res.send(reason.sipStatus ?? 480);
+        sip.offer.refuse(reason.sipStatus ?? 480);
         return;
       case 'inviting':
         try {

@@ -10,19 +10,13 @@
  * docs/reliability.md "Faults and what they cost".
  */
 import type { Logger } from 'pino';
-import { InternalDialog } from '../outbound/internal';
 import type { CallRegistry, OwnedCall } from './registry';
 import { CallSession } from './session';
-import type { GoneByes } from './sip-gone-bye';
+import { onSrfClosed, onSrfConnected, type Srf } from '../kit/srf';
+import { GoneByes, type ByeSender } from './sip-gone-bye';
 
 /** The `why` (the 'hangup' event's reason) of a call closed because its sip-server connection dropped. */
 export const SIP_SERVER_GONE = 'sip_server_gone';
-
-/** Whether the call has a SIP side through sip-server (not an internal call, nor one before its INVITE). */
-function hasSipLeg(c: CallSession): boolean {
-  if (c.sipKind === 'up') return !(c.dialog instanceof InternalDialog);
-  return c.sipKind !== 'none';
-}
 
 /**
  * Closes every such call. The closes start together, before any of them awaits: each call takes this
@@ -30,7 +24,7 @@ function hasSipLeg(c: CallSession): boolean {
  * Each answered dialog is kept in `byes` for the BYE its far end gets once sip-server is back.
  */
 export function endSipGoneCalls(calls: CallRegistry<OwnedCall>, logger: Logger, byes: GoneByes): Promise<unknown> {
-  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && hasSipLeg(c));
+  const gone = calls.all().filter((c): c is CallSession => c instanceof CallSession && !c.isEnded && c.viaSipServer);
   if (!gone.length) return Promise.resolve();
   logger.warn({ calls: gone.map((c) => c.id), why: SIP_SERVER_GONE }, 'sip-server connection lost: its calls are ended');
   for (const c of gone) if (c.dialog) byes.keep(c.dialog);
@@ -40,4 +34,14 @@ export function endSipGoneCalls(calls: CallRegistry<OwnedCall>, logger: Logger, 
       c.close({ cause: 'failure', by: 'local', why: SIP_SERVER_GONE, announce: c.answered, sipGone: true }),
     ),
   );
+}
+
+/**
+ * The node's watch on its drachtio connection: when it drops, the calls with a SIP side end (above);
+ * when it is up again, the far ends of their answered dialogs get a BYE (sip-gone-bye.ts).
+ */
+export function watchSipServer(srf: Srf, calls: CallRegistry<OwnedCall>, logger: Logger): void {
+  const byes = new GoneByes(logger);
+  onSrfClosed(srf, () => void endSipGoneCalls(calls, logger, byes));
+  onSrfConnected(srf, () => byes.sendAll(srf as unknown as ByeSender));
 }

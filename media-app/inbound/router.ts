@@ -32,7 +32,6 @@ import { isVirtualNumber } from '../../core/numbers/e164';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { DEFAULT_DTMF_MODE, type DtmfMode } from '../../core/calls/dtmf-mode';
 import { extensionVoicemail, toVoicemail, voicemailGreeting } from './extension-voicemail';
-import { deadPartyReason } from '../call/dead-party';
 import { codecsOf, DEFAULT_EXTENSION_CODECS, DEFAULT_TRUNK_CODECS, type AudioCodecName } from '../../core/calls/codecs';
 
 function displayName(v: string | undefined): string {
@@ -157,7 +156,6 @@ export class InboundRouter {
     // the extension's no-answer time: the ringing legs are cancelled and the box takes the call; an
     // answer at the same moment is decided against it once (call/connect.ts RingOutcome)
     let failed: string | null = null;
-    let peerDied: string | undefined;
     try {
       const r = await this.factory.connect(
         call,
@@ -166,8 +164,6 @@ export class InboundRouter {
         vm?.noAnswer ? { noAnswerMs: vm.timeoutMs } : {},
       );
       if (!r.answered && !call.isEnded && !call.answered) failed = r.hangup_reason;
-      // the callee's phone died (no media, its session timer ran out): the caller's BYE says so
-      if (r.answered && r.ended_by === 'destination') peerDied = deadPartyReason(r.hangup_reason);
     } catch (err) {
       if (!call.isEnded) deps.logger.warn({ err: (err as Error).message, call: call.id }, 'connect failed');
     }
@@ -178,6 +174,8 @@ export class InboundRouter {
       await call.rejectWith(failed === 'busy' ? 486 : failed === 'noanswer' ? 480 : 404);
       return;
     }
-    await call.hangup('normal', peerDied);
+    // the callee's phone died (no media, its session timer ran out): the caller's BYE says so (the
+    // bridge told the call: call/close-reason.ts)
+    await call.hangup('normal');
   }
 }

@@ -90,88 +90,111 @@ export type Resolved = { targets: DialTarget[] } | { refusal: DialRefusal };
 
 /** The targets, or why the dial policy refuses the destination (nothing noted anywhere). */
 export async function resolveTargets(deps: TargetDeps, customerId: string, dest: Address, opts: ResolveOptions): Promise<Resolved> {
-  const { db } = deps;
   const target = (dest.target ?? '').trim();
   switch (dest.type) {
-    case 'tel': {
-      if (isVirtualNumber(target)) {
-        if (!(await ownVirtualNumber(db, customerId, target))) return { refusal: { reason: 'number_not_found' } };
-        // never through a provider: an own number with a flow is joined internally
-        // (outbound/internal.ts, before any target is asked for); nothing to dial otherwise
-        return { targets: [] };
-      }
-      const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
-      if (refusal) return { refusal };
-      // an operator's call through one provider (POST /providercalls) skips the routes
-      const forced = opts.callId ? await forcedProvider(db, opts.callId) : null;
-      const routes = forced ? [{ provider: forced }] : await resolveRoutes(db, customerId, target);
-      let callerId: DialTarget['callerId'];
-      if (routes.length && isPstnTarget(target)) {
-        const cid = await pstnCallerId(db, customerId, opts.source, { inboundCaller: opts.inboundCaller });
-        if (!cid.ok) return { refusal: { reason: 'source_not_allowed', message: `source: ${cid.issue}` } };
-        callerId = { source: cid.source, replaced: cid.replaced };
-        const capped = opts.callId
-          ? await admitPstnCalls(db, customerId, [opts.callId])
-          : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId))
-            ? ({ reason: 'concurrency_cap' } as const)
-            : null;
-        if (capped) return { refusal: capped };
-      }
-      return {
-        targets: routes.map(({ provider }) => ({
-          uri: providerRequestUri(provider, target),
-          providerId: provider.id,
-          auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
-          headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
-          mediaEncryption: provider.media_encryption,
-          codecs: codecsOf(provider.codecs, DEFAULT_TRUNK_CODECS),
-          callerId,
-        })),
-      };
-    }
-    case 'sip': {
-      if (!target) return { targets: [] };
-      const uri = /^sips?:/i.test(target) ? target : `sip:${target}`;
-      const located = await locateSipDestination(uri, sipLocateOptions(deps.config));
-      if (!located.ok) return { refusal: { reason: 'destination_not_allowed', message: located.message } };
-      return { targets: [{ uri, proxy: located.hop.uri }] };
-    }
-    case 'extension': {
-      const ext = await extensionsRepo(db).getByExtension(customerId, target);
-      if (!ext) return { targets: [] };
-      const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
-      // through an edge (Path) or not, the contact keeps the transport it registered on (a browser's
-      // ws/wss: the WebRTC profile), its extension's ring group and media encryption
-      return {
-        targets: live.map((b) => ({
-          ...(b.path?.length
-            ? viaPath(b.contact, b.path)
-            : {
-                uri: b.contact,
-                proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
-              }),
-          transport: b.source.protocol || 'udp',
-          ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
-          mediaEncryption: ext.media_encryption,
-          dtmfMode: ext.dtmf_mode,
-          codecs: codecsOf(ext.codecs, DEFAULT_EXTENSION_CODECS),
-        })),
-      };
-    }
-    case 'agent': {
-      // an agent is reached at its addresses, tried in the order the agent listed them (an agent
-      // address naming another agent is skipped: no loops); a refused address is skipped
-      const agent = isUuid(target) ? await agentsRepo(db).get(target.toLowerCase(), { customerId }) : null;
-      if (!agent) return { targets: [] };
-      const out: DialTarget[] = [];
-      for (const a of agent.addresses) {
-        if (a.type !== 'agent') out.push(...(await targetsFor(deps, customerId, a as Address, opts)));
-      }
-      return { targets: out };
-    }
+    case 'tel':
+      return telTargets(deps.db, customerId, dest, target, opts);
+    case 'sip':
+      return sipTargets(deps.config, target);
+    case 'extension':
+      return extensionTargets(deps, customerId, target);
+    case 'agent':
+      return agentTargets(deps, customerId, target, opts);
     default:
       return { targets: [] };
   }
+}
+
+/** A number: an own virtual number (joined internally, never dialled), else the routes' providers once the dial policy allows it. */
+async function telTargets(db: Knex, customerId: string, dest: Address, target: string, opts: ResolveOptions): Promise<Resolved> {
+  if (isVirtualNumber(target)) {
+    if (!(await ownVirtualNumber(db, customerId, target))) return { refusal: { reason: 'number_not_found' } };
+    // never through a provider: an own number with a flow is joined internally
+    // (outbound/internal.ts, before any target is asked for); nothing to dial otherwise
+    return { targets: [] };
+  }
+  const refusal = (await checkTelDestination(db, customerId, target)) ?? (await balanceRefusal(db, customerId, dest));
+  if (refusal) return { refusal };
+  // an operator's call through one provider (POST /providercalls) skips the routes
+  const forced = opts.callId ? await forcedProvider(db, opts.callId) : null;
+  const routes = forced ? [{ provider: forced }] : await resolveRoutes(db, customerId, target);
+  let callerId: DialTarget['callerId'];
+  if (routes.length && isPstnTarget(target)) {
+    const pstn = await pstnPolicy(db, customerId, opts);
+    if ('refusal' in pstn) return pstn;
+    callerId = pstn.callerId;
+  }
+  return {
+    targets: routes.map(({ provider }) => ({
+      uri: providerRequestUri(provider, target),
+      providerId: provider.id,
+      auth: provider.auth_username ? { username: provider.auth_username, password: provider.auth_password } : undefined,
+      headers: provider.tech_headers && typeof provider.tech_headers === 'object' ? (provider.tech_headers as Record<string, string>) : undefined,
+      mediaEncryption: provider.media_encryption,
+      codecs: codecsOf(provider.codecs, DEFAULT_TRUNK_CODECS),
+      callerId,
+    })),
+  };
+}
+
+/** A PSTN leg's two checks: the caller id it may show (core/calls/caller-id), then the customer's concurrency cap. */
+async function pstnPolicy(db: Knex, customerId: string, opts: ResolveOptions): Promise<{ callerId: DialTarget['callerId'] } | { refusal: DialRefusal }> {
+  const cid = await pstnCallerId(db, customerId, opts.source, { inboundCaller: opts.inboundCaller });
+  if (!cid.ok) return { refusal: { reason: 'source_not_allowed', message: `source: ${cid.issue}` } };
+  const capped = opts.callId
+    ? await admitPstnCalls(db, customerId, [opts.callId])
+    : (await livePstnCalls(db, customerId)) >= (await maxConcurrentPstn(db, customerId))
+      ? ({ reason: 'concurrency_cap' } as const)
+      : null;
+  if (capped) return { refusal: capped };
+  return { callerId: { source: cid.source, replaced: cid.replaced } };
+}
+
+/** A SIP URI: sent where the egress policy locates it. */
+async function sipTargets(config: Readonly<Config>, target: string): Promise<Resolved> {
+  if (!target) return { targets: [] };
+  const uri = /^sips?:/i.test(target) ? target : `sip:${target}`;
+  const located = await locateSipDestination(uri, sipLocateOptions(config));
+  if (!located.ok) return { refusal: { reason: 'destination_not_allowed', message: located.message } };
+  return { targets: [{ uri, proxy: located.hop.uri }] };
+}
+
+/** An extension: each contact it has registered. */
+async function extensionTargets(deps: TargetDeps, customerId: string, target: string): Promise<Resolved> {
+  const ext = await extensionsRepo(deps.db).getByExtension(customerId, target);
+  if (!ext) return { targets: [] };
+  const live = await deps.registrar.bindings.get(`${ext.username}@${ext.domain_name}`);
+  // through an edge (Path) or not, the contact keeps the transport it registered on (a browser's
+  // ws/wss: the WebRTC profile), its extension's ring group and media encryption
+  return {
+    targets: live.map((b) => ({
+      ...(b.path?.length
+        ? viaPath(b.contact, b.path)
+        : {
+            uri: b.contact,
+            proxy: `sip:${b.source.address}:${b.source.port}${b.source.protocol && b.source.protocol !== 'udp' ? `;transport=${b.source.protocol}` : ''}`,
+          }),
+      transport: b.source.protocol || 'udp',
+      ringGroup: `${ext.username}@${ext.domain_name}`.toLowerCase(),
+      mediaEncryption: ext.media_encryption,
+      dtmfMode: ext.dtmf_mode,
+      codecs: codecsOf(ext.codecs, DEFAULT_EXTENSION_CODECS),
+    })),
+  };
+}
+
+/**
+ * An agent is reached at its addresses, tried in the order the agent listed them (an agent address
+ * naming another agent is skipped: no loops); a refused address is skipped.
+ */
+async function agentTargets(deps: TargetDeps, customerId: string, target: string, opts: ResolveOptions): Promise<Resolved> {
+  const agent = isUuid(target) ? await agentsRepo(deps.db).get(target.toLowerCase(), { customerId }) : null;
+  if (!agent) return { targets: [] };
+  const out: DialTarget[] = [];
+  for (const a of agent.addresses) {
+    if (a.type !== 'agent') out.push(...(await targetsFor(deps, customerId, a as Address, opts)));
+  }
+  return { targets: out };
 }
 
 /** A contact registered through an edge (RFC 3327 Path): sent to the first Path hop, with the whole Path as Route. */

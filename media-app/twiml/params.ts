@@ -30,7 +30,9 @@ export function callParams(customerId: string, info: CallInfo | undefined): Reco
   p.CallSid = callSid(info.id);
   p.From = twilioParty(info.source);
   p.To = twilioParty(info.destination);
-  p.CallStatus = CALL_STATUS[info.status];
+  // an inbound call rings from its INVITE on (its 180 goes before the row says ringing), so one not yet
+  // answered is `ringing` whatever the row's write has reached, as on Twilio; never `queued`
+  p.CallStatus = info.direction === 'incoming' && info.status === 'dialing' ? 'ringing' : CALL_STATUS[info.status];
   p.Direction = info.direction === 'incoming' ? 'inbound' : 'outbound-api';
   if (info.source.name) p.CallerName = info.source.name;
   return p;

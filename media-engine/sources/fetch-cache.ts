@@ -71,24 +71,10 @@ function typeOf(url: URL, contentType: string | undefined, head: Buffer): string
 
 /** Download (or reuse) the audio at `url`; resolves to the cached blob's path. */
 export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw new AudioSourceError('BAD_URL', `not a valid URL: ${rawUrl}`, rawUrl);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new AudioSourceError('BAD_URL', `only http and https URLs can be fetched: ${rawUrl}`, rawUrl);
-  }
+  const url = fetchableUrl(rawUrl);
   fs.mkdirSync(opts.cacheDir, { recursive: true });
   const indexPath = path.join(opts.cacheDir, `url-${sha(url.href)}.json`);
-  let entry: UrlEntry | null = null;
-  try {
-    entry = JSON.parse(fs.readFileSync(indexPath, 'utf8')) as UrlEntry;
-    if (!fs.existsSync(path.join(opts.cacheDir, entry.blob))) entry = null;
-  } catch {
-    entry = null;
-  }
+  const entry = readEntry(opts.cacheDir, indexPath);
   const now = Date.now();
   if (entry && now - entry.checkedAt < (opts.maxAgeMs ?? 300_000)) {
     return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'cache' };
@@ -118,44 +104,73 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
       res.close();
       throw new AudioSourceError('HTTP_STATUS', `GET ${url.href} answered ${res.status}`, rawUrl);
     }
-    const hash = crypto.createHash('sha256');
-    const fd = fs.openSync(tmp, 'w');
-    let size = 0;
-    let head = Buffer.alloc(0);
-    try {
-      for await (const b of res.body) {
-        size += b.length;
-        if (head.length < 16) head = Buffer.concat([head, b.subarray(0, 16)]);
-        hash.update(b);
-        fs.writeSync(fd, b);
-      }
-    } catch (err) {
-      throw fetchError(err, rawUrl);
-    } finally {
-      fs.closeSync(fd);
-      res.close();
-    }
-    if (size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
-    const digest = hash.digest('hex');
+    const body = await download(res, tmp, rawUrl);
+    if (body.size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
     const ctype: string | string[] | undefined = res.headers['content-type'];
-    const blob = `blob-${digest}.${typeOf(url, typeof ctype === 'string' ? ctype : ctype?.[0], head)}`;
+    const blob = `blob-${body.digest}.${typeOf(url, typeof ctype === 'string' ? ctype : ctype?.[0], body.head)}`;
     const blobPath = path.join(opts.cacheDir, blob);
     if (fs.existsSync(blobPath)) fs.rmSync(tmp);
     else fs.renameSync(tmp, blobPath);
     const next: UrlEntry = {
       url: url.href,
       blob,
-      sha256: digest,
-      size,
+      sha256: body.digest,
+      size: body.size,
       checkedAt: now,
       etag: res.headers.etag ?? undefined,
       lastModified: res.headers['last-modified'] ?? undefined,
     };
     fs.writeFileSync(indexPath, JSON.stringify(next));
-    return { path: blobPath, sha256: digest, from: 'network' };
+    return { path: blobPath, sha256: body.digest, from: 'network' };
   } finally {
     fs.rmSync(tmp, { force: true });
   }
+}
+
+/** The URL, if it is one this cache fetches (http or https). */
+function fetchableUrl(rawUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new AudioSourceError('BAD_URL', `not a valid URL: ${rawUrl}`, rawUrl);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AudioSourceError('BAD_URL', `only http and https URLs can be fetched: ${rawUrl}`, rawUrl);
+  }
+  return url;
+}
+
+/** The URL's index entry, or null when there is none, it is unreadable, or its blob is gone. */
+function readEntry(cacheDir: string, indexPath: string): UrlEntry | null {
+  try {
+    const entry = JSON.parse(fs.readFileSync(indexPath, 'utf8')) as UrlEntry;
+    return fs.existsSync(path.join(cacheDir, entry.blob)) ? entry : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Streams the body into `tmp`, hashing it; keeps its first bytes to sniff the type. Closes the response. */
+async function download(res: EgressStream, tmp: string, rawUrl: string): Promise<{ size: number; head: Buffer; digest: string }> {
+  const hash = crypto.createHash('sha256');
+  const fd = fs.openSync(tmp, 'w');
+  let size = 0;
+  let head = Buffer.alloc(0);
+  try {
+    for await (const b of res.body) {
+      size += b.length;
+      if (head.length < 16) head = Buffer.concat([head, b.subarray(0, 16)]);
+      hash.update(b);
+      fs.writeSync(fd, b);
+    }
+  } catch (err) {
+    throw fetchError(err, rawUrl);
+  } finally {
+    fs.closeSync(fd);
+    res.close();
+  }
+  return { size, head, digest: hash.digest('hex') };
 }
 
 /** The policy's refusal or failure as an AudioSourceError (messages never carry the remote answer). */

@@ -210,10 +210,12 @@ export class Engine {
     signalledDigit(this.leg(id), digit, durationMs);
   }
 
-  record(id: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+  /** Records until a stop condition (resolves then); with `armId` the leg reports 'recordArmed' once the recorder is in place (startRecord). */
+  record(id: string, path: string, opts: RecordOptions = {}, armId?: number): Promise<RecordResult> {
     const leg = this.leg(id);
     const r = new Recorder(path, opts, leg.session.rate); // a wideband leg records at its own 16 kHz
     leg.recorders.push(r);
+    if (armId !== undefined) leg.emit({ name: 'recordArmed', data: { armId, rate: r.rate } });
     return r.result;
   }
 

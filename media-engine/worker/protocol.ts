@@ -88,6 +88,8 @@ export interface LegEventData {
   speech: SpeechEvent;
   /** the receive watch (watchRx): nothing came from the far end for its timeout */
   rxTimeout: RxTimeoutEvent;
+  /** a recorder asked with an `armId` (Endpoint.startRecord) is armed: it writes every frame from the next tick on */
+  recordArmed: { armId: number; rate: number };
 }
 
 /** What a conference reports to the API thread (event name → data). */
@@ -123,7 +125,7 @@ export type FromWorker =
   | { t: 'forkStarted'; forkId: string; at: number };
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
-const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true, rxTimeout: true };
+const LEG_EVENTS: Record<keyof LegEventData, true> = { dtmf: true, speech: true, rxTimeout: true, recordArmed: true };
 const CONFERENCE_EVENTS: Record<keyof ConferenceEventData, true> = { join: true, leave: true, speaker: true, destroy: true };
 
 type Obj = Record<string, unknown>;

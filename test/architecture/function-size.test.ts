@@ -20,63 +20,21 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 50;
+const MAX_ALLOWED = 8;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
 
 /** The long functions still waiting to be split, as "path name"; this list may only shrink. */
 const ALLOWED: string[] = [
-  'core/db/migrations/0600_messaging.ts up',
-  'core/db/migrations/0750_ai.ts up',
-  'core/db/migrations/0760_agent_workspace.ts up',
-  'core/db/migrations/0770_campaigns.ts up',
-  'media-app/flow/actions/speech_gather.ts exec',
-  'media-app/flow/simulator/simulate.ts simulate',
-  'media-app/outbound/targets.ts resolveTargets',
-  'media-engine/sources/fetch-cache.ts fetchToCache',
-  'scripts/bench/ai/run.ts main',
   'scripts/bench/ai/turn-taking.ts round',
-  'scripts/bench/calls/memory.ts main',
-  'scripts/bench/calls/pdd.ts main',
-  'scripts/bench/calls/run.ts main',
-  'scripts/bench/campaigns/run.ts main',
-  'scripts/bench/conference/run.ts (anonymous)',
-  'scripts/bench/events/run.ts main',
-  'scripts/bench/media-dsp/run.ts main',
   'scripts/bench/media/alloc.ts run',
-  'scripts/bench/media/codec-legs.ts runPair',
-  'scripts/bench/media/codecs.ts main',
-  'scripts/bench/media/peer.ts onMessage',
-  'scripts/bench/observability/tracing.ts oneCall',
   'scripts/bench/pbx/mwi-lamp.ts main',
-  'scripts/bench/queue/run.ts main',
-  'scripts/bench/sip/run.ts main',
-  'scripts/bench/speech/run.ts main',
-  'scripts/bench/twilio/calls-create.ts main',
   'scripts/bench/twilio/media-streams.ts run',
   'scripts/soak/run.ts main',
-  'test/control-api/resources/xml-check.ts parseXmlStrict',
-  'test/reliability/api/seed.ts seedResources',
-  'test/support/s3-server.ts startS3Server',
-  'testkit/ai/deepgram-agent-server.ts session',
-  'testkit/ai/gemini-live-server.ts session',
-  'testkit/ai/realtime-server.ts session',
-  'testkit/llm-server.ts startLlmServer',
   'testkit/reliability/node-fault.ts runNodeFault',
   'testkit/reliability/redis-fault.ts runRedisFault',
   'testkit/reliability/sip/flood.ts runFloods',
-  'testkit/reliability/supervised.ts startPlatformProcesses',
-  'testkit/speech/deepgram-phrases.ts phraseSession',
-  'testkit/speech/deepgram-server.ts session',
-  'testkit/twilio-agent/agent-server.ts startAgentServer',
-  'web/console/components/agent-phone.tsx AgentPhone',
-  'web/console/components/chart.tsx Chart',
-  'web/console/pages/call.tsx CallPage',
-  'web/console/pages/dashboard.tsx DashboardPage',
-  'web/console/pages/flow-simulate.tsx Entry',
-  'web/console/pages/operator.tsx OperatorPage',
-  'web/console/pages/webhooks.tsx WebhooksPage',
 ];
 
 export interface LongFunction {

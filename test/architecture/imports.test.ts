@@ -10,6 +10,8 @@
 //                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server, core/tracing);
 //                 nothing else
 //   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
+//   esl           FreeSWITCH's event socket over the media engine (esl/README.md): the socket guard
+//                 (core/net), the logger, and media-engine through its index; no room imports esl
 //   web           browser code, bundled on its own: nothing outside web/ but the wire shapes it shares with
 //                 the server (WEB_SHAPES), by `import type`/`export type` only (erased from the bundle); those
 //                 import nothing of the platform
@@ -18,7 +20,7 @@
 //                 scripts/build-web; never test/ or the rest of scripts/
 //   scripts, test may import anything but test/ (only test imports test/); no room imports them
 //                 (test may import scripts)
-// Of the platform's rooms only sip-server imports sip-config, none imports sip-server or web (scripts, test
+// Of the platform's rooms only sip-server imports sip-config, none imports sip-server, esl or web (scripts, test
 // and testkit may), and nothing but scripts and test imports testkit. deploy/, reference/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
 // Every import, export-from, require, import() and `declare module` augmentation is checked.
 import { expect } from 'chai';
@@ -27,7 +29,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
 type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
 const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference'];
@@ -43,11 +45,12 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-engine': ['core/net', 'core/audio'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
+  esl: ['core/net', 'core/logger', 'media-engine/index'],
   web: WEB_SHAPES,
   types: [],
   scripts: 'any',
   test: 'any',
-  testkit: ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'scripts/build-web'],
+  testkit: ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'scripts/build-web'],
 };
 
 /** Exceptions to the rules, each with its reason; every entry must still match an import (else delete it). */
@@ -85,7 +88,7 @@ export function forbidden(from: string, to: string): string | null {
   if (a === 'web') return `web is browser code and imports nothing outside web/ (not ${b})`;
   if (a === 'types') return `types/ declares npm packages and imports nothing of the platform (not ${b})`;
   if (b === 'sip-config') return `only sip-server imports sip-config (not ${a})`;
-  if (b === 'sip-server' || b === 'web') return `${a} must not import ${b}`;
+  if (b === 'sip-server' || b === 'web' || b === 'esl') return `${a} must not import ${b}`;
   return `${a} imports only ${may.join(', ')} of the other rooms (not ${to})`;
 }
 
@@ -226,6 +229,10 @@ describe('architecture: import directions', () => {
       ['media-app/app.ts', 'testkit/ports', /only test and scripts import testkit\//],
       ['core/db/knex.ts', 'testkit/db', /only test and scripts import testkit\/ \(not core\)/],
       ['control-api/app.ts', 'testkit/api', /only test and scripts import testkit\//],
+      ['esl/server.ts', 'media-engine/worker/leg', /esl uses media-engine only through media-engine\/index/],
+      ['esl/server.ts', 'media-app/app', /not media-app\/app/],
+      ['media-app/app.ts', 'esl/server', /media-app must not import esl/],
+      ['core/net/index.ts', 'esl/wire', /core must not import esl/],
     ];
     for (const [from, to, why] of refused) expect(forbidden(from, to), `${from} → ${to}`).to.match(why);
     for (const ok of [
@@ -253,6 +260,10 @@ describe('architecture: import directions', () => {
       ['testkit/media-app/harness.ts', 'sip-server/stack'],
       ['testkit/api.ts', 'control-api/app'],
       ['testkit/scale/cluster.ts', 'media-app/main'],
+      ['esl/server.ts', 'core/net/socket-guard'],
+      ['esl/main.ts', 'core/logger'],
+      ['esl/channel.ts', 'media-engine'],
+      ['test/esl/wire.test.ts', 'esl/wire'],
     ])
       expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });

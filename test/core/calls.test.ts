@@ -24,6 +24,8 @@ describe('core/calls model', () => {
     expect(hangupReasonFor('outgoing', 'terminating', 'amd')).to.equal('amd');
     expect(hangupReasonFor('outgoing', 'canceling', 'normal_clearing')).to.equal('cancel');
     expect(hangupReasonFor('incoming', 'ringing', 'user_busy')).to.equal('busy');
+    // refused with 603 before the answer (TwiML <Reject>'s default): no answer, as Twilio's no-answer
+    expect(hangupReasonFor('incoming', 'ringing', 'call_rejected')).to.equal('noanswer');
     expect(hangupReasonFor('incoming', 'progressing', 'normal_clearing')).to.equal('normal');
     expect(hangupByFor('terminating')).to.equal('local');
     expect(hangupByFor('progressing')).to.equal('remote');

@@ -16,7 +16,7 @@ import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast } from '../../testkit/long-calls/timers';
 import { conferenceOnOneNode } from '../../testkit/long-calls/xnode';
-import { killAllSipp, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
 import { Cluster } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
@@ -103,7 +103,8 @@ describe('long calls: conference participants on another node than the room', fu
     });
     expect(await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' }), 'both still in the room after the hold').to.have.length(2);
     const t0 = Date.now();
-    await sleep(1500);
+    // a second of audio at each party after the hold (50 frames), then what it carried
+    await until(() => (x.framesBetween(t0) >= 50 && cAudio.framesBetween(t0) >= 50) || null, 10_000, 'a second of audio at X and C after the hold');
     expect(x.presence(TONE_C, t0), 'X hears C after the hold').to.be.greaterThan(0.5);
     expect(cAudio.presence(TONE_X, t0), 'C hears X after the hold').to.be.greaterThan(0.5);
 

@@ -12,6 +12,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { testDb, truncateAll } from '../../testkit/db';
 import { callWithStatus } from '../../testkit/long-calls/calls';
+import { talking } from '../../testkit/long-calls/dead-parties';
 import { Baresip } from '../edge/baresip';
 import { toneWav } from '../edge/audio';
 
@@ -69,8 +70,9 @@ const MEDIA_TIMEOUT_REASON = /^Reason:\s*SIP;cause=408;text="Media timeout"\s*$/
       );
     const aRow = await rowOf({ direction: 'incoming' }, 'A’s call');
     const bRow = await rowOf({ direction: 'outgoing', master_call_id: aRow.id }, 'B’s leg');
-    // both talk a moment, then B dies
-    await new Promise((r) => setTimeout(r, 1000));
+    // both talk a moment (half a second of each phone's RTP has reached the platform), then B dies
+    await talking(p, aRow.id, 'A');
+    await talking(p, bRow.id, 'B');
     const killedAt = Date.now();
     await b.kill();
 

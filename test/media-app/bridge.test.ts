@@ -1,6 +1,6 @@
 // The Bridge (media-app/call/bridge.ts): its move table, and with real calls (sipp parties whose RTP
 // is a TonePeer that speaks and counts what it hears) open/other/pause/resume/replace, the rule for
-// the side that stays when one leaves, and the refusals.
+// the side that stays when one leaves (and the Reason a side that died leaves it), and the refusals.
 import { expect } from 'chai';
 import { Bridge, BridgeError, BRIDGE_MOVES, canMoveBridge, type BridgeState } from '../../media-app/call/bridge';
 import type { CallSession } from '../../media-app/call/session';
@@ -8,6 +8,11 @@ import { callsRepo } from '../../core/repos/calls';
 import { freePort } from '../../testkit/ports';
 import { sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { party, TonePeer, type Stack, useXferStack } from '../xfer/support';
+import { mediaTimedOut } from '../../media-app/call/dead-party';
+import { receivedRequests } from '../../testkit/long-calls/dead-parties';
+
+/** The BYE's Reason of a party that died of silence (media-app/call/dead-party.ts). */
+const MEDIA_TIMEOUT_REASON = /^Reason:\s*SIP;cause=408;text="Media timeout"\s*$/im;
 
 describe('Bridge move table', () => {
   it('allows exactly the declared moves; closed is final', () => {
@@ -123,6 +128,38 @@ describe('Bridge with real calls', function () {
     expect(e2).to.include({ why: 'left', slot: 'b', survivor: 'hung_up' });
     expect(r.call.isEnded).to.equal(true);
     for (const x of [p, q, r, t]) expect((await x.sipp.done).code).to.equal(0);
+  });
+
+  it('a side that dies tells the other its Reason: hangup_other hangs it up with it; a returned owner ends with it unless bridged again', async () => {
+    const died = () => mediaTimedOut({ silentMs: 1500 });
+    const byeTo = async (x: { sipp: { done: Promise<SippResult> } }) => {
+      const r = await x.sipp.done;
+      expect(r.code, r.errors).to.equal(0);
+      return receivedRequests(r.messages, 'BYE')[0] ?? '';
+    };
+    const [r, t] = [await upCall(), await upCall()];
+    const pair = await Bridge.open(r.call, t.call, { kind: 'hangup_other' });
+    await t.call.close(died());
+    expect(await pair.ended).to.include({ why: 'left', slot: 'b', survivor: 'hung_up' });
+    expect(await byeTo(r), 'hung up by the rule: its BYE says why').to.match(MEDIA_TIMEOUT_REASON);
+
+    const [p, q] = [await upCall(), await upCall()];
+    const owned = await Bridge.open(p.call, q.call, { kind: 'return_to_flow', owner: p.call });
+    await q.call.close(died());
+    expect(await owned.ended).to.include({ survivor: 'returned' });
+    expect(p.call.isEnded, 'the owner stays up').to.equal(false);
+    await p.call.hangup();
+    expect(await byeTo(p), 'the owner’s next end carries its dead peer’s Reason').to.match(MEDIA_TIMEOUT_REASON);
+
+    const [o, d, n] = [await upCall(), await upCall(), await upCall()];
+    const first = await Bridge.open(o.call, d.call, { kind: 'return_to_flow', owner: o.call });
+    await d.call.close(died());
+    await first.ended;
+    const again = await Bridge.open(o.call, n.call, { kind: 'return_to_flow', owner: o.call });
+    await again.close();
+    await o.call.hangup();
+    expect(await byeTo(o), 'bridged again since: its end is its own').to.not.match(/^Reason:/im);
+    await n.call.hangup();
   });
 
   it('return_both: either side leaving unlinks the other, whose flow goes on (a <Dial><Queue> dequeue)', async () => {

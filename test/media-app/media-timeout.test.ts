@@ -20,18 +20,10 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { ack, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { receivedRequests } from '../../testkit/long-calls/dead-parties';
 
 const TIMEOUT_MS = 1500;
 const REASON = /^Reason:\s*SIP;cause=408;text="Media timeout"\s*$/im;
-
-/** The SIP requests sipp received (its -trace_msg log), each as its text, by method. */
-function receivedRequests(log: string, method: string): string[] {
-  return log
-    .split(/^-{10,}.*$/m)
-    .filter((b) => /message received/.test(b))
-    .map((b) => b.replace(/^[\s\S]*?message received[^\n]*\n\s*/, ''))
-    .filter((m) => m.startsWith(`${method} `));
-}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-timeout-'));
 /** A pcap of `ms` of µ-law audio (not silence) for sipp's play_pcap_audio. */

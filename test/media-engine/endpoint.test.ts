@@ -27,10 +27,12 @@ describe('media-engine endpoints over loopback UDP', function () {
     const [a, b] = await pair();
     const ref = readWav(speech).samples;
     const refSeconds = ref.length / 8000;
-    const rec = b.record(path.join(dir, 'b.wav'), { duration: Math.ceil(refSeconds + 1) });
+    // B's recorder is armed before A plays (A and B may be on two workers: nothing else orders them)
+    const rec = await b.startRecord(path.join(dir, 'b.wav'), { duration: Math.ceil(refSeconds + 1) });
+    expect(rec.rate).to.equal(8000);
     const played = await a.play(speech);
     expect(played.playbackMilliseconds).to.be.closeTo(refSeconds * 1000, 25);
-    const r = await rec;
+    const r = await rec.done;
     expect(r.reason).to.equal('duration');
     const got = readWav(r.path);
     expect(got.rate).to.equal(8000);
@@ -41,6 +43,21 @@ describe('media-engine endpoints over loopback UDP', function () {
     expect(r.files[0].peaks.length).to.be.greaterThan(10);
     expect(Math.max(...r.files[0].peaks)).to.be.within(0.05, 1);
     await a.destroy();
+    await b.destroy();
+  });
+
+  it('startRecord resolves once armed, its done as record(); refused on a destroyed endpoint; settles when its endpoint goes', async () => {
+    const [a, b] = await pair();
+    const rec = await b.startRecord(path.join(dir, 'armed.wav'));
+    expect([rec.path, rec.rate]).to.deep.equal([path.join(dir, 'armed.wav'), 8000]);
+    await b.stopRecord(rec.path);
+    expect((await rec.done).reason).to.equal('stopped');
+    // armed, then the endpoint goes: done still settles (hangup)
+    const late = await a.startRecord(path.join(dir, 'gone.wav'));
+    await a.destroy();
+    expect((await late.done).reason).to.equal('hangup');
+    expect((await rejection(a.startRecord(path.join(dir, 'x.wav')))).message).to.match(/destroyed/);
+    expect((await rejection(b.startRecord(''))).message).to.match(/needs a path/);
     await b.destroy();
   });
 

@@ -238,7 +238,8 @@ describe('pbx: music on hold for the held party', function () {
       await hears(b.audio, TONE_A, 'B hears A before the hold');
       const bRow = await callWhere(s, { customer_id: cid, direction: 'outgoing', to: b.extension }, 'progressing', 'B up');
       await until(() => flagsOf(bRow.id)?.peerHeld || null, 10_000, "A's hold reached B");
-      // held: A's own audio (a=sendonly) goes on reaching B, no music takes its place
+      // held: A's own audio (a=sendonly) goes on reaching B, no music takes its place; a deliberate
+      // absence window (no event marks "no music came"): 1.5 s held, the last second of it judged
       await sleep(1500);
       const held = recent(b, 1000, [TONE_A]);
       expect(flagsOf(bRow.id)?.peerHeld, 'still held').to.equal(true);

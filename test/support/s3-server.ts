@@ -57,74 +57,126 @@ function parseAmzDate(s: string): Date | null {
   return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : null;
 }
 
+interface S3Keys {
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** What a request signs with: its credential scope, the headers it signed, the signature, its time, its payload's hash. */
+interface Signed {
+  credential: string;
+  signedHeaders: string;
+  sig: string;
+  dateTime: string;
+  payloadHash: string;
+}
+
+/** A presigned URL's signature fields (the query form): unsigned payload, X-Amz-Expires not past. */
+function presignedFields(q: Map<string, string>): Signed {
+  if (q.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') throw new Refusal(400, 'AuthorizationQueryParametersError', 'X-Amz-Algorithm must be AWS4-HMAC-SHA256');
+  const dateTime = q.get('X-Amz-Date') ?? '';
+  const expires = Number(q.get('X-Amz-Expires'));
+  const at = parseAmzDate(dateTime);
+  if (!at || !Number.isInteger(expires) || expires < 1 || expires > 604_800) throw new Refusal(400, 'AuthorizationQueryParametersError', 'bad X-Amz-Date or X-Amz-Expires');
+  if (Date.now() > at.getTime() + expires * 1000) throw new Refusal(403, 'AccessDenied', 'Request has expired');
+  return { credential: q.get('X-Amz-Credential') ?? '', signedHeaders: q.get('X-Amz-SignedHeaders') ?? '', sig: q.get('X-Amz-Signature') ?? '', dateTime, payloadHash: 'UNSIGNED-PAYLOAD' };
+}
+
+/** The Authorization header form's signature fields: x-amz-date within 15 minutes, the declared payload hash the body's. */
+function headerFields(req: http.IncomingMessage, body: Buffer): Signed {
+  const auth = req.headers.authorization ?? '';
+  const m = /^AWS4-HMAC-SHA256 Credential=([^,]+),\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(auth);
+  if (!m) throw new Refusal(403, 'AccessDenied', 'missing or malformed Authorization header');
+  const [, credential, signedHeaders, sig] = m as unknown as [string, string, string, string];
+  const dateTime = String(req.headers['x-amz-date'] ?? '');
+  const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
+  if (!payloadHash) throw new Refusal(400, 'InvalidRequest', 'missing x-amz-content-sha256');
+  const at = parseAmzDate(dateTime);
+  if (!at) throw new Refusal(403, 'AccessDenied', 'bad x-amz-date');
+  if (Math.abs(Date.now() - at.getTime()) > 15 * 60_000) throw new Refusal(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
+  if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== hex(body))
+    throw new Refusal(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+  return { credential, signedHeaders, sig, dateTime, payloadHash };
+}
+
+/** Checks the request's SigV4 signature (either form) against this server's keys. */
+function verify(keys: S3Keys, req: http.IncomingMessage, rawPath: string, query: [string, string][], body: Buffer): void {
+  const q = new Map(query);
+  const { credential, signedHeaders, sig, dateTime, payloadHash } = q.has('X-Amz-Signature') ? presignedFields(q) : headerFields(req, body);
+  const { region } = keys;
+  const [akid, date, credRegion, service, terminator] = credential.split('/');
+  if (akid !== keys.accessKeyId) throw new Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+  if (date !== dateTime.slice(0, 8) || credRegion !== region || service !== 's3' || terminator !== 'aws4_request') {
+    throw new Refusal(400, 'AuthorizationHeaderMalformed', `credential scope ${credential.slice(akid.length + 1)} is wrong for this server (region ${region})`);
+  }
+  const canonical = `${req.method}\n${rawPath}\n${canonicalQuery(query)}\n${canonicalHeaders(req, signedHeaders)}\n${signedHeaders}\n${payloadHash}`;
+  const scope = `${date}/${region}/s3/aws4_request`;
+  const toSign = `AWS4-HMAC-SHA256\n${dateTime}\n${scope}\n${hex(canonical)}`;
+  const key = mac(mac(mac(mac('AWS4' + keys.secretAccessKey, date), region), 's3'), 'aws4_request');
+  const want = Buffer.from(createHmac('sha256', key).update(toSign).digest('hex'));
+  const got = Buffer.from(sig);
+  if (want.length !== got.length || !timingSafeEqual(want, got)) {
+    throw new Refusal(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+  }
+}
+
+function canonicalHeaders(req: http.IncomingMessage, signedHeaders: string): string {
+  const names = signedHeaders.split(';');
+  if (!names.includes('host')) throw new Refusal(403, 'AccessDenied', 'host must be signed');
+  return names
+    .map((n) => {
+      const v = req.headers[n];
+      if (v === undefined) throw new Refusal(403, 'AccessDenied', `signed header ${n} is absent`);
+      return `${n}:${(Array.isArray(v) ? v.join(',') : v).trim().replace(/\s+/g, ' ')}\n`;
+    })
+    .join('');
+}
+
+function canonicalQuery(query: [string, string][]): string {
+  return query
+    .filter(([k]) => k !== 'X-Amz-Signature')
+    .map(([k, v]) => [enc(k), enc(v)])
+    .sort((x, y) => (x[0]! === y[0]! ? (x[1]! < y[1]! ? -1 : 1) : x[0]! < y[0]! ? -1 : 1))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+}
+
+type Answer = (status: number, headers?: Record<string, string>, payload?: Buffer | string) => void;
+
+/** One object operation on an authenticated request: PUT, GET, HEAD, DELETE. */
+function objectOp(objects: Map<string, StoredObject>, req: http.IncomingMessage, key: string, body: Buffer, out: Answer): void {
+  switch (req.method) {
+    case 'PUT': {
+      const metadata: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (k.startsWith('x-amz-meta-') && typeof v === 'string') metadata[k.slice(11)] = v;
+      objects.set(key, { body, contentType: String(req.headers['content-type'] ?? 'binary/octet-stream'), metadata });
+      return out(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` });
+    }
+    case 'GET':
+    case 'HEAD': {
+      const o = objects.get(key);
+      if (!o) throw new Refusal(404, 'NoSuchKey', 'The specified key does not exist.');
+      const h: Record<string, string> = { 'content-type': o.contentType, 'content-length': String(o.body.length) };
+      for (const [k, v] of Object.entries(o.metadata)) h[`x-amz-meta-${k}`] = v;
+      return out(200, h, o.body);
+    }
+    case 'DELETE':
+      objects.delete(key);
+      return out(204);
+    default:
+      throw new Refusal(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
+  }
+}
+
 export async function startS3Server(opts: { port?: number; bucket?: string; region?: string; accessKeyId?: string; secretAccessKey?: string } = {}): Promise<S3TestServer> {
   const bucket = opts.bucket ?? 'recordings-test';
   const region = opts.region ?? 'us-east-1';
   const accessKeyId = opts.accessKeyId ?? 'AKIATESTPLATFORM0001';
   const secretAccessKey = opts.secretAccessKey ?? 'test-secret-key/with+special=chars0123456789';
+  const keys: S3Keys = { region, accessKeyId, secretAccessKey };
   const objects = new Map<string, StoredObject>();
   const log: string[] = [];
-
-  /** Checks the request's SigV4 signature; returns the payload hash the client declared. */
-  function verify(req: http.IncomingMessage, rawPath: string, query: [string, string][], body: Buffer): void {
-    const q = new Map(query);
-    const presigned = q.has('X-Amz-Signature');
-    let credential: string, signedHeaders: string, sig: string, dateTime: string, payloadHash: string;
-    if (presigned) {
-      if (q.get('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256') throw new Refusal(400, 'AuthorizationQueryParametersError', 'X-Amz-Algorithm must be AWS4-HMAC-SHA256');
-      credential = q.get('X-Amz-Credential') ?? '';
-      signedHeaders = q.get('X-Amz-SignedHeaders') ?? '';
-      sig = q.get('X-Amz-Signature') ?? '';
-      dateTime = q.get('X-Amz-Date') ?? '';
-      payloadHash = 'UNSIGNED-PAYLOAD';
-      const expires = Number(q.get('X-Amz-Expires'));
-      const at = parseAmzDate(dateTime);
-      if (!at || !Number.isInteger(expires) || expires < 1 || expires > 604_800) throw new Refusal(400, 'AuthorizationQueryParametersError', 'bad X-Amz-Date or X-Amz-Expires');
-      if (Date.now() > at.getTime() + expires * 1000) throw new Refusal(403, 'AccessDenied', 'Request has expired');
-    } else {
-      const auth = req.headers.authorization ?? '';
-      const m = /^AWS4-HMAC-SHA256 Credential=([^,]+),\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(auth);
-      if (!m) throw new Refusal(403, 'AccessDenied', 'missing or malformed Authorization header');
-      [, credential, signedHeaders, sig] = m as unknown as [string, string, string, string];
-      dateTime = String(req.headers['x-amz-date'] ?? '');
-      payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
-      if (!payloadHash) throw new Refusal(400, 'InvalidRequest', 'missing x-amz-content-sha256');
-      const at = parseAmzDate(dateTime);
-      if (!at) throw new Refusal(403, 'AccessDenied', 'bad x-amz-date');
-      if (Math.abs(Date.now() - at.getTime()) > 15 * 60_000) throw new Refusal(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
-      if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== hex(body))
-        throw new Refusal(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
-    }
-    const [akid, date, credRegion, service, terminator] = credential.split('/');
-    if (akid !== accessKeyId) throw new Refusal(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
-    if (date !== dateTime.slice(0, 8) || credRegion !== region || service !== 's3' || terminator !== 'aws4_request') {
-      throw new Refusal(400, 'AuthorizationHeaderMalformed', `credential scope ${credential.slice(akid.length + 1)} is wrong for this server (region ${region})`);
-    }
-    const names = signedHeaders.split(';');
-    if (!names.includes('host')) throw new Refusal(403, 'AccessDenied', 'host must be signed');
-    const canonicalHeaders = names
-      .map((n) => {
-        const v = req.headers[n];
-        if (v === undefined) throw new Refusal(403, 'AccessDenied', `signed header ${n} is absent`);
-        return `${n}:${(Array.isArray(v) ? v.join(',') : v).trim().replace(/\s+/g, ' ')}\n`;
-      })
-      .join('');
-    const canonicalQuery = query
-      .filter(([k]) => k !== 'X-Amz-Signature')
-      .map(([k, v]) => [enc(k), enc(v)])
-      .sort((x, y) => (x[0]! === y[0]! ? (x[1]! < y[1]! ? -1 : 1) : x[0]! < y[0]! ? -1 : 1))
-      .map(([k, v]) => `${k}=${v}`)
-      .join('&');
-    const canonical = `${req.method}\n${rawPath}\n${canonicalQuery}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
-    const scope = `${date}/${region}/s3/aws4_request`;
-    const toSign = `AWS4-HMAC-SHA256\n${dateTime}\n${scope}\n${hex(canonical)}`;
-    const key = mac(mac(mac(mac('AWS4' + secretAccessKey, date), region), 's3'), 'aws4_request');
-    const want = Buffer.from(createHmac('sha256', key).update(toSign).digest('hex'));
-    const got = Buffer.from(sig);
-    if (want.length !== got.length || !timingSafeEqual(want, got)) {
-      throw new Refusal(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
-    }
-  }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
@@ -137,36 +189,16 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
     const segs = rawPath.split('/').slice(1);
     const b = decodeURIComponent(segs[0] ?? '');
     const key = segs.slice(1).map(decodeURIComponent).join('/');
-    const out = (status: number, headers: Record<string, string> = {}, payload?: Buffer | string) => {
+    const out: Answer = (status, headers = {}, payload) => {
       log.push(`${req.method} ${key} ${status}`);
       res.writeHead(status, headers);
       res.end(req.method === 'HEAD' ? undefined : payload);
     };
     try {
-      verify(req, rawPath, query, body);
+      verify(keys, req, rawPath, query, body);
       if (b !== bucket) throw new Refusal(404, 'NoSuchBucket', 'The specified bucket does not exist');
       if (!key) throw new Refusal(400, 'InvalidRequest', 'bucket operations are not implemented here');
-      switch (req.method) {
-        case 'PUT': {
-          const metadata: Record<string, string> = {};
-          for (const [k, v] of Object.entries(req.headers)) if (k.startsWith('x-amz-meta-') && typeof v === 'string') metadata[k.slice(11)] = v;
-          objects.set(key, { body, contentType: String(req.headers['content-type'] ?? 'binary/octet-stream'), metadata });
-          return out(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` });
-        }
-        case 'GET':
-        case 'HEAD': {
-          const o = objects.get(key);
-          if (!o) throw new Refusal(404, 'NoSuchKey', 'The specified key does not exist.');
-          const h: Record<string, string> = { 'content-type': o.contentType, 'content-length': String(o.body.length) };
-          for (const [k, v] of Object.entries(o.metadata)) h[`x-amz-meta-${k}`] = v;
-          return out(200, h, o.body);
-        }
-        case 'DELETE':
-          objects.delete(key);
-          return out(204);
-        default:
-          throw new Refusal(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
-      }
+      objectOp(objects, req, key, body, out);
     } catch (err) {
       const r = err instanceof Refusal ? err : new Refusal(500, 'InternalError', (err as Error).message);
       out(r.status, { 'content-type': 'application/xml' }, errorXml(r.code, r.message, rawPath));

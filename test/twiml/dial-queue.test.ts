@@ -3,14 +3,17 @@
 // <Enqueue>s, an agent's <Dial><Queue url> takes it (the whisper document fetched signed with the queue
 // parameters, played to the caller), the two hear each other, and when one hangs up the other's
 // action runs (Enqueue: QueueResult=bridged; Dial: DialCallStatus=completed); an empty queue gives the
-// Dial action no-answer after its timeout.
+// Dial action no-answer after its timeout. The dequeue's wait timer (<Dial timeout>, 5 s here) bounds
+// the wait for a caller only: the bridged pair is held past 3× it, both still up.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { callSid, toSid } from '../../core/twilio/sids';
 import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
+import { holdFor } from '../../testkit/long-calls/hold';
+import { holdPast } from '../../testkit/long-calls/timers';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
@@ -19,8 +22,10 @@ import { shape, refused } from '../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
 
-/** Voiced packets in a 2 s window that mean "hears": well below the 100 sent, for a loaded machine. */
+/** Voiced packets that mean "hears" (a tone peer sends 50 a second). */
 const HEARS = 15;
+/** The agent's <Dial timeout>, its least (5 s): how long its dequeue waits for a caller (queue_dequeue's `timeout`). */
+const DEQUEUE_TIMEOUT_SEC = 5;
 
 describe('TwiML <Dial><Queue>: compiler', () => {
   it('maps to queue_dequeue (timeout from <Dial timeout>, url resolved, method default POST) and the action with DialCallStatus, QueueSid, QueueTime', () => {
@@ -55,7 +60,8 @@ describe('TwiML <Dial><Queue> with sipp callers', function () {
   after(() => placed.forEach((c) => c.peer.close()));
 
   async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
+    // the caller's sipp waits 40 s for the platform's BYE: the bridge is held past the dequeue's timer
+    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { killAfterMs: 40_000 });
     placed.push(c);
     return c;
   }
@@ -84,7 +90,7 @@ describe('TwiML <Dial><Queue> with sipp callers', function () {
     enq.enqueue({ action: `/after-enqueue-${queue.id}` }, name);
     app.on(`/enqueue-${queue.id}`, enq.toString());
     const dial = new VoiceResponse();
-    dial.dial({ action: `/after-dial-${queue.id}` }).queue({ url: `/whisper-${queue.id}` }, name);
+    dial.dial({ action: `/after-dial-${queue.id}`, timeout: DEQUEUE_TIMEOUT_SEC }).queue({ url: `/whisper-${queue.id}` }, name);
     app.on(`/dequeue-${queue.id}`, dial.toString());
     const whisper = new VoiceResponse();
     whisper.pause({ length: 1 });
@@ -107,9 +113,19 @@ describe('TwiML <Dial><Queue> with sipp callers', function () {
     expect(qc.service_agent_id, 'no agent of the queue was rung').to.match(/^0{8}-/);
     const fromA = a.peer.levels.length;
     const fromB = b.peer.levels.length;
-    await sleep(2000);
-    expect(a.peer.voiced(fromA), 'the caller hears the agent').to.be.greaterThan(HEARS);
-    expect(b.peer.voiced(fromB), 'the agent hears the caller').to.be.greaterThan(HEARS);
+    await until(() => (a.peer.voiced(fromA) > HEARS && b.peer.voiced(fromB) > HEARS) || null, 10_000, 'the caller and the agent hear each other');
+    // the dequeue's wait timer was the wait's: the bridge outlives it
+    await holdFor(holdPast(DEQUEUE_TIMEOUT_SEC * 1000), {
+      db: await testDb(),
+      calls: [a.callId, b.callId],
+      parties: [
+        { name: 'the caller', done: a.sipp },
+        { name: 'the agent', done: b.sipp },
+      ],
+    });
+    expect((await queuecall(queue.id, a.callId, 'service')).status, 'still in service after the hold').to.equal('service');
+    const heldA = a.peer.levels.length;
+    await until(() => a.peer.voiced(heldA) > HEARS || null, 10_000, 'the caller hears the agent after the hold');
     await hangup(b);
     const cb = await app.next(`/after-enqueue-${queue.id}`, 20_000);
     expect(cb.signed).to.equal(true);

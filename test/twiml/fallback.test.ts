@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
-import { answeringUas, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { freePort, sipPortPair } from '../../testkit/ports';
+import { answeringUas, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { freePort, sipPortPair, udpBound } from '../../testkit/ports';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwilioRestStack } from '../../testkit/twiml/stack';
@@ -221,7 +221,7 @@ describe('TwiML fallback URLs (sipp callers, TwiML app on loopback, signed reque
     }
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort);
     app.on('/c-primary', '<Response><Say>unclosed</Response>');
     app.on('/c-fb', spoken('Outbound fallback'));
     const to = `sip:callee@127.0.0.1:${calleePort}`;

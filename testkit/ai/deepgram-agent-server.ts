@@ -88,39 +88,135 @@ export async function startDeepgramAgentServer(key: string, script: RealtimeScri
 }
 
 function session(ws: WebSocket, s: DeepgramAgentServer): void {
-  const send = (m: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
-  const vad = new EnergyVad();
-  let turns = 0;
-  let wide = false;
-  let settings: Record<string, unknown> | null = null;
-  let active: { stop: () => void } | null = null;
-  const callNames = new Map<string, string>();
-  send({ type: 'Welcome', request_id: `req-${++seq}` });
-  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'internal error'), s.script.dropAfterMs);
+  const conv = new AgentSession(ws, s);
+  ws.on('message', (raw, isBinary) => {
+    if (isBinary) conv.audio(Buffer.isBuffer(raw) ? raw : Buffer.from(raw as ArrayBuffer));
+    else conv.onMessage(String(raw));
+  });
+  ws.on('close', () => conv.active?.stop());
+}
 
-  const respond = (reply: RealtimeReply) => {
-    active?.stop();
+/** One client connection: Settings first, the caller's audio to the VAD, turns answered as the script says. */
+class AgentSession {
+  private readonly vad = new EnergyVad();
+  private turns = 0;
+  /** linear16 at 16 kHz both ways (Settings' audio.input), else µ-law at 8 kHz */
+  private wide = false;
+  private settings: Record<string, unknown> | null = null;
+  active: { stop: () => void } | null = null;
+  private readonly callNames = new Map<string, string>();
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly s: DeepgramAgentServer,
+  ) {
+    this.send({ type: 'Welcome', request_id: `req-${++seq}` });
+    if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'internal error'), s.script.dropAfterMs);
+  }
+
+  private send(m: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(m));
+  }
+
+  /** The caller's audio, 20 ms frames to the VAD; refused before Settings. */
+  audio(bytes: Buffer): void {
+    if (!this.settings) return this.send({ type: 'Error', description: 'Audio was received before Settings.', code: 'UNPARSABLE_CLIENT_MESSAGE' });
+    const wide = this.wide;
+    const per = wide ? 640 : 160;
+    for (let at = 0; at + per <= bytes.length; at += per) {
+      const n = wide ? 320 : 160;
+      const pcm = new Int16Array(n);
+      for (let i = 0; i < n; i++) pcm[i] = wide ? bytes.readInt16LE(at + i * 2) : muLaw.decodeSample(bytes[at + i]!);
+      this.s.appendedMs += 20;
+      this.frame(pcm);
+    }
+  }
+
+  onMessage(raw: string): void {
+    const s = this.s;
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return this.send({ type: 'Error', description: 'The message could not be parsed.', code: 'UNPARSABLE_CLIENT_MESSAGE' });
+    }
+    const type = String(m.type);
+    s.received.push({ at: Date.now(), type, message: m });
+    switch (type) {
+      case 'Settings':
+        return this.applySettings(m);
+      case 'InjectUserMessage':
+        if (s.received.filter((r) => r.type === 'InjectUserMessage').length === 1) this.respond(s.script.greeting);
+        return;
+      case 'InjectAgentMessage':
+        return this.respond({ say: String(m.message ?? ''), ms: 600, hz: 550 });
+      case 'FunctionCallResponse': {
+        const next = s.script.afterCall(this.callNames.get(String(m.id)) ?? String(m.name), String(m.content));
+        if (next) this.respond(next);
+        return;
+      }
+      case 'UpdatePrompt':
+        return this.send({ type: 'PromptUpdated' });
+    }
+  }
+
+  /** Settings: the audio format, SettingsApplied, and the agent's greeting if it has one. */
+  private applySettings(m: Record<string, unknown>): void {
+    this.settings = m;
+    const input = (m.audio as { input?: { encoding?: string; sample_rate?: number } }).input;
+    this.wide = input?.encoding === 'linear16' && input.sample_rate === 16000;
+    this.send({ type: 'SettingsApplied' });
+    const greeting = (m.agent as { greeting?: string }).greeting;
+    if (greeting) {
+      const g = this.s.script.greeting;
+      this.respond('call' in g ? g : { ...g, say: greeting });
+    }
+  }
+
+  private frame(pcm: Int16Array): void {
+    const s = this.s;
+    const v = this.vad.frame(pcm);
+    if (v === 'start') {
+      s.speechStartedAt.push(Date.now());
+      this.active?.stop();
+      this.send({ type: 'UserStartedSpeaking' });
+    } else if (v === 'stop') {
+      const t = s.script.turn(this.turns++);
+      this.send({ type: 'ConversationText', role: 'user', content: t.heard });
+      this.send({ type: 'AgentThinking', content: '' });
+      this.respond(t.reply);
+    }
+  }
+
+  private respond(reply: RealtimeReply): void {
+    this.active?.stop();
     if ('call' in reply) {
       const id = `fc-${++seq}`;
-      callNames.set(id, reply.call);
-      send({ type: 'FunctionCallRequest', functions: [{ id, name: reply.call, arguments: JSON.stringify(reply.arguments), client_side: true }] });
+      this.callNames.set(id, reply.call);
+      this.send({ type: 'FunctionCallRequest', functions: [{ id, name: reply.call, arguments: JSON.stringify(reply.arguments), client_side: true }] });
       return;
     }
+    this.speak(reply);
+  }
+
+  /** The reply's text, then after the vendor's latency its audio: a tone, 200 ms every 50 ms (four times real time), then AgentAudioDone. */
+  private speak(reply: { say: string; ms: number; hz?: number }): void {
+    const { s, ws } = this;
     const hz = reply.hz ?? 440;
     let sent = 0;
     let timer: NodeJS.Timeout | null = null;
-    send({ type: 'ConversationText', role: 'assistant', content: reply.say });
+    this.send({ type: 'ConversationText', role: 'assistant', content: reply.say });
     const start = setTimeout(() => {
       s.firstAudioAt.push(Date.now());
-      send({ type: 'AgentStartedSpeaking', total_latency: s.latencyMs / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 });
+      this.send({ type: 'AgentStartedSpeaking', total_latency: s.latencyMs / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 });
       timer = setInterval(() => {
         if (sent >= reply.ms) {
           stop();
-          send({ type: 'AgentAudioDone' });
+          this.send({ type: 'AgentAudioDone' });
           return;
         }
-        // 200 ms of audio every 50 ms: four times real time
         const ms = Math.min(200, reply.ms - sent);
+        const wide = this.wide;
         const pcm = pcmTone(ms, hz, wide ? 16000 : 8000, sent * (wide ? 16 : 8));
         if (wide) ws.send(pcm);
         else {
@@ -134,74 +230,9 @@ function session(ws: WebSocket, s: DeepgramAgentServer): void {
     const stop = () => {
       clearTimeout(start);
       if (timer) clearInterval(timer);
-      if (active === handle) active = null;
+      if (this.active === handle) this.active = null;
     };
     const handle = { stop };
-    active = handle;
-  };
-
-  const frame = (pcm: Int16Array) => {
-    const v = vad.frame(pcm);
-    if (v === 'start') {
-      s.speechStartedAt.push(Date.now());
-      active?.stop();
-      send({ type: 'UserStartedSpeaking' });
-    } else if (v === 'stop') {
-      const t = s.script.turn(turns++);
-      send({ type: 'ConversationText', role: 'user', content: t.heard });
-      send({ type: 'AgentThinking', content: '' });
-      respond(t.reply);
-    }
-  };
-
-  ws.on('message', (raw, isBinary) => {
-    if (isBinary) {
-      if (!settings) return send({ type: 'Error', description: 'Audio was received before Settings.', code: 'UNPARSABLE_CLIENT_MESSAGE' });
-      const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw as ArrayBuffer);
-      const per = wide ? 640 : 160;
-      for (let at = 0; at + per <= bytes.length; at += per) {
-        const n = wide ? 320 : 160;
-        const pcm = new Int16Array(n);
-        for (let i = 0; i < n; i++) pcm[i] = wide ? bytes.readInt16LE(at + i * 2) : muLaw.decodeSample(bytes[at + i]!);
-        s.appendedMs += 20;
-        frame(pcm);
-      }
-      return;
-    }
-    let m: Record<string, unknown>;
-    try {
-      m = JSON.parse(String(raw)) as Record<string, unknown>;
-    } catch {
-      return send({ type: 'Error', description: 'The message could not be parsed.', code: 'UNPARSABLE_CLIENT_MESSAGE' });
-    }
-    const type = String(m.type);
-    s.received.push({ at: Date.now(), type, message: m });
-    switch (type) {
-      case 'Settings': {
-        settings = m;
-        const input = (m.audio as { input?: { encoding?: string; sample_rate?: number } }).input;
-        wide = input?.encoding === 'linear16' && input.sample_rate === 16000;
-        send({ type: 'SettingsApplied' });
-        const greeting = (m.agent as { greeting?: string }).greeting;
-        if (greeting) {
-          const g = s.script.greeting;
-          respond('call' in g ? g : { ...g, say: greeting });
-        }
-        return;
-      }
-      case 'InjectUserMessage':
-        if (s.received.filter((r) => r.type === 'InjectUserMessage').length === 1) respond(s.script.greeting);
-        return;
-      case 'InjectAgentMessage':
-        return respond({ say: String(m.message ?? ''), ms: 600, hz: 550 });
-      case 'FunctionCallResponse': {
-        const next = s.script.afterCall(callNames.get(String(m.id)) ?? String(m.name), String(m.content));
-        if (next) respond(next);
-        return;
-      }
-      case 'UpdatePrompt':
-        return send({ type: 'PromptUpdated' });
-    }
-  });
-  ws.on('close', () => active?.stop());
+    this.active = handle;
+  }
 }

@@ -89,22 +89,120 @@ export async function startGeminiLiveServer(key: string, script: RealtimeScript)
 }
 
 function session(ws: WebSocket, s: GeminiLiveServer): void {
-  const send = (m: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
-  const vad = new EnergyVad();
-  let turns = 0;
-  let setUp = false;
-  let active: { stop: () => void } | null = null;
-  const callNames = new Map<string, string>();
-  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'Internal error encountered.'), s.script.dropAfterMs);
+  const conv = new LiveSession(ws, s);
+  ws.on('message', (raw) => conv.onMessage(String(raw)));
+  ws.on('close', () => conv.active?.stop());
+}
 
-  const respond = (reply: RealtimeReply) => {
-    active?.stop();
+/** One client connection: setup first, the caller's audio to the VAD, turns answered as the script says. */
+class LiveSession {
+  private readonly vad = new EnergyVad();
+  private turns = 0;
+  private setUp = false;
+  active: { stop: () => void } | null = null;
+  private readonly callNames = new Map<string, string>();
+  /** the caller's utterance being heard: its words (the first one sent at once) and the reply it gets */
+  private utterance: { heard: string[]; reply: RealtimeReply } | null = null;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly s: GeminiLiveServer,
+  ) {
+    if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'Internal error encountered.'), s.script.dropAfterMs);
+  }
+
+  private send(m: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(m));
+  }
+
+  onMessage(raw: string): void {
+    const { ws, s } = this;
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return ws.close(1007, 'Invalid JSON payload received.');
+    }
+    const kind = Object.keys(m)[0] ?? '';
+    if (!this.setUp && kind !== 'setup') return ws.close(1007, 'Request contains an invalid argument.');
+    if (kind === 'realtimeInput') return this.realtimeInput((m.realtimeInput as { audio?: { data?: string; mimeType?: string } }).audio);
+    s.received.push({ at: Date.now(), kind, message: m });
+    switch (kind) {
+      case 'setup': {
+        this.setUp = true;
+        const silence = (m.setup as { realtimeInputConfig?: { automaticActivityDetection?: { silenceDurationMs?: number } } }).realtimeInputConfig?.automaticActivityDetection?.silenceDurationMs;
+        if (typeof silence === 'number') this.vad.silenceMs = silence;
+        return this.send({ setupComplete: {} });
+      }
+      case 'clientContent': {
+        const c = m.clientContent as { turnComplete?: boolean };
+        if (c.turnComplete && s.received.filter((r) => r.kind === 'clientContent').length === 1) this.respond(s.script.greeting);
+        return;
+      }
+      case 'toolResponse': {
+        const rs = (m.toolResponse as { functionResponses?: { id?: string; response?: { output?: string } }[] }).functionResponses ?? [];
+        const last = rs.at(-1);
+        const next = s.script.afterCall(this.callNames.get(String(last?.id)) ?? '', String(last?.response?.output ?? ''));
+        if (next) this.respond(next);
+        return;
+      }
+    }
+  }
+
+  /** The caller's audio (16-bit PCM), 20 ms frames to the VAD. */
+  private realtimeInput(audio: { data?: string; mimeType?: string } | undefined): void {
+    const s = this.s;
+    if (!audio?.data) return;
+    s.audioMimeTypes.add(String(audio.mimeType));
+    const bytes = Buffer.from(audio.data, 'base64');
+    for (let at = 0; at + 640 <= bytes.length; at += 640) {
+      const pcm = new Int16Array(320);
+      for (let i = 0; i < 320; i++) pcm[i] = bytes.readInt16LE(at + i * 2);
+      s.appendedMs += 20;
+      this.frame(pcm);
+    }
+  }
+
+  private frame(pcm: Int16Array): void {
+    const s = this.s;
+    const v = this.vad.frame(pcm);
+    if (v === 'start') {
+      s.speechStartedAt.push(Date.now());
+      // the caller's speech over a response: generation stops, the client is told to drop its audio
+      if (this.active) {
+        this.active.stop();
+        this.send({ serverContent: { interrupted: true } });
+      }
+      // the words come as they are recognised: the first one now, the rest at the end of the speech
+      const t = s.script.turn(this.turns++);
+      this.utterance = { heard: t.heard.split(' '), reply: t.reply };
+      this.send({ serverContent: { inputTranscription: { text: this.utterance.heard[0] } } });
+    } else if (v === 'stop' && this.utterance) {
+      const u = this.utterance;
+      this.utterance = null;
+      if (u.heard.length > 1) this.send({ serverContent: { inputTranscription: { text: ` ${u.heard.slice(1).join(' ')}` } } });
+      this.respond(u.reply);
+    }
+  }
+
+  private respond(reply: RealtimeReply): void {
+    this.active?.stop();
     if ('call' in reply) {
       const id = `function-call-${++seq}`;
-      callNames.set(id, reply.call);
-      send({ toolCall: { functionCalls: [{ id, name: reply.call, args: reply.arguments }] } });
+      this.callNames.set(id, reply.call);
+      this.send({ toolCall: { functionCalls: [{ id, name: reply.call, args: reply.arguments }] } });
       return;
     }
+    this.speak(reply);
+  }
+
+  /**
+   * After the vendor's latency, a tone at 24 kHz, 200 ms every 50 ms (four times real time), its words
+   * transcribed in step with the audio; then generationComplete and turnComplete. Stopped by the caller.
+   */
+  private speak(reply: { say: string; ms: number; hz?: number }): void {
+    const s = this.s;
+    const send = (m: Record<string, unknown>) => this.send(m);
     const hz = reply.hz ?? 440;
     const words = reply.say.split(' ');
     let sent = 0;
@@ -121,7 +219,6 @@ function session(ws: WebSocket, s: GeminiLiveServer): void {
           send({ serverContent: { turnComplete: true } });
           return;
         }
-        // 200 ms of audio every 50 ms: four times real time
         const ms = Math.min(200, reply.ms - sent);
         send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: 'audio/pcm;rate=24000', data: pcmTone(ms, hz, 24000, sent * 24).toString('base64') } }] } } });
         const upTo = Math.min(words.length, Math.ceil(((sent + ms) / reply.ms) * words.length));
@@ -135,77 +232,9 @@ function session(ws: WebSocket, s: GeminiLiveServer): void {
     const stop = () => {
       clearTimeout(start);
       if (timer) clearInterval(timer);
-      if (active === handle) active = null;
+      if (this.active === handle) this.active = null;
     };
     const handle = { stop };
-    active = handle;
-  };
-
-  let utterance: { heard: string[]; reply: RealtimeReply } | null = null;
-  const frame = (pcm: Int16Array) => {
-    const v = vad.frame(pcm);
-    if (v === 'start') {
-      s.speechStartedAt.push(Date.now());
-      // the caller's speech over a response: generation stops, the client is told to drop its audio
-      if (active) {
-        active.stop();
-        send({ serverContent: { interrupted: true } });
-      }
-      // the words come as they are recognised: the first one now, the rest at the end of the speech
-      const t = s.script.turn(turns++);
-      utterance = { heard: t.heard.split(' '), reply: t.reply };
-      send({ serverContent: { inputTranscription: { text: utterance.heard[0] } } });
-    } else if (v === 'stop' && utterance) {
-      const u = utterance;
-      utterance = null;
-      if (u.heard.length > 1) send({ serverContent: { inputTranscription: { text: ` ${u.heard.slice(1).join(' ')}` } } });
-      respond(u.reply);
-    }
-  };
-
-  ws.on('message', (raw) => {
-    let m: Record<string, unknown>;
-    try {
-      m = JSON.parse(String(raw)) as Record<string, unknown>;
-    } catch {
-      return ws.close(1007, 'Invalid JSON payload received.');
-    }
-    const kind = Object.keys(m)[0] ?? '';
-    if (!setUp && kind !== 'setup') return ws.close(1007, 'Request contains an invalid argument.');
-    if (kind === 'realtimeInput') {
-      const audio = (m.realtimeInput as { audio?: { data?: string; mimeType?: string } }).audio;
-      if (!audio?.data) return;
-      s.audioMimeTypes.add(String(audio.mimeType));
-      const bytes = Buffer.from(audio.data, 'base64');
-      for (let at = 0; at + 640 <= bytes.length; at += 640) {
-        const pcm = new Int16Array(320);
-        for (let i = 0; i < 320; i++) pcm[i] = bytes.readInt16LE(at + i * 2);
-        s.appendedMs += 20;
-        frame(pcm);
-      }
-      return;
-    }
-    s.received.push({ at: Date.now(), kind, message: m });
-    switch (kind) {
-      case 'setup': {
-        setUp = true;
-        const silence = (m.setup as { realtimeInputConfig?: { automaticActivityDetection?: { silenceDurationMs?: number } } }).realtimeInputConfig?.automaticActivityDetection?.silenceDurationMs;
-        if (typeof silence === 'number') vad.silenceMs = silence;
-        return send({ setupComplete: {} });
-      }
-      case 'clientContent': {
-        const c = m.clientContent as { turnComplete?: boolean };
-        if (c.turnComplete && s.received.filter((r) => r.kind === 'clientContent').length === 1) respond(s.script.greeting);
-        return;
-      }
-      case 'toolResponse': {
-        const rs = (m.toolResponse as { functionResponses?: { id?: string; response?: { output?: string } }[] }).functionResponses ?? [];
-        const last = rs.at(-1);
-        const next = s.script.afterCall(callNames.get(String(last?.id)) ?? '', String(last?.response?.output ?? ''));
-        if (next) respond(next);
-        return;
-      }
-    }
-  });
-  ws.on('close', () => active?.stop());
+    this.active = handle;
+  }
 }

@@ -109,40 +109,158 @@ export async function startRealtimeServer(key: string, script: RealtimeScript): 
 
 /** One client connection: the conversation's state and the VAD. */
 function session(ws: WebSocket, s: RealtimeServer): void {
-  const send = (e: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ event_id: id('event'), ...e }));
-  let silenceMs = 500;
-  let speaking = false;
-  let voicedRun = 0;
-  let quietRun = 0;
-  let turns = 0;
-  /** the response now streaming: cancelled by the caller's speech */
-  let active: { id: string; stop: () => void } | null = null;
-  const callNames = new Map<string, string>();
-  /** the conversation's items, for conversation.item.retrieve */
-  const items = new Map<string, Record<string, unknown>>();
-  send({ type: 'session.created', session: { type: 'realtime', id: id('sess') } });
-  if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'server error'), s.script.dropAfterMs);
+  const conv = new Conversation(ws, s);
+  ws.on('message', (raw) => conv.onMessage(String(raw)));
+  ws.on('close', () => conv.active?.stop());
+}
 
-  const respond = (reply: RealtimeReply) => {
-    active?.stop();
+type Send = (e: Record<string, unknown>) => void;
+
+class Conversation {
+  readonly send: Send;
+  private silenceMs = 500;
+  private readonly vad = { speaking: false, voicedRun: 0, quietRun: 0 };
+  private turns = 0;
+  /** the response now streaming: cancelled by the caller's speech */
+  active: { id: string; stop: () => void } | null = null;
+  private readonly callNames = new Map<string, string>();
+  /** the conversation's items, for conversation.item.retrieve */
+  private readonly items = new Map<string, Record<string, unknown>>();
+
+  constructor(
+    ws: WebSocket,
+    private readonly s: RealtimeServer,
+  ) {
+    this.send = (e) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ event_id: id('event'), ...e }));
+    this.send({ type: 'session.created', session: { type: 'realtime', id: id('sess') } });
+    if (s.script.dropAfterMs !== undefined) setTimeout(() => ws.close(1011, 'server error'), s.script.dropAfterMs);
+  }
+
+  onMessage(raw: string): void {
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return this.send({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_json', message: 'not JSON' } });
+    }
+    const type = String(e.type);
+    if (type !== 'input_audio_buffer.append') this.s.received.push({ at: Date.now(), type, event: e });
+    switch (type) {
+      case 'session.update': {
+        const td = ((e.session as { audio?: { input?: { turn_detection?: { silence_duration_ms?: number } } } }).audio?.input?.turn_detection ?? {}) as { silence_duration_ms?: number };
+        if (typeof td.silence_duration_ms === 'number') this.silenceMs = td.silence_duration_ms;
+        return this.send({ type: 'session.updated', session: e.session });
+      }
+      case 'input_audio_buffer.append':
+        return this.append(Buffer.from(String(e.audio), 'base64'));
+      case 'response.create':
+        return this.responseCreate();
+      case 'conversation.item.retrieve': {
+        const item = this.items.get(String(e.item_id));
+        if (item) return this.send({ type: 'conversation.item.retrieved', item });
+        return this.send({
+          type: 'error',
+          error: { type: 'invalid_request_error', code: 'item_not_found', message: `Item with item_id not found: ${String(e.item_id)}`, param: 'item_id', event_id: e.event_id ?? null },
+        });
+      }
+      case 'conversation.item.truncate':
+        return this.send({ type: 'conversation.item.truncated', item_id: e.item_id, content_index: e.content_index, audio_end_ms: e.audio_end_ms });
+    }
+  }
+
+  /** Caller audio (µ-law), 20 ms frames to the VAD. */
+  private append(bytes: Buffer): void {
+    const s = this.s;
+    s.appendSizes.set(bytes.length, (s.appendSizes.get(bytes.length) ?? 0) + 1);
+    for (let at = 0; at + 160 <= bytes.length; at += 160) {
+      const pcm = new Int16Array(160);
+      for (let i = 0; i < 160; i++) pcm[i] = muLaw.decodeSample(bytes[at + i]!);
+      s.appendedMs += 20;
+      this.frame(pcm);
+    }
+  }
+
+  /** The client asks for a response: the greeting first, then the model's answer to a function call's output. */
+  private responseCreate(): void {
+    const s = this.s;
+    const calls = s.received.filter((r) => r.type === 'conversation.item.create');
+    const last = calls.at(-1)?.event.item as { type?: string; output?: string; call_id?: string } | undefined;
+    const answered = s.received.filter((r) => r.type === 'response.create').length;
+    if (answered === 1) return this.respond(s.script.greeting);
+    if (last?.type === 'function_call_output') {
+      const next = s.script.afterCall(this.callNames.get(String(last.call_id)) ?? '', String(last.output));
+      if (next) this.respond(next);
+    }
+  }
+
+  /** The server VAD on one 20 ms frame: 60 ms voiced starts speech (cutting the response), `silenceMs` quiet ends the turn. */
+  private frame(pcm: Int16Array): void {
+    const { s, vad } = this;
+    let sum = 0;
+    for (const v of pcm) sum += v * v;
+    const voiced = Math.sqrt(sum / pcm.length) > 600;
+    if (voiced) {
+      s.voicedMs += 20;
+      vad.voicedRun += 20;
+      vad.quietRun = 0;
+    } else {
+      vad.quietRun += 20;
+      vad.voicedRun = 0;
+    }
+    if (!vad.speaking && vad.voicedRun >= 60) {
+      vad.speaking = true;
+      s.speechStartedAt.push(Date.now());
+      s.vadAt.push(`+${s.appendedMs - vad.voicedRun}`);
+      this.send({ type: 'input_audio_buffer.speech_started', audio_start_ms: s.appendedMs - vad.voicedRun, item_id: id('item') });
+      // interrupt_response: the caller's speech cancels the response being streamed
+      this.active?.stop();
+    } else if (vad.speaking && vad.quietRun >= this.silenceMs) {
+      vad.speaking = false;
+      s.vadAt.push(`-${s.appendedMs}`);
+      this.endTurn();
+    }
+  }
+
+  /** The caller's turn ended: its item and transcript, then the model's reply (create_response). */
+  private endTurn(): void {
+    const s = this.s;
+    const userItem = id('item');
+    this.send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: s.appendedMs, item_id: userItem });
+    this.send({ type: 'input_audio_buffer.committed', item_id: userItem, previous_item_id: null });
+    const t = s.script.turn(this.turns++);
+    this.items.set(userItem, { id: userItem, type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_audio', transcript: t.heard }] });
+    this.send({ type: 'conversation.item.input_audio_transcription.completed', item_id: userItem, content_index: 0, transcript: t.heard });
+    this.respond(t.reply);
+  }
+
+  private respond(reply: RealtimeReply): void {
+    this.active?.stop();
     const rid = id('resp');
     const itemId = id('item');
-    send({ type: 'response.created', response: { id: rid, status: 'in_progress', output: [] } });
-    if ('call' in reply) {
-      const callId = id('call');
-      const args = JSON.stringify(reply.arguments);
-      callNames.set(callId, reply.call);
-      const item = { id: itemId, type: 'function_call', status: 'completed', name: reply.call, call_id: callId, arguments: args };
-      send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
-      send({ type: 'response.function_call_arguments.done', response_id: rid, item_id: itemId, output_index: 0, call_id: callId, name: reply.call, arguments: args });
-      send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item });
-      send({ type: 'response.done', response: { id: rid, status: 'completed', output: [item] } });
-      return;
-    }
+    this.send({ type: 'response.created', response: { id: rid, status: 'in_progress', output: [] } });
+    if ('call' in reply) this.callResponse(rid, itemId, reply);
+    else this.audioResponse(rid, itemId, reply);
+  }
+
+  /** A function call, whole at once. */
+  private callResponse(rid: string, itemId: string, reply: { call: string; arguments: Record<string, unknown> }): void {
+    const send = this.send;
+    const callId = id('call');
+    const args = JSON.stringify(reply.arguments);
+    this.callNames.set(callId, reply.call);
+    const item = { id: itemId, type: 'function_call', status: 'completed', name: reply.call, call_id: callId, arguments: args };
+    send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
+    send({ type: 'response.function_call_arguments.done', response_id: rid, item_id: itemId, output_index: 0, call_id: callId, name: reply.call, arguments: args });
+    send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item });
+    send({ type: 'response.done', response: { id: rid, status: 'completed', output: [item] } });
+  }
+
+  /** A tone with its transcript: 200 ms of audio every 50 ms (four times real time, as a vendor sends ahead of the playback) until done or cancelled. */
+  private audioResponse(rid: string, itemId: string, reply: { say: string; ms: number; hz?: number }): void {
+    const { send, s } = this;
     const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
     send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item });
     send({ type: 'conversation.item.added', item });
-    // 200 ms of audio every 50 ms: four times real time, as a vendor sends ahead of the playback
     let sent = 0;
     const hz = reply.hz ?? 440;
     const timer = setInterval(() => {
@@ -154,97 +272,14 @@ function session(ws: WebSocket, s: RealtimeServer): void {
     }, 50);
     const done = (status: 'completed' | 'cancelled') => {
       clearInterval(timer);
-      if (active?.id === rid) active = null;
+      if (this.active?.id === rid) this.active = null;
       send({ type: 'response.output_audio.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0 });
       send({ type: 'response.output_audio_transcript.done', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, transcript: reply.say });
       const finished = { ...item, status: 'completed', content: [{ type: 'output_audio', transcript: reply.say }] };
-      items.set(itemId, finished);
+      this.items.set(itemId, finished);
       send({ type: 'response.output_item.done', response_id: rid, output_index: 0, item: finished });
       send({ type: 'response.done', response: { id: rid, status, output: [finished] } });
     };
-    active = { id: rid, stop: () => done('cancelled') };
-  };
-
-  const frame = (pcm: Int16Array) => {
-    let sum = 0;
-    for (const v of pcm) sum += v * v;
-    const voiced = Math.sqrt(sum / pcm.length) > 600;
-    if (voiced) {
-      s.voicedMs += 20;
-      voicedRun += 20;
-      quietRun = 0;
-    } else {
-      quietRun += 20;
-      voicedRun = 0;
-    }
-    if (!speaking && voicedRun >= 60) {
-      speaking = true;
-      s.speechStartedAt.push(Date.now());
-      s.vadAt.push(`+${s.appendedMs - voicedRun}`);
-      send({ type: 'input_audio_buffer.speech_started', audio_start_ms: s.appendedMs - voicedRun, item_id: id('item') });
-      // interrupt_response: the caller's speech cancels the response being streamed
-      active?.stop();
-    } else if (speaking && quietRun >= silenceMs) {
-      speaking = false;
-      s.vadAt.push(`-${s.appendedMs}`);
-      const userItem = id('item');
-      send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: s.appendedMs, item_id: userItem });
-      send({ type: 'input_audio_buffer.committed', item_id: userItem, previous_item_id: null });
-      const t = s.script.turn(turns++);
-      items.set(userItem, { id: userItem, type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_audio', transcript: t.heard }] });
-      send({ type: 'conversation.item.input_audio_transcription.completed', item_id: userItem, content_index: 0, transcript: t.heard });
-      respond(t.reply);
-    }
-  };
-
-  ws.on('message', (raw) => {
-    let e: Record<string, unknown>;
-    try {
-      e = JSON.parse(String(raw)) as Record<string, unknown>;
-    } catch {
-      return send({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_json', message: 'not JSON' } });
-    }
-    const type = String(e.type);
-    if (type !== 'input_audio_buffer.append') s.received.push({ at: Date.now(), type, event: e });
-    switch (type) {
-      case 'session.update': {
-        const td = ((e.session as { audio?: { input?: { turn_detection?: { silence_duration_ms?: number } } } }).audio?.input?.turn_detection ?? {}) as { silence_duration_ms?: number };
-        if (typeof td.silence_duration_ms === 'number') silenceMs = td.silence_duration_ms;
-        return send({ type: 'session.updated', session: e.session });
-      }
-      case 'input_audio_buffer.append': {
-        const bytes = Buffer.from(String(e.audio), 'base64');
-        s.appendSizes.set(bytes.length, (s.appendSizes.get(bytes.length) ?? 0) + 1);
-        for (let at = 0; at + 160 <= bytes.length; at += 160) {
-          const pcm = new Int16Array(160);
-          for (let i = 0; i < 160; i++) pcm[i] = muLaw.decodeSample(bytes[at + i]!);
-          s.appendedMs += 20;
-          frame(pcm);
-        }
-        return;
-      }
-      case 'response.create': {
-        const calls = s.received.filter((r) => r.type === 'conversation.item.create');
-        const last = calls.at(-1)?.event.item as { type?: string; output?: string; call_id?: string } | undefined;
-        const answered = s.received.filter((r) => r.type === 'response.create').length;
-        if (answered === 1) return respond(s.script.greeting);
-        if (last?.type === 'function_call_output') {
-          const next = s.script.afterCall(callNames.get(String(last.call_id)) ?? '', String(last.output));
-          if (next) respond(next);
-        }
-        return;
-      }
-      case 'conversation.item.retrieve': {
-        const item = items.get(String(e.item_id));
-        if (item) return send({ type: 'conversation.item.retrieved', item });
-        return send({
-          type: 'error',
-          error: { type: 'invalid_request_error', code: 'item_not_found', message: `Item with item_id not found: ${String(e.item_id)}`, param: 'item_id', event_id: e.event_id ?? null },
-        });
-      }
-      case 'conversation.item.truncate':
-        return send({ type: 'conversation.item.truncated', item_id: e.item_id, content_index: e.content_index, audio_end_ms: e.audio_end_ms });
-    }
-  });
-  ws.on('close', () => active?.stop());
+    this.active = { id: rid, stop: () => done('cancelled') };
+  }
 }

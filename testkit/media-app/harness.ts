@@ -19,7 +19,6 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
-import { decodeG711 } from '../../core/audio/g711';
 import { freePort, portBlock, sippMediaPort } from '../ports';
 import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
@@ -164,7 +163,7 @@ const running = new Set<ChildProcess>();
  * is shared by every sipp on the machine and it gives up after 100 tries ("Unable to bind audio RTP
  * socket", errno 98), so the 51st sipp alive at once never sent its INVITE.
  */
-export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number> } {
+export function sipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> } = {}): { done: Promise<SippResult>; port: Promise<number>; kill(): void } {
   const port = args.includes('-p') ? Promise.resolve(Number(args[args.indexOf('-p') + 1])) : freePort();
   const media = args.includes('-mp') ? Promise.resolve(null) : sippMediaPort();
   // and its remote-control socket: sipp tries UDP 8888-8947, and past 60 sipps alive it goes on without one, with an error line
@@ -173,7 +172,8 @@ export function sipp(scenario: string, args: string[], opts: { killAfterMs?: num
     const own = [...(args.includes('-p') ? [] : ['-p', String(p)]), ...(mp === null ? [] : ['-mp', String(mp)]), ...(cp === null ? [] : ['-cp', String(cp)])];
     return runSipp(scenario, [...args, ...own], opts);
   });
-  return { done: started.then((s) => s.done), port };
+  // kill: SIGKILL, as a party that dies (no BYE; its RTP, sipp's own play_pcap_audio, stops with it)
+  return { done: started.then((s) => s.done), port, kill: () => void started.then((s) => s.proc.kill('SIGKILL')) };
 }
 
 function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number; files?: Record<string, string> }): { done: Promise<SippResult>; proc: ChildProcess } {
@@ -310,88 +310,7 @@ export class UdpSip {
   }
 }
 
-// ---- RTP: a receiver whose address goes into a sipp SDP, measuring what the platform sends ----
-
-const MULAW_DECODE = (() => {
-  const t = new Int16Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const sign = u & 0x80;
-    const exponent = (u >> 4) & 0x07;
-    const mantissa = u & 0x0f;
-    const s = (((mantissa << 3) + 0x84) << exponent) - 0x84;
-    t[i] = sign ? -s : s;
-  }
-  return t;
-})();
-
-export class RtpSink {
-  private sock = dgram.createSocket('udp4');
-  port = 0;
-  packets = 0;
-  /** Per 20 ms packet: mean |sample| of the PCMU or PCMA payload. */
-  /** Arrival time (ms, performance.now()) of each packet in `levels`. */
-  times: number[] = [];
-  levels: number[] = [];
-
-  /** Per far end (address:port) answered: the stream we send it. */
-  private readonly answered = new Map<string, { ssrc: number; seq: number; ts: number }>();
-
-  /**
-   * `answer`: each packet is answered with a packet of silence of the same payload type back to where it
-   * came from, as a phone sends its own stream while it hears ours (the platform ends a call whose far
-   * end sends nothing for MEDIA_INACTIVITY_TIMEOUT_MS). Nothing is recorded then: a long run keeps no arrays.
-   */
-  static async open(opts: { answer?: boolean } = {}): Promise<RtpSink> {
-    const s = new RtpSink();
-    await new Promise<void>((r) => s.sock.bind(0, '127.0.0.1', r));
-    s.port = s.sock.address().port;
-    s.sock.on('error', () => undefined);
-    s.sock.on('message', (buf, from) => {
-      if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80) return;
-      const pt = buf[1]! & 0x7f;
-      if (pt !== 0 && pt !== 8) return;
-      if (opts.answer) {
-        s.packets++;
-        s.answer(pt, buf.length - 12 - (buf[0]! & 0x0f) * 4, from.address, from.port);
-        return;
-      }
-      const cc = buf[0]! & 0x0f;
-      const payload = buf.subarray(12 + cc * 4);
-      let sum = 0;
-      if (pt === 0) for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
-      else for (const v of decodeG711('PCMA', payload)) sum += Math.abs(v);
-      s.packets++;
-      s.times.push(performance.now());
-      s.levels.push(payload.length ? sum / payload.length : 0);
-    });
-    return s;
-  }
-
-  private answer(pt: number, samples: number, address: string, port: number): void {
-    const key = `${address}:${port}`;
-    let st = this.answered.get(key);
-    if (!st) this.answered.set(key, (st = { ssrc: (Math.random() * 0x100000000) >>> 0, seq: 0, ts: 0 }));
-    st.seq = (st.seq + 1) & 0xffff;
-    st.ts = (st.ts + samples) >>> 0;
-    const pkt = Buffer.alloc(12 + samples, pt === 0 ? 0xff : 0xd5); // G.711 silence
-    pkt[0] = 0x80;
-    pkt[1] = pt;
-    pkt.writeUInt16BE(st.seq, 2);
-    pkt.writeUInt32BE(st.ts, 4);
-    pkt.writeUInt32BE(st.ssrc, 8);
-    this.sock.send(pkt, port, address);
-  }
-
-  /** Packets whose level says speech (well above the silence floor of the codec). */
-  get voiced(): number {
-    return this.levels.filter((l) => l > 300).length;
-  }
-
-  close(): void {
-    this.sock.close();
-  }
-}
+export { RtpSink } from './rtp-sink';
 
 /**
  * A sipp UAC scenario: INVITE with our SDP (audio to `rtpPort`), then wait for the platform's BYE,

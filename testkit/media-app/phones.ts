@@ -1,5 +1,5 @@
 // sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers.
-import { freePort, sippMediaPort } from '../ports';
+import { freePort, sippMediaPort, udpBound } from '../ports';
 import { answeringUas, register, sipp, SIPP_SDP, type SippResult } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
 
@@ -35,7 +35,7 @@ type Extension = { ext: { username: string; extension: string }; domain: string;
 
 /**
  * Extension `a` (a callerPhone through `server`, the platform's SIP address) calls extension `b`, whose
- * phone registered from `phonePort` on `phoneIp` answers there (calleePhone, bound 300 ms before the
+ * phone registered from `phonePort` on `phoneIp` answers there (calleePhone, its port bound before the
  * call); resolves with the caller's and the callee's sipp results.
  */
 export async function extensionCall(
@@ -49,7 +49,7 @@ export async function extensionCall(
   const ip = opts.phoneIp ?? '127.0.0.1';
   const killAfterMs = opts.killAfterMs ?? 40_000;
   const callee = await answeringPhone(b, phonePort, { ip, killAfterMs });
-  await new Promise((r) => setTimeout(r, 300)); // let the UAS bind
+  await udpBound(phonePort); // the UAS bound its port: the INVITE waits in its socket
   const caller = sipp(callerPhone(a.ext.username, a.domain, b.ext.extension, sipPort), await callerArgs(server, a), { killAfterMs });
   return Promise.all([caller.done, callee.done]);
 }

@@ -109,8 +109,9 @@ export interface PlatformProcessOptions {
   env?: Record<string, string>;
 }
 
-export async function startPlatformProcesses(o: PlatformProcessOptions): Promise<PlatformProcesses> {
-  const [sipPort, drachtioPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+/** The three processes, each with the environment and arguments scripts/start.ts gives it, on this stand's ports. */
+function supervisedProcesses(o: PlatformProcessOptions, ports: { sipPort: number; drachtioPort: number; httpPort: number }): Record<ProcName, Supervised> {
+  const { sipPort, drachtioPort, httpPort } = ports;
   const secret = randomBytes(8).toString('hex');
   const rtp = portBlock(o.rtpRange ?? 'platformRtp', o.rtpPorts ?? 1000);
   const common = {
@@ -131,7 +132,7 @@ export async function startPlatformProcesses(o: PlatformProcessOptions): Promise
   };
   const pre = (o.preload ?? []).flatMap((m) => ['--require', m]);
   const restartMs = o.restartMs ?? 2000;
-  const procs: Record<ProcName, Supervised> = {
+  return {
     'sip-server': new Supervised(
       'sip-server',
       'sip-server/main.ts',
@@ -165,6 +166,11 @@ export async function startPlatformProcesses(o: PlatformProcessOptions): Promise
       restartMs,
     ),
   };
+}
+
+export async function startPlatformProcesses(o: PlatformProcessOptions): Promise<PlatformProcesses> {
+  const [sipPort, drachtioPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+  const procs = supervisedProcesses(o, { sipPort, drachtioPort, httpPort });
   const all = Object.values(procs);
   const ready = async (timeoutMs = 60_000) => {
     const end = Date.now() + timeoutMs;

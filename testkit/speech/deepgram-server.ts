@@ -83,10 +83,9 @@ export class FakeDeepgram {
 
   private session(ws: WebSocket, query: URLSearchParams): void {
     const rate = Number(query.get('sample_rate'));
-    const frame = Math.round(rate / 50);
     const s: DgSession = { query, bytes: 0, keepAlives: 0, closeStream: false, closed: false, audio: [], byteRate: 0, rateError: null, voicedFrames: 0, interims: 0, finals: 0 };
+    this.sessions.push(s);
     if (this.phrases) {
-      this.sessions.push(s);
       phraseSession(
         ws,
         query,
@@ -96,95 +95,30 @@ export class FakeDeepgram {
       );
       return;
     }
-    let firstAt = 0;
-    let markAt = 0;
-    let markBytes = 0;
-    /** on each binary frame (its bytes counted): the mark, and byteRate so far (to this frame) */
-    const measure = () => {
-      const now = performance.now();
-      if (!markAt && firstAt && now - firstAt >= SETTLE_MS) {
-        markAt = now;
-        markBytes = s.bytes;
-        return;
-      }
-      const ms = now - markAt;
-      // the bytes after the mark's frame, over the time from it to this frame
-      if (markAt && ms >= RATE_CHECK_MS) s.byteRate = Math.round(((s.bytes - markBytes) * 1000) / ms);
-    };
-    /** at the stream's end: true (and the session's rateError set) when the whole stream's rate is not the one announced */
-    const wrongRate = () => {
-      const want = rate * 2;
-      if (!s.rateError && s.byteRate && Math.abs(s.byteRate - want) > want * 0.25) s.rateError = `sample_rate=${rate} wants ${want} bytes/s, got ${s.byteRate}`;
-      return s.rateError !== null;
-    };
+    const meter = new RateMeter(s, rate);
+    const recogniser = new EnergyRecogniser(ws, s, query);
     ws.on('close', () => {
       s.closed = true;
-      wrongRate();
+      meter.wrongRate();
     });
-    this.sessions.push(s);
-    let pcm = Buffer.alloc(0);
-    let t = 0; // frames analysed
-    let voicedStart = -1;
-    let lastVoiced = -1;
-    let n = 0;
-    let interimSent = false;
-    const sec = (f: number) => (f * frame) / rate;
-    const results = (isFinal: boolean, text: string, from: number, to: number) => {
-      if (isFinal) s.finals++;
-      else s.interims++;
-      ws.send(
-        JSON.stringify({
-          type: 'Results',
-          channel_index: [0, 1],
-          duration: sec(to - from),
-          start: sec(from),
-          is_final: isFinal,
-          speech_final: isFinal,
-          channel: { alternatives: [{ transcript: text, confidence: 0.91, words: [{ word: text.split(' ')[0], start: sec(from), end: sec(to), confidence: 0.91 }] }] },
-          metadata: { request_id: 'local', model_info: { name: query.get('model') ?? 'nova-2' } },
-        }),
-      );
-    };
-    const closeUtterance = () => {
-      if (voicedStart < 0) return;
-      results(true, `utterance ${++n}`, voicedStart, lastVoiced + 1);
-      voicedStart = -1;
-      interimSent = false;
-    };
     ws.on('message', (data, isBinary) => {
       if (!isBinary) {
         const msg = JSON.parse(data.toString()) as { type: string };
         if (msg.type === 'KeepAlive') s.keepAlives++;
         if (msg.type === 'CloseStream') {
           s.closeStream = true;
-          if (wrongRate()) return ws.close(4000, s.rateError!);
-          closeUtterance();
-          ws.send(JSON.stringify({ type: 'Metadata', request_id: 'local', duration: sec(t), channels: 1 }));
+          if (meter.wrongRate()) return ws.close(4000, s.rateError!);
+          recogniser.closeUtterance();
+          ws.send(JSON.stringify({ type: 'Metadata', request_id: 'local', duration: recogniser.seconds(), channels: 1 }));
           ws.close(1000);
         }
         return;
       }
       const buf = data as Buffer;
-      if (!firstAt) firstAt = performance.now();
       s.bytes += buf.length;
       if (s.bytes <= rate * 2 * 60) s.audio.push(buf);
-      measure();
-      pcm = Buffer.concat([pcm, buf]);
-      while (pcm.length >= frame * 2) {
-        let sum = 0;
-        for (let i = 0; i < frame; i++) sum += Math.abs(pcm.readInt16LE(i * 2));
-        pcm = pcm.subarray(frame * 2);
-        if (sum / frame > 300) {
-          s.voicedFrames++;
-          if (voicedStart < 0) voicedStart = t;
-          lastVoiced = t;
-          if (!interimSent && t - voicedStart >= 25) {
-            interimSent = true;
-            results(false, `utterance ${n + 1} so far`, voicedStart, t + 1);
-          }
-        } else if (voicedStart >= 0 && t - lastVoiced >= 15) closeUtterance();
-        t++;
-      }
+      meter.frame();
+      recogniser.push(buf);
     });
   }
 
@@ -192,5 +126,114 @@ export class FakeDeepgram {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
     await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+/** The stream's byte rate (DgSession.byteRate), and at its end whether it is the one `sample_rate` announced. */
+class RateMeter {
+  private firstAt = 0;
+  private markAt = 0;
+  private markBytes = 0;
+
+  constructor(
+    private readonly s: DgSession,
+    private readonly rate: number,
+  ) {}
+
+  /** On each binary frame (its bytes counted): the mark, and byteRate so far (to this frame). */
+  frame(): void {
+    const now = performance.now();
+    if (!this.firstAt) this.firstAt = now;
+    if (!this.markAt && now - this.firstAt >= SETTLE_MS) {
+      this.markAt = now;
+      this.markBytes = this.s.bytes;
+      return;
+    }
+    const ms = now - this.markAt;
+    // the bytes after the mark's frame, over the time from it to this frame
+    if (this.markAt && ms >= RATE_CHECK_MS) this.s.byteRate = Math.round(((this.s.bytes - this.markBytes) * 1000) / ms);
+  }
+
+  /** At the stream's end: true (and the session's rateError set) when the whole stream's rate is not the one announced. */
+  wrongRate(): boolean {
+    const want = this.rate * 2;
+    const s = this.s;
+    if (!s.rateError && s.byteRate && Math.abs(s.byteRate - want) > want * 0.25) s.rateError = `sample_rate=${this.rate} wants ${want} bytes/s, got ${s.byteRate}`;
+    return s.rateError !== null;
+  }
+}
+
+/**
+ * The energy "recogniser": 20 ms frames over 300 mean amplitude are voiced; an utterance is sent as an
+ * interim Result after 25 voiced frames and as a final one ("utterance <n>") after 15 unvoiced ones.
+ */
+class EnergyRecogniser {
+  private readonly rate: number;
+  private readonly frameLen: number;
+  private pcm = Buffer.alloc(0);
+  private t = 0; // frames analysed
+  private voicedStart = -1;
+  private lastVoiced = -1;
+  private n = 0;
+  private interimSent = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly s: DgSession,
+    private readonly query: URLSearchParams,
+  ) {
+    this.rate = Number(query.get('sample_rate'));
+    this.frameLen = Math.round(this.rate / 50);
+  }
+
+  /** Seconds of audio analysed (the first `f` frames'). */
+  seconds(f = this.t): number {
+    return (f * this.frameLen) / this.rate;
+  }
+
+  push(buf: Buffer): void {
+    const frame = this.frameLen;
+    this.pcm = Buffer.concat([this.pcm, buf]);
+    while (this.pcm.length >= frame * 2) {
+      let sum = 0;
+      for (let i = 0; i < frame; i++) sum += Math.abs(this.pcm.readInt16LE(i * 2));
+      this.pcm = this.pcm.subarray(frame * 2);
+      const t = this.t;
+      if (sum / frame > 300) {
+        this.s.voicedFrames++;
+        if (this.voicedStart < 0) this.voicedStart = t;
+        this.lastVoiced = t;
+        if (!this.interimSent && t - this.voicedStart >= 25) {
+          this.interimSent = true;
+          this.results(false, `utterance ${this.n + 1} so far`, this.voicedStart, t + 1);
+        }
+      } else if (this.voicedStart >= 0 && t - this.lastVoiced >= 15) this.closeUtterance();
+      this.t++;
+    }
+  }
+
+  closeUtterance(): void {
+    if (this.voicedStart < 0) return;
+    this.results(true, `utterance ${++this.n}`, this.voicedStart, this.lastVoiced + 1);
+    this.voicedStart = -1;
+    this.interimSent = false;
+  }
+
+  /** One Results message, Deepgram's shape, with the utterance's one word timed. */
+  private results(isFinal: boolean, text: string, from: number, to: number): void {
+    if (isFinal) this.s.finals++;
+    else this.s.interims++;
+    this.ws.send(
+      JSON.stringify({
+        type: 'Results',
+        channel_index: [0, 1],
+        duration: this.seconds(to - from),
+        start: this.seconds(from),
+        is_final: isFinal,
+        speech_final: isFinal,
+        channel: { alternatives: [{ transcript: text, confidence: 0.91, words: [{ word: text.split(' ')[0], start: this.seconds(from), end: this.seconds(to), confidence: 0.91 }] }] },
+        metadata: { request_id: 'local', model_info: { name: this.query.get('model') ?? 'nova-2' } },
+      }),
+    );
   }
 }

@@ -57,74 +57,7 @@ export async function startAgentServer(opts: AgentOptions): Promise<AgentServer>
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const calls: AgentCall[] = [];
-
-  wss.on('connection', (twilioWebSocket) => {
-    const conn = recordTwilio(twilioWebSocket, '', true);
-    const sent: TwilioMsg[] = [];
-    const send = twilioWebSocket.send.bind(twilioWebSocket);
-    // a spy, not a change: each frame the SDK sends is noted, then sent as it was
-    twilioWebSocket.send = ((data: string, cb?: (err?: Error) => void) => {
-      const m = JSON.parse(String(data)) as Record<string, unknown>;
-      sent.push({ ...m, at: performance.now(), event: String(m.event) });
-      send(data, cb);
-    }) as typeof twilioWebSocket.send;
-    const errors: unknown[] = [];
-    let call: AgentCall | null = null;
-
-    const hangUp = tool({
-      name: 'hang_up',
-      description: 'Ends the phone call once the caller has said goodbye.',
-      parameters: z.object({ reason: z.string() }),
-      execute: async () => {
-        const c = call!;
-        c.hangUpAskedAt = Date.now();
-        try {
-          const done = await opts.twilio.calls(c.callSid).update({ status: 'completed' });
-          c.hangUpStatus = done.status;
-        } catch (e) {
-          errors.push(e);
-          throw e;
-        } finally {
-          c.hangUpAnsweredAt = Date.now();
-        }
-        return 'The call has ended.';
-      },
-    });
-    const agent = new RealtimeAgent({
-      name: 'Front desk',
-      instructions: 'You answer the phone for a small shop. Be brief. When the caller says goodbye, call hang_up.',
-      tools: [hangUp],
-    });
-    const transport = new TwilioRealtimeTransportLayer({
-      twilioWebSocket,
-      createWebSocket: async ({ url, apiKey }) => new WebSocket(url, { headers: { Authorization: `Bearer ${apiKey}` }, ca: opts.ca }),
-    });
-    // as the example: its `audio` config is what lets the transport's µ-law defaults in (SDK 0.18.0:
-    // without one the session's PCM 24 kHz defaults are sent, and Twilio's µ-law would be misread)
-    const session = new RealtimeSession(agent, {
-      transport,
-      model: 'gpt-realtime',
-      config: {
-        audio: {
-          ...(opts.silenceMs !== undefined ? { input: { turnDetection: { type: 'server_vad', silenceDurationMs: opts.silenceMs } } } : {}),
-          output: { voice: 'verse' },
-        },
-      },
-      tracingDisabled: true,
-    });
-    call = { conn, sent, session, callSid: '', errors };
-    calls.push(call);
-    session.on('transport_event', (e) => {
-      if (e.type !== 'twilio_message') return;
-      const m = (e as { message?: { event?: string; start?: { callSid?: string } } }).message;
-      if (m?.event === 'start') call.callSid = m.start?.callSid ?? '';
-    });
-    session.on('error', (e) => errors.push(e.error));
-    void session
-      .connect({ apiKey: opts.apiKey, url: opts.realtimeUrl })
-      .then(() => session.transport.requestResponse?.())
-      .catch((e: unknown) => errors.push(e));
-  });
+  wss.on('connection', (twilioWebSocket) => calls.push(answerStream(twilioWebSocket, opts)));
 
   return {
     url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/media-stream`,
@@ -136,4 +69,83 @@ export async function startAgentServer(opts: AgentOptions): Promise<AgentServer>
         wss.close(() => r());
       }),
   };
+}
+
+/** One Media Stream from Twilio: the SDK's agent on it (as the SDK's Twilio example), its frames out noted. */
+function answerStream(twilioWebSocket: WebSocket, opts: AgentOptions): AgentCall {
+  const conn = recordTwilio(twilioWebSocket, '', true);
+  const sent = spyOnSends(twilioWebSocket);
+  const errors: unknown[] = [];
+  /** the call, once its session is made (the tool runs only after that) */
+  let current: AgentCall | null = null;
+  const agent = new RealtimeAgent({
+    name: 'Front desk',
+    instructions: 'You answer the phone for a small shop. Be brief. When the caller says goodbye, call hang_up.',
+    tools: [hangUpTool(() => current!, opts)],
+  });
+  const transport = new TwilioRealtimeTransportLayer({
+    twilioWebSocket,
+    createWebSocket: async ({ url, apiKey }) => new WebSocket(url, { headers: { Authorization: `Bearer ${apiKey}` }, ca: opts.ca }),
+  });
+  // as the example: its `audio` config is what lets the transport's µ-law defaults in (SDK 0.18.0:
+  // without one the session's PCM 24 kHz defaults are sent, and Twilio's µ-law would be misread)
+  const session = new RealtimeSession(agent, {
+    transport,
+    model: 'gpt-realtime',
+    config: {
+      audio: {
+        ...(opts.silenceMs !== undefined ? { input: { turnDetection: { type: 'server_vad', silenceDurationMs: opts.silenceMs } } } : {}),
+        output: { voice: 'verse' },
+      },
+    },
+    tracingDisabled: true,
+  });
+  const call: AgentCall = { conn, sent, session, callSid: '', errors };
+  current = call;
+  session.on('transport_event', (e) => {
+    if (e.type !== 'twilio_message') return;
+    const m = (e as { message?: { event?: string; start?: { callSid?: string } } }).message;
+    if (m?.event === 'start') call.callSid = m.start?.callSid ?? '';
+  });
+  session.on('error', (e) => errors.push(e.error));
+  void session
+    .connect({ apiKey: opts.apiKey, url: opts.realtimeUrl })
+    .then(() => session.transport.requestResponse?.())
+    .catch((e: unknown) => errors.push(e));
+  return call;
+}
+
+/** A spy, not a change: each frame the SDK sends on the socket is noted, then sent as it was. */
+function spyOnSends(ws: WebSocket): TwilioMsg[] {
+  const sent: TwilioMsg[] = [];
+  const send = ws.send.bind(ws);
+  ws.send = ((data: string, cb?: (err?: Error) => void) => {
+    const m = JSON.parse(String(data)) as Record<string, unknown>;
+    sent.push({ ...m, at: performance.now(), event: String(m.event) });
+    send(data, cb);
+  }) as typeof ws.send;
+  return sent;
+}
+
+/** The agent's hang_up tool: the call completed through the official client, when it was asked and answered noted. */
+function hangUpTool(callOf: () => AgentCall, opts: AgentOptions) {
+  return tool({
+    name: 'hang_up',
+    description: 'Ends the phone call once the caller has said goodbye.',
+    parameters: z.object({ reason: z.string() }),
+    execute: async () => {
+      const call = callOf();
+      call.hangUpAskedAt = Date.now();
+      try {
+        const done = await opts.twilio.calls(call.callSid).update({ status: 'completed' });
+        call.hangUpStatus = done.status;
+      } catch (e) {
+        call.errors.push(e);
+        throw e;
+      } finally {
+        call.hangUpAnsweredAt = Date.now();
+      }
+      return 'The call has ended.';
+    },
+  });
 }

@@ -7,6 +7,13 @@ import type { Knex } from 'knex';
 const tm = (t: Knex.CreateTableBuilder, name: string) => t.timestamp(name, { useTz: true, precision: 6 }).nullable();
 
 export async function up(knex: Knex): Promise<void> {
+  await messages(knex);
+  await emails(knex);
+  await conversations(knex);
+}
+
+/** SMS messages with one row per target (own delivery status and provider reference). */
+async function messages(knex: Knex): Promise<void> {
   await knex.schema.createTable('messages', (t) => {
     t.uuid('id').primary();
     t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
@@ -37,7 +44,10 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['provider_ref']);
   });
   await knex.raw(`ALTER TABLE message_targets ADD CONSTRAINT message_targets_status_check CHECK (status IN ('received','queued','gw_timeout','sent','dlr_timeout','failed','delivered'))`);
+}
 
+/** Emails. */
+async function emails(knex: Knex): Promise<void> {
   await knex.schema.createTable('emails', (t) => {
     t.uuid('id').primary();
     t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
@@ -55,7 +65,10 @@ export async function up(knex: Knex): Promise<void> {
     tm(t, 'tm_delete');
     t.index(['customer_id', 'tm_create', 'id']);
   });
+}
 
+/** Conversation accounts, conversations (threads) and their messages. */
+async function conversations(knex: Knex): Promise<void> {
   await knex.schema.createTable('conversation_accounts', (t) => {
     t.uuid('id').primary();
     t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');

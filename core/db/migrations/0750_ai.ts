@@ -4,19 +4,26 @@ import type { Knex } from 'knex';
  * AI: configurations and their prompt histories and proposals, teams, AI calls and their messages,
  * summaries, and RAG knowledge bases (sources and chunks, with full-text search by default).
  */
-export async function up(knex: Knex): Promise<void> {
-  const tm = (t: Knex.CreateTableBuilder, name: string) => t.timestamp(name, { useTz: true, precision: 6 }).nullable();
-  const owned = (t: Knex.CreateTableBuilder) => {
-    t.uuid('id').primary();
-    t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
-  };
-  const times = (t: Knex.CreateTableBuilder, soft = true) => {
-    t.timestamp('tm_create', { useTz: true, precision: 6 }).notNullable();
-    tm(t, 'tm_update');
-    if (soft) tm(t, 'tm_delete');
-    t.index(['customer_id', 'tm_create', 'id']);
-  };
+const tm = (t: Knex.CreateTableBuilder, name: string) => t.timestamp(name, { useTz: true, precision: 6 }).nullable();
+const owned = (t: Knex.CreateTableBuilder) => {
+  t.uuid('id').primary();
+  t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
+};
+const times = (t: Knex.CreateTableBuilder, soft = true) => {
+  t.timestamp('tm_create', { useTz: true, precision: 6 }).notNullable();
+  tm(t, 'tm_update');
+  if (soft) tm(t, 'tm_delete');
+  t.index(['customer_id', 'tm_create', 'id']);
+};
 
+export async function up(knex: Knex): Promise<void> {
+  await knowledgeBases(knex);
+  await assistants(knex);
+  await aiCalls(knex);
+}
+
+/** RAG knowledge bases: the base, its sources and their chunks (full-text searchable). */
+async function knowledgeBases(knex: Knex): Promise<void> {
   await knex.schema.createTable('rags', (t) => {
     owned(t);
     t.text('name').notNullable();
@@ -49,7 +56,10 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw(`ALTER TABLE rag_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED`);
   await knex.raw('CREATE INDEX rag_chunks_tsv_idx ON rag_chunks USING GIN (tsv)');
+}
 
+/** AI configurations with their prompt histories and proposals, and teams of them. */
+async function assistants(knex: Knex): Promise<void> {
   await knex.schema.createTable('ais', (t) => {
     owned(t);
     t.text('name').notNullable();
@@ -104,6 +114,10 @@ export async function up(knex: Knex): Promise<void> {
     t.text('direct_hash').notNullable().defaultTo('');
     times(t);
   });
+}
+
+/** AI calls, their messages, and the summaries made of calls. */
+async function aiCalls(knex: Knex): Promise<void> {
   await knex.schema.createTable('aicalls', (t) => {
     owned(t);
     t.text('assistance_type').notNullable();

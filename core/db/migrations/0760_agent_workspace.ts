@@ -9,6 +9,13 @@ const created = (t: Knex.CreateTableBuilder) => t.timestamp('tm_create', { useTz
 const customer = (t: Knex.CreateTableBuilder) => t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
 
 export async function up(knex: Knex): Promise<void> {
+  await contactCases(knex);
+  await webchat(knex);
+  await talks(knex);
+}
+
+/** Contact cases and the notes agents write on them. */
+async function contactCases(knex: Knex): Promise<void> {
   await knex.schema.createTable('contact_cases', (t) => {
     t.uuid('id').primary();
     customer(t);
@@ -50,7 +57,10 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['case_id', 'tm_create', 'id']);
   });
   await knex.raw(`ALTER TABLE contact_case_notes ADD CONSTRAINT contact_case_notes_author_check CHECK (author_type IN ('agent','system'))`);
+}
 
+/** Webchat widgets, their visitor sessions and the sessions' messages. */
+async function webchat(knex: Knex): Promise<void> {
   await knex.schema.createTable('webchat_widgets', (t) => {
     t.uuid('id').primary();
     customer(t);
@@ -103,7 +113,10 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['session_id', 'tm_create', 'id']);
   });
   await knex.raw(`ALTER TABLE webchat_messages ADD CONSTRAINT webchat_messages_direction_check CHECK (direction IN ('inbound','outbound'))`);
+}
 
+/** Agent chats (talks): the chat, its participants and its messages. */
+async function talks(knex: Knex): Promise<void> {
   await knex.schema.createTable('talk_chats', (t) => {
     t.uuid('id').primary();
     customer(t);

@@ -5,18 +5,25 @@ import type { Knex } from 'knex';
  * campaigncalls (one per dial attempt). Addresses are jsonb like calls'; a missing destination is
  * SQL null. `tm_next_try` is internal: a failed target is not dialled again before it (try_interval).
  */
-export async function up(knex: Knex): Promise<void> {
-  const tm = (t: Knex.CreateTableBuilder) => {
-    t.timestamp('tm_create', { useTz: true, precision: 6 }).notNullable();
-    t.timestamp('tm_update', { useTz: true, precision: 6 }).nullable();
-    t.timestamp('tm_delete', { useTz: true, precision: 6 }).nullable();
-  };
-  const owner = (t: Knex.CreateTableBuilder) => {
-    t.uuid('id').primary();
-    t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
-  };
-  const EMPTY = '00000000-0000-0000-0000-000000000000';
+const tm = (t: Knex.CreateTableBuilder) => {
+  t.timestamp('tm_create', { useTz: true, precision: 6 }).notNullable();
+  t.timestamp('tm_update', { useTz: true, precision: 6 }).nullable();
+  t.timestamp('tm_delete', { useTz: true, precision: 6 }).nullable();
+};
+const owner = (t: Knex.CreateTableBuilder) => {
+  t.uuid('id').primary();
+  t.uuid('customer_id').notNullable().references('id').inTable('customers').onDelete('CASCADE');
+};
+const EMPTY = '00000000-0000-0000-0000-000000000000';
 
+export async function up(knex: Knex): Promise<void> {
+  await outplans(knex);
+  await outdials(knex);
+  await campaigns(knex);
+}
+
+/** How to dial: an outplan's source, timeouts and tries per destination. */
+async function outplans(knex: Knex): Promise<void> {
   await knex.schema.createTable('outplans', (t) => {
     owner(t);
     t.text('name').notNullable().defaultTo('');
@@ -28,7 +35,10 @@ export async function up(knex: Knex): Promise<void> {
     tm(t);
     t.index(['customer_id', 'tm_create', 'id']);
   });
+}
 
+/** Whom to dial: outdials and their targets with up to five destinations each. */
+async function outdials(knex: Knex): Promise<void> {
   await knex.schema.createTable('outdials', (t) => {
     owner(t);
     t.uuid('campaign_id').notNullable().defaultTo(EMPTY);
@@ -54,7 +64,10 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['outdial_id', 'status']);
   });
   await knex.raw(`ALTER TABLE outdialtargets ADD CONSTRAINT outdialtargets_status_check CHECK (status IN ('idle','progressing','done'))`);
+}
 
+/** The run: campaigns, and one campaigncall per dial attempt. */
+async function campaigns(knex: Knex): Promise<void> {
   await knex.schema.createTable('campaigns', (t) => {
     owner(t);
     t.text('type').notNullable();

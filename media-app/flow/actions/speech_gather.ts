@@ -11,6 +11,9 @@ import { SubsystemMissing } from './subsystem-missing';
 type Option = z.infer<typeof speech.speech_gather>;
 type Prompt = NonNullable<Option['prompts']>[number];
 
+type Stt = { provider: string; language: string };
+type SpeechService = NonNullable<ActionContext['services']['speech']>;
+
 /** How a gather ended: words (maybe none), keys, or nothing within the timeout. */
 type Ending = { kind: 'speech'; text: string; confidence: number | undefined } | { kind: 'digits'; reason: 'length' | 'key' | 'timeout' } | { kind: 'timeout' };
 
@@ -29,7 +32,7 @@ export class SpeechGather extends FlowTask<Option> {
     const svc = ctx.services.speech;
     if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
     const o = this.option;
-    let stt: { provider: string; language: string };
+    let stt: Stt;
     try {
       stt = checkStt(o.provider, o.language);
     } catch (e) {
@@ -41,68 +44,37 @@ export class SpeechGather extends FlowTask<Option> {
     ctx.vars.set('svc.speech.result', '');
     ctx.vars.set('svc.speech.confidence', '');
     if (o.dtmf) ctx.vars.set('svc.call.digits', '');
-    const bargeIn = o.barge_in ?? true;
-    const timeoutMs = o.timeout ?? 5000;
-    const listen = () =>
-      svc.listen(call.info.id, { language: stt.language, provider: stt.provider, phrases: o.phrases, speechTimeoutMs: o.speech_timeout ?? 0, maxSpeechMs: o.max_speech || undefined });
+    return this.gather(ctx, call, svc, stt, partials);
+  }
 
-    const state: { ending: Ending | null; listener: SpeechListener | null } = { ending: null, listener: null };
-    let resolveEnded: (e: Ending) => void = () => undefined;
-    const ended = new Promise<Ending>((r) => (resolveEnded = r));
-    /** The first ending wins. */
-    const settle = (e: Ending) => {
-      if (state.ending) return;
-      state.ending = e;
-      resolveEnded(e);
-    };
-    const cut = new AbortController();
-    let digits = '';
-    let waitTimer: NodeJS.Timeout | null = null;
-    const clearWait = () => {
-      if (waitTimer) clearTimeout(waitTimer);
-      waitTimer = null;
-    };
-    const onDtmf = (d: string) => {
-      if (state.ending || state.listener?.speaking) return;
-      digits += d;
-      cut.abort(abortError());
-      state.listener?.abort();
-      clearWait();
-      if (o.digits_key && d === o.digits_key) return settle({ kind: 'digits', reason: 'key' });
-      if (o.digits_length && digits.length >= o.digits_length) return settle({ kind: 'digits', reason: 'length' });
-      waitTimer = setTimeout(() => settle({ kind: 'digits', reason: 'timeout' }), timeoutMs);
-    };
+  /** Listens and plays the prompts, then waits for the race's ending; every listener goes when it ends. */
+  private async gather(ctx: ActionContext, call: CallPort, svc: SpeechService, stt: Stt, partials: PartialResults | null): Promise<Outcome> {
+    const o = this.option;
+    const bargeIn = o.barge_in ?? true;
+    const race = new GatherRace(o, o.timeout ?? 5000, bargeIn);
     const attach = async () => {
-      const l = await listen();
+      const l = await svc.listen(call.info.id, { language: stt.language, provider: stt.provider, phrases: o.phrases, speechTimeoutMs: o.speech_timeout ?? 0, maxSpeechMs: o.max_speech || undefined });
       if (!l) throw new Error('the call has no media on this node');
-      state.listener = l;
-      if (partials) l.on('partial', (x) => partials.push(x));
-      l.on('speech_start', () => {
-        clearWait();
-        if (bargeIn) cut.abort(abortError());
-      });
-      void l.result.then((h) => {
-        if (!digits) settle({ kind: 'speech', ...h });
-      });
-      if (o.dtmf) call.on('dtmf', onDtmf);
+      race.hear(l, partials);
+      if (o.dtmf) call.on('dtmf', race.onDtmf);
     };
-    const onAbort = () => settle({ kind: 'timeout' });
+    const onAbort = () => race.settle({ kind: 'timeout' });
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     if (o.dtmf) ctx.setCollectingDigits(true);
     try {
       if (bargeIn) await attach();
-      await this.playPrompts(ctx, call, o.prompts ?? [], cut.signal);
+      await this.playPrompts(ctx, call, o.prompts ?? [], race.cut.signal);
       if (!bargeIn) await attach();
-      if (!state.ending && !digits && !state.listener?.speaking) waitTimer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
-      const e = await ended;
+      race.awaitCaller();
+      const e = await race.ended;
       if (ctx.signal.aborted) throw abortError(ctx.signal);
-      return this.finish(ctx, e, digits);
+      return this.finish(ctx, e, race.digits);
     } finally {
-      clearWait();
+      race.clearWait();
       ctx.signal.removeEventListener('abort', onAbort);
-      call.off('dtmf', onDtmf);
+      call.off('dtmf', race.onDtmf);
       if (o.dtmf) ctx.setCollectingDigits(false);
-      state.listener?.abort();
+      race.listener?.abort();
       if (partials) ctx.background('partial_results', partials.drained());
     }
   }
@@ -152,5 +124,69 @@ export class SpeechGather extends FlowTask<Option> {
       ctx.note('digits_received', { digits, reason: e.reason });
     } else ctx.note('speech_gathered', { result: '', reason: 'timeout' });
     return NEXT;
+  }
+}
+
+/**
+ * One gather's race between the caller's speech and keys: the first ending wins (speech heard first:
+ * keys are ignored; a key first: the speech is dropped). It owns the timer that waits for the caller.
+ */
+class GatherRace {
+  ending: Ending | null = null;
+  listener: SpeechListener | null = null;
+  digits = '';
+  /** Aborted when the caller cuts the prompts (a key, or speech with barge_in). */
+  readonly cut = new AbortController();
+  readonly ended: Promise<Ending>;
+  private resolveEnded: (e: Ending) => void = () => undefined;
+  private waitTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly o: Option,
+    private readonly timeoutMs: number,
+    private readonly bargeIn: boolean,
+  ) {
+    this.ended = new Promise<Ending>((r) => (this.resolveEnded = r));
+  }
+
+  /** The first ending wins. */
+  settle(e: Ending): void {
+    if (this.ending) return;
+    this.ending = e;
+    this.resolveEnded(e);
+  }
+
+  clearWait(): void {
+    if (this.waitTimer) clearTimeout(this.waitTimer);
+    this.waitTimer = null;
+  }
+
+  /** After the prompts: wait `timeout` for the caller to start, unless they already have. */
+  awaitCaller(): void {
+    if (!this.ending && !this.digits && !this.listener?.speaking) this.waitTimer = setTimeout(() => this.settle({ kind: 'timeout' }), this.timeoutMs);
+  }
+
+  readonly onDtmf = (d: string): void => {
+    if (this.ending || this.listener?.speaking) return;
+    this.digits += d;
+    this.cut.abort(abortError());
+    this.listener?.abort();
+    this.clearWait();
+    if (this.o.digits_key && d === this.o.digits_key) return this.settle({ kind: 'digits', reason: 'key' });
+    if (this.o.digits_length && this.digits.length >= this.o.digits_length) return this.settle({ kind: 'digits', reason: 'length' });
+    this.waitTimer = setTimeout(() => this.settle({ kind: 'digits', reason: 'timeout' }), this.timeoutMs);
+  };
+
+  /** The recogniser joins the race: speech starting stops the wait (and cuts the prompts with barge_in). */
+  hear(l: SpeechListener, partials: PartialResults | null): void {
+    this.listener = l;
+    if (partials) l.on('partial', (x) => partials.push(x));
+    l.on('speech_start', () => {
+      this.clearWait();
+      if (this.bargeIn) this.cut.abort(abortError());
+    });
+    void l.result.then((h) => {
+      if (!this.digits) this.settle({ kind: 'speech', ...h });
+    });
   }
 }

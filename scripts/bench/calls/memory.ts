@@ -16,7 +16,7 @@ import { repos } from '../../../core/repos';
 import { CommandBus } from '../../../core/commands/bus';
 import { testDb } from '../../../testkit/db';
 import { freePort, sippMediaPort } from '../../../testkit/ports';
-import { startPlatform, sipp } from '../../../testkit/media-app/harness';
+import { startPlatform, sipp, type Platform } from '../../../testkit/media-app/harness';
 
 const maybeGc = (globalThis as { gc?: () => void }).gc;
 if (!maybeGc) {
@@ -56,27 +56,6 @@ async function main(): Promise<void> {
   const holdFlow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'sleep', option: { duration: 600_000 } }]) } as never);
   const ids: string[] = [];
   const samples: Sample[] = [];
-  const measure = async (calls: number): Promise<Sample> => {
-    await sleep(3000); // let the ramp's transient work (events, queue jobs) finish
-    const workers = await p.app.media.memory();
-    for (let i = 0; i < 3; i++) {
-      gc();
-      await sleep(100);
-    }
-    const m = process.memoryUsage();
-    const s = { calls, rss: m.rss, heapUsed: m.heapUsed, external: m.external, workerHeap: workers.reduce((a, w) => a + w.heapUsed, 0), workerExternal: workers.reduce((a, w) => a + w.external, 0) };
-    console.log(
-      JSON.stringify({
-        calls,
-        live: p.app.calls.size,
-        legs: workers.map((w) => w.legs),
-        rssMB: +(m.rss / 2 ** 20).toFixed(1),
-        heapMB: +(m.heapUsed / 2 ** 20).toFixed(1),
-        workerHeapMB: +(s.workerHeap / 2 ** 20).toFixed(1),
-      }),
-    );
-    return s;
-  };
   try {
     for (const target of LEVELS) {
       const add: string[] = [];
@@ -103,19 +82,9 @@ async function main(): Promise<void> {
         if (Date.now() - t0 > 60_000) throw new Error(`only ${up} of ${ids.length} calls came up`);
         await sleep(200);
       }
-      samples.push(await measure(target));
+      samples.push(await measure(p, target));
     }
-    const b = samples[0]!;
-    console.log(`\n| established calls | process RSS MB | main heap MB | main external MB | media worker heap MB | KB/call RSS | KB/call main heap | KB/call main external | KB/call worker heap |`);
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const s of samples) {
-      const n = s.calls - b.calls;
-      const per = (x: number, y: number) => (n > 0 ? KB((x - y) / n).toFixed(1) : '–');
-      const mb = (x: number) => (x / 2 ** 20).toFixed(1);
-      console.log(
-        `| ${s.calls} | ${mb(s.rss)} | ${mb(s.heapUsed)} | ${mb(s.external)} | ${mb(s.workerHeap)} | ${per(s.rss, b.rss)} | ${per(s.heapUsed, b.heapUsed)} | ${per(s.external, b.external)} | ${per(s.workerHeap, b.workerHeap)} |`,
-      );
-    }
+    printTable(samples);
   } finally {
     for (const id of ids) void bus.toCallOwner({ type: 'call.hangup', callId: id });
     await Promise.race([uas.done, sleep(15_000)]);
@@ -123,6 +92,44 @@ async function main(): Promise<void> {
     busRedis.disconnect();
     await p.close();
     await db.destroy();
+  }
+}
+
+/** The memory at `calls` established calls, once the ramp's work has settled and after GCs; one line of it printed. */
+async function measure(p: Platform, calls: number): Promise<Sample> {
+  await sleep(3000); // let the ramp's transient work (events, queue jobs) finish
+  const workers = await p.app.media.memory();
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await sleep(100);
+  }
+  const m = process.memoryUsage();
+  const s = { calls, rss: m.rss, heapUsed: m.heapUsed, external: m.external, workerHeap: workers.reduce((a, w) => a + w.heapUsed, 0), workerExternal: workers.reduce((a, w) => a + w.external, 0) };
+  console.log(
+    JSON.stringify({
+      calls,
+      live: p.app.calls.size,
+      legs: workers.map((w) => w.legs),
+      rssMB: +(m.rss / 2 ** 20).toFixed(1),
+      heapMB: +(m.heapUsed / 2 ** 20).toFixed(1),
+      workerHeapMB: +(s.workerHeap / 2 ** 20).toFixed(1),
+    }),
+  );
+  return s;
+}
+
+/** The samples as a table, and per call over the first level. */
+function printTable(samples: Sample[]): void {
+  const b = samples[0]!;
+  console.log(`\n| established calls | process RSS MB | main heap MB | main external MB | media worker heap MB | KB/call RSS | KB/call main heap | KB/call main external | KB/call worker heap |`);
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const s of samples) {
+    const n = s.calls - b.calls;
+    const per = (x: number, y: number) => (n > 0 ? KB((x - y) / n).toFixed(1) : '–');
+    const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+    console.log(
+      `| ${s.calls} | ${mb(s.rss)} | ${mb(s.heapUsed)} | ${mb(s.external)} | ${mb(s.workerHeap)} | ${per(s.rss, b.rss)} | ${per(s.heapUsed, b.heapUsed)} | ${per(s.external, b.external)} | ${per(s.workerHeap, b.workerHeap)} |`,
+    );
   }
 }
 

@@ -13,7 +13,7 @@
  * → INVITE at the UAS (BullMQ delivery, claim, endpoint, INVITE through sip-server); pdd = the sum.
  */
 process.env.LOG_LEVEL ??= 'silent';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { buildTestApp, createFixture } from '../../../testkit/api';
 import { freePort } from '../../../testkit/ports';
-import { startPlatform } from '../../../testkit/media-app/harness';
+import { startPlatform, type Platform } from '../../../testkit/media-app/harness';
 import { testDatabaseUrl } from '../../../testkit/db';
 
 const arg = (name: string, def: number) => {
@@ -90,12 +90,8 @@ function cpuSeconds(pid: number | undefined): number {
 }
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
-async function main(): Promise<void> {
-  const p = await startPlatform({ RTP_PORT_MIN: '44000', RTP_PORT_MAX: '45999', MEDIA_WORKERS: '1' });
-  const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' } });
-  const f = await createFixture(t.ctx);
-  const apiPort = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pdd-'));
+/** control-api in its own process (as deployed), on `port`, once it says it listens. */
+async function startApi(port: number, redisKeyPrefix: string, jwtSecret: string, dataDir: string): Promise<ChildProcess> {
   const server = spawn(process.execPath, [...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'control-api/main.ts'], {
     cwd: path.resolve(__dirname, '../../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -103,12 +99,12 @@ async function main(): Promise<void> {
       ...process.env,
       DATABASE_URL: await testDatabaseUrl(),
       REDIS_URL: process.env.TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: p.config.redisKeyPrefix,
+      REDIS_KEY_PREFIX: redisKeyPrefix,
       HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(apiPort),
+      HTTP_PORT: String(port),
       RATE_LIMIT_SCALE: '0',
       LOG_LEVEL: 'warn',
-      JWT_SECRET: t.ctx.config.jwtSecret,
+      JWT_SECRET: jwtSecret,
       DATA_DIR: dataDir,
     },
   });
@@ -124,6 +120,52 @@ async function main(): Promise<void> {
     });
     server.once('exit', (code) => reject(new Error(`control-api exited ${code}: ${out}`)));
   });
+  return server;
+}
+
+/** The baseline: a bare createUAC from media-app's srf → the INVITE at the UAS, ms. */
+async function bareBaseline(p: Platform, uas: TimingUas): Promise<number[]> {
+  const bare: number[] = [];
+  for (let i = 0; i < Math.min(CALLS, 200); i++) {
+    const user = `bare${i}`;
+    const t0 = performance.now();
+    await p.app.srf.createUAC(`sip:${user}@127.0.0.1:${uas.port}`, { localSdp: SDP }).catch(() => undefined); // 486
+    const at = uas.arrivals.get(user);
+    if (at !== undefined) bare.push(at - t0);
+    await sleep(1000 / RATE);
+  }
+  return bare;
+}
+
+/** The post-dial delay's segments against the baseline, and the CPU per call. */
+function printSegments(x: { bare: number[]; api: number[]; dial: number[]; pdd: number[] }, run: { failed: number; missing: number; apiCpuMs: number; selfCpuMs: number }): void {
+  const { bare, api, dial, pdd } = x;
+  const { failed, missing, apiCpuMs, selfCpuMs } = run;
+  const f1 = (x: number) => x.toFixed(1);
+  const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 90))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} |`;
+  console.log(
+    `\nload average at end ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}; failed POSTs ${failed}; INVITEs missing ${missing}`,
+  );
+  console.log('| segment | n | p50 ms | p90 ms | p99 ms | max ms |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(row('baseline: bare createUAC → INVITE at UAS', bare));
+  console.log(row('api: POST /calls → 201', api));
+  console.log(row('dial: 201 → INVITE at UAS', dial));
+  console.log(row('**post-dial delay: POST → INVITE**', pdd));
+  console.log(`\nCPU per call: control-api ${apiCpuMs.toFixed(1)} ms (POST, its events and webhooks), sip-server + media-app + this bench ${selfCpuMs.toFixed(1)} ms`);
+  console.log(`pdd p50 / baseline p50 = ${(pct(pdd, 50) / pct(bare, 50)).toFixed(1)}; target p99 < 100 ms: ${pct(pdd, 99) < 100 ? 'met' : 'NOT met'}`);
+}
+
+async function main(): Promise<void> {
+  const p = await startPlatform({ RTP_PORT_MIN: '44000', RTP_PORT_MAX: '45999', MEDIA_WORKERS: '1' });
+  const t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' } });
+  const f = await createFixture(t.ctx);
+  const apiPort = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pdd-'));
+  const server = await startApi(apiPort, p.config.redisKeyPrefix, t.ctx.config.jwtSecret, dataDir);
   const uas = new TimingUas();
   await uas.open();
   try {
@@ -134,15 +176,7 @@ async function main(): Promise<void> {
         .join(' ')}; ${CALLS} calls at ${RATE}/s`,
     );
     // 1. baseline: bare createUAC → INVITE at the UAS
-    const bare: number[] = [];
-    for (let i = 0; i < Math.min(CALLS, 200); i++) {
-      const user = `bare${i}`;
-      const t0 = performance.now();
-      await p.app.srf.createUAC(`sip:${user}@127.0.0.1:${uas.port}`, { localSdp: SDP }).catch(() => undefined); // 486
-      const at = uas.arrivals.get(user);
-      if (at !== undefined) bare.push(at - t0);
-      await sleep(1000 / RATE);
-    }
+    const bare = await bareBaseline(p, uas);
     // 2. POST /calls at RATE
     const api: number[] = [];
     const dial: number[] = [];
@@ -186,22 +220,7 @@ async function main(): Promise<void> {
       dial.push(at - s.t1);
       pdd.push(at - s.t0);
     }
-    const f1 = (x: number) => x.toFixed(1);
-    const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 90))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} |`;
-    console.log(
-      `\nload average at end ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')}; failed POSTs ${failed}; INVITEs missing ${sentAt.size - pdd.length}`,
-    );
-    console.log('| segment | n | p50 ms | p90 ms | p99 ms | max ms |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    console.log(row('baseline: bare createUAC → INVITE at UAS', bare));
-    console.log(row('api: POST /calls → 201', api));
-    console.log(row('dial: 201 → INVITE at UAS', dial));
-    console.log(row('**post-dial delay: POST → INVITE**', pdd));
-    console.log(`\nCPU per call: control-api ${apiCpuMs.toFixed(1)} ms (POST, its events and webhooks), sip-server + media-app + this bench ${selfCpuMs.toFixed(1)} ms`);
-    console.log(`pdd p50 / baseline p50 = ${(pct(pdd, 50) / pct(bare, 50)).toFixed(1)}; target p99 < 100 ms: ${pct(pdd, 99) < 100 ? 'met' : 'NOT met'}`);
+    printSegments({ bare, api, dial, pdd }, { failed, missing: sentAt.size - pdd.length, apiCpuMs, selfCpuMs });
   } finally {
     await sleep(2000); // let the hangups and events settle
     uas.close();

@@ -127,12 +127,12 @@ function mixerCpuUs(n: number, wideband: boolean): number {
 const f2 = (x: number) => x.toFixed(2);
 const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
 
-(async () => {
-  const loadStart = os.loadavg();
-  console.log(`load average at start: ${loadStart.map(f2).join(' ')}`);
-  if (loadStart[0]! > 1.5) console.warn('WARNING: other work shares the cores; pacing figures will be pessimistic');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conf-bench-'));
-  const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 40000, max: 44999 } });
+type NarrowLevels = { plain100: Level; room100: Level; room100rec: Level; plain200: Level; rooms200: Level } | null;
+type WideLevels = { n: number; roomNarrow: Level; plainWide: Level; roomWide: Level }[];
+type MixCpu = { n: number; narrow: number; wide: number }[];
+
+/** Every level on the one worker: the 8 kHz rooms against plain legs (unless --wide-only), then each wideband size. */
+async function measureLevels(ms: MediaServer, dir: string): Promise<{ narrow: NarrowLevels; wide: WideLevels }> {
   const narrow = wideOnly
     ? null
     : {
@@ -150,12 +150,11 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
       plainWide: await level(ms, `plainG722_${n}`, n, 0, { codec: 'G722' }),
       roomWide: await level(ms, `roomG722_${n}`, n, 1, { codec: 'G722' }),
     });
-  const mixCpu = WIDE_NS.map((n) => ({ n, narrow: mixerCpuUs(n, false), wide: mixerCpuUs(n, true) }));
-  const loadEnd = os.loadavg();
-  await ms.destroy();
-  peer.send({ cmd: 'exit' });
-  fs.rmSync(dir, { recursive: true, force: true });
+  return { narrow, wide };
+}
 
+/** The levels as a table, each against its same-run baseline. */
+function tableOf(narrow: NarrowLevels, wide: WideLevels): string[] {
   const rows: [string, Level, Level | null][] = [
     ...(narrow
       ? ([
@@ -172,7 +171,7 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
       [`${w.n} G.722 participants, one room, 16 kHz mix`, w.roomWide, w.roomNarrow],
     ]),
   ];
-  const table = [
+  return [
     '| level (one worker = one core) | pacing error p50 ms | p99 ms | max ms | loss % | legs heard | tick lateness p99 ms | tick cost p50 / p99 ms | tick budget used p50 | p99 vs baseline | tick cost p50 vs baseline | p99 < 5 ms |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
@@ -180,6 +179,10 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
         `| ${label} | ${f2(r.p50)} | ${f2(r.p99)} | ${f2(r.max)} | ${f2(r.lossPct)} | ${r.legsHeard}/${r.legs} | ${f2(r.tickLateP99)} | ${f2(r.tickCostP50)} / ${f2(r.tickCostP99)} | ${f2((r.tickCostP50 / 20) * 100)} % | ${base ? ratio(r.p99, base.p99) : '1.00'} | ${base ? ratio(r.tickCostP50, base.tickCostP50) : '1.00'} | ${r.p99 < TARGET_P99_MS && r.lossPct < 0.1 ? 'yes' : 'no'} |`,
     ),
   ];
+}
+
+/** This mode's section of the report: the load, the table, the per-participant costs. */
+function sectionOf({ narrow, wide, mixCpu }: { narrow: NarrowLevels; wide: WideLevels; mixCpu: MixCpu }, { loadStart, loadEnd }: { loadStart: number[]; loadEnd: number[] }, table: string[]): string {
   const narrowLines = narrow
     ? `- mixing in the engine costs about **${f2(((narrow.room100.tickCostP50 - narrow.plain100.tickCostP50) / 100) * 1000)} µs per participant per 20 ms tick**
   (tick cost p50, 100-party room minus 100 plain legs); at the 100-party room's p50 tick cost one
@@ -187,7 +190,7 @@ const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
 `
     : '';
   const shared = loadStart[0]! > 1.5;
-  const section = `<!-- run:${MODE} -->
+  return `<!-- run:${MODE} -->
 ## ${MODE === 'realtime' ? 'Real-time scheduling (`--realtime`: SCHED_FIFO, as FreeSWITCH runs with -rp)' : 'Default scheduling'} — ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} vCPU, Node ${process.version}
 
 Load average at start ${loadStart.map(f2).join(' / ')}, at end ${loadEnd.map(f2).join(' / ')} (1/5/15 min).${
@@ -210,6 +213,10 @@ ${narrowLines}${wide
     .join('\n')}
 ${mixCpu.map((c) => `- the mixer alone (CPU time, in-process), ${c.n} members: **${f2(c.wide)} µs per participant per tick at 16 kHz**, ${f2(c.narrow)} µs at 8 kHz (${ratio(c.wide, c.narrow)}×)`).join('\n')}
 <!-- /run:${MODE} -->`;
+}
+
+/** The report: its header, this mode's section, the other mode's section kept as it was. */
+function writeReport(section: string, table: string[]): void {
   const header = `# Conference benchmark
 
 Commands (bounded, under a minute each; \`--quick\` shortens each level):
@@ -236,7 +243,27 @@ late the worker's clock fired. Each command rewrites its own section below and k
   fs.writeFileSync(OUT, md);
   console.log('\n' + table.join('\n'));
   console.log(`\nwrote ${path.relative(process.cwd(), OUT)}`);
-})().catch((e) => {
+}
+
+async function main(): Promise<void> {
+  const loadStart = os.loadavg();
+  console.log(`load average at start: ${loadStart.map(f2).join(' ')}`);
+  if (loadStart[0]! > 1.5) console.warn('WARNING: other work shares the cores; pacing figures will be pessimistic');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conf-bench-'));
+  const ms = await MediaServer.start({ workers: 1, rtpPorts: { min: 40000, max: 44999 } });
+  const { narrow, wide } = await measureLevels(ms, dir);
+  const mixCpu = WIDE_NS.map((n) => ({ n, narrow: mixerCpuUs(n, false), wide: mixerCpuUs(n, true) }));
+  const loadEnd = os.loadavg();
+  await ms.destroy();
+  peer.send({ cmd: 'exit' });
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  const table = tableOf(narrow, wide);
+  const section = sectionOf({ narrow, wide, mixCpu }, { loadStart, loadEnd }, table);
+  writeReport(section, table);
+}
+
+main().catch((e) => {
   console.error(e);
   peer.kill();
   process.exit(1);

@@ -13,7 +13,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { WebSocket, WebSocketServer } from 'ws';
-import { buildTestApp, createFixture } from '../../../testkit/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../../testkit/api';
 import { freePort } from '../../../testkit/ports';
 import { testDb } from '../../../testkit/db';
 import { attachWebSocket } from '../../../control-api/ws';
@@ -107,18 +107,8 @@ async function fanout(label: string, subs: Sub[], publish: (i: number) => Promis
   return r;
 }
 
-async function main(): Promise<void> {
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } }); // loopback receiver
-  const f = await createFixture(t.ctx);
-  const stream = `bench-events-${newId()}`;
-  const server = http.createServer(t.app);
-  const port = await freePort();
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  const ws = await attachWebSocket(server, t.ctx, { stream, maxBufferedBytes: 8 * 1024 * 1024 });
-  const pub = new EventPublisher(t.ctx.redis, stream);
-  const rid = newId();
-  console.log(`WebSocket fan-out to ${SUBS} subscribers, burst ${BURST} events, paced ${PACED_RATE}/s x ${PACED_SEC}s`);
-
+/** WebSocket fan-out: a bare ws broadcast of the same frames (the baseline), then the platform's stream → /v1.0/ws. */
+async function wsFanout(f: Fixture, port: number, ws: Awaited<ReturnType<typeof attachWebSocket>>, pub: EventPublisher, rid: string): Promise<void> {
   // Baseline: bare ws broadcast of the same frames.
   const basePort = await freePort();
   const bare = new WebSocketServer({ host: '127.0.0.1', port: basePort });
@@ -143,8 +133,10 @@ async function main(): Promise<void> {
   console.log(`ratio platform/baseline: events/s ${(res.events_per_s / base.events_per_s).toFixed(2)}, p99 ${(res.p99_ms / base.p99_ms).toFixed(2)}x; dropped ${ws.hub.stats.dropped}`);
   for (const s of ours.sockets) s.terminate();
   await ws.close();
+}
 
-  // Webhooks.
+/** Webhooks: direct signed POSTs (32 parallel, the baseline), then the platform's stream → BullMQ → POST over CUSTOMERS customers. */
+async function webhookDelivery(t: TestApp, stream: string, pub: EventPublisher, rid: string): Promise<{ close(): Promise<void> }> {
   let received = 0;
   const recv = http.createServer((req, r) => {
     req.resume();
@@ -187,9 +179,30 @@ async function main(): Promise<void> {
   console.log(
     `webhooks: baseline direct signed POSTs (32 parallel) ${baseRate.toFixed(0)}/s; platform (stream → BullMQ → POST, ${CUSTOMERS} customers) ${rate.toFixed(0)}/s; ratio ${(rate / baseRate).toFixed(2)}; delivered ${received}/${WEBHOOKS}`,
   );
+  return {
+    close: async () => {
+      await hooks.close();
+      recv.close();
+    },
+  };
+}
 
-  await hooks.close();
-  recv.close();
+async function main(): Promise<void> {
+  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', LOG_LEVEL: 'warn', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } }); // loopback receiver
+  const f = await createFixture(t.ctx);
+  const stream = `bench-events-${newId()}`;
+  const server = http.createServer(t.app);
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  const ws = await attachWebSocket(server, t.ctx, { stream, maxBufferedBytes: 8 * 1024 * 1024 });
+  const pub = new EventPublisher(t.ctx.redis, stream);
+  const rid = newId();
+  console.log(`WebSocket fan-out to ${SUBS} subscribers, burst ${BURST} events, paced ${PACED_RATE}/s x ${PACED_SEC}s`);
+
+  await wsFanout(f, port, ws, pub, rid);
+  const webhooks = await webhookDelivery(t, stream, pub, rid);
+
+  await webhooks.close();
   await t.ctx.redis.del(stream);
   server.close();
   await t.close();

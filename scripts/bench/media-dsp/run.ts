@@ -69,17 +69,11 @@ function measurePaired(base: (i: number) => void, fn: (i: number) => void): { ns
   return { ns, baseNs, ratio: ns / baseNs };
 }
 
+type Row = (name: string, fn: (i: number) => void, divide?: number) => void;
+
 async function main(): Promise<void> {
   const bank = frames(256);
-  const tone = new Int16Array(160);
-  const toneBank = Array.from({ length: 64 }, () => {
-    const f = new Int16Array(160);
-    return f;
-  });
-  const src = new ToneSource({ segments: [{ freqs: [1000], ms: 1000 }], repeat: true });
-  for (const f of toneBank) src.readFrame(f);
   let sink = 0;
-
   const rows: Array<{ name: string; ns: number; ratio: number }> = [];
   const base = (i: number) => {
     const f = bank[i & 255];
@@ -89,12 +83,25 @@ async function main(): Promise<void> {
   };
   const only = process.env.ROWS ? new RegExp(process.env.ROWS, 'i') : null;
   let baseBest = Infinity;
-  const row = (name: string, fn: (i: number) => void, divide = 1) => {
+  const row: Row = (name, fn, divide = 1) => {
     if (only && !only.test(name)) return;
     const m = measurePaired(base, fn);
     baseBest = Math.min(baseBest, m.baseNs);
     rows.push({ name, ns: m.ns / divide, ratio: m.ratio / divide });
   };
+  await detectorRows(row, bank);
+  mixRows(row, bank);
+  echoRows(row, bank);
+  printTable(rows, baseBest);
+  if (sink === 42) console.log(''); // keep the baseline from being optimised away
+}
+
+/** The per-frame detectors and generators: DTMF, beep, VAD (fvad and energy), AMD, the tone generator. */
+async function detectorRows(row: Row, bank: Int16Array[]): Promise<void> {
+  const tone = new Int16Array(160);
+  const toneBank = Array.from({ length: 64 }, () => new Int16Array(160));
+  const src = new ToneSource({ segments: [{ freqs: [1000], ms: 1000 }], repeat: true });
+  for (const f of toneBank) src.readFrame(f);
   const dtmf = new DtmfDetector();
   row('DTMF detector (voice-like frames)', (i) => void dtmf.process(bank[i & 255]));
   const beep = new BeepDetector();
@@ -112,6 +119,11 @@ async function main(): Promise<void> {
     amd.process(bank[i & 255]);
   });
   row('tone generator (1 frame)', () => void src.readFrame(tone));
+  fvad.close();
+}
+
+/** The conference mix per participant at 3, 10 and 100 parties. */
+function mixRows(row: Row, bank: Int16Array[]): void {
   for (const n of [3, 10, 100]) {
     const bus = new MixBus({ maxParticipants: n });
     const slots = Array.from({ length: n }, () => bus.join());
@@ -125,9 +137,13 @@ async function main(): Promise<void> {
       n,
     );
   }
-  fvad.close();
-  // the leg's echo canceller (speexdsp MDF) as ai_talk runs it: far = what was sent, near = its echo 7 frames
-  // later at -6 dB plus other audio; 16 kHz frames are two 8 kHz ones side by side
+}
+
+/**
+ * The leg's echo canceller (speexdsp MDF) as ai_talk runs it: far = what was sent, near = its echo 7 frames
+ * later at -6 dB plus other audio; 16 kHz frames are two 8 kHz ones side by side.
+ */
+function echoRows(row: Row, bank: Int16Array[]): void {
   const near = bank.map((f, k) => Int16Array.from(f, (v, j) => (v >> 1) + (bank[(k + 251) & 255][j] >> 2)));
   const wide = (b: Int16Array[]) => Array.from({ length: 128 }, (_, k) => Int16Array.from([...b[2 * k], ...b[2 * k + 1]]));
   const [farW, nearW] = [wide(bank), wide(near)];
@@ -144,7 +160,9 @@ async function main(): Promise<void> {
     else row(name, (i) => aec.process(nearW[i & 127], farW[i & 127], out));
     aec.close();
   }
+}
 
+function printTable(rows: Array<{ name: string; ns: number; ratio: number }>, baseBest: number): void {
   const pad = (s: string, w: number) => s.padEnd(w);
   console.log(`media-engine DSP per-frame cost (node ${process.version}, ~${BUDGET_MS} ms per row)\n`);
   console.log(`| ${pad('module', 40)} | ns/frame (best) |   × baseline (best) | streams/core |`);
@@ -161,7 +179,6 @@ async function main(): Promise<void> {
         .padStart(12)} |`,
     );
   }
-  if (sink === 42) console.log(''); // keep the baseline from being optimised away
 }
 
 main().catch((err) => {

@@ -173,76 +173,105 @@ export async function runPair(ms: MediaServer, peer: Peer, o: PairRunOptions): P
       await a.bridge(b);
       pairs.push([a, b]);
     }
-    const tid = ms.workerTids[0];
-    const workerCpuMs = () => (tid === undefined ? 0 : procStat(process.pid, tid).cpuMs);
-    let cpu0 = process.cpuUsage();
-    let wcpu0 = workerCpuMs();
-    let engine0 = { lost: 0, decoded: 0, encoded: 0 };
-    let windowError: unknown = null;
-    const windowStarted = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        void ms.resetStats();
-        cpu0 = process.cpuUsage();
-        wcpu0 = workerCpuMs();
-        void engineCounts(all)
-          .then((c) => (engine0 = c))
-          .then(() => o.during?.(pairs, ports))
-          .then(resolve, (e: unknown) => {
-            windowError = e;
-            resolve();
-          });
-      }, o.warmupMs),
-    );
-    // CPU and ticks over exactly the window (the peer answers later: it decodes every leg's last packets first)
-    const windowEnded = new Promise<{ cpu: NodeJS.CpuUsage; wcpu: number; ticks: number; tickCostP50: number; tickCostP99: number; cLegs: number }>((resolve, reject) =>
-      setTimeout(() => {
-        const cpu = process.cpuUsage(cpu0);
-        const wcpu = workerCpuMs() - wcpu0;
-        ms.stats().then(([w]) => resolve({ cpu, wcpu, ticks: w.ticks, tickCostP50: w.tickCostP50, tickCostP99: w.tickCostP99, cLegs: w.cLegs }), reject);
-      }, o.warmupMs + o.runMs),
-    );
+    const window = armWindow(ms, o, pairs, all, ports);
     const rx = await peer.ask<PeerReport>({ cmd: 'start', targets: all.map((e) => e.local.port), durationMs: o.warmupMs + o.runMs, warmupMs: o.warmupMs, legs: specs, relay: timing === 'relay' });
-    await windowStarted;
-    if (windowError) throw windowError;
-    const { cpu, wcpu, ...ws } = await windowEnded;
+    const { engine0, error } = await window.started;
+    if (error) throw error;
+    const end = await window.ended;
     const engine1 = await engineCounts(all);
     // the codec counters span from the window's start to now: per leg-frame the worker served meanwhile
     const [wsNow] = await ms.stats();
-    const servedSoFar = (wsNow.ticks / (o.phases ?? 4)) * o.legs;
-    const legFrames = (o.runMs / 20) * o.legs;
-    const served = (ws.ticks / (o.phases ?? 4)) * o.legs;
-    const t = rx.tones ?? { legs: 0, silent: o.legs, wrongTone: 0, minRms: 0, minShare: 0 };
-    const r: PairResult = {
-      kind: o.kind,
-      legs: o.legs,
-      p50: rx.p50,
-      p99: rx.p99,
-      max: rx.max,
-      lossPct: rx.lossPct,
-      engineLost: engine1.lost - engine0.lost,
-      legsHeard: rx.legsHeard,
-      silent: t.silent,
-      wrongTone: t.wrongTone,
-      minToneShare: t.minShare ?? 0,
-      cpuUsPerLegFrame: (cpu.user + cpu.system) / legFrames,
-      workerUsPerLegFrame: (wcpu * 1000) / legFrames,
-      workerUsPerServedLegFrame: served > 0 ? (wcpu * 1000) / served : 0,
-      servedShare: served / legFrames,
-      tickCostP50: ws.tickCostP50,
-      tickCostP99: ws.tickCostP99,
-      cLegs: ws.cLegs,
-      codecDecodesPerLegFrame: servedSoFar > 0 ? (engine1.decoded - engine0.decoded) / servedSoFar : 0,
-      codecEncodesPerLegFrame: servedSoFar > 0 ? (engine1.encoded - engine0.encoded) / servedSoFar : 0,
-      peerIo: io,
-      timing,
-      failures: [],
-    };
+    const r = pairResult(o, { rx, io, timing }, end, { engine0, engine1, ticksNow: wsNow.ticks });
     r.failures = failuresOf(r);
     return r;
   } finally {
     for (const ep of all) await ep.destroy().catch(() => {});
     await peer.ask({ cmd: 'close' });
   }
+}
+
+type EngineCounts = { lost: number; decoded: number; encoded: number };
+/** What the window's end read: this process's and the worker's CPU over the window, and the worker's ticks. */
+type WindowEnd = { cpu: NodeJS.CpuUsage; wcpu: number; ticks: number; tickCostP50: number; tickCostP99: number; cLegs: number };
+
+/**
+ * The measured window's two edges on timers: at the warm-up's end the counters start (and `during`
+ * runs), at the run's end CPU and ticks are read (the peer answers later: it decodes every leg's last
+ * packets first).
+ */
+function armWindow(
+  ms: MediaServer,
+  o: PairRunOptions,
+  pairs: Array<[Endpoint, Endpoint]>,
+  all: Endpoint[],
+  ports: number[],
+): { started: Promise<{ engine0: EngineCounts; error: unknown }>; ended: Promise<WindowEnd> } {
+  const tid = ms.workerTids[0];
+  const workerCpuMs = () => (tid === undefined ? 0 : procStat(process.pid, tid).cpuMs);
+  let cpu0 = process.cpuUsage();
+  let wcpu0 = workerCpuMs();
+  const started = new Promise<{ engine0: EngineCounts; error: unknown }>((resolve) =>
+    setTimeout(() => {
+      void ms.resetStats();
+      cpu0 = process.cpuUsage();
+      wcpu0 = workerCpuMs();
+      let engine0: EngineCounts = { lost: 0, decoded: 0, encoded: 0 };
+      void engineCounts(all)
+        .then((c) => (engine0 = c))
+        .then(() => o.during?.(pairs, ports))
+        .then(
+          () => resolve({ engine0, error: null }),
+          (e: unknown) => resolve({ engine0, error: e }),
+        );
+    }, o.warmupMs),
+  );
+  const ended = new Promise<WindowEnd>((resolve, reject) =>
+    setTimeout(() => {
+      const cpu = process.cpuUsage(cpu0);
+      const wcpu = workerCpuMs() - wcpu0;
+      ms.stats().then(([w]) => resolve({ cpu, wcpu, ticks: w.ticks, tickCostP50: w.tickCostP50, tickCostP99: w.tickCostP99, cLegs: w.cLegs }), reject);
+    }, o.warmupMs + o.runMs),
+  );
+  return { started, ended };
+}
+
+/** A level's figures: the far ends' report, CPU per leg-frame (all, and served by the worker), the codec work per served leg-frame. */
+function pairResult(
+  o: PairRunOptions,
+  peer: { rx: PeerReport; io: string; timing: 'grid' | 'relay' },
+  w: WindowEnd,
+  engine: { engine0: EngineCounts; engine1: EngineCounts; ticksNow: number },
+): PairResult {
+  const { rx } = peer;
+  const servedSoFar = (engine.ticksNow / (o.phases ?? 4)) * o.legs;
+  const legFrames = (o.runMs / 20) * o.legs;
+  const served = (w.ticks / (o.phases ?? 4)) * o.legs;
+  const t = rx.tones ?? { legs: 0, silent: o.legs, wrongTone: 0, minRms: 0, minShare: 0 };
+  return {
+    kind: o.kind,
+    legs: o.legs,
+    p50: rx.p50,
+    p99: rx.p99,
+    max: rx.max,
+    lossPct: rx.lossPct,
+    engineLost: engine.engine1.lost - engine.engine0.lost,
+    legsHeard: rx.legsHeard,
+    silent: t.silent,
+    wrongTone: t.wrongTone,
+    minToneShare: t.minShare ?? 0,
+    cpuUsPerLegFrame: (w.cpu.user + w.cpu.system) / legFrames,
+    workerUsPerLegFrame: (w.wcpu * 1000) / legFrames,
+    workerUsPerServedLegFrame: served > 0 ? (w.wcpu * 1000) / served : 0,
+    servedShare: served / legFrames,
+    tickCostP50: w.tickCostP50,
+    tickCostP99: w.tickCostP99,
+    cLegs: w.cLegs,
+    codecDecodesPerLegFrame: servedSoFar > 0 ? (engine.engine1.decoded - engine.engine0.decoded) / servedSoFar : 0,
+    codecEncodesPerLegFrame: servedSoFar > 0 ? (engine.engine1.encoded - engine.engine0.encoded) / servedSoFar : 0,
+    peerIo: peer.io,
+    timing: peer.timing,
+    failures: [],
+  };
 }
 
 /** What makes a level fail: loss either way, a leg not heard or not hearing its tone, p99 over the limit. */
@@ -257,7 +286,7 @@ export function failuresOf(r: PairResult): string[] {
   return f;
 }
 
-async function engineCounts(eps: Endpoint[]): Promise<{ lost: number; decoded: number; encoded: number }> {
+async function engineCounts(eps: Endpoint[]): Promise<EngineCounts> {
   const c = { lost: 0, decoded: 0, encoded: 0 };
   for (const ep of eps) {
     const s = await ep.getStats();

@@ -81,32 +81,10 @@ function packetsOf(codec: Codec, frames: Int16Array[]): Uint8Array[] {
   return frames.map((f) => buf.slice(0, codec.encode(f, buf)));
 }
 
-function main(): void {
-  if (!nativeCodecs) throw new Error('the native codec module is not built: bash scripts/build-native.sh');
-  const pcm8 = framesOf(speech(8000), 160);
-  const pcm16 = framesOf(speech(16000), 320);
-  const pcm48 = framesOf(speech(48000), 960);
-  const out = new Int16Array(960 * 3);
-  const bytes = new Uint8Array(1275);
+type Row = (name: string, fn: (i: number) => void) => void;
 
-  const baseCodec = new G711Codec('PCMU');
-  const base8 = packetsOf(baseCodec, pcm8);
-  const base = (i: number): void => {
-    baseCodec.encode(pcm8[i % pcm8.length], bytes);
-    baseCodec.decode(base8[i % base8.length], out);
-  };
-
-  const only = process.env.ROWS ? new RegExp(process.env.ROWS, 'i') : null;
-  const rows: Array<{ name: string; ns: number; ratio: number }> = [];
-  let baseBest = Infinity;
-  const row = (name: string, fn: (i: number) => void): void => {
-    if (only && !only.test(name)) return;
-    const m = measurePaired(base, fn);
-    baseBest = Math.min(baseBest, m.baseNs);
-    rows.push({ name, ns: m.ns, ratio: m.ns / m.baseNs });
-    process.stderr.write(`${name}: ${(m.ns / 1000).toFixed(2)} µs\n`);
-  };
-
+/** G.711 µ-law and A-law: encode, decode, and decode / conceal at 50 % loss. */
+function g711Rows(row: Row, pcm8: Int16Array[], out: Int16Array, bytes: Uint8Array): void {
   for (const law of ['PCMU', 'PCMA'] as const) {
     const c = new G711Codec(law);
     const pk = packetsOf(c, pcm8);
@@ -115,7 +93,10 @@ function main(): void {
     row(`${law} 50 % loss: decode / conceal alternating`, (i) => void (i & 1 ? c.conceal(out) : c.decode(pk[i % pk.length], out)));
     c.close();
   }
+}
 
+/** G.722 (encode, decode, loss) and Opus at 16 and 48 kHz (encode by complexity, decode, FEC and PLC at 50 % loss). */
+function widebandRows(row: Row, pcm16: Int16Array[], pcm48: Int16Array[], out: Int16Array, bytes: Uint8Array): void {
   const g = createCodec('G722');
   const gpk = packetsOf(g, pcm16);
   row('G.722 encode (16 kHz, 64 kbit/s)', (i) => void g.encode(pcm16[i % pcm16.length], bytes));
@@ -140,8 +121,10 @@ function main(): void {
   row('Opus 48 kHz encode, complexity 5, 32 kbit/s, FEC', (i) => void o48.encode(pcm48[i % pcm48.length], bytes));
   row('Opus 48 kHz decode', (i) => void o48.decode(opk48[i % opk48.length], out));
   o48.close();
+}
 
-  const src: Record<number, Int16Array[]> = { 8000: pcm8, 16000: pcm16, 48000: pcm48 };
+/** The resampler between 8, 16 and 48 kHz, each way. */
+function resampleRows(row: Row, src: Record<number, Int16Array[]>, out: Int16Array): void {
   for (const [a, b] of [
     [8000, 16000],
     [16000, 8000],
@@ -155,10 +138,11 @@ function main(): void {
     row(`resample ${a / 1000}k → ${b / 1000}k (quality 5)`, (i) => void r.process(frames[i % frames.length], out));
     r.close();
   }
-  baseCodec.close();
+}
 
+function tableLines(rows: Array<{ name: string; ns: number; ratio: number }>, baseBest: number): string[] {
   const pad = (s: string, w: number): string => s.padEnd(w);
-  const lines = [
+  return [
     `| ${pad('row (one 20 ms frame)', 50)} | µs/frame (best) | × baseline (best) | frames/core |`,
     `|${'-'.repeat(52)}|----------------:|------------------:|------------:|`,
     `| ${pad('baseline: PCMU encode + decode', 50)} | ${(baseBest / 1000).toFixed(2).padStart(15)} | ${'1.0'.padStart(17)} | ${Math.floor(20e6 / baseBest)
@@ -171,17 +155,18 @@ function main(): void {
           .padStart(11)} |`,
     ),
   ];
+}
+
+/** The report: the table in its method and reading notes. */
+function writeReport(table: string, opusVersion: string): void {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const when = new Date().toISOString().slice(0, 10);
   const load = os.loadavg()[0].toFixed(1);
-  const table = lines.join('\n');
-  console.log(table);
-  if (!WRITE || only) return;
   const md = `# media-engine codecs: CPU per frame
 
 What one 20 ms frame costs to encode, decode or conceal in each codec of \`media-engine/codecs/\`, and to
 resample, next to a baseline measured in the same run: G.711 µ-law encode + decode of one 8 kHz frame.
-Opus, G.722 and the resampler run in the native module (libopus ${nativeCodecs.opusVersion.replace('libopus ', '')}, libspandsp,
+Opus, G.722 and the resampler run in the native module (libopus ${opusVersion.replace('libopus ', '')}, libspandsp,
 libspeexdsp); G.711 is TypeScript.
 
 Command:
@@ -212,6 +197,44 @@ Reading the table:
   const file = reportPath('codecs');
   fs.writeFileSync(file, md);
   console.log(`\nwrote ${path.relative(process.cwd(), file)}`);
+}
+
+function main(): void {
+  if (!nativeCodecs) throw new Error('the native codec module is not built: bash scripts/build-native.sh');
+  const pcm8 = framesOf(speech(8000), 160);
+  const pcm16 = framesOf(speech(16000), 320);
+  const pcm48 = framesOf(speech(48000), 960);
+  const out = new Int16Array(960 * 3);
+  const bytes = new Uint8Array(1275);
+
+  const baseCodec = new G711Codec('PCMU');
+  const base8 = packetsOf(baseCodec, pcm8);
+  const base = (i: number): void => {
+    baseCodec.encode(pcm8[i % pcm8.length], bytes);
+    baseCodec.decode(base8[i % base8.length], out);
+  };
+
+  const only = process.env.ROWS ? new RegExp(process.env.ROWS, 'i') : null;
+  const rows: Array<{ name: string; ns: number; ratio: number }> = [];
+  let baseBest = Infinity;
+  const row = (name: string, fn: (i: number) => void): void => {
+    if (only && !only.test(name)) return;
+    const m = measurePaired(base, fn);
+    baseBest = Math.min(baseBest, m.baseNs);
+    rows.push({ name, ns: m.ns, ratio: m.ns / m.baseNs });
+    process.stderr.write(`${name}: ${(m.ns / 1000).toFixed(2)} µs\n`);
+  };
+
+  g711Rows(row, pcm8, out, bytes);
+  widebandRows(row, pcm16, pcm48, out, bytes);
+  resampleRows(row, { 8000: pcm8, 16000: pcm16, 48000: pcm48 }, out);
+  baseCodec.close();
+
+  const lines = tableLines(rows, baseBest);
+  const table = lines.join('\n');
+  console.log(table);
+  if (!WRITE || only) return;
+  writeReport(table, nativeCodecs.opusVersion);
 }
 
 main();

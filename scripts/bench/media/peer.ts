@@ -94,151 +94,199 @@ function payloadKey(b: Uint8Array, from: number, to: number): number {
 
 type PeerCommand = { cmd: string; n?: number; targets?: number[]; durationMs?: number; warmupMs?: number; legs?: LegSpec[]; ms?: number; relay?: boolean };
 
+/** The parent's commands (codec-legs.ts, run.ts), each with its handler; an unknown one is ignored. */
+const COMMANDS = new Map<string, (m: PeerCommand) => Promise<void> | void>([
+  ['open', openLegs],
+  ['start', start],
+  ['close', closeAll],
+  ['echo', echo],
+  // this process's event loop held busy (a test of the timing: the engine was not late, this process was)
+  ['stall', (m) => stall(m.ms!)],
+  ['exit', () => process.exit(0)],
+]);
+
 async function onMessage(m: PeerCommand): Promise<void> {
-  if (m.cmd === 'open') {
-    sockets = [];
-    rx = [];
-    for (let i = 0; i < m.n!; i++) {
-      const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null, loopIdx: [] };
-      rx.push(leg);
-      const s = await openLegSocket((msg, len, t) => {
-        if (!measuring || len < 12) return;
-        if ((msg[1] & 0x7f) !== leg.pt) return; // only the leg's audio packets (PCMU by default)
-        if (leg.last) {
-          if (leg.last.length >= KEEP) leg.last.shift();
-          leg.last.push(Buffer.from(msg.subarray(12 + (msg[0] & 0x0f) * 4, len)));
-        }
-        leg.arrivals.push(t);
-        leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
-        if (relayOf) leg.loopIdx.push(relayOf.get(payloadKey(msg, 12 + (msg[0] & 0x0f) * 4, len)) ?? -1);
-        leg.count++;
-      });
-      sockets.push(s);
-    }
-    send({ ports: sockets.map((s) => s.port), io: PEER_IO });
-  } else if (m.cmd === 'start') {
-    const targets = m.targets!;
-    const payload = Buffer.alloc(160, 0xff);
-    // per leg: the packets it replays (encoded once here, before the clock starts), else PCMU silence
-    const specs = m.legs;
-    const loops: Buffer[][] | null = specs ? [] : null;
-    if (specs && loops) {
-      const made = new Map<string, Buffer[]>();
-      for (const [i, sp] of specs.entries()) {
-        const key = `${sp.codec}/${sp.toneHz}`;
-        if (!made.has(key)) made.set(key, tonePackets(sp.codec, sp.toneHz));
-        loops.push(made.get(key)!);
-        Object.assign(rx[i], { pt: sp.pt, tpf: TICKS_PER_FRAME[sp.codec], last: [] });
+  await COMMANDS.get(m.cmd)?.(m);
+}
+
+/** `n` legs' sockets, each timing the packets of its payload type while measuring; answers their ports. */
+async function openLegs(m: PeerCommand): Promise<void> {
+  sockets = [];
+  rx = [];
+  for (let i = 0; i < m.n!; i++) {
+    const leg: LegRx = { base: null, firstSeq: null, maxSeq: 0, count: 0, arrivals: [], seqs: [], pt: 0, tpf: 160, last: null, loopIdx: [] };
+    rx.push(leg);
+    const s = await openLegSocket((msg, len, t) => {
+      if (!measuring || len < 12) return;
+      if ((msg[1] & 0x7f) !== leg.pt) return; // only the leg's audio packets (PCMU by default)
+      if (leg.last) {
+        if (leg.last.length >= KEEP) leg.last.shift();
+        leg.last.push(Buffer.from(msg.subarray(12 + (msg[0] & 0x0f) * 4, len)));
       }
-    }
-    relayOf = null;
-    sentAt = targets.map(() => []);
-    if (m.relay) {
-      if (!loops || targets.length % 2) throw new Error('relay: legs in pairs with their loops');
-      relayOf = new Map();
-      for (const loop of loops) for (const [j, p] of loop.entries()) relayOf.set(payloadKey(p, 0, p.length), j);
-      if (relayOf.size !== loops[0]!.length * new Set(loops).size) throw new Error('relay: the loop packets are not told apart by their payloads');
-    }
-    // 500 phones do not send in step: leg i sends at its own offset (i mod 4) x 5 ms within each 20 ms,
-    // so the engine sees the packet arrivals a real far end would give it, and the sends here do not
-    // hold up the timestamping of the engine's packets for a whole burst
-    const PHASES = 4;
-    const SUB = 20 / PHASES;
-    const sent = new Uint32Array(targets.length);
-    const start = performance.now();
-    let k = 0;
-    const end = start + m.durationMs!;
-    setTimeout(() => (measuring = true), m.warmupMs!);
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const now = performance.now();
-        if (now >= end) return resolve();
-        while (performance.now() >= start + (k + 1) * SUB) {
-          const phase = k % PHASES;
-          k++;
-          for (let i = phase; i < targets.length; i += PHASES) {
-            const n = sent[i]++;
-            const body = loops ? loops[i][n % loops[i].length] : payload;
-            const b = Buffer.allocUnsafe(12 + body.length);
-            b[0] = 0x80;
-            b[1] = specs ? specs[i].pt : 0;
-            b.writeUInt16BE(n & 0xffff, 2);
-            b.writeUInt32BE((n * (specs ? TICKS_PER_FRAME[specs[i].codec] : 160)) >>> 0, 4);
-            b.writeUInt32BE(1000 + i, 8);
-            body.copy(b, 12);
-            // read before the send: a send that finds the ring full flushes it and hands this process the
-            // packets that came meanwhile, and a send time read after that could come after the forwarded
-            // packet's own arrival (which relay-timing then took for one a whole loop later)
-            if (relayOf) sentAt[i]!.push(performance.now());
-            sockets[i].send(b, targets[i]);
-          }
-        }
-        setTimeout(tick, Math.max(0, start + (k + 1) * SUB - performance.now()));
-      };
-      tick();
+      leg.arrivals.push(t);
+      leg.seqs.push(msg.readUInt32BE(4)); // RTP timestamp: the sender's clock
+      if (relayOf) leg.loopIdx.push(relayOf.get(payloadKey(msg, 12 + (msg[0] & 0x0f) * 4, len)) ?? -1);
+      leg.count++;
     });
-    measuring = false;
-    // send-time error: each packet's arrival vs the ideal 20 ms grid of its leg (by RTP timestamp)
-    const legsHeard = rx.filter((l) => l.count > 0).length;
-    const errors: number[] = [];
-    let expected = 0;
-    let received = 0;
-    for (const [i, leg] of rx.entries()) {
-      if (leg.seqs.length < 2) continue;
-      const s0 = leg.seqs[0];
-      let base = Infinity;
-      const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / leg.tpf));
-      if (relayOf) errors.push(...relayErrors(leg, sentAt[i ^ 1]!));
-      else {
-        for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
-        for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
-      }
-      const span = Math.max(...idx) + 1;
-      expected += span;
-      received += new Set(idx).size;
-    }
-    // the tone check: every leg's last packets decoded (the far end's own decoder), the other side's tone expected
-    let tones: { legs: number; silent: number; wrongTone: number; minRms: number; minShare: number } | undefined;
-    if (specs) {
-      tones = { legs: specs.length, silent: 0, wrongTone: 0, minRms: Infinity, minShare: Infinity };
-      for (const [i, sp] of specs.entries()) {
-        const h = hearTone(sp.codec, rx[i].last ?? [], sp.expectHz);
-        tones.minRms = Math.min(tones.minRms, h.rms);
-        tones.minShare = Math.min(tones.minShare, h.toneShare);
-        if (!isTone(h)) tones[h.rms < 100 ? 'silent' : 'wrongTone']++;
-      }
-    }
-    for (const leg of rx) {
-      leg.arrivals = [];
-      leg.seqs = [];
-      leg.loopIdx = [];
-      leg.count = 0;
-      if (leg.last) leg.last = [];
-    }
-    errors.sort((a, b) => a - b);
-    const pct = (p: number) => (errors.length ? errors[Math.min(errors.length - 1, Math.floor(errors.length * p))] : 0);
-    send({ p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard, tones });
-  } else if (m.cmd === 'close') {
-    for (const s of sockets) s.close();
-    sockets = [];
-    for (const s of echoes) s.close();
-    echoes = [];
-    if (poller) clearInterval(poller);
-    poller = null;
-    send({ closed: true });
-  } else if (m.cmd === 'echo') {
-    const s = dgram.createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    s.on('message', (msg, r) => s.send(msg, r.port, r.address));
-    echoes.push(s);
-    send({ port: s.address().port });
-  } else if (m.cmd === 'stall') {
-    // this process's event loop held busy (a test of the timing: the engine was not late, this process was)
-    const end = performance.now() + m.ms!;
-    while (performance.now() < end);
-  } else if (m.cmd === 'exit') {
-    process.exit(0);
+    sockets.push(s);
   }
+  send({ ports: sockets.map((s) => s.port), io: PEER_IO });
+}
+
+/** One measured run: every leg sends for `durationMs` (measured after `warmupMs`), then the report goes back. */
+async function start(m: PeerCommand): Promise<void> {
+  const targets = m.targets!;
+  // per leg: the packets it replays (encoded once here, before the clock starts), else PCMU silence
+  const specs = m.legs;
+  const loops = specs ? legLoops(specs) : null;
+  relayOf = null;
+  sentAt = targets.map(() => []);
+  if (m.relay) relayOf = relayIndex(loops, targets.length);
+  setTimeout(() => (measuring = true), m.warmupMs!);
+  await sendAll(targets, loops, specs, m.durationMs!);
+  measuring = false;
+  send(report(specs));
+}
+
+/** Each leg's loop of its codec's tone packets; the leg then accepts its codec's payload type and keeps its last payloads. */
+function legLoops(specs: LegSpec[]): Buffer[][] {
+  const loops: Buffer[][] = [];
+  const made = new Map<string, Buffer[]>();
+  for (const [i, sp] of specs.entries()) {
+    const key = `${sp.codec}/${sp.toneHz}`;
+    if (!made.has(key)) made.set(key, tonePackets(sp.codec, sp.toneHz));
+    loops.push(made.get(key)!);
+    Object.assign(rx[i], { pt: sp.pt, tpf: TICKS_PER_FRAME[sp.codec], last: [] });
+  }
+  return loops;
+}
+
+/** `relay`: which packet of its loop each payload is (the loops' packets must differ by their payloads). */
+function relayIndex(loops: Buffer[][] | null, legs: number): Map<number, number> {
+  if (!loops || legs % 2) throw new Error('relay: legs in pairs with their loops');
+  const index = new Map<number, number>();
+  for (const loop of loops) for (const [j, p] of loop.entries()) index.set(payloadKey(p, 0, p.length), j);
+  if (index.size !== loops[0]!.length * new Set(loops).size) throw new Error('relay: the loop packets are not told apart by their payloads');
+  return index;
+}
+
+/**
+ * Every leg sends a packet each 20 ms until `durationMs`. 500 phones do not send in step: leg i sends at
+ * its own offset (i mod 4) x 5 ms within each 20 ms, so the engine sees the packet arrivals a real far
+ * end would give it, and the sends here do not hold up the timestamping of the engine's packets for a
+ * whole burst.
+ */
+async function sendAll(targets: number[], loops: Buffer[][] | null, specs: LegSpec[] | undefined, durationMs: number): Promise<void> {
+  const payload = Buffer.alloc(160, 0xff);
+  const PHASES = 4;
+  const SUB = 20 / PHASES;
+  const sent = new Uint32Array(targets.length);
+  const start = performance.now();
+  let k = 0;
+  const end = start + durationMs;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      if (now >= end) return resolve();
+      while (performance.now() >= start + (k + 1) * SUB) {
+        const phase = k % PHASES;
+        k++;
+        for (let i = phase; i < targets.length; i += PHASES) {
+          const n = sent[i]++;
+          const body = loops ? loops[i][n % loops[i].length] : payload;
+          const b = Buffer.allocUnsafe(12 + body.length);
+          b[0] = 0x80;
+          b[1] = specs ? specs[i].pt : 0;
+          b.writeUInt16BE(n & 0xffff, 2);
+          b.writeUInt32BE((n * (specs ? TICKS_PER_FRAME[specs[i].codec] : 160)) >>> 0, 4);
+          b.writeUInt32BE(1000 + i, 8);
+          body.copy(b, 12);
+          // read before the send: a send that finds the ring full flushes it and hands this process the
+          // packets that came meanwhile, and a send time read after that could come after the forwarded
+          // packet's own arrival (which relay-timing then took for one a whole loop later)
+          if (relayOf) sentAt[i]!.push(performance.now());
+          sockets[i].send(b, targets[i]);
+        }
+      }
+      setTimeout(tick, Math.max(0, start + (k + 1) * SUB - performance.now()));
+    };
+    tick();
+  });
+}
+
+/** The run's report: send-time error percentiles, loss, legs heard, the tone check; the legs' records are emptied. */
+function report(specs: LegSpec[] | undefined): Record<string, unknown> {
+  const legsHeard = rx.filter((l) => l.count > 0).length;
+  const { errors, expected, received } = sendErrors();
+  const tones = specs ? toneCheck(specs) : undefined;
+  for (const leg of rx) {
+    leg.arrivals = [];
+    leg.seqs = [];
+    leg.loopIdx = [];
+    leg.count = 0;
+    if (leg.last) leg.last = [];
+  }
+  errors.sort((a, b) => a - b);
+  const pct = (p: number) => (errors.length ? errors[Math.min(errors.length - 1, Math.floor(errors.length * p))] : 0);
+  return { p50: pct(0.5), p99: pct(0.99), max: errors[errors.length - 1] ?? 0, expected, received, lossPct: expected ? ((expected - received) / expected) * 100 : 100, legsHeard, tones };
+}
+
+/** Send-time error: each packet's arrival vs the ideal 20 ms grid of its leg (by RTP timestamp), or its relay delay; and the packets expected and received. */
+function sendErrors(): { errors: number[]; expected: number; received: number } {
+  const errors: number[] = [];
+  let expected = 0;
+  let received = 0;
+  for (const [i, leg] of rx.entries()) {
+    if (leg.seqs.length < 2) continue;
+    const s0 = leg.seqs[0];
+    let base = Infinity;
+    const idx = leg.seqs.map((s) => Math.round(((s - s0) >>> 0) / leg.tpf));
+    if (relayOf) errors.push(...relayErrors(leg, sentAt[i ^ 1]!));
+    else {
+      for (let k = 0; k < idx.length; k++) base = Math.min(base, leg.arrivals[k] - idx[k] * 20);
+      for (let k = 0; k < idx.length; k++) errors.push(leg.arrivals[k] - idx[k] * 20 - base);
+    }
+    const span = Math.max(...idx) + 1;
+    expected += span;
+    received += new Set(idx).size;
+  }
+  return { errors, expected, received };
+}
+
+/** The tone check: every leg's last packets decoded (the far end's own decoder), the other side's tone expected. */
+function toneCheck(specs: LegSpec[]): { legs: number; silent: number; wrongTone: number; minRms: number; minShare: number } {
+  const tones = { legs: specs.length, silent: 0, wrongTone: 0, minRms: Infinity, minShare: Infinity };
+  for (const [i, sp] of specs.entries()) {
+    const h = hearTone(sp.codec, rx[i].last ?? [], sp.expectHz);
+    tones.minRms = Math.min(tones.minRms, h.rms);
+    tones.minShare = Math.min(tones.minShare, h.toneShare);
+    if (!isTone(h)) tones[h.rms < 100 ? 'silent' : 'wrongTone']++;
+  }
+  return tones;
+}
+
+function closeAll(): void {
+  for (const s of sockets) s.close();
+  sockets = [];
+  for (const s of echoes) s.close();
+  echoes = [];
+  if (poller) clearInterval(poller);
+  poller = null;
+  send({ closed: true });
+}
+
+/** An echo socket for the raw-UDP baseline. */
+async function echo(): Promise<void> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  s.on('message', (msg, r) => s.send(msg, r.port, r.address));
+  echoes.push(s);
+  send({ port: s.address().port });
+}
+
+function stall(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
 }
 
 // A failed command ends the peer loudly: the parent sees it exit and stops the run.

@@ -33,10 +33,22 @@ const SPANS = 7 + 3 * ACTIONS + WEBHOOKS;
 
 /** One call's spans, shaped as the platform makes them. */
 function oneCall(i: number): void {
+  const envelope = request(i);
+  const events = commandSpans(i, envelope);
+  webhookDeliveries(i, events);
+}
+
+/** control-api: the request's server span; its context goes out injected into the command envelope. */
+function request(i: number): { commandId: string; trace: Record<string, string> } {
   const req = startSpan('POST /v1.0/calls', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.route': '/v1.0/calls', 'openvoice.request.id': `req_${i}` } });
   const envelope = withActive(req, () => ({ commandId: `c${i}`, trace: injectContext() }));
   req.setAttribute('http.response.status_code', 200);
   req.end();
+  return envelope;
+}
+
+/** media-app's command and call, with sip-server's INVITE and BYE; returns the contexts its events carry. */
+function commandSpans(i: number, envelope: { commandId: string; trace: Record<string, string> }): Record<string, string>[] {
   const cmd = startSpan('command call.originate', {
     kind: SpanKind.CONSUMER,
     parent: extractContext(envelope.trace),
@@ -57,37 +69,7 @@ function oneCall(i: number): void {
       invite.end();
       const dialog = contextOf(invite);
       for (let w = 0; w < WEBHOOKS; w++) events.push(injectContext());
-      const flow = startSpan('activeflow', { attributes: { 'openvoice.activeflow.id': `af-${i}`, 'openvoice.activeflow.reference_type': 'call' } });
-      withActive(flow, () => {
-        for (let a = 0; a < ACTIONS; a++) {
-          const s = startSpan('action talk', { attributes: { 'openvoice.action.id': `a${a}`, 'openvoice.action.type': 'talk', 'openvoice.action.depth': 0 } });
-          withActive(s, () => {
-            const play = startSpan('media play', { attributes: { 'openvoice.media.prompt': 'tts', 'openvoice.media.sources': 1 } });
-            const t = Date.now();
-            const tts = startSpan('tts synthesize', {
-              parent: contextOf(play),
-              startTime: t,
-              attributes: {
-                'openvoice.tts.language': 'en-US',
-                'openvoice.tts.voice': 'default',
-                'openvoice.tts.characters': 40,
-                'openvoice.tts.provider': 'espeak-ng',
-                'openvoice.tts.cache_hit': true,
-              },
-            });
-            tts.end(t);
-            play.setAttributes({ 'openvoice.media.outcome': 'played', 'openvoice.media.played_ms': 1800 });
-            play.end();
-          });
-          s.setAttribute('openvoice.action.outcome', 'next');
-          s.end();
-        }
-        const rec = startSpan('media record', { attributes: { 'openvoice.recording.id': `rec-${i}` } });
-        rec.setAttributes({ 'openvoice.media.outcome': 'stopped', 'openvoice.media.record.duration_ms': 8000, 'openvoice.media.sample_rate': 8000 });
-        rec.end();
-      });
-      flow.setAttribute('openvoice.activeflow.end_reason', 'finished');
-      flow.end();
+      activeflow(i);
       const bye = startSpan('sip BYE', { kind: SpanKind.CLIENT, parent: dialog, attributes: { 'sip.method': 'BYE', 'sip.call_id': `sip-${i}`, 'network.transport': 'udp' } });
       bye.setAttribute('sip.response.status_code', 200);
       bye.end();
@@ -96,7 +78,46 @@ function oneCall(i: number): void {
     call.end();
   });
   cmd.end();
-  // control-api: each event's delivery under the context the event carried
+  return events;
+}
+
+/** media-app: the activeflow, per action `action talk` with its `media play` and `tts synthesize`, and a `media record`. */
+function activeflow(i: number): void {
+  const flow = startSpan('activeflow', { attributes: { 'openvoice.activeflow.id': `af-${i}`, 'openvoice.activeflow.reference_type': 'call' } });
+  withActive(flow, () => {
+    for (let a = 0; a < ACTIONS; a++) {
+      const s = startSpan('action talk', { attributes: { 'openvoice.action.id': `a${a}`, 'openvoice.action.type': 'talk', 'openvoice.action.depth': 0 } });
+      withActive(s, () => {
+        const play = startSpan('media play', { attributes: { 'openvoice.media.prompt': 'tts', 'openvoice.media.sources': 1 } });
+        const t = Date.now();
+        const tts = startSpan('tts synthesize', {
+          parent: contextOf(play),
+          startTime: t,
+          attributes: {
+            'openvoice.tts.language': 'en-US',
+            'openvoice.tts.voice': 'default',
+            'openvoice.tts.characters': 40,
+            'openvoice.tts.provider': 'espeak-ng',
+            'openvoice.tts.cache_hit': true,
+          },
+        });
+        tts.end(t);
+        play.setAttributes({ 'openvoice.media.outcome': 'played', 'openvoice.media.played_ms': 1800 });
+        play.end();
+      });
+      s.setAttribute('openvoice.action.outcome', 'next');
+      s.end();
+    }
+    const rec = startSpan('media record', { attributes: { 'openvoice.recording.id': `rec-${i}` } });
+    rec.setAttributes({ 'openvoice.media.outcome': 'stopped', 'openvoice.media.record.duration_ms': 8000, 'openvoice.media.sample_rate': 8000 });
+    rec.end();
+  });
+  flow.setAttribute('openvoice.activeflow.end_reason', 'finished');
+  flow.end();
+}
+
+/** control-api: each event's delivery under the context the event carried. */
+function webhookDeliveries(i: number, events: Record<string, string>[]): void {
   for (const [w, carrier] of events.entries()) {
     const d = startSpan('webhook deliver', {
       kind: SpanKind.CLIENT,

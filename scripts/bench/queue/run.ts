@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { reportPath } from '../report';
 import { Redis } from 'ioredis';
+import type { Knex } from 'knex';
 import { parseActions } from '../../../core/flow';
 import { callsRepo } from '../../../core/repos/calls';
 import { repos } from '../../../core/repos';
@@ -78,17 +79,7 @@ async function main(): Promise<void> {
   const connectFromAnswer: number[] = [];
   for (let i = 0; i < N; i++) {
     // queue: a fresh tag, agent and queue each time, so no cool-down or leftover agent interferes
-    const tag = await tagsRepo(db).create(cid, { name: `t${i}` });
-    if (tag === 'duplicate') throw new Error('tag');
-    const agent = await agentsRepo(db).create({
-      customer_id: cid,
-      username: `bench-${Date.now()}-${i}@example.test`,
-      permission: 16,
-      status: 'available',
-      tag_ids: [tag.id],
-      addresses: [{ type: 'sip', target: `q${i}@127.0.0.1:${agentSide.port}` }],
-    });
-    const queue = await queuesRepo(db).create(cid, { name: `q${i}`, tag_ids: [tag.id] });
+    const { agent, queue } = await freshQueue(db, cid, i, agentSide.port);
     const qInvite = invite(`q${i}`);
     const q = await originate([{ type: 'queue_join', option: { queue_id: queue.id } }]);
     const qAt = await qInvite;
@@ -96,14 +87,7 @@ async function main(): Promise<void> {
     queueFromAnswer.push(qAt - (await progressingAt(q.id)));
     await bus.toCallOwner({ type: 'call.hangup', callId: q.id });
     await hungUp(q.id);
-    await until(
-      async () => {
-        const qc = await db('queuecalls').where({ reference_id: q.id }).first();
-        return qc && (qc.status === 'abandoned' || qc.status === 'done');
-      },
-      10_000,
-      'queuecall closed',
-    );
+    await queuecallClosed(db, q.id);
     await agentsRepo(db).update(agent.id, { status: 'offline' });
 
     // baseline: connect to the same kind of destination
@@ -115,6 +99,49 @@ async function main(): Promise<void> {
   }
   const open = await queuecallsRepo(db).list(cid, { pageSize: 100, pageToken: '' }, { status: 'waiting' });
 
+  report({ dispatch, queueFromAnswer, connectFromAnswer }, open.result.length);
+
+  killAllSipp();
+  await callerSipp.done.catch(() => undefined);
+  agentSide.close();
+  sink.close();
+  await bus.close();
+  busRedis.disconnect();
+  await p.close();
+  await db.destroy();
+}
+
+/** A fresh tag, an available agent with it at the agent side's address, and a queue on the tag. */
+async function freshQueue(db: Knex, cid: string, i: number, agentPort: number) {
+  const tag = await tagsRepo(db).create(cid, { name: `t${i}` });
+  if (tag === 'duplicate') throw new Error('tag');
+  const agent = await agentsRepo(db).create({
+    customer_id: cid,
+    username: `bench-${Date.now()}-${i}@example.test`,
+    permission: 16,
+    status: 'available',
+    tag_ids: [tag.id],
+    addresses: [{ type: 'sip', target: `q${i}@127.0.0.1:${agentPort}` }],
+  });
+  const queue = await queuesRepo(db).create(cid, { name: `q${i}`, tag_ids: [tag.id] });
+  return { agent, queue };
+}
+
+/** The call's queuecall is closed (abandoned or done). */
+function queuecallClosed(db: Knex, callId: string): Promise<unknown> {
+  return until(
+    async () => {
+      const qc = await db('queuecalls').where({ reference_id: callId }).first();
+      return qc && (qc.status === 'abandoned' || qc.status === 'done');
+    },
+    10_000,
+    'queuecall closed',
+  );
+}
+
+/** The figures against the connect baseline, printed and written to the report. */
+function report(m: { dispatch: number[]; queueFromAnswer: number[]; connectFromAnswer: number[] }, leftWaiting: number): void {
+  const { dispatch, queueFromAnswer, connectFromAnswer } = m;
   const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 99))} | ${fmt(Math.max(...xs))} |`;
   const ratio50 = pct(queueFromAnswer, 50) / pct(connectFromAnswer, 50);
   const ratio99 = pct(queueFromAnswer, 99) / pct(connectFromAnswer, 99);
@@ -137,21 +164,12 @@ Ratio queue / connect (caller answered → INVITE): p50 ${ratio50.toFixed(2)}, p
 
 The dispatch itself (claiming an agent: one guarded UPDATE; the connecting write; the leg's Call row)
 adds a few Postgres round trips to what connect does; queue_join also writes the queuecall
-(created, waiting) before dispatch starts. Callers left waiting at the end: ${open.result.length}.
+(created, waiting) before dispatch starts. Callers left waiting at the end: ${leftWaiting}.
 `;
   const out = reportPath('queue');
   fs.writeFileSync(out, md);
   process.stdout.write(md);
   console.log(`wrote ${path.relative(process.cwd(), out)}`);
-
-  killAllSipp();
-  await callerSipp.done.catch(() => undefined);
-  agentSide.close();
-  sink.close();
-  await bus.close();
-  busRedis.disconnect();
-  await p.close();
-  await db.destroy();
 }
 
 main().then(

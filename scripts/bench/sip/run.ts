@@ -236,22 +236,19 @@ function table(rows: string[][]): string {
   return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
-async function main(): Promise<void> {
-  // baseline: sipp uac -> sipp uas
-  const uasPort = await freePort();
-  const uas = spawn('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-nostdin'], { stdio: 'ignore', cwd: os.tmpdir() });
-  children.add(uas);
-  await new Promise((r) => setTimeout(r, 500));
-  const baseline = process.argv.includes('--no-baseline') ? [] : await ramp('baseline sipp->sipp', `127.0.0.1:${uasPort}`);
-  uas.kill('SIGKILL');
+type ServerUsage = Awaited<ReturnType<Awaited<ReturnType<typeof startSipServer>>['cpu']>>;
+interface CpuRun {
+  warm: { ok: number; failed: number; perCall: number } | null;
+  fixed: { ok: number; failed: number };
+  cpu0: ServerUsage;
+  cpu1: ServerUsage;
+  cpuPerCall: number;
+  userPerCall: number;
+  appPerCall: number;
+}
 
-  // sip-server + srf app
-  const server = await startSipServer();
-  const app = await connectApp(server.drachtioPort);
-  await uacRun(`127.0.0.1:${server.sipPort}`, 50, 2); // warm-up (JIT)
-  const ours = await ramp('sip-server+srf', `127.0.0.1:${server.sipPort}`);
-
-  // CPU per call at a fixed rate: first while the JIT warms up, then warm
+/** sip-server's CPU per call at a fixed rate: first while the JIT warms up, then warm; and this process's (the srf app's). */
+async function measureCpu(server: Awaited<ReturnType<typeof startSipServer>>): Promise<CpuRun> {
   const perCall = (a: { user: number; system: number }, b: { user: number; system: number }, calls: number) => (calls ? (b.user + b.system - a.user - a.system) / calls : NaN);
   let warm: { ok: number; failed: number; perCall: number } | null = null;
   if (CPU_WARMUP > 0) {
@@ -272,14 +269,11 @@ async function main(): Promise<void> {
   const userPerCall = fixed.ok ? (cpu1.user - cpu0.user) / fixed.ok : NaN;
   // the srf application runs in this process (besides the light sipp orchestration)
   const appPerCall = fixed.ok ? (appUsage.user + appUsage.system) / 1000 / fixed.ok : NaN;
+  return { warm, fixed, cpu0, cpu1, cpuPerCall, userPerCall, appPerCall };
+}
 
-  app.disconnect();
-  const exited = new Promise((r) => server.proc.once('exit', r));
-  server.proc.kill('SIGTERM');
-  // a --cpu-prof profile is written at exit, which takes seconds for a long run
-  const exitWait = (process.env.BENCH_NODE_ARGS ?? '').includes('--cpu-prof') ? 60000 : 5000;
-  await Promise.race([exited, new Promise((r) => setTimeout(r, exitWait))]);
-
+/** The two ramps side by side, and the best rates without failures. */
+function printRamps(baseline: RunResult[], ours: RunResult[]): void {
   const rows = [['offered cps', 'baseline ok/failed', 'baseline done/s', 'sip-server ok/failed', 'sip-server done/s']];
   for (const rate of STEPS) {
     const b = baseline.find((r) => r.rate === rate);
@@ -299,6 +293,10 @@ async function main(): Promise<void> {
   const dd = doneRate(ours);
   process.stdout.write(`highest offered rate with zero failed calls: baseline ${bb} cps, sip-server ${bo} cps (steps stop at ${STEPS[STEPS.length - 1]})\n`);
   process.stdout.write(`best sustained completion rate without failures: baseline ${db.toFixed(0)}/s, sip-server ${dd.toFixed(0)}/s (ratio ${(db ? dd / db : 0).toFixed(2)})\n`);
+}
+
+/** CPU per call (warm-up and warm), SIP capture's count, sip-server's memory, the app's CPU for comparison. */
+function printCpu({ warm, fixed, cpu0, cpu1, cpuPerCall, userPerCall, appPerCall }: CpuRun): void {
   if (warm)
     process.stdout.write(
       `sip-server CPU per call in the first ${CPU_WARMUP} s at ${CPU_RATE} cps (JIT warm-up, not the figure): ${warm.perCall.toFixed(3)} ms (${warm.ok} ok, ${warm.failed} failed)\n`,
@@ -325,6 +323,34 @@ async function main(): Promise<void> {
   process.stdout.write(
     `drachtio-srf application CPU per call (same run, for comparison): ${appPerCall.toFixed(3)} ms (sip-server/app ratio ${(cpuPerCall / appPerCall).toFixed(2)}; load average ${os.loadavg()[0].toFixed(1)})\n`,
   );
+}
+
+async function main(): Promise<void> {
+  // baseline: sipp uac -> sipp uas
+  const uasPort = await freePort();
+  const uas = spawn('sipp', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(uasPort), '-nostdin'], { stdio: 'ignore', cwd: os.tmpdir() });
+  children.add(uas);
+  await new Promise((r) => setTimeout(r, 500));
+  const baseline = process.argv.includes('--no-baseline') ? [] : await ramp('baseline sipp->sipp', `127.0.0.1:${uasPort}`);
+  uas.kill('SIGKILL');
+
+  // sip-server + srf app
+  const server = await startSipServer();
+  const app = await connectApp(server.drachtioPort);
+  await uacRun(`127.0.0.1:${server.sipPort}`, 50, 2); // warm-up (JIT)
+  const ours = await ramp('sip-server+srf', `127.0.0.1:${server.sipPort}`);
+
+  const cpu = await measureCpu(server);
+
+  app.disconnect();
+  const exited = new Promise((r) => server.proc.once('exit', r));
+  server.proc.kill('SIGTERM');
+  // a --cpu-prof profile is written at exit, which takes seconds for a long run
+  const exitWait = (process.env.BENCH_NODE_ARGS ?? '').includes('--cpu-prof') ? 60000 : 5000;
+  await Promise.race([exited, new Promise((r) => setTimeout(r, exitWait))]);
+
+  printRamps(baseline, ours);
+  printCpu(cpu);
   cleanup();
   process.exit(0);
 }

@@ -139,6 +139,12 @@ async function main(): Promise<void> {
     await s.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  report({ latencies, httpMs, baseline }, parts, sources);
+}
+
+/** The run's figures against the baseline, where the time goes, printed and written to the report. */
+function report(m: { latencies: number[]; httpMs: number[]; baseline: number[] }, parts: { arrive: number[]; synth: number[]; engine: number[] }, sources: Record<string, number>): void {
+  const { latencies, httpMs, baseline } = m;
   const r = (x: number) => Math.round(x * 10) / 10;
   const row = {
     says: latencies.length,

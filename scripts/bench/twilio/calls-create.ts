@@ -97,25 +97,7 @@ async function main(): Promise<void> {
         (async () => {
           const t0 = performance.now();
           sent.set(user, { kind, t0 });
-          const status =
-            kind === 'v1'
-              ? await post(
-                  api.baseUrl,
-                  `/v1.0/calls?accesskey=${f.accesskey}`,
-                  JSON.stringify({ source: { type: 'sip', target: 'bench@example.test' }, destinations: [{ type: 'sip', target }], actions: [{ type: 'hangup' }] }),
-                  {
-                    'content-type': 'application/json',
-                  },
-                )
-              : await post(
-                  api.baseUrl,
-                  `/2010-04-01/Accounts/${sid}/Calls.json`,
-                  new URLSearchParams({ To: target, From: 'sip:bench@example.test', Twiml: '<Response><Hangup/></Response>' }).toString(),
-                  {
-                    'content-type': 'application/x-www-form-urlencoded',
-                    authorization: basic,
-                  },
-                );
+          const status = await createCall(kind, target, { baseUrl: api.baseUrl, accesskey: f.accesskey, sid, basic });
           if (status >= 300) {
             failed++;
             sent.delete(user);
@@ -126,25 +108,7 @@ async function main(): Promise<void> {
     await Promise.all(inflight);
     const end = performance.now() + 10_000;
     while (uas.arrivals.size < sent.size && performance.now() < end) await sleep(100);
-    const by: Record<'v1' | 'twilio', number[]> = { v1: [], twilio: [] };
-    for (const [user, s] of sent) {
-      const at = uas.arrivals.get(user);
-      if (at !== undefined) by[s.kind].push(at - s.t0);
-    }
-    const f1 = (x: number) => x.toFixed(1);
-    const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 90))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} |`;
-    console.log(
-      `\nload at end ${os
-        .loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')}; failed POSTs ${failed}; INVITEs missing ${sent.size - by.v1.length - by.twilio.length}`,
-    );
-    console.log('| request → INVITE at UAS | n | p50 ms | p90 ms | p99 ms | max ms |');
-    console.log('|---|---:|---:|---:|---:|---:|');
-    console.log(row('baseline: POST /v1.0/calls', by.v1));
-    console.log(row('POST …/Calls.json', by.twilio));
-    const ratio = pct(by.twilio, 99) / pct(by.v1, 99);
-    console.log(`\np99 ratio Calls.json / v1.0 = ${ratio.toFixed(2)}; target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}`);
+    report(sent, uas.arrivals, failed);
   } finally {
     await sleep(1500);
     uas.close();
@@ -152,6 +116,45 @@ async function main(): Promise<void> {
     await t.close();
     await p.close();
   }
+}
+
+/** One call created the way `kind` asks: POST /v1.0/calls (JSON) or Twilio's Calls.json (form, Basic auth); the answer's status. */
+function createCall(kind: 'v1' | 'twilio', target: string, to: { baseUrl: string; accesskey: string; sid: string; basic: string }): Promise<number> {
+  if (kind === 'v1') {
+    return post(
+      to.baseUrl,
+      `/v1.0/calls?accesskey=${to.accesskey}`,
+      JSON.stringify({ source: { type: 'sip', target: 'bench@example.test' }, destinations: [{ type: 'sip', target }], actions: [{ type: 'hangup' }] }),
+      { 'content-type': 'application/json' },
+    );
+  }
+  return post(to.baseUrl, `/2010-04-01/Accounts/${to.sid}/Calls.json`, new URLSearchParams({ To: target, From: 'sip:bench@example.test', Twiml: '<Response><Hangup/></Response>' }).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+    authorization: to.basic,
+  });
+}
+
+/** Request → INVITE at the UAS per kind: percentiles, and the p99 ratio against the target. */
+function report(sent: Map<string, { kind: 'v1' | 'twilio'; t0: number }>, arrivals: Map<string, number>, failed: number): void {
+  const by: Record<'v1' | 'twilio', number[]> = { v1: [], twilio: [] };
+  for (const [user, s] of sent) {
+    const at = arrivals.get(user);
+    if (at !== undefined) by[s.kind].push(at - s.t0);
+  }
+  const f1 = (x: number) => x.toFixed(1);
+  const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${f1(pct(xs, 50))} | ${f1(pct(xs, 90))} | ${f1(pct(xs, 99))} | ${f1(Math.max(...xs))} |`;
+  console.log(
+    `\nload at end ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}; failed POSTs ${failed}; INVITEs missing ${sent.size - by.v1.length - by.twilio.length}`,
+  );
+  console.log('| request → INVITE at UAS | n | p50 ms | p90 ms | p99 ms | max ms |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(row('baseline: POST /v1.0/calls', by.v1));
+  console.log(row('POST …/Calls.json', by.twilio));
+  const ratio = pct(by.twilio, 99) / pct(by.v1, 99);
+  console.log(`\np99 ratio Calls.json / v1.0 = ${ratio.toFixed(2)}; target ≤ 1.2: ${ratio <= 1.2 ? 'met' : 'NOT met'}`);
 }
 
 main().then(

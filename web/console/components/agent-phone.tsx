@@ -7,6 +7,7 @@
  * it. The agent's availability is PUT /v1.0/service_agents/me/status. Only the own origin is trusted
  * both ways. `ice` and `audio_processing` of the console's own query string are handed to the phone.
  */
+import { type RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Agent } from '../api';
 import { useConsole } from '../context';
@@ -45,43 +46,9 @@ export const phaseLive = (p: PhonePhase) => p === 'incoming' || p === 'dialing' 
 export function AgentPhone(props: { onPhase?: (p: PhonePhase) => void }) {
   const { me } = useConsole();
   const frame = useRef<HTMLIFrameElement>(null);
-  const [reg, setReg] = useState('signed-out');
-  const [cause, setCause] = useState('');
-  const [call, setCall] = useState<PhoneCall | null>(null);
-  const [error, setError] = useState('');
+  const { reg, cause, call, error, send } = usePhoneFrame(frame, props.onPhase);
   const [status, setStatus] = useState(me.status || 'offline');
   const act = useAction();
-
-  const send = (command: string, extra: Record<string, unknown> = {}) => frame.current?.contentWindow?.postMessage({ channel: 'openvoice-phone', command, ...extra }, location.origin);
-
-  useEffect(() => {
-    const on = (ev: MessageEvent) => {
-      if (ev.origin !== location.origin || !frame.current || ev.source !== frame.current.contentWindow || !isPhoneMessage(ev.data)) return;
-      const m = ev.data;
-      switch (m.type) {
-        case 'ready':
-          setError('');
-          send('sign-in-agent');
-          return;
-        case 'registration':
-          setReg(m.state);
-          setCause(m.cause ?? '');
-          return;
-        case 'call':
-          setCall(m.call);
-          props.onPhase?.(m.call.phase);
-          return;
-        case 'error':
-          setError(m.message);
-          return;
-      }
-    };
-    window.addEventListener('message', on);
-    return () => {
-      window.removeEventListener('message', on);
-      send('sign-out');
-    };
-  }, []);
 
   const setAvailability = (s: 'available' | 'away') => act.run(async () => setStatus((await api.put<Agent>('/service_agents/me/status', { status: s })).status || s));
 
@@ -126,6 +93,50 @@ export function AgentPhone(props: { onPhase?: (p: PhonePhase) => void }) {
       <iframe ref={frame} class="phone-frame" title="Browser phone" src={phoneSrc(location.search)} allow="microphone; autoplay" />
     </div>
   );
+}
+
+/**
+ * The phone's side of the postMessage channel: it signs the phone in as this agent once it is ready
+ * (and out when the console closes it), keeps what the phone reports, and sends it commands.
+ */
+function usePhoneFrame(frame: RefObject<HTMLIFrameElement>, onPhase: ((p: PhonePhase) => void) | undefined) {
+  const [reg, setReg] = useState('signed-out');
+  const [cause, setCause] = useState('');
+  const [call, setCall] = useState<PhoneCall | null>(null);
+  const [error, setError] = useState('');
+
+  const send = (command: string, extra: Record<string, unknown> = {}) => frame.current?.contentWindow?.postMessage({ channel: 'openvoice-phone', command, ...extra }, location.origin);
+
+  useEffect(() => {
+    const on = (ev: MessageEvent) => {
+      if (ev.origin !== location.origin || !frame.current || ev.source !== frame.current.contentWindow || !isPhoneMessage(ev.data)) return;
+      const m = ev.data;
+      switch (m.type) {
+        case 'ready':
+          setError('');
+          send('sign-in-agent');
+          return;
+        case 'registration':
+          setReg(m.state);
+          setCause(m.cause ?? '');
+          return;
+        case 'call':
+          setCall(m.call);
+          onPhase?.(m.call.phase);
+          return;
+        case 'error':
+          setError(m.message);
+          return;
+      }
+    };
+    window.addEventListener('message', on);
+    return () => {
+      window.removeEventListener('message', on);
+      send('sign-out');
+    };
+  }, []);
+
+  return { reg, cause, call, error, send };
 }
 
 function regLabel(state: string): string {

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type Call, type Page, type Recording, type TimelineEvent } from '../api';
 import { useConsole } from '../context';
 import { href } from '../router';
-import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
+import { ErrorLine, type Loaded, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 import { SipLadder, type SipAnalysis } from '../components/sip-ladder';
 import { CallQualitySection } from '../components/call-quality';
 import { addr, duration, useNow } from './calls';
@@ -28,8 +28,6 @@ export function CallPage({ id }: { id: string }) {
   const { events, topic } = useConsole();
   const call = useLoad(() => api.get<Call>(`/calls/${id}`), [id]);
   const timeline = useLoad(() => api.get<Page<TimelineEvent>>(`/timelines/calls/${id}/events`, { page_size: 200 }).then((p) => p.result.reverse()), [id]);
-  const act = useAction();
-  const now = useNow();
   const [samples, setSamples] = useState(0);
 
   useEffect(() => {
@@ -56,70 +54,11 @@ export function CallPage({ id }: { id: string }) {
         {call.loading && <p>Loading…</p>}
       </Section>
     );
-  const live = c.status !== 'hangup';
-  const answered = c.status === 'progressing';
-  const recording = c.recording_id && c.recording_id !== EMPTY;
-  const muted = isMuted(c);
-  // Mute and recording changes come back as call_updated (media-app applies them a moment later).
-  // hangup's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
-  const hangup = () =>
-    act.run(() =>
-      api.post<Call>(`/calls/${id}/hangup`).then((r) => {
-        call.set({ ...c, ...r });
-        for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
-      }),
-    );
-
   return (
     <>
       <Section title={`Call ${addr(c.source)} → ${addr(c.destination)}`} actions={<a href={href('calls')}>All calls</a>}>
-        <dl class="facts">
-          <dt>Status</dt>
-          <dd>
-            <span class={`badge st-${c.status}`} data-field="status">
-              {c.status}
-            </span>
-          </dd>
-          <dt>Direction</dt>
-          <dd>{c.direction}</dd>
-          <dt>Duration</dt>
-          <dd>{duration(c, now)}</dd>
-          <dt>Started</dt>
-          <dd>{shortTime(c.tm_create)}</dd>
-          {!live && (
-            <>
-              <dt>Hung up by</dt>
-              <dd>
-                {c.hangup_by} ({c.hangup_reason})
-              </dd>
-            </>
-          )}
-          <dt>Flow</dt>
-          <dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
-          <dt>Node</dt>
-          <dd data-field="node">{c.node_id || '—'}</dd>
-          <dt>Id</dt>
-          <dd>
-            <code>{c.id}</code>
-          </dd>
-        </dl>
-        <div class="buttons">
-          <button class="danger" disabled={!live || act.busy} onClick={hangup}>
-            Hang up
-          </button>
-          <button disabled={!answered || act.busy} onClick={() => act.run(() => (recording ? api.post<Call>(`/calls/${id}/recording_stop`) : api.post<Call>(`/calls/${id}/recording_start`, {})))}>
-            {recording ? 'Stop recording' : 'Record'}
-          </button>
-          <button disabled={!answered || act.busy} onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })))}>
-            {muted ? 'Unmute' : 'Mute'}
-          </button>
-          {muted && (
-            <span class="badge st-muted" data-field="mute">
-              muted ({c.mute_direction})
-            </span>
-          )}
-        </div>
-        <ErrorLine error={act.error} />
+        <CallFacts c={c} />
+        <CallControls id={id} c={c} call={call} />
       </Section>
       <Section title="Timeline">
         <ErrorLine error={timeline.error} />
@@ -132,9 +71,86 @@ export function CallPage({ id }: { id: string }) {
         </ol>
       </Section>
       <CallQualitySection call={c} samples={samples} />
-      <Ladder id={id} ended={!live} />
+      <Ladder id={id} ended={!live(c)} />
       <Recordings ids={c.recording_ids ?? []} />
       <Transcripts callId={id} />
+    </>
+  );
+}
+
+const live = (c: Call) => c.status !== 'hangup';
+
+/** What the call is: status, direction, duration (ticking while live), who hung up, flow, node, id. */
+function CallFacts({ c }: { c: Call }) {
+  const now = useNow();
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <span class={`badge st-${c.status}`} data-field="status">
+          {c.status}
+        </span>
+      </dd>
+      <dt>Direction</dt>
+      <dd>{c.direction}</dd>
+      <dt>Duration</dt>
+      <dd>{duration(c, now)}</dd>
+      <dt>Started</dt>
+      <dd>{shortTime(c.tm_create)}</dd>
+      {!live(c) && (
+        <>
+          <dt>Hung up by</dt>
+          <dd>
+            {c.hangup_by} ({c.hangup_reason})
+          </dd>
+        </>
+      )}
+      <dt>Flow</dt>
+      <dd>{c.flow_id && c.flow_id !== EMPTY ? <a href={href('flows', c.flow_id)}>{c.flow_id.slice(0, 8)}</a> : '—'}</dd>
+      <dt>Node</dt>
+      <dd data-field="node">{c.node_id || '—'}</dd>
+      <dt>Id</dt>
+      <dd>
+        <code>{c.id}</code>
+      </dd>
+    </dl>
+  );
+}
+
+/** Hang up, record and mute: each a request; the call's change comes back as call_updated. */
+function CallControls({ id, c, call }: { id: string; c: Call; call: Loaded<Call> }) {
+  const act = useAction();
+  const answered = c.status === 'progressing';
+  const recording = c.recording_id && c.recording_id !== EMPTY;
+  const muted = isMuted(c);
+  // Mute and recording changes come back as call_updated (media-app applies them a moment later).
+  // hangup's later effect (hangup after terminating) comes as an event; read again too, in case it is missed
+  const hangup = () =>
+    act.run(() =>
+      api.post<Call>(`/calls/${id}/hangup`).then((r) => {
+        call.set({ ...c, ...r });
+        for (const ms of [1000, 4000]) window.setTimeout(() => call.reload(), ms);
+      }),
+    );
+  return (
+    <>
+      <div class="buttons">
+        <button class="danger" disabled={!live(c) || act.busy} onClick={hangup}>
+          Hang up
+        </button>
+        <button disabled={!answered || act.busy} onClick={() => act.run(() => (recording ? api.post<Call>(`/calls/${id}/recording_stop`) : api.post<Call>(`/calls/${id}/recording_start`, {})))}>
+          {recording ? 'Stop recording' : 'Record'}
+        </button>
+        <button disabled={!answered || act.busy} onClick={() => act.run(() => (muted ? api.del<Call>(`/calls/${id}/mute`, {}) : api.post<Call>(`/calls/${id}/mute`, { direction: 'both' })))}>
+          {muted ? 'Unmute' : 'Mute'}
+        </button>
+        {muted && (
+          <span class="badge st-muted" data-field="mute">
+            muted ({c.mute_direction})
+          </span>
+        )}
+      </div>
+      <ErrorLine error={act.error} />
     </>
   );
 }

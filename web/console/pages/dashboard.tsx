@@ -50,101 +50,7 @@ export function DashboardPage({ route }: { route: Route }) {
   const dash = useLoad(() => api.get<Dashboard>('/dashboard', { range }), [range]);
   const d = dash.data;
 
-  const charts = useMemo(() => {
-    if (!d) return null;
-    const x = d.buckets.map((b) => Date.parse(b.t) / 1000);
-    const col = (f: (b: Dashboard['buckets'][number]) => number | null): (number | null)[] => d.buckets.map(f);
-    const s = (label: string, color: keyof typeof COLORS, values: (number | null)[], more: Partial<ChartSeries> = {}): ChartSeries => ({ label, color: COLORS[color], values, ...more });
-    return {
-      x,
-      calls: [
-        s(
-          'Calls',
-          'calls',
-          col((b) => b.calls),
-          { bars: true },
-        ),
-        s(
-          'Answered',
-          'answered',
-          col((b) => b.answered),
-        ),
-      ],
-      concurrent: [
-        s(
-          'Peak concurrent',
-          'concurrent',
-          col((b) => b.concurrent_peak),
-          { stepped: true },
-        ),
-      ],
-      asr: [
-        s(
-          'ASR',
-          'asr',
-          col((b) => (b.calls ? b.answered / b.calls : null)),
-        ),
-      ],
-      acd: [
-        s(
-          'ACD',
-          'acd',
-          col((b) => b.acd_sec),
-        ),
-      ],
-      ai: [
-        s(
-          'p50',
-          'p50',
-          col((b) => b.ai_reply_ms?.p50 ?? null),
-        ),
-        s(
-          'p90',
-          'p90',
-          col((b) => b.ai_reply_ms?.p90 ?? null),
-        ),
-        s(
-          'p99',
-          'p99',
-          col((b) => b.ai_reply_ms?.p99 ?? null),
-        ),
-      ],
-      firstAudio: [
-        s(
-          'p50',
-          'p50',
-          col((b) => b.ai_latency_ms?.first_rtp?.p50 ?? null),
-        ),
-        s(
-          'p90',
-          'p90',
-          col((b) => b.ai_latency_ms?.first_rtp?.p90 ?? null),
-        ),
-        s(
-          'p99',
-          'p99',
-          col((b) => b.ai_latency_ms?.first_rtp?.p99 ?? null),
-        ),
-      ],
-      hooks: [
-        s(
-          'Deliveries',
-          'hooks',
-          col((b) => b.webhook_deliveries),
-          { bars: true },
-        ),
-        s(
-          'Failed',
-          'failed',
-          col((b) => b.webhook_failures),
-          { bars: true },
-        ),
-      ],
-      mosX: d.mos_histogram.counts.map((_, i) => i),
-      mosCats: d.mos_histogram.counts.map((_, i) => `${d.mos_histogram.edges[i]!.toFixed(1)}–${d.mos_histogram.edges[i + 1]!.toFixed(1)}`),
-      mos: [s('Calls', 'mos', d.mos_histogram.counts, { bars: true })],
-    };
-  }, [d]);
+  const charts = useMemo(() => (d ? chartSeries(d) : null), [d]);
 
   const per = d ? bucketName(d.bucket_sec) : '';
   return (
@@ -171,72 +77,185 @@ export function DashboardPage({ route }: { route: Route }) {
             <p class="muted">
               {shortTime(d.start)} to {shortTime(d.end)} UTC, in buckets of {per}.
             </p>
-            <dl class="tiles" aria-label="Totals">
-              <Tile name="Calls" value={String(d.totals.calls)} field="calls" />
-              <Tile name="Answer-seizure ratio" value={d.totals.asr === null ? '—' : pct(d.totals.asr)} field="asr" />
-              <Tile name="Average call duration" value={d.totals.acd_sec === null ? '—' : secs(d.totals.acd_sec)} field="acd" />
-              <Tile name="Peak concurrent calls" value={String(d.totals.concurrent_peak)} field="concurrent" />
-              <Tile name="Mean of calls' lowest MOS" value={d.totals.mos_avg === null ? '—' : d.totals.mos_avg.toFixed(2)} field="mos" />
-              <Tile name="Webhook failures" value={`${d.totals.webhook_failures} of ${d.totals.webhook_deliveries}`} field="webhook-failures" />
-              <Tile name="AI reply time p90" value={d.totals.ai_reply_ms ? ms(d.totals.ai_reply_ms.p90) : '—'} field="ai-p90" />
-              <Tile name="AI first audio p90" value={d.totals.ai_latency_ms?.first_rtp ? ms(d.totals.ai_latency_ms.first_rtp.p90) : '—'} field="ai-first-audio-p90" />
-            </dl>
+            <Totals d={d} />
           </>
         )}
       </Section>
-      {d && charts && (
-        <div class="chart-grid">
-          <Section title={`Calls per ${per}`}>
-            <Chart label={`Calls and answered calls per ${per}`} time x={charts.x} series={charts.calls} unit={int} integer />
-          </Section>
-          <Section title="Concurrent calls">
-            <Chart label={`Peak concurrent calls per ${per}`} time x={charts.x} series={charts.concurrent} unit={int} integer />
-          </Section>
-          <Section title="Answer-seizure ratio">
-            <Chart label={`Answered share of calls per ${per}`} time x={charts.x} series={charts.asr} unit={pct} yRange={[0, 1]} />
-          </Section>
-          <Section title="Average call duration">
-            <Chart label={`Average answered call duration per ${per}`} time x={charts.x} series={charts.acd} unit={secs} />
-          </Section>
-          <Section title="Webhook deliveries">
-            <Chart label={`Webhook deliveries and failures per ${per}`} time x={charts.x} series={charts.hooks} unit={int} integer />
-          </Section>
-          <Section title="AI reply time">
-            <Chart label={`Voice-agent reply time percentiles per ${per}`} time x={charts.x} series={charts.ai} unit={ms} />
-            <p class="hint">
-              {d.totals.ai_reply_ms
-                ? `${d.totals.ai_reply_ms.turns} turns: p50 ${ms(d.totals.ai_reply_ms.p50)}, p90 ${ms(d.totals.ai_reply_ms.p90)}, p99 ${ms(d.totals.ai_reply_ms.p99)}. `
-                : 'No voice-agent turn in this range. '}
-              From the caller's words to the agent's complete answer (the first audio comes sooner: sentences are spoken as they arrive).
-            </p>
-          </Section>
-          <Section title="AI time to first audio">
-            <Chart label={`Voice-agent time from the caller's last word to the first reply audio, percentiles per ${per}`} time x={charts.x} series={charts.firstAudio} unit={ms} />
-            <StageTable latency={d.totals.ai_latency_ms} />
-          </Section>
-          <Section title="Call quality (MOS)">
-            <Chart label="Calls by their lowest MOS" x={charts.mosX} categories={charts.mosCats} series={charts.mos} unit={int} integer />
-          </Section>
-        </div>
-      )}
-      {d && (
-        <Section title="Worst calls by MOS">
-          <Table
-            label="Calls with the lowest MOS"
-            rows={d.worst_calls}
-            rowKey={(w) => w.id}
-            empty="No call with a quality measurement in this range."
-            columns={[
-              { title: 'MOS', cell: (w) => w.mos_min.toFixed(2), cls: 'num' },
-              { title: 'Call', cell: (w) => <a href={href('calls', w.id)}>{`${w.source_target || '?'} → ${w.destination_target || '?'}`}</a> },
-              { title: 'Direction', cell: (w) => w.direction },
-              { title: 'Codec', cell: (w) => w.codec },
-              { title: 'Started', cell: (w) => shortTime(w.tm_create) },
-            ]}
-          />
-        </Section>
-      )}
+      {d && charts && <Charts d={d} charts={charts} per={per} />}
+      {d && <WorstCalls d={d} />}
     </>
+  );
+}
+
+/** The series of every chart, from the dashboard's buckets and MOS histogram. */
+function chartSeries(d: Dashboard) {
+  const x = d.buckets.map((b) => Date.parse(b.t) / 1000);
+  const col = (f: (b: Dashboard['buckets'][number]) => number | null): (number | null)[] => d.buckets.map(f);
+  const s = (label: string, color: keyof typeof COLORS, values: (number | null)[], more: Partial<ChartSeries> = {}): ChartSeries => ({ label, color: COLORS[color], values, ...more });
+  return {
+    x,
+    calls: [
+      s(
+        'Calls',
+        'calls',
+        col((b) => b.calls),
+        { bars: true },
+      ),
+      s(
+        'Answered',
+        'answered',
+        col((b) => b.answered),
+      ),
+    ],
+    concurrent: [
+      s(
+        'Peak concurrent',
+        'concurrent',
+        col((b) => b.concurrent_peak),
+        { stepped: true },
+      ),
+    ],
+    asr: [
+      s(
+        'ASR',
+        'asr',
+        col((b) => (b.calls ? b.answered / b.calls : null)),
+      ),
+    ],
+    acd: [
+      s(
+        'ACD',
+        'acd',
+        col((b) => b.acd_sec),
+      ),
+    ],
+    ai: [
+      s(
+        'p50',
+        'p50',
+        col((b) => b.ai_reply_ms?.p50 ?? null),
+      ),
+      s(
+        'p90',
+        'p90',
+        col((b) => b.ai_reply_ms?.p90 ?? null),
+      ),
+      s(
+        'p99',
+        'p99',
+        col((b) => b.ai_reply_ms?.p99 ?? null),
+      ),
+    ],
+    firstAudio: [
+      s(
+        'p50',
+        'p50',
+        col((b) => b.ai_latency_ms?.first_rtp?.p50 ?? null),
+      ),
+      s(
+        'p90',
+        'p90',
+        col((b) => b.ai_latency_ms?.first_rtp?.p90 ?? null),
+      ),
+      s(
+        'p99',
+        'p99',
+        col((b) => b.ai_latency_ms?.first_rtp?.p99 ?? null),
+      ),
+    ],
+    hooks: [
+      s(
+        'Deliveries',
+        'hooks',
+        col((b) => b.webhook_deliveries),
+        { bars: true },
+      ),
+      s(
+        'Failed',
+        'failed',
+        col((b) => b.webhook_failures),
+        { bars: true },
+      ),
+    ],
+    mosX: d.mos_histogram.counts.map((_, i) => i),
+    mosCats: d.mos_histogram.counts.map((_, i) => `${d.mos_histogram.edges[i]!.toFixed(1)}–${d.mos_histogram.edges[i + 1]!.toFixed(1)}`),
+    mos: [s('Calls', 'mos', d.mos_histogram.counts, { bars: true })],
+  };
+}
+
+type ChartsData = ReturnType<typeof chartSeries>;
+
+/** The range's totals as tiles. */
+function Totals({ d }: { d: Dashboard }) {
+  return (
+    <dl class="tiles" aria-label="Totals">
+      <Tile name="Calls" value={String(d.totals.calls)} field="calls" />
+      <Tile name="Answer-seizure ratio" value={d.totals.asr === null ? '—' : pct(d.totals.asr)} field="asr" />
+      <Tile name="Average call duration" value={d.totals.acd_sec === null ? '—' : secs(d.totals.acd_sec)} field="acd" />
+      <Tile name="Peak concurrent calls" value={String(d.totals.concurrent_peak)} field="concurrent" />
+      <Tile name="Mean of calls' lowest MOS" value={d.totals.mos_avg === null ? '—' : d.totals.mos_avg.toFixed(2)} field="mos" />
+      <Tile name="Webhook failures" value={`${d.totals.webhook_failures} of ${d.totals.webhook_deliveries}`} field="webhook-failures" />
+      <Tile name="AI reply time p90" value={d.totals.ai_reply_ms ? ms(d.totals.ai_reply_ms.p90) : '—'} field="ai-p90" />
+      <Tile name="AI first audio p90" value={d.totals.ai_latency_ms?.first_rtp ? ms(d.totals.ai_latency_ms.first_rtp.p90) : '—'} field="ai-first-audio-p90" />
+    </dl>
+  );
+}
+
+function Charts({ d, charts, per }: { d: Dashboard; charts: ChartsData; per: string }) {
+  return (
+    <div class="chart-grid">
+      <Section title={`Calls per ${per}`}>
+        <Chart label={`Calls and answered calls per ${per}`} time x={charts.x} series={charts.calls} unit={int} integer />
+      </Section>
+      <Section title="Concurrent calls">
+        <Chart label={`Peak concurrent calls per ${per}`} time x={charts.x} series={charts.concurrent} unit={int} integer />
+      </Section>
+      <Section title="Answer-seizure ratio">
+        <Chart label={`Answered share of calls per ${per}`} time x={charts.x} series={charts.asr} unit={pct} yRange={[0, 1]} />
+      </Section>
+      <Section title="Average call duration">
+        <Chart label={`Average answered call duration per ${per}`} time x={charts.x} series={charts.acd} unit={secs} />
+      </Section>
+      <Section title="Webhook deliveries">
+        <Chart label={`Webhook deliveries and failures per ${per}`} time x={charts.x} series={charts.hooks} unit={int} integer />
+      </Section>
+      <Section title="AI reply time">
+        <Chart label={`Voice-agent reply time percentiles per ${per}`} time x={charts.x} series={charts.ai} unit={ms} />
+        <p class="hint">
+          {d.totals.ai_reply_ms
+            ? `${d.totals.ai_reply_ms.turns} turns: p50 ${ms(d.totals.ai_reply_ms.p50)}, p90 ${ms(d.totals.ai_reply_ms.p90)}, p99 ${ms(d.totals.ai_reply_ms.p99)}. `
+            : 'No voice-agent turn in this range. '}
+          From the caller's words to the agent's complete answer (the first audio comes sooner: sentences are spoken as they arrive).
+        </p>
+      </Section>
+      <Section title="AI time to first audio">
+        <Chart label={`Voice-agent time from the caller's last word to the first reply audio, percentiles per ${per}`} time x={charts.x} series={charts.firstAudio} unit={ms} />
+        <StageTable latency={d.totals.ai_latency_ms} />
+      </Section>
+      <Section title="Call quality (MOS)">
+        <Chart label="Calls by their lowest MOS" x={charts.mosX} categories={charts.mosCats} series={charts.mos} unit={int} integer />
+      </Section>
+    </div>
+  );
+}
+
+function WorstCalls({ d }: { d: Dashboard }) {
+  return (
+    <Section title="Worst calls by MOS">
+      <Table
+        label="Calls with the lowest MOS"
+        rows={d.worst_calls}
+        rowKey={(w) => w.id}
+        empty="No call with a quality measurement in this range."
+        columns={[
+          { title: 'MOS', cell: (w) => w.mos_min.toFixed(2), cls: 'num' },
+          { title: 'Call', cell: (w) => <a href={href('calls', w.id)}>{`${w.source_target || '?'} → ${w.destination_target || '?'}`}</a> },
+          { title: 'Direction', cell: (w) => w.direction },
+          { title: 'Codec', cell: (w) => w.codec },
+          { title: 'Started', cell: (w) => shortTime(w.tm_create) },
+        ]}
+      />
+    </Section>
   );
 }
 

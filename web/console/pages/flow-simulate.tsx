@@ -161,28 +161,8 @@ const str = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
   switch (e.event) {
-    case 'action': {
-      const o = (e.option ?? {}) as Record<string, unknown>;
-      const where = e.depth === 0 && typeof e.index === 'number' ? `step ${e.index + 1}` : 'fetched step';
-      return (
-        <span>
-          <strong>
-            {where}: {str(e.type)}
-          </strong>{' '}
-          <span class="summary">{summary(String(e.type), o)}</span>
-          {Object.keys(o).length > 0 && (
-            <dl class="options">
-              {Object.entries(o).map(([k, v]) => (
-                <>
-                  <dt>{k}</dt>
-                  <dd>{typeof v === 'string' ? (stepOf.get(v) ?? v) : targets(v, stepOf)}</dd>
-                </>
-              ))}
-            </dl>
-          )}
-        </span>
-      );
-    }
+    case 'action':
+      return <ActionEntry e={e} stepOf={stepOf} />;
     case 'dtmf':
       return (
         <span>
@@ -239,6 +219,30 @@ function Entry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
       );
     }
   }
+}
+
+/** An action as run: its step, type, a one-line summary and its substituted options (action ids named by their step). */
+function ActionEntry({ e, stepOf }: { e: SimEntry; stepOf: Map<string, string> }) {
+  const o = (e.option ?? {}) as Record<string, unknown>;
+  const where = e.depth === 0 && typeof e.index === 'number' ? `step ${e.index + 1}` : 'fetched step';
+  return (
+    <span>
+      <strong>
+        {where}: {str(e.type)}
+      </strong>{' '}
+      <span class="summary">{summary(String(e.type), o)}</span>
+      {Object.keys(o).length > 0 && (
+        <dl class="options">
+          {Object.entries(o).map(([k, v]) => (
+            <>
+              <dt>{k}</dt>
+              <dd>{typeof v === 'string' ? (stepOf.get(v) ?? v) : targets(v, stepOf)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+    </span>
+  );
 }
 
 /** An option value, action ids inside it named by their step (branch target_ids). */

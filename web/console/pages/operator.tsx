@@ -36,15 +36,21 @@ interface SipRoute {
 }
 
 export function OperatorPage() {
-  const customers = useLoad(() => api.all<Customer>('/customers'));
-  const accounts = useLoad(() => api.all<BillingAccount>('/billing-accounts'));
-  const providers = useLoad(() => api.all<Provider>('/providers'));
-  const trunks = useLoad(() => api.all<Trunk>('/trunks'));
-  const routes = useLoad(() => api.all<SipRoute>('/routes'));
-  const email = (cid: string) => (customers.data ?? []).find((c) => c.id === cid)?.email ?? cid.slice(0, 8);
-
   return (
     <div class="operator">
+      <CustomerSections />
+      <SipSections />
+    </div>
+  );
+}
+
+/** The customers and their billing accounts (with balance adds). */
+function CustomerSections() {
+  const customers = useLoad(() => api.all<Customer>('/customers'));
+  const accounts = useLoad(() => api.all<BillingAccount>('/billing-accounts'));
+  const email = (cid: string) => (customers.data ?? []).find((c) => c.id === cid)?.email ?? cid.slice(0, 8);
+  return (
+    <>
       <Section title="Customers">
         <ErrorLine error={customers.error} />
         <Table
@@ -72,6 +78,17 @@ export function OperatorPage() {
           ]}
         />
       </Section>
+    </>
+  );
+}
+
+/** What calls go out through: providers, trunks and routes. */
+function SipSections() {
+  const providers = useLoad(() => api.all<Provider>('/providers'));
+  const trunks = useLoad(() => api.all<Trunk>('/trunks'));
+  const routes = useLoad(() => api.all<SipRoute>('/routes'));
+  return (
+    <>
       <Section title="Providers">
         <ErrorLine error={providers.error} />
         <Table
@@ -115,7 +132,7 @@ export function OperatorPage() {
           ]}
         />
       </Section>
-    </div>
+    </>
   );
 }
 

@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, type Customer, type Page } from '../api';
-import { ErrorLine, Section, Table, shortTime, useAction, useLoad } from '../components/common';
+import { ErrorLine, type Loaded, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 
 interface Delivery {
   id: string;
@@ -21,6 +21,24 @@ interface Delivery {
 export function WebhooksPage() {
   const customer = useLoad(() => api.get<Customer>('/customer'));
   const log = useLoad(() => api.get<{ result: Delivery[] }>('/webhook_deliveries', { page_size: 50 }).then((p) => p.result));
+
+  return (
+    <>
+      <Section title="Webhook">
+        <p>
+          Every event of the account is sent to this address; the receiver answers 200 within 5 seconds and filters on <code>event_type</code>.
+        </p>
+        {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
+        {customer.loading && !customer.data && <p>Loading…</p>}
+      </Section>
+      <TestEvent canSend={!!customer.data?.webhook_uri} onDone={log.reload} />
+      <DeliveryLog log={log} />
+    </>
+  );
+}
+
+/** A test event sent to the saved webhook, followed in the delivery log until it is no longer pending. */
+function TestEvent({ canSend, onDone }: { canSend: boolean; onDone: () => void }) {
   const test = useAction();
   const [testEvent, setTestEvent] = useState<{ id: string; delivery: Delivery | null } | null>(null);
 
@@ -36,69 +54,65 @@ export function WebhooksPage() {
         if (d && d.status !== 'pending') break;
         await new Promise((r) => setTimeout(r, 500));
       }
-      log.reload();
+      onDone();
     });
   const d = testEvent?.delivery;
 
   return (
-    <>
-      <Section title="Webhook">
-        <p>
-          Every event of the account is sent to this address; the receiver answers 200 within 5 seconds and filters on <code>event_type</code>.
+    <Section
+      title="Test event"
+      actions={
+        <button onClick={sendTest} disabled={test.busy || !canSend} data-action="webhook-test">
+          Send a test event
+        </button>
+      }
+    >
+      <p>
+        Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).
+      </p>
+      <ErrorLine error={test.error} />
+      {testEvent && (
+        <p class="notice" role="status" data-field="webhook-test" data-status={d?.status ?? 'queued'}>
+          Test event <code>{testEvent.id.slice(0, 8)}</code>:{' '}
+          {!d ? (
+            'queued…'
+          ) : (
+            <>
+              <span class={`badge wh-${d.status}`}>{d.status}</span> {d.response_status ? `HTTP ${d.response_status}` : ''} {d.error}
+            </>
+          )}
         </p>
-        {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
-        {customer.loading && !customer.data && <p>Loading…</p>}
-      </Section>
-      <Section
-        title="Test event"
-        actions={
-          <button onClick={sendTest} disabled={test.busy || !customer.data?.webhook_uri} data-action="webhook-test">
-            Send a test event
-          </button>
-        }
-      >
-        <p>
-          Sends a <code>webhook_test</code> event to the saved webhook, the way every event goes (signed, retried, through the platform's egress policy).
-        </p>
-        <ErrorLine error={test.error} />
-        {testEvent && (
-          <p class="notice" role="status" data-field="webhook-test" data-status={d?.status ?? 'queued'}>
-            Test event <code>{testEvent.id.slice(0, 8)}</code>:{' '}
-            {!d ? (
-              'queued…'
-            ) : (
-              <>
-                <span class={`badge wh-${d.status}`}>{d.status}</span> {d.response_status ? `HTTP ${d.response_status}` : ''} {d.error}
-              </>
-            )}
-          </p>
-        )}
-      </Section>
-      <Section
-        title="Delivery log"
-        actions={
-          <button onClick={log.reload} data-action="refresh-log">
-            Refresh
-          </button>
-        }
-      >
-        <ErrorLine error={log.error} />
-        <Table
-          label="Webhook deliveries"
-          rows={log.data ?? []}
-          rowKey={(d) => d.id}
-          empty={log.loading ? 'Loading…' : 'No deliveries yet.'}
-          columns={[
-            { title: 'When', cell: (d) => shortTime(d.tm_create) },
-            { title: 'Event', cell: (d) => d.event_type },
-            { title: 'Result', cell: (d) => <span class={`badge wh-${d.status}`}>{d.status}</span> },
-            { title: 'HTTP', cls: 'num', cell: (d) => d.response_status || '' },
-            { title: 'Attempts', cls: 'num', cell: (d) => d.attempts },
-            { title: 'Error', cell: (d) => d.error },
-          ]}
-        />
-      </Section>
-    </>
+      )}
+    </Section>
+  );
+}
+
+function DeliveryLog({ log }: { log: Loaded<Delivery[]> }) {
+  return (
+    <Section
+      title="Delivery log"
+      actions={
+        <button onClick={log.reload} data-action="refresh-log">
+          Refresh
+        </button>
+      }
+    >
+      <ErrorLine error={log.error} />
+      <Table
+        label="Webhook deliveries"
+        rows={log.data ?? []}
+        rowKey={(d) => d.id}
+        empty={log.loading ? 'Loading…' : 'No deliveries yet.'}
+        columns={[
+          { title: 'When', cell: (d) => shortTime(d.tm_create) },
+          { title: 'Event', cell: (d) => d.event_type },
+          { title: 'Result', cell: (d) => <span class={`badge wh-${d.status}`}>{d.status}</span> },
+          { title: 'HTTP', cls: 'num', cell: (d) => d.response_status || '' },
+          { title: 'Attempts', cls: 'num', cell: (d) => d.attempts },
+          { title: 'Error', cell: (d) => d.error },
+        ]}
+      />
+    </Section>
   );
 }
 

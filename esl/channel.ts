@@ -1,0 +1,102 @@
+/**
+ * One channel of the switch: a call fsmrf placed on the drachtio_mrf profile, its media on an engine
+ * endpoint. Owns the channel's uuid, its variables (the `variable_*` headers fsmrf reads from
+ * CHANNEL_DATA) and the headers every channel event carries.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Endpoint } from '../media-engine';
+import type { EventFactory, EventName } from './events';
+import type { EslEvent } from './wire';
+
+/** What the SIP face knows of the INVITE that made the channel. */
+export interface ChannelSip {
+  callId: string;
+  userAgent: string;
+  fromUser: string;
+  toUser: string;
+  /** the caller's SDP; null for a 3pcc INVITE without one (the channel then made the offer) */
+  remoteSdp: string | null;
+  /** X-esl-outbound: where the outbound socket goes */
+  eslOutbound: string;
+}
+
+export type CallState = 'ACTIVE' | 'HANGUP';
+
+export class Channel {
+  readonly uuid = randomUUID();
+  readonly name: string;
+  readonly variables = new Map<string, string>();
+  callState: CallState = 'ACTIVE';
+  hangupCause: string | null = null;
+
+  constructor(
+    readonly endpoint: Endpoint,
+    readonly sip: ChannelSip,
+    profile: string,
+  ) {
+    this.name = `sofia/${profile}/${sip.toUser}`;
+    const media = endpoint.remote.media;
+    const vars: [string, string][] = [
+      ['direction', 'inbound'],
+      ['uuid', this.uuid],
+      ['sip_call_id', sip.callId],
+      ['sip_user_agent', sip.userAgent],
+      ['sip_from_user', sip.fromUser],
+      ['sip_to_user', sip.toUser],
+      ['sip_h_X-esl-outbound', sip.eslOutbound],
+      ['rtp_local_sdp_str', endpoint.local.sdp],
+      ['local_media_ip', endpoint.local.address],
+      ['local_media_port', String(endpoint.local.port)],
+      ['dtmf_type', media?.dtmfPayloadType != null ? 'rfc2833' : 'none'],
+    ];
+    if (sip.remoteSdp) vars.push(['switch_r_sdp', sip.remoteSdp]);
+    if (media) vars.push(['remote_media_ip', media.remoteAddress], ['remote_media_port', String(media.remotePort)], ['read_codec', media.codec], ['write_codec', media.codec]);
+    for (const [k, v] of vars) this.variables.set(k, v);
+  }
+
+  /** The headers of the channel's state and identity every channel event carries, then its variables. */
+  headers(): [string, string][] {
+    const media = this.endpoint.remote.media;
+    const codec = media?.codec ?? 'PCMU';
+    const rate = String(media?.clockRate ?? 8000);
+    const hungUp = this.callState === 'HANGUP';
+    const out: [string, string][] = [
+      ['Channel-State', hungUp ? 'CS_HANGUP' : 'CS_EXECUTE'],
+      ['Channel-Call-State', this.callState],
+      ['Channel-State-Number', hungUp ? '10' : '4'],
+      ['Channel-Name', this.name],
+      ['Unique-ID', this.uuid],
+      ['Call-Direction', 'inbound'],
+      ['Answer-State', hungUp ? 'hangup' : 'answered'],
+      ['Channel-Read-Codec-Name', codec],
+      ['Channel-Read-Codec-Rate', rate],
+      ['Channel-Write-Codec-Name', codec],
+      ['Channel-Write-Codec-Rate', rate],
+    ];
+    if (this.hangupCause) out.push(['Hangup-Cause', this.hangupCause]);
+    for (const [k, v] of this.variables) out.push([`variable_${k}`, v]);
+    return out;
+  }
+
+  /** CHANNEL_DATA, the outbound socket's answer to `connect`: the caller profile's Channel-* headers, then the channel's. */
+  channelData(events: EventFactory): EslEvent {
+    return events.make('CHANNEL_DATA', SITE, [
+      ['Channel-Direction', 'inbound'],
+      ['Channel-Username', this.sip.fromUser],
+      ['Channel-Dialplan', 'XML'],
+      ['Channel-Caller-ID-Number', this.sip.fromUser],
+      ['Channel-Destination-Number', this.sip.toUser],
+      ['Channel-Unique-ID', this.uuid],
+      ['Channel-Source', 'mod_sofia'],
+      ['Channel-Channel-Name', this.name],
+      ...this.headers(),
+    ]);
+  }
+
+  /** A channel event (CHANNEL_HANGUP, CHANNEL_EXECUTE_COMPLETE, …) with the channel's headers and its own. */
+  event(events: EventFactory, name: EventName, own: [string, string][] = []): EslEvent {
+    return events.make(name, SITE, [...this.headers(), ...own]);
+  }
+}
+
+const SITE = { file: 'esl/channel.ts', func: 'Channel' };

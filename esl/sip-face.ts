@@ -1,0 +1,149 @@
+/**
+ * The drachtio_mrf SIP profile: a drachtio-srf application (on the sip-server whose SIP address
+ * `sofia status` reports) that answers fsmrf's INVITEs the way FreeSWITCH's mrf dialplan does: a
+ * channel on a media-engine endpoint, answered with its SDP, then an outbound event socket to the
+ * INVITE's `X-esl-outbound` address for the channel (`socket <host:port> async full`). One call per
+ * channel: its dialog, its endpoint, its outbound connection; `hangup` ends all three once.
+ */
+import net from 'node:net';
+import type Srf from 'drachtio-srf';
+import { guardSocket } from '../core/net/socket-guard';
+import type { MediaServer } from '../media-engine';
+import { Channel } from './channel';
+import { Listener, type OutboundSession } from './listener';
+import type { EslServer } from './server';
+
+/** `host:port` (IPv4 or a name) of X-esl-outbound; null when it is not one. */
+export function parseHostPort(v: string): { host: string; port: number } | null {
+  const m = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(v.trim());
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) return null;
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+const userOf = (aor: string) => /sip:([^@;>]+)@/.exec(aor)?.[1] ?? '';
+
+/** One answered channel and what it holds. */
+class ChannelCall implements OutboundSession {
+  listener: Listener | null = null;
+  private ended = false;
+
+  constructor(
+    readonly channel: Channel,
+    private readonly dialog: Srf.Dialog,
+    private readonly esl: EslServer,
+  ) {
+    dialog.on('destroy', () => this.hangup('NORMAL_CLEARING', false));
+  }
+
+  /**
+   * A dialplan application on the channel (sendmsg execute): CHANNEL_EXECUTE, the application, then
+   * CHANNEL_EXECUTE_COMPLETE with the same Application-UUID (fsmrf waits for it). Served so far:
+   * `answer` (already answered), `set`/`export`, `hangup`. Any other application hangs the channel up
+   * with DESTINATION_OUT_OF_ORDER, as FreeSWITCH does for an application no module registered: never a
+   * silent success.
+   */
+  execute(app: string, arg: string, appUuid: string | undefined): void {
+    if (this.ended) return;
+    const id: [string, string][] = [
+      ['Application', app],
+      ['Application-Data', arg],
+    ];
+    if (appUuid) id.push(['Application-UUID', appUuid]);
+    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_EXECUTE', id));
+    const done = (response: string) => this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_EXECUTE_COMPLETE', [...id, ['Application-Response', response]]));
+    switch (app) {
+      case 'answer':
+        return done('_none_');
+      case 'set':
+      case 'export': {
+        const eq = arg.indexOf('=');
+        if (eq > 0) this.channel.variables.set(arg.slice(0, eq), arg.slice(eq + 1));
+        else if (arg) this.channel.variables.delete(arg);
+        return done('_none_');
+      }
+      case 'hangup':
+        return this.hangup(arg.trim() || 'NORMAL_CLEARING');
+      default:
+        return this.hangup('DESTINATION_OUT_OF_ORDER');
+    }
+  }
+
+  /** Ends the channel once: BYE (unless the far end sent it), the endpoint, the events, the outbound socket. */
+  hangup(cause: string, sendBye = true): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.channel.callState = 'HANGUP';
+    this.channel.hangupCause = cause;
+    if (sendBye) this.dialog.destroy();
+    void this.channel.endpoint.destroy().catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
+    this.esl.sessions.close(this.channel.uuid);
+    this.esl.channels.delete(this.channel.uuid);
+    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_HANGUP', [['Hangup-Cause', cause]]));
+    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_HANGUP_COMPLETE', [['Hangup-Cause', cause]]));
+    this.listener?.channelGone();
+  }
+}
+
+export class SipFace {
+  constructor(
+    private readonly srf: Srf,
+    private readonly engine: MediaServer,
+    private readonly esl: EslServer,
+  ) {}
+
+  /** Takes the INVITEs of the application's sip-server. */
+  start(): void {
+    this.srf.invite((req, res) => void this.onInvite(req, res).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e)))));
+  }
+
+  private async onInvite(req: Srf.SrfRequest, res: Srf.SrfResponse): Promise<void> {
+    const outbound = parseHostPort(req.get('X-esl-outbound') ?? '');
+    if (!outbound) return void res.send(404, 'No Route Destination', {}); // the mrf dialplan matches nothing else
+    if (this.esl.sessions.count >= this.esl.sessions.max) return void res.send(503, 'Maximum Calls In Progress', {});
+    let endpoint;
+    try {
+      endpoint = await this.engine.createEndpoint(req.body ? { remoteSdp: req.body } : {});
+    } catch (e) {
+      return void res.send(488, 'Not Acceptable Here', { headers: { Warning: `399 esl "${(e as Error).message.slice(0, 100)}"` } });
+    }
+    const channel = new Channel(
+      endpoint,
+      {
+        callId: req.get('Call-ID'),
+        userAgent: req.get('User-Agent') ?? '',
+        fromUser: userOf(req.get('From')),
+        toUser: userOf(req.uri),
+        remoteSdp: req.body || null,
+        eslOutbound: `${outbound.host}:${outbound.port}`,
+      },
+      'drachtio_mrf',
+    );
+    if (!this.esl.sessions.open(channel.uuid)) {
+      await endpoint.destroy();
+      return void res.send(503, 'Maximum Calls In Progress', {});
+    }
+    let dialog: Srf.Dialog;
+    try {
+      dialog = await this.srf.createUAS(req, res, { localSdp: endpoint.local.sdp });
+    } catch {
+      this.esl.sessions.close(channel.uuid);
+      await endpoint.destroy();
+      return;
+    }
+    const call = new ChannelCall(channel, dialog, this.esl);
+    this.esl.channels.set(channel.uuid, call);
+    this.dial(call, outbound);
+  }
+
+  /** The outbound socket (FreeSWITCH's `socket` application): a failed connect hangs the channel up. */
+  private dial(call: ChannelCall, to: { host: string; port: number }): void {
+    const socket = new net.Socket();
+    guardSocket(socket);
+    const failed = () => call.hangup('DESTINATION_OUT_OF_ORDER');
+    socket.once('error', failed);
+    socket.connect(to.port, to.host, () => {
+      socket.off('error', failed);
+      call.listener = this.esl.adopt(socket, call);
+    });
+  }
+}
