@@ -20,6 +20,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { ack, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const TIMEOUT_MS = 1500;
 const REASON = /^Reason:\s*SIP;cause=408;text="Media timeout"\s*$/im;
@@ -96,14 +97,7 @@ Contact: <sip:[local_ip]:[local_port];transport=[transport]>
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio [media_port] RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv
+${loopbackSdp('[media_port]')}
 ]]></send>
 <recv request="ACK"/>
 ${play(pcap('trunk.pcap', 20_000))}
@@ -184,16 +178,7 @@ Max-Forwards: 70
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 2 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio [media_port] RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=sendonly
+${loopbackSdp('[media_port]', { version: 2, direction: 'sendonly', events: '0-15' })}
 ]]></send>
 <recv response="100" optional="true"/>
 <recv response="200"/>

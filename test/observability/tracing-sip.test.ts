@@ -28,6 +28,7 @@ import { ack } from '../../testkit/media-app/sipp-steps';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { Headers, parseMessage, type SipRequest } from '../../sip-server/message';
 import { dropTraceHeader, endSipSpan, traceAppNewRequest, traceNewRequest } from '../../sip-server/drachtio/trace';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const FORGED_TRACE = 'ef'.repeat(16);
 
@@ -49,16 +50,7 @@ async function promptServer(): Promise<{ url: string; close(): Promise<void> }> 
   };
 }
 
-const sdp = (rtpPort: number, direction: string, version: number) => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=${direction}`;
+const sdp = (rtpPort: number, direction: string, version: number) => loopbackSdp(rtpPort, { version, direction, events: '0-15' });
 
 /**
  * A trunk caller: INVITE, then after `holdAfterMs` a re-INVITE putting the call on hold (with a

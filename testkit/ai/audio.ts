@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
 import { pcmuPackets, rtpPcap } from '../rtp-pcap';
+import { loopbackSdp } from '../sdp';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
@@ -244,14 +245,7 @@ ${reply(
   `Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${sinkPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`,
+${loopbackSdp(sinkPort)}`,
 ).replace('<send>', '<send retrans="500">')}
 <recv request="ACK"/>
 ${steps}

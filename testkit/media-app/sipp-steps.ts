@@ -1,6 +1,7 @@
 // sipp scenario steps shared by the suites that write their own scenarios (media-app, edge, xfer,
 // conference, webphone): the requests and answers whose text is the same everywhere, with what
 // differs between suites (CSeq numbers, SDP, the display name) as parameters.
+import { loopbackSdp } from '../sdp';
 
 const NEW_VIA = 'Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]';
 
@@ -128,15 +129,6 @@ Contact: <sip:[local_ip]:[local_port]>
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=${direction}
+${loopbackSdp(rtpPort, { version, direction, events: '0-15' })}
 ]]></send>
 <recv request="ACK"/>`;
