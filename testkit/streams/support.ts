@@ -10,13 +10,13 @@ import WebSocket from 'ws';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { attachment } from '../../control-api/media-streams/attachment';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../api';
 import { testDb } from '../db';
 import { sipp, sippCalls, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
 import type { CallSession } from '../../media-app/call/session';
+import { loopbackTrunk } from '../trunks';
 
 export interface Stack {
   platform: Platform;
@@ -199,14 +199,7 @@ export interface Customer {
 
 export async function customerWithTrunk(api: TestApp): Promise<Fixture> {
   const f = await createFixture(api.ctx);
-  await trunksRepo(await testDb()).create(f.customer.id, `st${randomBytes(4).toString('hex')}`, {
-    name: 't',
-    detail: '',
-    auth_types: ['ip'],
-    username: '',
-    password: '',
-    allowed_ips: ['127.0.0.1/32'],
-  });
+  await loopbackTrunk(await testDb(), f.customer.id, `st${randomBytes(4).toString('hex')}`);
   return f;
 }
 
