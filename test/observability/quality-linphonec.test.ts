@@ -18,6 +18,7 @@ import { startPlatform, until, type Platform } from '../../testkit/media-app/har
 import { readPcap } from '../../testkit/pcap-reader';
 import { Linphonec } from '../edge/linphonec';
 import { toneWav } from '../edge/audio';
+import { bufferBody } from '../../testkit/buffer-body';
 
 const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
 
@@ -120,15 +121,7 @@ const XR = ['rtcp_xr_enabled=1', 'rtcp_xr_rcvr_rtt_mode=all', 'rtcp_xr_rcvr_rtt_
     expect(q.out!.rtt_ms).to.be.a('number').and.within(0, 100);
     expect(q.out!.loss_pct).to.equal(0);
     // the pcap of the call: XR packets (PT 207) with a VoIP metrics block (BT 7) received by the engine
-    const res = await request(t.app)
-      .get(`/v1.0/timelines/calls/${id}/pcap`)
-      .query({ accesskey: f.accesskey })
-      .buffer(true)
-      .parse((r, cb) => {
-        const parts: Buffer[] = [];
-        r.on('data', (d: Buffer) => parts.push(d));
-        r.on('end', () => cb(null, Buffer.concat(parts)));
-      });
+    const res = await request(t.app).get(`/v1.0/timelines/calls/${id}/pcap`).query({ accesskey: f.accesskey }).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);
     /** The SSRCs reported on by the VoIP metrics blocks (BT 7) of a compound RTCP packet's XR packets (PT 207). */
     const voipXrOn = (b: Buffer): number[] => {
