@@ -10,6 +10,7 @@ import { freePort } from '../../testkit/ports';
 import type { Fixture } from '../../testkit/api';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { hungUpCall } from '../../testkit/call-ends';
 
 interface Seen {
   ws: WebSocket;
@@ -139,14 +140,7 @@ describe('media streams: external_media_start / external_media_stop', function (
     const r = await call.sipp;
     call.peer.close();
     expect(r.code, r.errors).to.equal(0);
-    const row = await until(
-      async () => {
-        const c = await (await testDb())('calls').where({ id: call.callId }).first();
-        return c!.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const row = await hungUpCall(call.callId);
     // the hangup action ran: the flow went past the unreachable server
     expect(row.hangup_by).to.equal('local');
 

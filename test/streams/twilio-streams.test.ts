@@ -15,6 +15,7 @@ import { freePort } from '../../testkit/ports';
 import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type Stack } from '../../testkit/streams/support';
 import { callbackSink, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
+import { hungUpCall } from '../../testkit/call-ends';
 
 /** `frames` × 20 ms of a 500 Hz tone as one base64 µ-law payload. */
 function tonePayload(frames: number): string {
@@ -154,14 +155,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       conn.ws.close(1000, 'bye');
       const r = await call.sipp;
       expect(r.code, r.errors).to.equal(0);
-      const ended = await until(
-        async () => {
-          const c = await (await testDb())('calls').where({ id: call.callId }).first();
-          return c!.status === 'hangup' ? c : null;
-        },
-        10_000,
-        'hangup',
-      );
+      const ended = await hungUpCall(call.callId);
       expect(ended.hangup_by).to.equal('local');
       expect(new Date(ended.tm_hangup ?? 0).getTime()).to.be.at.least(closedAt - 1000);
 
@@ -263,14 +257,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const r = await call.sipp;
       call.peer.close();
       expect(r.code, r.errors).to.equal(0);
-      const row = await until(
-        async () => {
-          const c = await (await testDb())('calls').where({ id: call.callId }).first();
-          return c!.status === 'hangup' ? c : null;
-        },
-        10_000,
-        'hangup',
-      );
+      const row = await hungUpCall(call.callId);
       expect(row.hangup_by).to.equal('local');
       const cb = await until(() => sink.got.slice(before).find((c) => c.params.StreamEvent === 'stream-error'), 5000, 'stream-error');
       expect(cb.valid).to.equal(true);

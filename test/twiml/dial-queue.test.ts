@@ -11,9 +11,8 @@ import { callSid, toSid } from '../../core/twilio/sids';
 import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
 
@@ -46,21 +45,12 @@ describe('TwiML <Dial><Queue>: compiler', () => {
 
 describe('TwiML <Dial><Queue> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let caller: TwimlCallers['caller'];
+  let hangup: TwimlCallers['hangup'];
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
-
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
-    placed.push(c);
-    return c;
-  }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+  useTwimlCallers((s) => ({ app, f, caller, hangup } = s));
 
   type Qc = { status: string; service_agent_id: string };
   async function queuecall(queueId: string, callId: string, status: string): Promise<Qc> {

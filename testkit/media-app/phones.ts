@@ -1,7 +1,16 @@
-// sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers.
+// sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers;
+// and a trunk caller (trusted by address) that waits for the platform's BYE.
 import { freePort, sippMediaPort } from '../ports';
-import { answeringUas, register, sipp, SIPP_SDP, type SippResult } from './harness';
+import { answeringUas, register, sipp, SIPP_SDP, uacWaitsForBye, type SippResult } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
+
+/**
+ * A trunk caller (sipp on 127.0.0.1, its media on a port of its own) calling `number` at the platform's
+ * `sipPort`: it sends its audio to and hears at `rtpPort`, and waits up to `byeTimeoutMs` for the BYE.
+ */
+export async function trunkCaller(number: string, sipPort: number, rtpPort: number, byeTimeoutMs: number): Promise<ReturnType<typeof sipp>> {
+  return sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, 'caller', rtpPort, { byeTimeoutMs }), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())]);
+}
 
 /** A registered phone answering one call on its registration port (run it after registerOnly on that port). */
 export const calleePhone = (user: string) => answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });
