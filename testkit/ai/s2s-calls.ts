@@ -8,45 +8,25 @@ import { endedActiveflow } from '../call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { callsRepo } from '../../core/repos/calls';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../db';
 import { freePort, sippMediaPort } from '../ports';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { eventsFor, sipp, until, type SippResult } from '../media-app/harness';
 import { aiCallerScenario, aiCalleeScenario, speechPcap, TimedSink } from './audio';
 import type { RealtimeScript } from './realtime-server';
+import { dialingCall, startBusPlatform, type BusPlatform } from '../media-app/originate';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
 export type Play = { atMs: number; pcap: string };
 
-export interface S2sRig {
-  p: Platform;
-  bus: CommandBus;
-  close(): Promise<void>;
-}
+export type S2sRig = BusPlatform;
 
-export async function startS2sRig(env: Record<string, string>): Promise<S2sRig> {
-  const p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
-  const busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-  const bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
-  return {
-    p,
-    bus,
-    async close() {
-      killAllSipp();
-      await bus.close();
-      busRedis.disconnect();
-      await p.close();
-    },
-  };
-}
+export const startS2sRig = startBusPlatform;
 
 let seq = 0;
 
@@ -81,15 +61,7 @@ export async function inboundCall(rig: S2sRig, f: { db: Db; cid: string; flowId:
 /** The platform calls sipp (originate, as POST /calls does) and runs the flow when it answers; plays are offsets after the ACK. */
 export async function outboundCall(rig: S2sRig, f: { db: Db; cid: string; flowId: string }, plays: Play[], sink: TimedSink): Promise<SippResult> {
   const port = await freePort();
-  const row = await callsRepo(f.db).create({
-    customer_id: f.cid,
-    flow_id: f.flowId,
-    source: { type: 'tel', target: '+15550001111' },
-    destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-    direction: 'outgoing',
-    status: 'dialing',
-    data: {},
-  });
+  const row = await dialingCall(f.db, f.cid, f.flowId, `callee@127.0.0.1:${port}`, {});
   const callee = sipp(aiCalleeScenario(sink.port, plays), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'], {
     killAfterMs: 70_000,
   });
