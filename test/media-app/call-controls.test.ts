@@ -8,17 +8,11 @@ import { freePort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const SPEECH = 'The quick brown fox jumps over the lazy dog, again and again. '.repeat(12);
 
-const sdp = (port: number, version: number, direction: string) => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=${direction}`;
+const sdp = (port: number, version: number, direction: string) => loopbackSdp(port, { version, direction });
 
 const ok = (body: string, tag = '') => `<send><![CDATA[
 SIP/2.0 200 OK

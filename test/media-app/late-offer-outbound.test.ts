@@ -12,15 +12,9 @@ import { freePort } from '../../testkit/ports';
 import { answerBye, RtpSink, sipp, until } from '../../testkit/media-app/harness';
 import { startOriginating, type Originating } from './originating';
 import { dialingCall } from '../../testkit/media-app/originate';
+import { loopbackSdp } from '../../testkit/sdp';
 
-const sdp = (port: number, version: number) => `v=0
-o=- 7 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`;
+const sdp = (port: number, version: number) => loopbackSdp(port, { session: 7, version });
 
 /** The callee: answers with audio to `first`, then re-INVITEs without SDP and answers the platform's offer in the ACK with `second`. */
 function callee(first: number, second: number): string {

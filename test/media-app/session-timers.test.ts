@@ -17,15 +17,9 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 import { ack, bye, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { dialingCall } from '../../testkit/media-app/originate';
+import { loopbackSdp } from '../../testkit/sdp';
 
-const SDP = (port: number | string) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`;
+const SDP = (port: number | string) => loopbackSdp(port);
 
 /** The SIP messages in sipp's -trace_msg log that it received, each as its text. */
 function received(log: string): string[] {

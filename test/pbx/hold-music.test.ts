@@ -20,18 +20,12 @@ import { numbersRepo } from '../../core/repos/numbers';
 import type { MediaFlags } from '../../media-app/call/media-state';
 import { party, startStack, type Stack } from '../xfer/support';
 import { answerOn, call, callWhere, hears, phone, shareOf, type Phone } from './support';
+import { loopbackSdp } from '../../testkit/sdp';
 
 // none near the notes of the node's music on hold (523-1175 Hz) nor the customer's (700 Hz) nor a flow's (2200 Hz)
 const [TONE_A, TONE_B, CUSTOMER_MUSIC, FLOW_MUSIC] = [400, 1600, 700, 2200];
 
-const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=${direction}`;
+const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => loopbackSdp(port, { version, direction });
 
 /** A's re-INVITE in its dialog (CSeq `cseq`) with its audio at `port` in `direction`, the 200 and the ACK. */
 const reinvite = (cseq: number, port: number, direction: 'sendrecv' | 'sendonly') => `<send retrans="500"><![CDATA[

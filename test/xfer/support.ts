@@ -6,6 +6,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { expect } from 'chai';
 import { killAllSipp, register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
+import { loopbackSdp } from '../../testkit/sdp';
 
 export interface Stack {
   p: Platform;
@@ -41,13 +42,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { log?:
 }
 
 /** SDP of a party whose audio goes to `port` on loopback. */
-const sdpTo = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000`;
+const sdpTo = (port: number) => loopbackSdp(port, { direction: null });
 
 const reply = (status: string, extra: string) => `SIP/2.0 ${status}
 [last_Via:]
