@@ -235,18 +235,23 @@ describe('ai_talk on a live call', function () {
     expect(sent.tools!.map((t) => t.function.name)).to.include.members(['set_variables', 'stop_flow']);
   });
 
+  /** A caller that says nothing calls `number`; the customer's call row once hung up. */
+  async function quietCall(number: string, db: Awaited<ReturnType<typeof testDb>>, cid: string) {
+    const sink = await TimedSink.open();
+    try {
+      const r = await runCall(number, [], sink);
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    return until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+  }
+
   it('ai_summary starts a summary of the call and the flow moves on; without transcripts it ends done and empty', async () => {
     process.env.AI_LLM_BASE_URL = llm.url;
     try {
       const { db, cid, number } = await setUp(() => ({ text: 'A summary.' }), { middle: { type: 'ai_summary', option: { language: 'en-US' } } });
-      const sink = await TimedSink.open();
-      try {
-        const r = await runCall(number, [], sink);
-        expect(r.code, r.errors + r.messages).to.equal(0);
-      } finally {
-        sink.close();
-      }
-      const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+      const call = await quietCall(number, db, cid);
       const s = await until(async () => (await db('summaries').where({ customer_id: cid, status: 'done' }))[0], 10_000, 'summary done');
       expect(s).to.include({ reference_type: 'call', reference_id: call.id, activeflow_id: call.activeflow_id, content: '' });
       expect(s.status_message).to.include('no transcript');
@@ -288,14 +293,7 @@ describe('ai_talk on a live call', function () {
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {
     const { db, cid, number } = await setUp(() => ({ text: 'unused' }), { engineUrl: '' });
-    const sink = await TimedSink.open();
-    try {
-      const r = await runCall(number, [], sink);
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
-    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+    const call = await quietCall(number, db, cid);
     const af = await endedActiveflow(call.activeflow_id);
     expect(af.error).to.include('no LLM endpoint is configured');
     expect(await db('aicalls').where({ customer_id: cid })).to.have.length(0);

@@ -6,12 +6,13 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
-import { createExtension, killAllSipp, registerOnly, RtpSink, sipp, until } from '../../testkit/media-app/harness';
+import { createExtension, killAllSipp, RtpSink, until } from '../../testkit/media-app/harness';
 import { Cluster } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { callEdgePhone } from '../../testkit/scale/edge-phone';
 import { loopbackTrunk } from '../../testkit/trunks';
+import { registerPhone } from '../../testkit/media-app/phones';
 
 /** The dialogs of a dialog-info NOTIFY: id → state. */
 const dialogs = (n: SipMessage): Map<string, string> => new Map([...n.body.matchAll(/<dialog id="([^"]+)"[\s\S]*?<state>([a-z]+)<\/state>/g)].map((m) => [m[1]!, m[2]!]));
@@ -35,19 +36,7 @@ describe('BLF across two nodes behind the Kamailio edge', function () {
     const phone = await createExtension();
     const watcher = await createExtension(phone.customerId);
     const phonePort = await freePort('127.0.0.4');
-    const reg = await sipp(registerOnly(phone.ext.username, phone.domain), [
-      `127.0.0.1:${c.edge.port}`,
-      '-i',
-      '127.0.0.4',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      phone.ext.username,
-      '-ap',
-      phone.password,
-    ]).done;
+    const reg = await registerPhone(`127.0.0.1:${c.edge.port}`, phone, '127.0.0.4', phonePort);
     expect(reg.code, reg.errors + reg.messages.slice(-3000)).to.equal(0);
 
     sub = await Subscriber.open(c.edge.port);

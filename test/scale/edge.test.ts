@@ -5,11 +5,12 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
-import { createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { createExtension, killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { Cluster } from '../../testkit/scale/cluster';
 import { numberWithFlow, TALK } from '../../testkit/scale/fixtures';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { callEdgePhone } from '../../testkit/scale/edge-phone';
+import { registerPhone } from '../../testkit/media-app/phones';
 
 describe('scale: two nodes behind the Kamailio edge', function () {
   this.timeout(180_000);
@@ -105,19 +106,7 @@ describe('scale: two nodes behind the Kamailio edge', function () {
   it('a phone registered through the edge (Path) is called from a flow on either node, through the edge', async () => {
     const phone = await createExtension();
     const phonePort = await freePort('127.0.0.4');
-    const reg = await sipp(registerOnly(phone.ext.username, phone.domain), [
-      `127.0.0.1:${c.edge.port}`,
-      '-i',
-      '127.0.0.4',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      phone.ext.username,
-      '-ap',
-      phone.password,
-    ]).done;
+    const reg = await registerPhone(`127.0.0.1:${c.edge.port}`, phone, '127.0.0.4', phonePort);
     expect(reg.code, reg.errors + reg.messages.slice(-3000)).to.equal(0);
     expect(reg.messages, 'the 200 carries the Path back').to.match(/SIP\/2\.0 200[\s\S]*Path: <sip:127\.0\.0\.1:\d+;lr;received=/i);
     const [binding] = await until(
