@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { makeSipConfig, SipConfigInput } from '../../../sip-config';
-import { SipStack } from '../../../sip-server/stack';
+import { SipStack, type SipRequest } from '../../../sip-server/stack';
 import { freePort } from '../../../testkit/ports';
 
 export const FAST_TIMERS = { t1: 50, t2: 400, t4: 500 };
@@ -63,6 +63,16 @@ export function startSipp(args: string[]): { done: Promise<SippResult>; stop: ()
       if (p.exitCode === null) p.kill('SIGKILL');
     },
   };
+}
+
+/** `stack` answers every request it gets 200; the list it keeps them in, in order. */
+export function answerAll200(stack: SipStack): SipRequest[] {
+  const got: SipRequest[] = [];
+  stack.on('request', (req, srv) => {
+    got.push(req);
+    srv.respond(req.makeResponse(200));
+  });
+  return got;
 }
 
 /** A raw UDP socket that records what it receives, with timestamps. */
