@@ -241,12 +241,12 @@ export async function referFailsThenHangUp(s: Stack, callId: string, transfererL
   expect(ra!.code, ra!.errors + ra!.messages.slice(-3000)).to.equal(0);
 }
 
-/** Mocha hooks: the stack (egress allowed to loopback) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
-export function useXferStack(set: (s: Stack) => void): { close(): void }[] {
+/** Mocha hooks: the stack (egress allowed to loopback, `env` over it) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
+export function useXferStack(set: (s: Stack) => void, env: Record<string, string> = {}): { close(): void }[] {
   let s: Stack | undefined;
   const open: { close(): void }[] = [];
   before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
     set(s);
   });
   after(async () => {
