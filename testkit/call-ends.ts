@@ -30,6 +30,20 @@ export async function onlyCallHungUp(customerId: string, timeoutMs = 10_000) {
   );
 }
 
+/** The customer's two legs, [the incoming master, the outgoing leg], once both hung up (`timeoutMs`, 10 s unless told). */
+export async function bothLegsHungUp(customerId: string, timeoutMs = 10_000) {
+  const db = await testDb();
+  const rows = await until(
+    async () => {
+      const r = await db('calls').where({ customer_id: customerId }).orderBy('tm_create');
+      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+    },
+    timeoutMs,
+    'both legs hung up',
+  );
+  return rows[0]!.direction === 'incoming' ? [rows[0]!, rows[1]!] : [rows[1]!, rows[0]!];
+}
+
 /** The activeflow once its status is `ended` (`timeoutMs`, 10 s unless told). */
 export async function endedActiveflow(activeflowId: string, timeoutMs = 10_000) {
   const db = await testDb();
