@@ -18,7 +18,7 @@ import { repos } from '../../core/repos';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { ack, ok200 } from '../../testkit/media-app/sipp-steps';
+import { reinvite, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { loopbackSdp } from '../../testkit/sdp';
 
@@ -165,24 +165,7 @@ ${ok200}
 
   it('a phone that puts the call on hold mid-call (re-INVITE sendonly) and goes quiet is not ended', async () => {
     const num = await number([{ type: 'answer' }, { type: 'echo', option: { duration: 60_000 } }]);
-    const hold = `<send retrans="500"><![CDATA[
-INVITE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 2 INVITE
-Contact: <sip:+15551230000@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-${loopbackSdp('[media_port]', { version: 2, direction: 'sendonly', events: '0-15' })}
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="200"/>
-${ack(2)}`;
+    const hold = reinvite(2, loopbackSdp('[media_port]', { version: 2, direction: 'sendonly', events: '0-15' }), { user: '+15551230000' });
     // its BYE comes after the re-INVITE (CSeq 2)
     const r = await phone(num, { steps: `${play(pcap('talk.pcap', 1000))}\n<pause milliseconds="1200"/>\n${hold}`, hangUpAfterMs: HOLD_MS, sdp: (s) => s.replace('CSeq: 2 BYE', 'CSeq: 3 BYE') });
     expect(r.code, r.errors + r.messages).to.equal(0);

@@ -34,6 +34,31 @@ Content-Length: 0
 
 ]]></send>`;
 
+/**
+ * Our re-INVITE in the dialog (CSeq `cseq`) offering `sdp`, its Contact `user`@ our address (no user:
+ * the address alone), `headers` (whole lines) before the body; then its 100 (optional), its 200 and our ACK.
+ */
+export function reinvite(cseq: number, sdp: string, o: { user?: string; headers?: string[] } = {}): string {
+  return `<send retrans="500"><![CDATA[
+INVITE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${o.user ? `${o.user}@` : ''}[local_ip]:[local_port]>
+Max-Forwards: 70
+${(o.headers ?? []).map((h) => `${h}\n`).join('')}Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp}
+]]></send>
+<recv response="100" optional="true"/>
+<recv response="200"/>
+${ack(cseq)}`;
+}
+
 /** The answer, with no body, to the request just received (`status` as '200 OK'). */
 export const respond = (status: string) => `<send><![CDATA[
 SIP/2.0 ${status}
