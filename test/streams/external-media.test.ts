@@ -5,11 +5,11 @@ import { expect } from 'chai';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AS_AUDIO, AS_UUID, bytesToUuid } from '../../core/streams/framing';
 import { externalMediaProblem } from '../../media-app/streams/external-media';
-import { truncateAll, testDb } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import type { Fixture } from '../../testkit/api';
-import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { useStreamStack, level, pcmBuffer, placeCall, tone, type Stack } from '../../testkit/streams/support';
 import { hungUpCall } from '../../testkit/call-ends';
 
 interface Seen {
@@ -45,15 +45,7 @@ describe('media streams: external_media_start / external_media_stop', function (
   let stack: Stack;
   let owner: Fixture;
 
-  before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
-  });
-  after(async () => {
-    killAllSipp();
-    await stack?.close();
-  });
+  useStreamStack((s) => ({ stack, owner } = s));
 
   it("connects out, streams the call (audiosocket) with the caller in it, plays the server's audio into the call, and stops", async () => {
     const server = await customerServer();

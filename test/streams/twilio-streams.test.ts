@@ -9,11 +9,11 @@ import WebSocket from 'ws';
 import { mulawBase64ToPcm, pcmToMulawBase64 } from '../../core/streams/twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid } from '../../core/twilio/sids';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { useStreamStack, level, pcmBuffer, placeCall, refusalOf, tone, type Stack } from '../../testkit/streams/support';
 import { callbackSink, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
 import { hungUpCall } from '../../testkit/call-ends';
 
@@ -44,16 +44,12 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
   let owner: Fixture;
   let sink: CallbackSink;
 
+  useStreamStack((s) => ({ stack, owner } = s));
   before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
     sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
   });
   after(async () => {
-    killAllSipp();
     await sink?.close();
-    await stack?.close();
   });
 
   it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', async () => {
