@@ -38,6 +38,19 @@ async function activeflowOf(callId: string): Promise<{ end_reason: string | null
   return a && a.end_reason ? a : null;
 }
 
+/**
+ * The caller hears only silence from within 100 ms of `clearAt` on: the first packet (after the first
+ * `before` packets) from which on it hears silence arrived less than 100 ms after the clear.
+ */
+function silentSoonAfter(p: { levels: number[]; arrivals: number[] }, before: number, clearAt: number, what: string): void {
+  let j = p.levels.length;
+  while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
+  expect(j).to.be.lessThan(p.levels.length);
+  const silenceMs = p.arrivals[j]! - clearAt;
+  console.log(`      ${what}: ${silenceMs.toFixed(1)} ms`);
+  expect(silenceMs).to.be.lessThan(100);
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
@@ -123,15 +136,8 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const two = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'two'), 2000, 'mark two echoed on clear');
       expect(two.at - clearAt).to.be.lessThan(100);
       await sleep(500);
-      const p = call.peer;
-      // the first packet after the clear from which on the caller hears only silence
-      let j = p.levels.length;
-      while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
-      expect(j).to.be.lessThan(p.levels.length);
-      const silenceMs = p.arrivals[j]! - clearAt;
-      console.log(`      clear → silence: ${silenceMs.toFixed(1)} ms`);
-      expect(silenceMs).to.be.lessThan(100);
-      expect(p.voiced(p.levels.length - 15)).to.equal(0);
+      silentSoonAfter(call.peer, before, clearAt, 'clear → silence');
+      expect(call.peer.voiced(call.peer.levels.length - 15)).to.equal(0);
 
       // the caller's RFC 4733 digits
       await call.peer.digit('5', call.live.endpoint!.local.port);
@@ -378,13 +384,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const clearAt = performance.now();
       conn.send({ event: 'clear' });
       await sleep(500);
-      const p = call.peer;
-      let j = p.levels.length;
-      while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
-      expect(j).to.be.lessThan(p.levels.length);
-      const silenceMs = p.arrivals[j]! - clearAt;
-      console.log(`      clear → silence (through control-api): ${silenceMs.toFixed(1)} ms`);
-      expect(silenceMs).to.be.lessThan(100);
+      silentSoonAfter(call.peer, before, clearAt, 'clear → silence (through control-api)');
 
       await call.peer.digit('7', call.live.endpoint!.local.port);
       await until(() => conn.of('dtmf').length >= 1, 5000, 'dtmf');
