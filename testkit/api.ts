@@ -16,7 +16,8 @@ import { loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { createContext, createRedis, type AppContext, type ContextOverrides } from '../control-api/context';
 import { createApp, type AppOptions, type PlatformApp } from '../control-api/app';
-import { testDb, testDatabaseUrl } from './db';
+import { testDb, testDatabaseUrl, truncateAll } from './db';
+import { clock } from '../core/clock';
 import { signToken, LOGIN_TOKEN_TTL_SEC } from '../core/credentials';
 import { Permission } from '../core/permissions';
 import { repos, type CustomerRow, type AgentRow, type AccesskeyRow, type OutboundConfigRow, type CustomerStatus } from '../core/repos';
@@ -67,6 +68,31 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Mocha hooks of the API suites: a test app without rate limits and a customer fixture on it, handed to
+ * `set` once up (with `each`: before every test instead, on an emptied database); the shared clock is
+ * reset after each such test and after the suite, and the app closed.
+ */
+export function useTestApp(set: (s: { t: TestApp; f: Fixture }) => void, o: { each?: boolean } = {}): void {
+  let t: TestApp | undefined;
+  const fixture = async () => set({ t: t!, f: await createFixture(t!.ctx) });
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    if (!o.each) await fixture();
+  });
+  if (o.each) {
+    beforeEach(async () => {
+      await truncateAll();
+      await fixture();
+    });
+    afterEach(() => clock.reset());
+  }
+  after(async () => {
+    clock.reset();
+    await t?.close();
+  });
 }
 
 export interface Fixture {

@@ -17,6 +17,33 @@ export async function hungUpCall(callId: string, timeoutMs = 10_000, what = 'han
   );
 }
 
+/** The customer's one call row, once it is the only one and hung up (`timeoutMs`, 10 s unless told). */
+export async function onlyCallHungUp(customerId: string, timeoutMs = 10_000) {
+  const db = await testDb();
+  return until(
+    async () => {
+      const rows = await db('calls').where({ customer_id: customerId });
+      return rows.length === 1 && rows[0]!.status === 'hangup' ? rows[0]! : null;
+    },
+    timeoutMs,
+    'call row in hangup',
+  );
+}
+
+/** The customer's two legs, [the incoming master, the outgoing leg], once both hung up (`timeoutMs`, 10 s unless told). */
+export async function bothLegsHungUp(customerId: string, timeoutMs = 10_000) {
+  const db = await testDb();
+  const rows = await until(
+    async () => {
+      const r = await db('calls').where({ customer_id: customerId }).orderBy('tm_create');
+      return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
+    },
+    timeoutMs,
+    'both legs hung up',
+  );
+  return rows[0]!.direction === 'incoming' ? [rows[0]!, rows[1]!] : [rows[1]!, rows[0]!];
+}
+
 /** The activeflow once its status is `ended` (`timeoutMs`, 10 s unless told). */
 export async function endedActiveflow(activeflowId: string, timeoutMs = 10_000) {
   const db = await testDb();

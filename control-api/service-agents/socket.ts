@@ -19,13 +19,12 @@ import { permissionDenied } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
 import { conversationsRepo } from '../../core/repos/conversations';
 import { webchatRepo } from '../../core/webchat/repo';
-import { parseTopic, type Topic } from '../ws/topics';
+import { applySubscriptionFrame, parseSubscriptionFrame, type Topic } from '../ws/topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type Admission } from '../ws/guard';
 import { guardSocket } from '../../core/net/socket-guard';
 import { audienceOf, topicIdsOf } from './audience';
 import { canSeeCall, type AgentScope } from './scope';
 import { isChatAgentParticipant } from '../../core/chats/repo';
-import { rawText } from '../../core/net/ws-text';
 
 export const AGENT_WS_PATHS = ['/v1.0/service_agents/ws', '/v1.0/service-agents/ws'];
 
@@ -162,27 +161,9 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
 
 /** A subscribe or unsubscribe frame; each topic is checked against the database before it is kept. */
 async function onMessage(ctx: AppContext, maxTopics: number, c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
-  let msg: { type?: unknown; topics?: unknown };
-  try {
-    msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
-  } catch {
-    return c.socket.close(1008, 'message is not JSON');
-  }
-  if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
-    return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
-  }
-  if (msg.type === 'unsubscribe') {
-    for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
-    return;
-  }
-  for (const rawTopic of msg.topics) {
-    const t = parseTopic(rawTopic);
-    if (!t) return c.socket.close(1008, `invalid topic ${String(rawTopic).slice(0, 60)}`);
-    const why = await refusal(ctx, c.scope, t);
-    if (why) return c.socket.close(1008, why.slice(0, 120));
-    c.topics.set(t.raw, t);
-  }
-  if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
+  const frame = parseSubscriptionFrame(raw, isBinary);
+  const refused = frame.type === 'subscribe' ? await Promise.all(frame.topics.map((t) => refusal(ctx, c.scope, t))) : [];
+  applySubscriptionFrame(c, frame, (_, i) => refused[i] ?? null, maxTopics);
 }
 
 /** Sends the event to the connections of its customer that are in its audience and subscribed to it. */

@@ -18,10 +18,9 @@ import type { AppContext, AuthContext } from '../context';
 import type { Credentials } from '../middleware/credentials';
 import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
 import { Hub, type Connection } from './hub';
-import { parseTopic, refusal } from './topics';
+import { applySubscriptionFrame, parseSubscriptionFrame, refusal } from './topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
 import { guardSocket } from '../../core/net/socket-guard';
-import { rawText } from '../../core/net/ws-text';
 import { startPresenceFeed } from './presence-feed';
 
 export const WS_PATH = '/v1.0/ws';
@@ -85,7 +84,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
       untrack();
     });
     socket.on('error', () => socket.terminate());
-    socket.on('message', (raw: RawData, isBinary: boolean) => onMessage(c, raw, isBinary, maxTopics));
+    socket.on('message', (raw: RawData, isBinary: boolean) => applySubscriptionFrame(c, parseSubscriptionFrame(raw, isBinary), (t) => refusal(t, c.auth), maxTopics));
   }
 
   const ping = setInterval(() => pingAll(hub), opts.pingIntervalMs ?? 30_000);
@@ -115,31 +114,6 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
       await stopped;
     },
   };
-}
-
-/** A subscribe or unsubscribe frame; a bad frame or a topic the credential may not see closes the socket. */
-function onMessage(c: Connection, raw: RawData, isBinary: boolean, maxTopics: number): void {
-  let msg: { type?: unknown; topics?: unknown };
-  try {
-    msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
-  } catch {
-    return c.socket.close(1008, 'message is not JSON');
-  }
-  if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
-    return c.socket.close(1008, 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}');
-  }
-  if (msg.type === 'unsubscribe') {
-    for (const t of msg.topics) if (typeof t === 'string') c.topics.delete(t);
-    return;
-  }
-  for (const raw of msg.topics) {
-    const t = parseTopic(raw);
-    if (!t) return c.socket.close(1008, `invalid topic ${String(raw).slice(0, 60)}`);
-    const why = refusal(t, c.auth);
-    if (why) return c.socket.close(1008, why.slice(0, 120));
-    c.topics.set(t.raw, t);
-  }
-  if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
 }
 
 /** Pings every socket; one that did not answer the last ping is dropped. */

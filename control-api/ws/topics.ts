@@ -7,6 +7,8 @@ import type { PlatformEvent } from '../../core/events/bus';
 import { topicResourceOf } from '../../core/events/catalogue';
 import { hasLevel } from '../../core/permissions';
 import { isUuid } from '../../core/ids';
+import { rawText } from '../../core/net/ws-text';
+import type { RawData, WebSocket } from 'ws';
 
 export interface Topic {
   raw: string;
@@ -37,6 +39,55 @@ export function parseTopic(raw: unknown): Topic | null {
     resourceId: resourceId === undefined || resourceId === '*' ? null : resourceId.toLowerCase(),
     parts: p.length as 2 | 3 | 4,
   };
+}
+
+/** A client's frame on an event socket: subscribe (each topic parsed) or unsubscribe, or why the socket closes (1008). */
+export type SubscriptionFrame = { type: 'subscribe'; topics: Topic[] } | { type: 'unsubscribe'; topics: string[] } | { type: 'refused'; reason: string };
+
+/** Reads a subscribe or unsubscribe frame; who may see each topic is the socket's own question. */
+export function parseSubscriptionFrame(raw: RawData, isBinary: boolean): SubscriptionFrame {
+  let msg: { type?: unknown; topics?: unknown };
+  try {
+    msg = isBinary ? {} : (JSON.parse(rawText(raw)) as typeof msg);
+  } catch {
+    return { type: 'refused', reason: 'message is not JSON' };
+  }
+  if ((msg.type !== 'subscribe' && msg.type !== 'unsubscribe') || !Array.isArray(msg.topics)) {
+    return { type: 'refused', reason: 'expected {"type":"subscribe"|"unsubscribe","topics":[...]}' };
+  }
+  if (msg.type === 'unsubscribe') return { type: 'unsubscribe', topics: msg.topics.filter((t): t is string => typeof t === 'string') };
+  const topics: Topic[] = [];
+  for (const rawTopic of msg.topics) {
+    const t = parseTopic(rawTopic);
+    if (!t) return { type: 'refused', reason: `invalid topic ${String(rawTopic).slice(0, 60)}` };
+    topics.push(t);
+  }
+  return { type: 'subscribe', topics };
+}
+
+/** A socket's side of a subscription: the socket and the topics it holds. */
+export interface Subscriber {
+  socket: WebSocket;
+  topics: Map<string, Topic>;
+}
+
+/**
+ * Applies a frame to the topics a socket holds; a refused frame, a topic `why` refuses (its reason, by the
+ * topic's index in the frame) or more than `maxTopics` topics close the socket with 1008. Synchronous, so
+ * frames apply in the order they came (a socket with asynchronous checks awaits them before).
+ */
+export function applySubscriptionFrame(c: Subscriber, frame: SubscriptionFrame, why: (t: Topic, index: number) => string | null, maxTopics: number): void {
+  if (frame.type === 'refused') return c.socket.close(1008, frame.reason);
+  if (frame.type === 'unsubscribe') {
+    for (const t of frame.topics) c.topics.delete(t);
+    return;
+  }
+  for (const [i, t] of frame.topics.entries()) {
+    const reason = why(t, i);
+    if (reason) return c.socket.close(1008, reason.slice(0, 120));
+    c.topics.set(t.raw, t);
+  }
+  if (c.topics.size > maxTopics) c.socket.close(1008, `at most ${maxTopics} topics`);
 }
 
 /** Why a caller may not subscribe to a topic, or null when it may. */

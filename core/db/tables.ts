@@ -30,6 +30,7 @@ import type { ConferencecallRow } from './rows/conferencecalls';
 import type { ConferenceRow } from './rows/conferences';
 import type { CaseNoteRow, ContactCaseRow } from './rows/contact-cases';
 import type { ContactRow } from './rows/contacts';
+import type { ResetTokenRow, VerificationTokenRow } from './rows/mail-tokens';
 import type { ConversationAccountRow } from './rows/conversation-accounts';
 import type { ConversationMessageRow, ConversationRow } from './rows/conversations';
 import type { CustomerRow } from './rows/customers';
@@ -89,15 +90,6 @@ export interface CustomerDomainsRow {
   tm_create: Date;
 }
 
-/** email_verification_tokens (control-api/auth/verification-tokens.ts). */
-export interface VerificationTokenRow {
-  token_hash: string;
-  customer_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
-}
-
 /** events. */
 export interface EventsRow {
   id: string;
@@ -110,16 +102,6 @@ export interface EventsRow {
   timestamp: Date;
   data: unknown;
   tm_create: Date;
-}
-
-/** password_reset_tokens (control-api/auth/reset-tokens.ts). */
-export interface ResetTokenRow {
-  token_hash: string;
-  customer_id: string;
-  agent_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
 }
 
 /** rag_chunks. */

@@ -35,6 +35,17 @@ export interface LlmEndpoint {
 
 export type ChatChunk = { type: 'text'; text: string } | { type: 'tool_calls'; calls: ToolCall[] } | { type: 'done'; finish_reason: string };
 
+/** A streamed answer read whole: its text and its last tool calls (every ChatLlm's `complete`). */
+export async function completion(stream: AsyncIterable<ChatChunk>): Promise<{ content: string; tool_calls: ToolCall[] }> {
+  let content = '';
+  let tool_calls: ToolCall[] = [];
+  for await (const c of stream) {
+    if (c.type === 'text') content += c.text;
+    else if (c.type === 'tool_calls') tool_calls = c.calls;
+  }
+  return { content, tool_calls };
+}
+
 /** A chat model the conversation engine talks to, whatever its vendor's protocol. */
 export interface ChatLlm {
   /** `target.model` as the events name it (e.g. gemini.gemini-2.5-flash) */
@@ -153,13 +164,7 @@ export class LlmClient implements ChatLlm {
 
   /** A whole completion (summaries, prompt proposals, text conversations). */
   async complete(req: ChatRequest): Promise<{ content: string; tool_calls: ToolCall[] }> {
-    let content = '';
-    let tool_calls: ToolCall[] = [];
-    for await (const c of this.stream(req)) {
-      if (c.type === 'text') content += c.text;
-      else if (c.type === 'tool_calls') tool_calls = c.calls;
-    }
-    return { content, tool_calls };
+    return completion(this.stream(req));
   }
 
   /** Embeddings of texts, in order. */

@@ -8,7 +8,7 @@
  */
 import { invalidArgument } from '../errors';
 import { realtimeModel, checkEngineModel } from '../speech/voices';
-import { LlmError, type ChatChunk, type ChatLlm, type ChatRequest, type ToolCall } from './client';
+import { completion, LlmError, type ChatChunk, type ChatLlm, type ChatRequest, type ToolCall } from './client';
 import { maskKey, type EngineConfig } from './endpoint';
 import { engineKeyDestination, refuseMovedSecret } from '../secrets/key-destination';
 
@@ -196,12 +196,6 @@ export class FallbackLlm implements ChatLlm {
   }
 
   async complete(req: ChatRequest): Promise<{ content: string; tool_calls: ToolCall[] }> {
-    let content = '';
-    let tool_calls: ToolCall[] = [];
-    for await (const c of this.stream(req)) {
-      if (c.type === 'text') content += c.text;
-      else if (c.type === 'tool_calls') tool_calls = c.calls;
-    }
-    return { content, tool_calls };
+    return completion(this.stream(req));
   }
 }

@@ -10,7 +10,7 @@
 import { ApiError, GoogleGenAI, type Content, type FunctionCall, type GenerateContentResponse, type Part } from '@google/genai';
 import { EgressFailed, EgressRefused, type EgressPolicy } from '../net';
 import { policyFetch } from '../net/fetch';
-import { LlmError, type ChatChunk, type ChatLlm, type ChatMessage, type ChatRequest, type LlmEndpoint, type ToolCall, type ToolDef } from './client';
+import { completion, LlmError, type ChatChunk, type ChatLlm, type ChatMessage, type ChatRequest, type LlmEndpoint, type ToolCall, type ToolDef } from './client';
 
 const TIMEOUT_MS = 60_000;
 const MAX_BYTES = 32 * 1024 * 1024;
@@ -153,13 +153,7 @@ export class GeminiClient implements ChatLlm {
   }
 
   async complete(req: ChatRequest): Promise<{ content: string; tool_calls: ToolCall[] }> {
-    let content = '';
-    let tool_calls: ToolCall[] = [];
-    for await (const c of this.stream(req)) {
-      if (c.type === 'text') content += c.text;
-      else if (c.type === 'tool_calls') tool_calls = c.calls;
-    }
-    return { content, tool_calls };
+    return completion(this.stream(req));
   }
 
   private failure(e: unknown, signal: AbortSignal | undefined): unknown {

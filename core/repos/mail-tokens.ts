@@ -4,23 +4,8 @@
  * and hashing tokens is the caller's (control-api/auth/secret-token.ts).
  */
 import type { Db } from '../db/knex';
-
-export interface VerificationTokenRow {
-  token_hash: string;
-  customer_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
-}
-
-export interface ResetTokenRow {
-  token_hash: string;
-  customer_id: string;
-  agent_id: string;
-  tm_create: Date;
-  tm_expire: Date;
-  tm_used: Date | null;
-}
+import type { ResetTokenRow, VerificationTokenRow } from '../db/rows/mail-tokens';
+export type { ResetTokenRow, VerificationTokenRow } from '../db/rows/mail-tokens';
 
 export function verificationTokensRepo(db: Db) {
   return {

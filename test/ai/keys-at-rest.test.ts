@@ -11,7 +11,7 @@ import { deriveKey, openKey, SealedKeyError } from '../../core/secrets/keys';
 import { resolveEndpoint } from '../../core/llm/endpoint';
 import { LlmError } from '../../core/llm/client';
 import { up as migrate0958 } from '../../core/db/migrations/0958_ai_keys_encrypted';
-import { buildTestApp, createFixture, TEST_JWT_SECRET, type Fixture, type TestApp } from '../../testkit/api';
+import { useTestApp, TEST_JWT_SECRET, type Fixture, type TestApp } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
 import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
 import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
@@ -48,13 +48,7 @@ describe('ai: vendor keys encrypted at rest', function () {
     let t: TestApp;
     let f: Fixture;
     const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-    before(async () => {
-      t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-      f = await createFixture(t.ctx);
-    });
-    after(async () => {
-      await t?.close();
-    });
+    useTestApp((s) => ({ t, f } = s));
 
     const body = {
       name: 'keyed',

@@ -6,74 +6,26 @@
 // turn, set_variables, stop_service, aimessages), barge-in cut at what was played, a refused key
 // (HTTP 401), a refused (private) URL.
 import { expect } from 'chai';
-import { truncateAll } from '../../testkit/db';
-import { TimedSink } from '../../testkit/ai/audio';
-import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
-import type { RealtimeScript } from '../../testkit/ai/realtime-server';
-import { aiFlow, aimessagesOf, endedFlow, failedBeforeAudio, inboundCall, outboundCall, startS2sRig, useCallerTurns, type S2sRig } from '../../testkit/ai/s2s-calls';
+import { startDeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
+import { aiFlow, bargeInCall, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'dg-platform-key-0123456789';
 const MODEL = 'deepgram-agent.gpt-4o-mini';
-const idle: RealtimeScript = { greeting: { say: 'never', ms: 1000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null };
 
 describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', function () {
   this.timeout(120_000);
-  let rig: S2sRig;
-  let dg: DeepgramAgentServer;
-  const { q1, q2 } = useCallerTurns('ai-dg-');
-
-  before(async () => {
-    await truncateAll();
-    dg = await startDeepgramAgentServer(KEY, idle);
-    rig = await startS2sRig({ DEEPGRAM_AGENT_BASE_URL: dg.url, DEEPGRAM_API_KEY: KEY });
-  });
-  after(async () => {
-    await rig?.close();
-    await dg?.close();
-  });
-
-  function useScript(script: RealtimeScript) {
-    dg.script = script;
-    dg.received.length = 0;
-    dg.speechStartedAt.length = 0;
-    dg.firstAudioAt.length = 0;
-    dg.appendedMs = 0;
-  }
+  const suite = useS2sVendor(
+    'ai-dg-',
+    (script) => startDeepgramAgentServer(KEY, script),
+    (dg) => ({ DEEPGRAM_AGENT_BASE_URL: dg.url, DEEPGRAM_API_KEY: KEY }),
+  );
 
   it('an outbound call: the greeting first within 1 s, hears the callee, runs set_variables and stop_service, stores the transcripts', async () => {
-    useScript({
-      greeting: { say: '', ms: 1200, hz: 440 },
-      turn: (n) =>
-        n === 0
-          ? { heard: 'my order number is forty two', reply: { call: 'set_variables', arguments: { variables: { order: '42' } } } }
-          : { heard: 'that is all thank you', reply: { call: 'stop_service', arguments: {} } },
-      afterCall: (name) => (name === 'set_variables' ? { say: 'Noted, order forty two.', ms: 1000, hz: 660 } : null),
-    });
+    // the greeting is the flow's parameter.greeting, sent in the Settings: the stand-in says nothing of its own
+    suite.use(orderScript('', 'stop_service'));
     const f = await aiFlow({ engine_model: MODEL, tts_voice_id: 'aura-2-orion-en', parameter: { shop: 'Acme Bikes', greeting: 'Hello, Acme Bikes, how can I help?' } });
-    const sink = await TimedSink.open();
-    try {
-      const r = await outboundCall(
-        rig,
-        f,
-        [
-          { atMs: 2500, pcap: q1.file },
-          { atMs: 2500 + q1.ms + 3000, pcap: q2.file },
-        ],
-        sink,
-      );
-      expect(r.code, r.errors + r.messages).to.equal(0);
-      const voiced = sink.voicedTimes();
-      expect(voiced.length, 'audio heard').to.be.greaterThan(0);
-      expect(voiced[0]! - sink.packets[0]!.at, 'greeting after the media started').to.be.lessThan(1000);
-      const tones = sink.dominantTones([440, 660]);
-      expect(tones.get(440) ?? 0, 'greeting packets').to.be.within(40, 70);
-      expect(tones.get(660) ?? 0, 'answer packets').to.be.within(35, 60);
-    } finally {
-      sink.close();
-    }
-    const af = await endedFlow(f.db, f.cid);
-    expect(af.variables).to.include({ order: '42' });
-    expect(af.end_reason).to.not.equal('error');
+    await orderCall(suite, f);
+    const dg = suite.vendor;
     expect(dg.authorization).to.equal(`Token ${KEY}`);
     // what the agent was told (the Settings the SDK sent)
     const settings = dg.received.find((e) => e.type === 'Settings')!.message as {
@@ -89,58 +41,20 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
     expect(settings.agent.speak.provider).to.include({ model: 'aura-2-orion-en' });
     const response = dg.received.find((e) => e.type === 'FunctionCallResponse')!.message;
     expect(response).to.include({ name: 'set_variables' });
-    expect(dg.appendedMs, 'caller audio streamed').to.be.greaterThan(5000);
-    const msgs = await aimessagesOf(f.db, f.cid);
-    expect(msgs.filter((m) => m.role === 'assistant' && m.content).map((m) => m.content)).to.deep.equal(['Hello, Acme Bikes, how can I help?', 'Noted, order forty two.']);
-    const heard = msgs.filter((m) => m.role === 'user');
-    expect(heard.map((m) => m.content)).to.deep.equal(['my order number is forty two', 'that is all thank you']);
-    expect(heard[0]!.direction).to.equal('incoming');
-    expect(msgs.filter((m) => (m.tool_calls as unknown[])?.length).map((m) => (m.tool_calls as { function: { name: string } }[])[0]!.function.name)).to.deep.equal(['set_variables', 'stop_service']);
+    await expectOrderTranscripts(f, 'stop_service');
   });
 
   it('barge-in: the caller speaks over a long greeting; UserStartedSpeaking cuts it at what was played', async () => {
-    useScript({
-      greeting: { say: 'This is a very long greeting that goes on and on.', ms: 8000, hz: 440 },
-      turn: () => ({ heard: 'my order number is forty two', reply: { call: 'stop_flow', arguments: {} } }),
-      afterCall: () => null,
-    });
     // no parameter.greeting: the agent is asked for one with InjectUserMessage
-    const f = await aiFlow({ engine_model: MODEL });
-    const sink = await TimedSink.open();
-    try {
-      const r = await inboundCall(rig, f, [{ atMs: 2500, pcap: q1.file }], sink);
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
-    expect(dg.received.map((e) => e.type)).to.include('InjectUserMessage');
-    const played = dg.speechStartedAt[0]! - dg.firstAudioAt[0]!;
-    expect(played).to.be.within(1000, 6000);
-    const heardMs = (sink.dominantTones([440]).get(440) ?? 0) * 20;
-    expect(heardMs, 'the greeting heard up to the barge-in, none of what was queued').to.be.within(played - 800, played + 800);
-    const af = await endedFlow(f.db, f.cid);
-    expect(af.end_reason).to.not.equal('error');
+    await bargeInCall(suite, MODEL);
+    expect(suite.vendor.received.map((e) => e.type)).to.include('InjectUserMessage');
   });
 
   it('a refused key (HTTP 401): the flow ends with the reason and an aicall_realtime_failed event; nothing is played', async () => {
-    useScript(idle);
-    const refused = dg.refused;
-    const r = await failedBeforeAudio(rig, { engine_model: MODEL, engine_key: 'wrong-deepgram-key-4567' });
-    expect(dg.refused).to.equal(refused + 1);
-    expect(r.endReason).to.equal('error');
-    expect(r.error).to.include('deepgram-agent: the API key was refused (HTTP 401)');
-    expect(r.error).to.not.include('wrong-deepgram-key');
-    expect(r.event).to.include({ engine_model: MODEL });
-    expect(String(r.event?.reason)).to.include('API key was refused');
+    await refusedKeyCall(suite, MODEL, 'wrong-deepgram-key-4567', 'deepgram-agent: the API key was refused (HTTP 401)');
   });
 
   it('an engine_url on a private address: refused by the egress policy before any connection', async () => {
-    useScript(idle);
-    const started = Date.now();
-    const r = await failedBeforeAudio(rig, { engine_model: MODEL, engine_url: 'https://10.255.255.1:8443', engine_key: 'own-deepgram-key' });
-    expect(Date.now() - started, 'no wait for a connection to the private address').to.be.lessThan(15_000);
-    expect(r.endReason).to.equal('error');
-    expect(r.error).to.include('deepgram-agent: the egress policy refused the vendor URL');
-    expect(String(r.event?.reason)).to.include('egress policy refused');
+    await privateUrlCall(suite, MODEL, 'deepgram-agent');
   });
 });

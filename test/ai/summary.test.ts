@@ -10,6 +10,7 @@ import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { until } from '../../testkit/media-app/harness';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { recordingPath } from '../../core/storage/local';
+import { insertRecording } from '../../testkit/recordings';
 
 describe('ai: summaries', function () {
   this.timeout(60_000);
@@ -46,18 +47,7 @@ describe('ai: summaries', function () {
     execFileSync('espeak-ng', ['-w', tmp, 'Hello, I would like to cancel my order please.']);
     execFileSync('sox', [tmp, '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', file]);
     fs.rmSync(tmp);
-    await t.ctx.db('recordings').insert({
-      id,
-      customer_id: f.customer.id,
-      owner_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      reference_type: 'call',
-      reference_id: newId(),
-      status: 'ended',
-      on_end_flow_id: EMPTY_UUID,
-      filenames: [filename],
-      tm_create: new Date(),
-    });
+    await insertRecording(t.ctx.db, f.customer.id, id, filename);
     return id;
   }
 

@@ -3,8 +3,6 @@
 // asks the local OpenAI-compatible server (streamed), and speaks the answer (espeak-ng) into the
 // call, which the test hears on its RTP sink. Barge-in, a hang-up tool, and no endpoint.
 import { endedActiveflow } from '../../testkit/call-ends';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
@@ -13,13 +11,14 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
-import { answeringUas, eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import { lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
+import { answeringUas, eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
 import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
 import { startTracing } from '../../core/tracing';
 import { OtlpReceiver } from '../support/otlp-receiver';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 
 const PHRASES = ['what are your opening hours', 'stop please', 'thank you goodbye'];
 
@@ -31,22 +30,13 @@ describe('ai_talk on a live call', function () {
   let q1: { file: string; ms: number };
   let q2: { file: string; ms: number };
   let numberSeq = 0;
-
-  before(async () => {
-    await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-talk-'));
+  // the LLM server is on loopback
+  useLiveAiStack('ai-talk-', {}, (s) => ({ p, llm, dir } = s));
+  before(() => {
     q1 = { file: path.join(dir, 'q1.pcap'), ms: 0 };
     q1.ms = speechPcap('What are your opening hours?', q1.file);
     q2 = { file: path.join(dir, 'q2.pcap'), ms: 0 };
     q2.ms = speechPcap('Stop please.', q2.file);
-    llm = await startLlmServer();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }); // the LLM server is on loopback
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await llm?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** A customer, trunk, AI, flow [answer, ai_talk, ...after] and a number; returns what the test needs. */
@@ -245,18 +235,23 @@ describe('ai_talk on a live call', function () {
     expect(sent.tools!.map((t) => t.function.name)).to.include.members(['set_variables', 'stop_flow']);
   });
 
+  /** A caller that says nothing calls `number`; the customer's call row once hung up. */
+  async function quietCall(number: string, db: Awaited<ReturnType<typeof testDb>>, cid: string) {
+    const sink = await TimedSink.open();
+    try {
+      const r = await runCall(number, [], sink);
+      expect(r.code, r.errors + r.messages).to.equal(0);
+    } finally {
+      sink.close();
+    }
+    return until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+  }
+
   it('ai_summary starts a summary of the call and the flow moves on; without transcripts it ends done and empty', async () => {
     process.env.AI_LLM_BASE_URL = llm.url;
     try {
       const { db, cid, number } = await setUp(() => ({ text: 'A summary.' }), { middle: { type: 'ai_summary', option: { language: 'en-US' } } });
-      const sink = await TimedSink.open();
-      try {
-        const r = await runCall(number, [], sink);
-        expect(r.code, r.errors + r.messages).to.equal(0);
-      } finally {
-        sink.close();
-      }
-      const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+      const call = await quietCall(number, db, cid);
       const s = await until(async () => (await db('summaries').where({ customer_id: cid, status: 'done' }))[0], 10_000, 'summary done');
       expect(s).to.include({ reference_type: 'call', reference_id: call.id, activeflow_id: call.activeflow_id, content: '' });
       expect(s.status_message).to.include('no transcript');
@@ -298,14 +293,7 @@ describe('ai_talk on a live call', function () {
 
   it('without an LLM endpoint ai_talk ends the flow with a clear error', async () => {
     const { db, cid, number } = await setUp(() => ({ text: 'unused' }), { engineUrl: '' });
-    const sink = await TimedSink.open();
-    try {
-      const r = await runCall(number, [], sink);
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
-    const call = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 10_000, 'call hangup');
+    const call = await quietCall(number, db, cid);
     const af = await endedActiveflow(call.activeflow_id);
     expect(af.error).to.include('no LLM endpoint is configured');
     expect(await db('aicalls').where({ customer_id: cid })).to.have.length(0);

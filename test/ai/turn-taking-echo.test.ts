@@ -4,22 +4,16 @@
 // cut by its own echo (no user turn, nothing interrupted); the caller saying "Stop." over the echo
 // still cuts it (the leg's echo canceller takes the echo out from under the word). Also the guard itself on espeak-ng audio: echo at 50-300 ms and -1 to -10 dB
 // is silenced, a caller speaking over it is passed on.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { aisRepo } from '../../core/repos/ais';
-import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
-import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import { lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
+import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechSequencePcap, TimedSink } from '../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../testkit/ai/echo-phone';
 import { EchoGuard } from '../../media-app/ai/echo-guard';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { aiTalkNumber } from '../../testkit/ai/turn-calls';
 
 const PHRASES = ['tell me a story', 'okay', 'stop', 'this is sentence number one', 'a very long story'];
 const STORY = Array.from({ length: 6 }, (_, i) => `This is sentence number ${i + 1} of a very long story.`).join(' ');
@@ -148,41 +142,23 @@ describe('echo guard', function () {
     let llm: LlmServer;
     let dir: string;
     let seq = 0;
-
-    before(async () => {
-      await truncateAll();
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-echo-'));
-      llm = await startLlmServer();
-      p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    });
-    after(async () => {
-      killAllSipp();
-      await p?.close();
-      await llm?.close();
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    useLiveAiStack('ai-echo-', {}, (s) => ({ p, llm, dir } = s));
 
     async function setUp(respond: (req: LlmRequest) => LlmReply, vadConfig: Record<string, number | string> = {}, phrases = PHRASES) {
-      const db = await testDb();
-      const cid = (await repos(db).customers.create({ email: `echo${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'echo' })).id;
-      await trunksRepo(db).create(cid, `trecho${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-      const ai = await aisRepo(db).create(cid, {
-        name: 'teller',
-        init_prompt: 'You tell stories.',
-        engine_model: 'openai.gpt-test',
-        engine_url: llm.url,
-        tool_names: ['all'],
-        parameter: { stt_phrases: phrases, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000 },
-        vad_config: vadConfig,
+      const made = await aiTalkNumber({
+        llmUrl: llm.url,
+        tag: 'echo',
+        number: `+8991300${String(++seq).padStart(5, '0')}`,
+        duration: 20,
+        ai: {
+          name: 'teller',
+          init_prompt: 'You tell stories.',
+          parameter: { stt_phrases: phrases, min_endpointing_delay_ms: 400, max_endpointing_delay_ms: 2000 },
+          vad_config: vadConfig,
+        },
       });
-      const flow = await flowsRepo(db).create({
-        customer_id: cid,
-        actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 20 } }, { type: 'hangup' }]),
-      } as never);
-      const number = `+8991300${String(++seq).padStart(5, '0')}`;
-      await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
       llm.options.respond = respond;
-      return { db, cid, number };
+      return made;
     }
 
     /** The story as the greeting; a caller turn ends the flow. */

@@ -14,12 +14,13 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { startLlmServer, lastUser, type LlmServer } from '../../testkit/llm-server';
-import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import { lastUser, type LlmServer } from '../../testkit/llm-server';
+import type { FakeDeepgram } from '../../testkit/speech/deepgram-server';
+import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
-import { FakeDeepgram } from '../../testkit/speech/deepgram-server';
 import { PhraseRecogniser } from '../../testkit/speech/phrase-recogniser';
+import { useDeepgramTurnStack } from '../../testkit/ai/turn-calls';
 
 const KEY = 'dg-eou-key';
 const MIN_DELAY_MS = 600;
@@ -33,29 +34,14 @@ describe("ai_talk: the recogniser's end of utterance ends a finished turn", func
   let dg: FakeDeepgram;
   let dir: string;
   let seq = 0;
-
-  before(async () => {
-    await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-eou-'));
-    dg = await new FakeDeepgram(KEY, { recogniser: new PhraseRecogniser(['tell me a story', 'and then uh']), latencyMs: 50 }).listen();
-    // the recogniser reads its settings from the environment when a stream is made
-    process.env.DEEPGRAM_API_KEY = KEY;
-    process.env.DEEPGRAM_URL = dg.url;
-    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8';
-    llm = await startLlmServer();
-    llm.options.respond = (req) => ({ text: lastUser(req) ? 'Here is a short story for you.' : '' });
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DEEPGRAM_API_KEY: KEY, DEEPGRAM_URL: dg.url });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await llm?.close();
-    await dg?.close();
-    delete process.env.DEEPGRAM_API_KEY;
-    delete process.env.DEEPGRAM_URL;
-    delete process.env.EGRESS_ALLOW_CIDRS;
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useDeepgramTurnStack(
+    KEY,
+    { recogniser: new PhraseRecogniser(['tell me a story', 'and then uh']), latencyMs: 50 },
+    { respond: (req) => ({ text: lastUser(req) ? 'Here is a short story for you.' : '' }) },
+    (x) => ({ p, llm, dg } = x),
+  );
+  before(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-eou-'))));
+  after(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
 
   /** The caller says `text` once, 1 s after the answer; returns caller stops → first agent audio and the reply's latency. */
   async function turn(text: string, during?: () => Promise<void>): Promise<{ gapMs: number; heard: string; roles: string[]; latency: Record<string, unknown> }> {

@@ -6,21 +6,15 @@
 // Silero (the greeting plays). Bad `vad_config.engine` values are 400s naming the field.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { aisRepo } from '../../core/repos/ais';
-import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
 import { buildTestApp, createFixture } from '../../testkit/api';
-import { startLlmServer, lastUser, type LlmServer } from '../../testkit/llm-server';
-import { killAllSipp, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { lastUser, type LlmServer } from '../../testkit/llm-server';
+import { sipp, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechPcap, TimedSink, writeRtpPcap } from '../../testkit/ai/audio';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { aiTalkNumber } from '../../testkit/ai/turn-calls';
 
 const GREETING = 'Hello, and welcome to the shop. How can I help you today?';
 /** the LLM's delay before its first token: the agent thinks this long before the greeting */
@@ -34,13 +28,9 @@ describe('ai_talk VAD engines', function () {
   let seq = 0;
   let noise: string;
   let speech: string;
-
-  before(async () => {
-    await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-vad-'));
-    llm = await startLlmServer({ firstChunkDelayMs: THINK_MS });
+  useLiveAiStack('ai-vad-', { firstChunkDelayMs: THINK_MS }, (s) => ({ p, llm, dir } = s));
+  before(() => {
     llm.options.respond = (req) => (lastUser(req) && req.messages.at(-1)?.role !== 'tool' ? { tool_calls: [{ name: 'stop_flow', arguments: {} }] } : { text: lastUser(req) ? '' : GREETING });
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
     // 2 s of brown noise at -15 dBFS as the phone carries it (8 kHz µ-law), then silence
     const ul = path.join(dir, 'noise.ul');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-t', 'ul', ul, 'synth', '2', 'brownnoise', 'gain', '-15']);
@@ -49,32 +39,15 @@ describe('ai_talk VAD engines', function () {
     speech = path.join(dir, 'speech.pcap');
     speechPcap('What time is it.', speech, { leadMs: 0, trailMs: 4000 });
   });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await llm?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   async function setUp(engine: string) {
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `vad${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'vad' })).id;
-    await trunksRepo(db).create(cid, `trvad${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const ai = await aisRepo(db).create(cid, {
-      name: 'desk',
-      init_prompt: 'You answer questions.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: ['what time is it'], min_endpointing_delay_ms: 400 },
-      vad_config: { engine },
+    const { number } = await aiTalkNumber({
+      llmUrl: llm.url,
+      tag: 'vad',
+      number: `+8991400${String(++seq).padStart(5, '0')}`,
+      duration: 9,
+      ai: { parameter: { stt_phrases: ['what time is it'], min_endpointing_delay_ms: 400 }, vad_config: { engine } },
     });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 9 } }, { type: 'hangup' }]),
-    } as never);
-    const number = `+8991400${String(++seq).padStart(5, '0')}`;
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     return number;
   }
 

@@ -4,24 +4,18 @@
 // times it. A finished sentence is answered after the short wait, a trailing "uh" waits for the
 // rest (one turn), "okay" over the agent is ignored and "stop" stops it; each assistant aimessage
 // carries its latency breakdown, /metrics the histogram; bad settings are 400s naming the field.
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { aisRepo } from '../../core/repos/ais';
-import { repos } from '../../core/repos';
 import { platformRegistry } from '../../core/metrics';
 import { startMetricsServer } from '../../core/metrics-server';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { buildTestApp, createFixture } from '../../testkit/api';
-import { startLlmServer, lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { lastUser, type LlmServer, type LlmReply, type LlmRequest } from '../../testkit/llm-server';
+import { eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechSequencePcap, TimedSink } from '../../testkit/ai/audio';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { aiTalkNumber } from '../../testkit/ai/turn-calls';
 
 // pocketsphinx hears these reliably from espeak-ng ("the rest" it does not: "that is all" stands in)
 const PHRASES = ['what time is it', 'and then uh', 'that is all', 'tell me a story', 'okay', 'stop'];
@@ -47,42 +41,22 @@ describe('ai_talk turn-taking on a live call', function () {
   let llm: LlmServer;
   let dir: string;
   let seq = 0;
-
-  before(async () => {
-    await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-turns-'));
-    llm = await startLlmServer();
-    p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await llm?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  useLiveAiStack('ai-turns-', {}, (s) => ({ p, llm, dir } = s));
 
   async function setUp(respond: (req: LlmRequest) => LlmReply, parameter: Record<string, unknown> = {}) {
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `turns${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'turns' })).id;
-    await trunksRepo(db).create(cid, `trturn${Date.now()}${seq}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const ai = await aisRepo(db).create(cid, {
-      name: 'desk',
-      init_prompt: 'You answer questions.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN, max_endpointing_delay_ms: MAX, ...parameter },
-      // what a fixed silence would be: the short wait (the turn ended after it, whatever was said)
-      vad_config: { stop_secs: MIN / 1000 },
+    const made = await aiTalkNumber({
+      llmUrl: llm.url,
+      tag: 'turns',
+      number: `+8991200${String(++seq).padStart(5, '0')}`,
+      duration: 40,
+      ai: {
+        parameter: { stt_phrases: PHRASES, min_endpointing_delay_ms: MIN, max_endpointing_delay_ms: MAX, ...parameter },
+        // what a fixed silence would be: the short wait (the turn ended after it, whatever was said)
+        vad_config: { stop_secs: MIN / 1000 },
+      },
     });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
-    } as never);
-    const number = `+8991200${String(++seq).padStart(5, '0')}`;
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     llm.options.respond = respond;
-    return { db, cid, number };
+    return made;
   }
 
   /** Plays `parts` (texts and pauses) from `atMs` after the answer; returns the sink and where each utterance ended (sink clock). */

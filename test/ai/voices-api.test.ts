@@ -3,7 +3,7 @@
 // the values that have adapters are accepted; a refused update keeps what was stored.
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { useTestApp, type Fixture, type TestApp } from '../../testkit/api';
 import { ConfigError, loadConfig } from '../../core/config';
 import { VENDOR_ENV } from '../../core/speech/vendors';
 import { aisRepo } from '../../core/repos/ais';
@@ -17,13 +17,7 @@ describe('ai: voices an AI may name (API)', function () {
   const api = () => request(t.app);
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-  });
-  after(async () => {
-    await t?.close();
-  });
+  useTestApp((s) => ({ t, f } = s));
 
   const create = (extra: Record<string, unknown>) => auth(api().post('/v1.0/ais')).send({ name: 'voice bot', engine_model: 'openai.gpt-5', ...extra });
 

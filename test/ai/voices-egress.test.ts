@@ -12,6 +12,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
 import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, TimedSink } from '../../testkit/ai/audio';
+import { endedActiveflow } from '../../testkit/call-ends';
 
 describe('ai: a voice vendor URL the egress policy refuses', function () {
   this.timeout(120_000);
@@ -72,11 +73,7 @@ describe('ai: a voice vendor URL the egress policy refuses', function () {
       // refused at once, not after a connection timeout
       expect(Date.now() - started).to.be.lessThan(15_000);
       const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-      const af = await until(
-        async () => ((await db('activeflows').where({ id: c.activeflow_id }).first())?.status === 'ended' ? db('activeflows').where({ id: c.activeflow_id }).first() : null),
-        10_000,
-        'activeflow ended',
-      );
+      const af = await endedActiveflow(c.activeflow_id);
       expect(af.end_reason).to.equal('error');
       expect(af.error).to.include(`${vendor}: the egress policy refused the vendor URL`);
       const aicall = (await db('aicalls').where({ customer_id: cid }))[0];

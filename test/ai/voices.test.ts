@@ -28,6 +28,7 @@ import { startDeepgramSpeak } from '../../testkit/vendors/deepgram';
 import { startOpenAiSpeech } from '../../testkit/vendors/openai';
 import { startAzureSpeech } from '../../testkit/vendors/azure';
 import { startLmnt } from '../../testkit/vendors/lmnt';
+import { endedActiveflow } from '../../testkit/call-ends';
 
 const GREETING = 'Hello, thank you for calling the shop. How can I help you today?';
 const FREQS = Object.values(MARKER_HZ);
@@ -102,11 +103,7 @@ describe('ai: cloud voices on a live call', function () {
 
   async function endOf(db: Awaited<ReturnType<typeof testDb>>, cid: string) {
     const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-    const af = await until(
-      async () => ((await db('activeflows').where({ id: c.activeflow_id }).first())?.status === 'ended' ? db('activeflows').where({ id: c.activeflow_id }).first() : null),
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(c.activeflow_id);
     const aicall = (await db('aicalls').where({ customer_id: cid }))[0];
     return { af, aicall, events: await eventsFor(p.redis, aicall.id) };
   }
@@ -217,11 +214,7 @@ describe('ai: cloud voices on a live call', function () {
       'nothing spoken',
     ).to.equal(0);
     const c = await until(async () => (await db('calls').where({ customer_id: cid, status: 'hangup' }))[0], 15_000, 'call hangup');
-    const af = await until(
-      async () => ((await db('activeflows').where({ id: c.activeflow_id }).first())?.status === 'ended' ? db('activeflows').where({ id: c.activeflow_id }).first() : null),
-      10_000,
-      'activeflow ended',
-    );
+    const af = await endedActiveflow(c.activeflow_id);
     expect(af.end_reason).to.equal('error');
     expect(af.error).to.include('elevenlabs');
   });

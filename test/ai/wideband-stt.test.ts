@@ -9,10 +9,11 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { startLlmServer, type LlmServer } from '../../testkit/llm-server';
-import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import { type LlmServer } from '../../testkit/llm-server';
+import { RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { FakeDeepgram, type DgSession } from '../../testkit/speech/deepgram-server';
+import { useDeepgramTurnStack } from '../../testkit/ai/turn-calls';
 
 const KEY = 'dg-ai-wide-key';
 
@@ -22,26 +23,8 @@ describe('ai_talk on a wideband leg: the recogniser gets 16 kHz', function () {
   let llm: LlmServer;
   let dg: FakeDeepgram;
   let seq = 0;
-
-  before(async () => {
-    await truncateAll();
-    dg = await new FakeDeepgram(KEY).listen();
-    process.env.DEEPGRAM_API_KEY = KEY;
-    process.env.DEEPGRAM_URL = dg.url;
-    process.env.EGRESS_ALLOW_CIDRS = '127.0.0.0/8'; // the recogniser goes through the egress policy; the stand-in is on loopback
-    llm = await startLlmServer();
-    llm.options.respond = () => ({ text: '' });
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DEEPGRAM_API_KEY: KEY, DEEPGRAM_URL: dg.url });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await llm?.close();
-    await dg?.close();
-    delete process.env.DEEPGRAM_API_KEY;
-    delete process.env.DEEPGRAM_URL;
-    delete process.env.EGRESS_ALLOW_CIDRS;
-  });
+  // the recogniser goes through the egress policy; the stand-in is on loopback
+  useDeepgramTurnStack(KEY, undefined, { respond: () => ({ text: '' }) }, (x) => ({ p, llm, dg } = x));
 
   /** A number whose flow is answer, ai_talk (Deepgram, 3 s), hangup; the call offers `media` only. */
   async function call(media: string): Promise<DgSession> {

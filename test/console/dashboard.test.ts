@@ -223,16 +223,9 @@ describe('console: dashboard and call quality (Chromium)', function () {
     await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'hangup'`);
     const publisher = new EventPublisher(rig.t.ctx.redis);
     const sample = { mos: 4.1, r_factor: 85, loss_pct: 0, jitter_ms: 5, rtt_ms: 40 };
-    // the page's subscription settles a moment after the socket opens: publish until the page reacts
-    let reacted = false;
-    for (let i = 0; i < 20 && !reacted; i++) {
-      const answered = page
-        .waitForResponse((r) => r.url().includes(`/timelines/calls/${legA}/events`), { timeout: 1000 })
-        .then(
-          () => true,
-          () => false,
-        );
-      await publisher.publish('call_quality', f.customer.id, legA, {
+    /** One more live quality sample of leg A, as media-app publishes it. */
+    const publishSample = () =>
+      publisher.publish('call_quality', f.customer.id, legA, {
         id: newId(),
         customer_id: f.customer.id,
         call_id: legA,
@@ -242,6 +235,16 @@ describe('console: dashboard and call quality (Chromium)', function () {
         in: sample,
         out: sample,
       });
+    // the page's subscription settles a moment after the socket opens: publish until the page reacts
+    let reacted = false;
+    for (let i = 0; i < 20 && !reacted; i++) {
+      const answered = page
+        .waitForResponse((r) => r.url().includes(`/timelines/calls/${legA}/events`), { timeout: 1000 })
+        .then(
+          () => true,
+          () => false,
+        );
+      await publishSample();
       reacted = await answered;
     }
     expect(reacted, 'the page never saw the event').to.equal(true);
@@ -252,16 +255,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
     // sample reads again; the leg's chart then holds more than the 24 seeded samples
     const charted = () => js<number>(page, `document.querySelectorAll('.leg-quality figure .visually-hidden table')[0].querySelectorAll('tbody tr').length`);
     for (let i = 0; i < 10 && (await charted()) <= 24; i++) {
-      await publisher.publish('call_quality', f.customer.id, legA, {
-        id: newId(),
-        customer_id: f.customer.id,
-        call_id: legA,
-        activeflow_id: EMPTY_UUID,
-        codec: 'PCMU',
-        final: false,
-        in: sample,
-        out: sample,
-      });
+      await publishSample();
       await new Promise((r) => setTimeout(r, 500));
     }
     expect(await charted()).to.be.greaterThan(24);

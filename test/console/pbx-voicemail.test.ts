@@ -16,12 +16,12 @@ import { killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-ap
 import { callerPcap, ToneSink } from '../../testkit/pbx/audio';
 import { extensionWithBox, numberWithFlow } from '../../testkit/pbx/voicemail';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { trunksRepo } from '../../core/repos/trunks';
 import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { toneWav } from '../../testkit/webphone/harness';
 import request from 'supertest';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { loopbackTrunk } from '../../testkit/trunks';
 
 const MESSAGE_HZ = 1800;
 
@@ -38,14 +38,7 @@ describe('console: voicemail pages against a message left by a real call (Chromi
     f = await createFixture(rig.t.ctx);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-vm-'));
     // the caller comes in as the customer's trunk (trusted by address); the calls are paid for
-    await trunksRepo(rig.t.ctx.db).create(f.customer.id, `cvm${process.pid}x${Date.now() % 100000}`, {
-      name: 't',
-      detail: '',
-      auth_types: ['ip'],
-      username: '',
-      password: '',
-      allowed_ips: ['127.0.0.1/32'],
-    });
+    await loopbackTrunk(rig.t.ctx.db, f.customer.id, `cvm${process.pid}x${Date.now() % 100000}`);
     await addBalance(rig.t.ctx.db, (await ensureBillingAccount(rig.t.ctx.db, f.customer.id)).id, 1_000_000_000, `cvm-topup:${f.customer.id}`);
     const { box } = await extensionWithBox(f.customer.id, { number: '301', pin: '2468', name: 'Sales desk', greeting_text: 'Leave a message.' });
     boxId = box.id;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Router } from 'express';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { useTestApp, buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 
 /** One raw request (supertest cannot send an absolute-form target). */
 function raw(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -29,11 +29,7 @@ describe('control-api /v1.0 group dispatch', function () {
   this.timeout(20_000);
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-  });
-  after(async () => t.close());
+  useTestApp((s) => ({ t, f } = s));
 
   const get = (path: string) => request(t.app).get(path).query({ accesskey: f.accesskey });
 

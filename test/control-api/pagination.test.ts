@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { truncateAll, testDb } from '../../testkit/db';
+import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
+import { testDb } from '../../testkit/db';
 import { clock } from '../../core/clock';
 import { decodePageToken, encodePageToken, paginate, parsePageQuery } from '../../core/pagination';
 import { accesskeysRepo } from '../../core/repos';
@@ -9,15 +9,7 @@ import { accesskeysRepo } from '../../core/repos';
 describe('pagination: timestamp cursor stable with equal timestamps', () => {
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-  });
-  beforeEach(async () => {
-    await truncateAll();
-    f = await createFixture(t.ctx);
-  });
-  afterEach(() => clock.reset());
-  after(async () => t.close());
+  useTestApp((s) => ({ t, f } = s), { each: true });
 
   async function walk(pageSize: number | undefined): Promise<{ ids: string[]; pages: number }> {
     const ids: string[] = [];

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
+import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
 import { clock } from '../../core/clock';
 import { hashAccesskeyToken } from '../../core/credentials';
 import { EMPTY_UUID } from '../../core/ids';
@@ -13,15 +12,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 describe('control-api: accesskeys, customer, me, outbound configs', () => {
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-  });
-  beforeEach(async () => {
-    await truncateAll();
-    f = await createFixture(t.ctx);
-  });
-  afterEach(() => clock.reset());
-  after(async () => t.close());
+  useTestApp((s) => ({ t, f } = s), { each: true });
   const q = () => ({ accesskey: f.accesskey });
 
   describe('/accesskeys', () => {

@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { dtmfCallee, dtmfCaller, eventGroups, expectInfo, inbandDtmfPcap, inbandKeys, infoStep, playDigitPcap, RtpCapture, telephoneEventFloodPcap, type EventPacket } from './dtmf-support';
+import { loopbackTrunk } from '../../testkit/trunks';
 
 const ID = { good: '2d000000-0000-4000-8000-000000000001', bad: '2d000000-0000-4000-8000-000000000002' };
 
@@ -33,14 +34,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmf${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
     // a trunk by address: the one on loopback while this test runs (removed at its end)
-    const trunk = await trunksRepo(db).create(cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`, {
-      name: 't',
-      detail: '',
-      auth_types: ['ip'],
-      username: '',
-      password: '',
-      allowed_ips: ['127.0.0.1/32'],
-    });
+    const trunk = await loopbackTrunk(db, cid, `dtmf${Date.now()}${Math.floor(Math.random() * 1000)}`);
     try {
       await infoIntoFlow(cid, db);
     } finally {
@@ -84,14 +78,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   it('an INFO digit ends a recording on its end_of_key in the media worker, like an RFC 4733 one', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmfr${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
-    const trunk = await trunksRepo(db).create(cid, `dtmfr${Date.now()}${Math.floor(Math.random() * 1000)}`, {
-      name: 't',
-      detail: '',
-      auth_types: ['ip'],
-      username: '',
-      password: '',
-      allowed_ips: ['127.0.0.1/32'],
-    });
+    const trunk = await loopbackTrunk(db, cid, `dtmfr${Date.now()}${Math.floor(Math.random() * 1000)}`);
     try {
       const flow = await flowsRepo(db).create({
         customer_id: cid,
@@ -289,15 +276,7 @@ describe('DTMF: SIP INFO and RFC 4733 between phones', function () {
   it('a trunk with dtmf_mode info gets digits_send as INFO', async () => {
     const db = await testDb();
     const cid = (await repos(db).customers.create({ email: `dtmfs${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'dtmf' })).id;
-    const trunk = await trunksRepo(db).create(cid, `dtmfs${Date.now()}${Math.floor(Math.random() * 1000)}`, {
-      name: 't',
-      detail: '',
-      auth_types: ['ip'],
-      username: '',
-      password: '',
-      allowed_ips: ['127.0.0.1/32'],
-      dtmf_mode: 'info',
-    });
+    const trunk = await loopbackTrunk(db, cid, `dtmfs${Date.now()}${Math.floor(Math.random() * 1000)}`, { dtmf_mode: 'info' });
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([

@@ -1,17 +1,16 @@
 // linphonec 5.1 (Debian) provisioned from the URL the QR code carries: it fetches the Linphone
 // document itself, registers with the platform's default settings, and calls a baresip phone.
-import http from 'node:http';
 import fs from 'node:fs';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { type TestApp, type Fixture } from '../../testkit/api';
+import { until, type Platform } from '../../testkit/media-app/harness';
 import { Linphonec } from './linphonec';
 import { Baresip } from './baresip';
 import { toneShare, toneWav } from './audio';
 import os from 'node:os';
 import path from 'node:path';
+import { useProvisioningStack } from '../../testkit/provisioning-stack';
 
 const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
 
@@ -20,28 +19,12 @@ const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
   let p: Platform;
   let t: TestApp;
   let f: Fixture;
-  let server: http.Server;
   let base = '';
   const phones: Linphonec[] = [];
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({
-      env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain },
-    });
-    f = await createFixture(t.ctx);
-    server = http.createServer(t.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  });
+  useProvisioningStack((s) => ({ p, t, f, base } = s), { apiEnv: { SIP_ADVERTISED_HOST: '127.0.0.1' } });
   afterEach(async () => {
     await Promise.all(phones.splice(0).map((l) => l.dispose()));
-  });
-  after(async () => {
-    server?.close();
-    await t?.close();
-    await p?.close();
   });
 
   it('fetches the document from the provisioning URL and registers', async () => {

@@ -148,14 +148,16 @@ ${end}
     return { rc, rp, sink };
   };
 
+  /** The requests (INVITE, ACK, BYE) the phone got over its TCP connection, in order. */
+  const requestsOverTcp = (rp: { messages: string }) =>
+    received(rp.messages, 'TCP')
+      .filter((l) => /^(INVITE|ACK|BYE) /.test(l))
+      .map((l) => l.split(' ')[0]);
+
   it("the platform's INVITE, the ACK for the 200 and its BYE come over the registration connection; media flows", async () => {
     const { rc, rp, sink } = await setUp(false);
     expect(rc.code, `caller ${rc.errors}\n${rc.messages}`).to.equal(0);
-    const tcp = received(rp.messages, 'TCP');
-    expect(
-      tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]),
-      `phone got over TCP:\n${rp.messages}`,
-    ).to.deep.equal(['INVITE', 'ACK', 'BYE']);
+    expect(requestsOverTcp(rp), `phone got over TCP:\n${rp.messages}`).to.deep.equal(['INVITE', 'ACK', 'BYE']);
     expect(received(rp.messages, 'UDP')).to.deep.equal([]);
     expect(rp.errors, rp.errors).to.not.match(/Aborting call|timeout/i);
     // the phone's tone reached the caller through the bridge: the call really came up
@@ -165,11 +167,7 @@ ${end}
   it('the phone hangs up over its TCP connection: 200 comes back on it and the caller gets BYE', async () => {
     const { rc, rp, sink } = await setUp(true);
     expect(rc.code, `caller ${rc.errors}\n${rc.messages}`).to.equal(0);
-    const tcp = received(rp.messages, 'TCP');
-    expect(
-      tcp.filter((l) => /^(INVITE|ACK|BYE) /.test(l)).map((l) => l.split(' ')[0]),
-      `phone got over TCP:\n${rp.messages}`,
-    ).to.deep.equal(['INVITE', 'ACK']);
+    expect(requestsOverTcp(rp), `phone got over TCP:\n${rp.messages}`).to.deep.equal(['INVITE', 'ACK']);
     expect(rp.messages, 'the BYE got its 200').to.match(/TCP message received[^\n]*\n\s*SIP\/2\.0 200 OK[\s\S]*CSeq: 1 BYE/);
     expect(received(rp.messages, 'UDP')).to.deep.equal([]);
     expect(sink.voiced, `voiced packets at the caller (of ${sink.packets})`).to.be.greaterThan(50);

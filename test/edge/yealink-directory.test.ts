@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { type TestApp, type Fixture } from '../../testkit/api';
+import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { Baresip } from './baresip';
 import { toneWav } from './audio';
+import { useProvisioningStack } from '../../testkit/provisioning-stack';
 
 const YEALINK_UA = 'Yealink SIP-T54W 96.86.0.100';
 
@@ -92,30 +92,15 @@ describe('edge: a Yealink-style directory fetch registers with defaults', functi
   let p: Platform;
   let t: TestApp;
   let f: Fixture;
-  let server: http.Server;
   let base = '';
   const phones: Baresip[] = [];
   const dirs: string[] = [];
 
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    // The platform's defaults: SIP_ADVERTISED_HOST and PROVISIONING_SIP_PROXY unset.
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain } });
-    f = await createFixture(t.ctx);
-    server = http.createServer(t.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  });
+  // The platform's defaults: SIP_ADVERTISED_HOST and PROVISIONING_SIP_PROXY unset.
+  useProvisioningStack((s) => ({ p, t, f, base } = s));
   afterEach(async () => {
     await Promise.all(phones.splice(0).map((b) => b.dispose()));
     for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  });
-  after(async () => {
-    killAllSipp();
-    server?.close();
-    await t?.close();
-    await p?.close();
   });
 
   const api = (m: 'post' | 'get', url: string) => request(t.app)[m](`/v1.0${url}`).query({ accesskey: f.accesskey });

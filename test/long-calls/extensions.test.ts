@@ -6,12 +6,12 @@ import { expect } from 'chai';
 import type { CallRow } from '../../core/repos/calls';
 import { RtpParty } from '../../testkit/conference/party';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
+import { sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { callUp, callWithStatus } from '../../testkit/long-calls/calls';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
-import { startStack, type Stack } from '../xfer/support';
+import { useXferStack, type Stack } from '../xfer/support';
 import { answerOn, call, caller, hears, phone, sippArgs, type Phone } from '../pbx/support';
 
 const [TONE_A, TONE_B] = [400, 1600];
@@ -23,17 +23,7 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
   this.timeout(60_000);
   let s: Stack;
   let cid: string;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ ...LONG_CALL_ENV, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    cid = s.f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => ((s = x), (cid = x.f.customer.id)), LONG_CALL_ENV);
 
   const newPhone = async (freq: number) => {
     const p = await phone(s, cid, freq);
@@ -54,10 +44,8 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
     return { leg, master };
   };
 
-  it('extension → extension: held past 3× the dial timeout, both hear each other; A hangs up, the records say A', async () => {
-    const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
-    const bPhone = await answerOn(b, answerer({ rtpPort: b.audio.port, user: b.user }));
-    const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, hangupAfterMs: HOLD_MS + CHECKS_MS }));
+  /** A's call to B, held past the dial timeout with both phones up; each hears the other after it; both phones' results. */
+  async function heldBothWays(a: Phone, b: Phone, aPhone: { done: Promise<SippResult> }, bPhone: { done: Promise<SippResult> }) {
     const { leg, master } = await extCall(a, b);
     await holdFor(HOLD_MS, {
       db: s.t.ctx.db,
@@ -70,6 +58,14 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
     await hears(a.audio, TONE_B, 'A hears B after the hold');
     await hears(b.audio, TONE_A, 'B hears A after the hold');
     const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
+    return { leg, master, ra, rb };
+  }
+
+  it('extension → extension: held past 3× the dial timeout, both hear each other; A hangs up, the records say A', async () => {
+    const [a, b] = [await newPhone(TONE_A), await newPhone(TONE_B)];
+    const bPhone = await answerOn(b, answerer({ rtpPort: b.audio.port, user: b.user }));
+    const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, hangupAfterMs: HOLD_MS + CHECKS_MS }));
+    const { leg, master, ra, rb } = await heldBothWays(a, b, aPhone, bPhone);
     expect(ra.code, ra.errors + ra.messages.slice(-2000)).to.equal(0);
     expect(rb.code, rb.errors + rb.messages.slice(-2000)).to.equal(0);
     expect(await withStatus(master.id, 'hangup', 'A’s call ended')).to.include({ hangup_by: 'remote', hangup_reason: 'normal' });
@@ -81,18 +77,7 @@ describe('long calls: extensions, REST calls to an extension and to a SIP URI', 
     const ringMs = Math.round(DIAL_TIMEOUT_MS * 0.7);
     const bPhone = await answerOn(b, answerer({ rtpPort: b.audio.port, user: b.user, ringMs, hangupAfterMs: HOLD_MS + CHECKS_MS }));
     const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, byeTimeoutMs: 60_000 }));
-    const { leg, master } = await extCall(a, b);
-    await holdFor(HOLD_MS, {
-      db: s.t.ctx.db,
-      calls: [master.id, leg.id],
-      parties: [
-        { name: 'A’s phone', done: aPhone.done },
-        { name: 'B’s phone', done: bPhone.done },
-      ],
-    });
-    await hears(a.audio, TONE_B, 'A hears B after the hold');
-    await hears(b.audio, TONE_A, 'B hears A after the hold');
-    const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
+    const { leg, master, ra, rb } = await heldBothWays(a, b, aPhone, bPhone);
     expect(rb.code, rb.errors + rb.messages.slice(-2000)).to.equal(0);
     expect(ra.code, ra.errors + ra.messages.slice(-2000)).to.equal(0);
     expect(await withStatus(leg.id, 'hangup', 'B’s leg ended')).to.include({ hangup_by: 'remote', hangup_reason: 'normal' });

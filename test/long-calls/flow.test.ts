@@ -11,12 +11,12 @@ import { queuesRepo } from '../../core/repos/queues';
 import { tagsRepo } from '../../core/repos/tags';
 import { RtpParty } from '../../testkit/conference/party';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sipp, until, type SippResult } from '../../testkit/media-app/harness';
+import { sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { callUp, callWithStatus, hangupOf, legOf } from '../../testkit/long-calls/calls';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
-import { cancelledUas, startStack, type Stack } from '../xfer/support';
+import { useXferStack, cancelledUas, type Stack } from '../xfer/support';
 import { hears, sippArgs } from '../pbx/support';
 
 const [TONE_X, TONE_C] = [700, 1900];
@@ -27,16 +27,7 @@ const RING_MS = Math.round(DIAL_TIMEOUT_MS * 0.7);
 describe('long calls: the connect action, groupcalls and a queue', function () {
   this.timeout(60_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ ...LONG_CALL_ENV, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x), LONG_CALL_ENV);
 
   const withStatus = (id: string, status: string, what: string) => callWithStatus(s.t.ctx.db, id, status, what);
   const up = (id: string, what: string) => callUp(s.t.ctx.db, id, what);

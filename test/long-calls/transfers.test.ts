@@ -4,12 +4,12 @@
 // X hears C's tone and C still gets RTP, no BYE), then C hangs up and the records say C.
 import { expect } from 'chai';
 import { transfersRepo } from '../../core/repos/transfers';
-import { killAllSipp, until, type SippResult } from '../../testkit/media-app/harness';
+import { until, type SippResult } from '../../testkit/media-app/harness';
 import { callUp, callWithStatus, hangupOf } from '../../testkit/long-calls/calls';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { answerer } from '../../testkit/long-calls/parties';
 import { DIAL_TIMEOUT_MS, holdPast, LONG_CALL_ENV } from '../../testkit/long-calls/timers';
-import { party, startStack, type Stack } from '../xfer/support';
+import { useXferStack, party, type Stack } from '../xfer/support';
 import { connectedPair, type Connected } from '../xfer/referrer';
 
 const HOLD_MS = holdPast(DIAL_TIMEOUT_MS);
@@ -19,16 +19,7 @@ const C_HANGS_UP_MS = HOLD_MS + 4500;
 describe('long calls: transfers', function () {
   this.timeout(60_000);
   let s: Stack;
-  const open: { close(): void }[] = [];
-
-  before(async () => {
-    s = await startStack({ ...LONG_CALL_ENV, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const o of open) o.close();
-    await s?.close();
-  });
+  const open = useXferStack((x) => (s = x), LONG_CALL_ENV);
 
   const ok = (r: SippResult, who: string) => expect(r.code, `${who}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
   /** X connected to A (scenario `aScenario(rtp, cPort)`); C answers and hangs up C_HANGS_UP_MS later. */

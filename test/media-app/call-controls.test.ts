@@ -8,17 +8,11 @@ import { freePort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const SPEECH = 'The quick brown fox jumps over the lazy dog, again and again. '.repeat(12);
 
-const sdp = (port: number, version: number, direction: string) => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=${direction}`;
+const sdp = (port: number, version: number, direction: string) => loopbackSdp(port, { version, direction });
 
 const ok = (body: string, tag = '') => `<send><![CDATA[
 SIP/2.0 200 OK
@@ -144,17 +138,23 @@ describe('call controls: hold, music on hold, silence, talk', function () {
     expect(offeredDirections(r)).to.deep.equal(['sendrecv', 'inactive', 'sendonly', 'sendrecv']);
   });
 
-  it('silence: the party hears nothing while packets still flow; talk speaks into the call', async () => {
-    const { id, sink, x } = await liveCall(
+  /** A call whose flow speaks, heard by the party, then silenced through the API. */
+  async function silencedSpeech() {
+    const c = await liveCall(
       [
         { type: 'talk', option: { text: SPEECH, language: 'en-US' } },
         { type: 'sleep', option: { duration: 60_000 } },
       ],
       [],
     );
-    await until(() => sink.voiced > 20, 10_000, 'speech arrives');
-    expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
-    await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');
+    await until(() => c.sink.voiced > 20, 10_000, 'speech arrives');
+    expect((await send('post', `/calls/${c.id}/silence`)).status).to.equal(200);
+    await until(async () => (await metadata(c.id)).silence === true, 10_000, 'silenced');
+    return c;
+  }
+
+  it('silence: the party hears nothing while packets still flow; talk speaks into the call', async () => {
+    const { id, sink, x } = await silencedSpeech();
     await sleep(200);
     const silent = await window(sink, 1200);
     expect(silent.packets, 'RTP keeps flowing').to.be.greaterThan(40);
@@ -176,16 +176,7 @@ describe('call controls: hold, music on hold, silence, talk', function () {
   });
 
   it('a REST unmute of a silenced call lets no audio out; ending the silence does, and a mute still holds after it', async () => {
-    const { id, sink, x } = await liveCall(
-      [
-        { type: 'talk', option: { text: SPEECH, language: 'en-US' } },
-        { type: 'sleep', option: { duration: 60_000 } },
-      ],
-      [],
-    );
-    await until(() => sink.voiced > 20, 10_000, 'speech arrives');
-    expect((await send('post', `/calls/${id}/silence`)).status).to.equal(200);
-    await until(async () => (await metadata(id)).silence === true, 10_000, 'silenced');
+    const { id, sink, x } = await silencedSpeech();
     const muteDir = async () => ((await s.t.ctx.db('calls').where({ id }).first()) as { mute_direction: string }).mute_direction;
     // mute, then unmute, through the API: the user's mute ends, the silence does not
     expect((await send('post', `/calls/${id}/mute`, { direction: 'both' })).status).to.equal(200);

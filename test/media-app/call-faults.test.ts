@@ -19,6 +19,7 @@ import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { dialingCall } from '../../testkit/media-app/originate';
 
 describe('call close cascade under faults', function () {
   this.timeout(120_000);
@@ -83,14 +84,7 @@ describe('call close cascade under faults', function () {
     const cid = await customer();
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'talk', option: { text: 'never heard', language: 'en-US' } }]) } as never);
     const port = await freePort();
-    const row = await callsRepo(db).create({
-      customer_id: cid,
-      flow_id: flow.id,
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-      direction: 'outgoing',
-      status: 'dialing',
-    });
+    const row = await dialingCall(db, cid, flow.id, `callee@127.0.0.1:${port}`);
     await db('test_refused_call_updates').insert({ id: row.id, status: 'progressing' });
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
     await sleep(300);

@@ -6,8 +6,9 @@ import { expect } from 'chai';
 import { callsRepo } from '../../core/repos/calls';
 import { testDb } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
-import { createExtension, eventsFor, registerOnly, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, eventsFor, registerOnly, sipp, type Platform } from '../../testkit/media-app/harness';
 import { callerPhone, extensionCall } from '../../testkit/media-app/phones';
+import { bothLegsHungUp } from '../../testkit/call-ends';
 
 describe('media-app extension to extension', function () {
   this.timeout(90_000);
@@ -28,15 +29,7 @@ describe('media-app extension to extension', function () {
     expect(re.code, 'callee ' + re.errors + re.messages).to.equal(0);
 
     const db = await testDb();
-    const rows = await until(
-      async () => {
-        const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
-        return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
-      },
-      10_000,
-      'both legs hung up',
-    );
-    const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
+    const [master, leg] = await bothLegsHungUp(a.customerId);
     expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
     expect(master.destination).to.deep.include({ type: 'extension', target: b.ext.extension });
     expect(master).to.include({ hangup_by: 'remote', hangup_reason: 'normal' });

@@ -1,6 +1,6 @@
 // Inbound calls end to end: sipp as a trunk calls a virtual number whose flow answers, talks and
 // hangs up; the test hears speech in the platform's RTP and reads the Call row and its events.
-import { endedActiveflow } from '../../testkit/call-ends';
+import { onlyCallHungUp, endedActiveflow } from '../../testkit/call-ends';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -59,14 +59,7 @@ describe('media-app inbound calls', function () {
     } finally {
       sink.close();
     }
-    const call = await until(
-      async () => {
-        const rows = await db('calls').where({ customer_id: cid });
-        return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
-      },
-      10_000,
-      'call row in hangup',
-    );
+    const call = await onlyCallHungUp(cid);
     expect(call.direction).to.equal('incoming');
     expect(call.destination).to.deep.include({ type: 'tel', target: '+899100000002' });
     expect(call.source).to.deep.include({ type: 'tel', target: '+15551230000', target_name: 'Trunk Caller' });

@@ -11,15 +11,10 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { answerBye, RtpSink, sipp, until } from '../../testkit/media-app/harness';
 import { startOriginating, type Originating } from './originating';
+import { dialingCall } from '../../testkit/media-app/originate';
+import { loopbackSdp } from '../../testkit/sdp';
 
-const sdp = (port: number, version: number) => `v=0
-o=- 7 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`;
+const sdp = (port: number, version: number) => loopbackSdp(port, { session: 7, version });
 
 /** The callee: answers with audio to `first`, then re-INVITEs without SDP and answers the platform's offer in the ACK with `second`. */
 function callee(first: number, second: number): string {
@@ -102,14 +97,7 @@ describe('media-app late offer on an outbound leg', function () {
       actions: parseActions([{ type: 'talk', option: { text, language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const port = await freePort();
-    const row = await callsRepo(db).create({
-      customer_id: cid,
-      flow_id: flow.id,
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-      direction: 'outgoing',
-      status: 'dialing',
-    });
+    const row = await dialingCall(db, cid, flow.id, `callee@127.0.0.1:${port}`);
     const first = await RtpSink.open();
     const second = await RtpSink.open();
     try {

@@ -6,15 +6,9 @@ import { truncateAll } from '../../testkit/db';
 import { talkingNumber } from './talking-number';
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { answerBye, killAllSipp, RtpSink, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { loopbackSdp } from '../../testkit/sdp';
 
-const answerSdp = (port: number) => `v=0
-o=- 2 2 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`;
+const answerSdp = (port: number) => loopbackSdp(port, { session: 2, version: 2 });
 
 /** INVITE (with or without SDP) → 200 (must carry SDP when we sent none) → ACK [with the answer]. */
 function invite(ruri: string, from: string, sdp: string | null, cseq = 1, inDialog = false): string {

@@ -18,9 +18,10 @@ import { repos } from '../../core/repos';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { ack, ok200 } from '../../testkit/media-app/sipp-steps';
+import { reinvite, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { receivedRequests } from '../../testkit/long-calls/dead-parties';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const TIMEOUT_MS = 1500;
 const REASON = /^Reason:\s*SIP;cause=408;text="Media timeout"\s*$/im;
@@ -88,14 +89,7 @@ Contact: <sip:[local_ip]:[local_port];transport=[transport]>
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio [media_port] RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv
+${loopbackSdp('[media_port]')}
 ]]></send>
 <recv request="ACK"/>
 ${play(pcap('trunk.pcap', 20_000))}
@@ -163,33 +157,7 @@ ${ok200}
 
   it('a phone that puts the call on hold mid-call (re-INVITE sendonly) and goes quiet is not ended', async () => {
     const num = await number([{ type: 'answer' }, { type: 'echo', option: { duration: 60_000 } }]);
-    const hold = `<send retrans="500"><![CDATA[
-INVITE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 2 INVITE
-Contact: <sip:+15551230000@[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=- 1 2 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio [media_port] RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=sendonly
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="200"/>
-${ack(2)}`;
+    const hold = reinvite(2, loopbackSdp('[media_port]', { version: 2, direction: 'sendonly', events: '0-15' }), { user: '+15551230000' });
     // its BYE comes after the re-INVITE (CSeq 2)
     const r = await phone(num, { steps: `${play(pcap('talk.pcap', 1000))}\n<pause milliseconds="1200"/>\n${hold}`, hangUpAfterMs: HOLD_MS, sdp: (s) => s.replace('CSeq: 2 BYE', 'CSeq: 3 BYE') });
     expect(r.code, r.errors + r.messages).to.equal(0);

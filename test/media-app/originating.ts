@@ -2,36 +2,13 @@
 // command bus on its key prefix, and a customer who may call numbers (a provider on a loopback port,
 // a route for every number, the US whitelisted, a balance).
 import { sipProvider } from '../../testkit/providers';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { repos } from '../../core/repos';
 import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { Knex } from '../../core/db/knex';
-import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
 
-export interface Originating {
-  p: Platform;
-  bus: CommandBus;
-  close(): Promise<void>;
-}
-
-export async function startOriginating(env: Record<string, string> = {}): Promise<Originating> {
-  const p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
-  const busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-  const bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
-  return {
-    p,
-    bus,
-    async close() {
-      killAllSipp();
-      await bus.close();
-      busRedis.disconnect();
-      await p.close();
-    },
-  };
-}
+export { startBusPlatform as startOriginating, type BusPlatform as Originating } from '../../testkit/media-app/originate';
 
 /** A provider whose gateway is sipp on 127.0.0.1:`port`, routed for every number of `customerId`. */
 export async function providerRoute(db: Knex, customerId: string, port: number, name = 'gw', priority = 1): Promise<string> {

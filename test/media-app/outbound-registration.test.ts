@@ -17,6 +17,7 @@ import pino from 'pino';
 import { startOutboundRegistrations } from '../../media-app/outreg';
 import { EventPublisher } from '../../core/events/bus';
 import { eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { onlyCallHungUp } from '../../testkit/call-ends';
 
 const USER = 'acme-reg';
 const PASSWORD = 'reg-secret-77';
@@ -52,12 +53,9 @@ describe('outbound registration (Kamailio registrar)', function () {
   let trunkReg: OutboundRegistrationRow;
   let cid: string;
 
-  it('registers a trunk within 2 s of its settings appearing; the registrar holds our contact', async () => {
-    const db = await testDb();
-    cid = await customer();
-    const trunk = await trunksRepo(db).create(cid, 'carrier-a', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx', password: 'not-used-here', allowed_ips: [] });
-    const t0 = Date.now();
-    trunkReg = (await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, {
+  /** The trunk's outbound registration at the Kamailio registrar, as USER, asking for an hour. */
+  const atKamailio = async (trunkId: string) =>
+    (await outboundRegistrationsRepo(await testDb()).put('trunk', trunkId, cid, {
       registrar: `127.0.0.1:${kam.port}`,
       domain: '',
       username: USER,
@@ -65,6 +63,13 @@ describe('outbound registration (Kamailio registrar)', function () {
       expires: 3600,
       transport: 'udp',
     }))!;
+
+  it('registers a trunk within 2 s of its settings appearing; the registrar holds our contact', async () => {
+    const db = await testDb();
+    cid = await customer();
+    const trunk = await trunksRepo(db).create(cid, 'carrier-a', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx', password: 'not-used-here', allowed_ips: [] });
+    const t0 = Date.now();
+    trunkReg = await atKamailio(trunk.id);
     const r = await until(async () => ((await row(trunkReg.id)).state === 'registered' ? row(trunkReg.id) : null), 2000, 'registered');
     expect(Date.now() - t0).to.be.below(2000);
     expect(r.last_error).to.equal('');
@@ -114,14 +119,7 @@ describe('outbound registration (Kamailio registrar)', function () {
     } finally {
       sink.close();
     }
-    const call = await until(
-      async () => {
-        const rows = await db('calls').where({ customer_id: cid });
-        return rows.length === 1 && rows[0].status === 'hangup' ? rows[0] : null;
-      },
-      10_000,
-      'call row in hangup',
-    ).catch(async (err: Error) => {
+    const call = await onlyCallHungUp(cid).catch(async (err: Error) => {
       throw new Error(`${err.message}: ${JSON.stringify(await db('calls').where({ customer_id: cid }))}`);
     });
     expect(call.direction).to.equal('incoming');
@@ -179,14 +177,7 @@ describe('outbound registration (Kamailio registrar)', function () {
     const db = await testDb();
     const trunk = await trunksRepo(db).create(cid, 'carrier-strict', { name: 't', detail: '', auth_types: ['basic'], username: 'pbx2', password: 'not-used-here', allowed_ips: [] });
     const strictNode = 'strict-node';
-    const reg = (await outboundRegistrationsRepo(db).put('trunk', trunk.id, cid, {
-      registrar: `127.0.0.1:${kam.port}`,
-      domain: '',
-      username: USER,
-      password: PASSWORD,
-      expires: 3600,
-      transport: 'udp',
-    }))!;
+    const reg = await atKamailio(trunk.id);
     // held for the strict node before the platform's own node (which allows loopback here) can take it
     await p.redis.set(`${p.config.redisKeyPrefix}outreg:lock:${reg.id}`, strictNode, 'PX', 60_000);
     const strict = startOutboundRegistrations({

@@ -14,6 +14,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { ownNumber, providerRoute, startOriginating, type Originating } from './originating';
+import { dialingCall } from '../../testkit/media-app/originate';
 
 const uas = (opts: { final?: number; cancel?: boolean; pauseMs?: number } = {}) => answeringUas(opts);
 
@@ -38,15 +39,7 @@ describe('media-app outbound calls (originate)', function () {
       actions: parseActions(actions ?? [{ type: 'talk', option: { text: 'Your appointment is tomorrow at nine.', language: 'en-US' } }, { type: 'hangup' }]),
     } as never);
     const port = await freePort();
-    const row = await callsRepo(db).create({
-      customer_id: cid,
-      flow_id: flow.id,
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-      direction: 'outgoing',
-      status: 'dialing',
-      data,
-    });
+    const row = await dialingCall(db, cid, flow.id, `callee@127.0.0.1:${port}`, data);
     return { db, cid, flow, row, port };
   }
 

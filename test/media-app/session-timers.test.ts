@@ -16,15 +16,10 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { ack, bye, ok200 } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { dialingCall } from '../../testkit/media-app/originate';
+import { loopbackSdp } from '../../testkit/sdp';
 
-const SDP = (port: number | string) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`;
+const SDP = (port: number | string) => loopbackSdp(port);
 
 /** The SIP messages in sipp's -trace_msg log that it received, each as its text. */
 function received(log: string): string[] {
@@ -211,14 +206,7 @@ ${bye(5)}`);
   async function originate(port: number, ms: number): Promise<string> {
     const db = await testDb();
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'echo', option: { duration: ms } }]) } as never);
-    const row = await callsRepo(db).create({
-      customer_id: cid,
-      flow_id: flow.id,
-      source: { type: 'tel', target: '+15550001111' },
-      destination: { type: 'sip', target: `trunk@127.0.0.1:${port}` },
-      direction: 'outgoing',
-      status: 'dialing',
-    });
+    const row = await dialingCall(db, cid, flow.id, `trunk@127.0.0.1:${port}`);
     await p.app.factory.originate([row.id]);
     return row.id;
   }

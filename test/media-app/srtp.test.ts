@@ -68,10 +68,20 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     return { party, far, call, offer };
   }
 
+  /** callWithTone, then `body`; the party and the far end are closed whatever happens. */
+  async function withToneCall(profile: FarEndProfile, number: string, body: (c: Awaited<ReturnType<typeof callWithTone>>) => Promise<void>): Promise<void> {
+    const c = await callWithTone(profile, number);
+    try {
+      await body(c);
+    } finally {
+      c.party.close();
+      await c.far.close();
+    }
+  }
+
   it('an SDES-SRTP trunk call carries audio both ways; the engine sees plain RTP; the relay is deleted at the end', async () => {
     const { number } = await echoNumber();
-    const { party, far, call, offer } = await callWithTone('sdes', number);
-    try {
+    await withToneCall('sdes', number, async ({ party, call, offer }) => {
       expect(offer)
         .to.match(/RTP\/SAVP/)
         .and.match(/a=crypto:/);
@@ -96,16 +106,12 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       expect(await call.bye()).to.equal(200);
       await until(() => p.app.calls.size === 0, 5000, 'call gone');
       await until(() => ngCommands(rtpA, 'delete') > deletes, 3000, 'relay deleted');
-    } finally {
-      party.close();
-      await far.close();
-    }
+    });
   });
 
   it('re-INVITEs on a relayed leg go through rtpengine: hold (sendonly) is answered recvonly, unhold brings the audio back', async () => {
     const { number } = await echoNumber();
-    const { party, far, call } = await callWithTone('sdes', number);
-    try {
+    await withToneCall('sdes', number, async ({ party, far, call }) => {
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(Date.now() - 1000) > 20, 6000, 'tone back before hold');
       const holdAnswer = await call.reinvite(await far.offer('sdes', party.port, 'sendonly'));
       expect(holdAnswer, 'hold answered through rtpengine')
@@ -121,26 +127,19 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       const resumed = Date.now();
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(resumed) > 20, 6000, 'tone back after unhold');
       expect(await call.bye()).to.equal(200);
-    } finally {
-      party.close();
-      await far.close();
-    }
+    });
   });
 
   it('a DTLS-SRTP + ICE offer (WebRTC profile) connects with audio both ways', async () => {
     const { number } = await echoNumber();
-    const { party, far, call } = await callWithTone('dtls', number);
-    try {
+    await withToneCall('dtls', number, async ({ party, call }) => {
       expect(call.remoteSdp)
         .to.match(/UDP\/TLS\/RTP\/SAVPF/)
         .and.match(/a=fingerprint:/)
         .and.match(/a=ice-ufrag:/);
       await until(() => party.presence(440, Date.now() - 1000) > 0.7 && party.framesBetween(Date.now() - 1000) > 20, 8000, 'tone heard back through DTLS-SRTP both ways');
       expect(await call.bye()).to.equal(200);
-    } finally {
-      party.close();
-      await far.close();
-    }
+    });
   });
 
   it('a plain SIP call keeps the direct path: no ng traffic', async () => {
@@ -179,14 +178,10 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       (e: { status?: number }) => e,
     );
     expect(err?.status, 'plain offer from an sdes trunk').to.equal(488);
-    const { party, far, call } = await callWithTone('sdes', number);
-    try {
+    await withToneCall('sdes', number, async ({ call }) => {
       expect(call.remoteSdp).to.match(/RTP\/SAVP/);
       expect(await call.bye()).to.equal(200);
-    } finally {
-      party.close();
-      await far.close();
-    }
+    });
   });
 
   it('a call rtpengine no longer knows (deleted on its side, as its media timeout does) ends with media_relay_gone', async function () {

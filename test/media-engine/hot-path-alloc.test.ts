@@ -5,7 +5,6 @@
  * what it is given (the receive path reuses one sample buffer for every packet).
  */
 import { expect } from 'chai';
-import v8 from 'node:v8';
 import { decodeG711, decodeG711Range, encodeG711, encodeG711Range } from '../../core/audio/g711';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { newRtpHeader, parseRtp, readRtpHeader, serializeRtp, writeRtpInto } from '../../media-engine/rtp-packet/packet';
@@ -24,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RtpCapture } from '../../media-engine/worker/rtp-capture';
 import { LegEchoCanceller } from '../../media-engine/worker/leg-aec';
+import { allocatedPerCall } from '../../testkit/media-engine/heap';
 
 /**
  * Bytes allocated per call of `fn` over `n` calls, after a warm-up. The heap is the whole process's, so
@@ -32,7 +32,7 @@ import { LegEchoCanceller } from '../../media-engine/worker/leg-aec';
  */
 function bytesPerCall(fn: (i: number) => void, n = 200_000): number {
   for (let i = 0; i < 20_000; i++) fn(i);
-  return Math.min(round(fn, n), round(fn, n), round(fn, n));
+  return Math.min(allocatedPerCall(fn, n), allocatedPerCall(fn, n), allocatedPerCall(fn, n));
 }
 
 /**
@@ -45,17 +45,6 @@ async function bytesPerCallOptimised(fn: (i: number) => void, n: number): Promis
   for (let i = 0; i < 20_000; i++) fn(i);
   await new Promise((r) => setTimeout(r, 200));
   return bytesPerCall(fn, n);
-}
-
-function round(fn: (i: number) => void, n: number): number {
-  const prof = new v8.GCProfiler();
-  const before = v8.getHeapStatistics().used_heap_size;
-  prof.start();
-  for (let i = 0; i < n; i++) fn(i);
-  const after = v8.getHeapStatistics().used_heap_size;
-  let freed = 0;
-  for (const g of prof.stop().statistics) freed += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
-  return (after - before + freed) / n;
 }
 
 describe('media-engine hot path: no allocation per packet or frame', () => {

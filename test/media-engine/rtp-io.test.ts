@@ -14,7 +14,7 @@ import { NATIVE_RTP_IO_PATH, NATIVE_RTP_URING_PATH, rtpIo, rtpUring } from '../.
 import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../media-engine/worker/rtp-transport';
 import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
-import { pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
+import { errnoOf, pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
@@ -43,22 +43,14 @@ describe('media-engine RTP sockets: uring, native and dgram', function () {
 
   it('the native module refuses bad arguments with EINVAL and closes only its own sockets', () => {
     const io = rtpIo!;
-    const code = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code;
-      }
-      return 'no error';
-    };
-    expect(code(() => io.open('not-an-address', 0, 0))).to.equal('EINVAL');
-    expect(code(() => io.open('127.0.0.1', 70000, 0))).to.equal('EINVAL');
+    expect(errnoOf(() => io.open('not-an-address', 0, 0))).to.equal('EINVAL');
+    expect(errnoOf(() => io.open('127.0.0.1', 70000, 0))).to.equal('EINVAL');
     const fd = io.open('127.0.0.1', 0, 65536);
     try {
       expect(io.localPort(fd)).to.be.greaterThan(0);
-      expect(code(() => io.recv(fd, new Uint16Array(10) as never, new Float64Array(3)))).to.equal('EINVAL');
-      expect(code(() => io.recv(fd, new Uint8Array(10), new Float64Array(2)))).to.equal('EINVAL');
-      expect(code(() => io.send(fd, new Uint8Array(4), 5, 0x7f000001, 9))).to.equal('EINVAL'); // longer than the buffer
+      expect(errnoOf(() => io.recv(fd, new Uint16Array(10) as never, new Float64Array(3)))).to.equal('EINVAL');
+      expect(errnoOf(() => io.recv(fd, new Uint8Array(10), new Float64Array(2)))).to.equal('EINVAL');
+      expect(errnoOf(() => io.send(fd, new Uint8Array(4), 5, 0x7f000001, 9))).to.equal('EINVAL'); // longer than the buffer
       expect(io.recv(fd, new Uint8Array(10), new Float64Array(3))).to.equal(-1); // nothing waiting
       io.close(0); // not one of its sockets: stdin stays open
       expect(fs.fstatSync(0)).to.be.an('object');

@@ -16,7 +16,7 @@ import { rtpUring } from '../../media-engine/native';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { createTransport, peer } from '../../media-engine/worker/rtp-transport';
 import { startUring, uringRing } from '../../media-engine/worker/rtp-uring';
-import { pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
+import { errnoOf, pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
@@ -328,21 +328,13 @@ describe('media-engine io_uring RTP sockets (issue 34: one system call per tick 
 
   it('the module refuses a second ring on a thread, bad flush counts and bad addresses with a code', () => {
     const io = rtpUring!;
-    const code = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code;
-      }
-      return 'no error';
-    };
     // this (main) thread's ring, made by rtp-uring.ts (or already by an earlier test): a second one is refused
     expect(startUring()).to.equal(null);
-    expect(code(() => io.init(64))).to.equal('EEXIST');
-    expect(code(() => io.flush(-1))).to.equal('EINVAL');
-    expect(code(() => io.flush(100_000))).to.equal('EINVAL');
-    expect(code(() => io.open('not-an-address', 0, 0))).to.equal('EINVAL');
-    expect(code(() => io.open('127.0.0.1', 70000, 0))).to.equal('EINVAL');
+    expect(errnoOf(() => io.init(64))).to.equal('EEXIST');
+    expect(errnoOf(() => io.flush(-1))).to.equal('EINVAL');
+    expect(errnoOf(() => io.flush(100_000))).to.equal('EINVAL');
+    expect(errnoOf(() => io.open('not-an-address', 0, 0))).to.equal('EINVAL');
+    expect(errnoOf(() => io.open('127.0.0.1', 70000, 0))).to.equal('EINVAL');
     const fd = io.open('127.0.0.1', 0, 65536);
     expect(io.localPort(fd)).to.be.greaterThan(0);
     io.close(fd);

@@ -14,6 +14,7 @@ import { startMetricsServer, type MetricsServer } from '../../core/metrics-serve
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
+import { trunkCaller } from '../../testkit/media-app/phones';
 
 /** One scrape: `name{labels}` → value, as the text exposition writes them. */
 async function scrape(port: number): Promise<Map<string, number>> {
@@ -82,15 +83,7 @@ describe('call metrics: concurrent calls, attempts and answers, scraped from /me
     const m0 = await scrape(metrics.port);
     const sink = await RtpSink.open();
     try {
-      const caller = sipp(uacWaitsForBye(`${talk}@127.0.0.1:${s.p.sipPort}`, 'caller', sink.port, { byeTimeoutMs: 20_000 }), [
-        `127.0.0.1:${s.p.sipPort}`,
-        '-i',
-        '127.0.0.1',
-        '-m',
-        '1',
-        '-mp',
-        String(await sippMediaPort()),
-      ]);
+      const caller = await trunkCaller(talk, s.p.sipPort, sink.port, 20_000);
       // while the flow sleeps, the node holds one incoming call
       const during = await until(
         async () => {

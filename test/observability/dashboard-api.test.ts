@@ -6,7 +6,7 @@
 import { insertCallRow } from '../../testkit/cdr';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { useTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { newId } from '../../core/ids';
 import { Permission } from '../../core/permissions';
 import type { DeliveryStatus } from '../../core/repos/webhook-deliveries';
@@ -24,12 +24,10 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
   let f: Fixture;
   let other: Fixture;
 
+  useTestApp((s) => ({ t, f } = s));
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
     other = await createFixture(t.ctx);
   });
-  after(async () => t.close());
 
   const call = (fx: Fixture, fields: Record<string, unknown>): Promise<string> => insertCallRow(t.ctx.db, fx.customer.id, fields);
 

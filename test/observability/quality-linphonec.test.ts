@@ -3,7 +3,6 @@
 // `rtcp_xr_enabled` the RTCP-XR VoIP metrics block (RFC 3611 §4.7): its receiver reports must give the
 // call's `out` direction and an RTT, with and without XR; the node captures the leg's RTP (RTP_CAPTURE),
 // so the call's pcap shows the XR packets the engine received.
-import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,11 +12,13 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { CallQuality } from '../../core/quality/leg';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { type TestApp, type Fixture } from '../../testkit/api';
+import { until, type Platform } from '../../testkit/media-app/harness';
 import { readPcap } from '../../testkit/pcap-reader';
 import { Linphonec } from '../edge/linphonec';
 import { toneWav } from '../edge/audio';
+import { bufferBody } from '../../testkit/buffer-body';
+import { useProvisioningStack } from '../../testkit/provisioning-stack';
 
 const HAVE_LINPHONEC = fs.existsSync('/usr/bin/linphonec');
 
@@ -29,7 +30,6 @@ const XR = ['rtcp_xr_enabled=1', 'rtcp_xr_rcvr_rtt_mode=all', 'rtcp_xr_rcvr_rtt_
   let p: Platform;
   let t: TestApp;
   let f: Fixture;
-  let server: http.Server;
   let base = '';
   let seq = 0;
   const phones: Linphonec[] = [];
@@ -37,25 +37,14 @@ const XR = ['rtcp_xr_enabled=1', 'rtcp_xr_rcvr_rtt_mode=all', 'rtcp_xr_rcvr_rtt_
   const tone = path.join(dir, 'tone.wav');
   toneWav(tone, 700);
 
-  before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000', RTP_CAPTURE: 'headers', RTP_CAPTURE_MAX_PACKETS: '5000' });
-    t = await buildTestApp({
-      env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, SIP_ADVERTISED_HOST: '127.0.0.1', SIP_PORT: String(p.sipPort), SIP_DOMAIN: p.config.sipDomain },
-    });
-    f = await createFixture(t.ctx);
-    server = http.createServer(t.app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  useProvisioningStack((s) => ({ p, t, f, base } = s), {
+    platformEnv: { QUALITY_SAMPLE_MS: '2000', RTP_CAPTURE: 'headers', RTP_CAPTURE_MAX_PACKETS: '5000' },
+    apiEnv: { SIP_ADVERTISED_HOST: '127.0.0.1' },
   });
   afterEach(async () => {
     await Promise.all(phones.splice(0).map((l) => l.dispose()));
   });
-  after(async () => {
-    server?.close();
-    await t?.close();
-    await p?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   /** linphonec (with these [rtp] lines) calls a number whose flow answers, waits 12 s and hangs up; the call's quality. */
   async function callQuality(rtp: string[]): Promise<{ id: string; quality: CallQuality }> {
@@ -120,15 +109,7 @@ const XR = ['rtcp_xr_enabled=1', 'rtcp_xr_rcvr_rtt_mode=all', 'rtcp_xr_rcvr_rtt_
     expect(q.out!.rtt_ms).to.be.a('number').and.within(0, 100);
     expect(q.out!.loss_pct).to.equal(0);
     // the pcap of the call: XR packets (PT 207) with a VoIP metrics block (BT 7) received by the engine
-    const res = await request(t.app)
-      .get(`/v1.0/timelines/calls/${id}/pcap`)
-      .query({ accesskey: f.accesskey })
-      .buffer(true)
-      .parse((r, cb) => {
-        const parts: Buffer[] = [];
-        r.on('data', (d: Buffer) => parts.push(d));
-        r.on('end', () => cb(null, Buffer.concat(parts)));
-      });
+    const res = await request(t.app).get(`/v1.0/timelines/calls/${id}/pcap`).query({ accesskey: f.accesskey }).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);
     /** The SSRCs reported on by the VoIP metrics blocks (BT 7) of a compound RTCP packet's XR packets (PT 207). */
     const voipXrOn = (b: Buffer): number[] => {

@@ -21,9 +21,11 @@ import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
 import { readPcap } from '../../testkit/pcap-reader';
 import { createFixture } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
-import { portBlock, sippMediaPort } from '../../testkit/ports';
-import { eventsFor, killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { portBlock } from '../../testkit/ports';
+import { eventsFor, killAllSipp, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
+import { trunkCaller } from '../../testkit/media-app/phones';
+import { bufferBody } from '../../testkit/buffer-body';
 
 const pcmuAt = (port: number) =>
   ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
@@ -118,15 +120,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
       await phone.modify(pcmuAt(relay.near.rtpPort));
       relay.setNearPeer('127.0.0.1', phone.local.port);
       const before = new Set(((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')) as { id: string }[]).map((r) => r.id));
-      const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, 'caller', relay.far.rtpPort, { byeTimeoutMs: 30_000 }), [
-        `127.0.0.1:${s.p.sipPort}`,
-        '-i',
-        '127.0.0.1',
-        '-m',
-        '1',
-        '-mp',
-        String(await sippMediaPort()),
-      ]).done;
+      const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
       expect(a.code, a.errors + a.messages).to.equal(0);
       const row = await until(
         async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).select('id', 'quality')) as { id: string }[]).find((r) => !before.has(r.id)),
@@ -287,14 +281,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     const firstLines = ladder.map((m) => m.raw.split('\r\n')[0]!);
     expect(firstLines.some((l) => l.startsWith('INVITE '))).to.equal(true);
     expect(firstLines.some((l) => l.startsWith('BYE '))).to.equal(true);
-    const pcap = await s.api
-      .get(`/timelines/calls/${lossyId}/pcap`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const parts: Buffer[] = [];
-        res.on('data', (d: Buffer) => parts.push(d));
-        res.on('end', () => cb(null, Buffer.concat(parts)));
-      });
+    const pcap = await s.api.get(`/timelines/calls/${lossyId}/pcap`).buffer(true).parse(bufferBody);
     const bytes = pcap.body as Buffer;
     expect(bytes.readUInt32LE(0), 'pcap magic').to.equal(0xa1b2c3d4);
     expect(bytes.length).to.be.greaterThan(24 + 16 * ladder.length);

@@ -13,9 +13,11 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { MediaServer } from '../../media-engine';
 import { LossyRelay } from '../../testkit/lossy-relay';
 import { readPcap, type PcapPacket } from '../../testkit/pcap-reader';
-import { portBlock, sippMediaPort } from '../../testkit/ports';
-import { killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { portBlock } from '../../testkit/ports';
+import { killAllSipp, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
+import { trunkCaller } from '../../testkit/media-app/phones';
+import { bufferBody } from '../../testkit/buffer-body';
 
 const pcmuAt = (port: number) =>
   ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
@@ -55,29 +57,14 @@ describe('RTP in the pcap: RTP_CAPTURE=full', function () {
     try {
       await phone.modify(pcmuAt(relay.near.rtpPort));
       relay.setNearPeer('127.0.0.1', phone.local.port);
-      const a = await sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, 'caller', relay.far.rtpPort, { byeTimeoutMs: 30_000 }), [
-        `127.0.0.1:${s.p.sipPort}`,
-        '-i',
-        '127.0.0.1',
-        '-m',
-        '1',
-        '-mp',
-        String(await sippMediaPort()),
-      ]).done;
+      const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
       expect(a.code, a.errors + a.messages).to.equal(0);
       id = (await until(async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).first()) as { id: string } | undefined) ?? null, 15_000, 'the call hung up')).id;
     } finally {
       relay.close();
       await phone.destroy();
     }
-    const res = await s.api
-      .get(`/timelines/calls/${id}/pcap`)
-      .buffer(true)
-      .parse((r, cb) => {
-        const parts: Buffer[] = [];
-        r.on('data', (d: Buffer) => parts.push(d));
-        r.on('end', () => cb(null, Buffer.concat(parts)));
-      });
+    const res = await s.api.get(`/timelines/calls/${id}/pcap`).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);
     const { linkType, packets } = readPcap(res.body as Buffer);
     expect(linkType).to.equal(101);

@@ -24,10 +24,11 @@ import { freePort, sippMediaPort } from '../../testkit/ports';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone } from '../../testkit/media-app/phones';
-import { ack } from '../../testkit/media-app/sipp-steps';
+import { reinvite, ack } from '../../testkit/media-app/sipp-steps';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { Headers, parseMessage, type SipRequest } from '../../sip-server/message';
 import { dropTraceHeader, endSipSpan, traceAppNewRequest, traceNewRequest } from '../../sip-server/drachtio/trace';
+import { loopbackSdp } from '../../testkit/sdp';
 
 const FORGED_TRACE = 'ef'.repeat(16);
 
@@ -49,16 +50,7 @@ async function promptServer(): Promise<{ url: string; close(): Promise<void> }> 
   };
 }
 
-const sdp = (rtpPort: number, direction: string, version: number) => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=${direction}`;
+const sdp = (rtpPort: number, direction: string, version: number) => loopbackSdp(rtpPort, { version, direction, events: '0-15' });
 
 /**
  * A trunk caller: INVITE, then after `holdAfterMs` a re-INVITE putting the call on hold (with a
@@ -87,26 +79,7 @@ ${sdp(rtpPort, 'sendrecv', 1)}
 <recv response="200" rrs="true"/>
 ${ack(1)}
 <pause milliseconds="${holdAfterMs}"/>
-<send retrans="500"><![CDATA[
-INVITE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: 2 INVITE
-Contact: <sip:caller@[local_ip]:[local_port]>
-Max-Forwards: 70
-X-Openvoice-Traceparent: 00-${FORGED_TRACE}-${'12'.repeat(8)}-01
-traceparent: 00-${FORGED_TRACE}-${'34'.repeat(8)}-01
-Content-Type: application/sdp
-Content-Length: [len]
-
-${sdp(rtpPort, 'sendonly', 2)}
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="200"/>
-${ack(2)}
+${reinvite(2, sdp(rtpPort, 'sendonly', 2), { user: 'caller', headers: [`X-Openvoice-Traceparent: 00-${FORGED_TRACE}-${'12'.repeat(8)}-01`, `traceparent: 00-${FORGED_TRACE}-${'34'.repeat(8)}-01`] })}
 <pause milliseconds="${byeAfterMs}"/>
 <send retrans="500"><![CDATA[
 BYE [next_url] SIP/2.0

@@ -15,43 +15,20 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { toneIn } from '../../testkit/conference/party';
 import { killAllSipp, register, sleep, until } from '../../testkit/media-app/harness';
-import { ack, answerReinvite, bye, inviteWithDigest } from '../../testkit/media-app/sipp-steps';
+import { reinvite, ack, answerReinvite, bye, inviteWithDigest } from '../../testkit/media-app/sipp-steps';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { MediaFlags } from '../../media-app/call/media-state';
 import { party, startStack, type Stack } from '../xfer/support';
 import { answerOn, call, callWhere, hears, phone, shareOf, type Phone } from './support';
+import { loopbackSdp } from '../../testkit/sdp';
 
 // none near the notes of the node's music on hold (523-1175 Hz) nor the customer's (700 Hz) nor a flow's (2200 Hz)
 const [TONE_A, TONE_B, CUSTOMER_MUSIC, FLOW_MUSIC] = [400, 1600, 700, 2200];
 
-const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => `v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=${direction}`;
+const sdp = (port: number, version: number, direction: 'sendrecv' | 'sendonly') => loopbackSdp(port, { version, direction });
 
 /** A's re-INVITE in its dialog (CSeq `cseq`) with its audio at `port` in `direction`, the 200 and the ACK. */
-const reinvite = (cseq: number, port: number, direction: 'sendrecv' | 'sendonly') => `<send retrans="500"><![CDATA[
-INVITE [next_url] SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-[last_From:]
-[last_To:]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:[local_ip]:[local_port]>
-Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-${sdp(port, cseq, direction)}
-]]></send>
-<recv response="100" optional="true"/>
-<recv response="200"/>
-${ack(cseq)}`;
+const reinviteA = (cseq: number, port: number, direction: 'sendrecv' | 'sendonly') => reinvite(cseq, sdp(port, cseq, direction));
 
 /** A calls `target`, holds after `holdAfterMs`, resumes `holdMs` later and hangs up `talkMs` after that. */
 function holdingCaller(o: { user: string; domain: string; target: string; rtpPort: number; holdAfterMs: number; holdMs: number; talkMs: number }): string {
@@ -64,9 +41,9 @@ ${inviteWithDigest({ user: o.user, domain: o.domain, target: o.target, display: 
 <recv response="200" rrs="true" timeout="30000"/>
 ${ack(2)}
 <pause milliseconds="${o.holdAfterMs}"/>
-${reinvite(3, o.rtpPort, 'sendonly')}
+${reinviteA(3, o.rtpPort, 'sendonly')}
 <pause milliseconds="${o.holdMs}"/>
-${reinvite(4, o.rtpPort, 'sendrecv')}
+${reinviteA(4, o.rtpPort, 'sendrecv')}
 <pause milliseconds="${o.talkMs}"/>
 ${bye(5)}
 </scenario>`;

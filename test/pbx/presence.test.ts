@@ -6,7 +6,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
+import { registerPhone, callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
 import { Subscriber, type SipMessage } from '../../testkit/pbx/subscriber';
 import { messageSummaryPackage, type MessageSummary } from '../../media-app/presence';
 
@@ -72,19 +72,7 @@ describe('presence and message summary: SUBSCRIBE Event: presence / message-summ
     const idx = s.notifies.indexOf(busy);
     await s.waitFor((n) => s.notifies.indexOf(n) > idx && !pidf(n).onThePhone, 10_000);
 
-    const unreg = await sipp(registerOnly(b.ext.username, b.domain).replace(/Expires: 3600/g, 'Expires: 0'), [
-      sipServer,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      b.ext.username,
-      '-ap',
-      b.password,
-    ]).done;
+    const unreg = await registerPhone(sipServer, b, '127.0.0.1', phonePort, registerOnly(b.ext.username, b.domain).replace(/Expires: 3600/g, 'Expires: 0'));
     expect(unreg.code, unreg.errors).to.equal(0);
     const closed = await s.waitFor((n) => s.notifies.indexOf(n) > idx && pidf(n).basic === 'closed', 10_000);
     // each NOTIFY carries the whole state (never a partial document)

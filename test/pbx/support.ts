@@ -7,15 +7,10 @@ import { createExtension, killAllSipp, register, registerOnly, sipp, until, type
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { startStack, type Stack } from '../xfer/support';
+import { loopbackSdp } from '../../testkit/sdp';
 
 /** SDP of a phone whose audio goes to `port` on loopback. */
-export const sdpTo = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000`;
+export const sdpTo = (port: number) => loopbackSdp(port, { direction: null });
 
 /**
  * A registered phone calls `target` (its audio at rtpPort). With `hangupAfterMs` it hangs up then;

@@ -15,6 +15,7 @@ import { voicemailMessagesRepo } from '../../core/voicemail/messages';
 import { mailboxSummary, mwiChannel, parseMwiNotice, type MwiNotice } from '../../core/voicemail/mwi';
 import { checkPin } from '../../core/voicemail/boxes';
 import { newId } from '../../core/ids';
+import { bufferBody } from '../../testkit/buffer-body';
 
 function wav(ms: number): Buffer {
   const n = (8000 * ms) / 1000;
@@ -197,13 +198,7 @@ describe('voicemail REST: boxes, messages, MWI notice', function () {
     expect(onlyNew.body.result.map((m: { id: string }) => m.id)).to.deep.equal([ids[2], ids[1], ids[0]]);
     expect(await mailboxSummary(t.ctx.db, b.body.id)).to.deep.equal({ newCount: 3, oldCount: 2, urgentNew: 0, urgentOld: 0 });
 
-    const media = await api('get', `/voicemail_messages/${ids[0]}/media`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const media = await api('get', `/voicemail_messages/${ids[0]}/media`).buffer(true).parse(bufferBody);
     expect(media.status).to.equal(200);
     expect(media.headers['content-type']).to.match(/audio\/wav/);
     expect((media.body as Buffer).subarray(0, 4).toString()).to.equal('RIFF');

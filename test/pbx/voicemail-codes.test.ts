@@ -6,20 +6,17 @@ import { refusedCallerArgs } from '../../testkit/media-app/phones';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPcap, ToneSink, type CallerEvent } from '../../testkit/pbx/audio';
-import { extensionWithBox, keyingPhone, pbxCustomer } from '../../testkit/pbx/voicemail';
+import { keyEvents, toneMessage, extensionWithBox, keyingPhone, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { newId } from '../../core/ids';
 import { mailboxSummary } from '../../core/voicemail/mwi';
 import { refusedCaller } from './support';
 
 const MESSAGE_HZ = 1800;
-
-const keys = (atMs: number, s: string): CallerEvent[] => s.split('').map((digit, i) => ({ atMs: atMs + i * 300, digit }));
 
 describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733)', function () {
   this.timeout(120_000);
@@ -37,16 +34,7 @@ describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function message(cid: string, boxId: string): Promise<string> {
-    const db = await testDb();
-    const id = newId();
-    const filename = `vm-${id}.wav`;
-    const recDir = path.join(p.config.dataDir, 'recordings');
-    fs.mkdirSync(recDir, { recursive: true });
-    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', path.join(recDir, filename), 'synth', '1.5', 'sine', String(MESSAGE_HZ), 'vol', '0.5']);
-    await db('voicemail_messages').insert({ id, customer_id: cid, box_id: boxId, folder: 'new', caller_number: '+15550001111', filename, duration_ms: 1500, tm_create: new Date() });
-    return id;
-  }
+  const message = (cid: string, boxId: string) => toneMessage(p.config.dataDir, cid, boxId, MESSAGE_HZ);
 
   /** The extension registers, dials `code`, keys `events` and waits for the platform's BYE. */
   async function dial(who: { ext: { username: string }; domain: string; password: string }, code: string, events: CallerEvent[], totalMs: number, sink: ToneSink) {
@@ -66,7 +54,7 @@ describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733
     let r;
     try {
       // skipped PIN: "2" "4" "6" "8" would be wrong choices and "#" would exit before "1"
-      r = await dial(owner, '*97', [...keys(1500, '2468#'), ...keys(10_000, '1'), ...keys(16_000, '#')], 18_000, sink);
+      r = await dial(owner, '*97', [...keyEvents(1500, '2468#'), ...keyEvents(10_000, '1'), ...keyEvents(16_000, '#')], 18_000, sink);
     } finally {
       sink.close();
     }
@@ -87,7 +75,7 @@ describe('pbx: voicemail feature codes *97 and *98 (sipp phone, keys as RFC 4733
     const sink = await ToneSink.open();
     let r;
     try {
-      r = await dial(other, '*98', [...keys(1500, '402#1357#'), ...keys(13_000, '1'), ...keys(19_000, '#')], 21_000, sink);
+      r = await dial(other, '*98', [...keyEvents(1500, '402#1357#'), ...keyEvents(13_000, '1'), ...keyEvents(19_000, '#')], 21_000, sink);
     } finally {
       sink.close();
     }

@@ -6,23 +6,18 @@ import { endedActiveflow } from '../../testkit/call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPcap, ToneSink, wavToneMs, type CallerEvent } from '../../testkit/pbx/audio';
-import { extensionWithBox, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
-import { newId } from '../../core/ids';
+import { keyEvents, toneMessage, extensionWithBox, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { checkPin } from '../../core/voicemail/boxes';
 import { readWav } from '../../media-engine/audio/wav';
 import { mailboxSummary, mwiChannel, parseMwiNotice, type MwiNotice } from '../../core/voicemail/mwi';
 
 const MESSAGE_HZ = 1800;
-
-/** Keys as RFC 4733 events from `atMs`, 300 ms apart. */
-const keys = (atMs: number, s: string): CallerEvent[] => s.split('').map((digit, i) => ({ atMs: atMs + i * 300, digit }));
 
 describe('voicemail: the voice menu (voicemail_main) with a sipp caller', function () {
   this.timeout(150_000);
@@ -49,16 +44,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
   });
 
   /** A message in the box: 1.5 s of the tone, left `agoMs` ago. */
-  async function message(cid: string, boxId: string, agoMs: number): Promise<string> {
-    const db = await testDb();
-    const id = newId();
-    const filename = `vm-${id}.wav`;
-    const recDir = path.join(p.config.dataDir, 'recordings');
-    fs.mkdirSync(recDir, { recursive: true });
-    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', path.join(recDir, filename), 'synth', '1.5', 'sine', String(MESSAGE_HZ), 'vol', '0.5']);
-    await db('voicemail_messages').insert({ id, customer_id: cid, box_id: boxId, folder: 'new', caller_number: '+15550001111', filename, duration_ms: 1500, tm_create: new Date(Date.now() - agoMs) });
-    return id;
-  }
+  const message = (cid: string, boxId: string, agoMs: number) => toneMessage(p.config.dataDir, cid, boxId, MESSAGE_HZ, agoMs);
 
   async function call(number: string, events: CallerEvent[], totalMs: number, sink: ToneSink) {
     const pcap = callerPcap(path.join(dir, `${number}.pcap`), totalMs, events);
@@ -85,7 +71,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     const sink = await ToneSink.open();
     let r;
     try {
-      r = await call(number, [...keys(1000, '301#4321#'), ...keys(11_000, '1'), ...keys(17_000, '7'), ...keys(24_000, '9'), ...keys(30_000, '#')], 32_000, sink);
+      r = await call(number, [...keyEvents(1000, '301#4321#'), ...keyEvents(11_000, '1'), ...keyEvents(17_000, '7'), ...keyEvents(24_000, '9'), ...keyEvents(30_000, '#')], 32_000, sink);
     } finally {
       sink.close();
     }
@@ -141,7 +127,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     let r;
     try {
       // had a PIN been asked, "1" would be its first digit and nothing would play
-      r = await call(number, [...keys(5000, '1'), ...keys(11_000, '#')], 13_000, sink);
+      r = await call(number, [...keyEvents(5000, '1'), ...keyEvents(11_000, '#')], 13_000, sink);
     } finally {
       sink.close();
     }
@@ -162,7 +148,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     const started = Date.now();
     let r;
     try {
-      r = await call(number, [...keys(1000, '302#1111#'), ...keys(7000, '302#9999#'), ...keys(13_000, '999#4321#')], 16_000, sink);
+      r = await call(number, [...keyEvents(1000, '302#1111#'), ...keyEvents(7000, '302#9999#'), ...keyEvents(13_000, '999#4321#')], 16_000, sink);
     } finally {
       sink.close();
     }
@@ -190,16 +176,16 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
       r = await call(
         number,
         [
-          ...keys(1000, '303#4321#'),
-          ...keys(10_000, '0'),
-          ...keys(12_000, '1'),
+          ...keyEvents(1000, '303#4321#'),
+          ...keyEvents(10_000, '0'),
+          ...keyEvents(12_000, '1'),
           { atMs: 19_000, tone: { hz: MESSAGE_HZ, ms: 3000 } },
-          ...keys(22_500, '#'),
-          ...keys(27_000, '5'),
-          ...keys(29_000, '8642#'),
-          ...keys(35_000, '8642#'),
-          ...keys(40_000, '*'),
-          ...keys(42_000, '#'),
+          ...keyEvents(22_500, '#'),
+          ...keyEvents(27_000, '5'),
+          ...keyEvents(29_000, '8642#'),
+          ...keyEvents(35_000, '8642#'),
+          ...keyEvents(40_000, '*'),
+          ...keyEvents(42_000, '#'),
         ],
         44_000,
         sink,
@@ -220,7 +206,7 @@ describe('voicemail: the voice menu (voicemail_main) with a sipp caller', functi
     await numberWithFlow(cid, leave, [{ type: 'voicemail', option: { box_id: box.id } }, { type: 'hangup' }]);
     const heard = await ToneSink.open();
     try {
-      const c = await call(leave, [...keys(9000, '#')], 10_000, heard);
+      const c = await call(leave, [...keyEvents(9000, '#')], 10_000, heard);
       expect(c.code, c.errors + c.messages).to.equal(0);
     } finally {
       heard.close();

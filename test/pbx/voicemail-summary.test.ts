@@ -88,18 +88,23 @@ describe('voicemail: the optional AI summary of a message', function () {
     return until(async () => (await eventsFor(p.redis, id)).find((e) => e.event_type === 'voicemail_message_updated' && test(e.data as { summary?: string; summary_error?: string })), 10_000, what);
   }
 
-  it('summarises the transcript: on the message (REST, event) and in the mail sent after it', async () => {
-    llmStatus = 0;
-    const before = llm.requests.length;
-    const { m, api } = await leaveMessage('4701', { ai_summary: true, email: 'owner@example.test' });
-    const got = await until(
+  /** The message as the API shows it once the summary step is done (a summary or its error). */
+  function summaryDone(api: (path: string) => Promise<{ body: Record<string, string> }>, id: string) {
+    return until(
       async () => {
-        const r = await api(`/voicemail_messages/${m.id}`);
+        const r = await api(`/voicemail_messages/${id}`);
         return r.body.summary || r.body.summary_error ? r.body : null;
       },
       90_000,
       'the summary step done',
     );
+  }
+
+  it('summarises the transcript: on the message (REST, event) and in the mail sent after it', async () => {
+    llmStatus = 0;
+    const before = llm.requests.length;
+    const { m, api } = await leaveMessage('4701', { ai_summary: true, email: 'owner@example.test' });
+    const got = await summaryDone(api, m.id);
     expect(got.summary_error).to.equal('');
     expect(got.summary).to.equal(SUMMARY);
     expect(got.transcript.length, 'the STT transcript').to.be.greaterThan(0);
@@ -116,14 +121,7 @@ describe('voicemail: the optional AI summary of a message', function () {
   it('the LLM failing: the message stays with its transcript, no summary, summary_error says why', async () => {
     llmStatus = 500;
     const { m, api } = await leaveMessage('4702', { ai_summary: true });
-    const got = await until(
-      async () => {
-        const r = await api(`/voicemail_messages/${m.id}`);
-        return r.body.summary || r.body.summary_error ? r.body : null;
-      },
-      90_000,
-      'the summary step done',
-    );
+    const got = await summaryDone(api, m.id);
     expect(got.summary).to.equal('');
     expect(got.summary_error).to.match(/500/);
     expect(got.folder).to.equal('new');

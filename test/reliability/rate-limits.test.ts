@@ -27,6 +27,19 @@ function count(rs: Res[]): { ok: number; limited: number; other: number[] } {
   return { ok, limited: limited.length, other: rs.filter((r) => r.status !== 429 && r.status >= 500).map((r) => r.status) };
 }
 
+/** A direct token of `customerId` for a new webchat widget (its own rate-limit bucket), signed as `app` expects. */
+async function webchatDirectToken(app: TestApp, customerId: string): Promise<string> {
+  const claims = {
+    typ: 'direct',
+    customer_id: customerId,
+    resource_type: 'webchat_widget',
+    resource_id: newId(),
+    allowed_resource_id: newId(),
+    scope_version: app.ctx.config.directScopeVersion,
+  } as const;
+  return (await signToken(TEST_JWT_SECRET, claims, 600)).token;
+}
+
 describe('reliability: rate limits are exact', function () {
   this.timeout(90_000);
   let t: TestApp;
@@ -73,20 +86,7 @@ describe('reliability: rate limits are exact', function () {
   it('direct and delegate tokens have their own buckets (100, 16), exact under concurrency', async () => {
     const f = await createFixture(t.ctx);
     const sa = await createFixture(t.ctx, { permission: Permission.ProjectSuperAdmin | Permission.CustomerAdmin });
-    const direct = (
-      await signToken(
-        TEST_JWT_SECRET,
-        {
-          typ: 'direct',
-          customer_id: f.customer.id,
-          resource_type: 'webchat_widget',
-          resource_id: newId(),
-          allowed_resource_id: newId(),
-          scope_version: t.ctx.config.directScopeVersion,
-        },
-        600,
-      )
-    ).token;
+    const direct = await webchatDirectToken(t, f.customer.id);
     const delegate = (await signToken(TEST_JWT_SECRET, { typ: 'delegate', sub: sa.admin.id, customer_id: f.customer.id, delegator_customer_id: sa.customer.id }, 600)).token;
     // the direct token's route answers 404 (no such session) but every request counts
     const d = await Promise.all(
@@ -126,20 +126,7 @@ describe('reliability: rate limits are exact', function () {
     try {
       const f = await createFixture(s.ctx);
       expect(count(await Promise.all(Array.from({ length: 8 }, () => get(s, { accesskey: f.accesskey }))))).to.deep.equal({ ok: 3, limited: 5, other: [] });
-      const direct = (
-        await signToken(
-          TEST_JWT_SECRET,
-          {
-            typ: 'direct',
-            customer_id: f.customer.id,
-            resource_type: 'webchat_widget',
-            resource_id: newId(),
-            allowed_resource_id: newId(),
-            scope_version: s.ctx.config.directScopeVersion,
-          },
-          600,
-        )
-      ).token;
+      const direct = await webchatDirectToken(s, f.customer.id);
       const d = await Promise.all(Array.from({ length: 14 }, () => request(s.app).get(`/v1.0/webchat_sessions/${newId()}`).set('Authorization', `Bearer ${direct}`)));
       expect(count(d)).to.deep.equal({ ok: 10, limited: 4, other: [] });
     } finally {

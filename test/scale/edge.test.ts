@@ -3,36 +3,14 @@
 // edge only), and a phone registered through the edge (Path) is reached from a flow on either node.
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { trunksRepo } from '../../core/repos/trunks';
 import { truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { answerBye, createExtension, killAllSipp, registerOnly, RtpSink, sipp, uacWaitsForBye, until, SIPP_SDP } from '../../testkit/media-app/harness';
+import { freePort } from '../../testkit/ports';
+import { createExtension, killAllSipp, RtpSink, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { Cluster } from '../../testkit/scale/cluster';
 import { numberWithFlow, TALK } from '../../testkit/scale/fixtures';
-
-/** A phone answering one call on its registration port; its answer echoes Record-Route (in-dialog through the edge). */
-function phoneUas(user: string): string {
-  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="phone">
-<recv request="INVITE" timeout="20000" rrs="true"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]ph[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-[last_Record-Route:]
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Content-Type: application/sdp
-Content-Length: [len]
-
-${SIPP_SDP}
-]]></send>
-<recv request="ACK"/>
-${answerBye(20_000)}
-</scenario>`;
-}
+import { loopbackTrunk } from '../../testkit/trunks';
+import { callEdgePhone } from '../../testkit/scale/edge-phone';
+import { registerPhone } from '../../testkit/media-app/phones';
 
 describe('scale: two nodes behind the Kamailio edge', function () {
   this.timeout(180_000);
@@ -128,19 +106,7 @@ describe('scale: two nodes behind the Kamailio edge', function () {
   it('a phone registered through the edge (Path) is called from a flow on either node, through the edge', async () => {
     const phone = await createExtension();
     const phonePort = await freePort('127.0.0.4');
-    const reg = await sipp(registerOnly(phone.ext.username, phone.domain), [
-      `127.0.0.1:${c.edge.port}`,
-      '-i',
-      '127.0.0.4',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      phone.ext.username,
-      '-ap',
-      phone.password,
-    ]).done;
+    const reg = await registerPhone(`127.0.0.1:${c.edge.port}`, phone, '127.0.0.4', phonePort);
     expect(reg.code, reg.errors + reg.messages.slice(-3000)).to.equal(0);
     expect(reg.messages, 'the 200 carries the Path back').to.match(/SIP\/2\.0 200[\s\S]*Path: <sip:127\.0\.0\.1:\d+;lr;received=/i);
     const [binding] = await until(
@@ -156,27 +122,14 @@ describe('scale: two nodes behind the Kamailio edge', function () {
 
     const { number } = await numberWithFlow(c.db, '127.0.0.1/32', [{ type: 'connect', option: { destinations: [{ type: 'extension', target: phone.ext.extension }] } }], phone.customerId).then(
       async (x) => {
-        await trunksRepo(c.db).create(phone.customerId, `ph${randomBytes(4).toString('hex')}`, {
-          name: 't',
-          detail: '',
-          auth_types: ['ip'],
-          username: '',
-          password: '',
-          allowed_ips: ['127.0.0.1/32'],
-        });
+        await loopbackTrunk(c.db, phone.customerId, `ph${randomBytes(4).toString('hex')}`);
         return x;
       },
     );
     for (const node of c.nodes) {
-      const callee = sipp(phoneUas(phone.ext.username), ['-i', '127.0.0.4', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.4', '-mp', String(await sippMediaPort('127.0.0.4'))], {
-        killAfterMs: 40_000,
-      });
-      await new Promise((r) => setTimeout(r, 300));
       const sink = await RtpSink.open();
       try {
-        const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${node.sipPort}`, 'pbx', sink.port, { hangUpAfterMs: 1500 }), [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1'], {
-          killAfterMs: 40_000,
-        });
+        const { caller, callee } = await callEdgePhone(node.sipPort, number, phone.ext.username, phonePort, sink.port);
         const [rc, re] = await Promise.all([caller.done, callee.done]);
         expect(rc.code, 'caller ' + rc.messages.slice(-1500) + '\nPHONE ' + re.messages.slice(-3000) + '\nEDGE ' + c.edge.log.slice(-3000) + '\nNODE ' + node.out().slice(-3000)).to.equal(0);
         expect(re.code, 'phone ' + re.errors + re.messages.slice(-3000)).to.equal(0);

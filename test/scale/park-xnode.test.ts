@@ -10,15 +10,15 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { parkSlots } from '../../core/pbx/park-slots';
 import { PresenceStore } from '../../core/presence/store';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { eventsFor, killAllSipp, until } from '../../testkit/media-app/harness';
+import type { Fixture } from '../../testkit/api';
+import { eventsFor, until } from '../../testkit/media-app/harness';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { sharedSecret } from '../../media-app/registrar';
 import { LEG_SECRET_NAME } from '../../media-app/xnode/token';
 import { pbxLegUser, signPbxLeg } from '../../media-app/xnode/pbx-token';
 import { caller, hears, refusedCaller, type Phone } from '../pbx/support';
 import { callVia, clusterCall, legRefused, nodePhone } from './pbx-support';
+import { usePbxCluster } from './pbx-support';
 
 // none near the notes of the music on hold (523-1175 Hz)
 const [TONE_A, TONE_A2, TONE_C, TONE_C2] = [400, 1400, 2000, 2600];
@@ -28,19 +28,7 @@ describe('scale: park retrieved across nodes', function () {
   let c: Cluster;
   let f: Fixture;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    await truncateAll();
-    c = await Cluster.start({ nodes: 2 });
-    f = await createFixture(c.apis[0]!.ctx);
-    cid = f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await c?.close();
-  });
+  const phones = usePbxCluster((s) => ({ c, f, cid } = s));
 
   const slots = () => parkSlots(c.redis, c.prefix);
   const lamp = (slot: number) => new PresenceStore(c.redis, c.prefix).dialogs(cid, String(slot));

@@ -4,8 +4,10 @@
 import { expect } from 'chai';
 import { freePort } from '../../testkit/ports';
 import { RtpParty } from '../../testkit/conference/party';
-import { createExtension, registerOnly, sipp, uacWaitsForBye, until, type SippResult } from '../../testkit/media-app/harness';
-import type { Cluster, ClusterNode } from '../../testkit/scale/cluster';
+import { createExtension, killAllSipp, registerOnly, sipp, uacWaitsForBye, until, type SippResult } from '../../testkit/media-app/harness';
+import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { CallRow } from '../../core/repos/calls';
 import { sippArgs, type Phone } from '../pbx/support';
@@ -43,4 +45,25 @@ export function clusterCall(c: Cluster, customerId: string, pick: (r: CallRow) =
     timeoutMs,
     what,
   );
+}
+
+/**
+ * Mocha hooks of the cross-node PBX suites: a two-node cluster and a customer on it, handed to `set` once
+ * up; the phones the suite adds to the returned list have their audio closed after it, with the cluster.
+ */
+export function usePbxCluster(set: (s: { c: Cluster; f: Fixture; cid: string }) => void): Phone[] {
+  const phones: Phone[] = [];
+  let c: Cluster | undefined;
+  before(async () => {
+    await truncateAll();
+    c = await Cluster.start({ nodes: 2 });
+    const f = await createFixture(c.apis[0]!.ctx);
+    set({ c, f, cid: f.customer.id });
+  });
+  after(async () => {
+    killAllSipp();
+    for (const p of phones) p.audio.close();
+    await c?.close();
+  });
+  return phones;
 }

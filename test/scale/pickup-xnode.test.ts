@@ -5,35 +5,21 @@
 // and C hear each other. Two pickers at once: the first wins, the other is refused 404. Nothing
 // ringing anywhere: 404 before any call exists.
 import { expect } from 'chai';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sleep } from '../../testkit/media-app/harness';
+import { sleep } from '../../testkit/media-app/harness';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { ringingIndex } from '../../core/pbx/ringing';
 import { cancelledUas } from '../xfer/support';
 import { answerOn, caller, hears, refusedCaller, shareOf, type Phone } from '../pbx/support';
 import { callVia, clusterCall, nodePhone } from './pbx-support';
+import { usePbxCluster } from './pbx-support';
 
 const [TONE_A, TONE_B, TONE_C, TONE_D] = [400, 1600, 2000, 2600];
 
 describe('scale: pickup across nodes', function () {
   this.timeout(240_000);
   let c: Cluster;
-  let f: Fixture;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    await truncateAll();
-    c = await Cluster.start({ nodes: 2 });
-    f = await createFixture(c.apis[0]!.ctx);
-    cid = f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await c?.close();
-  });
+  const phones = usePbxCluster((s) => ({ c, cid } = s));
 
   const newPhone = async (node: ClusterNode, freq: number, groups: string[] = []) => {
     const p = await nodePhone(c, node, cid, freq, groups);

@@ -8,9 +8,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { RtpParty } from '../../testkit/conference/party';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { eventsFor, killAllSipp, sleep, until } from '../../testkit/media-app/harness';
+import type { Fixture } from '../../testkit/api';
+import { eventsFor, sleep, until } from '../../testkit/media-app/harness';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
@@ -18,6 +17,7 @@ import { party } from '../xfer/support';
 import { answerOn, caller, hears, refusedCaller, shareOf, type Phone } from '../pbx/support';
 import { dbAbove, powerAt } from '../pbx/supervise-support';
 import { callVia, clusterCall, nodePhone } from './pbx-support';
+import { usePbxCluster } from './pbx-support';
 
 const [F_A, F_B, F_S, F_S2] = [400, 1600, 2800, 2200];
 
@@ -26,19 +26,7 @@ describe('scale: supervisor across nodes', function () {
   let c: Cluster;
   let f: Fixture;
   let cid: string;
-  const phones: Phone[] = [];
-
-  before(async () => {
-    await truncateAll();
-    c = await Cluster.start({ nodes: 2 });
-    f = await createFixture(c.apis[0]!.ctx);
-    cid = f.customer.id;
-  });
-  after(async () => {
-    killAllSipp();
-    for (const p of phones) p.audio.close();
-    await c?.close();
-  });
+  const phones = usePbxCluster((s) => ({ c, f, cid } = s));
 
   const api = (i = 0) => ({
     get: (url: string) => request(c.apis[i]!.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),

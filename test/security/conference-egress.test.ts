@@ -8,12 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pino from 'pino';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import { EMPTY_UUID, newId } from '../../core/ids';
+import { newId } from '../../core/ids';
 import { repos } from '../../core/repos';
 import { PolicyHttp } from '../../media-app/kit/http';
 import { conferenceRecordingCallbacks } from '../../media-app/twiml/conference-recording-callbacks';
 import { announce } from '../../media-app/conference/announce';
 import { testDb } from '../../testkit/db';
+import { insertRecording } from '../../testkit/recordings';
 
 const HOSTS = ['127.0.0.1', '10.0.0.1', '169.254.169.254'];
 const policy = (allow = '') => new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: allow }));
@@ -41,20 +42,7 @@ describe('security: conference recording callbacks and announcements pass the eg
     const db = await testDb();
     const customer = await repos(db).customers.create({ email: `confegress${Date.now()}@example.test`, status: 'active', name: 'egress' });
     const id = newId();
-    await db('recordings').insert({
-      id,
-      customer_id: customer.id,
-      owner_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      reference_type: 'conference',
-      reference_id: newId(),
-      status: 'ended',
-      on_end_flow_id: EMPTY_UUID,
-      filenames: ['r.wav'],
-      tm_start: new Date(Date.now() - 5000),
-      tm_end: new Date(),
-      tm_create: new Date(),
-    });
+    await insertRecording(db, customer.id, id, 'r.wav', { reference_type: 'conference', tm_start: new Date(Date.now() - 5000), tm_end: new Date() });
     const send = (allow: string, host: string) =>
       conferenceRecordingCallbacks(
         { db, http: new PolicyHttp(policy(allow)), jwtSecret: 'test-secret-for-signing-0123456789', publicUrl: 'https://voice.example.com', logger, timeoutMs: 2000, retryMs: 10 },

@@ -9,9 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { EMPTY_UUID, newId } from '../../core/ids';
+import { useTestApp, type Fixture, type TestApp } from '../../testkit/api';
+import { newId } from '../../core/ids';
 import { attachmentDisposition, passiveContentType } from '../../control-api/customer-file';
+import { insertRecording } from '../../testkit/recordings';
 
 const ACTIVE: Array<{ filename: string; contentType: string; body: string }> = [
   { filename: 'page.html', contentType: 'text/html', body: '<script>parent.postMessage(document.cookie,"*")</script>' },
@@ -32,11 +33,7 @@ describe('security: customer files are served inert (issue 32 item 14)', functio
   this.timeout(30_000);
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-  });
-  after(async () => t.close());
+  useTestApp((s) => ({ t, f } = s));
 
   const upload = async (filename: string, contentType: string, body: string, route = '/v1.0/storage_files') => {
     const r = await request(t.app).post(route).query({ accesskey: f.accesskey }).attach('file', Buffer.from(body), { filename, contentType });
@@ -101,20 +98,7 @@ describe('security: customer files are served inert (issue 32 item 14)', functio
     const dir = path.join(t.ctx.config.dataDir, 'recordings');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, filename), Buffer.from('RIFF\0\0\0\0WAVE'));
-    await t.ctx.db('recordings').insert({
-      id,
-      customer_id: f.customer.id,
-      owner_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      reference_type: 'call',
-      reference_id: newId(),
-      status: 'ended',
-      on_end_flow_id: EMPTY_UUID,
-      filenames: [filename],
-      tm_start: new Date(Date.now() - 1000),
-      tm_end: new Date(),
-      tm_create: new Date(),
-    });
+    await insertRecording(t.ctx.db, f.customer.id, id, filename, { tm_start: new Date(Date.now() - 1000), tm_end: new Date() });
     const pf = await request(t.app).get(`/v1.0/recordings/${id}/playfiles`).query({ accesskey: f.accesskey });
     expect(pf.status, JSON.stringify(pf.body)).to.equal(200);
     const u = new URL(pf.body[0].uri_download as string);

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { truncateAll } from '../../testkit/db';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
-import { digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../../testkit/reliability/sip/peer';
+import { lockedOutByWrongRegisters, digestAttempt, header, Peers, registerAttempt, shape, type Peer } from '../../testkit/reliability/sip/peer';
 
 const LOCK_AFTER = 5;
 const LOCK_SEC = 30;
@@ -45,17 +45,7 @@ describe('security: REGISTER lockout keyed on source address and AOR', function 
     const victim = await createExtension();
     const user = victim.ext.username;
     const stranger = await peer('127.0.0.2');
-    const finals: { status?: number; retryAfter?: string }[] = [];
-    for (let i = 0; i < 15; i++) {
-      const a = await registerAttempt(stranger, p.sipPort, user, victim.domain, `wrong-${i}`);
-      finals.push({ status: a.final?.status, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
-    }
-    const ctx = JSON.stringify(finals);
-    expect(
-      finals.map((f) => f.status),
-      ctx,
-    ).to.deep.equal(finals.map(() => 403));
-    for (const f of finals.slice(LOCK_AFTER - 1)) expect(Number(f.retryAfter), ctx).to.be.within(1, LOCK_SEC);
+    await lockedOutByWrongRegisters(stranger, p.sipPort, user, victim.domain, 15, LOCK_AFTER, LOCK_SEC);
 
     expect(await phoneRegisters(user, victim.domain, victim.password), 'the victim registers from 127.0.0.1').to.equal(true);
     expect(await p.app.registrar.bindings.get(`${user}@${victim.domain}`)).to.have.length(1);

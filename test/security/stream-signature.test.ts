@@ -9,10 +9,9 @@
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { truncateAll } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
-import { killAllSipp, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, placeCall, startStack, type Stack } from '../../testkit/streams/support';
+import { until } from '../../testkit/media-app/harness';
+import { useStreamStack, placeCall, type Stack } from '../../testkit/streams/support';
 import { twilioApp, type TwilioApp } from '../../testkit/streams/twilio';
 
 describe('security: Media Streams handshakes are signed (issue 52, finding 4)', function () {
@@ -21,15 +20,9 @@ describe('security: Media Streams handshakes are signed (issue 52, finding 4)', 
   let owner: Fixture;
   const apps: TwilioApp[] = [];
 
-  before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
-  });
+  useStreamStack((s) => ({ stack, owner } = s));
   after(async () => {
-    killAllSipp();
     for (const a of apps) await a.close();
-    await stack?.close();
   });
 
   it('<Start><Stream> and <Connect><Stream> carry X-Twilio-Signature that twilio.validateRequest accepts', async () => {

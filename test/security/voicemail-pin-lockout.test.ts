@@ -15,21 +15,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPcap, ToneSink, type CallerEvent } from '../../testkit/pbx/audio';
-import { extensionWithBox, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
+import { keyEvents, toneMessage, extensionWithBox, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { buildTestApp, createFixture, type TestApp } from '../../testkit/api';
-import { newId } from '../../core/ids';
 import { PinLockout } from '../../core/voicemail/pin-lockout';
 import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 
 const MESSAGE_HZ = 1800;
-const keys = (atMs: number, s: string): CallerEvent[] => s.split('').map((digit, i) => ({ atMs: atMs + i * 300, digit }));
 
 describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', function () {
   this.timeout(240_000);
@@ -51,15 +48,7 @@ describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', f
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  async function message(cid: string, boxId: string): Promise<void> {
-    const db = await testDb();
-    const id = newId();
-    const filename = `vm-${id}.wav`;
-    const recDir = path.join(p.config.dataDir, 'recordings');
-    fs.mkdirSync(recDir, { recursive: true });
-    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', path.join(recDir, filename), 'synth', '1.5', 'sine', String(MESSAGE_HZ), 'vol', '0.5']);
-    await db('voicemail_messages').insert({ id, customer_id: cid, box_id: boxId, folder: 'new', caller_number: '+15550001111', filename, duration_ms: 1500, tm_create: new Date() });
-  }
+  const message = (cid: string, boxId: string) => toneMessage(p.config.dataDir, cid, boxId, MESSAGE_HZ);
 
   /** One call from `from` to `number`, keying `events`; the tone heard and the flow's voicemail result. */
   async function call(cid: string, number: string, from: string, events: CallerEvent[], totalMs: number): Promise<{ toneMs: number; result: string }> {
@@ -97,10 +86,10 @@ describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', f
     const number = '+899100003811';
     await numberWithFlow(cid, number, [{ type: 'voicemail_main' }, { type: 'hangup' }]);
 
-    const guess = await call(cid, number, '15550002222', [...keys(1000, '311#1111#'), ...keys(7000, '311#2222#'), ...keys(13_000, '311#3333#')], 16_000);
+    const guess = await call(cid, number, '15550002222', [...keyEvents(1000, '311#1111#'), ...keyEvents(7000, '311#2222#'), ...keyEvents(13_000, '311#3333#')], 16_000);
     expect(guess.result).to.equal('login_failed');
     // another caller, another call, the right PIN: the box is locked
-    const owner = await call(cid, number, '15550003333', [...keys(1000, '311#4321#'), ...keys(7000, '311#4321#'), ...keys(13_000, '311#4321#'), ...keys(17_000, '1')], 20_000);
+    const owner = await call(cid, number, '15550003333', [...keyEvents(1000, '311#4321#'), ...keyEvents(7000, '311#4321#'), ...keyEvents(13_000, '311#4321#'), ...keyEvents(17_000, '1')], 20_000);
     expect(owner.result, 'locked box: the right PIN does not open it').to.equal('login_failed');
     expect(owner.toneMs, 'no message played').to.equal(0);
 
@@ -114,7 +103,7 @@ describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', f
     // the admin's unlock (the same Redis keys the API route clears): the right PIN opens the box again
     const lockout = new PinLockout(p.redis, p.config.redisKeyPrefix, { failures: 3, windowSec: 600, lockSec: 600, callerFailures: 4 });
     expect(await lockout.unlock(cid, box.id)).to.equal(true);
-    const after = await call(cid, number, '15550004444', [...keys(1000, '311#4321#'), ...keys(11_000, '1'), ...keys(17_000, '#')], 19_000);
+    const after = await call(cid, number, '15550004444', [...keyEvents(1000, '311#4321#'), ...keyEvents(11_000, '1'), ...keyEvents(17_000, '#')], 19_000);
     expect(after.toneMs, 'the message played').to.be.greaterThan(800);
     expect(after.result).to.equal('exit');
   });
@@ -126,14 +115,14 @@ describe('security: voicemail PIN lockout across calls (issue 52, finding 1)', f
     const number = '+899100003813';
     await numberWithFlow(cid, number, [{ type: 'voicemail_main' }, { type: 'hangup' }]);
     // three box numbers that do not exist: the caller's count is 3, no box's
-    const scan = await call(cid, number, '15550005555', [...keys(1000, '903#1111#'), ...keys(7000, '904#1111#'), ...keys(13_000, '905#1111#')], 16_000);
+    const scan = await call(cid, number, '15550005555', [...keyEvents(1000, '903#1111#'), ...keyEvents(7000, '904#1111#'), ...keyEvents(13_000, '905#1111#')], 16_000);
     expect(scan.result).to.equal('login_failed');
     // next call: a wrong PIN on a real box is the fourth: locked at once, the right PIN after it never checked
-    const next = await call(cid, number, '15550005555', [...keys(1000, '313#9999#'), ...keys(7000, '313#4321#'), ...keys(13_000, '1')], 16_000);
+    const next = await call(cid, number, '15550005555', [...keyEvents(1000, '313#9999#'), ...keyEvents(7000, '313#4321#'), ...keyEvents(13_000, '1')], 16_000);
     expect(next.result).to.equal('locked');
     expect(next.toneMs).to.equal(0);
     // another caller is not locked out of that box (its own count is 1)
-    const other = await call(cid, number, '15550006666', [...keys(1000, '313#4321#'), ...keys(11_000, '1'), ...keys(17_000, '#')], 19_000);
+    const other = await call(cid, number, '15550006666', [...keyEvents(1000, '313#4321#'), ...keyEvents(11_000, '1'), ...keyEvents(17_000, '#')], 19_000);
     expect(other.result).to.equal('exit');
     expect(other.toneMs).to.be.greaterThan(800);
   });

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { configureStorage, FILES_PREFIX } from '../../core/storage/backend';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
+import { bufferBody } from '../../testkit/buffer-body';
 
 describe('storage files on S3', function () {
   this.timeout(20_000);
@@ -59,22 +60,14 @@ describe('storage files on S3', function () {
     expect(s3.objects.get(key)?.body.equals(bytes), 'object in the bucket').to.equal(true);
     expect(s3.log).to.include(`PUT ${key} 200`);
 
-    const direct = await api('get', `/storage_files/${file.id}/file`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const c: Buffer[] = [];
-        res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
-      });
+    const direct = await api('get', `/storage_files/${file.id}/file`).buffer(true).parse(bufferBody);
     expect(direct.status).to.equal(200);
     expect((direct.body as Buffer).equals(bytes)).to.equal(true);
     const u = new URL(file.uri_download);
     const signed = await request(t.app)
       .get(u.pathname + u.search)
       .buffer(true)
-      .parse((res, cb) => {
-        const c: Buffer[] = [];
-        res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
-      });
+      .parse(bufferBody);
     expect(signed.status).to.equal(200);
     expect((signed.body as Buffer).equals(bytes)).to.equal(true);
 

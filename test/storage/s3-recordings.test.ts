@@ -20,6 +20,7 @@ import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../t
 import { sippMediaPort } from '../../testkit/ports';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 import { killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { bufferBody } from '../../testkit/buffer-body';
 
 const SIPP_DIR = '/usr/share/sip-tester';
 
@@ -63,11 +64,7 @@ describe('recordings of real calls on S3', function () {
   });
 
   const api = (method: 'get' | 'delete', p_: string) => request(t.app)[method](`/v1.0${p_}`).query({ accesskey: f.accesskey });
-  const binary = (r: request.Test) =>
-    r.buffer(true).parse((res, cb) => {
-      const c: Buffer[] = [];
-      res.on('data', (d: Buffer) => c.push(d)).on('end', () => cb(null, Buffer.concat(c)));
-    });
+  const binary = (r: request.Test) => r.buffer(true).parse(bufferBody);
   const local = (filename: string) => path.join(dataDir, 'recordings', filename);
 
   /** One call that records the caller; its recording row once ended. */

@@ -4,10 +4,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { conferencesRepo } from '../../core/repos/conferences';
-import { truncateAll, testDb } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { createFixture, type Fixture } from '../../testkit/api';
-import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { accept, closed, customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { useStreamStack, accept, closed, level, pcmBuffer, placeCall, refusalOf, tone, type PlacedCall, type Stack } from '../../testkit/streams/support';
 
 describe('media streams: GET /conferences/{id}/media_stream', function () {
   this.timeout(120_000);
@@ -15,16 +15,8 @@ describe('media streams: GET /conferences/{id}/media_stream', function () {
   let owner: Fixture;
   let call: PlacedCall | undefined;
 
-  before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
-  });
-  after(async () => {
-    call?.peer.close();
-    killAllSipp();
-    await stack?.close();
-  });
+  useStreamStack((s) => ({ stack, owner } = s));
+  after(() => call?.peer.close());
 
   const url = (id: string, q: string) => `${stack.base}/v1.0/conferences/${id}/media_stream?${q}`;
 

@@ -5,11 +5,12 @@ import { expect } from 'chai';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AS_AUDIO, AS_UUID, bytesToUuid } from '../../core/streams/framing';
 import { externalMediaProblem } from '../../media-app/streams/external-media';
-import { truncateAll, testDb } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import type { Fixture } from '../../testkit/api';
-import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { useStreamStack, level, pcmBuffer, placeCall, tone, type Stack } from '../../testkit/streams/support';
+import { hungUpCall } from '../../testkit/call-ends';
 
 interface Seen {
   ws: WebSocket;
@@ -44,15 +45,7 @@ describe('media streams: external_media_start / external_media_stop', function (
   let stack: Stack;
   let owner: Fixture;
 
-  before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
-  });
-  after(async () => {
-    killAllSipp();
-    await stack?.close();
-  });
+  useStreamStack((s) => ({ stack, owner } = s));
 
   it("connects out, streams the call (audiosocket) with the caller in it, plays the server's audio into the call, and stops", async () => {
     const server = await customerServer();
@@ -139,14 +132,7 @@ describe('media streams: external_media_start / external_media_stop', function (
     const r = await call.sipp;
     call.peer.close();
     expect(r.code, r.errors).to.equal(0);
-    const row = await until(
-      async () => {
-        const c = await (await testDb())('calls').where({ id: call.callId }).first();
-        return c!.status === 'hangup' ? c : null;
-      },
-      10_000,
-      'hangup',
-    );
+    const row = await hungUpCall(call.callId);
     // the hangup action ran: the flow went past the unreachable server
     expect(row.hangup_by).to.equal('local');
 

@@ -9,12 +9,13 @@ import WebSocket from 'ws';
 import { mulawBase64ToPcm, pcmToMulawBase64 } from '../../core/streams/twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid } from '../../core/twilio/sids';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
-import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
-import { customerWithTrunk, level, pcmBuffer, placeCall, refusalOf, startStack, tone, type Stack } from '../../testkit/streams/support';
+import { sleep, until } from '../../testkit/media-app/harness';
+import { useStreamStack, level, pcmBuffer, placeCall, refusalOf, tone, type Stack } from '../../testkit/streams/support';
 import { callbackSink, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
+import { hungUpCall } from '../../testkit/call-ends';
 
 /** `frames` × 20 ms of a 500 Hz tone as one base64 µ-law payload. */
 function tonePayload(frames: number): string {
@@ -37,22 +38,31 @@ async function activeflowOf(callId: string): Promise<{ end_reason: string | null
   return a && a.end_reason ? a : null;
 }
 
+/**
+ * The caller hears only silence from within 100 ms of `clearAt` on: the first packet (after the first
+ * `before` packets) from which on it hears silence arrived less than 100 ms after the clear.
+ */
+function silentSoonAfter(p: { levels: number[]; arrivals: number[] }, before: number, clearAt: number, what: string): void {
+  let j = p.levels.length;
+  while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
+  expect(j).to.be.lessThan(p.levels.length);
+  const silenceMs = p.arrivals[j]! - clearAt;
+  console.log(`      ${what}: ${silenceMs.toFixed(1)} ms`);
+  expect(silenceMs).to.be.lessThan(100);
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
   let owner: Fixture;
   let sink: CallbackSink;
 
+  useStreamStack((s) => ({ stack, owner } = s));
   before(async () => {
-    await truncateAll();
-    stack = await startStack();
-    owner = await customerWithTrunk(stack.api);
     sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
   });
   after(async () => {
-    killAllSipp();
     await sink?.close();
-    await stack?.close();
   });
 
   it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', async () => {
@@ -126,15 +136,8 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const two = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'two'), 2000, 'mark two echoed on clear');
       expect(two.at - clearAt).to.be.lessThan(100);
       await sleep(500);
-      const p = call.peer;
-      // the first packet after the clear from which on the caller hears only silence
-      let j = p.levels.length;
-      while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
-      expect(j).to.be.lessThan(p.levels.length);
-      const silenceMs = p.arrivals[j]! - clearAt;
-      console.log(`      clear → silence: ${silenceMs.toFixed(1)} ms`);
-      expect(silenceMs).to.be.lessThan(100);
-      expect(p.voiced(p.levels.length - 15)).to.equal(0);
+      silentSoonAfter(call.peer, before, clearAt, 'clear → silence');
+      expect(call.peer.voiced(call.peer.levels.length - 15)).to.equal(0);
 
       // the caller's RFC 4733 digits
       await call.peer.digit('5', call.live.endpoint!.local.port);
@@ -154,14 +157,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       conn.ws.close(1000, 'bye');
       const r = await call.sipp;
       expect(r.code, r.errors).to.equal(0);
-      const ended = await until(
-        async () => {
-          const c = await (await testDb())('calls').where({ id: call.callId }).first();
-          return c!.status === 'hangup' ? c : null;
-        },
-        10_000,
-        'hangup',
-      );
+      const ended = await hungUpCall(call.callId);
       expect(ended.hangup_by).to.equal('local');
       expect(new Date(ended.tm_hangup ?? 0).getTime()).to.be.at.least(closedAt - 1000);
 
@@ -263,14 +259,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const r = await call.sipp;
       call.peer.close();
       expect(r.code, r.errors).to.equal(0);
-      const row = await until(
-        async () => {
-          const c = await (await testDb())('calls').where({ id: call.callId }).first();
-          return c!.status === 'hangup' ? c : null;
-        },
-        10_000,
-        'hangup',
-      );
+      const row = await hungUpCall(call.callId);
       expect(row.hangup_by).to.equal('local');
       const cb = await until(() => sink.got.slice(before).find((c) => c.params.StreamEvent === 'stream-error'), 5000, 'stream-error');
       expect(cb.valid).to.equal(true);
@@ -395,13 +384,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const clearAt = performance.now();
       conn.send({ event: 'clear' });
       await sleep(500);
-      const p = call.peer;
-      let j = p.levels.length;
-      while (j > before && p.levels[j - 1]! <= 300 && p.arrivals[j - 1]! > clearAt) j--;
-      expect(j).to.be.lessThan(p.levels.length);
-      const silenceMs = p.arrivals[j]! - clearAt;
-      console.log(`      clear → silence (through control-api): ${silenceMs.toFixed(1)} ms`);
-      expect(silenceMs).to.be.lessThan(100);
+      silentSoonAfter(call.peer, before, clearAt, 'clear → silence (through control-api)');
 
       await call.peer.digit('7', call.live.endpoint!.local.port);
       await until(() => conn.of('dtmf').length >= 1, 5000, 'dtmf');

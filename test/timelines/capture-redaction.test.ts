@@ -15,6 +15,7 @@ import { sippMediaPort } from '../../testkit/ports';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { createExtension, killAllSipp, SIPP_SDP, sipp, until } from '../../testkit/media-app/harness';
 import { phoneCalls, startStack, type Stack } from '../xfer/support';
+import { bufferBody } from '../../testkit/buffer-body';
 
 interface Msg {
   method: string;
@@ -88,14 +89,7 @@ describe('timelines: the ladder and pcap keep no digest secrets or SRTP keys', f
   });
 
   it('pcap: no secret in any packet', async () => {
-    const res = await s.api
-      .get(`/timelines/calls/${callId}/pcap`)
-      .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const res = await s.api.get(`/timelines/calls/${callId}/pcap`).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);
     const pcap = res.body as Buffer;
     expect(pcap.includes(`Proxy-Authorization: Digest username="${user}"`), 'the header is there').to.equal(true);

@@ -17,6 +17,7 @@ import { createAgent, createFixture } from '../../testkit/api';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { killAllSipp, RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { party, startStack, type Stack } from '../xfer/support';
+import { bufferBody } from '../../testkit/buffer-body';
 
 interface Msg {
   timestamp: string;
@@ -123,14 +124,7 @@ describe("timelines: a call's SIP ladder and pcap from the captured messages", f
 
   it('pcap: tcpdump reads one UDP packet per captured message, between the right addresses', async () => {
     const ladder = (await s.api.get(`/timelines/calls/${callId}/sip-analysis`)).body.sip_messages as Msg[];
-    const res = await s.api
-      .get(`/timelines/calls/${callId}/pcap`)
-      .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const res = await s.api.get(`/timelines/calls/${callId}/pcap`).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/application\/octet-stream/);
     // callers' bytes: an inert attachment (docs/security.md "Customer files")

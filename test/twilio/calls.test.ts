@@ -3,26 +3,23 @@
 // and Redis); the calls it creates really INVITE a sipp UAS, and ending them sends CANCEL / BYE.
 import { expect } from 'chai';
 import request from 'supertest';
-import http from 'node:http';
 import twilio from 'twilio';
-import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient, restRefusal } from '../../testkit/twilio';
-import { answeringUas, createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { twilioClient, type ServedApp, type TwilioClient, restRefusal } from '../../testkit/twilio';
+import { answeringUas, createExtension, registerOnly, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone } from '../../testkit/media-app/phones';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { accountSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { useTwilioCallbackStack } from '../../testkit/twilio-callbacks';
+import { bufferBody } from '../../testkit/buffer-body';
+import { type CallbackService } from '../../control-api/twilio/callbacks';
 
 /** A GET whose body is kept as one Buffer, whatever its content type. */
 const getBinary = (app: TestApp['app'], path: string, user?: string, pass?: string) => {
   const r = request(app).get(path);
-  return (user ? r.auth(user, pass ?? '') : r).buffer(true).parse((res, cb) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => cb(null, Buffer.concat(chunks)));
-  });
+  return (user ? r.auth(user, pass ?? '') : r).buffer(true).parse(bufferBody);
 };
 
 describe('twilio: Calls', function () {
@@ -34,47 +31,10 @@ describe('twilio: Calls', function () {
   let sid: string;
   let token: string;
   let client: TwilioClient;
-  let callbacks: CallbackService;
-  let receiver: http.Server;
   let receiverUrl: string;
+  let callbacks: CallbackService;
   let recordedCall = '';
-  const received: { method: string; url: string; signature: string; params: Record<string, string> }[] = [];
-
-  before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-    api = await serveApp(t.app);
-    f = await createFixture(t.ctx);
-    sid = accountSid(f.customer.id);
-    token = twilioAuthToken(t.ctx.config.jwtSecret, f.customer.id, 0);
-    client = twilioClient(api.baseUrl, sid, token);
-    callbacks = await startTwilioCallbacks(t.ctx, { group: `twilio-cb-test-${process.pid}`, baseDelayMs: 100 });
-    const port = await freePort();
-    receiverUrl = `http://127.0.0.1:${port}`;
-    receiver = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        received.push({
-          method: req.method ?? '',
-          url: `${receiverUrl}${req.url ?? ''}`,
-          signature: String(req.headers['x-twilio-signature'] ?? ''),
-          params: Object.fromEntries(new URLSearchParams(body)),
-        });
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(port, '127.0.0.1', () => r()));
-  });
-  after(async () => {
-    killAllSipp();
-    await callbacks?.close();
-    receiver?.closeAllConnections();
-    await new Promise((r) => receiver?.close(r));
-    await api?.close();
-    await t?.close();
-    await p?.close();
-  });
+  const received = useTwilioCallbackStack('twilio-cb-test', (s) => ({ p, t, api, f, sid, token, client, receiverUrl, callbacks } = s));
 
   const callCount = async () => (await t.ctx.db('calls').where({ customer_id: f.customer.id })).length;
 

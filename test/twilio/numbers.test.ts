@@ -1,66 +1,31 @@
 // Issue 36 part A: IncomingPhoneNumbers through the official `twilio` client. VoiceUrl makes the
 // number's call flow a managed flow of one `twiml` action, so a real inbound call (sipp through a
 // trunk) runs it; the number's StatusCallback gets the signed `completed` callback.
-import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { serveApp, twilioClient, type ServedApp, type TwilioClient, restRefusal } from '../../testkit/twilio';
-import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, RtpSink, type Platform } from '../../testkit/media-app/harness';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { accountSid } from '../../core/twilio/sids';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { type Fixture, type TestApp } from '../../testkit/api';
+import { type TwilioClient, restRefusal } from '../../testkit/twilio';
+import { sipp, uacWaitsForBye, until, RtpSink, type Platform } from '../../testkit/media-app/harness';
+import { sippMediaPort } from '../../testkit/ports';
 import { numbersRepo } from '../../core/repos/numbers';
 import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { EMPTY_UUID } from '../../core/ids';
-import { startTwilioCallbacks, type CallbackService } from '../../control-api/twilio/callbacks';
+import { useTwilioCallbackStack } from '../../testkit/twilio-callbacks';
+import { type CallbackService } from '../../control-api/twilio/callbacks';
 
 describe('twilio: IncomingPhoneNumbers', function () {
   this.timeout(90_000);
   let p: Platform;
   let t: TestApp;
-  let api: ServedApp;
   let f: Fixture;
   let sid: string;
   let token: string;
   let client: TwilioClient;
-  let callbacks: CallbackService;
-  let receiver: http.Server;
   let receiverUrl: string;
-  const received: { url: string; signature: string; params: Record<string, string> }[] = [];
-
-  before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-    api = await serveApp(t.app);
-    f = await createFixture(t.ctx);
-    sid = accountSid(f.customer.id);
-    token = twilioAuthToken(t.ctx.config.jwtSecret, f.customer.id, 0);
-    client = twilioClient(api.baseUrl, sid, token);
-    callbacks = await startTwilioCallbacks(t.ctx, { group: `twilio-num-test-${process.pid}`, baseDelayMs: 100 });
-    const port = await freePort();
-    receiverUrl = `http://127.0.0.1:${port}`;
-    receiver = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        received.push({ url: `${receiverUrl}${req.url ?? ''}`, signature: String(req.headers['x-twilio-signature'] ?? ''), params: Object.fromEntries(new URLSearchParams(body)) });
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(port, '127.0.0.1', () => r()));
-  });
-  after(async () => {
-    killAllSipp();
-    await callbacks?.close();
-    receiver?.closeAllConnections();
-    await new Promise((r) => receiver?.close(r));
-    await api?.close();
-    await t?.close();
-    await p?.close();
-  });
+  let callbacks: CallbackService;
+  const received = useTwilioCallbackStack('twilio-num-test', (s) => ({ p, t, f, sid, token, client, receiverUrl, callbacks } = s));
 
   it('lists and fetches our numbers; VoiceUrl makes a managed twiml flow; bad updates change nothing', async () => {
     const number = `+8991000009${String(Date.now()).slice(-2)}`;

@@ -9,9 +9,8 @@ import { TWIML_VARS } from '../../core/twiml/program';
 import { callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { until } from '../../testkit/media-app/harness';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { shape } from '../../testkit/twiml/compile-checks';
 
@@ -31,19 +30,12 @@ describe('TwiML <Dial action> around <Conference>: compiler', () => {
 
 describe('TwiML <Dial action> around <Conference> with sipp callers', function () {
   this.timeout(120_000);
-  let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let caller: TwimlCallers['caller'];
+  let hangup: TwimlCallers['hangup'];
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
-
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }]);
-    placed.push(c);
-    return c;
-  }
+  useTwimlCallers((s) => ({ app, f, caller, hangup } = s));
 
   async function joined(name: string, n: number): Promise<void> {
     const db = await testDb();
@@ -57,8 +49,6 @@ describe('TwiML <Dial action> around <Conference> with sipp callers', function (
       `${n} joined ${name}`,
     );
   }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
 
   it('the room ended by its moderator: the caller still up gets the action with DialCallStatus=completed', async () => {
     const member = new VoiceResponse();

@@ -14,9 +14,9 @@ import { testDb } from '../../testkit/db';
 import { until } from '../../testkit/media-app/harness';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { holdPast } from '../../testkit/long-calls/timers';
-import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
+import type { PlacedCall } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
-import { useTwimlStack } from '../../testkit/twiml/stack';
+import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
 
@@ -51,22 +51,16 @@ describe('TwiML <Dial><Queue>: compiler', () => {
 
 describe('TwiML <Dial><Queue> with sipp callers', function () {
   this.timeout(180_000);
-  let stack: Stack;
   let app: TwimlServer;
   let f: Fixture;
-  const placed: PlacedCall[] = [];
+  let caller: TwimlCallers['caller'];
+  let hangup: TwimlCallers['hangup'];
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  after(() => placed.forEach((c) => c.peer.close()));
-
-  async function caller(path: string): Promise<PlacedCall> {
-    // the caller's sipp waits 40 s for the platform's BYE: the bridge is held past the dequeue's timer
-    const c = await placeCall(stack, f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: app.url(path) } }], { killAfterMs: 40_000 });
-    placed.push(c);
-    return c;
-  }
-
-  const hangup = (c: PlacedCall) => stack.platform.app.calls.get(c.callId)?.hangup('normal');
+  // the caller's sipp waits 40 s for the platform's BYE: the bridge is held past the dequeue's timer
+  useTwimlCallers((s) => {
+    ({ app, f, hangup } = s);
+    caller = (path: string): Promise<PlacedCall> => s.caller(path, { killAfterMs: 40_000 });
+  });
 
   type Qc = { status: string; service_agent_id: string };
   async function queuecall(queueId: string, callId: string, status: string): Promise<Qc> {

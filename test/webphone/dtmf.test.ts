@@ -11,9 +11,10 @@ import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
 import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { Rtpengine } from '../../testkit/rtpengine';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { createExtension, killAllSipp, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { dtmfCallee, eventGroups, RtpCapture, type EventPacket } from '../edge/dtmf-support';
 import { newPage, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
+import { registerPhone } from '../../testkit/media-app/phones';
 
 /** The desk phone's telephone-event payload type: neither of Chromium's. */
 const DESK_PT = 96;
@@ -82,19 +83,7 @@ describe('webphone: DTMF from the browser to a desk phone', function () {
   async function deskPhone(desk: Awaited<ReturnType<typeof createExtension>>): Promise<{ cap: RtpCapture; done: Promise<SippResult> }> {
     const cap = await RtpCapture.open();
     const phonePort = await freePort();
-    const reg = await sipp(registerOnly(desk.ext.username, desk.domain), [
-      `127.0.0.1:${rig.p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      desk.ext.username,
-      '-ap',
-      desk.password,
-    ]).done;
+    const reg = await registerPhone(`127.0.0.1:${rig.p.sipPort}`, desk, '127.0.0.1', phonePort);
     expect(reg.code, reg.errors).to.equal(0);
     const uas = sipp(dtmfCallee(desk.ext.username, cap.port, { telephoneEventPt: DESK_PT }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 60_000 });
     await sleep(300); // let the UAS bind

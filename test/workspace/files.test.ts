@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { newId } from '../../core/ids';
 import { startRig, team, expectError, type Rig, type Team } from './support';
+import { bufferBody } from '../../testkit/buffer-body';
 
 describe('service-agent API: files', function () {
   this.timeout(60_000);
@@ -25,13 +26,7 @@ describe('service-agent API: files', function () {
 
     expect((await sa('get', '/files')).body.result.map((f: { id: string }) => f.id)).to.deep.equal([id]);
     expect((await sa('get', `/files/${id}`)).body.id).to.equal(id);
-    const dl = await sa('get', `/files/${id}/file`)
-      .buffer(true)
-      .parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const dl = await sa('get', `/files/${id}/file`).buffer(true).parse(bufferBody);
     expect(dl.status).to.equal(200);
     expect(Buffer.compare(dl.body as Buffer, bytes)).to.equal(0);
 

@@ -10,9 +10,10 @@ import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { answeringUas, createExtension, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { answeringUas, createExtension, sipp, type Platform } from '../../testkit/media-app/harness';
 import { phoneCallRefused, phoneCalls, registerOnly } from './support';
 import { ownNumber } from '../media-app/originating';
+import { bothLegsHungUp } from '../../testkit/call-ends';
 
 function messageScenario(user: string, domain: string, to: string, text: string, expect: number): string {
   const msg = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
@@ -87,15 +88,7 @@ describe('extension to tel through routes and providers', function () {
     expect(rf.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g1} SIP/2.0`);
     expect(rg.messages).to.include(`INVITE sip:+15557654321@127.0.0.1:${g2} SIP/2.0`);
     expect(rg.messages).to.match(new RegExp(`^From: "Desk" <sip:\\${callerId}@`, 'm'));
-    const rows = await until(
-      async () => {
-        const r = await db('calls').where({ customer_id: a.customerId }).orderBy('tm_create');
-        return r.length === 2 && r.every((c) => c.status === 'hangup') ? r : null;
-      },
-      10_000,
-      'both legs hung up',
-    );
-    const [master, leg] = rows[0].direction === 'incoming' ? rows : [rows[1], rows[0]];
+    const [master, leg] = await bothLegsHungUp(a.customerId);
     expect(master.source).to.deep.include({ type: 'extension', target: a.ext.extension });
     expect(leg.source).to.deep.include({ type: 'tel', target: callerId });
     expect(master.destination).to.deep.include({ type: 'tel', target: '+15557654321' });

@@ -10,6 +10,7 @@ import { createExtension, sipp, sleep, until } from '../../testkit/media-app/har
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { party, phoneCalls, registerOnly, TonePeer, type Stack, useXferStack } from './support';
 import { connectXTo } from './referrer';
+import { loopbackSdp } from '../../testkit/sdp';
 
 /** B's line 1 re-INVITEs X with a=sendonly (hold), then ACKs the 200; `rtpPort` stays its media port. */
 function holdByReinvite(rtpPort: number, direction: 'sendonly' | 'inactive'): string {
@@ -27,14 +28,7 @@ Max-Forwards: 70
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 2 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=${direction}
+${loopbackSdp(rtpPort, { version: 2, direction })}
 ]]></send>
 <recv response="100" optional="true"/>
 <recv response="200"><action><ereg regexp="a=(recvonly|inactive)" search_in="body" check_it="true" assign_to="dir"/><log message="hold answered [$dir]"/></action></recv>

@@ -6,6 +6,7 @@ import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../t
 import { expect } from 'chai';
 import { killAllSipp, register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
+import { loopbackSdp } from '../../testkit/sdp';
 
 export interface Stack {
   p: Platform;
@@ -41,13 +42,7 @@ export async function startStack(env: Record<string, string> = {}, opts: { log?:
 }
 
 /** SDP of a party whose audio goes to `port` on loopback. */
-const sdpTo = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000`;
+const sdpTo = (port: number) => loopbackSdp(port, { direction: null });
 
 const reply = (status: string, extra: string) => `SIP/2.0 ${status}
 [last_Via:]
@@ -246,12 +241,12 @@ export async function referFailsThenHangUp(s: Stack, callId: string, transfererL
   expect(ra!.code, ra!.errors + ra!.messages.slice(-3000)).to.equal(0);
 }
 
-/** Mocha hooks: the stack (egress allowed to loopback) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
-export function useXferStack(set: (s: Stack) => void): { close(): void }[] {
+/** Mocha hooks: the stack (egress allowed to loopback, `env` over it) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
+export function useXferStack(set: (s: Stack) => void, env: Record<string, string> = {}): { close(): void }[] {
   let s: Stack | undefined;
   const open: { close(): void }[] = [];
   before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
     set(s);
   });
   after(async () => {

@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
 import { pcmuPackets, rtpPcap } from '../rtp-pcap';
+import { loopbackSdp } from '../sdp';
+import { G711_TABLES } from '../../core/audio/g711';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
 export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
@@ -102,16 +104,7 @@ export function writeRtpPcap(file: string, ulaw: Buffer): void {
   fs.writeFileSync(file, rtpPcap(pcmuPackets(padded, false), { ssrc: 0x1234abcd, srcPort: 0, dstPort: 6000, ipChecksum: true }));
 }
 
-const MULAW = (() => {
-  const t = new Int16Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const e = (u >> 4) & 7;
-    const s = (((u & 0x0f) << 3) + 0x84) << e;
-    t[i] = u & 0x80 ? -(s - 0x84) : s - 0x84;
-  }
-  return t;
-})();
+const MULAW = G711_TABLES.muDecode;
 
 /** Receives the platform's RTP; per packet the arrival time (ms, performance.now) and mean |sample|. */
 export class TimedSink {
@@ -174,16 +167,21 @@ function goertzel(x: number[], f: number, rate: number): number {
   return s1 * s1 + s2 * s2 - c * s1 * s2;
 }
 
-/** The sipp UAC scenario of the AI tests: INVITE (audio to the sink), then pcaps played at given offsets after the ACK, then the platform's BYE. */
-export function aiCallerScenario(ruri: string, sinkPort: number | string, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
+/** sipp steps that play each pcap `atMs` after the ACK, in order. */
+function playSteps(plays: { atMs: number; pcap: string }[]): string {
   let t = 0;
-  const steps = plays
+  return plays
     .map((p) => {
       const wait = Math.max(0, p.atMs - t);
       t = p.atMs;
       return `<pause milliseconds="${wait}"/>\n<nop><action><exec play_pcap_audio="${p.pcap}"/></action></nop>`;
     })
     .join('\n');
+}
+
+/** The sipp UAC scenario of the AI tests: INVITE (audio to the sink), then pcaps played at given offsets after the ACK, then the platform's BYE. */
+export function aiCallerScenario(ruri: string, sinkPort: number | string, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
+  const steps = playSteps(plays);
   return uacWaitsForBye(ruri, '+15557654321', sinkPort, { steps, byeTimeoutMs });
 }
 
@@ -217,14 +215,7 @@ export function tonePcap(parts: ({ hz: number; ms: number } | { pauseMs: number 
  * plays pcaps at given offsets after the ACK, then answers the platform's BYE.
  */
 export function aiCalleeScenario(sinkPort: number, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
-  let t = 0;
-  const steps = plays
-    .map((p) => {
-      const wait = Math.max(0, p.atMs - t);
-      t = p.atMs;
-      return `<pause milliseconds="${wait}"/>\n<nop><action><exec play_pcap_audio="${p.pcap}"/></action></nop>`;
-    })
-    .join('\n');
+  const steps = playSteps(plays);
   const reply = (status: string, extra: string) => `<send><![CDATA[
 SIP/2.0 ${status}
 [last_Via:]
@@ -244,14 +235,7 @@ ${reply(
   `Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${sinkPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`,
+${loopbackSdp(sinkPort)}`,
 ).replace('<send>', '<send retrans="500">')}
 <recv request="ACK"/>
 ${steps}

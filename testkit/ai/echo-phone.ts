@@ -8,17 +8,9 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { G711_TABLES } from '../../core/audio/g711';
 
-const ULAW_DECODE = (() => {
-  const t = new Int16Array(256);
-  for (let i = 0; i < 256; i++) {
-    const u = ~i & 0xff;
-    const e = (u >> 4) & 7;
-    const s = (((u & 0x0f) << 3) + 0x84) << e;
-    t[i] = u & 0x80 ? -(s - 0x84) : s - 0x84;
-  }
-  return t;
-})();
+const ULAW_DECODE = G711_TABLES.muDecode;
 
 function ulawEncode(x: number): number {
   const BIAS = 0x84;

@@ -1,49 +1,32 @@
 // Real calls for the speech-to-speech tests (test/ai/realtime-*.test.ts): a platform with the real
 // BullMQ command bus (outbound calls are originated as control-api asks), an AI and a flow running
 // ai_talk, a caller (sipp UAC) or a callee (sipp UAS) that plays speech pcaps and sends what it
-// hears to a TimedSink, and the ended activeflow.
+// hears to a TimedSink, and the ended activeflow. Below, the calls every vendor suite makes against
+// its stand-in (an order call, barge-in, a refused key, a private URL); each suite checks its wire.
+import { expect } from 'chai';
 import { endedActiveflow } from '../call-ends';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
-import { CommandBus } from '../../core/commands/bus';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { callsRepo } from '../../core/repos/calls';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb } from '../db';
+import { testDb, truncateAll } from '../db';
 import { freePort, sippMediaPort } from '../ports';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { eventsFor, sipp, until, type SippResult } from '../media-app/harness';
 import { aiCallerScenario, aiCalleeScenario, speechPcap, TimedSink } from './audio';
+import type { RealtimeScript } from './realtime-server';
+import { dialingCall, startBusPlatform, type BusPlatform } from '../media-app/originate';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
 export type Play = { atMs: number; pcap: string };
 
-export interface S2sRig {
-  p: Platform;
-  bus: CommandBus;
-  close(): Promise<void>;
-}
+export type S2sRig = BusPlatform;
 
-export async function startS2sRig(env: Record<string, string>): Promise<S2sRig> {
-  const p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
-  const busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
-  const bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
-  return {
-    p,
-    bus,
-    async close() {
-      killAllSipp();
-      await bus.close();
-      busRedis.disconnect();
-      await p.close();
-    },
-  };
-}
+export const startS2sRig = startBusPlatform;
 
 let seq = 0;
 
@@ -78,15 +61,7 @@ export async function inboundCall(rig: S2sRig, f: { db: Db; cid: string; flowId:
 /** The platform calls sipp (originate, as POST /calls does) and runs the flow when it answers; plays are offsets after the ACK. */
 export async function outboundCall(rig: S2sRig, f: { db: Db; cid: string; flowId: string }, plays: Play[], sink: TimedSink): Promise<SippResult> {
   const port = await freePort();
-  const row = await callsRepo(f.db).create({
-    customer_id: f.cid,
-    flow_id: f.flowId,
-    source: { type: 'tel', target: '+15550001111' },
-    destination: { type: 'sip', target: `callee@127.0.0.1:${port}` },
-    direction: 'outgoing',
-    status: 'dialing',
-    data: {},
-  });
+  const row = await dialingCall(f.db, f.cid, f.flowId, `callee@127.0.0.1:${port}`, {});
   const callee = sipp(aiCalleeScenario(sink.port, plays), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'], {
     killAfterMs: 70_000,
   });
@@ -145,4 +120,170 @@ export function useCallerTurns(prefix: string): { q1: { file: string; ms: number
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
   return { q1, q2 };
+}
+
+/** What the vendor suites need of a speech-to-speech stand-in (deepgram-agent-server, gemini-live-server). */
+export interface S2sStandIn {
+  url: string;
+  script: RealtimeScript;
+  received: unknown[];
+  /** when each speech_started was sent, and when each response's first audio went out */
+  speechStartedAt: number[];
+  firstAudioAt: number[];
+  /** ms of caller audio received */
+  appendedMs: number;
+  /** connections refused for their key */
+  refused: number;
+  close(): Promise<void>;
+}
+
+/** A script that never speaks: the calls that must fail before any audio. */
+export const IDLE_SCRIPT: RealtimeScript = { greeting: { say: 'never', ms: 1000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null };
+
+export interface S2sVendorSuite<S extends S2sStandIn> {
+  /** set once the suite's before hook ran */
+  rig: S2sRig;
+  vendor: S;
+  q1: { file: string; ms: number };
+  q2: { file: string; ms: number };
+  /** gives the stand-in `script` and forgets what it recorded */
+  use(script: RealtimeScript): void;
+}
+
+/**
+ * Mocha hooks of a vendor suite: the caller's turns (useCallerTurns), the stand-in (`start`, idle) and a
+ * rig whose environment points at it (`env`), started before the suite's tests and closed after them.
+ */
+export function useS2sVendor<S extends S2sStandIn>(prefix: string, start: (script: RealtimeScript) => Promise<S>, env: (vendor: S) => Record<string, string>): S2sVendorSuite<S> {
+  const { q1, q2 } = useCallerTurns(prefix);
+  const suite = {
+    q1,
+    q2,
+    use(script: RealtimeScript) {
+      const v = suite.vendor;
+      v.script = script;
+      v.received.length = 0;
+      v.speechStartedAt.length = 0;
+      v.firstAudioAt.length = 0;
+      v.appendedMs = 0;
+    },
+  } as S2sVendorSuite<S>;
+  before(async () => {
+    await truncateAll();
+    suite.vendor = await start(IDLE_SCRIPT);
+    suite.rig = await startS2sRig(env(suite.vendor));
+  });
+  after(async () => {
+    await suite.rig?.close();
+    await suite.vendor?.close();
+  });
+  return suite;
+}
+
+/** The script of the order call: a greeting (440 Hz), the caller's order number (set_variables, answered at 660 Hz), then `stop` ends it. */
+export function orderScript(greeting: string, stop: string): RealtimeScript {
+  return {
+    greeting: { say: greeting, ms: 1200, hz: 440 },
+    turn: (n) =>
+      n === 0
+        ? { heard: 'my order number is forty two', reply: { call: 'set_variables', arguments: { variables: { order: '42' } } } }
+        : { heard: 'that is all thank you', reply: { call: stop, arguments: {} } },
+    afterCall: (name) => (name === 'set_variables' ? { say: 'Noted, order forty two.', ms: 1000, hz: 660 } : null),
+  };
+}
+
+/**
+ * The platform calls out to the flow `f` running orderScript; the callee says its two turns. The greeting
+ * comes first, within 1 s of the call's first RTP packet, and the answer after; the flow ends with the
+ * order set. What the vendor was told is the suite's to check.
+ */
+export async function orderCall(suite: S2sVendorSuite<S2sStandIn>, f: { db: Db; cid: string; flowId: string }): Promise<void> {
+  const { q1, q2 } = suite;
+  const sink = await TimedSink.open();
+  try {
+    const r = await outboundCall(
+      suite.rig,
+      f,
+      [
+        { atMs: 2500, pcap: q1.file },
+        { atMs: 2500 + q1.ms + 3000, pcap: q2.file },
+      ],
+      sink,
+    );
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const voiced = sink.voicedTimes();
+    expect(voiced.length, 'audio heard').to.be.greaterThan(0);
+    expect(voiced[0]! - sink.packets[0]!.at, 'greeting after the media started').to.be.lessThan(1000);
+    const tones = sink.dominantTones([440, 660]);
+    expect(tones.get(440) ?? 0, 'greeting packets').to.be.within(40, 70);
+    expect(tones.get(660) ?? 0, 'answer packets').to.be.within(35, 60);
+  } finally {
+    sink.close();
+  }
+  const af = await endedFlow(f.db, f.cid);
+  expect(af.variables).to.include({ order: '42' });
+  expect(af.end_reason).to.not.equal('error');
+  expect(suite.vendor.appendedMs, 'caller audio streamed').to.be.greaterThan(5000);
+}
+
+/** The order call's transcripts as stored: the greeting and the answer, the caller's two turns, the two tool calls. */
+export async function expectOrderTranscripts(f: { db: Db; cid: string }, stop: string): Promise<void> {
+  const msgs = await aimessagesOf(f.db, f.cid);
+  expect(msgs.filter((m) => m.role === 'assistant' && m.content).map((m) => m.content)).to.deep.equal(['Hello, Acme Bikes, how can I help?', 'Noted, order forty two.']);
+  const heard = msgs.filter((m) => m.role === 'user');
+  expect(heard.map((m) => m.content)).to.deep.equal(['my order number is forty two', 'that is all thank you']);
+  expect(heard[0]!.direction).to.equal('incoming');
+  expect(msgs.filter((m) => (m.tool_calls as unknown[])?.length).map((m) => (m.tool_calls as { function: { name: string } }[])[0]!.function.name)).to.deep.equal(['set_variables', stop]);
+}
+
+/**
+ * Barge-in: the caller speaks over an 8 s greeting (the stand-in sends it at once); the caller hears the
+ * greeting up to its speech and none of what was queued; the flow ends without an error.
+ */
+export async function bargeInCall(suite: S2sVendorSuite<S2sStandIn>, model: string): Promise<{ db: Db; cid: string }> {
+  suite.use({
+    greeting: { say: 'This is a very long greeting that goes on and on.', ms: 8000, hz: 440 },
+    turn: () => ({ heard: 'my order number is forty two', reply: { call: 'stop_flow', arguments: {} } }),
+    afterCall: () => null,
+  });
+  const f = await aiFlow({ engine_model: model });
+  const sink = await TimedSink.open();
+  try {
+    const r = await inboundCall(suite.rig, f, [{ atMs: 2500, pcap: suite.q1.file }], sink);
+    expect(r.code, r.errors + r.messages).to.equal(0);
+  } finally {
+    sink.close();
+  }
+  // what was played is the time from the stand-in's first audio to the caller's speech
+  const played = suite.vendor.speechStartedAt[0]! - suite.vendor.firstAudioAt[0]!;
+  expect(played).to.be.within(1000, 6000);
+  const heardMs = (sink.dominantTones([440]).get(440) ?? 0) * 20;
+  expect(heardMs, 'the greeting heard up to the barge-in, none of what was queued').to.be.within(played - 800, played + 800);
+  const af = await endedFlow(f.db, f.cid);
+  expect(af.end_reason).to.not.equal('error');
+  return f;
+}
+
+/** A call with a key the stand-in refuses: counted there, the flow ends with `reason` (the key not in it) and an aicall_realtime_failed event. */
+export async function refusedKeyCall(suite: S2sVendorSuite<S2sStandIn>, model: string, key: string, reason: string): Promise<void> {
+  suite.use(IDLE_SCRIPT);
+  const refused = suite.vendor.refused;
+  const r = await failedBeforeAudio(suite.rig, { engine_model: model, engine_key: key });
+  expect(suite.vendor.refused).to.equal(refused + 1);
+  expect(r.endReason).to.equal('error');
+  expect(r.error).to.include(reason);
+  expect(r.error).to.not.include(key.slice(0, 12));
+  expect(r.event).to.include({ engine_model: model });
+  expect(String(r.event?.reason)).to.include('API key was refused');
+}
+
+/** A call whose engine_url is a private address: the egress policy refuses it before any connection (`vendor`: the engine's name in the error). */
+export async function privateUrlCall(suite: S2sVendorSuite<S2sStandIn>, model: string, vendor: string): Promise<void> {
+  suite.use(IDLE_SCRIPT);
+  const started = Date.now();
+  const r = await failedBeforeAudio(suite.rig, { engine_model: model, engine_url: 'https://10.255.255.1:8443', engine_key: `own-${vendor}-key` });
+  expect(Date.now() - started, 'no wait for a connection to the private address').to.be.lessThan(15_000);
+  expect(r.endReason).to.equal('error');
+  expect(r.error).to.include(`${vendor}: the egress policy refused the vendor URL`);
+  expect(String(r.event?.reason)).to.include('egress policy refused');
 }

@@ -5,6 +5,9 @@
 // What comes back: when each utterance started and ended at the phone, when the agent's voiced
 // packets arrived, and the conversation's aimessages.
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
@@ -19,6 +22,8 @@ import { PhraseRecogniser } from '../speech/phrase-recogniser';
 import { freePort, sippMediaPort } from '../ports';
 import { aiCallerScenario } from './audio';
 import { EchoPhone, speechSamples } from './echo-phone';
+import { loopbackTrunk } from '../trunks';
+import { type PhraseSessionOptions } from '../speech/deepgram-phrases';
 
 export interface Utterance {
   /** what the caller says (espeak-ng) */
@@ -116,11 +121,71 @@ export interface DeepgramTurnStack {
  * A mocha suite's platform with the Deepgram phrase stand-in (100 ms latency) as every AI's
  * recogniser and an LLM stand-in, started before its tests and closed after; `ready` gets them.
  */
-export function useDeepgramTurnStack(key: string, phrases: string[], llmOptions: LlmServerOptions, ready: (s: DeepgramTurnStack) => void): void {
+type AiFields = Parameters<ReturnType<typeof aisRepo>['create']>[1];
+
+/**
+ * A customer (`tag` in its email and trunk) with a loopback trunk, an AI on the LLM stand-in at `llmUrl`
+ * (`ai` over a plain 'desk' on openai.gpt-test with every tool), a flow answer → ai_talk (`duration` s)
+ * → hangup, and `number` calling it.
+ */
+export async function aiTalkNumber(o: {
+  llmUrl: string;
+  tag: string;
+  number: string;
+  duration: number;
+  ai: Partial<AiFields>;
+}): Promise<{ db: Awaited<ReturnType<typeof testDb>>; cid: string; number: string }> {
+  const db = await testDb();
+  const cid = (await repos(db).customers.create({ email: `${o.tag}${Date.now()}${Math.random()}@example.test`, status: 'active', name: o.tag })).id;
+  await loopbackTrunk(db, cid, `tr${o.tag}${Date.now()}${o.number.slice(-5)}`);
+  const ai = await aisRepo(db).create(cid, { name: 'desk', init_prompt: 'You answer questions.', engine_model: 'openai.gpt-test', engine_url: o.llmUrl, tool_names: ['all'], ...o.ai } as AiFields);
+  const flow = await flowsRepo(db).create({
+    customer_id: cid,
+    actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: o.duration } }, { type: 'hangup' }]),
+  } as never);
+  await numbersRepo(db).create({ customer_id: cid, number: o.number, type: 'virtual', call_flow_id: flow.id });
+  return { db, cid, number: o.number };
+}
+
+export interface LiveAiStack {
+  p: Platform;
+  llm: LlmServer;
+  /** a scratch folder for the suite's pcaps, removed after it */
+  dir: string;
+}
+
+/**
+ * Mocha hooks of the live ai_talk suites: a scratch folder (named from `prefix`), the LLM stand-in
+ * (`llmOptions`) and a platform that takes sipp's MD5 digest and may reach the LLM on loopback; `ready`
+ * receives them once up, before the suite's own hooks.
+ */
+export function useLiveAiStack(prefix: string, llmOptions: LlmServerOptions, ready: (s: LiveAiStack) => void): void {
+  let s: Partial<LiveAiStack> = {};
+  before(async () => {
+    await truncateAll();
+    s.dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    s.llm = await startLlmServer(llmOptions);
+    s.p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
+    ready(s as LiveAiStack);
+  });
+  after(async () => {
+    killAllSipp();
+    await s.p?.close();
+    await s.llm?.close();
+    if (s.dir) fs.rmSync(s.dir, { recursive: true, force: true });
+    s = {};
+  });
+}
+
+/**
+ * Mocha hooks of the suites on the Deepgram stand-in: it hears `phrases` (a list: a PhraseRecogniser
+ * answering after 100 ms; or its own options), the LLM stand-in and a platform that reaches both.
+ */
+export function useDeepgramTurnStack(key: string, phrases: string[] | PhraseSessionOptions | undefined, llmOptions: LlmServerOptions, ready: (s: DeepgramTurnStack) => void): void {
   let s: Partial<DeepgramTurnStack> = {};
   before(async () => {
     await truncateAll();
-    const dg = await new FakeDeepgram(key, { recogniser: new PhraseRecogniser(phrases), latencyMs: 100 }).listen();
+    const dg = await new FakeDeepgram(key, Array.isArray(phrases) ? { recogniser: new PhraseRecogniser(phrases), latencyMs: 100 } : phrases).listen();
     s.dg = dg;
     // the recogniser reads its settings from the environment when a stream is made
     process.env.DEEPGRAM_API_KEY = key;

@@ -6,26 +6,14 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
-import { providersRepo } from '../../core/repos/providers';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
+import { sipProvider } from '../providers';
 
 /** Routes `customerId`'s telephone numbers to the carrier at 127.0.0.1:`port`; returns the caller id it presents. */
 export async function carrierOnLoopback(db: Knex, customerId: string, port: number): Promise<{ callerId: string }> {
   const tag = randomBytes(3).toString('hex');
-  const provider = await providersRepo(db).create({
-    type: 'sip',
-    hostname: `127.0.0.1:${port}`,
-    tech_prefix: '',
-    tech_postfix: '',
-    tech_headers: {},
-    transport: 'udp',
-    auth_username: '',
-    auth_password: '',
-    codecs: [],
-    name: `carrier ${tag}`,
-    detail: '',
-  } as never);
+  const provider = await sipProvider(db, `127.0.0.1:${port}`, `carrier ${tag}`);
   await routesRepo(db).create({ customer_id: customerId, name: `all ${tag}`, detail: '', provider_id: provider.id, priority: 1, target: 'all' });
   // the carrier sees an owned number (core/calls/caller-id.ts), and the toll-fraud policy lets US numbers out
   const callerId = `+1555${String(Date.now()).slice(-7)}`;

@@ -3,15 +3,10 @@
 // itself (a BYE from the answering side, in the dialog the INVITE made).
 import { register } from '../media-app/uas-scenarios';
 import { ack, bye, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
+import { loopbackSdp } from '../sdp';
 
 /** SDP of a party whose audio goes to `port` on loopback (PCMU). */
-export const sdpTo = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0
-a=rtpmap:0 PCMU/8000`;
+export const sdpTo = (port: number) => loopbackSdp(port, { direction: null });
 
 const reply = (status: string, contact: string, body?: string) => `<send${status.startsWith('200') ? ' retrans="500"' : ''}><![CDATA[
 SIP/2.0 ${status}

@@ -23,6 +23,7 @@ import { freePort, portBlock, sippMediaPort } from '../ports';
 import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
 import { ack, ackFailure, bye, ok200 } from './sipp-steps';
+import { loopbackSdp } from '../sdp';
 
 export const SECRET = 'media-app-test-secret';
 export const SIP_DOMAIN = 'sip.test';
@@ -335,16 +336,7 @@ Max-Forwards: 70
 ${auth ? '[authentication]\n' : ''}Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=sendrecv
+${loopbackSdp(rtpPort, { events: '0-15' })}
 ]]></send>`;
   if (opts.expectStatus) {
     return `<?xml version="1.0" encoding="ISO-8859-1" ?>

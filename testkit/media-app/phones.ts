@@ -1,7 +1,30 @@
-// sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers.
+// sipp phones for extension calls: a caller that registers and calls with digest, a callee that answers;
+// and a trunk caller (trusted by address) that waits for the platform's BYE.
 import { freePort, sippMediaPort, udpBound } from '../ports';
-import { answeringUas, register, sipp, SIPP_SDP, type SippResult } from './harness';
+import { answeringUas, register, registerOnly, sipp, SIPP_SDP, uacWaitsForBye, type SippResult } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
+
+/**
+ * A trunk caller (sipp on 127.0.0.1, its media on a port of its own) calling `number` at the platform's
+ * `sipPort`: it sends its audio to and hears at `rtpPort`, and waits up to `byeTimeoutMs` for the BYE.
+ */
+export async function trunkCaller(number: string, sipPort: number, rtpPort: number, byeTimeoutMs: number): Promise<ReturnType<typeof sipp>> {
+  return sipp(uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, 'caller', rtpPort, { byeTimeoutMs }), [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mp', String(await sippMediaPort())]);
+}
+
+/**
+ * sipp registers the extension `who` at `server` (host:port) from `host`:`port` with its password
+ * (`scenario`: another REGISTER, such as one with Expires: 0); the run's result.
+ */
+export function registerPhone(
+  server: string,
+  who: { ext: { username: string }; domain: string; password: string },
+  host: string,
+  port: number,
+  scenario = registerOnly(who.ext.username, who.domain),
+): Promise<SippResult> {
+  return sipp(scenario, [server, '-i', host, '-p', String(port), '-m', '1', '-au', who.ext.username, '-ap', who.password]).done;
+}
 
 /** A registered phone answering one call on its registration port (run it after registerOnly on that port). */
 export const calleePhone = (user: string) => answeringUas({ tag: '[pid]callee', contact: `<sip:${user}@[local_ip]:[local_port]>`, inviteTimeoutMs: 20000 });

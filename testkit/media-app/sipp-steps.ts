@@ -1,6 +1,7 @@
 // sipp scenario steps shared by the suites that write their own scenarios (media-app, edge, xfer,
 // conference, webphone): the requests and answers whose text is the same everywhere, with what
 // differs between suites (CSeq numbers, SDP, the display name) as parameters.
+import { loopbackSdp } from '../sdp';
 
 const NEW_VIA = 'Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]';
 
@@ -32,6 +33,31 @@ Max-Forwards: 70
 Content-Length: 0
 
 ]]></send>`;
+
+/**
+ * Our re-INVITE in the dialog (CSeq `cseq`) offering `sdp`, its Contact `user`@ our address (no user:
+ * the address alone), `headers` (whole lines) before the body; then its 100 (optional), its 200 and our ACK.
+ */
+export function reinvite(cseq: number, sdp: string, o: { user?: string; headers?: string[] } = {}): string {
+  return `<send retrans="500"><![CDATA[
+INVITE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+[last_From:]
+[last_To:]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${o.user ? `${o.user}@` : ''}[local_ip]:[local_port]>
+Max-Forwards: 70
+${(o.headers ?? []).map((h) => `${h}\n`).join('')}Content-Type: application/sdp
+Content-Length: [len]
+
+${sdp}
+]]></send>
+<recv response="100" optional="true"/>
+<recv response="200"/>
+${ack(cseq)}`;
+}
 
 /** The answer, with no body, to the request just received (`status` as '200 OK'). */
 export const respond = (status: string) => `<send><![CDATA[
@@ -128,15 +154,6 @@ Contact: <sip:[local_ip]:[local_port]>
 Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 ${version} IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=${direction}
+${loopbackSdp(rtpPort, { version, direction, events: '0-15' })}
 ]]></send>
 <recv request="ACK"/>`;

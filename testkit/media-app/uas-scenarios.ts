@@ -94,36 +94,26 @@ export function answeringUas(o: UasScenarioOptions = {}): string {
   return parts.join('\n');
 }
 
+/** One REGISTER of the digest exchange: the first (CSeq 1), or the one with sipp's [authentication] (CSeq 2). */
+const registerRequest = (user: string, domain: string, authenticated: boolean) => `<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=r[call_number]
+To: <sip:${user}@${domain}>
+Call-ID: [call_id]
+CSeq: ${authenticated ? 2 : 1} REGISTER
+Contact: <sip:${user}@[local_ip]:[local_port]>
+Expires: 3600
+Max-Forwards: 70
+${authenticated ? '[authentication]\n' : ''}Content-Length: 0
+
+]]></send>`;
+
 /** REGISTER with digest (sipp answers the 401 itself), as a scenario fragment. */
 export const register = (user: string, domain: string) => `
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 1 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${registerRequest(user, domain, false)}
 <recv response="401" auth="true"/>
-<send retrans="500"><![CDATA[
-REGISTER sip:${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=r[call_number]
-To: <sip:${user}@${domain}>
-Call-ID: [call_id]
-CSeq: 2 REGISTER
-Contact: <sip:${user}@[local_ip]:[local_port]>
-Expires: 3600
-Max-Forwards: 70
-[authentication]
-Content-Length: 0
-
-]]></send>
+${registerRequest(user, domain, true)}
 <recv response="200"/>`;
 
 /** sipp in client mode drops requests of unknown calls: the phone registers, then answers as a UAS on the same port. */

@@ -201,3 +201,13 @@ export async function bindRtpPair(): Promise<[dgram.Socket, dgram.Socket]> {
     });
   return [await bind(base), await bind(base + 1)];
 }
+
+/** The errno code `f` throws with ('EINVAL' …), or 'no error'. */
+export function errnoOf(f: () => unknown): string | undefined {
+  try {
+    f();
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code;
+  }
+  return 'no error';
+}

@@ -2,7 +2,11 @@
 // as it), a number whose flow runs given actions, an extension with a box, a sipp phone that
 // registers as the extension and then waits for NOTIFYs on its port, and an extension's phone that
 // calls, plays a pcap (tones, RFC 4733 keys) once answered and waits for the platform's BYE.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseActions } from '../../core/flow';
+import { newId } from '../../core/ids';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { repos } from '../../core/repos';
 import { flowsRepo } from '../../core/repos/flows';
@@ -13,6 +17,8 @@ import { voicemailBoxesRepo, type BoxInput, type VoicemailBoxRow } from '../../c
 import { testDb } from '../db';
 import { createExtension, register } from '../media-app/harness';
 import { ack, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
+import { loopbackSdp } from '../sdp';
+import type { CallerEvent } from './audio';
 
 let seq = 0;
 
@@ -26,6 +32,21 @@ export async function pbxCustomer(): Promise<string> {
 }
 
 /** The number `number` of the customer runs these actions. */
+/** A message of 1.5 s of a `hz` tone in box `boxId`, its WAV in `dataDir`'s recordings, left `agoMs` ago; returns its id. */
+export async function toneMessage(dataDir: string, cid: string, boxId: string, hz: number, agoMs = 0): Promise<string> {
+  const db = await testDb();
+  const id = newId();
+  const filename = `vm-${id}.wav`;
+  const recDir = path.join(dataDir, 'recordings');
+  fs.mkdirSync(recDir, { recursive: true });
+  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', path.join(recDir, filename), 'synth', '1.5', 'sine', String(hz), 'vol', '0.5']);
+  await db('voicemail_messages').insert({ id, customer_id: cid, box_id: boxId, folder: 'new', caller_number: '+15550001111', filename, duration_ms: 1500, tm_create: new Date(Date.now() - agoMs) });
+  return id;
+}
+
+/** Keys as RFC 4733 events from `atMs`, 300 ms apart. */
+export const keyEvents = (atMs: number, s: string): CallerEvent[] => s.split('').map((digit, i) => ({ atMs: atMs + i * 300, digit }));
+
 export async function numberWithFlow(cid: string, number: string, actions: unknown[]): Promise<void> {
   const db = await testDb();
   const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions(actions) });
@@ -52,16 +73,7 @@ ${Array.from({ length: count }, () => one).join('\n')}
 }
 
 /** SDP of a phone that sends keys as RFC 4733 events and hears at `port` on loopback. */
-export const sdpWithKeys = (port: number) => `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${port} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-15
-a=sendrecv`;
+export const sdpWithKeys = (port: number) => loopbackSdp(port, { events: '0-15' });
 
 /**
  * An extension's phone (run with -au/-ap): registers, calls `target` with digest, plays `pcap` once

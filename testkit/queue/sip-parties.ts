@@ -2,6 +2,7 @@
 // UDP socket that only counts the INVITEs it receives (an agent who must not be rung).
 import dgram from 'node:dgram';
 import { answerBye } from '../media-app/harness';
+import { loopbackSdp } from '../sdp';
 
 /** sipp UAS: answers at once with audio to 127.0.0.1:rtpPort, then waits for the platform's BYE. */
 export function callerUas(rtpPort: number): string {
@@ -24,14 +25,7 @@ ${reply(
   `Content-Type: application/sdp
 Content-Length: [len]
 
-v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0
-a=rtpmap:0 PCMU/8000
-a=sendrecv`,
+${loopbackSdp(rtpPort)}`,
 )}
 <recv request="ACK"/>
 ${answerBye(40000)}

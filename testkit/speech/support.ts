@@ -7,9 +7,9 @@ import { closeCommandBus } from '../../control-api/calls/bus';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
 import { truncateAll } from '../db';
+import { loopbackTrunk } from '../trunks';
 
 export interface Stack {
   p: Platform;
@@ -50,14 +50,7 @@ export async function inboundSetup(s: Stack, actions: unknown[]): Promise<{ f: F
 /** The same for an existing customer (another trunk and number). */
 export async function inboundSetupFor(s: Stack, f: Fixture, actions: unknown[]): Promise<{ f: Fixture; number: string }> {
   const db = s.t.ctx.db;
-  await trunksRepo(db).create(f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`, {
-    name: 't',
-    detail: '',
-    auth_types: ['ip'],
-    username: '',
-    password: '',
-    allowed_ips: ['127.0.0.1/32'],
-  });
+  await loopbackTrunk(db, f.customer.id, `sp${process.pid}${++numberSeq}${Date.now() % 100000}`);
   const flow = await flowsRepo(db).create({ customer_id: f.customer.id, actions: parseActions(actions) } as never);
   const number = `+8991${String(process.pid % 10000).padStart(4, '0')}${String(++numberSeq).padStart(3, '0')}`;
   await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });

@@ -10,13 +10,13 @@ import WebSocket from 'ws';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { attachment } from '../../control-api/media-streams/attachment';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../api';
-import { testDb } from '../db';
-import { sipp, sippCalls, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
+import { testDb, truncateAll } from '../db';
+import { killAllSipp, sipp, sippCalls, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
 import type { CallSession } from '../../media-app/call/session';
+import { loopbackTrunk } from '../trunks';
 
 export interface Stack {
   platform: Platform;
@@ -199,14 +199,7 @@ export interface Customer {
 
 export async function customerWithTrunk(api: TestApp): Promise<Fixture> {
   const f = await createFixture(api.ctx);
-  await trunksRepo(await testDb()).create(f.customer.id, `st${randomBytes(4).toString('hex')}`, {
-    name: 't',
-    detail: '',
-    auth_types: ['ip'],
-    username: '',
-    password: '',
-    allowed_ips: ['127.0.0.1/32'],
-  });
+  await loopbackTrunk(await testDb(), f.customer.id, `st${randomBytes(4).toString('hex')}`);
   return f;
 }
 
@@ -393,4 +386,21 @@ export async function accept(url: string): Promise<WebSocket> {
 /** Resolves with the close code and reason. */
 export function closed(ws: WebSocket): Promise<{ code: number; reason: string }> {
   return new Promise((r) => ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+}
+
+/**
+ * Mocha hooks of the stream suites: on an emptied database, a stack and a customer with a trunk (the
+ * owner of the calls), handed to `set` once up; every sipp killed and the stack closed after.
+ */
+export function useStreamStack(set: (s: { stack: Stack; owner: Fixture }) => void): void {
+  let stack: Stack | undefined;
+  before(async () => {
+    await truncateAll();
+    stack = await startStack();
+    set({ stack, owner: await customerWithTrunk(stack.api) });
+  });
+  after(async () => {
+    killAllSipp();
+    await stack?.close();
+  });
 }

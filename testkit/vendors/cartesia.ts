@@ -2,9 +2,9 @@
 // on the upgrade (401 otherwise); a generation request { model_id, transcript, voice, output_format,
 // context_id } is answered with `chunk` messages (base64 audio in `data`) and `done`; pcm_mulaw 8000 only.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { failureFor, MARKER_HZ, sleep, toneMs, toneUlaw, type StandIn, type StandInOptions } from './marker';
+import { listenOnLoopback } from '../loopback-server';
 
 export async function startCartesia(options: StandInOptions = {}): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
@@ -44,18 +44,16 @@ export async function startCartesia(options: StandInOptions = {}): Promise<Stand
       });
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const listening = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${listening.port}`,
     options,
     requests,
     firstBytes,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: () => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      return listening.close();
+    },
   };
 }

@@ -13,7 +13,7 @@
  *   g.url  // http://127.0.0.1:<port>   (GEMINI_BASE_URL / engine_url)
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback-server';
 
 export interface GeminiPart {
   text?: string;
@@ -141,16 +141,6 @@ export async function startGemini(options: GeminiOptions = {}): Promise<GeminiSt
     }
     res.end();
   }
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    options,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  const listening = await listenOnLoopback(server);
+  return { url: `http://127.0.0.1:${listening.port}`, requests, options, close: listening.close };
 }

@@ -2,7 +2,7 @@
 // vendor, as long as the text would take to say), its knobs (key, latency to first byte, failures) and
 // the HTTP plumbing. A test that hears 700 Hz on the call knows Cartesia spoke.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback-server';
 
 /** The marker frequency of each vendor's stand-in (Hz); all fall on whole Goertzel bins of a 20 ms frame. */
 export const MARKER_HZ = { elevenlabs: 500, cartesia: 700, deepgram: 900, openai: 1100, azure: 1300, lmnt: 1500, aws: 1700, google: 1900, rime: 2100, playht: 2300 } as const;
@@ -135,16 +135,6 @@ export async function httpStandIn(
       res.end();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    options,
-    requests,
-    firstBytes,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  const listening = await listenOnLoopback(server);
+  return { url: `http://127.0.0.1:${listening.port}`, options, requests, firstBytes, close: listening.close };
 }

@@ -9,8 +9,8 @@
  * 429 and 5xx on demand; time to first chunk configurable; requests kept for assertions.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LlmReply, LlmRequest } from '../llm-server';
+import { listenOnLoopback } from '../loopback-server';
 
 export interface XaiOptions {
   respond?: (req: LlmRequest) => LlmReply & { reasoning?: string };
@@ -71,16 +71,6 @@ export async function startXai(options: XaiOptions = {}): Promise<XaiStandIn> {
     send([], { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
     res.end('data: [DONE]\n\n');
   }
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    options,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  const listening = await listenOnLoopback(server);
+  return { url: `http://127.0.0.1:${listening.port}/v1`, requests, options, close: listening.close };
 }

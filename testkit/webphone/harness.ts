@@ -21,6 +21,7 @@ import { callerUas } from '../queue/sip-parties';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import type { SipConfigInput } from '../../sip-config';
 import type { TestCert } from '../tls-cert';
+import { loopbackSdp } from '../sdp';
 
 export interface Rig {
   t: TestApp;
@@ -190,16 +191,7 @@ SIP/2.0 ${status}
 Contact: <sip:${user}@[local_ip]:[local_port]>
 ${extra}
 ]]></send>`;
-  const sdp = `v=0
-o=- 1 1 IN IP4 127.0.0.1
-s=-
-c=IN IP4 127.0.0.1
-t=0 0
-m=audio ${rtpPort} RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-a=fmtp:101 0-16
-a=sendrecv`;
+  const sdp = loopbackSdp(rtpPort, { events: '0-16' });
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="callee-to-party">
 <recv request="INVITE" timeout="30000"/>

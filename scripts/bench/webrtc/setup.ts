@@ -16,9 +16,9 @@ import path from 'node:path';
 import { RtpParty } from '../../../testkit/conference/party';
 import { freePort } from '../../../testkit/ports';
 import { Rtpengine } from '../../../testkit/rtpengine';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep } from '../../../testkit/media-app/harness';
+import { createExtension, killAllSipp, sipp, sleep } from '../../../testkit/media-app/harness';
 import { calleeToParty, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg } from '../../../testkit/webphone/harness';
-import { callerPhone } from '../../../testkit/media-app/phones';
+import { registerPhone, callerPhone } from '../../../testkit/media-app/phones';
 
 const N = Math.max(5, Math.min(200, Number(process.argv[2]) || 30));
 
@@ -85,19 +85,7 @@ async function main(): Promise<void> {
     const browserExt = await createExtension(callee.customerId);
     const plainExt = await createExtension(callee.customerId);
     const phonePort = await freePort();
-    const reg = await sipp(registerOnly(callee.ext.username, callee.domain), [
-      `127.0.0.1:${rig.p.sipPort}`,
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(phonePort),
-      '-m',
-      '1',
-      '-au',
-      callee.ext.username,
-      '-ap',
-      callee.password,
-    ]).done;
+    const reg = await registerPhone(`127.0.0.1:${rig.p.sipPort}`, callee, '127.0.0.1', phonePort);
     if (reg.code !== 0) throw new Error('callee registration failed');
     // the callee answers every call at once (2N calls), audio to the RTP party
     const uas = sipp(calleeToParty(callee.ext.username, party.port), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(2 * N)], { killAfterMs: 60_000 + N * 20_000 });

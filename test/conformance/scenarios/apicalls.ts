@@ -6,33 +6,21 @@
  * and /providers/setup the carrier's API: listed in coverage.json with the suites that run them.
  */
 import type { State, Step } from '../steps';
+import { dialParty } from './common';
 
 const su = { as: 'superadmin' as const };
 const VIRTUAL = '+899100000077';
 
 const EMPTY = '00000000-0000-0000-0000-000000000000';
-const SRC = { type: 'tel', target: '+899100000002' };
 const url =
   (k: string, tail = '') =>
   (s: State) =>
     `/calls/${s[k]}${tail}`;
-/** A call to a fresh sipp party running `actions`, its id under `k`, answered before the next step. */
-const dial = (k: string, actions: (s: State) => unknown[]): Step => ({
-  op: 'post /calls',
-  again: true,
-  prepare: async (s, live) => {
-    s[`${k}Party`] = await live.party(k);
-  },
-  body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: actions(s) }),
-  save: (s, b) => {
-    s[k] = String((b.calls as { id: string }[])[0]!.id);
-  },
-});
 const up = (k: string) => ({ url: (s: State) => `/calls/${s[k]}`, done: (b: Record<string, unknown>) => b.status === 'progressing' });
 
 export const apicalls: Record<string, Step[]> = {
   live_call_controls: [
-    dial('heldCall', () => [{ type: 'sleep', option: { duration: 90_000 } }]),
+    dialParty('heldCall', () => [{ type: 'sleep', option: { duration: 90_000 } }]),
     { op: 'post /calls/{id}/hold', url: url('heldCall', '/hold'), until: up('heldCall') },
     { op: 'post /calls/{id}/moh', url: url('heldCall', '/moh') },
     { op: 'delete /calls/{id}/moh', url: url('heldCall', '/moh') },
@@ -51,7 +39,7 @@ export const apicalls: Record<string, Step[]> = {
         s.trRoom = String(b.id);
       },
     },
-    dial('trRoomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.trRoom } }]),
+    dialParty('trRoomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.trRoom } }]),
     {
       op: 'post /conferences/{id}/transcribe_start',
       url: (s) => `/conferences/${s.trRoom}/transcribe_start`,

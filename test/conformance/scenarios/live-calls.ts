@@ -5,6 +5,7 @@
  * sleeps, so it stays up until the API hangs it up.
  */
 import type { Known, Step, State } from '../steps';
+import { CALLER, dialParty } from './common';
 
 /** A transcribe's provider is the engine that runs it here. */
 const STT_PROVIDER: Known = {
@@ -14,7 +15,6 @@ const STT_PROVIDER: Known = {
 
 const STT_PROVIDER_LIST: Known = { ...STT_PROVIDER, shows: /^body does not match the reference schema: \/result\/\d+\/provider must be equal to one of the allowed values \S+$/ };
 
-const SRC = { type: 'tel', target: '+899100000002' };
 const HOLD = [{ type: 'sleep', option: { duration: 90_000 } }];
 const callUrl =
   (k: string, tail = '') =>
@@ -29,7 +29,7 @@ const dial = (k: string, again?: true): Step => ({
   prepare: async (s, live) => {
     s[`${k}Party`] = await live.party(k);
   },
-  body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: HOLD }),
+  body: (s) => ({ source: CALLER, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: HOLD }),
   save: (s, b) => {
     s[k] = String((b.calls as { id: string }[])[0]!.id);
   },
@@ -102,7 +102,7 @@ export const liveCalls: Record<string, Step[]> = {
         s.g2 = await live.party('g2');
       },
       body: (s) => ({
-        source: SRC,
+        source: CALLER,
         destinations: [
           { type: 'sip', target: s.g1 },
           { type: 'sip', target: s.g2 },
@@ -133,19 +133,6 @@ export const liveCalls: Record<string, Step[]> = {
   ],
 };
 
-/** A call to a fresh sipp party whose flow runs `actions(s)`; its id kept under `k`. */
-const dialInto = (k: string, actions: (s: State) => unknown[]): Step => ({
-  op: 'post /calls',
-  again: true,
-  prepare: async (s, live) => {
-    s[`${k}Party`] = await live.party(k);
-  },
-  body: (s) => ({ source: SRC, destinations: [{ type: 'sip', target: s[`${k}Party`] }], actions: actions(s) }),
-  save: (s, b) => {
-    s[k] = String((b.calls as { id: string }[])[0]!.id);
-  },
-});
-
 /** Waits for the first row of list `path` (query by `q`) whose `match` holds, keeping its id under `k`. */
 const found: Record<string, string> = {};
 const firstOf = (path: string, q: (s: State) => string, k: string, match: (r: Record<string, unknown>) => boolean) => ({
@@ -172,7 +159,7 @@ export const liveRooms: Record<string, Step[]> = {
         room = s.room;
       },
     },
-    dialInto('roomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.room } }]),
+    dialParty('roomCall', (s) => [{ type: 'conference_join', option: { conference_id: s.room } }]),
     {
       op: 'get /conferencecalls/{id}',
       url: () => `/conferencecalls/${found.roomCc}`,
@@ -202,14 +189,14 @@ export const liveRooms: Record<string, Step[]> = {
       },
     },
     {
-      ...dialInto('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+      ...dialParty('waiter1', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
       save: (s, b) => {
         s.waiter1 = String((b.calls as { id: string }[])[0]!.id);
         waiter1 = s.waiter1;
       },
     },
     {
-      ...dialInto('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
+      ...dialParty('waiter2', (s) => [{ type: 'queue_join', option: { queue_id: s.liveQueue } }]),
       save: (s, b) => {
         s.waiter2 = String((b.calls as { id: string }[])[0]!.id);
         waiter2 = s.waiter2;

@@ -7,13 +7,14 @@ import { SMTPServer } from 'smtp-server';
 import { truncateAll } from '../../../testkit/db';
 import { freePort } from '../../../testkit/ports';
 import { setRates } from '../../../core/billing/rates';
-import { EMPTY_UUID, newId } from '../../../core/ids';
+import { newId } from '../../../core/ids';
 import { clock } from '../../../core/clock';
 import { smtpTransport } from '../../../core/smtp/transport';
 import { configureMessaging } from '../../../control-api/messaging/deps';
 import { eventTypes, fixture, fund, request, settle, startHarness, type Harness } from './support';
 import type { Fixture } from '../../../testkit/api';
 import type { RecordingRow } from '../../../core/repos/recordings';
+import { insertRecording } from '../../../testkit/recordings';
 
 interface Received {
   from: string;
@@ -73,18 +74,7 @@ describe('messaging: email through a loopback SMTP server', function () {
     const filename = `${id}.wav`;
     const bytes = randomBytes(2000);
     if (opts.file !== false) fs.writeFileSync(path.join(recordingsDir, filename), bytes);
-    await h.t.ctx.db('recordings').insert({
-      id,
-      customer_id: f.customer.id,
-      owner_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      reference_type: 'call',
-      reference_id: newId(),
-      status: opts.status ?? 'ended',
-      on_end_flow_id: EMPTY_UUID,
-      filenames: [filename],
-      tm_create: clock.now(),
-    });
+    await insertRecording(h.t.ctx.db, f.customer.id, id, filename, { status: opts.status ?? 'ended', tm_create: clock.now() });
     return { id, bytes, filename };
   }
 

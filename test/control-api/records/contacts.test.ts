@@ -1,18 +1,16 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
+import { useTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { newId } from '../../../core/ids';
 
 describe('contacts and tags', function () {
   let t: TestApp;
   let f: Fixture;
   let other: Fixture;
+  useTestApp((s) => ({ t, f } = s));
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
     other = await createFixture(t.ctx);
   });
-  after(async () => t.close());
 
   const api = (method: 'get' | 'post' | 'put' | 'delete', path: string, who: Fixture = f) => request(t.app)[method](`/v1.0${path}`).query({ accesskey: who.accesskey });
   const reason = (res: request.Response) => (res.body as { error?: { reason: string } }).error?.reason;

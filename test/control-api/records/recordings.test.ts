@@ -3,9 +3,11 @@ import { wavHeader } from '../../../media-engine/audio/wav';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
-import { newId, EMPTY_UUID } from '../../../core/ids';
+import { useTestApp, buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
+import { newId } from '../../../core/ids';
 import { clock } from '../../../core/clock';
+import { insertRecording } from '../../../testkit/recordings';
+import { bufferBody } from '../../../testkit/buffer-body';
 
 /** A 1 s 8 kHz 16-bit mono WAV: a 440 Hz tone at half scale, then silence. */
 function wavBytes(): Buffer {
@@ -18,14 +20,7 @@ function wavBytes(): Buffer {
 describe('recordings and signed downloads', function () {
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-  });
-  after(async () => {
-    clock.reset();
-    await t.close();
-  });
+  useTestApp((s) => ({ t, f } = s));
 
   async function recording(customerId: string): Promise<{ id: string; filename: string; bytes: Buffer }> {
     const id = newId();
@@ -34,20 +29,7 @@ describe('recordings and signed downloads', function () {
     const dir = path.join(t.ctx.config.dataDir, 'recordings');
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, filename), bytes);
-    await t.ctx.db('recordings').insert({
-      id,
-      customer_id: customerId,
-      owner_id: EMPTY_UUID,
-      activeflow_id: EMPTY_UUID,
-      reference_type: 'call',
-      reference_id: newId(),
-      status: 'ended',
-      on_end_flow_id: EMPTY_UUID,
-      filenames: [filename],
-      tm_start: new Date(Date.now() - 1000),
-      tm_end: new Date(),
-      tm_create: new Date(),
-    });
+    await insertRecording(t.ctx.db, customerId, id, filename, { tm_start: new Date(Date.now() - 1000), tm_end: new Date() });
     return { id, filename, bytes };
   }
 
@@ -84,11 +66,7 @@ describe('recordings and signed downloads', function () {
     const dl = await request(t.app)
       .get(u.pathname + u.search)
       .buffer(true)
-      .parse((resp, cb) => {
-        const chunks: Buffer[] = [];
-        resp.on('data', (c: Buffer) => chunks.push(c));
-        resp.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      .parse(bufferBody);
     expect(dl.status).to.equal(200);
     expect(dl.headers['content-type']).to.equal('audio/wav');
     expect(Buffer.compare(dl.body as Buffer, r.bytes)).to.equal(0);

@@ -1,26 +1,15 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
+import { useTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { clock } from '../../../core/clock';
+import { bufferBody } from '../../../testkit/buffer-body';
 
-const binary = (r: request.Test) =>
-  r.buffer(true).parse((resp, cb) => {
-    const chunks: Buffer[] = [];
-    resp.on('data', (c: Buffer) => chunks.push(c));
-    resp.on('end', () => cb(null, Buffer.concat(chunks)));
-  });
+const binary = (r: request.Test) => r.buffer(true).parse(bufferBody);
 
 describe('storage account and /storage_files', function () {
   let t: TestApp;
   let f: Fixture;
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-  });
-  after(async () => {
-    clock.reset();
-    await t.close();
-  });
+  useTestApp((s) => ({ t, f } = s));
   const api = (m: 'get' | 'post' | 'delete', p: string, who: Fixture = f) => request(t.app)[m](`/v1.0${p}`).query({ accesskey: who.accesskey });
 
   it('uploads, lists, downloads (credentials and signed URL), counts usage, deletes', async () => {

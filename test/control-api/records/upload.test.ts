@@ -6,6 +6,7 @@ import request from 'supertest';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../../testkit/api';
 import { storageRoot } from '../../../core/storage/local';
 import fs from 'node:fs';
+import { bufferBody } from '../../../testkit/buffer-body';
 
 describe('multipart upload to /storage_files', function () {
   let t: TestApp;
@@ -26,15 +27,7 @@ describe('multipart upload to /storage_files', function () {
     const r = await post().field('type', 'rag').field('name', 'manual').attach('file', bytes, { filename: 'C:\\docs\\manual.pdf', contentType: 'application/pdf' });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body).to.include({ filename: 'manual.pdf', filesize: 200_000, name: 'manual', type: 'rag' });
-    const dl = await request(t.app)
-      .get(`/v1.0/storage_files/${r.body.id}/file`)
-      .query({ accesskey: f.accesskey })
-      .buffer(true)
-      .parse((resp, cb) => {
-        const chunks: Buffer[] = [];
-        resp.on('data', (c: Buffer) => chunks.push(c));
-        resp.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const dl = await request(t.app).get(`/v1.0/storage_files/${r.body.id}/file`).query({ accesskey: f.accesskey }).buffer(true).parse(bufferBody);
     expect(dl.status).to.equal(200);
     expect(dl.headers['content-type']).to.match(/application\/pdf/);
     expect(Buffer.compare(dl.body as Buffer, bytes)).to.equal(0);

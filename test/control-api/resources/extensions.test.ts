@@ -4,6 +4,7 @@ import { startHarness, actors, reset, as, type Harness, type Actors } from './su
 import { clock } from '../../../core/clock';
 import { parseXmlStrict, find } from './xml-check';
 import { extensionsRepo } from '../../../core/repos/extensions';
+import { bufferBody } from '../../../testkit/buffer-body';
 
 describe('extensions', function () {
   let h: Harness;
@@ -203,15 +204,7 @@ describe('extensions', function () {
 
     it('QR code of the URL as PNG and SVG for a valid token only', async () => {
       const { t } = await issue();
-      const raw = (path: string) =>
-        request(h.app)
-          .get(path)
-          .buffer(true)
-          .parse((res, cb) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => cb(null, Buffer.concat(chunks)));
-          });
+      const raw = (path: string) => request(h.app).get(path).buffer(true).parse(bufferBody);
       const png = await raw(`/provisioning/extension/qr.png?token=${t.body.token}`);
       expect(png.status).to.equal(200);
       expect(png.headers['content-type']).to.equal('image/png');

@@ -3,26 +3,16 @@
 // (wrong handle, wrong buffer type, short buffers, bad ranges, corrupt packets) get clear errors
 // without a write past any buffer.
 import { expect } from 'chai';
-import v8 from 'node:v8';
 import { type Codec, type CodecName, codecAvailability, createCodec, G722Codec, OpusCodec, Resampler } from '../../../media-engine/codecs';
 import { nativeCodecs, nativeCodecsError } from '../../../media-engine/native/codecs';
 import { collectGarbage } from '../../../testkit/gc';
 import { speechAt } from './support';
+import { allocatedPerCall } from '../../../testkit/media-engine/heap';
 
 /** Bytes of JS heap allocated per call of fn (after a warm-up; the least of three rounds, as hot-path-alloc.test.ts). */
 function bytesPerCall(fn: (i: number) => void, n: number): number {
   for (let i = 0; i < n / 10; i++) fn(i);
-  const round = (): number => {
-    const prof = new v8.GCProfiler();
-    const before = v8.getHeapStatistics().used_heap_size;
-    prof.start();
-    for (let i = 0; i < n; i++) fn(i);
-    const after = v8.getHeapStatistics().used_heap_size;
-    let freed = 0;
-    for (const g of prof.stop().statistics) freed += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
-    return (after - before + freed) / n;
-  };
-  return Math.min(round(), round(), round());
+  return Math.min(allocatedPerCall(fn, n), allocatedPerCall(fn, n), allocatedPerCall(fn, n));
 }
 
 describe('media-engine codecs: the native module', function () {

@@ -6,7 +6,7 @@ import { resolveTarget, targetFromUri, systemResolver } from '../../../sip-serve
 import { pickSrv } from '../../../sip-server/transport/locate';
 import { freePort } from '../../../testkit/ports';
 import { LoopbackDns } from './dns-server';
-import { startStack } from './support';
+import { answerAll200, startStack } from './support';
 import { finalOf } from './test-uac';
 
 function message(stack: SipStack, target: string): SipRequest {
@@ -54,11 +54,7 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
   });
 
   it('SRV: a request to sip:x@srv.test reaches the priority-10 target over UDP', async () => {
-    const got: SipRequest[] = [];
-    b.on('request', (req, srv) => {
-      got.push(req);
-      srv.respond(req.makeResponse(200));
-    });
+    const got = answerAll200(b);
     const res = await finalOf(a.request(message(a, 'sip:x@srv.test')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('udp');
@@ -66,11 +62,7 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
   });
 
   it('NAPTR: the lowest order (SIP+D2T) wins, so the request goes over TCP with a TCP Via', async () => {
-    const got: SipRequest[] = [];
-    b.on('request', (req, srv) => {
-      got.push(req);
-      srv.respond(req.makeResponse(200));
-    });
+    const got = answerAll200(b);
     const res = await finalOf(a.request(message(a, 'sip:x@naptr.test')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('tcp');

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { makeSipConfig, SipConfigInput } from '../../../sip-config';
-import { SipStack } from '../../../sip-server/stack';
+import { SipStack, type SipRequest } from '../../../sip-server/stack';
 import { freePort } from '../../../testkit/ports';
 
 export const FAST_TIMERS = { t1: 50, t2: 400, t4: 500 };
@@ -32,26 +32,9 @@ export interface SippResult {
 
 /** Run sipp to completion (bounded by -timeout and a hard kill), in a scratch directory. */
 export function runSipp(args: string[], hardLimitMs = 60_000): Promise<SippResult> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sipp-'));
-  return new Promise((resolve) => {
-    const p = spawn('sipp', [...args, '-nostdin', '-trace_err'], { cwd: dir });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    p.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const killer = setTimeout(() => p.kill('SIGKILL'), hardLimitMs);
-    p.on('close', (code) => {
-      clearTimeout(killer);
-      let errors = '';
-      for (const f of fs.readdirSync(dir)) if (f.endsWith('_errors.log')) errors += fs.readFileSync(path.join(dir, f), 'utf8');
-      fs.rmSync(dir, { recursive: true, force: true });
-      resolve({ code, stdout, stderr, errors });
-    });
-  });
+  const run = startSipp(args);
+  const killer = setTimeout(run.stop, hardLimitMs);
+  return run.done.finally(() => clearTimeout(killer));
 }
 
 /** Start sipp in the background (for sipp -sn uas); returns a stop() that kills it by pid. */
@@ -80,6 +63,16 @@ export function startSipp(args: string[]): { done: Promise<SippResult>; stop: ()
       if (p.exitCode === null) p.kill('SIGKILL');
     },
   };
+}
+
+/** `stack` answers every request it gets 200; the list it keeps them in, in order. */
+export function answerAll200(stack: SipStack): SipRequest[] {
+  const got: SipRequest[] = [];
+  stack.on('request', (req, srv) => {
+    got.push(req);
+    srv.respond(req.makeResponse(200));
+  });
+  return got;
 }
 
 /** A raw UDP socket that records what it receives, with timestamps. */

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { parseMessage, SipRequest, SipResponse, SipStack, StreamFramer, Headers, randomToken } from '../../../sip-server/stack';
-import { UdpPeer, rawRequest, startStack } from './support';
+import { answerAll200, UdpPeer, rawRequest, startStack } from './support';
 import { finalOf } from './test-uac';
 import { freePort } from '../../../testkit/ports';
 import { sipRegistry } from '../../../sip-server/metrics';
@@ -31,11 +31,7 @@ describe('transports', function () {
   });
 
   it('carries a 30 KB request over UDP in one datagram', async () => {
-    const got: SipRequest[] = [];
-    b.on('request', (req, srv) => {
-      got.push(req);
-      srv.respond(req.makeResponse(200));
-    });
+    const got = answerAll200(b);
     const tx = a.request(message(a, `sip:x@127.0.0.1:${b.listening[0].port}`, 30_000));
     expect((await finalOf(tx)).status).to.equal(200);
     expect(got[0].body.length).to.equal(30_000);

@@ -1,6 +1,7 @@
 // A raw SIP client bound to its own loopback address (testkit/reliability/sip/flood.ts and the
 // security suites: lockout, digest replay, NAT floods): OPTIONS, REGISTER with and without digest,
 // the replies parsed, their shape compared, and the stack's ban counter.
+import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { digestResponse, parseDigest, type DigestAlgorithm } from '../../../media-app/kit/sip-digest';
@@ -126,6 +127,24 @@ export function options(p: Peer, sipPort: number): string {
 /** One registration attempt as a phone makes it: REGISTER, the 401 challenge, REGISTER with credentials. */
 export function registerAttempt(p: Peer, sipPort: number, user: string, domain: string, password: string): Promise<{ challenge: Reply | null; final: Reply | null }> {
   return digestAttempt(p, { method: 'REGISTER', user, domain, password });
+}
+
+/**
+ * `n` REGISTERs of `user` with wrong passwords from `p`: every one is refused 403, and from the
+ * `lockAfter`-th on each refusal carries a Retry-After of 1 to `lockSec` s (the source is locked out).
+ */
+export async function lockedOutByWrongRegisters(p: Peer, sipPort: number, user: string, domain: string, n: number, lockAfter: number, lockSec: number): Promise<void> {
+  const finals: { status?: number; retryAfter?: string }[] = [];
+  for (let i = 0; i < n; i++) {
+    const a = await registerAttempt(p, sipPort, user, domain, `wrong-${i}`);
+    finals.push({ status: a.final?.status, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
+  }
+  const ctx = JSON.stringify(finals);
+  expect(
+    finals.map((f) => f.status),
+    ctx,
+  ).to.deep.equal(finals.map(() => 403));
+  for (const f of finals.slice(lockAfter - 1)) expect(Number(f.retryAfter), ctx).to.be.within(1, lockSec);
 }
 
 /**

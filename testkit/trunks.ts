@@ -1,0 +1,9 @@
+// A customer's trunk as the call suites make it: callers trusted by address from loopback (sipp, the
+// test phones), no credentials.
+import type { Knex } from '../core/db/knex';
+import { trunksRepo, type TrunkFields, type TrunkRow } from '../core/repos/trunks';
+
+/** A trunk of `customerId` under `domainName` that admits calls from 127.0.0.1 by address; `more` adds to or overrides the fields. */
+export function loopbackTrunk(db: Knex, customerId: string, domainName: string, more: Partial<TrunkFields> = {}): Promise<TrunkRow> {
+  return trunksRepo(db).create(customerId, domainName, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'], ...more });
+}
