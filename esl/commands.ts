@@ -53,7 +53,8 @@ const HANDLERS: Record<string, Handler> = {
   // an inbound connection controls no channel (FreeSWITCH's answers on an inbound socket)
   linger: (conn, rest) => {
     if (!conn.session) return conn.reply('-ERR not controlling a session');
-    const secs = /^\d+$/.test(rest.trim()) ? Number(rest.trim()) : -1;
+    // at most a day: a larger count would overflow setTimeout and close the socket at once
+    const secs = /^\d+$/.test(rest.trim()) ? Math.min(Number(rest.trim()), 86_400) : -1;
     conn.linger = secs;
     conn.reply(secs >= 0 ? `+OK will linger ${secs} seconds` : '+OK will linger');
   },

@@ -29,6 +29,8 @@ export interface ListenerHost extends CommandHost {
   maxUnreadBytes: number;
   /** a connection refused or dropped: a failed `auth` (counted against the address) or a client that stopped reading */
   refused(address: string, reason: string, counts?: boolean): void;
+  /** the address has had too many refused attempts within the window */
+  blocked(address: string): boolean;
   /** the connection closed */
   gone(l: Listener): void;
   /** a command's handler threw (a bug): the client got `-ERR`, the server reports it */
@@ -142,6 +144,8 @@ export class Listener {
       return this.close();
     }
     if (word === 'auth') {
+      // checked again at each attempt: connections opened together must not each get a guess
+      if (this.host.blocked(this.address)) return this.refuse('too many refused auth attempts', false);
       if (this.passwordMatches(command.slice(5))) {
         this.authed = true;
         this.clearAuthTimer();
@@ -153,8 +157,8 @@ export class Listener {
     this.reply('-ERR command not found');
   }
 
-  private refuse(reason: string): void {
-    this.host.refused(this.address, reason);
+  private refuse(reason: string, counts = true): void {
+    this.host.refused(this.address, reason, counts);
     this.reply('-ERR invalid');
     this.close();
   }

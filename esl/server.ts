@@ -112,6 +112,17 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     this.emit('rejected', address, reason);
   }
 
+  blocked(address: string): boolean {
+    return this.refusals.blocked(address);
+  }
+
+  /** Whether an authenticated inbound connection comes from `host` (the outbound socket goes only there). */
+  authenticatedFrom(host: string): boolean {
+    const want = host.replace(/^::ffff:/, '');
+    for (const l of this.connections) if (!l.session && l.authed && l.address.replace(/^::ffff:/, '') === want) return true;
+    return false;
+  }
+
   gone(l: Listener): void {
     if (this.connections.delete(l)) this.emit('disconnected', l.address);
   }

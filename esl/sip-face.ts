@@ -74,7 +74,8 @@ class ChannelCall implements OutboundSession {
     this.ended = true;
     this.channel.callState = 'HANGUP';
     this.channel.hangupCause = cause;
-    if (sendBye) this.dialog.destroy();
+    // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)
+    if (sendBye) void Promise.resolve(this.dialog.destroy() as unknown).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     void this.channel.endpoint.destroy().catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.esl.sessions.close(this.channel.uuid);
     this.esl.channels.delete(this.channel.uuid);
@@ -83,6 +84,9 @@ class ChannelCall implements OutboundSession {
     this.listener?.channelGone();
   }
 }
+
+/** How long the outbound socket's connect may take (FreeSWITCH's socket application: a few seconds). */
+const OUTBOUND_CONNECT_TIMEOUT_MS = 5000;
 
 export class SipFace {
   constructor(
@@ -99,12 +103,15 @@ export class SipFace {
   private async onInvite(req: Srf.SrfRequest, res: Srf.SrfResponse): Promise<void> {
     const outbound = parseHostPort(req.get('X-esl-outbound') ?? '');
     if (!outbound) return void res.send(404, 'No Route Destination', {}); // the mrf dialplan matches nothing else
+    // the outbound socket goes only to a host that holds an authenticated inbound connection (the fsmrf
+    // application that asked for the channel), never to an address any INVITE names (FreeSWITCH: its ACL)
+    if (!this.esl.authenticatedFrom(outbound.host)) return void res.send(403, 'Forbidden', {});
     if (this.esl.sessions.count >= this.esl.sessions.max) return void res.send(503, 'Maximum Calls In Progress', {});
     let endpoint;
     try {
       endpoint = await this.engine.createEndpoint(req.body ? { remoteSdp: req.body } : {});
     } catch (e) {
-      return void res.send(488, 'Not Acceptable Here', { headers: { Warning: `399 esl "${(e as Error).message.slice(0, 100)}"` } });
+      return void res.send(488, 'Not Acceptable Here', { headers: { Warning: `399 esl "${(e as Error).message.replace(/["\\\r\n]/g, ' ').slice(0, 100)}"` } });
     }
     const channel = new Channel(
       endpoint,
@@ -139,10 +146,17 @@ export class SipFace {
   private dial(call: ChannelCall, to: { host: string; port: number }): void {
     const socket = new net.Socket();
     guardSocket(socket);
-    const failed = () => call.hangup('DESTINATION_OUT_OF_ORDER');
+    const failed = () => {
+      socket.destroy();
+      call.hangup('DESTINATION_OUT_OF_ORDER');
+    };
     socket.once('error', failed);
+    // the connect phase's timer: an address that never answers hangs the channel up
+    socket.setTimeout(OUTBOUND_CONNECT_TIMEOUT_MS, failed);
     socket.connect(to.port, to.host, () => {
       socket.off('error', failed);
+      socket.setTimeout(0);
+      socket.removeListener('timeout', failed);
       call.listener = this.esl.adopt(socket, call);
     });
   }

@@ -162,6 +162,10 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
 /** A subscribe or unsubscribe frame; each topic is checked against the database before it is kept. */
 async function onMessage(ctx: AppContext, maxTopics: number, c: AgentConnection, raw: RawData, isBinary: boolean): Promise<void> {
   const frame = parseSubscriptionFrame(raw, isBinary);
+  // more topics than a socket may hold close it before any is checked: a frame's checks run together
+  if (frame.type === 'subscribe' && new Set([...c.topics.keys(), ...frame.topics.map((t) => t.raw)]).size > maxTopics) {
+    return c.socket.close(1008, `at most ${maxTopics} topics`);
+  }
   const refused = frame.type === 'subscribe' ? await Promise.all(frame.topics.map((t) => refusal(ctx, c.scope, t))) : [];
   applySubscriptionFrame(c, frame, (_, i) => refused[i] ?? null, maxTopics);
 }

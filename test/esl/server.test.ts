@@ -60,6 +60,20 @@ describe('esl server: authentication and refusals', () => {
     again.socket.end();
   });
 
+  it('connections opened together get no more guesses than the limit: a blocked address is refused at auth too', async () => {
+    ({ server, port } = await startServer({ authLimit: { max: 2, windowMs: 60_000 } }));
+    // three connections accepted before any refusal; two wrong passwords block the address
+    const conns = await Promise.all([0, 1, 2].map(() => RawClient.connect(port)));
+    for (const c of conns) await c.next();
+    for (const c of conns.slice(0, 2)) {
+      expect((await c.command('auth nope')).headers['Reply-Text']).to.equal('-ERR invalid');
+      await c.closed;
+    }
+    // the third, opened before the block, does not get a third guess, even with the right password
+    expect((await conns[2]!.command(`auth ${PASSWORD}`)).headers['Reply-Text']).to.equal('-ERR invalid');
+    await conns[2]!.closed;
+  });
+
   it('a connection that does not authenticate in time is closed with the goodbye', async () => {
     ({ server, port } = await startServer({ authTimeoutMs: 50 }));
     const gone = once(server, 'disconnected');

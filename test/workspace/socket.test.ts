@@ -88,6 +88,15 @@ describe('agent WebSocket /v1.0/service_agents/ws', function () {
     b.socket.close();
   });
 
+  it('a frame with more topics than a socket holds (100) is refused before any topic is checked', async () => {
+    // the checks of one frame run together (database reads for most): a frame of a thousand topics must not
+    // start a thousand reads. 100 topics of the agent's own feed, then one refused: the count wins
+    const own = Array.from({ length: 100 }, () => `agent_id:${tm.a.id}:conversation:${newId()}`);
+    const ws = await connect(rig.wsUrl(`token=${tm.a.token}`));
+    ws.send({ type: 'subscribe', topics: [...own, `agent_id:${tm.b.id}`] });
+    expect(await ws.closed).to.deep.equal({ code: 1008, reason: 'at most 100 topics' });
+  });
+
   it('refuses topics outside the agent’s reach, other agents’ feeds and non-agent credentials', async () => {
     const theirs = await conversationFor(rig, tm.f.customer.id, tm.b.id);
     for (const topic of [

@@ -2,7 +2,7 @@
 // 127.0.0.4 at the port it registered from, answering in dialog through the edge, called by a trunk
 // caller (sipp on 127.0.0.1) through one of the cluster's nodes.
 import { answerBye, sipp, SIPP_SDP, uacWaitsForBye } from '../media-app/harness';
-import { sippMediaPort } from '../ports';
+import { sippMediaPort, udpBound } from '../ports';
 
 /** A phone answering one call on its registration port; its answer echoes Record-Route (in dialog through the edge). */
 export function edgePhoneUas(user: string): string {
@@ -38,7 +38,7 @@ export async function callEdgePhone(nodeSipPort: number, number: string, user: s
   const callee = sipp(edgePhoneUas(user), ['-i', '127.0.0.4', '-p', String(phonePort), '-m', '1', '-mi', '127.0.0.4', '-mp', String(await sippMediaPort('127.0.0.4'))], {
     killAfterMs: 40_000,
   });
-  await new Promise((r) => setTimeout(r, 300));
+  await udpBound(phonePort); // the phone answers before the call can reach it
   const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${nodeSipPort}`, 'pbx', sinkPort, { hangUpAfterMs: 1500 }), [`127.0.0.1:${nodeSipPort}`, '-i', '127.0.0.1', '-m', '1'], {
     killAfterMs: 40_000,
   });
