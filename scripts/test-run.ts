@@ -7,7 +7,7 @@
  *
  * The spec files are grouped by directory and the directories split into shards by expected seconds
  * (scripts/test-plan.ts, table test/support/test-times.json): TEST_SHARDS of them, by default the
- * multiple of TEST_JOBS that keeps each under 12.5 minutes (scripts/test-pool.ts defaultShardCount).
+ * count that keeps each under 10 minutes of expected time (scripts/test-pool.ts defaultShardCount).
  * Each shard is one mocha process; TEST_JOBS run at once as a pool, longest first, the next starting
  * when one ends (scripts/test-pool.ts). A shard is TEST_SHARD of TEST_SHARDS in its environment: its own
  * database and Redis prefix as every mocha process has, and its own slice of the test port ranges
