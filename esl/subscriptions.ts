@@ -36,6 +36,8 @@ const MYEVENTS: EventName[] = [
 interface Filter {
   header: string;
   value: string;
+  /** a `/pattern/` value compiled once when the filter is added; null when it does not compile (lets nothing in) */
+  regex?: RegExp | null;
 }
 
 export class Subscriptions {
@@ -132,7 +134,7 @@ export class Subscriptions {
     if (header.toLowerCase() === 'add' && more.length) [header, ...values] = more as [string, ...string[]];
     if (!header || !values.length) return '-ERR invalid syntax';
     const value = values.join(' ');
-    this.filters.push({ header, value });
+    this.filters.push(value.startsWith('/') ? { header, value, regex: compileFilter(value) } : { header, value });
     return `+OK filter added. [${header}]=[${value}]`;
   }
 
@@ -170,7 +172,7 @@ export class Subscriptions {
       }
       if (send && positive) continue;
       if (!compare) continue;
-      const hit = f.value.startsWith('/') ? regexHit(compare, have) : have.toLowerCase() === compare.toLowerCase();
+      const hit = f.regex !== undefined ? f.regex !== null && f.regex.test(have) : have.toLowerCase() === compare.toLowerCase();
       if (!hit) continue;
       if (!positive) return false;
       send = true;
@@ -179,11 +181,16 @@ export class Subscriptions {
   }
 }
 
-function regexHit(pattern: string, value: string): boolean {
+/**
+ * A filter value that starts with `/` as FreeSWITCH's switch_regex_perform reads it: `/pattern/flags`
+ * (only `i` counts) or `/pattern`. Compiled once, when the filter is added, not for each event it is
+ * tested against.
+ */
+function compileFilter(pattern: string): RegExp | null {
   const m = /^\/(.*)\/([a-z]*)$/s.exec(pattern);
   try {
-    return new RegExp(m ? m[1]! : pattern.slice(1), m?.[2]?.includes('i') ? 'i' : '').test(value);
+    return new RegExp(m ? m[1]! : pattern.slice(1), m?.[2]?.includes('i') ? 'i' : '');
   } catch {
-    return false; // a pattern that does not compile lets nothing in
+    return null;
   }
 }
