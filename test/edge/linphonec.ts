@@ -81,14 +81,19 @@ export class Linphonec {
     });
   }
 
+  /** Where linphonec's console output ends now: `waitFor` and `connected` from here see only what follows. */
+  mark(): number {
+    return this.log.length;
+  }
+
   /**
-   * Resolves when linphonec's console output matches `re` (from the start of its log), rejects after
-   * `ms` or when linphonec exits first. Waits on its output, not on a clock.
+   * Resolves when linphonec's console output from `from` (default: its start) matches `re`, rejects
+   * after `ms` or when linphonec exits first. Waits on its output, not on a clock.
    */
-  waitFor(re: RegExp, ms: number, what: string): Promise<void> {
+  waitFor(re: RegExp, ms: number, what: string, from = 0): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const check = () => {
-        if (re.test(this.log)) return finish(null);
+        if (re.test(this.log.slice(from))) return finish(null);
         if (!this.proc) finish(new Error(`linphonec exited before: ${what}`));
       };
       const timer = setTimeout(() => finish(new Error(`timeout waiting for ${what}`)), ms);
@@ -104,11 +109,15 @@ export class Linphonec {
   }
 
   /**
-   * linphonec's own call is connected. A `play` or `record` sent before it (while linphonec still
-   * shows the call ringing, though the far end has answered) crashes linphonec 5.1 with SIGSEGV.
+   * A call placed after `from` (a `mark()` taken before the `call` command; default the log's start) has
+   * its media running: linphonec's "Media streams established … for call N", printed when liblinphone's
+   * call reaches StreamsRunning, after "Call N … connected". A `play` or `record` sent before it (the call
+   * still ringing or only just connected, though the far end has answered) can crash linphonec 5.1 with
+   * SIGSEGV: it then sends no BYE and the far end never sees the hang-up. Waiting for "connected" alone,
+   * or for a line an earlier call printed, left that window open (issue 53's linphonec failures).
    */
-  connected(ms = 15_000): Promise<void> {
-    return this.waitFor(/Call \d+ .*connected|Connected/i, ms, 'linphonec connected');
+  connected(ms = 15_000, from = 0): Promise<void> {
+    return this.waitFor(/Media streams established with .* for call \d+/i, ms, 'linphonec connected (media streams established)', from);
   }
 
   /** One linphonec console command. */

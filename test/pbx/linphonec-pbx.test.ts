@@ -100,8 +100,9 @@ const TONE = 700;
       l.send('soundcard use files');
 
       // leave the message: greeting and beep (about 3 s), then the tone, then #
+      const placed = l.mark();
       l.send(`call sip:${number}@${ext.domain_name}`);
-      await l.connected().catch(() => {
+      await l.connected(15_000, placed).catch(() => {
         throw new Error('timeout waiting for the voicemail answers');
       });
       await sleep(4500);
@@ -124,8 +125,9 @@ const TONE = 700;
       // *97: PIN, then 1 plays the new message; linphonec records what it hears
       await sleep(1000);
       const heard = path.join(dir, 'heard.wav');
+      const dialled = l.mark();
       l.send(`call sip:*97@${ext.domain_name}`);
-      await sleep(1000);
+      await l.connected(15_000, dialled);
       l.send(`record ${heard}`);
       await sleep(2500);
       for (const k of ['2', '4', '6', '8', '#']) {
@@ -171,9 +173,10 @@ const TONE = 700;
       await until(async () => (await p.app.registrar.bindings.get(`${a.username}@${a.domain_name}`)).length > 0 || null, 20_000, 'linphonec registered');
       await until(async () => (await p.app.registrar.bindings.get(`${b.username}@${b.domain_name}`)).length > 0 || null, 10_000, 'baresip registered');
       l.send('soundcard use files');
+      const first = l.mark();
       l.send(`call sip:${b.extension}@${b.domain_name}`);
       await until(() => bob.saw('CALL_ESTABLISHED') || null, 15_000, 'baresip answers');
-      await l.connected();
+      await l.connected(15_000, first);
       l.send(`play ${wav(BEFORE)}`);
       await sleep(1500);
       // park: linphonec's blind transfer (REFER) of the call to the lot
@@ -187,8 +190,11 @@ const TONE = 700;
 
       // retrieve: dial the slot, talk with another tone
       const heard = path.join(dir, 'retrieved.wav');
+      const second = l.mark();
       l.send(`call sip:${parked.slot}@${a.domain_name}`);
       await until(async () => ((await slots.list(f.customer.id)).some((e) => e.slot === parked.slot) ? null : true), 15_000, 'the slot is free (retrieved)');
+      // the slot frees once the platform answered; linphonec's own call may not run its media yet
+      await l.connected(15_000, second);
       l.send(`record ${heard}`);
       l.send(`play ${wav(AFTER)}`);
       await sleep(3500);
