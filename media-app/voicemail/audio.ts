@@ -9,7 +9,7 @@ import path from 'node:path';
 import { storageBackend } from '../../core/storage/backend';
 import type { CallPort } from '../flow/call-port';
 import { abortError } from '../kit/clock';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
 
 /** Text for TTS: customer text (a box name) never turns into markup. */
 export function speakable(s: string): string {
@@ -83,7 +83,7 @@ export class DigitQueue {
 
 export class CallAudio {
   constructor(
-    private readonly svc: VoicemailService,
+    private readonly svc: VoicemailDeps,
     private readonly call: CallPort,
     private readonly language: string,
     /** When set, a key pressed stops the prompt (and stays in the queue). */

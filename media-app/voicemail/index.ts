@@ -9,7 +9,9 @@ import type { Endpoint } from '../../media-engine';
 import { publisherFor } from '../../core/messaging/deps';
 import { emailTransport } from '../../core/smtp/transport';
 import { EgressPolicy } from '../../core/net';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
+import { leaveMessage } from './leave';
+import { voicemailMain } from './menu';
 import { PinLockout } from '../../core/voicemail/pin-lockout';
 import { startMwiNotifier } from './mwi-notifier';
 import { startMwiPresence } from './mwi-presence';
@@ -22,7 +24,7 @@ export const subsystem: Subsystem = {
     const d = ctx.deps;
     const work = new Set<Promise<unknown>>();
     const transport = emailTransport({ smtpUrl: d.config.smtpUrl || undefined, outboxDir: d.config.outboxDir });
-    const service: VoicemailService = {
+    const deps: VoicemailDeps = {
       db: d.db,
       redis: d.redis,
       events: d.events,
@@ -53,6 +55,10 @@ export const subsystem: Subsystem = {
         while (work.size > 0) await Promise.allSettled([...work]);
       },
     };
+    const service = {
+      leave: leaveMessage.bind(null, deps),
+      menu: voicemailMain.bind(null, deps),
+    };
     ctx.services.voicemail = service;
     const notifier = await startMwiNotifier(d, ctx.logger);
     // subscribed MWI: the presence subsystem starts before this one (subsystems.ts)
@@ -63,7 +69,7 @@ export const subsystem: Subsystem = {
         if (ctx.services.voicemail === service) delete ctx.services.voicemail;
         await notifier.stop();
         await subscribed?.stop();
-        await service.idle();
+        await deps.idle();
         transport.close();
       },
     };

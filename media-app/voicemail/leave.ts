@@ -12,7 +12,7 @@ import { voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voic
 import type { CallPort } from '../flow/call-port';
 import { CallAudio, speakable } from './audio';
 import { messageCreated } from './notify';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
 
 export interface LeaveOptions {
   boxId: string;
@@ -50,7 +50,7 @@ function waitRecordingEnd(call: CallPort, recordingId: string, maxMs: number): P
   });
 }
 
-export async function leaveMessage(svc: VoicemailService, customerId: string, call: CallPort, o: LeaveOptions, signal: AbortSignal): Promise<LeaveResult> {
+export async function leaveMessage(svc: VoicemailDeps, customerId: string, call: CallPort, o: LeaveOptions, signal: AbortSignal): Promise<LeaveResult> {
   const box = await voicemailBoxesRepo(svc.db).get(customerId, o.boxId);
   if (!box) return { kind: 'box_not_found' };
   const audio = new CallAudio(svc, call, box.language, null);

@@ -12,7 +12,7 @@ import { checkPin, voicemailBoxesRepo, voicemailBoxJson, type VoicemailBoxRow } 
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { PinFailure } from '../../core/voicemail/pin-lockout';
 import type { CallAudio, DigitQueue } from './audio';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
 
 export const MAX_LOGIN_TRIES = 3;
 /** Seconds the caller has for each key. */
@@ -24,7 +24,7 @@ const NO_BOX = { pin_hash: 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAA
 export type LoginResult = VoicemailBoxRow | 'login_failed' | 'locked';
 
 /** Publishes what a wrong PIN on `box` did (webhooks, the event stream); never fails the login. */
-async function published(svc: VoicemailService, box: VoicemailBoxRow, caller: string, f: PinFailure): Promise<void> {
+async function published(svc: VoicemailDeps, box: VoicemailBoxRow, caller: string, f: PinFailure): Promise<void> {
   const json = voicemailBoxJson(box);
   const events: [Parameters<typeof publishResourceEvent>[1], Record<string, unknown>][] = [['voicemail_box_login_failed', { caller, failures: f.boxFailures }]];
   if (f.boxLockedSec) events.push(['voicemail_box_locked', { caller, locked: 'box', lock_sec: f.boxLockedSec }]);
@@ -35,7 +35,7 @@ async function published(svc: VoicemailService, box: VoicemailBoxRow, caller: st
 }
 
 export async function login(
-  svc: VoicemailService,
+  svc: VoicemailDeps,
   customerId: string,
   audio: CallAudio,
   digits: DigitQueue,

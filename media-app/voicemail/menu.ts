@@ -18,7 +18,7 @@ import { CallAudio, DigitQueue } from './audio';
 import { KEY_TIMEOUT_MS, login } from './login';
 import { MIN_MESSAGE_MS } from './leave';
 import { messageChanged } from './notify';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
 
 /** login_failed: three wrong logins; locked: the caller is locked out by wrong PINs across calls (core/voicemail/pin-lockout.ts). */
 export type MenuResult = 'exit' | 'login_failed' | 'locked' | 'box_not_found' | 'timeout';
@@ -55,7 +55,7 @@ class Menu {
   private silent = 0;
 
   constructor(
-    private readonly svc: VoicemailService,
+    private readonly svc: VoicemailDeps,
     private box: VoicemailBoxRow,
     private readonly call: CallPort,
     private readonly audio: CallAudio,
@@ -230,7 +230,7 @@ class Menu {
   }
 }
 
-export async function voicemailMain(svc: VoicemailService, customerId: string, call: CallPort, o: { boxId: string; skipPin: boolean }, signal: AbortSignal): Promise<MenuResult> {
+export async function voicemailMain(svc: VoicemailDeps, customerId: string, call: CallPort, o: { boxId: string; skipPin: boolean }, signal: AbortSignal): Promise<MenuResult> {
   const given = o.boxId ? await voicemailBoxesRepo(svc.db).get(customerId, o.boxId) : null;
   if (o.boxId && !given) return 'box_not_found';
   await call.answer(signal);

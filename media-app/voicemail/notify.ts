@@ -17,13 +17,13 @@ import type { VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { voicemailMessageJson, voicemailMessagesRepo, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import { publishMwiChange } from '../../core/voicemail/mwi';
 import { summarizeVoicemail } from '../../core/voicemail/summary';
-import type { VoicemailService } from './service';
+import type { VoicemailDeps } from './service';
 
 /** One line without control characters (a caller id is customer input). */
 const oneLine = (s: string, max = 120): string => s.replace(/[\p{Cc}\p{Cf}]+/gu, ' ').slice(0, max);
 
 export async function messageChanged(
-  svc: VoicemailService,
+  svc: VoicemailDeps,
   box: VoicemailBoxRow,
   type: 'voicemail_message_created' | 'voicemail_message_updated' | 'voicemail_message_deleted',
   m: VoicemailMessageRow,
@@ -32,14 +32,14 @@ export async function messageChanged(
   await publishResourceEvent(svc.events, type, voicemailMessageJson(m)).catch((err: Error) => svc.logger.warn({ err: err.message, type }, 'event publish failed'));
 }
 
-export async function messageCreated(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+export async function messageCreated(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
   await messageChanged(svc, box, 'voicemail_message_created', m);
   const followUp = m.recording_id && m.call_id ? transcript(svc, box, m).then((t) => (box.ai_summary ? summary(svc, box, t) : t)) : null;
   if (followUp) svc.track(followUp);
   if (box.email) svc.track(box.ai_summary && followUp ? followUp.then((latest) => mail(svc, box, latest)) : mail(svc, box, m));
 }
 
-async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
+async function mail(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
   const from = oneLine(m.caller_name ? `${m.caller_name} <${m.caller_number}>` : m.caller_number || 'unknown caller');
   const delivery: { done: Promise<void> | null } = { done: null };
   try {
@@ -75,7 +75,7 @@ async function mail(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMes
 const TRANSCRIBE_WAIT_MS = 120_000;
 
 /** The message's transcript through the platform's STT; resolves with the message as it is then (never rejects). */
-async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
+async function transcript(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
   const speech = svc.speech();
   if (!speech || !m.call_id || !m.recording_id) return m;
   try {
@@ -111,7 +111,7 @@ async function transcript(svc: VoicemailService, box: VoicemailBoxRow, m: Voicem
  * voicemail_message_updated; a failure (no transcript, no LLM configured, the LLM refusing or
  * unreachable, the egress policy) writes `summary_error` instead, logs it and leaves the rest be.
  */
-async function summary(svc: VoicemailService, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
+async function summary(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<VoicemailMessageRow> {
   try {
     const caller = oneLine(m.caller_name ? `${m.caller_name} (${m.caller_number})` : m.caller_number || 'unknown caller');
     const s = await summarizeVoicemail(m.transcript, { language: box.language, caller, egress: svc.egress });

@@ -1,7 +1,8 @@
 /**
- * The voicemail subsystem's service (services.voicemail): what the `voicemail` and `voicemail_main`
- * actions need beyond their call: the database, Redis (the MWI notice), events, the mail path, the
- * call's endpoint for local audio (greetings, messages), and speech for the transcript when running.
+ * The voicemail subsystem's service (services.voicemail): the two things a flow asks of it, leaving a
+ * message and the box's voice menu, each run on the caller's call. What those need beyond the call
+ * (the database, Redis for the MWI notice, events, the mail path, the call's endpoint for local audio,
+ * speech for the transcript when running) is `VoicemailDeps`, which stays inside the subsystem.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -13,8 +14,19 @@ import type { EgressPolicy } from '../../core/net';
 import type { PinLockout } from '../../core/voicemail/pin-lockout';
 import type { Endpoint } from '../../media-engine';
 import type { SpeechService } from '../speech/service';
+import type { CallPort } from '../flow/call-port';
+import type { LeaveOptions, LeaveResult } from './leave';
+import type { MenuResult } from './menu';
 
 export interface VoicemailService {
+  /** The `voicemail` action: greeting, beep and the caller's message in a box (leave.ts). */
+  leave(customerId: string, call: CallPort, o: LeaveOptions, signal: AbortSignal): Promise<LeaveResult>;
+  /** The `voicemail_main` action: the box's voice menu (menu.ts). */
+  menu(customerId: string, call: CallPort, o: { boxId: string; skipPin: boolean }, signal: AbortSignal): Promise<MenuResult>;
+}
+
+/** What the subsystem's parts (leave, menu, login, notify, audio) share. */
+export interface VoicemailDeps {
   readonly db: Knex;
   readonly redis: Redis;
   readonly events: EventPublisher;

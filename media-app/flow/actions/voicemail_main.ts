@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import type * as vm from '../../../core/flow/options/voicemail';
 import { isUnset } from '../../../core/flow';
-import { voicemailMain } from '../../voicemail/menu';
 import { isUuid } from '../../../core/ids';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 
@@ -19,7 +18,7 @@ export class VoicemailMain extends FlowTask<z.infer<typeof vm.voicemail_main>> {
     if (boxId && !isUuid(boxId)) return { kind: 'fail', message: 'voicemail_main: box_id is not a UUID' };
     ctx.setCollectingDigits(true);
     try {
-      const r = await voicemailMain(svc, ctx.customerId, requireCall(ctx), { boxId, skipPin: o.skip_pin ?? false }, ctx.signal);
+      const r = await svc.menu(ctx.customerId, requireCall(ctx), { boxId, skipPin: o.skip_pin ?? false }, ctx.signal);
       if (r === 'box_not_found') return { kind: 'fail', message: 'voicemail_main: box not found' };
       ctx.vars.set('svc.voicemail.result', r);
       ctx.note('voicemail_main', { result: r });
