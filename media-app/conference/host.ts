@@ -34,6 +34,7 @@ import { customersRepo } from '../../core/repos/customers';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { announce } from './announce';
+import { enterRoom, type EnterRoomResult, type RoomChoice } from './enter-named';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -81,6 +82,11 @@ export class ConferenceFull extends ConferenceError {
 export interface ConferenceService {
   /** conference_join: the conference is hosted here (claimed if needed) and the call gets a joining participant. */
   enter(req: EnterRequest): Promise<{ conferencecall: ConferencecallRow; pre_flow_id: string; post_flow_id: string }>;
+  /**
+   * conference_join: enter by id or by name (enter-named.ts), a room found ended by name looked up again,
+   * a full room answered as `full`.
+   */
+  enterRoom(room: RoomChoice, req: Omit<EnterRequest, 'conferenceId'>): Promise<EnterRoomResult>;
   /** The customer's live conference of that name, made (ends_when_empty) when there is none; its id. */
   named(customerId: string, name: string, maxParticipants?: number): Promise<string>;
   /** confbridge_join: the call is in the mix until it leaves; resolves with why it left. */
@@ -133,6 +139,10 @@ export class ConferenceHost implements ConferenceService {
 
   mixOf(conferenceId: string): Conference | undefined {
     return this.room(conferenceId)?.media;
+  }
+
+  enterRoom(room: RoomChoice, req: Omit<EnterRequest, 'conferenceId'>): Promise<EnterRoomResult> {
+    return enterRoom(this, room, req);
   }
 
   /** The room of a conference, opened here if this node may host it. */

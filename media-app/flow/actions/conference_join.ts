@@ -4,7 +4,6 @@ import { EMPTY_UUID, isUnset, type Action } from '../../../core/flow';
 import { newId } from '../../../core/ids';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
-import { ConferenceError, ConferenceFull } from '../../conference/host';
 
 /**
  * conference_join: the call becomes a joining participant, then the flow forks (voipbin): the
@@ -20,38 +19,25 @@ export class ConferenceJoin extends FlowTask<z.infer<typeof later.conference_joi
     if (!service) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
     const call = requireCall(ctx);
     const o = this.option;
-    const resolve = () => o.conference_id ?? service.named(ctx.customerId, o.name ?? '', o.max_participants);
-    const enter = (conferenceId: string) =>
-      service.enter({
-        customerId: ctx.customerId,
-        conferenceId,
-        callId: call.info.id,
-        activeflowId: ctx.activeflowId,
-        endOnExit: o.end_on_exit,
-        label: o.label,
-        startOnEnter: o.start_on_enter,
-        statusCallback: o.status_callback,
-        beep: o.beep,
-        coachCallId: o.coach_call_id,
-        record: o.record,
-      });
-    let conferenceId = await resolve();
-    let entered;
-    try {
-      try {
-        entered = await enter(conferenceId);
-      } catch (err) {
-        // by name: the room found ended between the lookup and the join; the name now makes a new one
-        if (o.name === undefined || !(err instanceof ConferenceError) || err instanceof ConferenceFull) throw err;
-        conferenceId = await resolve();
-        entered = await enter(conferenceId);
-      }
-    } catch (err) {
-      if (!(err instanceof ConferenceFull)) throw err;
-      ctx.note('conference_full', { conference_id: conferenceId, code: 16020 });
+    const room = o.conference_id !== undefined ? { conferenceId: o.conference_id } : { name: o.name ?? '', maxParticipants: o.max_participants };
+    const r = await service.enterRoom(room, {
+      customerId: ctx.customerId,
+      callId: call.info.id,
+      activeflowId: ctx.activeflowId,
+      endOnExit: o.end_on_exit,
+      label: o.label,
+      startOnEnter: o.start_on_enter,
+      statusCallback: o.status_callback,
+      beep: o.beep,
+      coachCallId: o.coach_call_id,
+      record: o.record,
+    });
+    if (r.kind === 'full') {
+      ctx.note('conference_full', { conference_id: r.conferenceId, code: 16020 });
       ctx.vars.set('svc.conference.status', 'failed');
       return NEXT;
     }
+    const { conferenceId, entered } = r;
     // joined muted: the call's own mute (direction in: the room does not hear it), as Participants Muted sets and clears it
     if (o.muted) await call.mute('in');
     ctx.vars.set('svc.conference.status', 'completed');
