@@ -1,14 +1,18 @@
 /**
  * The mixed soak (issue 52; testkit/reliability/soak.ts): the platform's three processes supervised as
- * children, calls of 10 s to 10 min, conference callers, registrations and API reads and writes for
+ * children, calls of 10 s to 10 min, conference callers, AI calls (ai_talk on a stand-in of OpenAI's
+ * Realtime API: the caller speaks and hears the agent), registrations and API reads and writes for
  * --minutes (default 30). Prints the per-window p99 of API requests and call set-ups, RSS and open
  * descriptors of each process (first sample after the warm-up against the last), and PASS/FAIL:
- * 0 unplanned hang-ups, 0 failed registrations or API requests, no call row left open, no process
+ * 0 unplanned hang-ups (AI calls included; every answered AI call heard the agent), 0 failed registrations or API requests, no call row left open, no process
  * restarted, RSS within ±--flat-pct (default 10) of the first sample after the warm-up (against the last
  * under load), open descriptors after the drain within it of those before the load.
  *
  *   source .data/env && npx tsx scripts/soak/mixed.ts [--minutes 30] [--warmup-minutes 5] [--api-rps 5]
- *        [--calls-per-wave 3] [--wave-seconds 30] [--min-call 10] [--max-call 600] [--flat-pct 10]
+ *        [--calls-per-wave 3] [--wave-seconds 30] [--ai-calls-per-wave 2] [--min-call 10] [--max-call 600] [--flat-pct 10]
+ *
+ * SIGINT or SIGTERM stops the platform's processes and the callers before the script exits (a second
+ * one exits at once).
  */
 import { runSoak, type SoakResult } from '../../testkit/reliability/soak';
 import { killAllSipp } from '../../testkit/media-app/harness';
@@ -23,13 +27,15 @@ const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '-');
 function report(r: SoakResult, flatPct: number): boolean {
   const c = r.calls;
   const k = r.conference;
+  const a = r.ai;
   console.log(
     `\nsoak ${(r.seconds / 60).toFixed(1)} min: calls ${c.placed} (answered ${c.answered}, unplanned ${c.unplanned}); conference callers ${k.placed} (answered ${k.answered}, unplanned ${k.unplanned})`,
   );
+  console.log(`AI calls ${a.placed} (answered ${a.answered}, heard the agent ${a.heard}, unplanned ${a.unplanned}); caller turns the vendor heard ${a.turns}`);
   console.log(`registrations ${r.registrations.ok} ok, ${r.registrations.failed} failed; API ${r.api.requests} requests, ${r.api.failed} failed; call rows left open ${r.rowsLeft}`);
   console.log('\nwindow (s) | API n / p99 ms | call set-up n / p99 ms');
   for (const w of r.windows) console.log(`${String(w.from).padStart(10)} | ${w.apiCount} / ${ms(w.apiP99)} | ${w.setupCount} / ${ms(w.setupP99)}`);
-  let pass = c.unplanned === 0 && k.unplanned === 0 && r.registrations.failed === 0 && r.api.failed === 0 && r.rowsLeft === 0;
+  let pass = c.unplanned === 0 && k.unplanned === 0 && a.unplanned === 0 && a.heard === a.answered && r.registrations.failed === 0 && r.api.failed === 0 && r.rowsLeft === 0;
   console.log('\nprocess     | RSS MB after warm-up → end of load (%) | fds before load → drained (%) | restarts');
   for (const p of r.procs) {
     const flat = Math.abs(p.rssPct) <= flatPct && Math.abs(p.fdsPct) <= flatPct && p.restarts === 0;
@@ -42,7 +48,21 @@ function report(r: SoakResult, flatPct: number): boolean {
   return pass;
 }
 
-async function main(): Promise<void> {
+/** SIGINT/SIGTERM: the soak stops its platform's processes (runSoak's signal); a second signal exits at once. */
+function onSignals(ac: AbortController): void {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (ac.signal.aborted) {
+        killAllSipp();
+        process.exit(130);
+      }
+      console.error(`${sig}: stopping the platform's processes`);
+      ac.abort(sig);
+    });
+  }
+}
+
+async function main(ac: AbortController): Promise<void> {
   const minutes = arg('minutes', 30);
   const flatPct = arg('flat-pct', 10);
   const r = await runSoak({
@@ -56,17 +76,23 @@ async function main(): Promise<void> {
     maxCallSeconds: arg('max-call', 600),
     conferenceWaveSeconds: arg('wave-seconds', 30) * 2,
     conferenceParties: 3,
+    aiWaveSeconds: arg('wave-seconds', 30),
+    aiCallsPerWave: arg('ai-calls-per-wave', 2),
     registerEverySeconds: 10,
     apiRps: arg('api-rps', 5),
     log: (l) => console.log(l),
+    signal: ac.signal,
   });
   process.exitCode = report(r, flatPct) ? 0 : 1;
 }
 
-main()
-  .catch((e) => {
-    console.error(e);
-    process.exitCode = 1;
+const ac = new AbortController();
+onSignals(ac);
+main(ac)
+  .catch((e: Error) => {
+    // stopped by a signal: its processes are stopped, the reason is enough
+    console.error(ac.signal.aborted ? e.message : e);
+    process.exitCode = ac.signal.aborted ? 130 : 1;
   })
   .finally(() => {
     killAllSipp();

@@ -66,7 +66,8 @@ const b64Tone = (ms: number, hz: number, from: number): string => {
 let seq = 0;
 const id = (p: string) => `${p}_${++seq}`;
 
-export async function startRealtimeServer(key: string, script: RealtimeScript): Promise<RealtimeServer> {
+/** `port`: where to listen on 127.0.0.1 (default any free one the kernel gives; the soak takes its shard's). */
+export async function startRealtimeServer(key: string, script: RealtimeScript, port = 0): Promise<RealtimeServer> {
   const cert = selfSignedCert();
   const http = https.createServer({ cert: cert.cert, key: cert.key });
   const wss = new WebSocketServer({ noServer: true });
@@ -102,7 +103,7 @@ export async function startRealtimeServer(key: string, script: RealtimeScript): 
     }
     wss.handleUpgrade(req, socket, head, (ws) => session(ws, state));
   });
-  await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => http.listen(port, '127.0.0.1', () => r()));
   state.url = `https://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
   return state;
 }
@@ -121,6 +122,8 @@ class Conversation {
   private silenceMs = 500;
   private readonly vad = { speaking: false, voicedRun: 0, quietRun: 0 };
   private turns = 0;
+  /** response.create events of this connection: its first one asks for the greeting */
+  private asked = 0;
   /** the response now streaming: cancelled by the caller's speech */
   active: { id: string; stop: () => void } | null = null;
   private readonly callNames = new Map<string, string>();
@@ -185,8 +188,8 @@ class Conversation {
     const s = this.s;
     const calls = s.received.filter((r) => r.type === 'conversation.item.create');
     const last = calls.at(-1)?.event.item as { type?: string; output?: string; call_id?: string } | undefined;
-    const answered = s.received.filter((r) => r.type === 'response.create').length;
-    if (answered === 1) return this.respond(s.script.greeting);
+    // per connection: each session (each call) opens with the greeting
+    if (++this.asked === 1) return this.respond(s.script.greeting);
     if (last?.type === 'function_call_output') {
       const next = s.script.afterCall(this.callNames.get(String(last.call_id)) ?? '', String(last.output));
       if (next) this.respond(next);

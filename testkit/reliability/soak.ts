@@ -5,6 +5,8 @@
  *   waves of calls into a talk flow, each wave's calls held a duration drawn between min and max
  *     (log-uniform, capped so they end before the soak does) and hung up by the caller,
  *   waves of callers into one conference (same durations),
+ *   waves of AI calls: a flow running ai_talk with a speech-to-speech model on a stand-in of OpenAI's
+ *     Realtime API, each caller speaking and hearing the agent (./soak-ai.ts; same durations),
  *   REGISTERs with digest of an extension,
  *   API reads and writes (list and get calls, list conferences, create and delete tags),
  * sampling RSS and open descriptors of each process and timing every API request and call set-up
@@ -25,6 +27,9 @@ import { createExtension, registerOnly, RtpSink, sipp, sippCalls, uacWaitsForBye
 import { startPlatformProcesses, type PlatformProcesses } from './supervised';
 import { sampleProcess, type Sample } from './sampler';
 import { traceCalls } from './sipp-trace';
+import type { RealtimeServer } from '../ai/realtime-server';
+import { aiWaves, createAiNumber, speechUlaw, startAiStandIn, type AiCallCounts } from './soak-ai';
+import { duration, every, sleep } from './soak-waves';
 
 export interface SoakOptions {
   seconds: number;
@@ -39,9 +44,13 @@ export interface SoakOptions {
   maxCallSeconds: number;
   conferenceWaveSeconds: number;
   conferenceParties: number;
+  aiWaveSeconds: number;
+  aiCallsPerWave: number;
   registerEverySeconds: number;
   apiRps: number;
   log?: (line: string) => void;
+  /** stops the soak early: its processes stopped, runSoak rejects */
+  signal?: AbortSignal;
 }
 
 export interface WindowStat {
@@ -82,6 +91,7 @@ export interface SoakResult {
   seconds: number;
   calls: CallCounts;
   conference: CallCounts;
+  ai: AiCallCounts;
   registrations: { ok: number; failed: number };
   api: { requests: number; failed: number };
   /** call rows not `hangup` once every caller hung up */
@@ -93,7 +103,6 @@ export interface SoakResult {
 
 const TALK = '+899200000001';
 const CONF = '+899200000002';
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function p99(xs: number[]): number {
   if (!xs.length) return NaN;
@@ -120,17 +129,12 @@ async function account(): Promise<{ customerId: string; accesskey: string }> {
   return { customerId: customer.id, accesskey: token };
 }
 
-/** Seconds of a call: log-uniform in [min, max], at most `cap`. */
-function duration(o: SoakOptions, cap: number): number {
-  const d = Math.exp(Math.log(o.minCallSeconds) + Math.random() * (Math.log(o.maxCallSeconds) - Math.log(o.minCallSeconds)));
-  return Math.max(1, Math.min(d, cap));
-}
-
-class Recorder {
+export class Recorder {
   readonly api: { t: number; ms: number }[] = [];
   readonly setups: { t: number; ms: number }[] = [];
   readonly calls: CallCounts = { placed: 0, answered: 0, unplanned: 0, why: [] };
   readonly conference: CallCounts = { placed: 0, answered: 0, unplanned: 0, why: [] };
+  readonly ai: AiCallCounts = { placed: 0, answered: 0, unplanned: 0, why: [], heard: 0, turns: 0 };
   constructor(readonly t0: number) {}
 
   /** What one wave's sipp lived through. */
@@ -205,18 +209,7 @@ function apiLoad(pp: PlatformProcesses, accesskey: string, rps: number, rec: Rec
   };
 }
 
-/** Every `everyS` seconds until `end`: `fn` (not awaited: waves overlap); resolves when all have. */
-async function every(everyS: number, end: number, fn: () => Promise<void> | null): Promise<void> {
-  const running: Promise<void>[] = [];
-  while (Date.now() < end) {
-    const p = fn();
-    if (p) running.push(p);
-    await sleep(Math.min(everyS * 1000, Math.max(0, end - Date.now())));
-  }
-  await Promise.all(running);
-}
-
-interface Drivers {
+export interface Drivers {
   pp: PlatformProcesses;
   rec: Recorder;
   sink: RtpSink;
@@ -281,60 +274,104 @@ async function drainedSample(pp: PlatformProcesses, samples: Record<string, Samp
   }
 }
 
+/** Call rows of the customer not `hangup`, once none is left or 15 s gone. */
+async function rowsLeftOf(customerId: string): Promise<number> {
+  const db = await testDb();
+  const left = async () => Number((await db('calls').where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count({ n: 'id' }))[0]!.n);
+  const until = Date.now() + 15_000;
+  let rowsLeft = await left();
+  while (rowsLeft && Date.now() < until) {
+    await sleep(500);
+    rowsLeft = await left();
+  }
+  return rowsLeft;
+}
+
+/** The load on a started platform: the account, the AI's number, every driver until the end, then the drain. */
+async function drive(o: SoakOptions, pp: PlatformProcesses, sink: RtpSink, rt: RealtimeServer, dataDir: string): Promise<SoakResult> {
+  const { customerId, accesskey } = await account();
+  // the session cap well past the longest call: only the caller ends an AI call
+  await createAiNumber(pp.apiUrl, accesskey, rt, o.maxCallSeconds + 120);
+  const speech = speechUlaw('I would like to check my order, please.');
+  const t0 = Date.now();
+  const rec = new Recorder(t0);
+  const d: Drivers = { pp, rec, sink, o, end: t0 + o.seconds * 1000 };
+  const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(pp.procs).map((n) => [n, []]));
+  const sampleAll = () => {
+    for (const p of Object.values(pp.procs)) {
+      const s = p.pid ? sampleProcess(p.pid, (Date.now() - t0) / 1000, dataDir) : null;
+      if (s) samples[p.name]!.push(s);
+    }
+  };
+  sampleAll();
+  const sampler = setInterval(sampleAll, o.sampleSeconds * 1000);
+  const api = { requests: 0, failed: 0 };
+  const regs = { ok: 0, failed: 0 };
+  const stopApi = apiLoad(pp, accesskey, o.apiRps, rec, api);
+  try {
+    await Promise.all([
+      callWaves(d, TALK, o.callWaveSeconds, o.callsPerWave, rec.calls),
+      callWaves(d, CONF, o.conferenceWaveSeconds, o.conferenceParties, rec.conference),
+      aiWaves(d, speech, rt, rec.ai),
+      registrations(d, customerId, regs),
+      sleep(o.seconds * 1000).then(stopApi),
+    ]);
+  } finally {
+    clearInterval(sampler);
+  }
+  const rowsLeft = await rowsLeftOf(customerId);
+  await drainedSample(pp, samples, sampleAll);
+  const { calls, conference, ai } = rec;
+  return {
+    seconds: o.seconds,
+    calls,
+    conference,
+    ai,
+    registrations: regs,
+    api,
+    rowsLeft,
+    windows: rec.windows(o.seconds, o.windowSeconds),
+    procs: procStats(pp, samples, o.warmupSeconds, o.seconds),
+    samples,
+  };
+}
+
+/** Rejects once `signal` aborts (at once when it has). */
+function abortion(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () => reject(new Error(`soak stopped: ${String(signal?.reason ?? 'aborted')}`));
+    if (signal?.aborted) fail();
+    else signal?.addEventListener('abort', fail, { once: true });
+  });
+}
+
+/**
+ * The soak: the stand-in, the platform's processes, the load (drive). `o.signal` stops it early (the
+ * CLI's SIGINT/SIGTERM): the platform's processes and the stand-in are stopped, the drivers left to the caller.
+ */
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: source .data/env');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'soak-mixed-'));
-  const pp = await startPlatformProcesses({ databaseUrl: await testDatabaseUrl(), redisUrl, dataDir, env: { SIP_DIGEST_ALGORITHMS: 'MD5' } });
+  const stand = await startAiStandIn();
+  const stopStand = async () => {
+    await stand.rt.close();
+    fs.rmSync(stand.rt.cert.dir, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  const pp = await startPlatformProcesses({ databaseUrl: await testDatabaseUrl(), redisUrl, dataDir, env: { SIP_DIGEST_ALGORITHMS: 'MD5', ...stand.env } }).catch(async (e) => {
+    await stopStand();
+    throw e;
+  });
   // the callers answer the platform's RTP with their own, as phones do (the media timeout ends a silent one)
   const sink = await RtpSink.open({ answer: true });
+  const aborted = abortion(o.signal);
+  aborted.catch(() => undefined);
   try {
-    const { customerId, accesskey } = await account();
-    const t0 = Date.now();
-    const rec = new Recorder(t0);
-    const d: Drivers = { pp, rec, sink, o, end: t0 + o.seconds * 1000 };
-    const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(pp.procs).map((n) => [n, []]));
-    const sampleAll = () => {
-      for (const p of Object.values(pp.procs)) {
-        const s = p.pid ? sampleProcess(p.pid, (Date.now() - t0) / 1000, dataDir) : null;
-        if (s) samples[p.name]!.push(s);
-      }
-    };
-    sampleAll();
-    const sampler = setInterval(sampleAll, o.sampleSeconds * 1000);
-    const api = { requests: 0, failed: 0 };
-    const regs = { ok: 0, failed: 0 };
-    const stopApi = apiLoad(pp, accesskey, o.apiRps, rec, api);
-    await Promise.all([
-      callWaves(d, TALK, o.callWaveSeconds, o.callsPerWave, rec.calls),
-      callWaves(d, CONF, o.conferenceWaveSeconds, o.conferenceParties, rec.conference),
-      registrations(d, customerId, regs),
-      sleep(o.seconds * 1000).then(stopApi),
-    ]);
-    clearInterval(sampler);
-    const db = await testDb();
-    const left = async () => Number((await db('calls').where({ customer_id: customerId }).whereNot({ status: 'hangup' }).count({ n: 'id' }))[0]!.n);
-    const until = Date.now() + 15_000;
-    let rowsLeft = await left();
-    while (rowsLeft && Date.now() < until) {
-      await sleep(500);
-      rowsLeft = await left();
-    }
-    await drainedSample(pp, samples, sampleAll);
-    return {
-      seconds: o.seconds,
-      calls: rec.calls,
-      conference: rec.conference,
-      registrations: regs,
-      api,
-      rowsLeft,
-      windows: rec.windows(o.seconds, o.windowSeconds),
-      procs: procStats(pp, samples, o.warmupSeconds, o.seconds),
-      samples,
-    };
+    return await Promise.race([drive(o, pp, sink, stand.rt, dataDir), aborted]);
   } finally {
     sink.close();
     await pp.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stopStand();
   }
 }
