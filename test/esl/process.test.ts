@@ -54,7 +54,8 @@ describe('esl/main.ts as a process: media engine, SIP face and event socket, sup
       ESL_RTP_PORT_MIN: String(rtp.min),
       ESL_RTP_PORT_MAX: String(rtp.max),
       ESL_MEDIA_WORKERS: '1',
-      ESL_HEARTBEAT_MS: '0',
+      // a HEARTBEAT timer running, for the shutdown to close
+      ESL_HEARTBEAT_MS: '1000',
       ESL_STOP_TIMEOUT_MS: '5000',
       ESL_READY_LINE: '1',
       SIP_SERVER_READY_LINE: '1',
@@ -120,6 +121,19 @@ describe('esl/main.ts as a process: media engine, SIP face and event socket, sup
     } finally {
       ms.disconnect();
     }
+  });
+
+  it('SIGINT with nobody connected: exit 0 by itself (the HEARTBEAT timer, the face, the workers closed), then restarted', async () => {
+    const member = group.members.get('esl')!;
+    const child = member.child!;
+    const lives = member.lives;
+    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    child.kill('SIGINT');
+    const [code, signal] = await exited;
+    const ended = out('esl');
+    expect({ code, signal }, ended.slice(-3000)).to.deep.equal({ code: 0, signal: null });
+    expect(ended).to.include('"signal":"SIGINT"').and.include('"msg":"stopped"');
+    await until(() => member.lives === lives + 1 && /^READY /m.test(out('esl')), 60_000, 'esl/main.ts restarted after SIGINT');
   });
 
   it('SIGTERM with a live channel: the channel gets its BYE, fsmrf its goodbye, and the process ends by itself (exit 0)', async () => {
