@@ -184,10 +184,10 @@ describe('freeswitch/: the configuration of a real FreeSWITCH 1.10', () => {
     expect(new Set(loaded).size).to.equal(loaded.length);
     // what fsmrf 5.0's Endpoint, Conference and MediaServer execute and call (esl/README.md, issue 55)
     const needed = {
-      mod_event_socket: 'Mrf.connect, the outbound socket',
+      mod_event_socket: 'Mrf.connect, the socket application',
       mod_sofia: 'the drachtio_mrf profile, sofia status',
       mod_dialplan_xml: 'the mrf context',
-      mod_dptools: 'answer, playback, play_and_get_digits, record, record_session, set, export, set_mute, socket',
+      mod_dptools: 'answer, playback, play_and_get_digits, record, record_session, set, export, set_mute',
       mod_commands: 'uuid_bridge, uuid_transfer, uuid_dump, uuid_setvar',
       mod_conference: 'conference and its API',
       mod_avmd: 'avmd_start / avmd::beep',
