@@ -1,36 +1,56 @@
 /**
- * The event socket as a process (`npx tsx esl/main.ts`): reads ESL_* (esl/config.ts), listens when
- * ESL_LISTEN is set, and says so and exits when it is not. Bad settings stop it with one line each.
+ * The switch as a process (`npx tsx esl/main.ts`): the media engine, the SIP face on the sip-server
+ * of ESL_DRACHTIO_* and the inbound event socket (esl/process.ts), when ESL_LISTEN is set; it says so and
+ * exits when it is not. Settings: esl/config.ts and esl/main-config.ts (.env.example, "event socket");
+ * bad ones stop it with one line each (exit 2). SIGINT/SIGTERM hang up every channel and close
+ * everything; the process then ends on its own (exit 0), or after ESL_STOP_TIMEOUT_MS says what it
+ * waited for and exits 1. ESL_READY_LINE=1 prints `READY {...}` on stdout once the face is connected.
  */
 import { createLogger } from '../core/logger';
 import { loadEslConfig } from './config';
-import { EslServer } from './server';
+import { loadEslProcessConfig } from './main-config';
+import { startSwitch } from './process';
 
 async function main(): Promise<void> {
   const log = createLogger(process.env.LOG_LEVEL ?? 'info', 'esl');
-  const cfg = loadEslConfig();
+  let cfg;
+  let proc;
+  try {
+    cfg = loadEslConfig();
+    proc = loadEslProcessConfig();
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
   if (!cfg) {
     log.info('ESL_LISTEN is not set: the event socket is off');
     return;
   }
-  const server = new EslServer({
-    password: cfg.password,
-    profile: { name: 'drachtio_mrf', address: cfg.sipAddress },
-    heartbeatMs: cfg.heartbeatMs,
-    authTimeoutMs: cfg.authTimeoutMs,
-    authLimit: cfg.authLimit,
-    maxSessions: cfg.maxSessions,
-  });
-  server.on('rejected', (address, reason) => log.warn({ address, reason }, 'event socket connection refused'));
-  server.on('failed', (err) => log.error({ err }, 'event socket command failed'));
-  const at = await server.listen(cfg.listen.port, cfg.listen.host);
-  log.info({ address: at.address, port: at.port, sipProfile: cfg.sipAddress }, 'event socket listening');
+  const sw = await startSwitch(cfg, proc, log);
+  log.info({ address: sw.listening.address, port: sw.listening.port, sipProfile: cfg.sipAddress }, 'event socket listening');
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     log.info({ signal }, 'shutting down');
-    void server.close().then(() => process.exit(0));
+    const force = setTimeout(() => {
+      const open = (process as unknown as { getActiveResourcesInfo(): string[] }).getActiveResourcesInfo().filter((r) => r !== 'Timeout');
+      log.error({ open }, `not closed within ${proc.stopTimeoutMs} ms`);
+      process.exit(1);
+    }, proc.stopTimeoutMs);
+    force.unref();
+    sw.stop().then(
+      () => log.info({}, 'stopped'),
+      (err: unknown) => {
+        log.error({ err: (err as Error).message }, 'shutdown failed');
+        process.exitCode = 1;
+      },
+    );
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  await sw.faceConnected;
+  if (!stopping && process.env.ESL_READY_LINE) process.stdout.write(`READY ${JSON.stringify({ esl: sw.listening.port, sip: cfg.sipAddress })}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -18,6 +18,7 @@ export MEDIA_WORKER_RT_PRIORITY="${MEDIA_WORKER_RT_PRIORITY-10}"
 export SIP_WS_PORT="${SIP_WS_PORT-5066}"
 # the browser phone's WebSocket URL (/phone/config.json, its CSP): that loopback listener unless set
 if [ -n "$SIP_WS_PORT" ]; then export SIP_WSS_PUBLIC_URL="${SIP_WSS_PUBLIC_URL-ws://127.0.0.1:${SIP_WS_PORT}}"; fi
+# ESL_LISTEN set (in .env): also the event socket for drachtio-fsmrf and its sip-server (scripts/processes.ts)
 trap ':' INT   # the node supervisor handles Ctrl-C and stops its children; this shell then cleans up
 status=0
 node --require tsx/cjs scripts/start.ts "$@" || status=$?

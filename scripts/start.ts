@@ -4,21 +4,10 @@ import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
 import { embeddedRtpengine } from './rtpengine';
+import { platformProcesses } from './processes';
 import { restartSettingsFromEnv, SupervisorGroup, type ExitVerdict, type RestartSettings } from './supervise';
 
 const root = path.resolve(__dirname, '..');
-/**
- * Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login.
- * media-app runs with --single-threaded-gc: a media worker's garbage collection then never waits for V8's
- * helper threads, which are shared by the process and run at ordinary priority. With them, a real-time or
- * negative-nice worker stalled behind a busy neighbour whenever it collected (priority inversion:
- * docs/benchmarks.md, media legs beside a busy neighbour).
- */
-const processes = [
-  { name: 'sip-server', entry: 'sip-server/main.ts', nodeArgs: [] as string[] },
-  { name: 'media-app', entry: 'media-app/main.ts', nodeArgs: ['--single-threaded-gc'] },
-  { name: 'control-api', entry: 'control-api/main.ts', nodeArgs: [] as string[] },
-];
 
 let settings: RestartSettings;
 try {
@@ -116,13 +105,15 @@ if (rtpe) {
   child.on('exit', (code, signal) => gone(`exited (${signal ?? code})`));
 }
 
-for (const p of processes) {
+// the platform's three, and the switch's two when ESL_LISTEN is set (scripts/processes.ts)
+for (const p of platformProcesses(process.env)) {
   const entry = path.join(root, p.entry);
   if (!fs.existsSync(entry)) {
     process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`);
     continue;
   }
-  group.add(p.name, () => spawn(process.execPath, [...p.nodeArgs, '--require', 'tsx/cjs', entry], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const env = { ...process.env, ...p.env };
+  group.add(p.name, () => spawn(process.execPath, [...p.nodeArgs, '--require', 'tsx/cjs', entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 process.on('SIGINT', () => void stopAll(0));

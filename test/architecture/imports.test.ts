@@ -21,7 +21,7 @@
 //   scripts, test may import anything but test/ (only test imports test/); no room imports them
 //                 (test may import scripts)
 // Of the platform's rooms only sip-server imports sip-config, none imports sip-server, esl or web (scripts, test
-// and testkit may), and nothing but scripts and test imports testkit. deploy/, reference/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
+// and testkit may), and nothing but scripts and test imports testkit. deploy/, reference/, freeswitch/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
 // Every import, export-from, require, import() and `declare module` augmentation is checked.
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -32,7 +32,7 @@ const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
 type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
-const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference'];
+const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference', 'freeswitch'];
 
 /** The wire shapes the console shares with the server, each one zod declaration importing nothing but zod. */
 export const WEB_SHAPES: readonly string[] = ['core/calls/dashboard-schema'];

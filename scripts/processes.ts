@@ -1,0 +1,65 @@
+/**
+ * The processes the start command supervises (scripts/start.ts), in start order, with the environment
+ * each gets on top of the command's own. The platform's three always; when ESL_LISTEN is set, the
+ * switch too (esl/README.md): a second sip-server on the drachtio_mrf profile's SIP address
+ * (ESL_SIP_ADDRESS, where fsmrf's INVITEs go, as to FreeSWITCH's port 5080) whose drachtio port
+ * (ESL_DRACHTIO_*) the switch's SIP face connects to, and `esl/main.ts` (media engine, SIP face, event
+ * socket). Off by default: the README's start command starts only the three.
+ */
+
+export interface PlatformProcess {
+  name: string;
+  entry: string;
+  nodeArgs: string[];
+  /** set over the start command's environment for this process */
+  env: Record<string, string>;
+}
+
+/**
+ * Order matters: the SIP server first, so media-app finds it; control-api last, it prints the bootstrap login.
+ * media-app runs with --single-threaded-gc: a media worker's garbage collection then never waits for V8's
+ * helper threads, which are shared by the process and run at ordinary priority. With them, a real-time or
+ * negative-nice worker stalled behind a busy neighbour whenever it collected (priority inversion:
+ * docs/benchmarks.md, media legs beside a busy neighbour).
+ */
+const PLATFORM: PlatformProcess[] = [
+  { name: 'sip-server', entry: 'sip-server/main.ts', nodeArgs: [], env: {} },
+  { name: 'media-app', entry: 'media-app/main.ts', nodeArgs: ['--single-threaded-gc'], env: {} },
+  { name: 'control-api', entry: 'control-api/main.ts', nodeArgs: [], env: {} },
+];
+
+/**
+ * The switch's sip-server: SIP on ESL_SIP_ADDRESS only (UDP and TCP, no TLS, no WebSocket, no metrics
+ * listener, no capture: the calls' own SIP is captured by the platform's sip-server), its drachtio
+ * protocol where ESL_DRACHTIO_* say. Values esl/config.ts and esl/main-config.ts check again.
+ */
+function switchSipEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const [host, port] = (env.ESL_SIP_ADDRESS?.trim() || '127.0.0.1:5080').split(':') as [string, string | undefined];
+  return {
+    SIP_LISTEN_HOST: host,
+    SIP_PORT: port ?? '5080',
+    SIP_ADVERTISED_HOST: host,
+    SIP_TRANSPORTS: 'udp,tcp',
+    SIP_TLS_CERT: '',
+    SIP_TLS_KEY: '',
+    SIP_WS_PORT: '',
+    SIP_WSS_PORT: '',
+    SIP_METRICS_LISTEN: 'off',
+    SIP_CAPTURE: 'off',
+    DRACHTIO_OUTBOUND: '',
+    DRACHTIO_HOST: env.ESL_DRACHTIO_HOST?.trim() || '127.0.0.1',
+    DRACHTIO_PORT: env.ESL_DRACHTIO_PORT?.trim() || '9023',
+    DRACHTIO_SECRET: env.ESL_DRACHTIO_SECRET || 'cymru',
+  };
+}
+
+export function platformProcesses(env: NodeJS.ProcessEnv): PlatformProcess[] {
+  if (!env.ESL_LISTEN?.trim()) return PLATFORM;
+  return [
+    // before media-app: a media-app on the fsmrf backend connects to the event socket at start
+    PLATFORM[0]!,
+    { name: 'switch-sip', entry: 'sip-server/main.ts', nodeArgs: [], env: switchSipEnv(env) },
+    { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: {} },
+    ...PLATFORM.slice(1),
+  ];
+}
