@@ -21,6 +21,7 @@ import type { AudioFork, Endpoint } from '../../media-engine';
 import type { AiSession } from '../../core/ai/session';
 import type { VoiceEnd } from './voice';
 import type { LinkHost, LinkRate, LinkToolCall, ModelLink } from './s2s/link';
+import { OutFork } from './out-fork';
 
 export interface RealtimeAgentEvents {
   /** the model's audio was cut by the caller: ms of it that had been played */
@@ -34,8 +35,8 @@ const FRAMES_PER_SEND = 2;
 
 export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private inFork: AudioFork | null = null;
-  private outFork: AudioFork | null = null;
-  private opening: Promise<AudioFork> | null = null;
+  /** the fork the model's audio is injected into: its one owner */
+  private readonly outFork: OutFork;
   private ready = false;
   private pending: Int16Array[] = [];
   /** the model's audio item now playing: its id and ms injected; when the injected audio ends */
@@ -58,6 +59,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     private readonly o: { maxDurationMs?: number } = {},
   ) {
     super();
+    this.outFork = new OutFork(() => this.ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 }));
     this.done = new Promise((r) => (this.resolveEnd = r));
     this.on('error', () => undefined);
     this.aiId = session.currentAi.id;
@@ -121,16 +123,10 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     this.chain = this.chain.then(fn).catch((e: Error) => this.emit('error', e));
   }
 
-  private async out(): Promise<AudioFork> {
-    if (this.outFork) return this.outFork;
-    this.opening ??= this.ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 }).then((f) => (this.outFork = f));
-    return this.opening;
-  }
-
   private async play(itemId: string, pcm: Int16Array, rate: LinkRate): Promise<void> {
     if (this.finished || this.cut.has(itemId) || !pcm.length) return;
-    const fork = await this.out();
-    if (this.finished || this.cut.has(itemId)) return;
+    const fork = await this.outFork.get();
+    if (!fork || this.finished || this.cut.has(itemId)) return;
     const now = Date.now();
     if (this.playing?.itemId !== itemId) this.playing = { itemId, injectedMs: 0 };
     fork.inject(pcm, rate);
@@ -161,10 +157,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private silence(): void {
     this.playing = null;
     this.playEnd = 0;
-    const f = this.outFork;
-    this.outFork = null;
-    this.opening = null;
-    void f?.stop().catch(() => undefined);
+    this.outFork.drop();
   }
 
   private async runTools(calls: LinkToolCall[]): Promise<void> {
@@ -192,6 +185,8 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     for (const t of this.timers) clearTimeout(t);
     void this.inFork?.stop().catch(() => undefined);
     if (e.kind !== 'hangup') this.silence();
+    // a fork still opening is stopped when it opens (on a hang-up the endpoint's end stops the open one)
+    this.outFork.close();
     this.link.close();
     // the messages still being stored are part of the end
     void this.chain.finally(() => this.resolveEnd(e));

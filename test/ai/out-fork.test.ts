@@ -1,0 +1,89 @@
+// The 'out' fork of a speech-to-speech session (media-app/ai/out-fork.ts) on a real media-engine
+// endpoint: a fork that finishes opening after the session ended or the caller barged in is stopped,
+// never kept on the call's endpoint. The opening is held at a gate so the order is the test's, not
+// the worker's.
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
+import { OutFork } from '../../media-app/ai/out-fork';
+import { pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
+
+describe("ai: the model's out fork (opened, dropped, closed)", function () {
+  this.timeout(20_000);
+  let ms: MediaServer;
+  useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
+  let sock: dgram.Socket;
+  let ep: Endpoint;
+  beforeEach(async () => {
+    sock = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
+  });
+  afterEach(async () => {
+    await ep.destroy();
+    sock.close();
+  });
+
+  /** An OutFork whose openings wait for `release()`; `opened` lists every fork the endpoint started. */
+  function gated() {
+    const opened: AudioFork[] = [];
+    let release: () => void = () => undefined;
+    const out = new OutFork(async () => {
+      const f = await ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 });
+      opened.push(f);
+      await new Promise<void>((r) => (release = r));
+      return f;
+    });
+    return { out, opened, release: () => release() };
+  }
+  const waitOpened = async (opened: AudioFork[], n: number) => {
+    for (let i = 0; i < 200 && opened.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(opened).to.have.length(n);
+  };
+
+  it('closed while opening: the fork that opens is stopped and not handed out', async () => {
+    const g = gated();
+    const got = g.out.get();
+    await waitOpened(g.opened, 1);
+    g.out.close();
+    g.release();
+    expect(await got).to.equal(null);
+    expect(await g.opened[0]!.stop(), 'stopped already (a second stop has no stats)').to.equal(null);
+    expect(await g.out.get(), 'nothing opens after the end').to.equal(null);
+    expect(g.opened).to.have.length(1);
+  });
+
+  it('dropped while opening (barge-in): that fork is stopped, the next audio opens a new one and keeps it', async () => {
+    const g = gated();
+    const first = g.out.get();
+    await waitOpened(g.opened, 1);
+    g.out.drop();
+    g.release();
+    expect(await first).to.equal(null);
+    expect(await g.opened[0]!.stop()).to.equal(null);
+    const second = g.out.get();
+    await waitOpened(g.opened, 2);
+    g.release();
+    const f = await second;
+    expect(f).to.equal(g.opened[1]);
+    expect(await g.out.get(), 'kept while the session runs').to.equal(f);
+    g.out.close();
+    expect(await f!.stop(), 'closing stopped it').to.equal(null);
+  });
+
+  it('a failed opening is not kept: the next audio tries again', async () => {
+    let tries = 0;
+    const out = new OutFork(async () => {
+      if (++tries === 1) throw new Error('fork refused');
+      return ep.forkAudioStart({ mix: 'out', onFrame: () => undefined });
+    });
+    await out.get().then(
+      () => expect.fail('the first opening fails'),
+      (e: Error) => expect(e.message).to.equal('fork refused'),
+    );
+    const f = await out.get();
+    expect(f).to.not.equal(null);
+    out.close();
+    expect(await f!.stop()).to.equal(null);
+  });
+});
