@@ -5,6 +5,7 @@ import type { Endpoint } from '../../media-engine';
 import type { AiService } from './service';
 import { EgressPolicy } from '../../core/net';
 import { aiTalk } from './talk';
+import { aiTask } from './task';
 
 export type { AiService } from './service';
 
@@ -24,6 +25,7 @@ export const subsystem: Subsystem = {
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
       talk: (call, option, signal, flow) => aiTalk(service, call, option, signal, flow),
+      task: (flow, option) => aiTask(service, flow, option),
     };
     ctx.services.ai = service;
     return {

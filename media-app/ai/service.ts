@@ -9,8 +9,10 @@ import type { VoiceVendors } from '../../core/speech/vendors';
 import type { SpeechToSpeechVendors } from '../../core/speech/s2s-vendors';
 import type { CallPort } from '../flow/call-port';
 import type { AiTalkEnd, AiTalkFlow, AiTalkOption } from './talk';
+import type { AiTaskEnd, AiTaskFlow, AiTaskOption } from './task';
 
 export type { AiTalkEnd, AiTalkFlow, AiTalkOption } from './talk';
+export type { AiTaskEnd, AiTaskFlow, AiTaskOption } from './task';
 
 export interface AiService {
   readonly deps: AiDeps;
@@ -29,6 +31,8 @@ export interface AiService {
    * (media-app/ai/talk.ts). An abort of `signal` rejects it, as does a failure that is not the flow's error.
    */
   talk(call: CallPort, option: AiTalkOption, signal: AbortSignal, flow: AiTalkFlow): Promise<AiTalkEnd>;
+  /** ai_task: the AI answers on the flow's context without audio (media-app/ai/task.ts). */
+  task(flow: AiTaskFlow, option: AiTaskOption): Promise<AiTaskEnd>;
 }
 
 declare module '../flow/services' {

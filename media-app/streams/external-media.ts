@@ -12,7 +12,8 @@ import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 import { EgressRefused } from '../../core/net';
 import type { Logger } from 'pino';
-import { EXTERNAL_ENCAPSULATIONS, encapsulationProblem, type Encapsulation } from '../../core/streams/encapsulation';
+import type { Encapsulation } from '../../core/streams/encapsulation';
+import { ExternalMediaError, externalMediaProblem } from '../../core/streams/external-media-options';
 import { CLOSE_NORMAL, StreamSocket } from '../../core/streams/stream-socket';
 import type { StreamState } from '../../core/streams/state';
 import type { CallDeps } from '../call/deps';
@@ -39,24 +40,8 @@ export interface ExternalMedia {
   readonly state: StreamState;
 }
 
-export class ExternalMediaError extends Error {}
-
 /** The one reason a flow is told when the connection did not come up (the detail is logged). */
 const CONNECT_FAILED = 'the external media URL could not be connected to';
-
-/** Checks an action's options; returns the problem in words, or null. */
-export function externalMediaProblem(url: unknown, encapsulation: unknown): string | null {
-  if (typeof url !== 'string' || !url) return 'url is required (a ws:// or wss:// URL)';
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return `url ${JSON.stringify(url.slice(0, 80))} is not a URL`;
-  }
-  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return `url must be ws:// or wss://, not ${u.protocol}`;
-  if (u.username || u.password) return 'url must not carry a user name or password';
-  return encapsulationProblem(encapsulation, EXTERNAL_ENCAPSULATIONS);
-}
 
 interface Running extends ExternalMedia {
   socket: StreamSocket;

@@ -27,19 +27,6 @@ export interface StreamCallbackIds {
   streamName: string;
 }
 
-/** Why a status callback URL is refused when the action starts, or null. */
-export function statusCallbackProblem(url: string): string | null {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return `status_callback ${JSON.stringify(url.slice(0, 80))} is not a URL`;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `status_callback must be http:// or https://, not ${u.protocol}`;
-  if (u.username || u.password) return 'status_callback must not carry a user name or password';
-  return null;
-}
-
 /**
  * The customer's current AuthToken (the key of X-Twilio-Signature on the stream's handshake and its
  * callbacks), or null for a customer that is gone. includeDeleted reads the whole row (the live-row

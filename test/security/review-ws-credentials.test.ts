@@ -4,7 +4,7 @@
  * Pure check of the action's options: no connection.
  */
 import { expect } from 'chai';
-import { externalMediaProblem } from '../../media-app/streams/external-media';
+import { externalMediaProblem } from '../../core/streams/external-media-options';
 
 describe('security review: external media URLs carry no user name or password', () => {
   it('ws://user:pass@host and wss://user@host are refused, a plain wss URL is not', () => {

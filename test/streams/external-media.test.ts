@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AS_AUDIO, AS_UUID, bytesToUuid } from '../../core/streams/framing';
-import { externalMediaProblem } from '../../media-app/streams/external-media';
+import { externalMediaProblem } from '../../core/streams/external-media-options';
 import { testDb } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import type { Fixture } from '../../testkit/api';

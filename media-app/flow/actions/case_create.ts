@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { type ActionContext, FlowTask, NEXT, type Outcome } from './base';
-import '../../workspace/subsystem';
 
 /**
  * case_create: opens a contact case on the activeflow's reference (there is no reference_id option).

@@ -3,8 +3,10 @@ import type * as later from '../../../core/flow/options/later';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 import { playWaitDocument } from '../../twiml/wait-document';
-import type { ConferenceService } from '../../conference/host';
 import type { CallPort } from '../call-port';
+
+/** The conference subsystem as flow actions see it (services.conferences). */
+type ConferenceService = NonNullable<ActionContext['services']['conferences']>;
 
 /**
  * confbridge_join: the call is in the conference's mix (confbridge_id is the conference id: each

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { isEncapsulation } from '../../../core/streams/encapsulation';
-import { ExternalMediaError, externalMediaProblem } from '../../streams/external-media';
+import { ExternalMediaError, externalMediaProblem } from '../../../core/streams/external-media-options';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 import { startTwilioStream, twilioOnlyProblem } from './external_media_twilio';

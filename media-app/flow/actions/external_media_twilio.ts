@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { abortError } from '../../kit/clock';
-import type { ExternalMediaService } from '../../streams/external-media';
-import { ExternalMediaError, externalMediaProblem } from '../../streams/external-media';
-import { statusCallbackProblem } from '../../streams/twilio-callback';
+import { ExternalMediaError, externalMediaProblem, statusCallbackProblem } from '../../../core/streams/external-media-options';
 import { type ActionContext, NEXT, type Outcome, requireCall } from './base';
+
+/** The media streams subsystem as flow actions see it (services.externalMedia). */
+type ExternalMediaService = NonNullable<ActionContext['services']['externalMedia']>;
 
 type Option = z.infer<typeof later.external_media_start>;
 

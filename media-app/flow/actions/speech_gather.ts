@@ -3,10 +3,12 @@ import type * as speech from '../../../core/flow/options/speech';
 import { checkStt } from '../../../core/speech/providers';
 import { abortError } from '../../kit/clock';
 import type { CallPort } from '../call-port';
-import type { SpeechListener } from '../../speech/gather';
 import { PartialResults } from '../../twiml/partial-results';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
+
+/** A running recogniser of the call (services.speech.listen). */
+type SpeechListener = NonNullable<Awaited<ReturnType<NonNullable<ActionContext['services']['speech']>['listen']>>>;
 
 type Option = z.infer<typeof speech.speech_gather>;
 type Prompt = NonNullable<Option['prompts']>[number];
