@@ -55,14 +55,17 @@ class ChannelCall implements OutboundSession {
   }
 
   /**
-   * A dialplan application on the channel (sendmsg execute), run after the ones before it, as the
-   * channel's thread runs them: CHANNEL_EXECUTE, the application (apps/index.ts), then
+   * A dialplan application on the channel (sendmsg execute), run after the ones before it (as
+   * FreeSWITCH with `event-lock`; `hangup` at once): CHANNEL_EXECUTE, the application (apps/index.ts), then
    * CHANNEL_EXECUTE_COMPLETE with the same Application-UUID (fsmrf waits for it) and the
    * Application-Response. An application not served hangs the channel up with
    * DESTINATION_OUT_OF_ORDER, as FreeSWITCH does for one no module registered: never a silent success.
    */
   execute(app: string, arg: string, appUuid: string | undefined): void {
     if (this.ended) return;
+    // `hangup` does not wait: FreeSWITCH runs a sendmsg that comes during an application inside it
+    // (switch_ivr_parse_all_events), so fsmrf's destroy ends a playback at once
+    if (app === 'hangup') return void this.run(app, arg, appUuid);
     this.queue = this.queue.then(() => this.run(app, arg, appUuid));
   }
 

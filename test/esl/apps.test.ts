@@ -4,6 +4,7 @@
 // (real RTP on loopback); a raw inbound client reads the events fsmrf does not subscribe to.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
@@ -158,6 +159,50 @@ describe('esl: channel applications through fsmrf on the media engine', () => {
     const stop = plainHeaders((await c.next()).body);
     expect(stop).to.include({ 'Event-Name': 'RECORD_STOP', 'Record-File-Path': file });
     expect(Number(stop['variable_record_ms'])).to.be.within(1000, 2500);
+    expect(toneShare(readWav(file).samples, 440, 8000)).to.be.above(0.5);
+  });
+
+  it('playback: the * terminator (playback_terminators) and timeoutSecs (playback_timeout_sec) stop it', async () => {
+    const { ep, peer } = await call();
+    ep.once('playback-start', () => void peer.sendDtmf('*', 80));
+    const stopped = await ep.play('silence_stream://5000');
+    expect(Number(stopped.playbackMilliseconds)).to.be.below(4000);
+    const timed = await ep.play({ file: 'silence_stream://5000', timeoutSecs: 2 });
+    expect(Number(timed.playbackMilliseconds)).to.be.within(1900, 2500);
+  });
+
+  it('destroy while a file plays: the play settles (its completion comes before the hang-up), the channel is gone', async () => {
+    const { ep } = await call();
+    const channelCall = rig.esl.channels.get(ep.uuid)!;
+    const playing = ep.play('silence_stream://10000').then(
+      () => 'settled',
+      () => 'settled',
+    );
+    await new Promise<void>((resolve) => ep.once('playback-start', () => resolve()));
+    const hungUp = once(rig.esl, 'disconnected');
+    const engineGone = once(channelCall.channel.endpoint, 'destroy');
+    const t0 = Date.now();
+    await ep.destroy();
+    expect(await playing).to.equal('settled');
+    await hungUp;
+    await engineGone;
+    // the hangup did not wait for the 10 s file (FreeSWITCH runs it inside the playback)
+    expect(Date.now() - t0).to.be.below(5000);
+    expect(rig.esl.channels.size).to.equal(0);
+  });
+
+  it('mute / unmute (set_mute read): what the far end says is silence in a recording while muted', async () => {
+    const { ep, peer } = await call();
+    const file = path.join(dir, 'muted.wav');
+    await ep.mute();
+    await ep.recordSession(file);
+    await peer.play(wav);
+    await ep.execute('stop_record_session', file);
+    expect(readWav(file).samples.some((v) => Math.abs(v) > 100)).to.equal(false);
+    await ep.unmute();
+    await ep.recordSession(file);
+    await peer.play(wav);
+    await ep.execute('stop_record_session', file);
     expect(toneShare(readWav(file).samples, 440, 8000)).to.be.above(0.5);
   });
 });
