@@ -9,7 +9,7 @@ import net from 'node:net';
 import type Srf from 'drachtio-srf';
 import { guardSocket } from '../core/net/socket-guard';
 import type { DtmfEvent, MediaServer } from '../media-engine';
-import { appFor, RecordRefused } from './apps';
+import { AppRefused, appFor } from './apps';
 import { Channel } from './channel';
 import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
@@ -66,7 +66,7 @@ class ChannelCall implements OutboundSession {
     // `hangup` does not wait: FreeSWITCH runs a sendmsg that comes during an application inside it
     // (switch_ivr_parse_all_events), so fsmrf's destroy ends a playback at once
     if (app === 'hangup') return void this.run(app, arg, appUuid);
-    this.queue = this.queue.then(() => this.run(app, arg, appUuid));
+    this.queue = this.queue.then(() => this.run(app, arg, appUuid)).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
   }
 
   private async run(app: string, arg: string, appUuid: string | undefined): Promise<void> {
@@ -93,7 +93,7 @@ class ChannelCall implements OutboundSession {
       complete(await impl({ channel: this.channel, fire: (n, own) => this.fire(n, own), signal: this.abort.signal }, arg));
     } catch (e) {
       if (this.ended) return complete('_none_');
-      if (!(e instanceof RecordRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
+      if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
       complete('_none_');
       this.hangup('DESTINATION_OUT_OF_ORDER');
     }

@@ -40,6 +40,8 @@ declare module 'drachtio-fsmrf' {
     playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult>;
     record(file: string, opts?: { timeLimitSecs?: number; silenceThresh?: number; silenceHits?: number }): Promise<RecordResult>;
     recordSession(...args: string[]): Promise<unknown>;
+    /** speak `<ttsEngine>|<voice>|<text>` */
+    speak(opts: { ttsEngine: string; voice: string; text: string }): Promise<unknown>;
     /** set_mute read true / false */
     mute(): Promise<unknown>;
     unmute(): Promise<unknown>;

@@ -32,6 +32,12 @@ export function onDigits(ctx: AppContext, fn: (e: DtmfEvent) => void): () => voi
   return () => ep.off('dtmf', fn);
 }
 
+/**
+ * An application refusing its data the way FreeSWITCH does by hanging the channel up
+ * (DESTINATION_OUT_OF_ORDER): a file it cannot open for writing, speech without an engine. Not a bug.
+ */
+export class AppRefused extends Error {}
+
 /** A variable of the channel, or undefined. */
 export const varOf = (ctx: AppContext, name: string): string | undefined => ctx.channel.variables.get(name);
 

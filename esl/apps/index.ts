@@ -8,8 +8,9 @@ import { playAndGetDigits } from './collect';
 import { setVar, type App, type AppContext } from './context';
 import { playback } from './playback';
 import { record, recordSession, stopRecordSession } from './record';
+import { speak } from './speak';
 
-export { RecordRefused } from './record';
+export { AppRefused } from './context';
 export type { App, AppContext } from './context';
 
 /** base_set: `name=value`, or `name` / `name=` to unset. */
@@ -39,6 +40,7 @@ export const APPS: Readonly<Record<string, App>> = {
   record,
   record_session: recordSession,
   stop_record_session: stopRecordSession,
+  speak,
 };
 
 /** The application named `name` (case as sent: FreeSWITCH's names are lower case), or undefined. */

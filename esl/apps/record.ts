@@ -8,7 +8,7 @@
 import path from 'node:path';
 import type { RecordResult } from '../../media-engine';
 import { playbackTerminators, recordArgs, recordSessionArgs } from './args';
-import { setVar, varOf, type AppContext } from './context';
+import { AppRefused, setVar, varOf, type AppContext } from './context';
 
 /** A path the engine can write as FreeSWITCH would open it: absolute, a `.wav` (the one format written here). */
 const writable = (p: string) => path.isAbsolute(p) && /\.wav$/i.test(p);
@@ -21,14 +21,11 @@ function recordVars(ctx: AppContext, r: RecordResult): void {
   setVar(ctx, 'record_ms', String(Math.floor(samples / (r.rate / 1000))));
 }
 
-/** A file the switch cannot open for writing: FreeSWITCH hangs the channel up (DESTINATION_OUT_OF_ORDER). */
-export class RecordRefused extends Error {}
-
 /** record_function: `<path> [time_limit_secs] [silence_thresh] [silence_hits]`. */
 export async function record(ctx: AppContext, data: string): Promise<string> {
   const a = recordArgs(data);
   if (!a) return '_none_'; // "No file specified": the application returns
-  if (!writable(a.path)) throw new RecordRefused(`record: cannot write ${a.path}`);
+  if (!writable(a.path)) throw new AppRefused(`record: cannot write ${a.path}`);
   setVar(ctx, 'playback_terminator_used', '');
   setVar(ctx, 'silence_hits_exhausted', 'false');
   ctx.fire('RECORD_START', [['Record-File-Path', a.path]]);

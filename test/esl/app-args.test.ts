@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { collectArgs, multisetPairs, playbackItems, playbackTerminators, recordArgs, recordSessionArgs, setMuteArgs, setPair, splitArgs } from '../../esl/apps/args';
 import { parseTerminators } from '../../esl/apps/collect';
+import { speakArgs } from '../../esl/apps/speak';
 import { parseTeletone } from '../../media-engine/dsp/teletone';
 
 describe('esl apps: arguments as mod_dptools reads them', () => {
@@ -48,6 +49,12 @@ describe('esl apps: arguments as mod_dptools reads them', () => {
     expect(recordArgs('/r.wav')).to.deep.equal({ path: '/r.wav', limitSecs: 0, silenceThresh: 0, silenceSecs: 0 });
     expect(recordSessionArgs('/s.wav +30 {a=b}')).to.deep.equal({ path: '/s.wav', limitSecs: 30 });
     expect(recordSessionArgs('/s.wav {a=b}')).to.deep.equal({ path: '/s.wav', limitSecs: 0 });
+  });
+
+  it('speak: engine|voice|text, voice|text or the text; the text keeps its own |', () => {
+    expect(speakArgs('espeak-ng|en-us|a|b')).to.deep.equal({ engine: 'espeak-ng', voice: 'en-us', text: 'a|b' });
+    expect(speakArgs('male|hello')).to.deep.equal({ engine: '', voice: 'male', text: 'hello' });
+    expect(speakArgs('hello')).to.deep.equal({ engine: '', voice: '', text: 'hello' });
   });
 
   it('set_mute, set and multiset', () => {

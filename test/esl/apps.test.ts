@@ -148,6 +148,28 @@ describe('esl: channel applications through fsmrf on the media engine', () => {
     expect(r.terminatorUsed).to.equal(null);
   });
 
+  it('record to a path the switch cannot write (relative, not .wav): the channel hangs up, as FreeSWITCH does', async () => {
+    const { ep } = await call();
+    const gone = new Promise<void>((resolve) => ep.once('destroy', () => resolve()));
+    void ep.record('relative.mp3').catch(() => undefined);
+    await gone;
+    expect(rig.esl.channels.has(ep.uuid)).to.equal(false);
+  });
+
+  it('speak through espeak-ng: the far end hears speech; an engine the switch does not have hangs the channel up', async () => {
+    const { ep, peer } = await call();
+    const heard = path.join(dir, 'spoken.wav');
+    const rec = await peer.startRecord(heard);
+    await ep.speak({ ttsEngine: 'espeak-ng', voice: 'en-us', text: 'one two three' });
+    await peer.stopRecord(heard);
+    await rec.done;
+    const loud = readWav(heard).samples.filter((v) => Math.abs(v) > 1000).length;
+    expect(loud).to.be.above(800); // over 0.1 s of voiced audio
+    const gone = new Promise<void>((resolve) => ep.once('destroy', () => resolve()));
+    void ep.speak({ ttsEngine: 'no-such-tts', voice: 'x', text: 'hello' }).catch(() => undefined);
+    await gone;
+  });
+
   it('recordSession returns at once; the file holds the call until stop_record_session', async () => {
     const { ep, peer } = await call();
     const c = await subscriber('RECORD_START RECORD_STOP');
