@@ -8,8 +8,10 @@
 import net from 'node:net';
 import type Srf from 'drachtio-srf';
 import { guardSocket } from '../core/net/socket-guard';
-import type { MediaServer } from '../media-engine';
+import type { DtmfEvent, MediaServer } from '../media-engine';
+import { AppRefused, appFor } from './apps';
 import { Channel } from './channel';
+import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
 import type { EslServer } from './server';
 
@@ -22,10 +24,19 @@ export function parseHostPort(v: string): { host: string; port: number } | null 
 
 const userOf = (aor: string) => /sip:([^@;>]+)@/.exec(aor)?.[1] ?? '';
 
+/** DTMF-Source as switch_channel_queue_dtmf names the engine's sources. */
+const DTMF_SOURCE: Record<DtmfEvent['source'], string> = { rfc2833: 'RTP', inband: 'INBAND_AUDIO', info: 'ENDPOINT' };
+
 /** One answered channel and what it holds. */
 class ChannelCall implements OutboundSession {
   listener: Listener | null = null;
   private ended = false;
+  /** the applications sendmsg asked for, one after another */
+  private queue: Promise<void> = Promise.resolve();
+  /** completes the application running now (a hang-up ends it) */
+  private running: (() => void) | null = null;
+  /** aborted at hang-up: a running application stops waiting, its timers cancelled */
+  private readonly abort = new AbortController();
 
   constructor(
     readonly channel: Channel,
@@ -33,45 +44,72 @@ class ChannelCall implements OutboundSession {
     private readonly esl: EslServer,
   ) {
     dialog.on('destroy', () => this.hangup('NORMAL_CLEARING', false));
+    // every digit the endpoint receives is a DTMF event (switch_channel_queue_dtmf); DTMF-Duration in samples at 8 kHz
+    channel.endpoint.on('dtmf', (e) =>
+      this.fire('DTMF', [
+        ['DTMF-Digit', e.dtmf],
+        ['DTMF-Duration', String(e.duration * 8)],
+        ['DTMF-Source', DTMF_SOURCE[e.source]],
+      ]),
+    );
   }
 
   /**
-   * A dialplan application on the channel (sendmsg execute): CHANNEL_EXECUTE, the application, then
-   * CHANNEL_EXECUTE_COMPLETE with the same Application-UUID (fsmrf waits for it). Served so far:
-   * `answer` (already answered), `set`/`export`, `hangup`. Any other application hangs the channel up
-   * with DESTINATION_OUT_OF_ORDER, as FreeSWITCH does for an application no module registered: never a
-   * silent success.
+   * A dialplan application on the channel (sendmsg execute), run after the ones before it (as
+   * FreeSWITCH with `event-lock`; `hangup` at once): CHANNEL_EXECUTE, the application (apps/index.ts), then
+   * CHANNEL_EXECUTE_COMPLETE with the same Application-UUID (fsmrf waits for it) and the
+   * Application-Response. An application not served hangs the channel up with
+   * DESTINATION_OUT_OF_ORDER, as FreeSWITCH does for one no module registered: never a silent success.
    */
   execute(app: string, arg: string, appUuid: string | undefined): void {
+    if (this.ended) return;
+    // `hangup` does not wait: FreeSWITCH runs a sendmsg that comes during an application inside it
+    // (switch_ivr_parse_all_events), so fsmrf's destroy ends a playback at once
+    if (app === 'hangup') return void this.run(app, arg, appUuid);
+    this.queue = this.queue.then(() => this.run(app, arg, appUuid)).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
+  }
+
+  private async run(app: string, arg: string, appUuid: string | undefined): Promise<void> {
     if (this.ended) return;
     const id: [string, string][] = [
       ['Application', app],
       ['Application-Data', arg],
     ];
     if (appUuid) id.push(['Application-UUID', appUuid]);
-    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_EXECUTE', id));
-    const done = (response: string) => this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_EXECUTE_COMPLETE', [...id, ['Application-Response', response]]));
-    switch (app) {
-      case 'answer':
-        return done('_none_');
-      case 'set':
-      case 'export': {
-        const eq = arg.indexOf('=');
-        if (eq > 0) this.channel.variables.set(arg.slice(0, eq), arg.slice(eq + 1));
-        else if (arg) this.channel.variables.delete(arg);
-        return done('_none_');
-      }
-      case 'hangup':
-        return this.hangup(arg.trim() || 'NORMAL_CLEARING');
-      default:
-        return this.hangup('DESTINATION_OUT_OF_ORDER');
+    this.fire('CHANNEL_EXECUTE', id);
+    if (app === 'hangup') return this.hangup(arg.trim() || 'NORMAL_CLEARING');
+    const impl = appFor(app);
+    if (!impl) return this.hangup('DESTINATION_OUT_OF_ORDER');
+    let completed = false;
+    const complete = (response: string) => {
+      if (completed) return;
+      completed = true;
+      this.running = null;
+      this.fire('CHANNEL_EXECUTE_COMPLETE', [...id, ['Application-Response', response]]);
+    };
+    // a hang-up while it runs ends it first: its completion comes before CHANNEL_HANGUP, as FreeSWITCH's
+    this.running = () => complete('_none_');
+    try {
+      complete(await impl({ channel: this.channel, fire: (n, own) => this.fire(n, own), signal: this.abort.signal }, arg));
+    } catch (e) {
+      if (this.ended) return complete('_none_');
+      if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
+      complete('_none_');
+      this.hangup('DESTINATION_OUT_OF_ORDER');
     }
+  }
+
+  /** A channel event to every connection subscribed to it. */
+  private fire(name: EventName, own: [string, string][] = []): void {
+    this.esl.publish(this.channel.event(this.esl.events, name, own));
   }
 
   /** Ends the channel once: BYE (unless the far end sent it), the endpoint, the events, the outbound socket. */
   hangup(cause: string, sendBye = true): void {
     if (this.ended) return;
     this.ended = true;
+    this.abort.abort();
+    this.running?.();
     this.channel.callState = 'HANGUP';
     this.channel.hangupCause = cause;
     // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)
@@ -79,8 +117,8 @@ class ChannelCall implements OutboundSession {
     void this.channel.endpoint.destroy().catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.esl.sessions.close(this.channel.uuid);
     this.esl.channels.delete(this.channel.uuid);
-    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_HANGUP', [['Hangup-Cause', cause]]));
-    this.esl.publish(this.channel.event(this.esl.events, 'CHANNEL_HANGUP_COMPLETE', [['Hangup-Cause', cause]]));
+    this.fire('CHANNEL_HANGUP', [['Hangup-Cause', cause]]);
+    this.fire('CHANNEL_HANGUP_COMPLETE', [['Hangup-Cause', cause]]);
     this.listener?.channelGone();
   }
 }

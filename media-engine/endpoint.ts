@@ -22,6 +22,9 @@ import type { EndpointEnd, EndpointEvents, EndpointStats, PlayCollectOptions, Pl
 export type { EndpointEnd, EndpointEndReason, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult, Recording } from './endpoint-types';
 import type { LegEventMessage, Method, ParamsAfterTarget, Result } from './worker/protocol';
 
+/** What play() takes: a file, URL or stream name, or a file started `seekSamples` (8 kHz samples) in. */
+export type PlaySpec = string | { file: string; seekSamples: number };
+
 /** startRecord()'s ids, unique in the process (a worker reports its recorder armed by it) */
 let nextArmId = 1;
 
@@ -87,8 +90,11 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     return r.localSdp;
   }
 
-  /** Plays files, URLs, silence_stream://ms or tone_stream://beep|ringback|dtmf:123, one after another. */
-  play(fileOrUrls: string | string[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
+  /**
+   * Plays files, URLs, silence_stream://ms, tone_stream://beep|ringback|dtmf:123 or a teletone script
+   * (tone_stream://%(on,off,freq…)), or a file from a sample on ({file, seekSamples}), one after another.
+   */
+  play(fileOrUrls: PlaySpec | PlaySpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     const list = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
     return this.call('play', list, opts);
   }

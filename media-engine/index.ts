@@ -6,6 +6,7 @@ export { MediaServer } from './media-server';
 export type { MediaServerOptions, MediaServerEvents, CreateEndpointOptions, WorkerStats } from './media-server';
 export type { WorkerRealtimeOptions, ScheduleChange } from './worker/realtime';
 export { Endpoint } from './endpoint';
+export type { PlaySpec } from './endpoint';
 export type { PlayCollectOptions, PlayCollectResult, EndpointStats, EndpointEvents, EndpointEnd, EndpointEndReason, Recording } from './endpoint';
 export { Conference } from './conference';
 export type { ConferenceEvents, ConferenceEndReason } from './conference';

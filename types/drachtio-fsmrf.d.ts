@@ -34,6 +34,57 @@ declare module 'drachtio-fsmrf' {
     dtmfType?: string;
     execute(app: string, arg?: string): Promise<unknown>;
     destroy(): Promise<void>;
+    /** playback: resolves with the playback_* variables of CHANNEL_EXECUTE_COMPLETE; rejects `File Not Found` */
+    play(file: string | string[] | PlaybackOptions): Promise<PlaybackResult>;
+    /** play_and_get_digits (header values as the switch sent them; null when absent) */
+    playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult>;
+    record(file: string, opts?: { timeLimitSecs?: number; silenceThresh?: number; silenceHits?: number }): Promise<RecordResult>;
+    recordSession(...args: string[]): Promise<unknown>;
+    /** speak `<ttsEngine>|<voice>|<text>` */
+    speak(opts: { ttsEngine: string; voice: string; text: string }): Promise<unknown>;
+    /** set_mute read true / false */
+    mute(): Promise<unknown>;
+    unmute(): Promise<unknown>;
+  }
+
+  export interface PlaybackOptions {
+    file: string;
+    seekOffset?: number;
+    timeoutSecs?: number;
+  }
+
+  export interface PlaybackResult {
+    playbackSeconds: string | null;
+    playbackMilliseconds: string | null;
+    playbackLastOffsetPos: string | null;
+  }
+
+  export interface PlayCollectOptions {
+    file: string;
+    min?: number;
+    max?: number;
+    tries?: number;
+    timeout?: number;
+    terminators?: string;
+    invalidFile?: string;
+    varName?: string;
+    regexp?: string;
+    digitTimeout?: number;
+  }
+
+  export interface PlayCollectResult {
+    digits: string | null;
+    invalidDigits: string | null;
+    terminatorUsed: string | null;
+    playbackSeconds: string | null;
+    playbackMilliseconds: string | null;
+  }
+
+  export interface RecordResult {
+    terminatorUsed: string | null;
+    recordSeconds: string | null;
+    recordMilliseconds: string | null;
+    recordSamples: string | null;
   }
 
   export class MediaServer extends EventEmitter {
@@ -43,14 +94,14 @@ declare module 'drachtio-fsmrf' {
     maxSessions: number;
     currentSessions: number;
     cps: number;
-    hostname?: string;
-    v4address?: string;
-    v6address?: string;
-    fsVersion?: string;
+    hostname: string | null;
+    v4address: string | null;
+    v6address: string | null;
+    fsVersion: string | null;
     cpuIdle?: number;
     hasCapability(capability: string | string[]): boolean;
     api(command: string): Promise<string>;
-    createEndpoint(opts?: { remoteSdp?: string; codecs?: string | string[] }): Promise<Endpoint>;
+    createEndpoint(opts?: { remoteSdp: string | null; codecs?: string | string[] }): Promise<Endpoint>;
     connected(): boolean;
     disconnect(): void;
   }

@@ -9,14 +9,16 @@ import os from 'node:os';
 import { EgressPolicy, type EgressSettings } from '../../core/net';
 import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
-import { beep, dtmfTones, ringback, silence } from '../dsp/tones';
+import { parseTeletone } from '../dsp/teletone';
+import { beep, dtmfTones, ringback, silence, ToneSource } from '../dsp/tones';
 import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
 import { createTtsProvider, type CachedTtsProvider, type TtsOptions } from '../tts';
 import { StreamedSpeech } from '../tts/streamed-speech';
 import { loadEspeakLanguages } from '../tts/espeak';
 import type { SynthesisReport } from '../player';
 
-export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string };
+/** A file or stream name; text to say; or a file started `seekSamples` (8 kHz samples) in (FreeSWITCH's `file@@N`). */
+export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string } | { file: string; seekSamples: number };
 
 let cacheDir = path.join(os.tmpdir(), 'media-engine-cache');
 let ttsProvider = 'espeak-ng';
@@ -55,7 +57,7 @@ function provider(name: string): CachedTtsProvider {
 
 /** Resolves a play request to a frame source (a synthesis told to `synthesized`). Rejects with "File Not Found" for missing files. */
 export async function resolveSource(spec: SourceSpec, wideband = false, synthesized?: (r: SynthesisReport) => void): Promise<FrameSource> {
-  if (typeof spec === 'object' && spec && typeof spec.say === 'string') {
+  if (typeof spec === 'object' && spec && 'say' in spec && typeof spec.say === 'string') {
     const ssml = /^\s*<speak[\s>]/i.test(spec.say);
     const name = spec.provider ?? ttsProvider;
     const startedAt = Date.now();
@@ -68,6 +70,10 @@ export async function resolveSource(spec: SourceSpec, wideband = false, synthesi
     synthesized?.({ provider: name, cached: r.cached === true, startedAt, endedAt, firstAudioAt: endedAt });
     return openPreparedReader(r.path);
   }
+  if (typeof spec === 'object' && spec && 'file' in spec) {
+    if (typeof spec.file !== 'string' || !spec.file || !(spec.seekSamples >= 0)) throw new Error('invalid play source');
+    return openFile(spec.file, wideband, spec.seekSamples / 8);
+  }
   if (typeof spec !== 'string' || !spec) throw new Error('invalid play source');
   const silenceMatch = /^silence_stream:\/\/(\d+)/.exec(spec);
   if (silenceMatch) return silence(Number(silenceMatch[1]));
@@ -77,11 +83,17 @@ export async function resolveSource(spec: SourceSpec, wideband = false, synthesi
     if (tone[1].toLowerCase() === 'ringback') return ringback();
     return dtmfTones(tone[2]);
   }
+  if (/^tone_stream:\/\/%/i.test(spec)) return new ToneSource(parseTeletone(spec.slice('tone_stream://'.length)));
+  return openFile(spec, wideband, 0);
+}
+
+/** A file or URL, converted and cached, read from `startMs` on. */
+async function openFile(spec: string, wideband: boolean, startMs: number): Promise<FrameSource> {
   const source = spec.startsWith('file://') ? spec.slice(7) : spec;
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
     const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress, wideband });
-    return openPreparedReader(prepared.path);
+    return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
   } catch (e) {
     if (e instanceof AudioSourceError && isUrl(source)) throw urlFailure(e, source);
     if (e instanceof AudioSourceError && e.code === 'NOT_FOUND') throw new Error(`File Not Found: ${source}`);

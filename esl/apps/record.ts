@@ -1,0 +1,68 @@
+/**
+ * `record` (switch_ivr_record_file), `record_session` and `stop_record_session` (switch_ivr_async's
+ * media bug) on the channel's engine endpoint: a 16-bit mono WAV at the leg's rate, RECORD_START /
+ * RECORD_STOP with Record-File-Path, and the record_* variables. `record` blocks the channel until a
+ * terminator (`playback_terminators`), the time limit or the silence limit; `record_session` returns
+ * at once and records until stopped, its limit, or the hang-up.
+ */
+import path from 'node:path';
+import type { RecordResult } from '../../media-engine';
+import { playbackTerminators, recordArgs, recordSessionArgs } from './args';
+import { AppRefused, setVar, varOf, type AppContext } from './context';
+
+/** A path the engine can write as FreeSWITCH would open it: absolute, a `.wav` (the one format written here). */
+const writable = (p: string) => path.isAbsolute(p) && /\.wav$/i.test(p);
+
+/** The record_* variables of a finished recording (samples at the file's rate). */
+function recordVars(ctx: AppContext, r: RecordResult): void {
+  const samples = Math.round((r.recordMilliseconds * r.rate) / 1000);
+  setVar(ctx, 'record_samples', String(samples));
+  setVar(ctx, 'record_seconds', String(Math.floor(samples / r.rate)));
+  setVar(ctx, 'record_ms', String(Math.floor(samples / (r.rate / 1000))));
+}
+
+/** record_function: `<path> [time_limit_secs] [silence_thresh] [silence_hits]`. */
+export async function record(ctx: AppContext, data: string): Promise<string> {
+  const a = recordArgs(data);
+  if (!a) return '_none_'; // "No file specified": the application returns
+  if (!writable(a.path)) throw new AppRefused(`record: cannot write ${a.path}`);
+  setVar(ctx, 'playback_terminator_used', '');
+  setVar(ctx, 'silence_hits_exhausted', 'false');
+  ctx.fire('RECORD_START', [['Record-File-Path', a.path]]);
+  const r = await ctx.channel.endpoint.record(a.path, {
+    duration: a.limitSecs,
+    end_of_silence: a.silenceSecs,
+    silenceThreshold: a.silenceThresh || undefined,
+    end_of_key: playbackTerminators(varOf(ctx, 'playback_terminators')),
+  });
+  if (r.terminatorUsed) setVar(ctx, 'playback_terminator_used', r.terminatorUsed);
+  if (r.reason === 'end_of_silence') setVar(ctx, 'silence_hits_exhausted', 'true');
+  recordVars(ctx, r);
+  ctx.fire('RECORD_STOP', [['Record-File-Path', a.path]]);
+  return '_none_';
+}
+
+/** record_session: `<path> [+<limit secs>] [{vars}]`; done once the recorder is armed, RECORD_STOP when it ends. */
+export async function recordSession(ctx: AppContext, data: string): Promise<string> {
+  const a = recordSessionArgs(data);
+  if (!a) return '_none_';
+  if (!writable(a.path)) return '_none_'; // the media bug fails to open the file; the call goes on (switch_ivr_record_session)
+  const rec = await ctx.channel.endpoint.startRecord(a.path, { duration: a.limitSecs });
+  ctx.fire('RECORD_START', [['Record-File-Path', a.path]]);
+  void rec.done.then(
+    (r) => {
+      recordVars(ctx, r);
+      ctx.fire('RECORD_STOP', [['Record-File-Path', a.path]]);
+    },
+    () => ctx.fire('RECORD_STOP', [['Record-File-Path', a.path]]),
+  );
+  return '_none_';
+}
+
+/** stop_record_session: `<path>` or `all`. */
+export async function stopRecordSession(ctx: AppContext, data: string): Promise<string> {
+  const which = data.trim();
+  if (!which) return '_none_';
+  await ctx.channel.endpoint.stopRecord(which.toLowerCase() === 'all' ? undefined : which);
+  return '_none_';
+}
