@@ -20,7 +20,7 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The issue's target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 2;
+const MAX_ALLOWED = 1;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
@@ -28,7 +28,6 @@ const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'after
 /** The long functions still waiting to be split, as "path name"; this list may only shrink. */
 const ALLOWED: string[] = [
   'scripts/bench/ai/turn-taking.ts round',
-  'scripts/soak/run.ts main',
 ];
 
 export interface LongFunction {
