@@ -20,14 +20,13 @@ export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 // The target is 20 (53, "Size back under control"); the list is capped at its length today and
 // only shrinks: lower this with every entry split.
-const MAX_ALLOWED = 1;
+const MAX_ALLOWED = 0;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
 const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
 
 /** The long functions still waiting to be split, as "path name"; this list may only shrink. */
 const ALLOWED: string[] = [
-  'scripts/bench/ai/turn-taking.ts round',
 ];
 
 export interface LongFunction {
