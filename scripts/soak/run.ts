@@ -111,7 +111,7 @@ async function soakDatabase(baseUrl: string): Promise<{ db: Knex; dbUrl: string 
 }
 
 /** sip-server, media-app and control-api as processes (pushed to `procs` as they start); resolves once media-app and control-api are ready. */
-async function startPlatform(procs: Proc[], common: Record<string, string>, ports: { sipPort: number; drachtioPort: number; httpPort: number }, probeDir: string): Promise<void> {
+async function startProcesses(procs: Proc[], common: Record<string, string>, ports: { sipPort: number; drachtioPort: number; httpPort: number }, probeDir: string): Promise<void> {
   const { sipPort, drachtioPort, httpPort } = ports;
   const secret = randomBytes(8).toString('hex');
   const rtpMin = 40000;
@@ -361,7 +361,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
   try {
-    await startPlatform(procs, common, { sipPort, drachtioPort, httpPort }, probeDir);
+    await startProcesses(procs, common, { sipPort, drachtioPort, httpPort }, probeDir);
     const account = await provision(db);
     await soak(o, { db, procs, probeDir, sipPort, httpPort, account });
   } finally {

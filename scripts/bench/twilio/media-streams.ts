@@ -227,8 +227,6 @@ async function clearToSilence(streamed: PlacedCall[], conns: TwilioConn[]): Prom
   return streamed.map((c, i) => silenceFrom(c, clearAt[i]!) - clearAt[i]!);
 }
 
-const f1 = (x: number) => x.toFixed(1);
-
 /** The figures of one run, as its report (markdown) and its summary line. */
 function runReport(
   CALLS: number,
@@ -237,7 +235,7 @@ function runReport(
   const { loads, rampMs, n, w, toSilence, loopAfter } = r;
   const { firstAudio, cold, perRound } = r.audio;
   const { ms, rtpGot, mediaGot, gaps, loop } = w;
-  const f = f1;
+  const f = (x: number) => x.toFixed(1);
   const expected = ms / 20;
   const loss = (got: number[]) => got.reduce((n, g) => n + Math.max(0, expected - 1 - g), 0) / (expected * got.length);
   const perStream = (cpuMs: number) => ((cpuMs / ms) * 1000) / n;
