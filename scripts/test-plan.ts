@@ -110,9 +110,9 @@ export function readTimes(file: string): TimesTable {
   return { note, seconds, ...(heavy ? { heavy } : {}), ...(realtime ? { realtime } : {}) };
 }
 
-/** The entries of the table's "realtime" list that name no file or directory under `root`. */
-export function missingRealtime(root: string, times: TimesTable): string[] {
-  return (times.realtime ?? []).filter((f) => !fs.existsSync(path.join(root, f)));
+/** The entries of the table's "heavy" and "realtime" lists that name no file or directory under `root`, by list. */
+export function missingListed(root: string, times: TimesTable): { list: 'heavy' | 'realtime'; entries: string[] }[] {
+  return (['heavy', 'realtime'] as const).map((list) => ({ list, entries: (times[list] ?? []).filter((f) => !fs.existsSync(path.join(root, f))) })).filter((m) => m.entries.length > 0);
 }
 
 /** The table's seconds per byte of spec file, over the directories it lists that exist under `root`. */

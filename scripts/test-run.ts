@@ -25,7 +25,8 @@
  * other mocha process shares) are taken out of the pool's shards and run once the pool has ended, as
  * one more mocha process alone: the real-time lane, shard n of n (the pool's shards are 1..n-1, so it
  * has its own port slice; at most MAX_TEST_SHARDS in all), with its own output, summary, time limit and
- * line like any shard, its counts in the sum. An entry of the list that names no file stops the run.
+ * line like any shard, its counts in the sum. An entry of either list ("heavy", "realtime") that names no
+ * spec file or directory stops the run before any shard starts.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
  * seconds per directory into the table.
  * Retries: none, but for the quarantine list (test/support/quarantine.json, scripts/quarantine.ts). A test
@@ -44,7 +45,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeEntry, missingSpecFiles, QUARANTINE_FILE, quarantineKey, readQuarantine, type QuarantineEntry } from './quarantine';
-import { findTestFiles, fileSeconds, mergeTimes, missingRealtime, readTimes, shardLimitSeconds, slowest, splitRealtime, units, type Shard } from './test-plan';
+import { findTestFiles, fileSeconds, mergeTimes, missingListed, readTimes, shardLimitSeconds, slowest, splitRealtime, units, type Shard } from './test-plan';
 import { overlaps, planLane, planRun, poolOrder, poolSettings, runPool, tally, type PlannedShard } from './test-pool';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -272,8 +273,9 @@ async function runSharded(): Promise<number> {
   if (missing.length) throw new Error(`${QUARANTINE_FILE}: no such spec file: ${missing.map((e) => e.file).join(', ')} (remove or mend the entry)`);
   const roots = (process.env.TEST_DIRS ?? '').split(/\s+/).filter(Boolean);
   const table = readTimes(TIMES);
-  const gone = missingRealtime(ROOT, table);
-  if (gone.length) throw new Error(`${path.relative(ROOT, TIMES)}: "realtime" names no such spec file or directory: ${gone.join(', ')} (remove or mend the entry)`);
+  const gone = missingListed(ROOT, table);
+  if (gone.length)
+    throw new Error(`${path.relative(ROOT, TIMES)}: ${gone.map((g) => `"${g.list}" names no such spec file or directory: ${g.entries.join(', ')}`).join('; ')} (remove or mend the entry)`);
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
   const split = splitRealtime(ROOT, files, table);
   const all = units(ROOT, split.pool, table);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileSeconds, findTestFiles, missingRealtime, partition, readTimes, splitRealtime, units, type Unit } from '../../scripts/test-plan';
+import { fileSeconds, findTestFiles, missingListed, partition, readTimes, splitRealtime, units, type Unit } from '../../scripts/test-plan';
 import {
   CI_SHARD_LIMIT_S,
   defaultShardCount,
@@ -204,8 +204,12 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       expect(byDir.lane.map((u) => u.dir)).to.deep.equal(files.filter((f) => f.startsWith('test/core/')));
       expect(byDir.lane.every((u) => u.estimated && u.seconds >= 1)).to.equal(true);
       expect(splitRealtime(ROOT, files, { seconds: {} }).lane, 'no list, no lane').to.deep.equal([]);
-      expect(missingRealtime(ROOT, table), "every entry of the repository's list exists").to.deep.equal([]);
-      expect(missingRealtime(ROOT, { seconds: {}, realtime: ['test/ai', 'test/ai/gone.test.ts'] })).to.deep.equal(['test/ai/gone.test.ts']);
+      expect(missingListed(ROOT, table), "every entry of the repository's lists exists").to.deep.equal([]);
+      expect(missingListed(ROOT, { seconds: {}, realtime: ['test/ai', 'test/ai/gone.test.ts'] })).to.deep.equal([{ list: 'realtime', entries: ['test/ai/gone.test.ts'] }]);
+      expect(missingListed(ROOT, { seconds: {}, heavy: ['test/scale', 'test/gone'], realtime: ['test/ai/gone.test.ts'] })).to.deep.equal([
+        { list: 'heavy', entries: ['test/gone'] },
+        { list: 'realtime', entries: ['test/ai/gone.test.ts'] },
+      ]);
     });
 
     it('runs after the pool has ended, as one more shard numbered after the pool’s, alone', () => {

@@ -472,6 +472,22 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       }
     });
 
+    it('a "heavy" entry that names no spec file or directory stops the run at once, as a "realtime" one does', async () => {
+      const times = path.join(repo, 'test/support/test-times.json');
+      const before = fs.readFileSync(times, 'utf8');
+      try {
+        fs.writeFileSync(times, JSON.stringify({ seconds: { 'test/a': 10, 'test/c': 1 }, heavy: ['test/a/one.test.ts', 'test/a/gone.test.ts', 'test/gone'] }));
+        const gone = await run(repo, [], { ...env(), TEST_DIRS: 'test/a test/c' });
+        expect(gone.code, gone.out).to.equal(2);
+        expect(gone.out)
+          .to.include('test/support/test-times.json: "heavy" names no such spec file or directory: test/a/gone.test.ts, test/gone (remove or mend the entry)')
+          .and.not.include('──── shard');
+        expect(gone.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
+      } finally {
+        fs.writeFileSync(times, before);
+      }
+    });
+
     it('arguments narrow to one plain mocha run', async () => {
       const { code, out } = await run(repo, ['test/b/*.test.ts'], env());
       expect(code, out).to.equal(1);

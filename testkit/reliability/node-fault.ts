@@ -92,6 +92,176 @@ function wavSeconds(file: string): number {
   }
 }
 
+interface MediaAppChild {
+  proc: ChildProcess;
+  exited: Promise<void>;
+}
+
+/** media-app/main.ts as a child process on the sip-server's drachtio port; resolves once it says READY (killed if it never does). */
+async function spawnMediaApp(o: NodeFaultOptions, env: { prefix: string; dataDir: string; nodeId: string; drachtioPort: number; rtpMin: number }): Promise<MediaAppChild> {
+  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: o.databaseUrl,
+      REDIS_URL: o.redisUrl,
+      REDIS_KEY_PREFIX: env.prefix,
+      DATA_DIR: env.dataDir,
+      SIP_DOMAIN: 'sip.test',
+      JWT_SECRET: 'z'.repeat(40),
+      DRACHTIO_HOST: '127.0.0.1',
+      DRACHTIO_PORT: String(env.drachtioPort),
+      DRACHTIO_SECRET: SECRET,
+      MEDIA_APP_NODE_ID: env.nodeId,
+      MEDIA_APP_HEARTBEAT_MS: '1500',
+      RTP_PORT_MIN: String(env.rtpMin),
+      RTP_PORT_MAX: String(env.rtpMin + 199),
+      MEDIA_WORKERS: '1',
+      MEDIA_APP_READY_LINE: '1',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  try {
+    await until(() => out.includes('READY'), 30_000, `media-app ready; output: ${out}`);
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw e;
+  }
+  return { proc, exited };
+}
+
+/** A customer with a trunk by address and two numbers: the first one's flow records, both talk for minutes. */
+async function provision(db: Knex): Promise<{ cid: string; numbers: string[] }> {
+  const cid = (await repos(db).customers.create({ email: `nf${Date.now()}${randomBytes(2).toString('hex')}@example.test`, status: 'active', name: 'nf' })).id;
+  await trunksRepo(db).create(cid, `nf${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.0/8'] });
+  const talk = { type: 'talk', option: { text: 'This is a long announcement that keeps the line busy. '.repeat(30), language: 'en-US' } };
+  const numbers: string[] = [];
+  for (const record of [true, false]) {
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions(record ? [{ type: 'answer' }, { type: 'recording_start', option: {} }, talk] : [{ type: 'answer' }, talk]),
+    } as never);
+    const number = `+8997${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    numbers.push(number);
+  }
+  return { cid, numbers };
+}
+
+/** Half the calls (rounded up) to the recorded number, the rest to the other, each sipp waiting for the BYE; resolves once every call is progressing, with its call ids. */
+async function callsUp(o: NodeFaultOptions, rig: { cid: string; numbers: string[]; sipPort: number; dataDir: string; sinks: RtpSink[] }) {
+  const { db } = o;
+  const { cid, sipPort, sinks } = rig;
+  const half = [Math.ceil(o.calls / 2), Math.floor(o.calls / 2)];
+  const callers = await Promise.all(
+    rig.numbers.map(async (n, i) => {
+      const sink = await RtpSink.open();
+      sinks.push(sink);
+      return sipp(
+        uacWaitsForBye(`${n}@127.0.0.1:${sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 120_000 }),
+        [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', String(half[i]), '-r', '20', '-l', String(half[i]), '-timeout', '150s'],
+        { killAfterMs: 160_000 },
+      );
+    }),
+  );
+  const up = await until(
+    async () => {
+      const r = await db('calls').where({ customer_id: cid, status: 'progressing' }).select('id');
+      return r.length === o.calls ? r.map((x) => x.id as string) : null;
+    },
+    30_000 + o.calls * 200,
+    `${o.calls} calls up`,
+  );
+  await until(async () => (await db('recordings').where({ customer_id: cid, status: 'recording' })).length === half[0], 10_000, 'recordings running');
+  await sleep(o.upMs ?? 2500);
+  // and every recording's file holds more than a second of audio (its flushes come later on a loaded machine)
+  await until(
+    async () => (await db('recordings').where({ customer_id: cid })).every((r: { filenames: string[] }) => wavSeconds(path.join(rig.dataDir, 'recordings', r.filenames[0]!)) > 1.2),
+    15_000,
+    'a second of every recording on disk',
+  );
+  return { callers, up };
+}
+
+/**
+ * The fault: the node is frozen (SIGSTOP), commands for its calls are queued at once (its heartbeat runs
+ * out a few seconds from now), then it is killed with them in its queue. Returns the queued commands and the kill's time.
+ */
+async function freezeAndKill(node: MediaAppChild, bus: CommandBus, up: string[]): Promise<{ queued: { id: string; type: string }[]; killedAt: number }> {
+  node.proc.kill('SIGSTOP');
+  const commands = [
+    ...up.slice(1, 4).map((callId) => ({ type: 'call.hangup' as const, callId })),
+    ...up.slice(4, 7).map((callId) => ({ type: 'call.mute' as const, callId, direction: 'in' as const, on: true })),
+    ...up.slice(7, 9).map((callId) => ({ type: 'call.recording_stop' as const, callId })),
+  ];
+  const sent = await Promise.all(commands.map((c) => bus.toCallOwner(c)));
+  const queued = sent.map((s, i) => ({ id: s?.commandId ?? 'not-queued', type: commands[i]!.type }));
+  const killedAt = Date.now();
+  node.proc.kill('SIGKILL');
+  await node.exited;
+  return { queued, killedAt };
+}
+
+/** Every caller's end (its BYE answered): the results, and the time from the kill to the last one. */
+async function byes(callers: { done: Promise<SippResult> }[], killedAt: number): Promise<{ sippResults: SippResult[]; byeMs: number }> {
+  const sippResults: SippResult[] = [];
+  let byeMs = 0;
+  await Promise.all(
+    callers.map((c) =>
+      c.done.then((r) => {
+        byeMs = Math.max(byeMs, Date.now() - killedAt);
+        sippResults.push(r);
+      }),
+    ),
+  );
+  return { sippResults, byeMs };
+}
+
+/** The call_hangup events of the customer on the event stream, counted per call. */
+async function hangupEvents(redis: Redis, cid: string): Promise<Map<string, number>> {
+  const events = new Map<string, number>();
+  for (const [, fields] of (await redis.xrange('events', '-', '+')) as [string, string[]][]) {
+    const e = JSON.parse(fields[fields.indexOf('e') + 1]!);
+    if (e.customer_id === cid && e.event_type === 'call_hangup') events.set(e.resource_id, (events.get(e.resource_id) ?? 0) + 1);
+  }
+  return events;
+}
+
+/** Each recording's file as the sweep left it: the header's declared size against the file's, its duration by us and by sox. */
+async function recordingsOnDisk(db: Knex, cid: string, dataDir: string): Promise<NodeFaultResult['recordings']> {
+  const recordings: NodeFaultResult['recordings'] = [];
+  for (const r of await db('recordings').where({ customer_id: cid })) {
+    const file = path.join(dataDir, 'recordings', r.filenames[0]);
+    const info = readWavInfo(file);
+    const declared = fs.readFileSync(file).readUInt32LE(40);
+    const soxSeconds = Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim());
+    recordings.push({ id: r.id, status: r.status, file, declaredBytes: declared, fileBytes: fs.statSync(file).size, durationMs: info.durationMs, soxSeconds });
+  }
+  return recordings;
+}
+
+/** The dead node's queue: each queued command's job, and the command applied before the fault with its call's mute. */
+async function commandOutcomes(
+  o: { db: Knex; bus: CommandBus; nodeId: string },
+  queued: { id: string; type: string }[],
+  applied: { commandId: string; callId: string },
+): Promise<Pick<NodeFaultResult, 'commands' | 'appliedBefore'>> {
+  const q = o.bus.queue(nodeQueueName(o.nodeId));
+  const commands: NodeFaultResult['commands'] = [];
+  for (const c of queued) {
+    const job = await q.getJob(c.id);
+    commands.push({ id: c.id, type: c.type, state: job ? await job.getState() : 'missing', reason: job?.failedReason ?? '', attempts: job?.attemptsMade ?? -1 });
+  }
+  const appliedJob = await q.getJob(applied.commandId);
+  const mute = (await o.db('calls').where({ id: applied.callId }).first())!.mute_direction as string;
+  return { commands, appliedBefore: { state: appliedJob ? await appliedJob.getState() : 'missing', attempts: appliedJob?.attemptsMade ?? -1, mute } };
+}
+
 export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult> {
   const { db } = o;
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -105,111 +275,22 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
   const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: 250, dataDir });
   const reports: SweepReport[] = [];
   const bus = new CommandBus({ redis, keyPrefix: prefix });
-  let proc: ChildProcess | null = null;
+  let node: MediaAppChild | null = null;
   const sinks: RtpSink[] = [];
   try {
-    proc = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: o.databaseUrl,
-        REDIS_URL: o.redisUrl,
-        REDIS_KEY_PREFIX: prefix,
-        DATA_DIR: dataDir,
-        SIP_DOMAIN: 'sip.test',
-        JWT_SECRET: 'z'.repeat(40),
-        DRACHTIO_HOST: '127.0.0.1',
-        DRACHTIO_PORT: String(drachtioPort),
-        DRACHTIO_SECRET: SECRET,
-        MEDIA_APP_NODE_ID: nodeId,
-        MEDIA_APP_HEARTBEAT_MS: '1500',
-        RTP_PORT_MIN: String(rtpMin),
-        RTP_PORT_MAX: String(rtpMin + 199),
-        MEDIA_WORKERS: '1',
-        MEDIA_APP_READY_LINE: '1',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    proc.stdout!.on('data', (d) => (out += d));
-    proc.stderr!.on('data', (d) => (out += d));
-    const exited = new Promise<void>((r) => proc!.once('exit', () => r()));
-    await until(() => out.includes('READY'), 30_000, `media-app ready; output: ${out}`);
+    node = await spawnMediaApp(o, { prefix, dataDir, nodeId, drachtioPort, rtpMin });
     sweeper.start((r) => reports.push(r));
-
-    const cid = (await repos(db).customers.create({ email: `nf${Date.now()}${randomBytes(2).toString('hex')}@example.test`, status: 'active', name: 'nf' })).id;
-    await trunksRepo(db).create(cid, `nf${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.0/8'] });
-    const talk = { type: 'talk', option: { text: 'This is a long announcement that keeps the line busy. '.repeat(30), language: 'en-US' } };
-    const numbers: string[] = [];
-    for (const record of [true, false]) {
-      const flow = await flowsRepo(db).create({
-        customer_id: cid,
-        actions: parseActions(record ? [{ type: 'answer' }, { type: 'recording_start', option: {} }, talk] : [{ type: 'answer' }, talk]),
-      } as never);
-      const number = `+8997${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
-      await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
-      numbers.push(number);
-    }
-    const half = [Math.ceil(o.calls / 2), Math.floor(o.calls / 2)];
-    const callers = await Promise.all(
-      numbers.map(async (n, i) => {
-        const sink = await RtpSink.open();
-        sinks.push(sink);
-        return sipp(
-          uacWaitsForBye(`${n}@127.0.0.1:${sipPort}`, 'pbx', sink.port, { byeTimeoutMs: 120_000 }),
-          [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', String(half[i]), '-r', '20', '-l', String(half[i]), '-timeout', '150s'],
-          { killAfterMs: 160_000 },
-        );
-      }),
-    );
-    const up = await until(
-      async () => {
-        const r = await db('calls').where({ customer_id: cid, status: 'progressing' }).select('id');
-        return r.length === o.calls ? r.map((x) => x.id as string) : null;
-      },
-      30_000 + o.calls * 200,
-      `${o.calls} calls up`,
-    );
-    await until(async () => (await db('recordings').where({ customer_id: cid, status: 'recording' })).length === half[0], 10_000, 'recordings running');
-    await sleep(o.upMs ?? 2500);
-    // and every recording's file holds more than a second of audio (its flushes come later on a loaded machine)
-    await until(
-      async () => (await db('recordings').where({ customer_id: cid })).every((r: { filenames: string[] }) => wavSeconds(path.join(dataDir, 'recordings', r.filenames[0]!)) > 1.2),
-      15_000,
-      'a second of every recording on disk',
-    );
-    const ports = udpPortsOf(proc.pid!);
+    const { cid, numbers } = await provision(db);
+    const { callers, up } = await callsUp(o, { cid, numbers, sipPort, dataDir, sinks });
+    const ports = udpPortsOf(node.proc.pid!);
 
     // a command applied before the fault: it must stay applied once
     const mutedId = up[0]!;
     const applied = (await bus.toCallOwner({ type: 'call.mute', callId: mutedId, direction: 'both', on: true }))!;
     await until(async () => (await bus.queue(nodeQueueName(nodeId)).getJobState(applied.commandId)) === 'completed', 10_000, 'mute applied');
 
-    // commands queued while the node is frozen, then the node dies with them in its queue
-    proc.kill('SIGSTOP');
-    const commands = [
-      ...up.slice(1, 4).map((callId) => ({ type: 'call.hangup' as const, callId })),
-      ...up.slice(4, 7).map((callId) => ({ type: 'call.mute' as const, callId, direction: 'in' as const, on: true })),
-      ...up.slice(7, 9).map((callId) => ({ type: 'call.recording_stop' as const, callId })),
-    ];
-    // at once: the frozen node's heartbeat runs out a few seconds from now
-    const sent = await Promise.all(commands.map((c) => bus.toCallOwner(c)));
-    const queued = sent.map((s, i) => ({ id: s?.commandId ?? 'not-queued', type: commands[i]!.type }));
-    const killedAt = Date.now();
-    proc.kill('SIGKILL');
-    await exited;
-
-    const sippResults: SippResult[] = [];
-    let byeMs = 0;
-    await Promise.all(
-      callers.map((c) =>
-        c.done.then((r) => {
-          byeMs = Math.max(byeMs, Date.now() - killedAt);
-          sippResults.push(r);
-        }),
-      ),
-    );
+    const { queued, killedAt } = await freezeAndKill(node, bus, up);
+    const { sippResults, byeMs } = await byes(callers, killedAt);
     const rows = await until(
       async () => {
         const r = await db('calls').where({ customer_id: cid }).select('id', 'status', 'hangup_by', 'hangup_reason', 'mute_direction');
@@ -221,29 +302,10 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
     const finalisedMs = Date.now() - killedAt;
     await until(() => reports.some((r) => r.nodeId === nodeId), 20_000, 'sweep report');
 
-    const hangupEvents = new Map<string, number>();
-    for (const [, fields] of (await redis.xrange('events', '-', '+')) as [string, string[]][]) {
-      const e = JSON.parse(fields[fields.indexOf('e') + 1]!);
-      if (e.customer_id === cid && e.event_type === 'call_hangup') hangupEvents.set(e.resource_id, (hangupEvents.get(e.resource_id) ?? 0) + 1);
-    }
-    const recordings = [];
-    for (const r of await db('recordings').where({ customer_id: cid })) {
-      const file = path.join(dataDir, 'recordings', r.filenames[0]);
-      const info = readWavInfo(file);
-      const declared = fs.readFileSync(file).readUInt32LE(40);
-      const soxSeconds = Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim());
-      recordings.push({ id: r.id, status: r.status, file, declaredBytes: declared, fileBytes: fs.statSync(file).size, durationMs: info.durationMs, soxSeconds });
-    }
+    const events = await hangupEvents(redis, cid);
+    const recordings = await recordingsOnDisk(db, cid, dataDir);
     let freed = 0;
     for (const p of ports) if (await bindable(p)) freed++;
-    const q = bus.queue(nodeQueueName(nodeId));
-    const jobs = [];
-    for (const c of queued) {
-      const job = await q.getJob(c.id);
-      jobs.push({ id: c.id, type: c.type, state: job ? await job.getState() : 'missing', reason: job?.failedReason ?? '', attempts: job?.attemptsMade ?? -1 });
-    }
-    const appliedJob = await q.getJob(applied.commandId);
-    const mute = (await db('calls').where({ id: mutedId }).first())!.mute_direction as string;
     return {
       calls: o.calls,
       byeAll: sippResults.every((r) => r.code === 0),
@@ -251,17 +313,16 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
       byeMs,
       finalisedMs,
       rows,
-      hangupEvents,
+      hangupEvents: events,
       recordings,
       rtpPorts: ports.length,
       rtpPortsFreed: freed,
-      commands: jobs,
-      appliedBefore: { state: appliedJob ? await appliedJob.getState() : 'missing', attempts: appliedJob?.attemptsMade ?? -1, mute },
+      ...(await commandOutcomes({ db, bus, nodeId }, queued, { commandId: applied.commandId, callId: mutedId })),
       reports,
       sipDialogsLeft: drachtio.engine.stats().dialogs,
     };
   } finally {
-    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    if (node && node.proc.exitCode === null && node.proc.signalCode === null) node.proc.kill('SIGKILL');
     for (const s of sinks) s.close();
     await sweeper.stop();
     await bus.close();

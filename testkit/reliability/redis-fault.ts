@@ -72,6 +72,89 @@ export interface RedisFaultResult {
   restartMs: number;
 }
 
+type Extension = Awaited<ReturnType<typeof createExtension>>;
+
+/** A phone registers an extension from its own port: the extension, its address-of-record and port, and the bindings the registrar holds. */
+async function registeredPhone(p: Platform): Promise<{ x: Extension; aor: string; phonePort: number; bindings: number }> {
+  const x = await createExtension();
+  const aor = `${x.ext.username}@${x.domain}`;
+  const phonePort = await freePort();
+  const reg = await sipp(registerOnly(x.ext.username, x.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', x.ext.username, '-ap', x.password]).done;
+  if (reg.code !== 0) throw new Error(`REGISTER failed: ${reg.errors}`);
+  return { x, aor, phonePort, bindings: (await p.app.registrar.bindings.get(aor)).length };
+}
+
+/** `calls` outgoing calls to the extension, each a row and an originate command (the queue is paused: they wait); their ids. */
+async function queueOriginates(db: Knex, bus: CommandBus, x: Extension, calls: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < calls; i++) {
+    const row = await callsRepo(db).create({
+      customer_id: x.customerId,
+      source: { type: 'tel', target: '+15550100' },
+      destination: { type: 'extension', target: x.ext.extension },
+      direction: 'outgoing',
+      status: 'dialing',
+      data: {
+        actions: [
+          { id: '00000000-0000-0000-0000-000000000001', type: 'sleep', option: { duration: 300 } },
+          { id: '00000000-0000-0000-0000-000000000002', type: 'hangup', option: {} },
+        ],
+      },
+    } as never);
+    await bus.originate([row.id], x.customerId, `originate-${row.id}`);
+    ids.push(row.id);
+  }
+  return ids;
+}
+
+/** Redis restarts: SIGTERM (AOF flushed), then the same dir and port; resolves with the new server once `redis` answers again. */
+async function restartRedis(server: RedisServer, redis: Redis): Promise<{ server: RedisServer; restartMs: number }> {
+  const t0 = Date.now();
+  await server.stop();
+  await sleep(500);
+  const again = await startRedis(server.dir, { port: server.port });
+  const restartMs = Date.now() - t0;
+  await until(async () => (await redis.ping().catch(() => '')) === 'PONG', 10_000, 'redis back');
+  return { server: again, restartMs };
+}
+
+/**
+ * The phone answers on its port; the queue resumes and the node takes the queued originates. Resolves once
+ * every call has ended, with the rows, what the phone saw, and the distinct INVITEs in it.
+ */
+async function answerQueued(db: Knex, queue: Queue, phone: { x: Extension; phonePort: number }, ids: string[]) {
+  const { x, phonePort } = phone;
+  const uas = sipp(
+    answeringUas({ tag: '[pid]phone', contact: `<sip:${x.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000 }),
+    ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(ids.length), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'],
+    { killAfterMs: 70_000 },
+  );
+  await sleep(300);
+  await queue.resume();
+  const rows = await until(
+    async () => {
+      const r = await db('calls').whereIn('id', ids).select('id', 'status', 'tm_progressing');
+      return r.every((c) => c.status === 'hangup') ? r : null;
+    },
+    30_000 + ids.length * 500,
+    'queued calls made and ended',
+  );
+  await sleep(1000); // a duplicate INVITE would come now
+  const result = await Promise.race([uas.done, sleep(20_000).then(() => null)]);
+  const messages = result?.messages ?? '';
+  const invites = new Set([...messages.matchAll(/^INVITE [^\n]*\n(?:[^\n]+\n)*?Call-ID:\s*(\S+)/gim)].map((m) => m[1]));
+  return { rows, result, invites: invites.size };
+}
+
+async function jobStates(queue: Queue, ids: string[]): Promise<RedisFaultResult['jobs']> {
+  const jobs: RedisFaultResult['jobs'] = [];
+  for (const id of ids) {
+    const j = await queue.getJob(`originate-${id}`);
+    jobs.push({ id, state: j ? await j.getState() : 'missing', attempts: j?.attemptsMade ?? -1 });
+  }
+  return jobs;
+}
+
 export async function runRedisFault(o: { db: Knex; calls: number }): Promise<RedisFaultResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-fault-'));
   let redisServer = await startRedis(dir);
@@ -87,87 +170,34 @@ export async function runRedisFault(o: { db: Knex; calls: number }): Promise<Red
     queue = new Queue(ORIGINATE_QUEUE, { connection: redis, prefix: bus.bullPrefix });
     queue.on('error', () => undefined);
 
-    // a phone registers
-    const x = await createExtension();
-    const aor = `${x.ext.username}@${x.domain}`;
-    const phonePort = await freePort();
-    const reg = await sipp(registerOnly(x.ext.username, x.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', x.ext.username, '-ap', x.password]).done;
-    if (reg.code !== 0) throw new Error(`REGISTER failed: ${reg.errors}`);
-    const bindingsBefore = (await p.app.registrar.bindings.get(aor)).length;
-
+    const phone = await registeredPhone(p);
     // calls to it are queued while no node takes originates (queue paused)
     await queue.pause();
-    const ids: string[] = [];
-    for (let i = 0; i < o.calls; i++) {
-      const row = await callsRepo(o.db).create({
-        customer_id: x.customerId,
-        source: { type: 'tel', target: '+15550100' },
-        destination: { type: 'extension', target: x.ext.extension },
-        direction: 'outgoing',
-        status: 'dialing',
-        data: {
-          actions: [
-            { id: '00000000-0000-0000-0000-000000000001', type: 'sleep', option: { duration: 300 } },
-            { id: '00000000-0000-0000-0000-000000000002', type: 'hangup', option: {} },
-          ],
-        },
-      } as never);
-      await bus.originate([row.id], x.customerId, `originate-${row.id}`);
-      ids.push(row.id);
-    }
+    const ids = await queueOriginates(o.db, bus, phone.x, o.calls);
     const waitingBefore = await queue.getWaitingCount();
 
-    // Redis restarts: SIGTERM (AOF flushed), then the same dir and port
-    const t0 = Date.now();
-    await redisServer.stop();
-    await sleep(500);
-    redisServer = await startRedis(dir, { port: redisServer.port });
-    const restartMs = Date.now() - t0;
-    await until(async () => (await redis.ping().catch(() => '')) === 'PONG', 10_000, 'redis back');
+    const restarted = await restartRedis(redisServer, redis);
+    redisServer = restarted.server;
 
-    const bindingsAfter = (await p.app.registrar.bindings.get(aor)).length;
+    const bindingsAfter = (await p.app.registrar.bindings.get(phone.aor)).length;
     const waitingAfter = await queue.getWaitingCount();
-    for (const id of ids) await bus.originate([id], x.customerId, `originate-${id}`);
+    for (const id of ids) await bus.originate([id], phone.x.customerId, `originate-${id}`);
     const jobsAfterDuplicate = (await queue.getJobs(['wait', 'active', 'completed', 'failed', 'delayed'])).length;
     const heartbeatBack = Boolean(await until(() => redis.exists(prefix + nodeAliveKey(p!.app.nodeId)), 10_000, 'heartbeat back').catch(() => 0));
 
-    // the phone answers; the node takes the queued originates once
-    const phone = sipp(
-      answeringUas({ tag: '[pid]phone', contact: `<sip:${x.ext.username}@[local_ip]:[local_port]>`, inviteTimeoutMs: 30_000 }),
-      ['-i', '127.0.0.1', '-p', String(phonePort), '-m', String(o.calls), '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-timeout', '60s'],
-      { killAfterMs: 70_000 },
-    );
-    await sleep(300);
-    await queue.resume();
-    const rows = await until(
-      async () => {
-        const r = await o.db('calls').whereIn('id', ids).select('id', 'status', 'tm_progressing');
-        return r.every((c) => c.status === 'hangup') ? r : null;
-      },
-      30_000 + o.calls * 500,
-      'queued calls made and ended',
-    );
-    await sleep(1000); // a duplicate INVITE would come now
-    const phoneResult = await Promise.race([phone.done, sleep(20_000).then(() => null)]);
-    const messages = phoneResult?.messages ?? '';
-    const invites = new Set([...messages.matchAll(/^INVITE [^\n]*\n(?:[^\n]+\n)*?Call-ID:\s*(\S+)/gim)].map((m) => m[1]));
-    const jobs = [];
-    for (const id of ids) {
-      const j = await queue.getJob(`originate-${id}`);
-      jobs.push({ id, state: j ? await j.getState() : 'missing', attempts: j?.attemptsMade ?? -1 });
-    }
+    const answered = await answerQueued(o.db, queue, phone, ids);
     return {
-      bindingsBefore,
+      bindingsBefore: phone.bindings,
       bindingsAfter,
       waitingBefore,
       waitingAfter,
       jobsAfterDuplicate,
-      jobs,
-      invitesAtPhone: invites.size,
-      rows,
+      jobs: await jobStates(queue, ids),
+      invitesAtPhone: answered.invites,
+      rows: answered.rows,
       heartbeatBack,
-      phone: phoneResult ?? { code: null, stdout: '', stderr: 'phone did not finish', errors: '', messages: '' },
-      restartMs,
+      phone: answered.result ?? { code: null, stdout: '', stderr: 'phone did not finish', errors: '', messages: '' },
+      restartMs: restarted.restartMs,
     };
   } finally {
     await queue?.close().catch(() => undefined);

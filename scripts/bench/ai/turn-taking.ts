@@ -49,10 +49,12 @@ import { trunksRepo } from '../../../core/repos/trunks';
 import { aisRepo } from '../../../core/repos/ais';
 import { repos } from '../../../core/repos';
 import { testDb } from '../../../testkit/db';
+import type { Knex } from 'knex';
 import { killAllSipp, sippCalls } from '../../../testkit/media-app/harness';
 import { portBlock } from '../../../testkit/ports';
 import { startPlatformProcess, type PlatformProcess } from './platform-process';
 import { startStandInsProcess, story, VOICES, type StandInsProcess } from './stand-ins-process';
+import { figureLines, fmt, pct, type Figures } from './turn-taking-figures';
 
 /** what every story reply starts with, whatever its number */
 const STORY_HEAD = story(0).slice(0, story(0).indexOf('0'));
@@ -99,12 +101,6 @@ const BACKCHANNELS = ['okay', 'yeah', 'right'];
 const STOPS = ['stop', 'wait'];
 const PHRASES = ['tell me a story', ...BACKCHANNELS, ...STOPS];
 
-const pct = (xs: number[], p: number) => {
-  if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-};
-
 interface Turn {
   kind: (typeof KINDS)[number];
   question: ReturnType<EchoPhone['say']>;
@@ -118,52 +114,8 @@ interface Call {
   turns: Turn[];
 }
 
-interface Figures {
-  calls: number;
-  latency: number[];
-  /** the same, of the turns after the first (every call placed and set up: no call set-ups beside them) */
-  laterLatency: number[];
-  /** caller stops → agent audio less the stand-ins' own stages (LLM first token, first synthesis): what the platform answers for, its wait included */
-  lessVendors: number[];
-  own: number[];
-  /** caller stops → agent audio at the phone minus the stand-ins' times and the end-of-turn wait (as the platform measured them) */
-  phoneShare: number[];
-  stopDelay: number[];
-  echoTurns: number;
-  selfInterruptions: number;
-  backchannels: number;
-  backchannelCuts: number;
-  stops: number;
-  stopCuts: number;
-  foreignWords: number;
-  rtp: { received: number; lost: number };
-  load: [number, number];
-  /** calls sipp did not end cleanly, and why */
-  failures: string[];
-  /** the platform's stages of the answered turns (aimessage metadata.latency), ms */
-  stages: Record<'end_of_turn_wait_ms' | 'llm_first_token_ms' | 'tts_first_byte_ms', number[]>;
-  /** this process's event-loop delay p99 (the phones and stand-ins), ms */
-  benchLoopP99: number;
-  /** each turn's question through the stages: said, recognised (a caller aimessage), answered by the LLM (the reply's aimessage), its first audio sent (first_rtp_ms), heard at the phone */
-  funnel: { said: number; recognised: number; replied: number; sent: number; heard: number };
-  /** the questions not recognised: how many had a pause of ≥ 100 ms in the platform's packets at the phone, and how many a stall of ≥ 60 ms of this process's event loop while said */
-  unrecognised: { count: number; packetPause: number; phoneStall: number };
-  /** CPU used during the round, % of one core: the platform process, this process (the phones), the stand-ins' process */
-  cpu: { platform: number; bench: number; standIns: number };
-}
-
-/** `calls` concurrent calls of TURNS turns each, started 50 ms apart (their numbers set up first). */
-async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Promise<Figures> {
-  const llmUrl = v.llmUrl;
-  const db = await testDb();
-  const question = speechSamples('Tell me a story.');
-  const words = new Map([...BACKCHANNELS, ...STOPS].map((w) => [w, speechSamples(w.charAt(0).toUpperCase() + w.slice(1) + '.', { speed: 150, pitch: 70 })]));
-  // every call's first question once every call is placed (sipp places 20 a second) and 2 s more: the
-  // latencies of calls up at once, not of call set-ups beside them (post-dial delay is the SIP bench's)
-  const leadMs = 2000 + calls * 50;
-  const totalMs = leadMs + TURNS * PERIOD_MS;
-  const results: Call[] = [];
-  // the numbers first (the platform's database work during the calls is the platform's alone)
+/** Each call's customer, trunk, AI, flow (ai_talk for the whole round) and number, set up before the calls: the platform's database work during them is its own. */
+async function setUpNumbers(db: Knex, calls: number, llmUrl: string, totalMs: number): Promise<{ cid: string; number: string }[]> {
   const numbers: { cid: string; number: string }[] = [];
   for (let c = 0; c < calls; c++) {
     const cid = (await repos(db).customers.create({ email: `tt${Date.now()}${c}@example.test`, status: 'active', name: 'bench' })).id;
@@ -185,9 +137,13 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
     await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
     numbers.push({ cid, number });
   }
+  return numbers;
+}
+
+/** The round's own measures, started together: the load, this process's event-loop delay and stalls, each process's CPU. `stop()` ends their timers. */
+function startMonitors(p: PlatformProcess, v: StandInsProcess) {
   const loads: number[] = [os.loadavg()[0]!];
   const loadTimer = setInterval(() => loads.push(os.loadavg()[0]!), 5000);
-  const failures: string[] = [];
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   // this process's event-loop stalls (a 10 ms timer ≥ 60 ms late), as [start, end] in performance.now()
@@ -199,46 +155,90 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
     lastTick = now;
   }, 10);
   const cpu0 = { platform: p.cpuSeconds(), standIns: v.cpuSeconds(), bench: process.cpuUsage(), at: performance.now() };
-  try {
-    // every call's phone first (its port goes in the call's SDP), its turns on its own packet clock: under
-    // load a late call setup or a stalled stream would bunch the turns up (a question over the last
-    // reply, a stop word in the next turn) and count one turn's outcome as another's
-    for (const [c, { cid }] of numbers.entries()) {
-      const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: ECHO_GAIN });
-      const turns: Turn[] = [];
-      for (let i = 0; i < TURNS; i++) {
-        const kind = KINDS[(i + c) % KINDS.length]!;
-        const at = leadMs + i * PERIOD_MS;
-        const t: Turn = { kind, question: phone.say(question, at), word: null, interjection: null };
-        turns.push(t);
-        if (kind !== 'echo') {
-          const list = kind === 'stop' ? STOPS : BACKCHANNELS;
-          t.word = list[i % list.length]!;
-          t.interjection = phone.say(words.get(t.word)!, at + INTERJECT_AFTER_MS);
-        }
+  return {
+    stalls,
+    stop: () => {
+      clearInterval(loadTimer);
+      clearInterval(stallTimer);
+      loop.disable();
+    },
+    /** the figures of the whole round, read once it has ended */
+    read: (): Pick<Figures, 'load' | 'benchLoopP99' | 'cpu'> => {
+      const wallS = (performance.now() - cpu0.at) / 1000;
+      const benchCpu = process.cpuUsage(cpu0.bench);
+      return {
+        load: [Math.min(...loads), Math.max(...loads)],
+        benchLoopP99: loop.percentile(99) / 1e6,
+        cpu: { platform: (100 * (p.cpuSeconds() - cpu0.platform)) / wallS, bench: (100 * (benchCpu.user + benchCpu.system)) / 1e6 / wallS, standIns: (100 * (v.cpuSeconds() - cpu0.standIns)) / wallS },
+      };
+    },
+  };
+}
+
+/**
+ * Every call's phone first (its port goes in the call's SDP), its turns on its own packet clock: under
+ * load a late call setup or a stalled stream would bunch the turns up (a question over the last reply,
+ * a stop word in the next turn) and count one turn's outcome as another's.
+ */
+async function openPhones(numbers: { cid: string }[], leadMs: number, question: Int16Array, words: Map<string, Int16Array>): Promise<Call[]> {
+  const results: Call[] = [];
+  for (const [c, { cid }] of numbers.entries()) {
+    const phone = await EchoPhone.open({ echoDelayMs: 150, echoGain: ECHO_GAIN });
+    const turns: Turn[] = [];
+    for (let i = 0; i < TURNS; i++) {
+      const kind = KINDS[(i + c) % KINDS.length]!;
+      const at = leadMs + i * PERIOD_MS;
+      const t: Turn = { kind, question: phone.say(question, at), word: null, interjection: null };
+      turns.push(t);
+      if (kind !== 'echo') {
+        const list = kind === 'stop' ? STOPS : BACKCHANNELS;
+        t.word = list[i % list.length]!;
+        t.interjection = phone.say(words.get(t.word)!, at + INTERJECT_AFTER_MS);
       }
-      results.push({ cid, phone, turns });
     }
-    // ONE sipp places every call, 50 ms apart, each to its number with its phone's port (harness sippCalls)
-    const r = await sippCalls(
-      aiCallerScenario(`[field0]@127.0.0.1:${p.sipPort}`, '[field1]', [], totalMs + (END_MARGIN_S + 30) * 1000),
-      `127.0.0.1:${p.sipPort}`,
-      numbers.map(({ number }, c) => [number, results[c]!.phone.port]),
-      { rate: 20, timeoutMs: totalMs + (END_MARGIN_S + 40) * 1000 + calls * 50, killAfterMs: totalMs + (END_MARGIN_S + 50) * 1000 + calls * 50 },
-    ).done;
-    for (const { phone } of results) phone.close();
-    // a failed call is counted (a line of sipp's error log each), and its turns still measured (what it got of them)
-    if (r.code !== 0) failures.push(...r.errors.split('\n').filter((l) => /\d: /.test(l)));
-    if (r.code !== 0 && !failures.length) failures.push(`sipp exited ${r.code}: ${r.stderr.slice(0, 200)}`);
-    if (r.code !== 0 && process.env.BENCH_DEBUG) console.log('sipp-failed', r.errors.slice(0, 1500));
+    results.push({ cid, phone, turns });
+  }
+  return results;
+}
+
+/** ONE sipp places every call, 50 ms apart, each to its number with its phone's port (harness sippCalls); the calls it did not end cleanly, a line of its error log each. */
+async function placeCalls(p: PlatformProcess, numbers: { number: string }[], results: Call[], totalMs: number): Promise<string[]> {
+  const calls = numbers.length;
+  const r = await sippCalls(
+    aiCallerScenario(`[field0]@127.0.0.1:${p.sipPort}`, '[field1]', [], totalMs + (END_MARGIN_S + 30) * 1000),
+    `127.0.0.1:${p.sipPort}`,
+    numbers.map(({ number }, c) => [number, results[c]!.phone.port]),
+    { rate: 20, timeoutMs: totalMs + (END_MARGIN_S + 40) * 1000 + calls * 50, killAfterMs: totalMs + (END_MARGIN_S + 50) * 1000 + calls * 50 },
+  ).done;
+  for (const { phone } of results) phone.close();
+  // a failed call is counted (a line of sipp's error log each), and its turns still measured (what it got of them)
+  const failures: string[] = [];
+  if (r.code !== 0) failures.push(...r.errors.split('\n').filter((l) => /\d: /.test(l)));
+  if (r.code !== 0 && !failures.length) failures.push(`sipp exited ${r.code}: ${r.stderr.slice(0, 200)}`);
+  if (r.code !== 0 && process.env.BENCH_DEBUG) console.log('sipp-failed', r.errors.slice(0, 1500));
+  return failures;
+}
+
+/** `calls` concurrent calls of TURNS turns each, started 50 ms apart (their numbers set up first). */
+async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Promise<Figures> {
+  const db = await testDb();
+  const question = speechSamples('Tell me a story.');
+  const words = new Map([...BACKCHANNELS, ...STOPS].map((w) => [w, speechSamples(w.charAt(0).toUpperCase() + w.slice(1) + '.', { speed: 150, pitch: 70 })]));
+  // every call's first question once every call is placed (sipp places 20 a second) and 2 s more: the
+  // latencies of calls up at once, not of call set-ups beside them (post-dial delay is the SIP bench's)
+  const leadMs = 2000 + calls * 50;
+  const totalMs = leadMs + TURNS * PERIOD_MS;
+  const numbers = await setUpNumbers(db, calls, v.llmUrl, totalMs);
+  const monitors = startMonitors(p, v);
+  const results: Call[] = [];
+  const failures: string[] = [];
+  try {
+    results.push(...(await openPhones(numbers, leadMs, question, words)));
+    failures.push(...(await placeCalls(p, numbers, results, totalMs)));
     await new Promise((r) => setTimeout(r, 1500));
   } finally {
-    clearInterval(loadTimer);
-    clearInterval(stallTimer);
-    loop.disable();
+    monitors.stop();
   }
-  const wallS = (performance.now() - cpu0.at) / 1000;
-  const benchCpu = process.cpuUsage(cpu0.bench);
   const f: Figures = {
     calls,
     latency: [],
@@ -255,129 +255,112 @@ async function round(p: PlatformProcess, v: StandInsProcess, calls: number): Pro
     stopCuts: 0,
     foreignWords: 0,
     rtp: { received: 0, lost: 0 },
-    load: [Math.min(...loads), Math.max(...loads)],
     failures,
     stages: { end_of_turn_wait_ms: [], llm_first_token_ms: [], tts_first_byte_ms: [] },
-    benchLoopP99: loop.percentile(99) / 1e6,
     funnel: { said: 0, recognised: 0, replied: 0, sent: 0, heard: 0 },
     unrecognised: { count: 0, packetPause: 0, phoneStall: 0 },
-    cpu: { platform: (100 * (p.cpuSeconds() - cpu0.platform)) / wallS, bench: (100 * (benchCpu.user + benchCpu.system)) / 1e6 / wallS, standIns: (100 * (v.cpuSeconds() - cpu0.standIns)) / wallS },
+    ...monitors.read(),
   };
-  for (const { cid, phone, turns } of results) {
-    const voiced = phone.voicedTimes();
-    const rtp = phone.rtpStats();
-    f.rtp.received += rtp.received;
-    f.rtp.lost += rtp.lost;
-    const aicall = (await db('aicalls').where({ customer_id: cid }))[0] as { id: string } | undefined;
-    const msgs = aicall
-      ? ((await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as {
-          role: string;
-          content: string;
-          tm_create: Date | string;
-          metadata: { latency?: Record<string, unknown> };
-        }[])
-      : [];
-    if (process.env.BENCH_DEBUG) {
-      const calls = (await db('calls').where({ customer_id: cid })) as { status: string; hangup_reason: string; direction: string }[];
-      console.log('calls', JSON.stringify(calls.map((c) => [c.direction, c.status, c.hangup_reason])), 'aicall', JSON.stringify(aicall ?? null), 'rtp', JSON.stringify(rtp));
-    }
-    if (process.env.BENCH_DEBUG)
-      console.log(
-        JSON.stringify(msgs.map((m) => [m.role, m.content, m.metadata?.latency])),
-        JSON.stringify(turns.map((t) => [t.kind, t.word, t.question.endedAt(), t.interjection?.endedAt()])),
-        JSON.stringify(voiced.filter((_, i) => i % 25 === 0).map(Math.round)),
-      );
-    const said = new Set(PHRASES);
-    f.foreignWords += msgs.filter((m) => m.role === 'user' && !said.has(m.content.trim())).length;
-    for (const m of msgs) {
-      const l = m.metadata?.latency;
-      if (m.role !== 'assistant' || !l || !l.end_of_turn_rule || typeof l.first_rtp_ms !== 'number') continue;
-      const parts = [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms];
-      if (parts.every((x) => typeof x === 'number')) f.own.push(l.first_rtp_ms - (parts as number[]).reduce((a, b) => a + b, 0));
-      for (const k of Object.keys(f.stages) as (keyof Figures['stages'])[]) if (typeof l[k] === 'number') f.stages[k].push(l[k]);
-    }
-    turns.forEach((t, i) => {
-      const qEnd = t.question.endedAt();
-      if (qEnd === null) return;
-      const next = turns[i + 1]?.question.startedAt() ?? Infinity;
-      const first = voiced.find((v) => v > qEnd && v < next);
-      // the reply stored after this question and before the next one (by time: a question the recogniser
-      // missed shifts the stand-in's numbering of the stories, so the n-th story is not the n-th turn's)
-      const wall = (t: number) => performance.timeOrigin + t;
-      const nextStart = turns[i + 1]?.question.startedAt() ?? null;
-      const reply = msgs.find((m) => {
-        if (m.role !== 'assistant' || !m.content.startsWith(STORY_HEAD)) return false;
-        const at = new Date(m.tm_create).getTime();
-        return at > wall(qEnd) && (nextStart === null || at < wall(nextStart));
-      });
-      f.funnel.said++;
-      // the i-th recognised question (the caller's aimessages in order)
-      if (msgs.filter((m) => m.role === 'user' && m.content.includes('story')).length > i) f.funnel.recognised++;
-      else {
-        f.unrecognised.count++;
-        if (t.question.maxGapMs() >= 100) f.unrecognised.packetPause++;
-        const qStart = t.question.startedAt() ?? qEnd;
-        if (stalls.some(([a, b]) => a < qEnd && b > qStart)) f.unrecognised.phoneStall++;
-      }
-      if (reply) f.funnel.replied++;
-      if (typeof reply?.metadata.latency?.first_rtp_ms === 'number') f.funnel.sent++;
-      if (first !== undefined) f.funnel.heard++;
-      if (first !== undefined) {
-        f.latency.push(first - qEnd);
-        if (i > 0) f.laterLatency.push(first - qEnd);
-        const l = reply?.metadata.latency;
-        const parts = l ? [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms] : [];
-        if (parts.length && parts.every((x) => typeof x === 'number')) {
-          const [wait, llm, tts] = parts as number[];
-          const share = first - qEnd - wait! - llm! - tts!;
-          f.phoneShare.push(share);
-          if (process.env.BENCH_DEBUG) console.log('phone-share', i, Math.round(share), JSON.stringify(l));
-          f.lessVendors.push(first - qEnd - llm! - tts!);
-        }
-      }
-      const cut = reply?.metadata.latency?.interrupted === true;
-      if (t.kind === 'echo') {
-        f.echoTurns++;
-        if (cut) f.selfInterruptions++;
-      } else if (t.kind === 'backchannel') {
-        f.backchannels++;
-        if (cut) f.backchannelCuts++;
-      } else {
-        f.stops++;
-        if (cut) f.stopCuts++;
-        if (process.env.BENCH_DEBUG) console.log('stop-turn', t.word, cut, JSON.stringify(msgs.filter((m) => m.role === 'user').map((m) => m.content)));
-        const wEnd = t.interjection?.endedAt() ?? null;
-        if (wEnd !== null && cut) {
-          const last = voiced.filter((v) => v > wEnd - 2000 && v < next).at(-1);
-          if (last !== undefined) f.stopDelay.push(Math.max(0, last - wEnd));
-        }
-      }
-    });
-  }
+  for (const call of results) await measureCall(f, db, call, monitors.stalls);
   return f;
 }
 
-const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+interface Message {
+  role: string;
+  content: string;
+  tm_create: Date | string;
+  metadata: { latency?: Record<string, unknown> };
+}
 
-function figureLines(f: Figures): string[] {
-  return [
-    `- caller stops → agent audio: p50 ${fmt(pct(f.latency, 50))} ms, p95 ${fmt(pct(f.latency, 95))} ms (${f.latency.length} of ${f.calls * TURNS} turns answered)`,
-    `- the same after each call's first turn (a call's first reply is its first of the LLM and the voice: connections made): p50 ${fmt(pct(f.laterLatency, 50))} ms, p95 ${fmt(pct(f.laterLatency, 95))} ms (${f.laterLatency.length} turns)`,
-    `- the same less the stand-ins' own stages (LLM first token, first synthesis: the vendors' time, which grows as they share the cores): p50 ${fmt(pct(f.lessVendors, 50))} ms, p95 ${fmt(pct(f.lessVendors, 95))} ms`,
-    `- platform's own share (first_rtp − end-of-turn wait − LLM first token − first sentence synthesis): p50 ${fmt(pct(f.own, 50))} ms, p99 ${fmt(pct(f.own, 99))} ms (${f.own.length} replies)`,
-    `- the same share seen from the phone (caller stops → agent audio − the same three; adds the caller's audio's way in: RTP, the engine's phase, the hop to the API thread): p50 ${fmt(pct(f.phoneShare, 50))} ms, p99 ${fmt(pct(f.phoneShare, 99))} ms`,
-    `- the platform's stages, p50/p95 ms: end-of-turn wait ${fmt(pct(f.stages.end_of_turn_wait_ms, 50))}/${fmt(pct(f.stages.end_of_turn_wait_ms, 95))}, LLM first token ${fmt(pct(f.stages.llm_first_token_ms, 50))}/${fmt(pct(f.stages.llm_first_token_ms, 95))}, first synthesis ${fmt(pct(f.stages.tts_first_byte_ms, 50))}/${fmt(pct(f.stages.tts_first_byte_ms, 95))}`,
-    `- self-interruptions: ${f.selfInterruptions} of ${f.echoTurns} turns without an interjection cut; caller turns with words never said: ${f.foreignWords}`,
-    `- backchannels that cut the reply: ${f.backchannelCuts} of ${f.backchannels} (${fmt((100 * f.backchannelCuts) / Math.max(1, f.backchannels))} %)`,
-    `- stop words that cut the reply: ${f.stopCuts} of ${f.stops} (${fmt((100 * f.stopCuts) / Math.max(1, f.stops))} %)`,
-    `- end of the stop word → agent's last audio: p50 ${fmt(pct(f.stopDelay, 50))} ms, p95 ${fmt(pct(f.stopDelay, 95))} ms`,
-    `- RTP to the phones: ${f.rtp.lost} lost of ${f.rtp.lost + f.rtp.received} (${((100 * f.rtp.lost) / Math.max(1, f.rtp.lost + f.rtp.received)).toFixed(2)} %)`,
-    `- calls that failed: ${f.failures.length} of ${f.calls}${f.failures.length ? ` (first: ${f.failures[0]!.replace(/\s+/g, ' ').slice(0, 160)})` : ''}`,
-    `- turns through the stages: ${f.funnel.said} questions said, ${f.funnel.recognised} recognised (caller aimessage), ${f.funnel.replied} answered by the LLM (reply aimessage), ${f.funnel.sent} with first audio sent (first_rtp_ms), ${f.funnel.heard} heard at the phone`,
-    `- questions not recognised: ${f.unrecognised.count}; of them ${f.unrecognised.packetPause} with a pause of ≥ 100 ms in the platform's packets at the phone while it spoke, ${f.unrecognised.phoneStall} with the phones' event loop stalled ≥ 60 ms meanwhile`,
-    `- CPU during the round (% of one core): platform process ${f.cpu.platform.toFixed(0)} %, the phones' process ${f.cpu.bench.toFixed(0)} %, the stand-ins' process ${f.cpu.standIns.toFixed(0)} %`,
-    `- 1-min load during the round: ${f.load[0].toFixed(1)}–${f.load[1].toFixed(1)}; the phones' event-loop delay p99 ${f.benchLoopP99.toFixed(0)} ms (the platform and the stand-ins run in processes of their own)`,
-  ];
+/** One call's figures into `f`: its RTP, the platform's stages of its replies, and each of its turns (measureTurn). */
+async function measureCall(f: Figures, db: Knex, { cid, phone, turns }: Call, stalls: [number, number][]): Promise<void> {
+  const voiced = phone.voicedTimes();
+  const rtp = phone.rtpStats();
+  f.rtp.received += rtp.received;
+  f.rtp.lost += rtp.lost;
+  const aicall = (await db('aicalls').where({ customer_id: cid }))[0] as { id: string } | undefined;
+  const msgs = aicall ? ((await db('aimessages').where({ aicall_id: aicall.id }).orderBy('tm_create')) as Message[]) : [];
+  if (process.env.BENCH_DEBUG) {
+    const calls = (await db('calls').where({ customer_id: cid })) as { status: string; hangup_reason: string; direction: string }[];
+    console.log('calls', JSON.stringify(calls.map((c) => [c.direction, c.status, c.hangup_reason])), 'aicall', JSON.stringify(aicall ?? null), 'rtp', JSON.stringify(rtp));
+  }
+  if (process.env.BENCH_DEBUG)
+    console.log(
+      JSON.stringify(msgs.map((m) => [m.role, m.content, m.metadata?.latency])),
+      JSON.stringify(turns.map((t) => [t.kind, t.word, t.question.endedAt(), t.interjection?.endedAt()])),
+      JSON.stringify(voiced.filter((_, i) => i % 25 === 0).map(Math.round)),
+    );
+  const said = new Set(PHRASES);
+  f.foreignWords += msgs.filter((m) => m.role === 'user' && !said.has(m.content.trim())).length;
+  for (const m of msgs) {
+    const l = m.metadata?.latency;
+    if (m.role !== 'assistant' || !l || !l.end_of_turn_rule || typeof l.first_rtp_ms !== 'number') continue;
+    const parts = [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms];
+    if (parts.every((x) => typeof x === 'number')) f.own.push(l.first_rtp_ms - (parts as number[]).reduce((a, b) => a + b, 0));
+    for (const k of Object.keys(f.stages) as (keyof Figures['stages'])[]) if (typeof l[k] === 'number') f.stages[k].push(l[k]);
+  }
+  turns.forEach((_, i) => measureTurn(f, { turns, i, voiced, msgs, stalls }));
+}
+
+/** Turn i of a call into `f`: through the funnel, its latency at the phone and the platform's share, and what its interjection (if any) cut. */
+function measureTurn(f: Figures, c: { turns: Turn[]; i: number; voiced: number[]; msgs: Message[]; stalls: [number, number][] }): void {
+  const { turns, i, voiced, msgs, stalls } = c;
+  const t = turns[i]!;
+  const qEnd = t.question.endedAt();
+  if (qEnd === null) return;
+  const next = turns[i + 1]?.question.startedAt() ?? Infinity;
+  const first = voiced.find((v) => v > qEnd && v < next);
+  // the reply stored after this question and before the next one (by time: a question the recogniser
+  // missed shifts the stand-in's numbering of the stories, so the n-th story is not the n-th turn's)
+  const wall = (t: number) => performance.timeOrigin + t;
+  const nextStart = turns[i + 1]?.question.startedAt() ?? null;
+  const reply = msgs.find((m) => {
+    if (m.role !== 'assistant' || !m.content.startsWith(STORY_HEAD)) return false;
+    const at = new Date(m.tm_create).getTime();
+    return at > wall(qEnd) && (nextStart === null || at < wall(nextStart));
+  });
+  f.funnel.said++;
+  // the i-th recognised question (the caller's aimessages in order)
+  if (msgs.filter((m) => m.role === 'user' && m.content.includes('story')).length > i) f.funnel.recognised++;
+  else {
+    f.unrecognised.count++;
+    if (t.question.maxGapMs() >= 100) f.unrecognised.packetPause++;
+    const qStart = t.question.startedAt() ?? qEnd;
+    if (stalls.some(([a, b]) => a < qEnd && b > qStart)) f.unrecognised.phoneStall++;
+  }
+  if (reply) f.funnel.replied++;
+  if (typeof reply?.metadata.latency?.first_rtp_ms === 'number') f.funnel.sent++;
+  if (first !== undefined) f.funnel.heard++;
+  if (first !== undefined) {
+    f.latency.push(first - qEnd);
+    if (i > 0) f.laterLatency.push(first - qEnd);
+    const l = reply?.metadata.latency;
+    const parts = l ? [l.end_of_turn_wait_ms, l.llm_first_token_ms, l.tts_first_byte_ms] : [];
+    if (parts.length && parts.every((x) => typeof x === 'number')) {
+      const [wait, llm, tts] = parts as number[];
+      const share = first - qEnd - wait! - llm! - tts!;
+      f.phoneShare.push(share);
+      if (process.env.BENCH_DEBUG) console.log('phone-share', i, Math.round(share), JSON.stringify(l));
+      f.lessVendors.push(first - qEnd - llm! - tts!);
+    }
+  }
+  const cut = reply?.metadata.latency?.interrupted === true;
+  if (t.kind === 'echo') {
+    f.echoTurns++;
+    if (cut) f.selfInterruptions++;
+  } else if (t.kind === 'backchannel') {
+    f.backchannels++;
+    if (cut) f.backchannelCuts++;
+  } else {
+    f.stops++;
+    if (cut) f.stopCuts++;
+    if (process.env.BENCH_DEBUG) console.log('stop-turn', t.word, cut, JSON.stringify(msgs.filter((m) => m.role === 'user').map((m) => m.content)));
+    const wEnd = t.interjection?.endedAt() ?? null;
+    if (wEnd !== null && cut) {
+      const last = voiced.filter((v) => v > wEnd - 2000 && v < next).at(-1);
+      if (last !== undefined) f.stopDelay.push(Math.max(0, last - wEnd));
+    }
+  }
 }
 
 async function main() {
@@ -436,8 +419,8 @@ async function main() {
     '',
     `Stand-ins: LLM ${LLM_TTFT_MS} ms to first token; voice ${ttsName}; STT ${sttName}; short wait ${MIN_DELAY_MS} ms; echo 150 ms at gain ${ECHO_GAIN}, echo canceller ${AEC && ECHO_GAIN > 0 ? 'on' : 'off'}.`,
     '',
-    ...(base ? [`### ${base.calls} calls at once (baseline)`, '', ...figureLines(base), '', `### ${main.calls} calls at once`, ''] : []),
-    ...figureLines(main),
+    ...(base ? [`### ${base.calls} calls at once (baseline)`, '', ...figureLines(base, TURNS), '', `### ${main.calls} calls at once`, ''] : []),
+    ...figureLines(main, TURNS),
     ...(base
       ? [
           '',

@@ -128,14 +128,8 @@ function startPump(ports: number[], phases: number): Promise<{ send: (k: number)
   );
 }
 
-async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoKind | 'uring-c') {
-  if (kind) configureRtpIo(kind === 'uring-c' ? 'uring' : kind, { cLegs: kind === 'uring-c' });
-  const engine = new Engine(
-    () => {},
-    () => {},
-    { phases: PHASES },
-  );
-  engine.clock.stop();
+/** LEGS legs on the engine, each sending to the sink: bridged in pairs (`--bridge`) or each playing the prompt and recording. */
+async function createLegs(engine: Engine, prompt: string, sinkPort: number): Promise<Leg[]> {
   const legs: Leg[] = [];
   let port = 40000 + Math.floor(Math.random() * 5000) * 2;
   for (let i = 0; i < LEGS; i++) {
@@ -157,20 +151,21 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
     }
     legs.push(engine['legs'].get(`l${i}`)!);
   }
-  // createLeg starts the engine's own clock again: stopped, so only the ticks below run (else the real
-  // 5 ms clock ticks too while this waits, and the work per frame counted here depends on wall time)
-  engine.clock.stop();
+  return legs;
+}
+
+/**
+ * The engine's ticks, driven by hand: `step(n)` runs n ticks, each first giving the legs of its slot
+ * their inbound packet (from the pump's process in 'wire' mode, else handed to the receive path).
+ */
+function ticker(engine: Engine, legs: Leg[], sinkPort: number, pump: { send: (k: number) => Promise<void> } | null) {
   const sessions = legs.map((l) => l.session);
-  const ports = legs.map((l) => l.session.port);
-  const pump = mode === 'wire' ? await startPump(ports, PHASES) : null;
-  if (mode === 'engine-only') for (const s of sessions) s['rtp'].send = () => {};
   // one inbound packet per leg, rewritten in place each 20 ms; SSRCs and timestamps as real phones send
   // them (32-bit, mostly above 2^31 as unsigned values)
   const pkts = legs.map(() => Buffer.alloc(172));
   const payload = new Uint8Array(160).fill(0xff);
   const ssrcs = legs.map(() => (Math.random() * 0x100000000) | 0);
   const tsBase = legs.map(() => (Math.random() * 0x100000000) | 0);
-  for (let k = 0; k < 50; k++) await tickDelay(); // let the prompts load
   const t0 = Date.now();
   let index = 0;
   const step = async (n: number) => {
@@ -191,6 +186,11 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
       engine['tick'](t0 + index * (20 / PHASES), 0, index);
     }
   };
+  return { step, ticks: () => index };
+}
+
+/** TICKS ticks measured after the warm-up: heap growth, the GCs, CPU and wall time, and (`--where`) the allocation sites. */
+async function measure(step: (n: number) => Promise<void>) {
   for (let done = 0; done < WARMUP; done += 200) {
     await step(200);
     await tickDelay();
@@ -212,7 +212,6 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
     await tickDelay();
   }
   const wall = performance.now() - w0;
-  void wall;
   const cpu = process.cpuUsage(cpu0);
   const heap1 = v8.getHeapStatistics().used_heap_size;
   const stats = prof.stop();
@@ -224,29 +223,54 @@ async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoK
     freed += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
     kinds[g.gcType] = (kinds[g.gcType] ?? 0) + 1;
   }
-  const allocated = heap1 - heap0 + freed;
+  return { allocated: heap1 - heap0 + freed, gcs: stats.statistics.length, kinds, cpu, wall, sites };
+}
+
+async function run(mode: string, prompt: string, sinkPort: number, kind?: RtpIoKind | 'uring-c') {
+  if (kind) configureRtpIo(kind === 'uring-c' ? 'uring' : kind, { cLegs: kind === 'uring-c' });
+  const engine = new Engine(
+    () => {},
+    () => {},
+    { phases: PHASES },
+  );
+  engine.clock.stop();
+  const legs = await createLegs(engine, prompt, sinkPort);
+  // createLeg starts the engine's own clock again: stopped, so only the ticks below run (else the real
+  // 5 ms clock ticks too while this waits, and the work per frame counted here depends on wall time)
+  engine.clock.stop();
+  const pump =
+    mode === 'wire'
+      ? await startPump(
+          legs.map((l) => l.session.port),
+          PHASES,
+        )
+      : null;
+  if (mode === 'engine-only') for (const l of legs) l.session['rtp'].send = () => {};
+  for (let k = 0; k < 50; k++) await tickDelay(); // let the prompts load
+  const { step, ticks } = ticker(engine, legs, sinkPort, pump);
+  const m = await measure(step);
   const legTicks = (TICKS / PHASES) * LEGS; // each leg is served once per PHASES ticks
-  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const cpuMs = (m.cpu.user + m.cpu.system) / 1000;
   // (engine.stats: a C leg's counters are read from C)
   const received = legs.reduce((a, l) => a + engine.stats(l.id).packetsReceived, 0);
   const cLegs = engine.workerStats().cLegs;
   const r = {
     mode: kind ? `${mode} (${kind === 'uring-c' ? `uring-c, ${cLegs} legs in C` : rtpIoKind()})` : mode,
-    ...(pump ? { packetsReceivedPerLegFrame: Number((received / ((index / PHASES) * LEGS)).toFixed(3)), ring: rtpRingCounters() } : {}),
+    ...(pump ? { packetsReceivedPerLegFrame: Number((received / ((ticks() / PHASES) * LEGS)).toFixed(3)), ring: rtpRingCounters() } : {}),
     legs: LEGS,
     ticks: TICKS,
-    gcsPer10kTicks: Number(((stats.statistics.length * 10000) / TICKS).toFixed(1)),
-    gcKinds: kinds,
-    allocatedKBPer10kTicks: Math.round((allocated * 10000) / TICKS / 1024),
-    bytesPerLegTick: Number((allocated / legTicks).toFixed(1)),
+    gcsPer10kTicks: Number(((m.gcs * 10000) / TICKS).toFixed(1)),
+    gcKinds: m.kinds,
+    allocatedKBPer10kTicks: Math.round((m.allocated * 10000) / TICKS / 1024),
+    bytesPerLegTick: Number((m.allocated / legTicks).toFixed(1)),
     cpuUsPerLegFrame: Number(((cpuMs * 1000) / legTicks).toFixed(2)),
     /** the kernel's part of it (system time: the sockets' system calls and loopback delivery) */
-    sysUsPerLegFrame: Number((cpu.system / legTicks).toFixed(2)),
-    wallMs: Math.round(wall),
+    sysUsPerLegFrame: Number((m.cpu.system / legTicks).toFixed(2)),
+    wallMs: Math.round(m.wall),
   };
   await engine.shutdown();
   pump?.stop();
-  for (const line of sites) console.log(line);
+  for (const line of m.sites) console.log(line);
   return r;
 }
 

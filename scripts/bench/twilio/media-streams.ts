@@ -22,7 +22,7 @@ process.env.LOG_LEVEL ??= 'silent';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { parseActions } from '../../../core/flow';
 import { repos } from '../../../core/repos';
 import { flowsRepo } from '../../../core/repos/flows';
@@ -133,6 +133,150 @@ function silenceFrom(c: PlacedCall, from: number): number {
   return j < levels.length && arrivals[j]! > from ? arrivals[j]! : NaN;
 }
 
+/** What the loss window measured: its length, the RTP and `media` counts per stream, the RTP gaps, and the CPU and loop delays over it. */
+interface LossWindow {
+  ms: number;
+  rtpGot: number[];
+  mediaGot: number[];
+  gaps: number[];
+  /** CPU ms over the window: the platform's process, its node main thread, its media worker; this process */
+  cpu: { all: number; main: number; worker: number; harness: number };
+  loop: LoopDelay;
+  /** this process's event-loop delay, from the window's start on (read when the report is written) */
+  harnessLoop: IntervalHistogram;
+}
+
+/** The calls whose stream started (a stream that could not connect ends its call: said in the report), with their connections. */
+async function streamsUp(app: { conns: TwilioConn[] }, calls: PlacedCall[], count: number): Promise<{ streamed: PlacedCall[]; conns: TwilioConn[] }> {
+  await until(() => app.conns.filter((c) => c.of('start').length).length === count, 60_000, 'every stream started').catch(() => undefined);
+  const connOf = new Map<string, TwilioConn>();
+  for (const c of app.conns) if (c.of('start').length) connOf.set(String((c.of('start')[0]!.start as { callSid: string }).callSid), c);
+  const streamed = calls.filter((c) => connOf.has(callSid(c.callId)));
+  return { streamed, conns: streamed.map((c) => connOf.get(callSid(c.callId))!) };
+}
+
+/** 1. Loss over SECONDS; the CPU of the platform's process (whole, its node main thread, its media worker) and of this one. */
+async function lossWindow(platform: PlatformProcess, streamed: PlacedCall[], conns: TwilioConn[]): Promise<LossWindow> {
+  const { pid, workerTids } = await ask<Threads>(platform, { op: 'threads' });
+  const cpuOf = () => ({ all: procStat(pid).cpuMs, main: procStat(pid, pid).cpuMs, worker: workerTids.reduce((n, t) => n + procStat(pid, t).cpuMs, 0) });
+  const cpu0 = cpuOf();
+  const harness0 = process.cpuUsage();
+  const harnessLoop = monitorEventLoopDelay({ resolution: 5 });
+  harnessLoop.enable();
+  await ask<LoopDelay>(platform, { op: 'loop', reset: true });
+  const from = performance.now();
+  const media0 = conns.map((c) => c.mediaCount);
+  const rtp0 = streamed.map((c) => c.peer.arrivals.length);
+  await sleep(SECONDS * 1000);
+  const ms = performance.now() - from;
+  const cpu1 = cpuOf();
+  const harnessCpu = process.cpuUsage(harness0);
+  const loop = await ask<LoopDelay>(platform, { op: 'loop', reset: true });
+  const gaps: number[] = [];
+  for (const c of streamed) {
+    const xs = c.peer.arrivals.filter((t) => t >= from && t <= from + ms);
+    for (let i = 1; i < xs.length; i++) gaps.push(xs[i]! - xs[i - 1]!);
+  }
+  return {
+    ms,
+    rtpGot: streamed.map((c, i) => c.peer.arrivals.length - rtp0[i]!),
+    mediaGot: conns.map((c, i) => c.mediaCount - media0[i]!),
+    gaps,
+    cpu: { all: cpu1.all - cpu0.all, main: cpu1.main - cpu0.main, worker: cpu1.worker - cpu0.worker, harness: (harnessCpu.user + harnessCpu.system) / 1000 },
+    loop,
+    harnessLoop,
+  };
+}
+
+/**
+ * 2. First audio out, in ROUNDS rounds 1.5 s apart: the first is the process's first playback on these
+ * streams (cold code paths), reported apart; the others pooled.
+ */
+async function firstAudioRounds(streamed: PlacedCall[], conns: TwilioConn[]): Promise<{ firstAudio: number[]; cold: number[]; perRound: string }> {
+  const tone300 = payload(15);
+  const rounds: number[][] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const sentAt = conns.map((c) => {
+      c.send({ event: 'media', media: { payload: tone300 } });
+      return performance.now();
+    });
+    await sleep(1500);
+    rounds.push(streamed.map((c, i) => firstVoiced(c, sentAt[i]!) - sentAt[i]!));
+  }
+  const perRound = rounds
+    .map((xs) =>
+      pct(
+        xs.filter((x) => !Number.isNaN(x)),
+        99,
+      ).toFixed(0),
+    )
+    .join(', ');
+  return { firstAudio: rounds.slice(1).flat(), cold: rounds[0]!.filter((x) => !Number.isNaN(x)), perRound };
+}
+
+/** 3. Clear → silence: 5 s of tone queued on every stream, `clear` after 1 s; the time until each caller hears only silence. */
+async function clearToSilence(streamed: PlacedCall[], conns: TwilioConn[]): Promise<number[]> {
+  const tone5s = payload(250);
+  for (const c of conns) c.send({ event: 'media', media: { payload: tone5s } });
+  await sleep(1000);
+  const clearAt = conns.map((c) => {
+    c.send({ event: 'clear' });
+    return performance.now();
+  });
+  await sleep(1000);
+  return streamed.map((c, i) => silenceFrom(c, clearAt[i]!) - clearAt[i]!);
+}
+
+/** The figures of one run, as its report (markdown) and its summary line. */
+function runReport(
+  CALLS: number,
+  r: { loads: number[]; rampMs: number; n: number; w: LossWindow; audio: Awaited<ReturnType<typeof firstAudioRounds>>; toSilence: number[]; loopAfter: LoopDelay },
+): { md: string; summary: string } {
+  const { loads, rampMs, n, w, toSilence, loopAfter } = r;
+  const { firstAudio, cold, perRound } = r.audio;
+  const { ms, rtpGot, mediaGot, gaps, loop } = w;
+  const f = (x: number) => x.toFixed(1);
+  const expected = ms / 20;
+  const loss = (got: number[]) => got.reduce((n, g) => n + Math.max(0, expected - 1 - g), 0) / (expected * got.length);
+  const perStream = (cpuMs: number) => ((cpuMs / ms) * 1000) / n;
+  const missing = (xs: number[]) => xs.filter((x) => Number.isNaN(x)).length;
+  const fa = firstAudio.filter((x) => !Number.isNaN(x));
+  const cs = toSilence.filter((x) => !Number.isNaN(x));
+  const hl = { p99: w.harnessLoop.percentile(99) / 1e6, max: w.harnessLoop.max / 1e6 };
+  const md = `# Benchmark: Twilio Media Streams, ${CALLS} calls
+
+Command: \`source .data/env && npx tsx scripts/bench/twilio/media-streams.ts --calls ${COUNTS.join(',')} --seconds ${SECONDS} --rounds ${ROUNDS}${RT ? ` --rt-priority ${RT}` : ''}${PROF ? ` --cpu-prof ${PROF}` : ''}\`
+Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, shared with other work; load (1 min) through the run ${f(Math.min(...loads))}–${f(Math.max(...loads))}; run ${new Date().toISOString()}.
+
+${CALLS} concurrent calls placed by one sipp, 50 a second (ramp ${(rampMs / 1000).toFixed(1)} s) into one media-app node in a process of
+its own, each with a bidirectional Twilio stream (\`<Connect><Stream>\`) to one \`ws\` server in the bench's
+process; ${n} of ${CALLS} streams started (the others' WebSocket handshake did not complete within 5 s: their
+calls ended) and are measured.
+
+| measure | p50 | p99 | max | notes |
+|---|---|---|---|---|
+| RTP to the callers over ${SECONDS} s | – | – | – | loss ${(loss(rtpGot) * 100).toFixed(3)} % (${rtpGot.reduce((a, b) => a + b, 0)} packets) |
+| RTP inter-arrival gap (baseline: the call's own clock) | ${f(pct(gaps, 50))} ms | ${f(pct(gaps, 99))} ms | ${f(Math.max(...gaps))} ms | |
+| \`media\` messages to the server over ${SECONDS} s | – | – | – | loss ${(loss(mediaGot) * 100).toFixed(3)} % |
+| first audio out (server \`media\` → caller's first voiced RTP), rounds 2–${ROUNDS} | ${f(pct(fa, 50))} ms | ${f(pct(fa, 99))} ms | ${f(Math.max(...fa))} ms | ${missing(firstAudio)} of ${firstAudio.length} heard nothing; p99 per round (ms): ${perRound} |
+| first audio out, round 1 (the streams' first playback) | ${f(pct(cold, 50))} ms | ${f(pct(cold, 99))} ms | ${f(Math.max(...cold))} ms | |
+| \`clear\` → silence at the caller | ${f(pct(cs, 50))} ms | ${f(pct(cs, 99))} ms | ${f(Math.max(...cs))} ms | ${missing(toSilence)} calls not measured |
+| platform node event-loop delay, loss window | ${f(loop.p50)} ms | ${f(loop.p99)} ms | ${f(loop.max)} ms | playback and clear phases: p99 ${f(loopAfter.p99)}, max ${f(loopAfter.max)} ms |
+
+CPU over the loss window, per stream per second: the platform's process ${perStream(w.cpu.all).toFixed(2)} ms
+(${(w.cpu.all / ms).toFixed(2)} cores), of it the node main thread ${perStream(w.cpu.main).toFixed(2)} ms and the media
+worker ${perStream(w.cpu.worker).toFixed(2)} ms (/proc, 10 ms ticks). The harness (this process: the ws server, the RTP
+peers, sipp control; sipp itself not counted) ${perStream(w.cpu.harness).toFixed(2)} ms, its event-loop delay p99 ${f(hl.p99)}, max ${f(hl.max)} ms.
+`;
+  const pp = (xs: number[]) => `p50 ${f(pct(xs, 50))}, p99 ${f(pct(xs, 99))} ms`;
+  const summary =
+    `${CALLS} streams, load ${f(Math.min(...loads))}–${f(Math.max(...loads))}: ${n} of ${CALLS} started; RTP loss ${(loss(rtpGot) * 100).toFixed(3)} %, \`media\` loss ${(loss(mediaGot) * 100).toFixed(3)} %; ` +
+    `first audio ${pp(fa)} (round 1 p99 ${f(pct(cold, 99))}); \`clear\` → silence ${pp(cs)}; ` +
+    `platform ${perStream(w.cpu.all).toFixed(2)} ms CPU per stream-second (node main thread ${perStream(w.cpu.main).toFixed(2)}, worker ${perStream(w.cpu.worker).toFixed(2)}); ` +
+    `platform event-loop delay p99 ${f(loop.p99)} ms; RTP gap p99 ${f(pct(gaps, 99))} ms`;
+  return { md, summary };
+}
+
 /** One run of `CALLS` calls: writes its report and returns its summary line (the docs row's figures). */
 async function run(CALLS: number): Promise<string> {
   await truncateAll();
@@ -161,119 +305,19 @@ async function run(CALLS: number): Promise<string> {
     calls.push(...placed.calls);
     console.error(`${calls.length} calls up, ${app.conns.length} streams`);
     const rampMs = performance.now() - rampFrom;
-    // a stream that could not connect ends its call: said in the report
-    await until(() => app.conns.filter((c) => c.of('start').length).length === CALLS, 60_000, 'every stream started').catch(() => undefined);
-    const connOf = new Map<string, TwilioConn>();
-    for (const c of app.conns) if (c.of('start').length) connOf.set(String((c.of('start')[0]!.start as { callSid: string }).callSid), c);
-    const streamed = calls.filter((c) => connOf.has(callSid(c.callId)));
-    const conns = streamed.map((c) => connOf.get(callSid(c.callId))!);
+    const { streamed, conns } = await streamsUp(app, calls, CALLS);
     await sleep(1000);
-
-    // 1. loss over a window; the CPU of the platform's process (whole, its node main thread, its media worker) and of this one
-    const { pid, workerTids } = await ask<Threads>(platform, { op: 'threads' });
-    const cpuOf = () => ({ all: procStat(pid).cpuMs, main: procStat(pid, pid).cpuMs, worker: workerTids.reduce((n, t) => n + procStat(pid, t).cpuMs, 0) });
-    const cpu0 = cpuOf();
-    const harness0 = process.cpuUsage();
-    const harnessLoop = monitorEventLoopDelay({ resolution: 5 });
-    harnessLoop.enable();
-    await ask<LoopDelay>(platform, { op: 'loop', reset: true });
-    const from = performance.now();
-    const media0 = conns.map((c) => c.mediaCount);
-    const rtp0 = streamed.map((c) => c.peer.arrivals.length);
-    await sleep(SECONDS * 1000);
-    const ms = performance.now() - from;
-    const cpu1 = cpuOf();
-    const harnessCpu = process.cpuUsage(harness0);
-    const loop = await ask<LoopDelay>(platform, { op: 'loop', reset: true });
-    const expected = ms / 20;
-    const rtpGot = streamed.map((c, i) => c.peer.arrivals.length - rtp0[i]!);
-    const mediaGot = conns.map((c, i) => c.mediaCount - media0[i]!);
-    const loss = (got: number[]) => got.reduce((n, g) => n + Math.max(0, expected - 1 - g), 0) / (expected * got.length);
-    const gaps: number[] = [];
-    for (const c of streamed) {
-      const xs = c.peer.arrivals.filter((t) => t >= from && t <= from + ms);
-      for (let i = 1; i < xs.length; i++) gaps.push(xs[i]! - xs[i - 1]!);
-    }
-
-    // 2. first audio out, in ROUNDS rounds 1.5 s apart: the first is the process's first playback on
-    // these streams (cold code paths), reported apart; the others pooled
-    const tone300 = payload(15);
-    const rounds: number[][] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const sentAt = conns.map((c) => {
-        c.send({ event: 'media', media: { payload: tone300 } });
-        return performance.now();
-      });
-      await sleep(1500);
-      rounds.push(streamed.map((c, i) => firstVoiced(c, sentAt[i]!) - sentAt[i]!));
-    }
-    const firstAudio = rounds.slice(1).flat();
-    const cold = rounds[0]!.filter((x) => !Number.isNaN(x));
-    const perRound = rounds
-      .map((xs) =>
-        pct(
-          xs.filter((x) => !Number.isNaN(x)),
-          99,
-        ).toFixed(0),
-      )
-      .join(', ');
-
-    // 3. clear → silence
-    const tone5s = payload(250);
-    for (const c of conns) c.send({ event: 'media', media: { payload: tone5s } });
-    await sleep(1000);
-    const clearAt = conns.map((c) => {
-      c.send({ event: 'clear' });
-      return performance.now();
-    });
-    await sleep(1000);
-    const toSilence = streamed.map((c, i) => silenceFrom(c, clearAt[i]!) - clearAt[i]!);
+    const w = await lossWindow(platform, streamed, conns);
+    const audio = await firstAudioRounds(streamed, conns);
+    const toSilence = await clearToSilence(streamed, conns);
     const loopAfter = await ask<LoopDelay>(platform, { op: 'loop', reset: false });
     loads.push(os.loadavg()[0]!);
-
-    const n = conns.length;
-    const perStream = (cpuMs: number) => ((cpuMs / ms) * 1000) / n;
-    const f = (x: number) => x.toFixed(1);
-    const missing = (xs: number[]) => xs.filter((x) => Number.isNaN(x)).length;
-    const fa = firstAudio.filter((x) => !Number.isNaN(x));
-    const cs = toSilence.filter((x) => !Number.isNaN(x));
-    const hl = { p99: harnessLoop.percentile(99) / 1e6, max: harnessLoop.max / 1e6 };
-    const md = `# Benchmark: Twilio Media Streams, ${CALLS} calls
-
-Command: \`source .data/env && npx tsx scripts/bench/twilio/media-streams.ts --calls ${COUNTS.join(',')} --seconds ${SECONDS} --rounds ${ROUNDS}${RT ? ` --rt-priority ${RT}` : ''}${PROF ? ` --cpu-prof ${PROF}` : ''}\`
-Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, shared with other work; load (1 min) through the run ${f(Math.min(...loads))}–${f(Math.max(...loads))}; run ${new Date().toISOString()}.
-
-${CALLS} concurrent calls placed by one sipp, 50 a second (ramp ${(rampMs / 1000).toFixed(1)} s) into one media-app node in a process of
-its own, each with a bidirectional Twilio stream (\`<Connect><Stream>\`) to one \`ws\` server in the bench's
-process; ${n} of ${CALLS} streams started (the others' WebSocket handshake did not complete within 5 s: their
-calls ended) and are measured.
-
-| measure | p50 | p99 | max | notes |
-|---|---|---|---|---|
-| RTP to the callers over ${SECONDS} s | – | – | – | loss ${(loss(rtpGot) * 100).toFixed(3)} % (${rtpGot.reduce((a, b) => a + b, 0)} packets) |
-| RTP inter-arrival gap (baseline: the call's own clock) | ${f(pct(gaps, 50))} ms | ${f(pct(gaps, 99))} ms | ${f(Math.max(...gaps))} ms | |
-| \`media\` messages to the server over ${SECONDS} s | – | – | – | loss ${(loss(mediaGot) * 100).toFixed(3)} % |
-| first audio out (server \`media\` → caller's first voiced RTP), rounds 2–${ROUNDS} | ${f(pct(fa, 50))} ms | ${f(pct(fa, 99))} ms | ${f(Math.max(...fa))} ms | ${missing(firstAudio)} of ${firstAudio.length} heard nothing; p99 per round (ms): ${perRound} |
-| first audio out, round 1 (the streams' first playback) | ${f(pct(cold, 50))} ms | ${f(pct(cold, 99))} ms | ${f(Math.max(...cold))} ms | |
-| \`clear\` → silence at the caller | ${f(pct(cs, 50))} ms | ${f(pct(cs, 99))} ms | ${f(Math.max(...cs))} ms | ${missing(toSilence)} calls not measured |
-| platform node event-loop delay, loss window | ${f(loop.p50)} ms | ${f(loop.p99)} ms | ${f(loop.max)} ms | playback and clear phases: p99 ${f(loopAfter.p99)}, max ${f(loopAfter.max)} ms |
-
-CPU over the loss window, per stream per second: the platform's process ${perStream(cpu1.all - cpu0.all).toFixed(2)} ms
-(${((cpu1.all - cpu0.all) / ms).toFixed(2)} cores), of it the node main thread ${perStream(cpu1.main - cpu0.main).toFixed(2)} ms and the media
-worker ${perStream(cpu1.worker - cpu0.worker).toFixed(2)} ms (/proc, 10 ms ticks). The harness (this process: the ws server, the RTP
-peers, sipp control; sipp itself not counted) ${perStream((harnessCpu.user + harnessCpu.system) / 1000).toFixed(2)} ms, its event-loop delay p99 ${f(hl.p99)}, max ${f(hl.max)} ms.
-`;
+    const { md, summary } = runReport(CALLS, { loads, rampMs, n: conns.length, w, audio, toSilence, loopAfter });
     const out = reportPath(`twilio-media-streams-${CALLS}`);
     fs.writeFileSync(out, md);
     process.stdout.write(md);
     console.log(`wrote ${path.relative(process.cwd(), out)}`);
-    const pp = (xs: number[]) => `p50 ${f(pct(xs, 50))}, p99 ${f(pct(xs, 99))} ms`;
-    return (
-      `${CALLS} streams, load ${f(Math.min(...loads))}–${f(Math.max(...loads))}: ${n} of ${CALLS} started; RTP loss ${(loss(rtpGot) * 100).toFixed(3)} %, \`media\` loss ${(loss(mediaGot) * 100).toFixed(3)} %; ` +
-      `first audio ${pp(fa)} (round 1 p99 ${f(pct(cold, 99))}); \`clear\` → silence ${pp(cs)}; ` +
-      `platform ${perStream(cpu1.all - cpu0.all).toFixed(2)} ms CPU per stream-second (node main thread ${perStream(cpu1.main - cpu0.main).toFixed(2)}, worker ${perStream(cpu1.worker - cpu0.worker).toFixed(2)}); ` +
-      `platform event-loop delay p99 ${f(loop.p99)} ms; RTP gap p99 ${f(pct(gaps, 99))} ms`
-    );
+    return summary;
   } finally {
     clearInterval(loadTimer);
     for (const c of calls) c.peer.close();

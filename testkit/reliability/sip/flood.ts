@@ -213,8 +213,142 @@ function uacScenario(number: string, sipPort: number, rtpPort: number, holdMs: n
   return uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '+15551230000', rtpPort, { hangUpAfterMs: holdMs });
 }
 
+/** A customer with a trunk by address, a number whose flow talks then holds the line, and an extension to guess at. */
+async function floodTargets(): Promise<{ number: string; target: Awaited<ReturnType<typeof createExtension>> }> {
+  const db = await testDb();
+  const cid = (await repos(db).customers.create({ email: `flood${Date.now()}${token()}@example.test`, status: 'active', name: 'flood' })).id;
+  await trunksRepo(db).create(cid, `fl${token()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  const text = 'This call carries audio while the platform is under attack. '.repeat(12);
+  const flow = await flowsRepo(db).create({
+    customer_id: cid,
+    actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text, language: 'en-US' } }, { type: 'sleep', option: { duration: 120_000 } }]),
+  } as never);
+  const number = `+8991${String(Date.now()).slice(-8)}`;
+  await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+  return { number, target: await createExtension(cid) };
+}
+
+/** The calls up through the attacks, their RTP to the counter; resolves once every stream has started. */
+async function callLoad(o: FloodOptions, p: Platform, counter: RtpCounter, number: string) {
+  // the phase budget decides how long the calls are held
+  const holdMs = 4000 + o.floodSeconds * 1000 + 2000 + o.attempts * 120 + o.lockoutSec * 1000 + 5000;
+  const rate = Math.min(o.calls, 25);
+  const load = sipp(
+    uacScenario(number, p.sipPort, counter.port, holdMs),
+    [
+      `127.0.0.1:${p.sipPort}`,
+      '-i',
+      '127.0.0.1',
+      '-m',
+      String(o.calls),
+      '-l',
+      String(o.calls),
+      '-r',
+      String(rate),
+      '-mp',
+      String(await sippMediaPort()),
+      '-timeout',
+      `${Math.ceil(holdMs / 1000) + 40}s`,
+    ],
+    { killAfterMs: holdMs + 60_000 },
+  );
+  await until(async () => (await counter.stats()).streams.length >= o.calls, 20_000 + o.calls * 200, `${o.calls} RTP streams`);
+  return load;
+}
+
+/** 1. The INVITE flood from one source, the ban timed by the stack's counter; then OPTIONS probes from another port of its address and from another address. */
+async function inviteFloodPhase(o: FloodOptions, p: Platform, peers: Peer[]) {
+  const bansBefore = await bansSoFar();
+  let bannedAt: number | null = null;
+  const poll = setInterval(() => {
+    void bansSoFar().then((n) => {
+      if (n > bansBefore && bannedAt === null) bannedAt = Date.now();
+    });
+  }, 25);
+  const flood = floodInvites({ host: '127.0.0.2', port: p.sipPort, number: '+899199999999', rate: o.floodRate, seconds: o.floodSeconds, graceMs: 1000 });
+  const floodStart = await flood.started;
+  const fr = await flood.done.finally(() => clearInterval(poll));
+  // the ban is per address:port: another device behind the flooder's address (a NAT) is still served
+  const flooderAddress = await new Peer('127.0.0.2', p.sipPort).open();
+  peers.push(flooderAddress);
+  const probeFlooderAddress = await flooderAddress.request(options(flooderAddress, p.sipPort), 3000);
+  const other = await new Peer('127.0.0.4', p.sipPort).open();
+  peers.push(other);
+  const probeOther = await other.request(options(other, p.sipPort), 3000);
+  const bannedAfterMs = bannedAt === null ? null : (bannedAt as number) - floodStart;
+  o.log?.(`flood: ${fr.sent} INVITEs in ${fr.ms} ms, banned after ${bannedAfterMs} ms, last answered INVITE sent at ${fr.lastAnsweredSentAt} ms`);
+  const report: FloodReport['flood'] = {
+    sent: fr.sent,
+    ms: fr.ms,
+    repliesReceived: fr.replies,
+    bannedAfterMs,
+    lastAnsweredSentAtMs: fr.lastAnsweredSentAt,
+    probeFromFlooderAnswered: fr.probeAnswered,
+    probeFromFlooderAddressOtherPortAnswered: probeFlooderAddress?.status === 200,
+    probeFromOtherAnswered: probeOther?.status === 200,
+  };
+  return { report, floodStart, floodEnd: floodStart + fr.ms };
+}
+
+const finalOf = (a: Awaited<ReturnType<typeof registerAttempt>>): { status?: number; retryAfter?: string } => ({
+  status: a.final?.status,
+  retryAfter: a.final ? header(a.final, 'retry-after') : undefined,
+});
+
+/**
+ * 2. The REGISTER brute force from another source: wrong passwords against the extension, the right one
+ * while locked and after the lock ran out, and the same against an AOR that does not exist.
+ */
+async function bruteForcePhase(o: FloodOptions, p: Platform, target: { ext: { extension: string }; domain: string; password: string }, peers: Peer[]) {
+  const cracker = await new Peer('127.0.0.3', p.sipPort).open();
+  peers.push(cracker);
+  const user = target.ext.extension;
+  const domain = target.domain;
+  // the same questions about an extension that exists and one that does not
+  const existing = await registerAttempt(cracker, p.sipPort, user, domain, 'wrong-0');
+  const ghost = `ghost${token()}`;
+  const unknown = await registerAttempt(cracker, p.sipPort, ghost, domain, 'wrong-0');
+  const statuses: { status: number; retryAfter?: string }[] = [];
+  // paced at ~20 attempts/s (40 requests/s): under the per-source rate limit, so that what stops
+  // the guessing is the lock of the AOR, not the flood ban (a faster cracker is banned as a flooder)
+  for (let i = 1; i < o.attempts; i++) {
+    await sleep(50);
+    const a = await registerAttempt(cracker, p.sipPort, user, domain, `wrong-${i}`);
+    statuses.push({ status: a.final?.status ?? 0, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
+  }
+  const locked = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
+  for (let i = 1; i < o.lockoutFailures; i++) await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-${i}`);
+  const ghostLocked = await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-x`);
+  const lockEnds = Date.now() + (Number(locked.final ? header(locked.final, 'retry-after') : 0) || o.lockoutSec) * 1000 + 300;
+  await sleep(Math.max(0, lockEnds - Date.now()));
+  const after = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
+  o.log?.(`brute force: ${statuses.map((s) => s.status).join(',')}; after the lock: ${after.final?.status}`);
+  const bruteForce: FloodReport['bruteForce'] = { statuses, rightPasswordWhileLocked: finalOf(locked), rightPasswordAfterLock: after.final?.status, unknownAorLocked: finalOf(ghostLocked) };
+  const shapes: FloodReport['shapes'] = {
+    existing: { challenge: shape(existing.challenge), final: shape(existing.final) },
+    unknown: { challenge: shape(unknown.challenge), final: shape(unknown.final) },
+  };
+  return { bruteForce, shapes };
+}
+
+/** Audio: per stream, packets received against the sequence numbers sent; and the packets of the flood's whole 100 ms buckets against 5 per stream each. */
+function audioFigures(st: { streams: StreamStats[]; buckets: [number, number][] }, floodStart: number, floodEnd: number): FloodReport['rtp'] {
+  const received = st.streams.reduce((a, s) => a + s.n, 0);
+  const expected = st.streams.reduce((a, s) => a + (s.max - s.base + 1), 0);
+  const inFlood = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).reduce((a, [, n]) => a + n, 0);
+  const floodBuckets = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).length;
+  const floodExpected = st.streams.length * floodBuckets * 5; // 5 packets per stream per 100 ms
+  return {
+    streams: st.streams.length,
+    received,
+    expected,
+    lossPct: expected ? Math.round((1 - received / expected) * 10000) / 100 : 100,
+    maxGapMs: Math.max(0, ...st.streams.map((s) => s.maxGap)),
+    duringFlood: { received: inFlood, expected: floodExpected, pct: floodExpected ? Math.round((inFlood / floodExpected) * 1000) / 10 : 0 },
+  };
+}
+
 export async function runFloods(o: FloodOptions): Promise<FloodReport> {
-  const log = o.log ?? (() => undefined);
   const t0 = Date.now();
   const p: Platform = await startPlatform({
     REGISTRAR_LOCKOUT_FAILURES: String(o.lockoutFailures),
@@ -226,134 +360,16 @@ export async function runFloods(o: FloodOptions): Promise<FloodReport> {
   const counter = await RtpCounter.open();
   const peers: Peer[] = [];
   try {
-    const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `flood${Date.now()}${token()}@example.test`, status: 'active', name: 'flood' })).id;
-    await trunksRepo(db).create(cid, `fl${token()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const text = 'This call carries audio while the platform is under attack. '.repeat(12);
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'talk', option: { text, language: 'en-US' } }, { type: 'sleep', option: { duration: 120_000 } }]),
-    } as never);
-    const number = `+8991${String(Date.now()).slice(-8)}`;
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
-    const target = await createExtension(cid);
-
-    // the phase budget decides how long the calls are held
-    const holdMs = 4000 + o.floodSeconds * 1000 + 2000 + o.attempts * 120 + o.lockoutSec * 1000 + 5000;
-    const rate = Math.min(o.calls, 25);
-    const load = sipp(
-      uacScenario(number, p.sipPort, counter.port, holdMs),
-      [
-        `127.0.0.1:${p.sipPort}`,
-        '-i',
-        '127.0.0.1',
-        '-m',
-        String(o.calls),
-        '-l',
-        String(o.calls),
-        '-r',
-        String(rate),
-        '-mp',
-        String(await sippMediaPort()),
-        '-timeout',
-        `${Math.ceil(holdMs / 1000) + 40}s`,
-      ],
-      { killAfterMs: holdMs + 60_000 },
-    );
-    await until(async () => (await counter.stats()).streams.length >= o.calls, 20_000 + o.calls * 200, `${o.calls} RTP streams`);
+    const { number, target } = await floodTargets();
+    const load = await callLoad(o, p, counter, number);
     const callsUp = p.app.calls.size;
-    log(`${callsUp} calls up after ${Date.now() - t0} ms`);
+    o.log?.(`${callsUp} calls up after ${Date.now() - t0} ms`);
     await sleep(1500); // a baseline of audio before the attacks
-
-    // 1. INVITE flood from one source
-    const bansBefore = await bansSoFar();
-    let bannedAt: number | null = null;
-    const poll = setInterval(() => {
-      void bansSoFar().then((n) => {
-        if (n > bansBefore && bannedAt === null) bannedAt = Date.now();
-      });
-    }, 25);
-    const flood = floodInvites({ host: '127.0.0.2', port: p.sipPort, number: '+899199999999', rate: o.floodRate, seconds: o.floodSeconds, graceMs: 1000 });
-    const floodStart = await flood.started;
-    const fr = await flood.done;
-    const floodEnd = floodStart + fr.ms;
-    clearInterval(poll);
-    // the ban is per address:port: another device behind the flooder's address (a NAT) is still served
-    const flooderAddress = await new Peer('127.0.0.2', p.sipPort).open();
-    peers.push(flooderAddress);
-    const probeFlooderAddress = await flooderAddress.request(options(flooderAddress, p.sipPort), 3000);
-    const other = await new Peer('127.0.0.4', p.sipPort).open();
-    peers.push(other);
-    const probeOther = await other.request(options(other, p.sipPort), 3000);
-    const bannedAfterMs = bannedAt === null ? null : (bannedAt as number) - floodStart;
-    log(`flood: ${fr.sent} INVITEs in ${fr.ms} ms, banned after ${bannedAfterMs} ms, last answered INVITE sent at ${fr.lastAnsweredSentAt} ms`);
-
-    // 2. REGISTER brute force from another source
-    const cracker = await new Peer('127.0.0.3', p.sipPort).open();
-    peers.push(cracker);
-    const user = target.ext.extension;
-    const domain = target.domain;
-    // the same questions about an extension that exists and one that does not
-    const existing = await registerAttempt(cracker, p.sipPort, user, domain, 'wrong-0');
-    const ghost = `ghost${token()}`;
-    const unknown = await registerAttempt(cracker, p.sipPort, ghost, domain, 'wrong-0');
-    const statuses: { status: number; retryAfter?: string }[] = [];
-    // paced at ~20 attempts/s (40 requests/s): under the per-source rate limit, so that what stops
-    // the guessing is the lock of the AOR, not the flood ban (a faster cracker is banned as a flooder)
-    for (let i = 1; i < o.attempts; i++) {
-      await sleep(50);
-      const a = await registerAttempt(cracker, p.sipPort, user, domain, `wrong-${i}`);
-      statuses.push({ status: a.final?.status ?? 0, retryAfter: a.final ? header(a.final, 'retry-after') : undefined });
-    }
-    const locked = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
-    for (let i = 1; i < o.lockoutFailures; i++) await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-${i}`);
-    const ghostLocked = await registerAttempt(cracker, p.sipPort, ghost, domain, `wrong-x`);
-    const lockEnds = Date.now() + (Number(locked.final ? header(locked.final, 'retry-after') : 0) || o.lockoutSec) * 1000 + 300;
-    await sleep(Math.max(0, lockEnds - Date.now()));
-    const after = await registerAttempt(cracker, p.sipPort, user, domain, target.password);
-    log(`brute force: ${statuses.map((s) => s.status).join(',')}; after the lock: ${after.final?.status}`);
-
-    // audio: per stream, packets received against the sequence numbers sent
-    const st = await counter.stats();
-    const received = st.streams.reduce((a, s) => a + s.n, 0);
-    const expected = st.streams.reduce((a, s) => a + (s.max - s.base + 1), 0);
-    const inFlood = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).reduce((a, [, n]) => a + n, 0);
-    const floodBuckets = st.buckets.filter(([k]) => k * 100 >= floodStart && (k + 1) * 100 <= floodEnd).length;
-    const floodExpected = st.streams.length * floodBuckets * 5; // 5 packets per stream per 100 ms
+    const flood = await inviteFloodPhase(o, p, peers);
+    const { bruteForce, shapes } = await bruteForcePhase(o, p, target, peers);
+    const rtp = audioFigures(await counter.stats(), flood.floodStart, flood.floodEnd);
     const res = await load.done;
-    return {
-      callsUp,
-      rtp: {
-        streams: st.streams.length,
-        received,
-        expected,
-        lossPct: expected ? Math.round((1 - received / expected) * 10000) / 100 : 100,
-        maxGapMs: Math.max(0, ...st.streams.map((s) => s.maxGap)),
-        duringFlood: { received: inFlood, expected: floodExpected, pct: floodExpected ? Math.round((inFlood / floodExpected) * 1000) / 10 : 0 },
-      },
-      flood: {
-        sent: fr.sent,
-        ms: fr.ms,
-        repliesReceived: fr.replies,
-        bannedAfterMs,
-        lastAnsweredSentAtMs: fr.lastAnsweredSentAt,
-        probeFromFlooderAnswered: fr.probeAnswered,
-        probeFromFlooderAddressOtherPortAnswered: probeFlooderAddress?.status === 200,
-        probeFromOtherAnswered: probeOther?.status === 200,
-      },
-      bruteForce: {
-        statuses,
-        rightPasswordWhileLocked: { status: locked.final?.status, retryAfter: locked.final ? header(locked.final, 'retry-after') : undefined },
-        rightPasswordAfterLock: after.final?.status,
-        unknownAorLocked: { status: ghostLocked.final?.status, retryAfter: ghostLocked.final ? header(ghostLocked.final, 'retry-after') : undefined },
-      },
-      shapes: {
-        existing: { challenge: shape(existing.challenge), final: shape(existing.final) },
-        unknown: { challenge: shape(unknown.challenge), final: shape(unknown.final) },
-      },
-      sipp: { code: res.code, errors: res.errors.slice(0, 2000) },
-      ms: Date.now() - t0,
-    };
+    return { callsUp, rtp, flood: flood.report, bruteForce, shapes, sipp: { code: res.code, errors: res.errors.slice(0, 2000) }, ms: Date.now() - t0 };
   } finally {
     for (const x of peers) x.close();
     await counter.close();
