@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
 import { type ReferOutcome, ReferSender } from './refer';
 import { openRelaySocket } from './relay-socket';
+import { alertRecorder, type AlertRecorder } from './alerts';
 import type WebSocket from 'ws';
 
 /** How long a <ConversationRelay>'s WebSocket may take to open, ms. */
@@ -43,6 +44,8 @@ export interface TwimlService {
   refer(callId: string, referTo: string, timeoutMs: number, signal: AbortSignal): Promise<ReferOutcome | null>;
   /** Opens a <ConversationRelay>'s WebSocket through the egress policy, signed (relay-socket.ts); rejects with RelayConnectError. */
   openRelay(url: string, authToken: string): Promise<WebSocket>;
+  /** Records a Twilio debugger alert of the customer's (alerts.ts); never rejects. */
+  alert: AlertRecorder;
 }
 
 declare module '../flow/services' {
@@ -85,6 +88,7 @@ export const subsystem: Subsystem = {
         return call ? refers.refer(call, referTo, timeoutMs, signal) : null;
       },
       openRelay: (url, authToken) => openRelaySocket(ctx.deps.egress, url, authToken, RELAY_CONNECT_TIMEOUT_MS),
+      alert: alertRecorder(db, ctx.logger),
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);
