@@ -1,6 +1,6 @@
 // Issue 54: a TwiML document the platform refuses, as Twilio handles it. `<Dial timeout="2">` (Twilio takes
 // any positive integer) rings 2 s and calls its action; a bad timeout is Twilio's warning 13212 and the Dial
-// still runs; a document that cannot run (12200, 11200 ...) is the application error: the caller hears it,
+// still runs; a document that cannot run (12200, 12300, 11200 ...) is the application error: the caller hears it,
 // the call ends `completed`, its StatusCallback fires, and the error is recorded as Twilio's debugger does:
 // the Monitor API's Alerts (read with the official `twilio` client, paged as it pages) and the 2010 API's
 // Notifications (plain HTTP: list, fetch, delete), credential-like values masked. Real sipp calls.
@@ -121,6 +121,19 @@ describe('Twilio application errors on real calls: the caller told, StatusCallba
     expect(whole.responseBody).to.include('not-a-number');
     expect(whole.alertText).to.include('ErrorCode=12200');
     expect(JSON.stringify(whole.toJSON())).to.not.include(secret);
+  });
+
+  it('an answer that is not TwiML by its Content-Type (JSON): 12300, the error spoken, an Alert 12300', async () => {
+    app.on('/json', { status: 200, body: '{"say":"hello"}', contentType: 'application/json; charset=utf-8' });
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/json') } }]);
+    placed.push(call);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(call.peer.voiced(), 'the application error is spoken').to.be.greaterThan(10);
+    const af = await endedFlowOfCall(call.callId);
+    expect(af.error).to.equal('twiml error 12300: the document URL answered Content-Type application/json, not TwiML');
+    const alerts = await client.monitor.v1.alerts.list();
+    expect(alerts.filter((a) => a.resourceSid === callSid(call.callId)).map((a) => a.errorCode)).to.deep.equal(['12300']);
   });
 
   it('an outbound call (Calls.json) whose Url fails: status callback completed, Notifications listed, fetched, deleted; Alerts paged', async () => {
