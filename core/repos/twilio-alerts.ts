@@ -1,7 +1,8 @@
 /**
  * Twilio debugger records (issue 54): what the Monitor API's Alerts and the 2010 API's Notifications show,
  * one row per error or warning of a customer's TwiML application. Written by media-app (the twiml action),
- * read and deleted by control-api/twilio/. Every query is scoped by the customer.
+ * read and deleted by control-api/twilio/. Every query is scoped by the customer. Also the account's
+ * Debugger webhook (twilio_debugger_webhooks), set through /v1.0/twilio/debugger_webhook.
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
@@ -67,6 +68,19 @@ export function twilioAlertsRepo(db: Db) {
     },
     async remove(customerId: string, id: string): Promise<boolean> {
       return (await table().where({ customer_id: customerId, id }).delete()) > 0;
+    },
+    /** The account's Debugger webhook URL, or null when none is set. */
+    async debuggerWebhook(customerId: string): Promise<string | null> {
+      const row = await db('twilio_debugger_webhooks').where({ customer_id: customerId }).first();
+      return row?.url ?? null;
+    },
+    /** Sets (or with null clears) the account's Debugger webhook URL. */
+    async setDebuggerWebhook(customerId: string, url: string | null): Promise<void> {
+      if (url === null) {
+        await db('twilio_debugger_webhooks').where({ customer_id: customerId }).delete();
+        return;
+      }
+      await db('twilio_debugger_webhooks').insert({ customer_id: customerId, url, tm_update: clock.now() }).onConflict('customer_id').merge();
     },
   };
 }

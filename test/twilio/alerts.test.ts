@@ -3,7 +3,8 @@
 // still runs; a document that cannot run (12200, 12300, 11200 ...) is the application error: the caller hears it,
 // the call ends `completed`, its StatusCallback fires, and the error is recorded as Twilio's debugger does:
 // the Monitor API's Alerts (read with the official `twilio` client, paged as it pages) and the 2010 API's
-// Notifications (plain HTTP: list, fetch, delete), credential-like values masked. Real sipp calls.
+// Notifications (plain HTTP: list, fetch, delete), credential-like values masked, and POSTed to the
+// account's Debugger webhook, signed. Real sipp calls.
 import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
@@ -197,5 +198,41 @@ describe('Twilio application errors on real calls: the caller told, StatusCallba
     expect([gone.status, gone.body.code]).to.deep.equal([404, 20404]);
     const e = await restRefusal(client.monitor.v1.alerts(n.sid).fetch());
     expect(e.status).to.equal(404);
+  });
+
+  it('the account’s Debugger webhook: each new alert POSTed there as Twilio does, signed; set and cleared on /v1.0', async () => {
+    const put = (url: string) => request(stack.api.app).put('/v1.0/twilio/debugger_webhook').query({ accesskey: f.accesskey }).send({ url });
+    const refused = await put('http://169.254.169.254/latest');
+    expect(refused.status).to.equal(400);
+    expect((await put(app.url('/debugger'))).body).to.deep.equal({ url: app.url('/debugger') });
+    const shown = await request(stack.api.app).get('/v1.0/twilio/debugger_webhook').query({ accesskey: f.accesskey });
+    expect(shown.body).to.deep.equal({ url: app.url('/debugger') });
+    app.on('/debugger', 'ok');
+    app.on('/dbg-doc', '<Response><Dance/></Response>');
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/dbg-doc') } }]);
+    placed.push(call);
+    const hook = await app.next('/debugger');
+    expect(hook.method).to.equal('POST');
+    expect(hook.signed, 'X-Twilio-Signature with the account’s AuthToken').to.equal(true);
+    expect(hook.params).to.include({ AccountSid: sid, Level: 'ERROR', PayloadType: 'application/json', ParentAccountSid: '' });
+    expect(hook.params.Sid).to.match(/^NO[0-9a-f]{32}$/);
+    expect(Number.isNaN(Date.parse(hook.params.Timestamp!))).to.equal(false);
+    const payload = JSON.parse(hook.params.Payload!) as {
+      resource_sid: string;
+      error_code: string;
+      more_info: Record<string, string>;
+      webhook: { request: { url: string; parameters: Record<string, string> } };
+    };
+    expect(payload).to.include({ resource_sid: callSid(call.callId), error_code: '12200' });
+    expect(payload.more_info).to.include({ ErrorCode: '12200', LogLevel: 'ERROR' });
+    expect(payload.webhook.request.url).to.equal(app.url('/dbg-doc'));
+    expect(payload.webhook.request.parameters.CallSid).to.equal(callSid(call.callId));
+    const alert = await client.monitor.v1.alerts(hook.params.Sid!).fetch();
+    expect(alert.resourceSid).to.equal(callSid(call.callId));
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect((await put('')).body).to.deep.equal({ url: '' });
+    const cleared = await request(stack.api.app).get('/v1.0/twilio/debugger_webhook').query({ accesskey: f.accesskey });
+    expect(cleared.body).to.deep.equal({ url: '' });
   });
 });

@@ -6,6 +6,8 @@ import type { Knex } from 'knex';
  * 12200 schema error, 13212 bad Dial timeout ...). `call_id` is the call it happened on (no foreign key:
  * the record outlives a deleted call, as Twilio's does). The request's variables are stored with
  * credential-like values masked (core/twilio/alerts.ts); nothing here is a secret of ours.
+ * twilio_debugger_webhooks: the account's Debugger webhook (one URL per customer), which each new alert
+ * is POSTed to, signed.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('twilio_alerts', (t) => {
@@ -25,8 +27,14 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['customer_id', 'tm_create', 'id']);
   });
   await knex.raw(`ALTER TABLE twilio_alerts ADD CONSTRAINT twilio_alerts_log_level_check CHECK (log_level IN ('error','warning'))`);
+  await knex.schema.createTable('twilio_debugger_webhooks', (t) => {
+    t.uuid('customer_id').primary().references('id').inTable('customers').onDelete('CASCADE');
+    t.text('url').notNullable();
+    t.timestamp('tm_update', { useTz: true, precision: 6 }).notNullable();
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('twilio_debugger_webhooks');
   await knex.schema.dropTable('twilio_alerts');
 }

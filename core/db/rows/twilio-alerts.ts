@@ -1,4 +1,4 @@
-/** Row type of core/repos/twilio-alerts.ts's table, declared apart so core/db/tables.ts imports no repository. */
+/** Row types of core/repos/twilio-alerts.ts's tables, declared apart so core/db/tables.ts imports no repository. */
 
 export type AlertLevel = 'error' | 'warning';
 
@@ -15,4 +15,11 @@ export interface TwilioAlertRow {
   response_body: string;
   response_headers: string;
   tm_create: Date;
+}
+
+/** twilio_debugger_webhooks: the account's Debugger webhook. */
+export interface TwilioDebuggerWebhookRow {
+  customer_id: string;
+  url: string;
+  tm_update: Date;
 }
