@@ -22,7 +22,8 @@ export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Good
  * VoiceFallbackUrl, Calls' FallbackUrl), that one is fetched, signed, with the same parameters plus
  * ErrorCode and ErrorUrl, and its document runs instead. A document that still cannot be run: a
  * `twiml_error` note with Twilio's code, the caller hears APPLICATION_ERROR_SPEECH and the activeflow
- * ends with the error (the call hangs up).
+ * ends with the error (the call hangs up). Every error (a failed primary's too) and every compile warning
+ * (13212) is also the customer's Twilio debugger alert (media-app/twiml/alerts.ts).
  */
 export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
   /** The last request to the customer's app (what an alert shows), and the document it answered. */
@@ -32,6 +33,7 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
     const call = requireCall(ctx);
     const extra = takeCallbackParams(ctx.vars);
     const o = this.option;
+    this.request = null;
     try {
       Object.assign(extra, await this.recordingParams(ctx, call));
       ctx.vars.set('svc.call.digits', '');
