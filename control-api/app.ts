@@ -28,6 +28,7 @@ import { webphoneRouter } from './webphone/serve';
 import { signOutCarried } from './middleware/session-revoke';
 import { cookieOriginGuard } from './middleware/origin';
 import { createTwilioRouter } from './twilio/router';
+import { createTwilioMonitorRouter } from './twilio/monitor';
 
 /** What the /auth router gets. */
 export interface AuthMount {
@@ -113,6 +114,8 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): PlatformApp {
   // Limited as /v1.0 is: per address before auth, per account (the access keys' bucket) after it.
   const accountLimit = isPassThrough(limiters.customer) ? null : limiters.raw.customer;
   app.use('/2010-04-01', createTwilioRouter(ctx, { ipLimit: limited(limiters.v1Ip), accountLimit }));
+  // Twilio's Monitor API (monitor.twilio.com/v1): Alerts, the debugger's records.
+  app.use('/v1', createTwilioMonitorRouter(ctx, { ipLimit: limited(limiters.v1Ip), accountLimit }));
 
   app.use(opsRouter(ctx, metrics));
   const authRouter = opts.authRouter ?? createAuthRouter;

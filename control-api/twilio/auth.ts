@@ -61,8 +61,11 @@ async function authenticate(ctx: AppContext, user: string, pass: string): Promis
   return { customerId: row.customer_id, accesskeyId: row.id };
 }
 
-/** Express middleware for routes under /Accounts/:AccountSid: sets res.locals.twilio (TwilioAuth). */
-export function twilioAuth(ctx: AppContext): RequestHandler {
+/**
+ * Express middleware for routes under /Accounts/:AccountSid: sets res.locals.twilio (TwilioAuth). With
+ * `pathAccount: false` (the Monitor API's /v1, whose paths name no account) the credential's account is the one.
+ */
+export function twilioAuth(ctx: AppContext, opts: { pathAccount?: boolean } = {}): RequestHandler {
   return (req, res, next) => {
     const cred = basic(req.headers.authorization);
     if (!cred) return next(unauthenticated());
@@ -70,7 +73,7 @@ export function twilioAuth(ctx: AppContext): RequestHandler {
       const who = await authenticate(ctx, cred.user, cred.pass);
       if (!who) throw unauthenticated();
       const pathAccount = req.params.AccountSid;
-      if (typeof pathAccount !== 'string' || fromSid('AC', pathAccount.replace(/\.json$/, '')) !== who.customerId) {
+      if (opts.pathAccount !== false && (typeof pathAccount !== 'string' || fromSid('AC', pathAccount.replace(/\.json$/, '')) !== who.customerId)) {
         throw new TwilioError(404, 20404, `The requested resource /2010-04-01/Accounts/${encodeURIComponent(String(pathAccount ?? ''))} was not found`);
       }
       const info = await ctx.statusLookup(who.customerId);

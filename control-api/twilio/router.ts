@@ -20,11 +20,12 @@ import { conferencesRouter } from './conferences';
 import { conferenceRecordingsRouter } from './conference-recordings';
 import { participantsRouter } from './participants';
 import { queuesRouter } from './queues';
+import { notificationsRouter } from './alerts';
 import { twilioErrorHandler, twilioRouteNotFound } from './errors';
 import { API_VERSION } from './call-json';
 
 /** The per-account limit after basic auth: the customer's bucket, as an access key on /v1.0 takes it. */
-function accountLimit(l: Limiter): RequestHandler {
+export function accountLimit(l: Limiter): RequestHandler {
   return (_req, res, next) => {
     l.consume(authOf(res.locals).customerId).then((r) => next(r.allowed ? undefined : rateLimited(r.limitedBy, r.retryAfterSec)), next);
   };
@@ -56,9 +57,11 @@ export function createTwilioRouter(ctx: AppContext, opts: { ipLimit?: RequestHan
         incoming_phone_numbers: `/${API_VERSION}/Accounts/${a.accountSid}/IncomingPhoneNumbers.json`,
         conferences: `/${API_VERSION}/Accounts/${a.accountSid}/Conferences.json`,
         queues: `/${API_VERSION}/Accounts/${a.accountSid}/Queues.json`,
+        notifications: `/${API_VERSION}/Accounts/${a.accountSid}/Notifications.json`,
       },
     });
   });
+  account.use(notificationsRouter(ctx));
   account.use(callsRouter(ctx));
   account.use(recordingsRouter(ctx));
   account.use(transcriptionsRouter(ctx));

@@ -62,6 +62,7 @@ import type { TranscribeRow } from './rows/transcribes';
 import type { TranscriptRow } from './rows/transcripts';
 import type { TransferRow } from './rows/transfers';
 import type { TrunkRow } from './rows/trunks';
+import type { TwilioAlertRow, TwilioDebuggerWebhookRow } from './rows/twilio-alerts';
 import type { VoicemailBoxRow } from './rows/voicemail-boxes';
 import type { VoicemailMessageRow } from './rows/voicemail-messages';
 import type { WebhookDeliveryRow } from './rows/webhook-deliveries';
@@ -207,6 +208,8 @@ declare module 'knex/types/tables' {
     transcripts: Table<TranscriptRow>;
     transfers: Table<TransferRow, 'transferee_addresses'>;
     trunks: Table<TrunkRow>;
+    twilio_alerts: Table<TwilioAlertRow>;
+    twilio_debugger_webhooks: Table<TwilioDebuggerWebhookRow>;
     voicemail_boxes: Table<VoicemailBoxRow>;
     voicemail_messages: Table<VoicemailMessageRow>;
     webchat_messages: Table<WebchatMessageRow>;

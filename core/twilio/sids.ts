@@ -1,9 +1,9 @@
 /**
  * Twilio-style SIDs for this platform's ids: two letters and the UUID's 32 hex digits, lower case.
  * `AC` a customer (AccountSid), `CA` a call (CallSid), `RE` a recording, `CF` a conference, `QU` a queue,
- * `PN` a number, `SK` an access key (API key SID), `TR` a transcription (a Transcribe), `VX` a ConversationRelay session. A SID maps back to exactly one UUID; anything else is null.
+ * `PN` a number, `SK` an access key (API key SID), `TR` a transcription (a Transcribe), `VX` a ConversationRelay session, `NO` an alert (Alerts, Notifications). A SID maps back to exactly one UUID; anything else is null.
  */
-export const SID_PREFIXES = ['AC', 'CA', 'RE', 'CF', 'QU', 'PN', 'SK', 'MZ', 'TR', 'VX'] as const;
+export const SID_PREFIXES = ['AC', 'CA', 'RE', 'CF', 'QU', 'PN', 'SK', 'MZ', 'TR', 'VX', 'NO'] as const;
 export type SidPrefix = (typeof SID_PREFIXES)[number];
 
 const HEX32 = /^[0-9a-f]{32}$/;

@@ -24,6 +24,8 @@ export interface CompileOptions {
   documentUrl?: string;
   /** The method it was fetched with (the default of Gather/Record's `method`). */
   method?: 'GET' | 'POST';
+  /** Told of each warning (Twilio's 13xxx: the document runs, with the attribute's default). */
+  warn?: (code: number, message: string) => void;
 }
 
 export class Program {
@@ -35,6 +37,11 @@ export class Program {
   add(type: ActionType, option: Record<string, unknown>, id: string = randomUUID()): string {
     this.actions.push({ id, next_id: EMPTY_UUID, type, option });
     return id;
+  }
+
+  /** A warning of Twilio's (the document still compiles): passed to the caller's `warn`. */
+  warn(code: number, message: string): void {
+    this.opts.warn?.(code, message);
   }
 
   /** A do-nothing action with a known id, to jump to ("the next verb"). */

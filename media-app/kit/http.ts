@@ -20,6 +20,8 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   body: string;
+  /** The answer's Content-Type header ('' when it had none). */
+  contentType?: string;
 }
 
 export interface FlowHttp {
@@ -54,7 +56,7 @@ export class PolicyHttp implements FlowHttp {
         signal: req.signal,
       });
       if (res.status >= 400) this.logger?.info({ url: req.url, status: res.status }, 'flow HTTP request answered with an error status');
-      return { status: res.status, body: res.body.toString('utf8') };
+      return { status: res.status, body: res.body.toString('utf8'), contentType: String(res.headers['content-type'] ?? '') };
     } catch (e) {
       if (e instanceof EgressRefused) throw new FlowHttpError(`refused: ${e.message}`, true);
       if (e instanceof EgressFailed) {

@@ -14,7 +14,12 @@ import type { Logger } from 'pino';
 import type { Subsystem } from '../subsystem';
 import { type ReferOutcome, ReferSender } from './refer';
 import { openRelaySocket } from './relay-socket';
+import { alertRecorder, type AlertRecorder } from './alerts';
+import { PolicyHttp } from '../kit/http';
 import type WebSocket from 'ws';
+
+/** How long the account's Debugger webhook may take to answer, ms. */
+const DEBUGGER_TIMEOUT_MS = 5000;
 
 /** How long a <ConversationRelay>'s WebSocket may take to open, ms. */
 const RELAY_CONNECT_TIMEOUT_MS = 5000;
@@ -43,6 +48,8 @@ export interface TwimlService {
   refer(callId: string, referTo: string, timeoutMs: number, signal: AbortSignal): Promise<ReferOutcome | null>;
   /** Opens a <ConversationRelay>'s WebSocket through the egress policy, signed (relay-socket.ts); rejects with RelayConnectError. */
   openRelay(url: string, authToken: string): Promise<WebSocket>;
+  /** Records a Twilio debugger alert of the customer's (alerts.ts); never rejects. */
+  alert: AlertRecorder;
 }
 
 declare module '../flow/services' {
@@ -85,6 +92,11 @@ export const subsystem: Subsystem = {
         return call ? refers.refer(call, referTo, timeoutMs, signal) : null;
       },
       openRelay: (url, authToken) => openRelaySocket(ctx.deps.egress, url, authToken, RELAY_CONNECT_TIMEOUT_MS),
+      alert: alertRecorder(db, ctx.logger, {
+        http: new PolicyHttp(ctx.deps.egress, ctx.logger),
+        authToken: (id) => ctx.services.twiml?.authToken(id) ?? Promise.resolve(null),
+        timeoutMs: DEBUGGER_TIMEOUT_MS,
+      }),
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);

@@ -162,7 +162,20 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'answer', option: {} },
       { type: 'connect', option: { destinations: [{ type: 'tel', target: '+15550003333' }], ring_timeout: 30_000, duration_limit: 14_400_000 } },
     ]);
-    refused('<Response><Dial timeout="4">+1555</Dial></Response>', 12200, /timeout/);
+    // Twilio's timeout is any positive integer (issue 54): 2 s rings 2 s; anything else is its warning
+    // 13212 and the Dial goes on (default 30 s; above 600: 600 s), never a 12200
+    const ring = (attr: string) => {
+      const warnings: [number, string][] = [];
+      const as = compileTwiml(`<Response><Dial timeout="${attr}">+1555</Dial></Response>`, { documentUrl: DOC, warn: (code, message) => warnings.push([code, message]) });
+      return { ms: as.find((a) => a.type === 'connect')!.option.ring_timeout, warnings: warnings.map(([code]) => code) };
+    };
+    expect(ring('2')).to.deep.equal({ ms: 2000, warnings: [] });
+    expect(ring('1')).to.deep.equal({ ms: 1000, warnings: [] });
+    expect(ring('600')).to.deep.equal({ ms: 600_000, warnings: [] });
+    expect(ring('0')).to.deep.equal({ ms: 30_000, warnings: [13212] });
+    expect(ring('-3')).to.deep.equal({ ms: 30_000, warnings: [13212] });
+    expect(ring('2.5')).to.deep.equal({ ms: 30_000, warnings: [13212] });
+    expect(ring('601')).to.deep.equal({ ms: 600_000, warnings: [13212] });
     refused('<Response><Dial timeLimit="0">+1555</Dial></Response>', 12200, /timeLimit/);
     refused('<Response><Dial timeLimit="86401">+1555</Dial></Response>', 12200, /timeLimit/);
   });

@@ -155,12 +155,30 @@ function destination(noun: TwimlElement): Dest {
   }
 }
 
+/** The longest ring of a <Dial>, seconds (the connect action's ring_timeout allows 600 s). */
+const MAX_RING_SEC = 600;
+
+/**
+ * <Dial timeout>: Twilio takes any positive integer of seconds (default 30) and answers anything else with
+ * its warning 13212, the Dial going on with the default. So here: 1-600 as given; a larger integer rings
+ * 600 s, anything else (0, negative, not an integer) 30 s, each with the warning.
+ */
+function dialTimeout(p: Program, el: TwimlElement): number {
+  const v = el.attrs.timeout;
+  if (v === undefined) return 30;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (n >= 1 && n <= MAX_RING_SEC) return n;
+  const used = n > MAX_RING_SEC ? MAX_RING_SEC : 30;
+  p.warn(13212, `<Dial> timeout must be a positive integer of seconds (here at most ${MAX_RING_SEC}): "${v.slice(0, 32)}", ${used} s used`);
+  return used;
+}
+
 export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
   const record = a.oneOf('record', ['do-not-record', 'record-from-answer', 'record-from-answer-dual', 'true', 'false'] as const);
   const recorded = record === 'record-from-answer' || record === 'record-from-answer-dual' || record === 'true';
   const hangupOnStar = a.bool('hangupOnStar') === true;
-  const ringSec = a.int('timeout', 5, 600) ?? 30;
+  const ringSec = dialTimeout(p, el);
   const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
   const answerOnBridge = a.bool('answerOnBridge') === true;
   // with no recording (record absent or do-not-record) there is nothing to call back about, as on Twilio

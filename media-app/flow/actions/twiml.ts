@@ -22,20 +22,24 @@ export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Good
  * VoiceFallbackUrl, Calls' FallbackUrl), that one is fetched, signed, with the same parameters plus
  * ErrorCode and ErrorUrl, and its document runs instead. A document that still cannot be run: a
  * `twiml_error` note with Twilio's code, the caller hears APPLICATION_ERROR_SPEECH and the activeflow
- * ends with the error (the call hangs up).
+ * ends with the error (the call hangs up). Every error (a failed primary's too) and every compile warning
+ * (13212) is also the customer's Twilio debugger alert (media-app/twiml/alerts.ts).
  */
 export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
+  /** The last request to the customer's app (what an alert shows), and the document it answered. */
+  private request: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; body?: string } | null = null;
+
   async exec(ctx: ActionContext): Promise<Outcome> {
     const call = requireCall(ctx);
     const extra = takeCallbackParams(ctx.vars);
     const o = this.option;
-    let failedUrl = o.url ?? '';
+    this.request = null;
     try {
       Object.assign(extra, await this.recordingParams(ctx, call));
       ctx.vars.set('svc.call.digits', '');
       ctx.vars.set(TWIML_VARS.finishOnKey, '');
       const method = o.method ?? 'POST';
-      if (o.twiml !== undefined) return this.compiled(ctx, o.twiml, undefined, method);
+      if (o.twiml !== undefined) return await this.compiled(ctx, o.twiml, undefined, method);
       const svc = ctx.services.twiml;
       if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
       const authToken = await svc.authToken(ctx.customerId);
@@ -45,30 +49,58 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
         return await this.fetched(ctx, { url: o.url!, method, params, authToken });
       } catch (e) {
         if (!(e instanceof TwimlError) || ctx.signal.aborted || !o.fallback_url) throw e;
-        ctx.note('twiml_error', { code: e.code, message: e.message, url: o.url! });
-        failedUrl = o.fallback_url;
+        await this.failed(ctx, e);
         const fallbackParams = { ...params, ErrorCode: String(e.code), ErrorUrl: o.url! };
         return await this.fetched(ctx, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
       }
     } catch (e) {
       if (!(e instanceof TwimlError) || ctx.signal.aborted) throw e;
-      ctx.note('twiml_error', { code: e.code, message: e.message, url: failedUrl });
+      await this.failed(ctx, e);
       await call.talk({ text: APPLICATION_ERROR_SPEECH, language: 'en-US' }, ctx.signal).catch(() => undefined);
       return { kind: 'fail', message: `twiml error ${e.code}: ${e.message}` };
     }
   }
 
+  /** A document that could not be run: the trace's `twiml_error` note and the customer's alert (Twilio's debugger). */
+  private async failed(ctx: ActionContext, e: TwimlError): Promise<void> {
+    ctx.note('twiml_error', { code: e.code, message: e.message, url: this.request?.url ?? '' });
+    await this.alert(ctx, e.code, 'error', e.message, e.code === 11200 ? undefined : this.request?.body);
+  }
+
+  private async alert(ctx: ActionContext, code: number, level: 'error' | 'warning', message: string, responseBody?: string): Promise<void> {
+    const svc = ctx.services.twiml;
+    if (!svc) return;
+    const r = this.request;
+    await svc.alert(ctx.customerId, ctx.call?.info.id ?? null, {
+      code,
+      level,
+      message,
+      url: r?.url ?? '',
+      method: r?.method ?? '',
+      params: r?.params ?? {},
+      ...(responseBody === undefined ? {} : { responseBody }),
+    });
+  }
+
   /** One document fetched (signed, through the egress policy) and compiled. */
   private async fetched(ctx: ActionContext, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
+    this.request = { url: f.url, method: f.method, params: f.params };
     const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
+    this.request.body = fetched.text;
     spanEvent('twiml fetched', { 'openvoice.twiml.bytes': fetched.text.length });
     return this.compiled(ctx, fetched.text, fetched.url, f.method);
   }
 
-  private compiled(ctx: ActionContext, text: string, documentUrl: string | undefined, method: 'GET' | 'POST'): Outcome {
-    const actions = compileTwiml(text, { documentUrl, method });
+  /** Compiles a document; its warnings (Twilio's 13xxx: it runs all the same) are noted and recorded as alerts. */
+  private async compiled(ctx: ActionContext, text: string, documentUrl: string | undefined, method: 'GET' | 'POST'): Promise<Outcome> {
+    const warnings: { code: number; message: string }[] = [];
+    const actions = compileTwiml(text, { documentUrl, method, warn: (code, message) => warnings.push({ code, message }) });
     spanEvent('twiml compiled', { 'openvoice.twiml.actions': actions.length });
     ctx.note('twiml_compiled', { url: documentUrl ?? '', actions: actions.length });
+    for (const w of warnings) {
+      ctx.note('twiml_warning', { code: w.code, message: w.message, url: documentUrl ?? '' });
+      await this.alert(ctx, w.code, 'warning', w.message, text);
+    }
     return { kind: 'twiml', actions };
   }
 
