@@ -179,6 +179,10 @@ export class RtpPhone {
     if (this.clock) clearInterval(this.clock);
     this.clock = null;
     for (const j of this.queue.splice(0)) j.done();
-    this.sock.close();
+    try {
+      this.sock.close();
+    } catch {
+      // a socket whose bind failed is closed already
+    }
   }
 }

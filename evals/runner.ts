@@ -53,16 +53,24 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   const repo = evalRunsRepo(deps.db);
   const queue = run.scenarios.flatMap((s) => Array.from({ length: run.calls }, () => s));
   const results: EvalCallResult[] = [];
+  // a lane that fails stops the others: their calls hang up and the run ends failed, once all have stopped
+  const broken = new AbortController();
+  const stop = AbortSignal.any([signal, broken.signal]);
   const lanes = Array.from({ length: Math.min(run.concurrency, queue.length) }, async () => {
-    for (let s = queue.shift(); s && !signal.aborted; s = queue.shift()) {
-      results.push(await oneCall(deps, run, s, signal));
-      await repo.saveResults(run.id, deps.worker, results);
+    try {
+      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
+        results.push(await oneCall(deps, run, s, stop));
+        await repo.saveResults(run.id, deps.worker, results);
+      }
+    } catch (e) {
+      broken.abort();
+      throw e;
     }
   });
-  try {
-    await Promise.all(lanes);
-  } catch (e) {
-    deps.logger.error({ err: e, run_id: run.id }, 'eval run failed');
+  const outcomes = await Promise.allSettled(lanes);
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failure) {
+    deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
     await repo.end(run.id, deps.worker, 'failed', results, 'the runner failed (see the evals worker log)');
     return;
   }

@@ -208,6 +208,10 @@ export class SipCaller {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.endedBy?.('caller');
-    this.sock.close();
+    try {
+      this.sock.close();
+    } catch {
+      // a socket whose bind failed is closed already
+    }
   }
 }
