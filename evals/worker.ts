@@ -18,6 +18,8 @@ export class EvalWorker {
   private readonly abort = new AbortController();
   private readonly carrying = new Set<Promise<void>>();
   private closed = false;
+  /** a look is claiming runs: a run ending meanwhile leaves the next look to it */
+  private looking = false;
 
   constructor(private readonly deps: { db: Db; config: EvalsConfig; logger: Logger }) {}
 
@@ -32,6 +34,7 @@ export class EvalWorker {
   /** Claims runs while there is room and a run to claim; errors (the database away) are logged and the next look tries again. */
   private async look(): Promise<void> {
     this.timer = null;
+    this.looking = true;
     try {
       while (!this.closed && this.carrying.size < this.deps.config.maxRuns) {
         const run = await evalRunsRepo(this.deps.db).claim(this.name);
@@ -41,14 +44,19 @@ export class EvalWorker {
           .catch((err: unknown) => this.deps.logger.error({ err, run_id: run.id }, 'eval run could not be ended'))
           .finally(() => {
             this.carrying.delete(p);
-            if (this.timer === null) this.arm(0);
+            // room for another run: look now rather than at the next poll
+            if (this.looking) return;
+            if (this.timer) clearTimeout(this.timer);
+            this.arm(0);
           });
         this.carrying.add(p);
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'looking for eval runs failed');
+    } finally {
+      this.looking = false;
     }
-    if (this.timer === null) this.arm(this.deps.config.pollMs);
+    this.arm(this.deps.config.pollMs);
   }
 
   async close(): Promise<void> {

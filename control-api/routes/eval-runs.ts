@@ -9,6 +9,7 @@ import { invalidArgument, notFound } from '../../core/errors';
 import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/evals/schema';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, evalRunJson } from '../../core/repos/eval-runs';
+import { numbersRepo } from '../../core/repos/numbers';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
 /** At most this many calls in one run (scenarios × calls). */
@@ -45,6 +46,12 @@ export const routes = [
       const found = await evalScenariosRepo(ctx.db).many(auth.customerId, ids);
       const absent = ids.filter((id) => !found.some((s) => s.id === id));
       if (absent.length) throw notFound('RESOURCE_NOT_FOUND', `eval scenario not found: ${absent.join(', ')}`);
+      // a number may have changed hands since the scenario was written: a run dials only the customer's own
+      const numbers = numbersRepo(ctx.db);
+      for (const s of found) {
+        if ((await numbers.getByNumber(s.target.target))?.customer_id !== auth.customerId)
+          throw invalidArgument(`the target of eval scenario ${s.id} is no longer a number of this customer`, [{ field: 'scenario_ids', issue: 'target not a number of this customer' }]);
+      }
       const scenarios = ids.map((id) => found.find((s) => s.id === id)!).map(({ id, name, target, caller, checks }) => ({ id, name, target, caller, checks }));
       return evalRunJson(await evalRunsRepo(ctx.db).create(auth.customerId, { scenarios, calls: body.calls, concurrency: body.concurrency }));
     },

@@ -85,6 +85,23 @@ describe('eval scenarios and runs API', () => {
     await auth(request(t.app).get(`/v1.0/eval_runs/${run}`), other).expect(404);
   });
 
+  it('a run refuses a scenario whose number has since changed hands (400 naming scenario_ids)', async () => {
+    const number = '+899560000002';
+    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual' });
+    const id = (
+      await auth(request(t.app).post('/v1.0/eval_scenarios'))
+        .send(scenario({ target: { type: 'number', target: number } }))
+        .expect(200)
+    ).body.id as string;
+    const other = await createFixture(t.ctx);
+    await t.ctx.db('numbers').where({ number }).update({ customer_id: other.customer.id });
+    const r = await auth(request(t.app).post('/v1.0/eval_runs'))
+      .send({ scenario_ids: [id] })
+      .expect(400);
+    expect(r.body.error.details).to.deep.equal([{ field: 'scenario_ids', issue: 'target not a number of this customer' }]);
+    expect(await t.ctx.db('eval_runs').where({ customer_id: f.customer.id }).whereRaw(`scenarios->0->>'id' = ?`, [id])).to.deep.equal([]);
+  });
+
   it('a run starts running with no result and keeps the scenarios as they were', async () => {
     const id = (await auth(request(t.app).post('/v1.0/eval_scenarios')).send(scenario()).expect(200)).body.id as string;
     const run = await auth(request(t.app).post('/v1.0/eval_runs'))

@@ -21,6 +21,8 @@ import { endedFlowOfCall } from '../../testkit/call-ends';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
 import type { EvalCallResult } from '../../core/evals/schema';
+import { runEvalFile } from '../../scripts/eval/run-file';
+import { serveApp } from '../../testkit/twilio';
 
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
@@ -121,12 +123,38 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
     expect(run.results[0]!.error).to.match(/^the edge answered [45]\d\d$/);
   });
 
+  it('the CI command (scripts/eval.ts): creates the inline scenarios, runs them, prints a row per call and the failing check; exit 1, 0, 2', async () => {
+    await numberWith('+899570000004', [{ type: 'answer' }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }]);
+    startWorker();
+    const served = await serveApp(t.app);
+    try {
+      const scenario = (checks: unknown[]) => ({ name: 'ci short', target: { type: 'number', target: '+899570000004' }, caller: { turns: [{ wait_ms: 5000 }, { hangup: true }] }, checks });
+      const lines: string[] = [];
+      const o = { accesskey: f.accesskey, api: served.baseUrl, out: (l: string) => lines.push(l), pollMs: 100 };
+      const failing = await runEvalFile(JSON.stringify({ scenarios: [scenario([{ type: 'latency_under', ms: 4000 }])] }), o);
+      expect(failing, lines.join('\n')).to.equal(1);
+      expect(lines[0]).to.match(/^run [0-9a-f-]{36}: finished, 1 call\(s\), pass rate 0%$/);
+      expect(lines[1]).to.match(/^scenario\s+call\s+ended_by\s+slowest turn\s+checks$/);
+      expect(lines[2]).to.match(/^ci short\s+1\s+agent\s+-\s+0\/1\s+FAIL$/);
+      expect(lines[3]).to.equal('  ✗ latency_under: no agent turn was measured');
+      expect(lines.join('\n')).not.to.contain(f.accesskey);
+      lines.length = 0;
+      expect(await runEvalFile(JSON.stringify({ scenarios: [scenario([])] }), o), lines.join('\n')).to.equal(0);
+      lines.length = 0;
+      expect(await runEvalFile(JSON.stringify({ scenarios: [scenario([{ type: 'nonsense' }])] }), o)).to.equal(2);
+      expect(lines[0]).to.match(/^the platform refused or could not be reached: POST \/eval_scenarios: 400 INVALID_ARGUMENT/);
+      expect(await runEvalFile('{"calls": 0}', o)).to.equal(2);
+    } finally {
+      await served.close();
+    }
+  });
+
   it('runs 2 calls at concurrency 2: transcript both ways, latency stages per turn, checks passing and failing with evidence', async () => {
     const scenario = await auth(request(t.app).post('/v1.0/eval_scenarios'))
       .send({
         name: 'opening hours',
         target: { type: 'number', target: NUMBER },
-        caller: { language: 'en-US', turns: [{ wait_ms: 1000 }, { say: 'What are your opening hours?' }, { wait_ms: 6000 }, { dtmf: '1' }, { wait_ms: 500 }, { hangup: true }] },
+        caller: { language: 'en-US', turns: [{ wait_ms: 1000 }, { say: 'What are your opening hours?' }, { wait_ms: 9000 }, { dtmf: '1' }, { wait_ms: 500 }, { hangup: true }] },
         checks: [
           { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
           { type: 'transcript_contains', role: 'caller', text: 'opening hours' },
@@ -142,13 +170,10 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
       .expect(200);
     expect(made.body.status).to.equal('running');
 
-    const startedAt = Date.now();
     startWorker();
     const run = await ended(made.body.id as string);
     expect(run.status, run.error).to.equal('finished');
     expect(run.results).to.have.length(2);
-    // concurrency 2: both calls were up at once, so the run took about one call's time (a call here is ~12 s)
-    expect(Date.now() - startedAt).to.be.below(40_000);
     const callIds = new Set<string>();
     for (const r of run.results) {
       expect(r.scenario_id).to.equal(scenario.body.id);
@@ -190,6 +215,10 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
       expect(r.passed).to.equal(false);
     }
     expect(callIds.size, 'two calls').to.equal(2);
+    // concurrency 2: the two calls were up at the same time (each answered before the other hung up)
+    const [a, b] = await t.ctx.db('calls').whereIn('id', [...callIds]);
+    expect(a!.tm_progressing!.getTime(), 'the first answered before the second hung up').to.be.below(b!.tm_hangup!.getTime());
+    expect(b!.tm_progressing!.getTime(), 'the second answered before the first hung up').to.be.below(a!.tm_hangup!.getTime());
     expect(run.pass_rate).to.equal(0);
   });
 });
