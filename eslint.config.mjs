@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 // The rooms that run in production get typescript-eslint's type-checked set: its promise rules
 // (no-floating-promises, no-misused-promises, await-thenable) catch rejections nobody handles.
-const SERVER = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl'].map((r) => `${r}/**/*.ts`);
+const SERVER = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals'].map((r) => `${r}/**/*.ts`);
 // knex hands back `any` rows until its table types are declared (issue 33, "a typed data layer"); until then the
 // no-unsafe-* rules would flag every query in these two rooms rather than a mistake.
 const KNEX_ANY = ['core/**/*.ts', 'control-api/**/*.ts'];

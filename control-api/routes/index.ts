@@ -36,6 +36,8 @@ import { routes as customers } from './customers';
 import { routes as dashboard } from './dashboard';
 import { routes as qualityAlarms } from './quality-alarms';
 import { routes as emails } from './emails';
+import { routes as evalRuns } from './eval-runs';
+import { routes as evalScenarios } from './eval-scenarios';
 import { routes as extensions } from './extensions';
 import { routes as flowsSimulate } from './flows-simulate';
 import { routes as flows } from './flows';
@@ -119,6 +121,8 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   customers,
   dashboard,
   emails,
+  evalRuns,
+  evalScenarios,
   extensions,
   flowsSimulate,
   flows,

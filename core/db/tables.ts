@@ -56,6 +56,7 @@ import type { SpeakingRow } from './rows/speakings';
 import type { StorageAccountRow, StorageFileRow } from './rows/storage';
 import type { SummaryRow } from './rows/summaries';
 import type { TagRow } from './rows/tags';
+import type { EvalRunRow, EvalScenarioRow } from './rows/evals';
 import type { TeamRow } from './rows/teams';
 import type { TimelineAnalysisRow } from './rows/timeline-analyses';
 import type { TranscribeRow } from './rows/transcribes';
@@ -168,6 +169,8 @@ declare module 'knex/types/tables' {
     customers: Table<CustomerRow, 'metadata'>;
     email_verification_tokens: Table<VerificationTokenRow>;
     emails: Table<EmailRow, 'source' | 'destinations' | 'attachments'>;
+    eval_runs: Table<EvalRunRow, 'scenarios' | 'results'>;
+    eval_scenarios: Table<EvalScenarioRow, 'target' | 'caller' | 'checks'>;
     events: Table<EventsRow, 'data' | 'timestamp'>;
     extensions: Table<ExtensionRow>;
     flows: Table<FlowRow, 'actions'>;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'web', 'types', 'scripts', 'test', 'testkit'];
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals', 'web', 'types', 'scripts', 'test', 'testkit'];
 
 /** Top-level imports that close a two-way pair, each with why. */
 const ROOM_BACK_EDGES: readonly { from: RegExp; to: RegExp; why: string }[] = [

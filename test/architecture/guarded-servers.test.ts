@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'esl'];
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'esl', 'evals'];
 
 function files(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {

@@ -12,6 +12,9 @@
 //   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
 //   esl           FreeSWITCH's event socket over the media engine (esl/README.md): the socket guard
 //                 (core/net), the logger, and media-engine through its index; no room imports esl
+//   evals         the voice agent evals worker (evals/README.md): simulated callers that dial the platform
+//                 through its SIP edge like any phone, so it imports core only (the run's records, the
+//                 scenario schema, G.711); no room imports evals
 //   web           browser code, bundled on its own: nothing outside web/ but the wire shapes it shares with
 //                 the server (WEB_SHAPES), by `import type`/`export type` only (erased from the bundle); those
 //                 import nothing of the platform
@@ -20,7 +23,7 @@
 //                 scripts/build-web; never test/ or the rest of scripts/
 //   scripts, test may import anything but test/ (only test imports test/); no room imports them
 //                 (test may import scripts)
-// Of the platform's rooms only sip-server imports sip-config, none imports sip-server, esl or web (scripts, test
+// Of the platform's rooms only sip-server imports sip-config, none imports sip-server, esl, evals or web (scripts, test
 // and testkit may), and nothing but scripts and test imports testkit. deploy/, reference/, freeswitch/ and docs/ hold no TypeScript (the scan checks that no unlisted folder does).
 // Every import, export-from, require, import() and `declare module` augmentation is checked.
 import { expect } from 'chai';
@@ -29,7 +32,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
+const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
 type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
 const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference', 'freeswitch'];
@@ -46,11 +49,12 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
   esl: ['core/net', 'core/logger', 'media-engine/index'],
+  evals: ['core'],
   web: WEB_SHAPES,
   types: [],
   scripts: 'any',
   test: 'any',
-  testkit: ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'scripts/build-web'],
+  testkit: ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals', 'scripts/build-web'],
 };
 
 /** Exceptions to the rules, each with its reason; every entry must still match an import (else delete it). */
@@ -88,7 +92,7 @@ export function forbidden(from: string, to: string): string | null {
   if (a === 'web') return `web is browser code and imports nothing outside web/ (not ${b})`;
   if (a === 'types') return `types/ declares npm packages and imports nothing of the platform (not ${b})`;
   if (b === 'sip-config') return `only sip-server imports sip-config (not ${a})`;
-  if (b === 'sip-server' || b === 'web' || b === 'esl') return `${a} must not import ${b}`;
+  if (b === 'sip-server' || b === 'web' || b === 'esl' || b === 'evals') return `${a} must not import ${b}`;
   return `${a} imports only ${may.join(', ')} of the other rooms (not ${to})`;
 }
 
@@ -233,6 +237,9 @@ describe('architecture: import directions', () => {
       ['esl/server.ts', 'media-app/app', /not media-app\/app/],
       ['media-app/app.ts', 'esl/server', /media-app must not import esl/],
       ['core/net/index.ts', 'esl/wire', /core must not import esl/],
+      ['evals/call.ts', 'media-app/call/session', /evals imports only core/],
+      ['evals/rtp-phone.ts', 'media-engine/worker/rtp-session', /evals imports only core/],
+      ['control-api/routes/eval-runs.ts', 'evals/runner', /control-api must not import evals/],
     ];
     for (const [from, to, why] of refused) expect(forbidden(from, to), `${from} → ${to}`).to.match(why);
     for (const ok of [
@@ -264,6 +271,8 @@ describe('architecture: import directions', () => {
       ['esl/main.ts', 'core/logger'],
       ['esl/channel.ts', 'media-engine'],
       ['test/esl/wire.test.ts', 'esl/wire'],
+      ['evals/observe.ts', 'core/repos/eval-reach'],
+      ['testkit/evals/x.ts', 'evals/worker'],
     ])
       expect(forbidden(ok[0], ok[1]), ok.join(' → ')).to.equal(null);
   });

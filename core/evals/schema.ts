@@ -1,0 +1,121 @@
+/**
+ * Voice agent evals (issue 56, docs/evals.md): the scenario a simulated caller plays, the run that
+ * places its calls, and the result each call reports. Declared once here in zod: control-api validates
+ * requests and documents them (OpenAPI) with these schemas, the runner (evals/) reads the stored
+ * scenarios through the same ones, so what the API accepts is exactly what the runner can play.
+ */
+import { z } from 'zod';
+
+/** The target of a scenario. Today a number of the customer's (flows and AI configurations are to come). */
+export const evalTargetSchema = z
+  .object({
+    type: z.literal('number'),
+    target: z.string().regex(/^\+\d{3,20}$/, 'an E.164 number (+ and 3 to 20 digits)'),
+  })
+  .strict();
+
+/** One scripted caller turn: exactly one of these fields. */
+export const evalTurnSchema = z.union([
+  z.object({ wait_ms: z.number().int().min(0).max(600_000).describe('stay silent this long') }).strict(),
+  z.object({ say: z.string().trim().min(1).max(1000).describe('speak this (espeak-ng) into the call') }).strict(),
+  z
+    .object({
+      dtmf: z
+        .string()
+        .regex(/^[0-9*#A-D]{1,32}$/, 'digits 0-9, *, #, A-D')
+        .describe('press these digits (RFC 4733 events)'),
+    })
+    .strict(),
+  z.object({ hangup: z.literal(true).describe('hang up (BYE)') }).strict(),
+]);
+
+export const evalCallerSchema = z
+  .object({
+    language: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en-US')
+      .default('en-US'),
+    turns: z.array(evalTurnSchema).min(1).max(100),
+  })
+  .strict();
+
+const role = z.enum(['caller', 'agent']);
+
+export const evalCheckSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('transcript_contains'), role, text: z.string().trim().min(1).max(1000) }).strict(),
+  z.object({ type: z.literal('transcript_not_contains'), role, text: z.string().trim().min(1).max(1000) }).strict(),
+  z.object({ type: z.literal('latency_under'), ms: z.number().int().min(1).max(600_000).describe('every agent turn answers within this (first_rtp_ms)') }).strict(),
+]);
+
+/** The body of POST /eval_scenarios, and of PUT (every field given again). */
+export const evalScenarioInput = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    target: evalTargetSchema,
+    caller: evalCallerSchema,
+    checks: z.array(evalCheckSchema).max(50).default([]),
+  })
+  .strict();
+
+export type EvalTarget = z.output<typeof evalTargetSchema>;
+export type EvalTurn = z.output<typeof evalTurnSchema>;
+export type EvalCaller = z.output<typeof evalCallerSchema>;
+export type EvalCheck = z.output<typeof evalCheckSchema>;
+export type EvalScenarioInput = z.output<typeof evalScenarioInput>;
+
+/** Bounds of a run: calls per scenario and calls at once. */
+export const EVAL_MAX_CALLS = 50;
+export const evalRunInput = z
+  .object({
+    scenario_ids: z.array(z.guid()).min(1).max(20),
+    calls: z.number().int().min(1).max(EVAL_MAX_CALLS).default(1),
+    concurrency: z.number().int().min(1).max(EVAL_MAX_CALLS).default(1),
+  })
+  .strict();
+export type EvalRunInput = z.output<typeof evalRunInput>;
+
+export const EVAL_RUN_STATUSES = ['running', 'finished', 'failed'] as const;
+export type EvalRunStatus = (typeof EVAL_RUN_STATUSES)[number];
+
+export const evalTranscriptLine = z.object({
+  role,
+  text: z.string(),
+  t_ms: z.number().describe('ms after the call was answered (the caller saw its 200 OK)'),
+});
+
+/** One agent turn: latency_ms (caller speech end → the reply's first audio out) and the stages ai_talk records. */
+export const evalTurnResult = z
+  .object({
+    latency_ms: z.number().nullable(),
+    end_of_turn_wait_ms: z.number().nullable(),
+    stt_final_ms: z.number().nullable(),
+    llm_first_token_ms: z.number().nullable(),
+    tts_first_byte_ms: z.number().nullable(),
+    interrupted: z.boolean(),
+  })
+  .catchall(z.union([z.number(), z.string(), z.boolean(), z.null()]));
+
+export const evalCheckResult = z.object({
+  type: z.string(),
+  passed: z.boolean(),
+  evidence: z.string().describe('what the verdict rests on: the line found, the turns over budget, ...'),
+});
+
+export const evalCallResult = z.object({
+  scenario_id: z.string(),
+  /** the platform's call (found by the SIP Call-ID the simulated caller sent); '' if none was made */
+  call_id: z.string(),
+  sip_call_id: z.string(),
+  /** what ended the call: caller (its hangup turn), agent (BYE from the platform), refused (a final error response), error */
+  ended_by: z.enum(['caller', 'agent', 'refused', 'error']),
+  error: z.string().optional(),
+  transcript: z.array(evalTranscriptLine),
+  turns: z.array(evalTurnResult),
+  checks: z.array(evalCheckResult),
+  passed: z.boolean().describe('every check passed and the call was placed'),
+});
+
+export type EvalTranscriptLine = z.output<typeof evalTranscriptLine>;
+export type EvalTurnResult = z.output<typeof evalTurnResult>;
+export type EvalCheckResult = z.output<typeof evalCheckResult>;
+export type EvalCallResult = z.output<typeof evalCallResult>;

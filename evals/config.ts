@@ -1,0 +1,68 @@
+/**
+ * The evals worker's settings from the environment (listed in .env.example, "voice agent evals").
+ * `loadEvalsConfig` collects every problem and throws one error listing each bad variable on its own line.
+ */
+import net from 'node:net';
+import { z } from 'zod';
+
+export interface EvalsConfig {
+  /** the platform's SIP edge the simulated callers dial (UDP) */
+  edge: { host: string; port: number };
+  /** the address the callers bind their SIP and RTP sockets on and write into Via, Contact and SDP */
+  localHost: string;
+  /** how often an idle worker looks for a run to claim */
+  pollMs: number;
+  /** a call whose INVITE has no final response within this is given up (408) */
+  answerTimeoutMs: number;
+  /** a call still up this long after its answer is hung up by the caller */
+  maxCallMs: number;
+  /** after a call ends, how long to wait for the platform to finish writing its records (call, ai_talk turns) */
+  settleMs: number;
+  /** runs one worker carries at once */
+  maxRuns: number;
+}
+
+const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
+
+function parseHostPort(v: string): { host: string; port: number } | null {
+  const m = /^([^:]+):(\d{1,5})$/.exec(v.trim());
+  if (!m || !net.isIPv4(m[1]!) || Number(m[2]) < 1 || Number(m[2]) > 65535) return null;
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+const schema = z.object({
+  EVALS_SIP_EDGE: z
+    .string()
+    .trim()
+    .default('127.0.0.1:5060')
+    .refine((v) => parseHostPort(v) !== null, 'must be an IPv4 address:port'),
+  EVALS_LOCAL_HOST: z
+    .string()
+    .trim()
+    .default('127.0.0.1')
+    .refine((v) => net.isIPv4(v), 'must be an IPv4 address'),
+  EVALS_POLL_MS: ms(10).default(1000),
+  EVALS_ANSWER_TIMEOUT_MS: ms(100).default(30_000),
+  EVALS_MAX_CALL_MS: ms(1000).default(300_000),
+  EVALS_SETTLE_MS: ms(0).default(10_000),
+  EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
+});
+
+/** The variables this file reads (the .env.example test checks each is documented). */
+export const EVALS_VARIABLES = Object.keys(schema.shape);
+
+export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConfig {
+  const vars = Object.fromEntries(EVALS_VARIABLES.map((k) => [k, env[k] === '' ? undefined : env[k]]));
+  const r = schema.safeParse(vars);
+  if (!r.success) throw new Error(r.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('\n'));
+  const c = r.data;
+  return {
+    edge: parseHostPort(c.EVALS_SIP_EDGE)!,
+    localHost: c.EVALS_LOCAL_HOST,
+    pollMs: c.EVALS_POLL_MS,
+    answerTimeoutMs: c.EVALS_ANSWER_TIMEOUT_MS,
+    maxCallMs: c.EVALS_MAX_CALL_MS,
+    settleMs: c.EVALS_SETTLE_MS,
+    maxRuns: c.EVALS_MAX_RUNS,
+  };
+}

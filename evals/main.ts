@@ -1,0 +1,34 @@
+/**
+ * The evals worker as a process (`npx tsx evals/main.ts`, beside the platform): reads EVALS_*
+ * (evals/config.ts) and the database settings, claims eval runs and places their simulated calls
+ * through the SIP edge. Bad settings stop it with one line each; SIGINT/SIGTERM end the runs it
+ * carries (failed) and exit.
+ */
+import { loadConfig } from '../core/config';
+import { createDb } from '../core/db/knex';
+import { createLogger } from '../core/logger';
+import { loadEvalsConfig } from './config';
+import { EvalWorker } from './worker';
+
+async function main(): Promise<void> {
+  const log = createLogger(process.env.LOG_LEVEL ?? 'info', 'evals');
+  const config = loadEvalsConfig();
+  const db = createDb(loadConfig(process.env, { persistSecret: false }).databaseUrl);
+  const worker = new EvalWorker({ db, config, logger: log });
+  worker.start();
+  log.info({ edge: `${config.edge.host}:${config.edge.port}`, worker: worker.name }, 'evals worker started');
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    void worker
+      .close()
+      .then(() => db.destroy())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

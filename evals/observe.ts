@@ -1,0 +1,61 @@
+/**
+ * What the platform recorded of a simulated call, read once it has settled (the call hung up and
+ * every ai_talk on it terminated, or `settleMs` passed): the platform's call id (by the caller's
+ * SIP Call-ID), the agent's side of the transcript (ai_talk's assistant aimessages, timed from the
+ * caller's answer) and each agent turn's latency stages (the `metadata.latency` ai_talk writes onto a
+ * reply's messages, media-app/ai/turn-latency.ts: one turn per reply, however many messages it spans).
+ */
+import type { Db } from '../core/db/knex';
+import { evalReachRepo, type ReachedMessage } from '../core/repos/eval-reach';
+import type { EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+
+export interface Observed {
+  callId: string;
+  agentLines: EvalTranscriptLine[];
+  turns: EvalTurnResult[];
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** The turns of a conversation: each distinct latency record of consecutive assistant messages. */
+export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
+  const turns: EvalTurnResult[] = [];
+  let last = '';
+  for (const m of messages) {
+    const latency = m.role === 'assistant' ? (m.metadata.latency as Record<string, number | string | boolean | null> | undefined) : undefined;
+    if (!latency) {
+      last = '';
+      continue;
+    }
+    const key = JSON.stringify(latency);
+    if (key === last) continue;
+    last = key;
+    const { first_rtp_ms, end_of_turn_wait_ms, stt_final_ms, llm_first_token_ms, tts_first_byte_ms, interrupted, ...rest } = latency;
+    turns.push({
+      ...rest,
+      latency_ms: num(first_rtp_ms),
+      end_of_turn_wait_ms: num(end_of_turn_wait_ms),
+      stt_final_ms: num(stt_final_ms),
+      llm_first_token_ms: num(llm_first_token_ms),
+      tts_first_byte_ms: num(tts_first_byte_ms),
+      interrupted: interrupted === true,
+    });
+  }
+  return turns;
+}
+
+export async function observeCall(db: Db, customerId: string, sipCallId: string, answeredAt: number, settleMs: number): Promise<Observed | null> {
+  const reach = evalReachRepo(db);
+  const deadline = Date.now() + settleMs;
+  let call = await reach.callBySipCallId(customerId, sipCallId);
+  for (;;) {
+    const settled = call?.status === 'hangup' && (await reach.aicallStatuses(customerId, call.id)).every((s) => s === 'terminated');
+    if (settled || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, Math.min(200, Math.max(1, deadline - Date.now()))));
+    call = await reach.callBySipCallId(customerId, sipCallId);
+  }
+  if (!call) return null;
+  const messages = await reach.aiMessages(customerId, call.id);
+  const agentLines = messages.filter((m) => m.role === 'assistant' && m.content.trim()).map((m) => ({ role: 'agent' as const, text: m.content, t_ms: m.tm_create.getTime() - answeredAt }));
+  return { callId: call.id, agentLines, turns: turnsOf(messages) };
+}

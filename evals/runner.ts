@@ -1,0 +1,81 @@
+/**
+ * One eval run, carried by the worker that claimed it: scenarios × calls simulated calls, at most
+ * `concurrency` at once, each played (call.ts), observed (observe.ts) and judged (checks.ts); the
+ * results are written after every call, so GET /eval_runs/{id} shows them as they come. The run ends
+ * `finished` when every call was placed and judged (whatever the verdicts), `failed` when a call could
+ * not be placed (refused by the edge, not found on the platform) or the run was aborted.
+ */
+import type { Db } from '../core/db/knex';
+import type { Logger } from '../core/logger';
+import { evalRunsRepo, type EvalRunRow } from '../core/repos/eval-runs';
+import type { EvalRunScenario } from '../core/repos/eval-scenarios';
+import type { EvalCallResult, EvalTranscriptLine } from '../core/evals/schema';
+import type { EvalsConfig } from './config';
+import { playCall } from './call';
+import { observeCall } from './observe';
+import { judge } from './checks';
+
+export interface RunDeps {
+  db: Db;
+  config: EvalsConfig;
+  logger: Logger;
+  /** this worker's name (the run's claimed_by) */
+  worker: string;
+}
+
+async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario, signal: AbortSignal): Promise<EvalCallResult> {
+  const base = { scenario_id: scenario.id, call_id: '', transcript: [] as EvalTranscriptLine[], turns: [], checks: [], passed: false };
+  let played;
+  try {
+    played = await playCall(scenario, deps.config, signal);
+  } catch (e) {
+    return { ...base, sip_call_id: '', ended_by: 'error', error: `the simulated caller failed: ${(e as Error).message}` };
+  }
+  if (played.endedBy === 'refused') return { ...base, sip_call_id: played.sipCallId, ended_by: 'refused', error: played.error ?? 'refused' };
+  const seen = await observeCall(deps.db, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs);
+  if (!seen) return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines };
+  const transcript = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
+  const checks = scenario.checks.map((c) => judge(c, transcript, seen.turns));
+  return {
+    scenario_id: scenario.id,
+    call_id: seen.callId,
+    sip_call_id: played.sipCallId,
+    ended_by: played.endedBy,
+    transcript,
+    turns: seen.turns,
+    checks,
+    passed: checks.every((c) => c.passed),
+  };
+}
+
+/** Carries a claimed run to its end; `signal` aborts it (the worker closing): calls in flight hang up, the run fails. */
+export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSignal): Promise<void> {
+  const repo = evalRunsRepo(deps.db);
+  const queue = run.scenarios.flatMap((s) => Array.from({ length: run.calls }, () => s));
+  const results: EvalCallResult[] = [];
+  // a lane that fails stops the others: their calls hang up and the run ends failed, once all have stopped
+  const broken = new AbortController();
+  const stop = AbortSignal.any([signal, broken.signal]);
+  const lanes = Array.from({ length: Math.min(run.concurrency, queue.length) }, async () => {
+    try {
+      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
+        results.push(await oneCall(deps, run, s, stop));
+        await repo.saveResults(run.id, deps.worker, results);
+      }
+    } catch (e) {
+      broken.abort();
+      throw e;
+    }
+  });
+  const outcomes = await Promise.allSettled(lanes);
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failure) {
+    deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
+    await repo.end(run.id, deps.worker, 'failed', results, 'the runner failed (see the evals worker log)');
+    return;
+  }
+  const unplaced = results.filter((r) => r.ended_by === 'refused' || r.ended_by === 'error').length;
+  const error = signal.aborted ? 'the evals worker stopped before the run ended' : unplaced ? `${unplaced} of ${results.length} call(s) could not be placed or found` : '';
+  await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error);
+  deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');
+}

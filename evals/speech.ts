@@ -1,0 +1,36 @@
+/**
+ * The simulated caller's voice: espeak-ng (the platform's local voice) speaks a turn's text into a
+ * WAV, sox makes it 8 kHz mono 16-bit; the samples are trimmed to their loud part, so a say() starts
+ * and ends with the speech itself. Run as child processes (never on the event loop that paces RTP).
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+/** below this level a sample is the silence around the words */
+const QUIET = 300;
+
+/** espeak-ng's voice for a BCP 47 tag (en-US → en-us). */
+export const espeakVoice = (language: string): string => language.toLowerCase();
+
+export async function speak(text: string, language: string): Promise<Int16Array> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'evals-say-'));
+  try {
+    const wav = path.join(dir, 's.wav');
+    const raw = path.join(dir, 's.raw');
+    await run('espeak-ng', ['-v', espeakVoice(language), '-w', wav, '--', text]);
+    await run('sox', [wav, '-r', '8000', '-c', '1', '-e', 'signed', '-b', '16', '-t', 'raw', raw]);
+    const b = await fs.readFile(raw);
+    const x = new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+    let first = 0;
+    let last = x.length;
+    while (first < x.length && Math.abs(x[first]!) < QUIET) first++;
+    while (last > first && Math.abs(x[last - 1]!) < QUIET) last--;
+    return x.slice(first, last);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}

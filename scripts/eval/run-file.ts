@@ -1,0 +1,117 @@
+/**
+ * The CI command's work (scripts/eval.ts, docs/evals.md "From CI"): reads a run file, creates its
+ * inline scenarios, starts a run of them (and of any scenario_ids) through the public API, waits
+ * for it to end, prints one table row per call and each failing check with its evidence, and
+ * returns the exit status: 0 every check passed, 1 a check failed, 2 the run failed or could not be made.
+ * The access key comes from the environment (OPENVOICE_ACCESSKEY), never from the file, and is never printed.
+ */
+import { z } from 'zod';
+import type { EvalCallResult } from '../../core/evals/schema';
+
+export const runFileSchema = z
+  .object({
+    api: z.string().url().optional().describe('the platform, e.g. http://127.0.0.1:8080 (else OPENVOICE_API)'),
+    scenarios: z.array(z.record(z.string(), z.unknown())).default([]).describe('scenario bodies, created for this run'),
+    scenario_ids: z.array(z.string()).default([]),
+    calls: z.number().int().min(1).default(1),
+    concurrency: z.number().int().min(1).default(1),
+    timeout_s: z.number().int().min(1).default(900),
+  })
+  .strict();
+
+export interface RunFileOptions {
+  accesskey: string;
+  /** used when the file names no api */
+  api?: string;
+  out: (line: string) => void;
+  pollMs?: number;
+}
+
+interface RunJson {
+  id: string;
+  status: 'running' | 'finished' | 'failed';
+  error: string;
+  pass_rate: number | null;
+  results: EvalCallResult[];
+}
+
+class ApiFailure extends Error {}
+
+async function call<T>(api: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  // an accesskey goes only as the accesskey query parameter (the spec's Authentication); the URL is never printed
+  const res = await fetch(`${api}/v1.0${path}?accesskey=${encodeURIComponent(key)}`, {
+    method,
+    headers: body ? { 'Content-Type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json().catch(() => null)) as { error?: { reason: string; message: string } } | null;
+  if (!res.ok) throw new ApiFailure(`${method} ${path}: ${res.status} ${json?.error ? `${json.error.reason}: ${json.error.message}` : ''}`.trim());
+  return json as T;
+}
+
+/** The table of a run: a row per call, each failing check under its call. */
+export function runTable(run: RunJson, names: Map<string, string>): string[] {
+  const rate = run.pass_rate === null ? '-' : `${Math.round(run.pass_rate * 100)}%`;
+  const lines = [`run ${run.id}: ${run.status}${run.error ? ` (${run.error})` : ''}, ${run.results.length} call(s), pass rate ${rate}`];
+  const rows = run.results.map((r, i) => {
+    const slowest = r.turns.reduce<number | null>((m, t) => (t.latency_ms !== null && (m === null || t.latency_ms > m) ? t.latency_ms : m), null);
+    const passed = r.checks.filter((c) => c.passed).length;
+    return [names.get(r.scenario_id) ?? r.scenario_id, String(i + 1), r.ended_by, slowest === null ? '-' : `${slowest} ms`, `${passed}/${r.checks.length}`, r.passed ? 'pass' : 'FAIL'];
+  });
+  const head = ['scenario', 'call', 'ended_by', 'slowest turn', 'checks', ''];
+  const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const row = (cells: string[]) =>
+    cells
+      .map((x, c) => x.padEnd(width[c]!))
+      .join('  ')
+      .trimEnd();
+  lines.push(row(head));
+  run.results.forEach((r, i) => {
+    lines.push(row(rows[i]!));
+    if (r.error) lines.push(`  ! ${r.error}`);
+    for (const c of r.checks.filter((x) => !x.passed)) lines.push(`  ✗ ${c.type}: ${c.evidence}`);
+  });
+  return lines;
+}
+
+export async function runEvalFile(text: string, o: RunFileOptions): Promise<number> {
+  let file: z.output<typeof runFileSchema>;
+  try {
+    file = runFileSchema.parse(JSON.parse(text));
+  } catch (e) {
+    o.out(`the run file is not valid: ${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message}`);
+    return 2;
+  }
+  const api = (file.api ?? o.api ?? '').replace(/\/$/, '');
+  if (!api) {
+    o.out('no api: name it in the run file or in OPENVOICE_API');
+    return 2;
+  }
+  try {
+    const names = new Map<string, string>();
+    const ids = [...file.scenario_ids];
+    for (const s of file.scenarios) {
+      const made = await call<{ id: string; name: string }>(api, o.accesskey, 'POST', '/eval_scenarios', s);
+      names.set(made.id, made.name);
+      ids.push(made.id);
+    }
+    const started = await call<RunJson>(api, o.accesskey, 'POST', '/eval_runs', { scenario_ids: ids, calls: file.calls, concurrency: file.concurrency });
+    const deadline = Date.now() + file.timeout_s * 1000;
+    let run = started;
+    while (run.status === 'running') {
+      if (Date.now() > deadline) {
+        o.out(`run ${run.id}: still running after ${file.timeout_s} s`);
+        return 2;
+      }
+      await new Promise((r) => setTimeout(r, o.pollMs ?? 1000));
+      run = await call<RunJson>(api, o.accesskey, 'GET', `/eval_runs/${started.id}`);
+    }
+    for (const line of runTable(run, names)) o.out(line);
+    if (run.status === 'failed') return 2;
+    return run.results.every((r) => r.passed) ? 0 : 1;
+  } catch (e) {
+    if (!(e instanceof ApiFailure) && !(e instanceof TypeError)) throw e;
+    o.out(`the platform refused or could not be reached: ${e.message}`);
+    return 2;
+  }
+}
