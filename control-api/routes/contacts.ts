@@ -55,7 +55,8 @@ async function checkTags(ctx: AppContext, customerId: string, ids: string[], fie
     );
 }
 
-const addressSchema = z.object({
+/** One address of a contact, as both the contacts and the contact-addresses routes answer it. */
+export const addressSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
   contact_id: z.string(),
