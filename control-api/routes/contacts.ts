@@ -15,7 +15,8 @@ export function normalizeTel(raw: string): string | null {
 
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{1,63}$/;
 
-const addressBody = z.object({
+/** An address in a request body (a contact's addresses, a contact address created alone). */
+export const addressBody = z.object({
   type: z.enum(['tel', 'email']),
   target: z.string().min(1).max(320),
   target_name: text().optional(),
