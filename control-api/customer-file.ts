@@ -12,6 +12,7 @@
  * An <audio> or <video> element plays such an answer all the same (disposition and CSP do not apply
  * to media subresources).
  */
+import type { Readable } from 'node:stream';
 import type { Response } from 'express';
 
 export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
@@ -61,5 +62,20 @@ export function customerFileHeaders(res: Response, f: { filename: string; conten
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': CUSTOMER_FILE_CSP,
     ...(f.size !== undefined ? { 'Content-Length': String(f.size) } : {}),
+  });
+}
+
+/**
+ * Answers with a customer file: its headers (customerFileHeaders), then its bytes piped from `obj`;
+ * resolves when the answer is written, rejects on an error of either stream.
+ */
+export async function sendCustomerFile(res: Response, f: { filename: string; contentType: string }, obj: { stream: Readable; size?: number }): Promise<void> {
+  customerFileHeaders(res, { ...f, size: obj.size });
+  await new Promise<void>((resolve, reject) => {
+    obj.stream
+      .on('error', reject)
+      .pipe(res)
+      .on('finish', () => resolve())
+      .on('error', reject);
   });
 }

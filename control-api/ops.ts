@@ -4,7 +4,6 @@
  * (Prometheus) on its own listener, loopback by default (METRICS_LISTEN, `off` to disable), and on
  * the API port only when METRICS_TOKEN is set, to `Authorization: Bearer <METRICS_TOKEN>`.
  */
-import http from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { Registry, collectDefaultMetrics, Histogram, Counter } from 'prom-client';
@@ -14,7 +13,7 @@ import { authenticationRequired, invalidCredentials } from '../core/errors';
 import { readRelayHealth, type RelayHealthEntry } from '../core/calls/relay-health';
 import { platformRegistry } from '../core/metrics';
 import { routePattern } from './middleware/route-pattern';
-import { guardServer } from '../core/net/socket-guard';
+import { startMetricsServer } from '../core/metrics-server';
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
@@ -133,33 +132,8 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-/** The /metrics listener: GET /metrics, 404 for anything else, no credentials (bind it privately). */
+/** The /metrics listener: GET /metrics, 404 for anything else, no credentials (bind it privately); core's bare listener over the API's registry. */
 export async function startMetricsListener(metrics: Metrics, at: { host: string; port: number }): Promise<MetricsListener> {
-  const server = guardServer(
-    http.createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      metrics.registry.metrics().then(
-        (body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : body),
-        () => res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics unavailable\n'),
-      );
-    }),
-  );
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(at.port, at.host, () => resolve());
-  });
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : at.port;
-  return {
-    address: { host: at.host, port },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const server = await startMetricsServer(metrics.registry, at);
+  return { address: { host: at.host, port: server.port }, close: () => server.close() };
 }

@@ -95,6 +95,18 @@ export const refId = () => z.union([z.literal(''), z.guid()]).optional();
 /** A bounded free-text field. */
 export const text = (max = 255) => z.string().max(max);
 
+// ---- handler steps ------------------------------------------------------------------------------
+
+/**
+ * The load-or-404 step of a handler: the row the repository found (another customer's id finds
+ * none), or the group's not-found error.
+ */
+export async function orMissing<T>(row: Promise<T | null | undefined>, missing: () => Error): Promise<T> {
+  const r = await row;
+  if (!r) throw missing();
+  return r;
+}
+
 // ---- validation -------------------------------------------------------------------------------
 
 type Issue = z.core.$ZodIssue;

@@ -8,3 +8,10 @@ export const bufferBody: Parameters<Test['parse']>[0] = (res, cb) => {
   res.on('data', (c: Buffer) => chunks.push(c));
   res.on('end', () => cb(null, Buffer.concat(chunks)));
 };
+
+/** The same, the body as one UTF-8 string (a CSV or JSON-lines export checked as text). */
+export const textBody: Parameters<Test['parse']>[0] = (res, cb) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks).toString('utf8')));
+};

@@ -4,13 +4,13 @@
 import type { RequestHandler } from 'express';
 import { clock } from '../../core/clock';
 import { repos, customerJson, accesskeyJson } from '../../core/repos';
-import { PERMISSION_BY_NAME } from '../../core/permissions';
 import { verificationMail } from '../../core/smtp';
 import { bare, isObject } from './bare';
 import { signupBody } from './schemas';
 import { issueVerificationToken, VERIFICATION_TOKEN_TTL_MS } from './verification-tokens';
 import { sendQuietly, type AuthDeps } from './deps';
 import { egressUrlProblem } from '../egress-field';
+import { createDefaultAdmin } from '../customers/default-admin';
 
 const EMAIL_RE = /^[^\s@"<>()[\],;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
@@ -51,14 +51,7 @@ export function signup(deps: AuthDeps): RequestHandler {
           terms_agreed_version: clock.now().toISOString(),
           terms_agreed_ip: req.ip ?? '',
         });
-        await t.agents.create({
-          customer_id: customer.id,
-          username: email,
-          password_hash: '',
-          name: 'default admin',
-          detail: 'default agent account for admin permission',
-          permission: PERMISSION_BY_NAME.admin,
-        });
+        await createDefaultAdmin(t, customer.id, email);
         const ak = await t.accesskeys.create({ customer_id: customer.id, name: 'default', detail: 'Auto-provisioned API key' });
         await t.outboundConfigs.create({ customer_id: customer.id });
         const token = await issueVerificationToken(trx, customer.id);

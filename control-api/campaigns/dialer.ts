@@ -11,6 +11,7 @@ import { clock } from '../../core/clock';
 import { isApiError } from '../../core/errors';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { activeflowsRepo } from '../../core/repos/activeflows';
+import { storedActiveflowRow } from '../../core/flow/stored-activeflow';
 import { campaigncallsRepo, campaigncallJson, type CampaigncallRow } from '../../core/repos/campaigncalls';
 import { destinationsOf, tryCountsOf, type OutdialtargetRow } from '../../core/repos/outdials';
 import { maxTryCounts, type OutplanRow } from '../../core/repos/outplans';
@@ -144,28 +145,9 @@ async function startFlowCampaigncall(
 ): Promise<'dialled'> {
   const activeflowId = newId();
   const iso = now.toISOString();
-  await activeflowsRepo(trx).insert({
-    id: activeflowId,
-    customer_id: c.customer_id,
-    flow_id: c.flow_id,
-    status: 'running',
-    reference_type: 'campaign',
-    reference_id: base.id,
-    reference_activeflow_id: EMPTY_UUID,
-    on_complete_flow_id: EMPTY_UUID,
-    webhook_uri: '',
-    webhook_method: '',
-    current_action: null,
-    forward_action_id: '',
-    executed_actions: [],
-    variables,
-    complete_count: 0,
-    end_reason: '',
-    error: '',
-    tm_create: iso,
-    tm_update: iso,
-    tm_delete: null,
-  });
+  await activeflowsRepo(trx).insert(
+    storedActiveflowRow(activeflowId, { customerId: c.customer_id, flowId: c.flow_id, onCompleteFlowId: EMPTY_UUID, referenceType: 'campaign', referenceId: base.id, variables }, iso),
+  );
   const cc = await campaigncallsRepo(trx).create({ ...base, activeflow_id: activeflowId, reference_type: 'flow', reference_id: EMPTY_UUID, status: 'progressing' });
   out.activeflows.push({ id: activeflowId, customerId: c.customer_id });
   out.events.push(['campaigncall_created', campaigncallJson(cc)]);

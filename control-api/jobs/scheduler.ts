@@ -2,6 +2,7 @@
 // control-api copies may all call startLifecycleScheduler: BullMQ keeps a single schedule and hands each
 // run to one worker.
 import { Queue, Worker } from 'bullmq';
+import { bullConnection } from '../bull-connection';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { runLifecyclePass, type LifecyclePassResult } from './account-lifecycle';
@@ -28,16 +29,7 @@ export interface LifecycleScheduler {
 }
 
 export async function startLifecycleScheduler(o: LifecycleSchedulerOptions): Promise<LifecycleScheduler> {
-  const url = new URL(o.redisUrl);
-  const connection = {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    db: Number(url.pathname.slice(1) || 0),
-    username: url.username || undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
+  const connection = bullConnection(o.redisUrl);
   const prefix = o.prefix ?? 'bull';
   const queue = new Queue(LIFECYCLE_QUEUE, { connection, prefix });
   await queue.upsertJobScheduler(

@@ -1,6 +1,6 @@
 /** /campaigncalls: one per dial attempt of a campaign, read-only but for deleting a finished one. */
 import { z } from 'zod';
-import { defineRoute, idParams, uuid } from '../route';
+import { defineRoute, idParams, orMissing, uuid } from '../route';
 import { notFound, stateInvalid } from '../../core/errors';
 import { campaigncallJson, campaigncallsRepo } from '../../core/repos/campaigncalls';
 import { listOf } from './schemas';
@@ -33,8 +33,7 @@ export const routes = [
     params: idParams,
     response: campaigncallSchema,
     handler: async ({ ctx, auth, params }) => {
-      const cc = await campaigncallsRepo(ctx.db).get(auth.customerId, params.id);
-      if (!cc) throw missing();
+      const cc = await orMissing(campaigncallsRepo(ctx.db).get(auth.customerId, params.id), missing);
       return campaigncallJson(cc);
     },
   }),
@@ -47,12 +46,9 @@ export const routes = [
     params: idParams,
     response: campaigncallSchema,
     handler: async ({ ctx, auth, params }) => {
-      const cc = await campaigncallsRepo(ctx.db).get(auth.customerId, params.id);
-      if (!cc) throw missing();
+      const cc = await orMissing(campaigncallsRepo(ctx.db).get(auth.customerId, params.id), missing);
       if (cc.status !== 'done') throw stateInvalid(`the campaign call is ${cc.status}; it can be deleted once done`);
-      const row = await campaigncallsRepo(ctx.db).softDelete(auth.customerId, params.id);
-      if (!row) throw missing();
-      const json = campaigncallJson(row);
+      const json = campaigncallJson(await orMissing(campaigncallsRepo(ctx.db).softDelete(auth.customerId, params.id), missing));
       await publish(ctx, 'campaigncall_deleted', json);
       return json;
     },

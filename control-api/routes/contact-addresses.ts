@@ -11,7 +11,7 @@ import { defineRoute, idParams, text, uuid, type AnyRoute } from '../route';
 import { ApiError, invalidArgument, notFound } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
 import { addressJson, contactAddressesRepo } from '../../core/workspace/contact-addresses';
-import { normalizeTel } from './contacts';
+import { addressBody, addressSchema, normalizeTel } from './contacts';
 import { agentScope, pageQuery, serviceAgentRoutes } from '../service-agents/scope';
 import type { AuthContext } from '../context';
 
@@ -28,18 +28,6 @@ function checkedTarget(type: 'tel' | 'email', target: string): string {
   return target;
 }
 
-const addressSchema = z.object({
-  id: z.string(),
-  customer_id: z.string(),
-  contact_id: z.string(),
-  type: z.enum(['tel', 'email']),
-  target: z.string(),
-  target_name: z.string(),
-  name: z.string(),
-  detail: z.string(),
-  is_primary: z.boolean(),
-  tm_create: z.string().nullable(),
-});
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'contact address not found');
 const noContact = (field: string) => invalidArgument(`${field}: no such contact`, [{ field, issue: 'not a contact of this customer' }]);
 interface Door {
@@ -81,15 +69,7 @@ function addressRoutes({ base, tag, who, customerOf }: Door): AnyRoute[] {
       description: 'Without contact_id (or with the empty UUID) the address is created unresolved.',
       permission: 'agent',
       status: 201,
-      body: z.object({
-        contact_id: uuid().optional(),
-        type: z.enum(['tel', 'email']),
-        target: z.string().min(1).max(320),
-        target_name: text().optional(),
-        name: text().optional(),
-        detail: text(1024).optional(),
-        is_primary: z.boolean().optional(),
-      }),
+      body: z.object({ contact_id: uuid().optional(), ...addressBody.shape }),
       response: addressSchema,
       handler: async ({ ctx, auth, body }) => {
         const customerId = customerOf(auth);

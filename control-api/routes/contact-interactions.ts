@@ -33,6 +33,15 @@ export const interactionQuery = {
   page_token: z.string().optional(),
 };
 
+/** The raw peer-event listings' query: one peer or one contact, no address (and no since). */
+export const peerEventQuery = z.object({
+  peer_type: interactionQuery.peer_type,
+  peer_target: interactionQuery.peer_target,
+  contact_id: interactionQuery.contact_id,
+  page_size: interactionQuery.page_size,
+  page_token: interactionQuery.page_token,
+});
+
 const MAX_SINCE_DAYS = 180;
 
 /**
@@ -94,13 +103,7 @@ export const routes = [
     description: 'Exactly one filter: contact_id (all its addresses) or peer_type + peer_target.',
     permission: 'agent',
     paginated: true,
-    query: z.object({
-      peer_type: interactionQuery.peer_type,
-      peer_target: interactionQuery.peer_target,
-      contact_id: interactionQuery.contact_id,
-      page_size: interactionQuery.page_size,
-      page_token: interactionQuery.page_token,
-    }),
+    query: peerEventQuery,
     response: peerEventList,
     handler: async ({ ctx, auth, query, page }) => listPeerEvents(ctx.db, auth.customerId, await peerFilterOf(ctx.db, auth.customerId, query, { allowAddress: false, allowSince: false }), page),
   }),

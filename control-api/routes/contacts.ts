@@ -15,7 +15,8 @@ export function normalizeTel(raw: string): string | null {
 
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{1,63}$/;
 
-const addressBody = z.object({
+/** An address in a request body (a contact's addresses, a contact address created alone). */
+export const addressBody = z.object({
   type: z.enum(['tel', 'email']),
   target: z.string().min(1).max(320),
   target_name: text().optional(),
@@ -55,7 +56,8 @@ async function checkTags(ctx: AppContext, customerId: string, ids: string[], fie
     );
 }
 
-const addressSchema = z.object({
+/** One address of a contact, as both the contacts and the contact-addresses routes answer it. */
+export const addressSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
   contact_id: z.string(),

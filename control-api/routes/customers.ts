@@ -9,13 +9,13 @@ import { defineRoute, idParams } from '../route';
 import type { AppContext } from '../context';
 import { alreadyExists, invalidArgument, notFound, stateInvalid } from '../../core/errors';
 import { customerJson, repos, type CustomerRow } from '../../core/repos';
-import { PERMISSION_BY_NAME } from '../../core/permissions';
 import { unregisterMail } from '../../core/smtp';
 import { ensureBillingAccount } from '../../core/billing/ledger';
 import { deleteCustomerAccount } from '../jobs/account-deletion';
 import { FROZEN_GRACE_MS } from '../jobs/account-lifecycle';
 import { createMailerFromConfig } from '../auth';
 import { assertEgressUrl } from '../egress-field';
+import { createDefaultAdmin } from '../customers/default-admin';
 import { customerChanged, freezeCustomer, recoverCustomer, statusGateOf } from '../customers/lifecycle';
 import { billingAccountBody, customerFields, metadataBody, updateBillingAccountId, updateMetadata } from './customer';
 import { customerSchema, listOf } from './schemas';
@@ -74,14 +74,7 @@ export const routes = [
         const c = await ctx.db.transaction(async (trx) => {
           const t = repos(trx);
           const customer = await t.customers.create({ ...body, email, status: 'active', email_verified: false });
-          await t.agents.create({
-            customer_id: customer.id,
-            username: email,
-            password_hash: '',
-            name: 'default admin',
-            detail: 'default agent account for admin permission',
-            permission: PERMISSION_BY_NAME.admin,
-          });
+          await createDefaultAdmin(t, customer.id, email);
           await t.outboundConfigs.create({ customer_id: customer.id });
           const account = await ensureBillingAccount(trx, customer.id);
           return { ...customer, billing_account_id: account.id };

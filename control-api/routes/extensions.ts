@@ -9,7 +9,7 @@ import { dtmfMode } from './dtmf-mode-field';
 import { codecsInput, codecsOutput, normaliseCodecs } from './codecs-field';
 import { DEFAULT_EXTENSION_CODECS } from '../../core/calls/codecs';
 import { DEFAULT_DTMF_MODE } from '../../core/calls/dtmf-mode';
-import { defineRoute, idParams, text } from '../route';
+import { defineRoute, idParams, orMissing, text } from '../route';
 import type { AppContext } from '../context';
 import { ApiError, alreadyExists, invalidArgument } from '../../core/errors';
 import { extensionsRepo, extensionJson, type ExtensionRow } from '../../core/repos/extensions';
@@ -146,6 +146,18 @@ function checkPassword(pw: string): void {
   if (problem) throw invalidArgument(`password: ${problem}`, [{ field: 'password' }]);
 }
 
+/** The body fields create and update both take as optional, with the same rules. */
+const optionalExtensionFields = {
+  digest_algorithms: digestAlgorithms.optional(),
+  media_encryption: mediaEncryption.optional(),
+  mac: macField.optional(),
+  dtmf_mode: dtmfMode.optional(),
+  codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
+  blf_keys: blfKeysInput.optional(),
+  pickup_groups: pickupGroups.optional(),
+  ...voicemailFields,
+};
+
 export const routes = [
   defineRoute({
     method: 'post',
@@ -159,14 +171,7 @@ export const routes = [
       password: z.string().max(128).optional(),
       name: text().optional(),
       detail: text(1024).optional(),
-      digest_algorithms: digestAlgorithms.optional(),
-      media_encryption: mediaEncryption.optional(),
-      mac: macField.optional(),
-      dtmf_mode: dtmfMode.optional(),
-      codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
-      blf_keys: blfKeysInput.optional(),
-      pickup_groups: pickupGroups.optional(),
-      ...voicemailFields,
+      ...optionalExtensionFields,
     }),
     response: ExtensionSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -245,14 +250,7 @@ export const routes = [
       name: text().optional(),
       detail: text(1024).optional(),
       password: z.string().max(128).optional(),
-      digest_algorithms: digestAlgorithms.optional(),
-      media_encryption: mediaEncryption.optional(),
-      mac: macField.optional(),
-      dtmf_mode: dtmfMode.optional(),
-      codecs: codecsInput(DEFAULT_EXTENSION_CODECS).optional(),
-      blf_keys: blfKeysInput.optional(),
-      pickup_groups: pickupGroups.optional(),
-      ...voicemailFields,
+      ...optionalExtensionFields,
     }),
     response: ExtensionSchema,
     handler: async ({ params, body, auth, ctx }) => {
@@ -286,9 +284,7 @@ export const routes = [
     response: ExtensionSchema,
     handler: async ({ params, auth, ctx }) => {
       await ownedExtension(ctx, auth.customerId, params.id);
-      const row = await extensionsRepo(ctx.db).softDelete(params.id);
-      if (!row) throw notFound();
-      return showExtension(ctx, row);
+      return showExtension(ctx, await orMissing(extensionsRepo(ctx.db).softDelete(params.id), notFound));
     },
   }),
   defineRoute({

@@ -4,7 +4,7 @@
  * not stopped cannot be deleted (409).
  */
 import { z } from 'zod';
-import { defineRoute, idParams, text } from '../route';
+import { defineRoute, idParams, orMissing, text } from '../route';
 import { notFound, stateInvalid } from '../../core/errors';
 import { outplanJson, outplansRepo } from '../../core/repos/outplans';
 import { campaignsRepo } from '../../core/repos/campaigns';
@@ -88,11 +88,7 @@ export const routes = [
     permission: 'manager',
     params: idParams,
     response: outplanSchema,
-    handler: async ({ ctx, auth, params }) => {
-      const row = await outplansRepo(ctx.db).get(auth.customerId, params.id);
-      if (!row) throw missing();
-      return outplanJson(row);
-    },
+    handler: async ({ ctx, auth, params }) => outplanJson(await orMissing(outplansRepo(ctx.db).get(auth.customerId, params.id), missing)),
   }),
   defineRoute({
     method: 'put',
@@ -103,11 +99,7 @@ export const routes = [
     params: idParams,
     body: z.object({ name: text().optional(), detail: text(1024).optional() }),
     response: outplanSchema,
-    handler: async ({ ctx, auth, params, body }) => {
-      const row = await outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body));
-      if (!row) throw missing();
-      return outplanJson(row);
-    },
+    handler: async ({ ctx, auth, params, body }) => outplanJson(await orMissing(outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body)), missing)),
   }),
   defineRoute({
     method: 'put',
@@ -118,11 +110,7 @@ export const routes = [
     params: idParams,
     body: z.object({ ...dialInfo, source: sourceAddress.optional() }),
     response: outplanSchema,
-    handler: async ({ ctx, auth, params, body }) => {
-      const row = await outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body));
-      if (!row) throw missing();
-      return outplanJson(row);
-    },
+    handler: async ({ ctx, auth, params, body }) => outplanJson(await orMissing(outplansRepo(ctx.db).update(auth.customerId, params.id, stripUndefined(body)), missing)),
   }),
   defineRoute({
     method: 'delete',
@@ -137,9 +125,7 @@ export const routes = [
       if ((await campaignsRepo(ctx.db).activeUsing(auth.customerId, 'outplan_id', params.id)) > 0) {
         throw stateInvalid('a campaign that is not stopped uses this outplan');
       }
-      const row = await outplansRepo(ctx.db).softDelete(auth.customerId, params.id);
-      if (!row) throw missing();
-      return outplanJson(row);
+      return outplanJson(await orMissing(outplansRepo(ctx.db).softDelete(auth.customerId, params.id), missing));
     },
   }),
 ];

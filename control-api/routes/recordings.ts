@@ -14,7 +14,7 @@ import { clock } from '../../core/clock';
 import { formatLegacy } from '../../core/time';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
-import { customerFileHeaders } from '../customer-file';
+import { sendCustomerFile } from '../customer-file';
 
 /** Lifetime of a playfile URL; playfiles re-signs when less than a quarter is left (idempotent otherwise). */
 export const DOWNLOAD_TTL_SEC = 3600;
@@ -176,14 +176,7 @@ export const routes = [
       if (!r || !r.filenames.includes(filename)) throw missing();
       const obj = await viaStorage(() => storageBackend(ctx.config).recordings.open(filename));
       if (!obj) throw notFound('FILE_NOT_FOUND', 'recording file not found');
-      customerFileHeaders(res, { filename, contentType: 'audio/wav', size: obj.size });
-      await new Promise<void>((resolve, reject) => {
-        obj.stream
-          .on('error', reject)
-          .pipe(res)
-          .on('finish', () => resolve())
-          .on('error', reject);
-      });
+      await sendCustomerFile(res, { filename, contentType: 'audio/wav' }, obj);
       return undefined;
     },
   }),

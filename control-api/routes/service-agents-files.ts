@@ -14,7 +14,7 @@ import { readUpload } from '../upload';
 import { MAX_UPLOAD_BYTES, storageFileSchema } from './storage';
 import { agentScope, pageQuery, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import type { AppContext } from '../context';
-import { customerFileHeaders } from '../customer-file';
+import { sendCustomerFile } from '../customer-file';
 import { agentReachRepo } from '../../core/repos/agent-reach';
 
 const store = (ctx: AppContext) => storageBackend(ctx.config).files;
@@ -126,14 +126,7 @@ const defs: AnyRoute[] = [
       const f = await ownFile(ctx, agentScope(auth), params.id);
       const obj = await store(ctx).get(f.object_key);
       if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
-      customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
-      await new Promise<void>((resolve, reject) =>
-        obj.stream
-          .on('error', reject)
-          .pipe(res)
-          .on('finish', () => resolve())
-          .on('error', reject),
-      );
+      await sendCustomerFile(res, { filename: f.filename, contentType: f.content_type }, obj);
       return undefined;
     },
   }),

@@ -8,7 +8,7 @@ import { defineRoute, type AnyRoute } from '../route';
 import { listPeerEvents } from '../../core/workspace/peer-events';
 import { agentScope, serviceAgentRoutes, type AgentScope } from '../service-agents/scope';
 import { agentReachRepo } from '../../core/repos/agent-reach';
-import { interactionQuery, peerEventList, peerFilterOf } from './contact-interactions';
+import { interactionQuery, peerEventList, peerEventQuery, peerFilterOf } from './contact-interactions';
 import type { AppContext } from '../context';
 
 const reachOf = (ctx: AppContext, s: AgentScope) => agentReachRepo(ctx.db, s).peerReach();
@@ -36,13 +36,7 @@ const defs: AnyRoute[] = [
     summary: 'Peer events on the agent’s calls and conversations, of one peer or contact',
     permission: 'agent',
     paginated: true,
-    query: z.object({
-      peer_type: interactionQuery.peer_type,
-      peer_target: interactionQuery.peer_target,
-      contact_id: interactionQuery.contact_id,
-      page_size: interactionQuery.page_size,
-      page_token: interactionQuery.page_token,
-    }),
+    query: peerEventQuery,
     response: peerEventList,
     handler: async ({ ctx, auth, query, page }) => {
       const s = agentScope(auth);

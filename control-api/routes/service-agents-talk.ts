@@ -4,7 +4,7 @@
  * members and take no more. Changes are chat* events on the chat's topic.
  */
 import { z } from 'zod';
-import { defineRoute, idParams, uuid, type AnyRoute } from '../route';
+import { defineRoute, idParams, orMissing, uuid, type AnyRoute } from '../route';
 import { ApiError, alreadyExists } from '../../core/errors';
 import { CHAT_TYPES, chatJson, chatMessageJson, chatsRepo, participantJson, type ChatRow } from '../../core/chats/repo';
 import { messagingDeps } from '../messaging/deps';
@@ -67,6 +67,13 @@ async function checkAgents(ctx: AppContext, s: AgentScope, ids: string[]): Promi
 async function published<T extends { id: string; customer_id: string }>(ctx: AppContext, type: Parameters<ReturnType<typeof messagingDeps>['publish']>[0], json: T): Promise<T> {
   await messagingDeps(ctx).publish(type, json);
   return json;
+}
+
+/** Makes the agent a member of the chat and publishes chatparticipant_added; 409 when it already is one. */
+async function addMember(ctx: AppContext, c: ChatRow, agentId: string) {
+  const p = await chatsRepo(ctx.db).addParticipant(c, 'agent', agentId);
+  if (!p) throw alreadyExists('already a member of this chat');
+  return published(ctx, 'chatparticipant_added', participantJson(p));
 }
 
 const defs: AnyRoute[] = [
@@ -175,9 +182,7 @@ const defs: AnyRoute[] = [
       const s = agentScope(auth);
       const c = await reachable(ctx, s, params.id, true);
       if (c.type !== 'talk') throw alreadyExists('already a member of this chat');
-      const p = await chatsRepo(ctx.db).addParticipant(c, 'agent', s.agentId);
-      if (!p) throw alreadyExists('already a member of this chat');
-      return published(ctx, 'chatparticipant_added', participantJson(p));
+      return addMember(ctx, c, s.agentId);
     },
   }),
   defineRoute({
@@ -205,9 +210,7 @@ const defs: AnyRoute[] = [
       if (c.type === 'direct') throw new ApiError('STATE_INVALID', 'a direct chat takes no more members');
       const id = body.owner_id.toLowerCase();
       await checkAgents(ctx, s, [id]);
-      const p = await chatsRepo(ctx.db).addParticipant(c, 'agent', id);
-      if (!p) throw alreadyExists('already a member of this chat');
-      return published(ctx, 'chatparticipant_added', participantJson(p));
+      return addMember(ctx, c, id);
     },
   }),
   defineRoute({
@@ -275,8 +278,7 @@ const defs: AnyRoute[] = [
     response: messageSchema,
     handler: async ({ ctx, auth, params }) => {
       const s = agentScope(auth);
-      const m = await chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase());
-      if (!m) throw messageNotFound();
+      const m = await orMissing(chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase()), messageNotFound);
       await reachable(ctx, s, m.chat_id, true).catch(() => {
         throw messageNotFound();
       });
@@ -311,8 +313,7 @@ const defs: AnyRoute[] = [
     response: messageSchema,
     handler: async ({ ctx, auth, params, body }) => {
       const s = agentScope(auth);
-      const m = await chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase());
-      if (!m) throw messageNotFound();
+      const m = await orMissing(chatsRepo(ctx.db).getMessage(s.customerId, params.id.toLowerCase()), messageNotFound);
       await reachable(ctx, s, m.chat_id).catch(() => {
         throw messageNotFound();
       });

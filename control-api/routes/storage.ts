@@ -22,7 +22,7 @@ import { formatLegacy } from '../../core/time';
 import { newId } from '../../core/ids';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
-import { customerFileHeaders } from '../customer-file';
+import { sendCustomerFile } from '../customer-file';
 import { jsonText } from '../../core/json-text';
 
 const DOWNLOAD_TTL_SEC = 3600;
@@ -52,14 +52,7 @@ function json(ctx: AppContext, f: StorageFileRow) {
 async function send(ctx: AppContext, f: StorageFileRow, res: Response): Promise<void> {
   const obj = await viaStorage(() => backend(ctx).store.get(f.object_key));
   if (!obj) throw notFound('FILE_NOT_FOUND', 'file content not found');
-  customerFileHeaders(res, { filename: f.filename, contentType: f.content_type, size: obj.size });
-  await new Promise<void>((resolve, reject) =>
-    obj.stream
-      .on('error', reject)
-      .pipe(res)
-      .on('finish', () => resolve())
-      .on('error', reject),
-  );
+  await sendCustomerFile(res, { filename: f.filename, contentType: f.content_type }, obj);
 }
 
 /** A storage file as the API answers it (also the service-agent files routes). */

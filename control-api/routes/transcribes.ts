@@ -4,7 +4,7 @@
  * recording's goes to any node (shared queue). Segments land in /transcripts.
  */
 import { z } from 'zod';
-import { defineRoute, idParams, uuid } from '../route';
+import { defineRoute, idParams, orMissing, uuid } from '../route';
 import { notFound } from '../../core/errors';
 import { transcribeJson, transcribesRepo } from '../../core/repos/transcribes';
 import { startTranscribe, stopTranscribe, transcribeBody } from '../transcribes/start';
@@ -70,8 +70,7 @@ export const routes = [
     params: idParams,
     response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
-      const t = await transcribesRepo(ctx.db).get(auth.customerId, params.id);
-      if (!t) throw missing();
+      const t = await orMissing(transcribesRepo(ctx.db).get(auth.customerId, params.id), missing);
       return transcribeJson(t);
     },
   }),
@@ -84,9 +83,7 @@ export const routes = [
     params: idParams,
     response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
-      const repo = transcribesRepo(ctx.db);
-      const t = await repo.get(auth.customerId, params.id);
-      if (!t) throw missing();
+      const t = await orMissing(transcribesRepo(ctx.db).get(auth.customerId, params.id), missing);
       return transcribeJson(await stopTranscribe(ctx, t));
     },
   }),
@@ -100,13 +97,10 @@ export const routes = [
     response: transcribeSchema,
     handler: async ({ ctx, auth, params }) => {
       const repo = transcribesRepo(ctx.db);
-      const t = await repo.get(auth.customerId, params.id);
-      if (!t) throw missing();
+      const t = await orMissing(repo.get(auth.customerId, params.id), missing);
       if (t.status === 'progressing' && t.reference_type !== 'recording') await stopTranscribe(ctx, t);
       // a recording's transcription still running finishes in the background, out of sight
-      const deleted = await repo.softDelete(auth.customerId, t.id);
-      if (!deleted) throw missing();
-      return transcribeJson(deleted);
+      return transcribeJson(await orMissing(repo.softDelete(auth.customerId, t.id), missing));
     },
   }),
 ];

@@ -93,6 +93,15 @@ async function putRegistration(ctx: AppContext, t: TrunkRow, s: RegistrationSett
 
 const isUnique = (e: unknown) => (e as { code?: string })?.code === '23505';
 
+/** The body fields create and update both take as optional, with the same rules. */
+const optionalTrunkFields = {
+  allowed_ips: ips.optional(),
+  media_encryption: mediaEncryption.optional(),
+  dtmf_mode: dtmfMode.optional(),
+  codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
+  registration: registrationInput.optional(),
+};
+
 export const routes = [
   defineRoute({
     method: 'post',
@@ -115,11 +124,7 @@ export const routes = [
         .max(128)
         .regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces')
         .optional(),
-      allowed_ips: ips.optional(),
-      media_encryption: mediaEncryption.optional(),
-      dtmf_mode: dtmfMode.optional(),
-      codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
-      registration: registrationInput.optional(),
+      ...optionalTrunkFields,
     }),
     response: TrunkSchema,
     handler: async ({ body, auth, ctx }) => {
@@ -194,11 +199,7 @@ export const routes = [
         .max(128)
         .regex(/^[\x21-\x7e]*$/)
         .optional(),
-      allowed_ips: ips.optional(),
-      media_encryption: mediaEncryption.optional(),
-      dtmf_mode: dtmfMode.optional(),
-      codecs: codecsInput(DEFAULT_TRUNK_CODECS).optional(),
-      registration: registrationInput.optional(),
+      ...optionalTrunkFields,
     }),
     response: TrunkSchema,
     handler: async ({ params, body: { registration, ...body }, auth, ctx }) => {

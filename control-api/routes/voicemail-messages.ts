@@ -13,7 +13,7 @@ import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
 import { FOLDERS, voicemailMessagesRepo, voicemailMessageJson, type VoicemailMessageRow } from '../../core/voicemail/messages';
 import { publishMwiChange } from '../../core/voicemail/mwi';
 import type { AppContext } from '../context';
-import { customerFileHeaders } from '../customer-file';
+import { sendCustomerFile } from '../customer-file';
 
 export const voicemailMessageSchema = z.object({
   id: z.string(),
@@ -71,14 +71,7 @@ export const routes = [
       if (!m) throw missing();
       const obj = await viaStorage(() => storageBackend(ctx.config).recordings.open(m.filename));
       if (!obj) throw notFound('FILE_NOT_FOUND', 'voicemail audio not found');
-      customerFileHeaders(res, { filename: `voicemail-${m.id}.wav`, contentType: 'audio/wav', size: obj.size });
-      await new Promise<void>((resolve, reject) => {
-        obj.stream
-          .on('error', reject)
-          .pipe(res)
-          .on('finish', () => resolve())
-          .on('error', reject);
-      });
+      await sendCustomerFile(res, { filename: `voicemail-${m.id}.wav`, contentType: 'audio/wav' }, obj);
       return undefined;
     },
   }),

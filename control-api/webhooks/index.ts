@@ -7,6 +7,7 @@
  * job with a backoff delay; after maxAttempts the row is marked failed and the drain moves on.
  */
 import { Queue, Worker, type Job } from 'bullmq';
+import { bullConnection } from '../bull-connection';
 import type { AppContext } from '../context';
 import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
 import { topicOf } from '../../core/events/catalogue';
@@ -53,19 +54,6 @@ class RetryLater extends Error {
   ) {
     super(message);
   }
-}
-
-function bullConnection(redisUrl: string) {
-  const url = new URL(redisUrl);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    db: Number(url.pathname.slice(1) || 0),
-    username: url.username || undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
 }
 
 /** The activeflow's own webhook; the activeflows table belongs to the flow module, so read it defensively. */

@@ -4,10 +4,11 @@
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { newId } from '../ids';
+import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, type Page, type PageParams } from '../pagination';
 import { CONTACT_FIELDS, type ContactAddressRow, type ContactRow } from '../db/rows/contacts';
+import type { AddressRow } from '../db/rows/workspace-contact-addresses';
 export { CONTACT_FIELDS, type ContactAddressRow, type ContactRow } from '../db/rows/contacts';
 export type ContactFields = Partial<Record<(typeof CONTACT_FIELDS)[number], string>>;
 
@@ -25,23 +26,44 @@ export interface Contact extends ContactRow {
   tag_ids: string[];
 }
 
+/** The reference's ContactManagerAddress; a contact's address, or an unresolved one (core/workspace/contact-addresses.ts), which has the empty UUID as contact_id. */
+export function addressJson(a: AddressRow) {
+  return {
+    id: a.id,
+    customer_id: a.customer_id,
+    contact_id: a.contact_id ?? EMPTY_UUID,
+    type: a.type,
+    target: a.target,
+    target_name: a.target_name,
+    name: a.name,
+    detail: a.detail,
+    is_primary: a.is_primary,
+    tm_create: formatRfc3339(a.tm_create),
+  };
+}
+
+/** A new contact_addresses row (of a contact, or unresolved with no contact): omitted texts empty, not primary unless asked. */
+export function newAddressRow(id: string, customerId: string, contactId: string | null, a: AddressInput) {
+  return {
+    id,
+    customer_id: customerId,
+    contact_id: contactId,
+    type: a.type,
+    target: a.target,
+    target_name: a.target_name ?? '',
+    name: a.name ?? '',
+    detail: a.detail ?? '',
+    is_primary: a.is_primary ?? false,
+    tm_create: clock.now(),
+  };
+}
+
 export function contactJson(c: Contact) {
   const base: Record<string, unknown> = { id: c.id, customer_id: c.customer_id };
   for (const f of CONTACT_FIELDS) base[f] = c[f];
   return {
     ...base,
-    addresses: c.addresses.map((a) => ({
-      id: a.id,
-      customer_id: a.customer_id,
-      contact_id: a.contact_id,
-      type: a.type,
-      target: a.target,
-      target_name: a.target_name,
-      name: a.name,
-      detail: a.detail,
-      is_primary: a.is_primary,
-      tm_create: formatRfc3339(a.tm_create),
-    })),
+    addresses: c.addresses.map(addressJson),
     tag_ids: c.tag_ids,
     tm_create: formatRfc3339(c.tm_create),
     tm_update: formatRfc3339(c.tm_update),
@@ -64,18 +86,7 @@ export function contactsRepo(db: Db) {
 
   async function insertAddress(trx: Db, customerId: string, contactId: string, a: AddressInput): Promise<void> {
     if (a.is_primary) await trx('contact_addresses').where({ contact_id: contactId, type: a.type }).update({ is_primary: false });
-    await trx('contact_addresses').insert({
-      id: newId(),
-      customer_id: customerId,
-      contact_id: contactId,
-      type: a.type,
-      target: a.target,
-      target_name: a.target_name ?? '',
-      name: a.name ?? '',
-      detail: a.detail ?? '',
-      is_primary: a.is_primary ?? false,
-      tm_create: clock.now(),
-    });
+    await trx('contact_addresses').insert(newAddressRow(newId(), customerId, contactId, a));
   }
 
   const touch = (trx: Db, id: string) => trx('contacts').where({ id }).update({ tm_update: clock.now() });

@@ -5,39 +5,20 @@
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { EMPTY_UUID, newId } from '../ids';
-import { formatRfc3339 } from '../time';
+import { newId } from '../ids';
+import { addressJson, newAddressRow, type AddressInput } from '../repos/contacts';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { AddressRow } from '../db/rows/workspace-contact-addresses';
 export type { AddressRow } from '../db/rows/workspace-contact-addresses';
+/** The JSON of an address is the contacts repo's (an unresolved one has the empty UUID as contact_id). */
+export { addressJson };
 
-export interface AddressCreate {
+/** A new address: the contacts repo's address input, with its contact or null (unresolved). */
+export interface AddressCreate extends AddressInput {
   contact_id: string | null;
-  type: 'tel' | 'email';
-  target: string;
-  target_name?: string;
-  name?: string;
-  detail?: string;
-  is_primary?: boolean;
 }
 
 export type AddressPatch = Partial<Pick<AddressRow, 'target' | 'target_name' | 'name' | 'detail' | 'is_primary'>>;
-
-/** The reference's ContactManagerAddress; an unresolved address has the empty UUID as contact_id. */
-export function addressJson(a: AddressRow) {
-  return {
-    id: a.id,
-    customer_id: a.customer_id,
-    contact_id: a.contact_id ?? EMPTY_UUID,
-    type: a.type,
-    target: a.target,
-    target_name: a.target_name,
-    name: a.name,
-    detail: a.detail,
-    is_primary: a.is_primary,
-    tm_create: formatRfc3339(a.tm_create),
-  };
-}
 
 export type ClaimResult = { ok: AddressRow } | { conflict: AddressRow } | null;
 
@@ -79,18 +60,7 @@ export function contactAddressesRepo(db: Db) {
       const id = newId();
       await db.transaction(async (trx) => {
         if (a.is_primary) await clearPrimary(trx, a.contact_id, a.type);
-        await trx('contact_addresses').insert({
-          id,
-          customer_id: customerId,
-          contact_id: a.contact_id,
-          type: a.type,
-          target: a.target,
-          target_name: a.target_name ?? '',
-          name: a.name ?? '',
-          detail: a.detail ?? '',
-          is_primary: a.is_primary ?? false,
-          tm_create: clock.now(),
-        });
+        await trx('contact_addresses').insert(newAddressRow(id, customerId, a.contact_id, a));
         await touch(trx, a.contact_id);
       });
       return (await repo.get(customerId, id))!;

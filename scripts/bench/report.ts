@@ -12,3 +12,11 @@ export function reportPath(area: string): string {
   fs.mkdirSync(REPORT_DIR, { recursive: true });
   return path.join(REPORT_DIR, `${area}.md`);
 }
+
+/** Writes `md` as the report of `area`, prints it, and says where it went. */
+export function writeReport(area: string, md: string): void {
+  const out = reportPath(area);
+  fs.writeFileSync(out, md);
+  process.stdout.write(md);
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+}

@@ -18,9 +18,9 @@ import { repos } from '../../core/repos';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { reinvite, ok200 } from '../../testkit/media-app/sipp-steps';
+import { reinvite } from '../../testkit/media-app/sipp-steps';
 import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
-import { receivedRequests } from '../../testkit/long-calls/dead-parties';
+import { playPcap, receivedRequests, talkingCallee } from '../../testkit/long-calls/dead-parties';
 import { loopbackSdp } from '../../testkit/sdp';
 
 const TIMEOUT_MS = 1500;
@@ -33,7 +33,6 @@ function pcap(name: string, ms: number): string {
   writeRtpPcap(file, Buffer.alloc((ms / 1000) * 8000, 0x55));
   return file;
 }
-const play = (file: string) => `<nop><action><exec play_pcap_audio="${file}"/></action></nop>`;
 
 describe('a phone that stops sending RTP ends its call (MEDIA_INACTIVITY_TIMEOUT_MS)', function () {
   this.timeout(120_000);
@@ -74,36 +73,14 @@ describe('a phone that stops sending RTP ends its call (MEDIA_INACTIVITY_TIMEOUT
   it('a phone silent 2 s into a call to a trunk: both legs get BYE with Reason, the row names the dead side', async () => {
     const portB = await freePort();
     // the trunk (B) talks for 20 s: its leg hears RTP throughout
-    const trunk = sipp(
-      `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="trunk">
-<recv request="INVITE" crlf="true"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]mt[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:[local_ip]:[local_port];transport=[transport]>
-Content-Type: application/sdp
-Content-Length: [len]
-
-${loopbackSdp('[media_port]')}
-]]></send>
-<recv request="ACK"/>
-${play(pcap('trunk.pcap', 20_000))}
-<recv request="BYE" timeout="20000"/>
-${ok200}
-</scenario>`,
-      ['-i', '127.0.0.1', '-p', String(portB), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-      { killAfterMs: 40_000 },
-    );
+    const trunk = sipp(talkingCallee(pcap('trunk.pcap', 20_000)), ['-i', '127.0.0.1', '-p', String(portB), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], {
+      killAfterMs: 40_000,
+    });
     await sleep(300);
     const num = await number([{ type: 'connect', option: { destinations: [{ type: 'sip', target: `b@127.0.0.1:${portB}` }] } }]);
     const t0 = performance.now();
     // the phone (A) talks 2 s, then goes silent (as a phone that died: no RTP, no RTCP) and waits for the BYE
-    const a = await phone(num, { steps: play(pcap('phone.pcap', 2000)) });
+    const a = await phone(num, { steps: playPcap(pcap('phone.pcap', 2000)) });
     const took = performance.now() - t0;
     expect(a.code, a.errors + a.messages).to.equal(0);
     // 2 s of audio, then the timeout (1.5 s) and the watch's period (0.25 s), with room for a loaded machine
@@ -159,7 +136,7 @@ ${ok200}
     const num = await number([{ type: 'answer' }, { type: 'echo', option: { duration: 60_000 } }]);
     const hold = reinvite(2, loopbackSdp('[media_port]', { version: 2, direction: 'sendonly', events: '0-15' }), { user: '+15551230000' });
     // its BYE comes after the re-INVITE (CSeq 2)
-    const r = await phone(num, { steps: `${play(pcap('talk.pcap', 1000))}\n<pause milliseconds="1200"/>\n${hold}`, hangUpAfterMs: HOLD_MS, sdp: (s) => s.replace('CSeq: 2 BYE', 'CSeq: 3 BYE') });
+    const r = await phone(num, { steps: `${playPcap(pcap('talk.pcap', 1000))}\n<pause milliseconds="1200"/>\n${hold}`, hangUpAfterMs: HOLD_MS, sdp: (s) => s.replace('CSeq: 2 BYE', 'CSeq: 3 BYE') });
     expect(r.code, r.errors + r.messages).to.equal(0);
     expect(receivedRequests(r.messages, 'BYE')).to.deep.equal([]);
   });

@@ -17,6 +17,7 @@ import { collectGarbage, collectNow } from '../../testkit/gc';
 import { newId } from '../../core/ids';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { platformRegistry } from '../../core/metrics';
+import { textBody } from '../../testkit/buffer-body';
 
 /** The quality summary columns (docs/observability.md), from the call's `quality`. */
 const QUALITY_COLUMNS = ['quality_codec', ...['in', 'out'].flatMap((d) => ['mos_min', 'mos_avg', 'loss_pct', 'jitter_ms', 'rtt_ms'].map((m) => `quality_${d}_${m}`))] as const;
@@ -98,11 +99,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       .get('/v1.0/calls/export')
       .query(q(f, { format: 'csv' }))
       .buffer(true)
-      .parse((r, cb) => {
-        let s = '';
-        r.on('data', (d: Buffer) => (s += d.toString()));
-        r.on('end', () => cb(null, s));
-      });
+      .parse(textBody);
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/^text\/csv/);
     const text = res.body as string;
@@ -149,11 +146,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       .get('/v1.0/calls/export')
       .query(q(f, { format: 'jsonl', direction: 'incoming' }))
       .buffer(true)
-      .parse((r, cb) => {
-        let s = '';
-        r.on('data', (d: Buffer) => (s += d.toString()));
-        r.on('end', () => cb(null, s));
-      });
+      .parse(textBody);
     expect(jl.status).to.equal(200);
     const lines = (jl.body as string)
       .trim()
@@ -167,11 +160,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
       .get('/v1.0/calls/export')
       .query(q(f, { format: 'jsonl', address: '+15550001111' }))
       .buffer(true)
-      .parse((r, cb) => {
-        let s = '';
-        r.on('data', (d: Buffer) => (s += d.toString()));
-        r.on('end', () => cb(null, s));
-      });
+      .parse(textBody);
     const byAddressRows = (byAddress.body as string)
       .trim()
       .split('\n')
@@ -206,11 +195,7 @@ describe('CDR export: GET /v1.0/calls/export (real HTTP, real Postgres)', functi
         .get('/v1.0/calls/export')
         .query({ ...q(f, { format: 'jsonl', ...extra }), start: '2026-03-10T00:00:00Z', end: '2026-03-11T00:00:00Z' })
         .buffer(true)
-        .parse((r, cb) => {
-          let s = '';
-          r.on('data', (d: Buffer) => (s += d.toString()));
-          r.on('end', () => cb(null, s));
-        });
+        .parse(textBody);
       expect(res.status, String(res.body)).to.equal(200);
       return (res.body as string)
         .split('\n')

@@ -12,6 +12,7 @@ import request from 'supertest';
 import { csvCell, csvRow } from '../../core/csv';
 import { CDR_FIELDS } from '../../core/calls/cdr';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { textBody } from '../../testkit/buffer-body';
 
 const BAD = ['=HYPERLINK("http://x","y")', "x;=cmd|' /C calc'!A0", 'Bob\t=1+2', 'a,=SUM(1)', 'a;  @SUM(A1)', 'line\n-2+3', 'line\r\n+cmd', 'a|=2', ';=1', '\t\t=1', ' =1'];
 
@@ -73,11 +74,7 @@ describe('security: CSV formula injection (issue 52, finding 5)', function () {
         .get('/v1.0/calls/export')
         .query({ accesskey: f.accesskey, start: '2026-03-01T00:00:00Z', end: '2026-03-02T00:00:00Z', format: 'csv' })
         .buffer(true)
-        .parse((r, cb) => {
-          let s = '';
-          r.on('data', (d: Buffer) => (s += d.toString()));
-          r.on('end', () => cb(null, s));
-        });
+        .parse(textBody);
       expect(res.status).to.equal(200);
       const rows = parseCsv(res.body as string);
       expect(rows[0]).to.deep.equal([...CDR_FIELDS]);

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { killAllSipp, register, SIPP_SDP, startPlatform, until, type Platform, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 import { loopbackSdp } from '../../testkit/sdp';
+import { muLaw } from '../../core/audio/g711';
 
 export interface Stack {
   p: Platform;
@@ -127,24 +128,6 @@ Content-Length: 0
 </scenario>`;
 }
 
-function linearToUlaw(sample: number): number {
-  const BIAS = 0x84;
-  let s = Math.max(-32635, Math.min(32635, sample));
-  const sign = s < 0 ? 0x80 : 0;
-  if (s < 0) s = -s;
-  s += BIAS;
-  let exponent = 7;
-  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; exponent--, mask >>= 1);
-  const mantissa = (s >> (exponent + 3)) & 0x0f;
-  return ~(sign | (exponent << 4) | mantissa) & 0xff;
-}
-
-function ulawToLinear(u: number): number {
-  const x = ~u & 0xff;
-  const t = (((x & 0x0f) << 3) + 0x84) << ((x & 0x70) >> 4);
-  return x & 0x80 ? 0x84 - t : t - 0x84;
-}
-
 /**
  * An RTP party that speaks: once the platform's first packet arrives it answers the sender every
  * 20 ms with a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy. It also listens:
@@ -162,7 +145,7 @@ export class TonePeer {
     await new Promise<void>((r) => t.sock.bind(0, '127.0.0.1', r));
     t.port = t.sock.address().port;
     const payload = Buffer.alloc(160);
-    for (let i = 0; i < 160; i++) payload[i] = linearToUlaw(Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    for (let i = 0; i < 160; i++) payload[i] = muLaw.encodeSample(Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
     let seq = 1;
     let ts = 0;
     const ssrc = 0x1234abcd;
@@ -170,7 +153,7 @@ export class TonePeer {
       t.received++;
       if (buf.length > 12 && (buf[1]! & 0x7f) === 0) {
         let sum = 0;
-        for (const b of buf.subarray(12)) sum += Math.abs(ulawToLinear(b));
+        for (const b of buf.subarray(12)) sum += Math.abs(muLaw.decodeSample(b));
         if (sum / (buf.length - 12) > 300) t.voiced++;
       }
       if (t.timer) return;

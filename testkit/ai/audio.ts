@@ -8,6 +8,7 @@ import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
 import { pcmuPackets, rtpPcap } from '../rtp-pcap';
 import { loopbackSdp } from '../sdp';
+import { ok200 } from '../media-app/sipp-steps';
 import { G711_TABLES } from '../../core/audio/g711';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
@@ -240,15 +241,6 @@ ${loopbackSdp(sinkPort)}`,
 <recv request="ACK"/>
 ${steps}
 <recv request="BYE" timeout="${byeTimeoutMs}"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${ok200}
 </scenario>`;
 }

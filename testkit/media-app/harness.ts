@@ -24,6 +24,7 @@ import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
 import { ack, ackFailure, bye, ok200 } from './sipp-steps';
 import { loopbackSdp } from '../sdp';
+import { sippResult, type SippResult } from '../sipp-process';
 
 export const SECRET = 'media-app-test-secret';
 export const SIP_DOMAIN = 'sip.test';
@@ -149,13 +150,7 @@ export async function createExtension(customerId?: string, opts: { extension?: s
 
 // ---- sipp ----
 
-export interface SippResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  errors: string;
-  messages: string;
-}
+export type { SippResult };
 const running = new Set<ChildProcess>();
 
 /**
@@ -186,26 +181,7 @@ function runSipp(scenario: string, args: string[], opts: { killAfterMs?: number;
   if (!args.includes('-timeout')) full.push('-timeout', '20s');
   const proc = spawn('sipp', full, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
-  let stdout = '';
-  let stderr = '';
-  proc.stdout?.on('data', (d) => (stdout += d));
-  proc.stderr?.on('data', (d) => (stderr += d));
-  const killer = setTimeout(() => proc.kill('SIGKILL'), opts.killAfterMs ?? 25_000);
-  const done = new Promise<SippResult>((resolve) => {
-    proc.on('exit', (code) => {
-      clearTimeout(killer);
-      running.delete(proc);
-      const read = (suffix: string) =>
-        fs
-          .readdirSync(dir)
-          .filter((f) => f.endsWith(suffix))
-          .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
-          .join('\n');
-      const result = { code, stdout, stderr, errors: read('_errors.log'), messages: read('messages.log') };
-      fs.rmSync(dir, { recursive: true, force: true });
-      resolve(result);
-    });
-  });
+  const done = sippResult(proc, dir, { killAfterMs: opts.killAfterMs, messages: true, onExit: () => running.delete(proc) });
   return { done, proc };
 }
 

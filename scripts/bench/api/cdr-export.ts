@@ -6,11 +6,10 @@
  * Goal: 100,000 records in < 10 s without holding them in memory.
  *   source .data/env && npx tsx scripts/bench/api/cdr-export.ts [--rows 100000] [--runs 3]
  */
-import http from 'node:http';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, createFixture } from '../../../testkit/api';
+import { createFixture } from '../../../testkit/api';
+import { serveBenchApp } from './served-app';
 import { insertCalls } from '../../../testkit/cdr';
 import { collectGarbage } from '../../../testkit/gc';
 
@@ -35,10 +34,7 @@ function curl(url: string): Promise<{ code: number; bytes: number }> {
 }
 
 (async () => {
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-  const server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { t, base, close } = await serveBenchApp();
   try {
     const f = await createFixture(t.ctx);
     const i0 = Date.now();
@@ -65,9 +61,7 @@ function curl(url: string): Promise<{ code: number; bytes: number }> {
       }
     }
   } finally {
-    server.closeAllConnections();
-    server.close();
-    await t.close();
+    await close();
     await t.ctx.db.destroy();
   }
 })().catch((e) => {

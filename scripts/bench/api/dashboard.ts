@@ -7,10 +7,9 @@
  * Goal: a 30-day dashboard of 100,000 calls in < 2 s.
  *   source .data/env && npx tsx scripts/bench/api/dashboard.ts [--rows 100000] [--runs 3]
  */
-import http from 'node:http';
 import os from 'node:os';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, createFixture } from '../../../testkit/api';
+import { createFixture } from '../../../testkit/api';
+import { serveBenchApp } from './served-app';
 import { insertCalls } from '../../../testkit/cdr';
 
 const arg = (name: string, dflt: number) => {
@@ -23,10 +22,7 @@ const END = new Date('2026-06-01T00:00:00Z');
 const SPAN_MS = 30 * 86_400_000;
 
 (async () => {
-  const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-  const server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { t, base, close } = await serveBenchApp();
   try {
     const f = await createFixture(t.ctx);
     const other = await createFixture(t.ctx);
@@ -78,9 +74,7 @@ const SPAN_MS = 30 * 86_400_000;
       }
     }
   } finally {
-    server.closeAllConnections();
-    server.close();
-    await t.close();
+    await close();
   }
 })().catch((e: unknown) => {
   console.error(e);

@@ -9,9 +9,7 @@
  *
  * Writes dist/bench/queue.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { reportPath } from '../report';
+import { writeReport } from '../report';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { parseActions } from '../../../core/flow';
@@ -166,10 +164,7 @@ The dispatch itself (claiming an agent: one guarded UPDATE; the connecting write
 adds a few Postgres round trips to what connect does; queue_join also writes the queuecall
 (created, waiting) before dispatch starts. Callers left waiting at the end: ${leftWaiting}.
 `;
-  const out = reportPath('queue');
-  fs.writeFileSync(out, md);
-  process.stdout.write(md);
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  writeReport('queue', md);
 }
 
 main().then(

@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { reportPath } from '../report';
+import { writeReport } from '../report';
 import { promisify } from 'node:util';
 import { killAllSipp, sipp, uacWaitsForBye, until } from '../../../testkit/media-app/harness';
 import { truncateAll } from '../../../testkit/db';
@@ -198,10 +198,7 @@ Audio sources: ${src || 'n/a'}.
 
 Machine: 2 shared cores, load average ${load} at the end of the run (other jobs share the cores).
 `;
-  const out = reportPath('speech');
-  fs.writeFileSync(out, md);
-  process.stdout.write(md);
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  writeReport('speech', md);
 }
 
 main().then(

@@ -11,10 +11,8 @@
  * Writes dist/bench/streams.md (git-ignored; the figures go by hand into docs/benchmarks.md).
  */
 process.env.LOG_LEVEL ??= 'silent';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { reportPath } from '../report';
+import { writeReport } from '../report';
 import type WebSocket from 'ws';
 import { killAllSipp, sleep } from '../../../testkit/media-app/harness';
 import { truncateAll } from '../../../testkit/db';
@@ -135,10 +133,7 @@ media-app, control-api, the WebSocket clients and the RTP peers), in cores.
 - **Stream jitter p99 / baseline leg jitter p99 = ${f(streams.streamP99 / Math.max(base.legP99, 0.01))}** (a stream crosses worker → node → relay WebSocket → control-api → client WebSocket).
 - Leg jitter p99 with streams / without = ${f(streams.legP99 / Math.max(base.legP99, 0.01))} (streams must not disturb the calls' own RTP).
 `;
-    const out = reportPath('streams');
-    fs.writeFileSync(out, md);
-    process.stdout.write(md);
-    console.log(`wrote ${path.relative(process.cwd(), out)}`);
+    writeReport('streams', md);
   } finally {
     for (const ws of sockets) ws.terminate();
     for (const c of calls) c.peer.close();

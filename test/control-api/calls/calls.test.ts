@@ -3,12 +3,9 @@
  * queues stand in for media-app's consumer side, only to see what was enqueued and where.
  */
 import { expect } from 'chai';
-import { Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { TestApp, Fixture } from '../../../testkit/api';
 import { createFixture } from '../../../testkit/api';
-import { api, freshFixture, startApp, stopApp } from '../flows/support';
-import { commandBus } from '../../../control-api/calls/bus';
+import { api, BusQueues, freshFixture, startApp, stopApp } from '../flows/support';
 import { ORIGINATE_QUEUE, callNodeKey, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';
 import { numbersRepo } from '../../../core/repos/numbers';
 import { extensionsRepo } from '../../../core/repos/extensions';
@@ -17,7 +14,6 @@ import { addBalance, ensureBillingAccount, setRates } from '../../../core/billin
 import { putBinding, aorOf } from '../../../core/registrar/bindings';
 import { EMPTY_UUID } from '../../../core/ids';
 import { countryOf } from '../../../core/calls/country';
-import type { BusEnvelope } from '../../../core/commands/bus';
 import type { CallStatus } from '../../../core/calls/model';
 
 const NODE = `n${process.pid}`;
@@ -25,35 +21,19 @@ const NODE = `n${process.pid}`;
 describe('calls', function () {
   let t: TestApp;
   let f: Fixture;
-  let conn: Redis;
-  const workers: Worker[] = [];
-  const seen: Record<string, BusEnvelope[]> = {};
-
-  const waitFor = async (queue: string, n: number, ms = 5000): Promise<BusEnvelope[]> => {
-    const end = Date.now() + ms;
-    while ((seen[queue]?.length ?? 0) < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    return seen[queue] ?? [];
-  };
+  let bus: BusQueues;
 
   before(async () => {
     t = await startApp();
-    conn = new Redis(t.ctx.config.redisUrl, { maxRetriesPerRequest: null });
-    const prefix = commandBus(t.ctx).bullPrefix;
-    for (const q of [ORIGINATE_QUEUE, nodeQueueName(NODE), nodeQueueName('other')]) {
-      seen[q] = [];
-      const w = new Worker(q, async (job: Job) => void seen[q]!.push(job.data as BusEnvelope), { connection: conn, prefix });
-      workers.push(w);
-      await w.waitUntilReady();
-    }
+    bus = await BusQueues.open(t, [ORIGINATE_QUEUE, nodeQueueName(NODE), nodeQueueName('other')]);
   });
   after(async () => {
     setRates(null);
-    await Promise.all(workers.map((w) => w.close()));
-    conn.disconnect();
+    await bus?.close();
     await stopApp(t);
   });
   beforeEach(async () => {
-    for (const k of Object.keys(seen)) seen[k] = [];
+    bus.clear();
     f = await freshFixture(t);
     setRates({ call_pstn_outgoing: 20_000 });
   });
@@ -112,7 +92,7 @@ describe('calls', function () {
       const row = rows.find((x) => x.id === r.body.calls[0].id);
       expect(row!.data.variables).to.deep.equal({ name: 'Ann' });
       expect(row!.data.anonymous).to.equal('yes');
-      const jobs = await waitFor(ORIGINATE_QUEUE, 1);
+      const jobs = await bus.waitFor(ORIGINATE_QUEUE, 1);
       expect(jobs).to.have.length(1);
       expect(jobs[0]!.command).to.deep.equal({ type: 'call.originate', callIds: r.body.calls.map((c: { id: string }) => c.id), customerId: f.customer.id });
       expect(jobs[0]!.commandId).to.be.a('string');
@@ -140,7 +120,7 @@ describe('calls', function () {
       const none = await api(t, f).post('/calls', base);
       expect(none.status).to.equal(400);
       expect(Number((await t.ctx.db('calls').count({ n: '*' }))[0]!.n)).to.equal(0);
-      expect(seen[ORIGINATE_QUEUE]).to.have.length(0);
+      expect(bus.seen[ORIGINATE_QUEUE]).to.have.length(0);
     });
 
     it('rejects bad variables', async () => {
@@ -297,9 +277,9 @@ describe('calls', function () {
       await own(c.id);
       const r = await api(t, f).post(`/calls/${c.id}/hangup`);
       expect(r.status).to.equal(200);
-      const jobs = await waitFor(nodeQueueName(NODE), 1);
+      const jobs = await bus.waitFor(nodeQueueName(NODE), 1);
       expect(jobs.map((j) => j.command)).to.deep.equal([{ type: 'call.hangup', callId: c.id }]);
-      expect(seen[nodeQueueName('other')]).to.have.length(0);
+      expect(bus.seen[nodeQueueName('other')]).to.have.length(0);
       await setStatus(c.id, 'hangup');
       const again = await api(t, f).post(`/calls/${c.id}/hangup`);
       expect(again.status).to.equal(409);
@@ -311,9 +291,9 @@ describe('calls', function () {
       await setStatus(c.id, 'progressing', { node_id: 'other' });
       await own(c.id, 'other');
       expect((await api(t, f).post(`/calls/${c.id}/mute`, { direction: 'in' })).status).to.equal(200);
-      const jobs = await waitFor(nodeQueueName('other'), 1);
+      const jobs = await bus.waitFor(nodeQueueName('other'), 1);
       expect(jobs[0]!.command).to.deep.equal({ type: 'call.mute', callId: c.id, direction: 'in', on: true });
-      expect(seen[nodeQueueName(NODE)]).to.have.length(0);
+      expect(bus.seen[nodeQueueName(NODE)]).to.have.length(0);
       await t.ctx.redis.del(pfx() + nodeAliveKey('other'));
       const dead = await api(t, f).post(`/calls/${c.id}/hangup`);
       expect(dead.status).to.equal(404);
@@ -336,7 +316,7 @@ describe('calls', function () {
       await setStatus(c.id, 'progressing');
       expect((await api(t, f).post(`/calls/${c.id}/mute`, { direction: 'sideways' })).status).to.equal(400);
       expect((await api(t, f).del(`/calls/${c.id}/mute`, { direction: 'out' })).status).to.equal(200);
-      const jobs = await waitFor(nodeQueueName(NODE), 1);
+      const jobs = await bus.waitFor(nodeQueueName(NODE), 1);
       expect(jobs[0]!.command).to.deep.equal({ type: 'call.mute', callId: c.id, direction: 'out', on: false });
     });
 
@@ -347,7 +327,7 @@ describe('calls', function () {
       await setStatus(c.id, 'progressing');
       const s = await api(t, f).post(`/calls/${c.id}/recording-start`, { duration: 30, end_of_key: '#' });
       expect(s.status, JSON.stringify(s.body)).to.equal(200);
-      const jobs = await waitFor(nodeQueueName(NODE), 1);
+      const jobs = await bus.waitFor(nodeQueueName(NODE), 1);
       const cmd = jobs[0]!.command as { type: string; recordingId: string; options: object };
       expect(cmd.type).to.equal('call.recording_start');
       expect(cmd.options).to.deep.equal({ format: 'wav', end_of_silence: 0, end_of_key: '#', duration: 30, on_end_flow_id: EMPTY_UUID });
@@ -358,7 +338,7 @@ describe('calls', function () {
       expect((await api(t, f).post(`/calls/${c.id}/recording_start`, {})).body.error.reason).to.equal('RECORDING_ALREADY_ACTIVE');
       expect((await api(t, f).post(`/calls/${c.id}/recording-start`, {})).body.error.reason).to.equal('RECORDING_ALREADY_ACTIVE');
       expect((await api(t, f).post(`/calls/${c.id}/recording_stop`)).status).to.equal(200);
-      const stops = await waitFor(nodeQueueName(NODE), 2);
+      const stops = await bus.waitFor(nodeQueueName(NODE), 2);
       expect(stops[1]!.command).to.deep.equal({ type: 'call.recording_stop', callId: c.id });
       await callsRepo(t.ctx.db).setRecording(c.id, cmd.recordingId, false);
       const noFlow = await api(t, f).post(`/calls/${c.id}/recording_start`, { on_end_flow_id: '77777777-7777-4777-8777-777777777777' });

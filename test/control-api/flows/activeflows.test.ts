@@ -1,48 +1,32 @@
 import { expect } from 'chai';
-import { Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { TestApp, Fixture } from '../../../testkit/api';
 import { createAgent, createFixture } from '../../../testkit/api';
 import { Permission } from '../../../core/permissions';
-import { api, freshFixture, request, startApp, stopApp } from './support';
-import { activeflowNodeKey, type BusEnvelope } from '../../../core/commands/bus';
-import { commandBus as appBus } from '../../../control-api/calls/bus';
+import { api, BusQueues, freshFixture, request, startApp, stopApp } from './support';
+import { activeflowNodeKey } from '../../../core/commands/bus';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../../../core/commands/contracts';
 import { PgActiveflowStore, type ActiveflowRecordShape } from '../../../core/repos/activeflows';
 import { PgFlowStore } from '../../../core/repos/flows';
 import { EMPTY_UUID } from '../../../core/ids';
+import { storedActiveflowRow } from '../../../core/flow/stored-activeflow';
 
 const NODE = `af${process.pid}`;
 
 describe('activeflows', function () {
   let t: TestApp;
   let f: Fixture;
-  let conn: Redis;
-  const workers: Worker[] = [];
-  const seen: Record<string, BusEnvelope[]> = {};
-  const waitFor = async (queue: string, n: number, ms = 5000) => {
-    const end = Date.now() + ms;
-    while ((seen[queue]?.length ?? 0) < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    return seen[queue] ?? [];
-  };
+  let bus: BusQueues;
 
   before(async () => {
     t = await startApp();
-    conn = new Redis(t.ctx.config.redisUrl, { maxRetriesPerRequest: null });
-    for (const q of [ORIGINATE_QUEUE, nodeQueueName(NODE)]) {
-      seen[q] = [];
-      const w = new Worker(q, async (job: Job) => void seen[q]!.push(job.data as BusEnvelope), { connection: conn, prefix: appBus(t.ctx).bullPrefix });
-      workers.push(w);
-      await w.waitUntilReady();
-    }
+    bus = await BusQueues.open(t, [ORIGINATE_QUEUE, nodeQueueName(NODE)]);
   });
   after(async () => {
-    await Promise.all(workers.map((w) => w.close()));
-    conn.disconnect();
+    await bus?.close();
     await stopApp(t);
   });
   beforeEach(async () => {
-    for (const k of Object.keys(seen)) seen[k] = [];
+    bus.clear();
     f = await freshFixture(t);
   });
 
@@ -54,7 +38,7 @@ describe('activeflows', function () {
     expect(r.body.executed_actions).to.deep.equal([]);
     const flow = await t.ctx.db('flows').where({ id: r.body.flow_id }).first();
     expect(flow!.persist).to.equal(false);
-    const jobs = await waitFor(ORIGINATE_QUEUE, 1);
+    const jobs = await bus.waitFor(ORIGINATE_QUEUE, 1);
     expect(jobs[0]!.command).to.deep.equal({ type: 'activeflow.start', activeflowId: r.body.id, customerId: f.customer.id });
     const g = await api(t, f).get(`/activeflows/${r.body.id}`);
     expect(g.body).to.deep.equal(r.body);
@@ -89,7 +73,7 @@ describe('activeflows', function () {
     await t.ctx.redis.set(pfx + nodeAliveKey(NODE), '1', 'PX', 60_000);
     const s = await api(t, f).post(`/activeflows/${a.body.id}/stop`);
     expect(s.status).to.equal(200);
-    const jobs = await waitFor(nodeQueueName(NODE), 1);
+    const jobs = await bus.waitFor(nodeQueueName(NODE), 1);
     expect(jobs[0]!.command).to.deep.equal({ type: 'activeflow.stop', activeflowId: a.body.id });
     // The node goes away before ending it: the next stop ends the record here.
     await t.ctx.redis.del(pfx + nodeAliveKey(NODE));
@@ -109,7 +93,7 @@ describe('activeflows', function () {
     await t.ctx.redis.set(pfx + nodeAliveKey(NODE), '1', 'PX', 60_000);
     const d = await api(t, f).del(`/activeflows/${a.body.id}`);
     expect([d.status, d.text]).to.deep.equal([204, '']);
-    const jobs = await waitFor(nodeQueueName(NODE), 1);
+    const jobs = await bus.waitFor(nodeQueueName(NODE), 1);
     expect(jobs[0]!.command).to.deep.equal({ type: 'activeflow.stop', activeflowId: a.body.id });
     expect((await api(t, f).get(`/activeflows/${a.body.id}`)).body.error.reason).to.equal('ACTIVEFLOW_NOT_FOUND');
     // The node ends the run afterwards and writes its record (tm_delete null in its copy).
@@ -141,28 +125,11 @@ describe('activeflows', function () {
   it('PgActiveflowStore: create/update/get/list, executed actions appended in order from a shared array', async () => {
     const store = new PgActiveflowStore(t.ctx.db);
     const now = () => new Date().toISOString().slice(0, 23) + '000Z';
-    const rec: ActiveflowRecordShape = {
-      id: '12345678-1234-4234-8234-123456789012',
-      customer_id: f.customer.id,
-      flow_id: EMPTY_UUID,
-      status: 'running',
-      reference_type: 'call',
-      reference_id: EMPTY_UUID,
-      reference_activeflow_id: EMPTY_UUID,
-      on_complete_flow_id: EMPTY_UUID,
-      webhook_uri: '',
-      webhook_method: '',
-      current_action: null,
-      forward_action_id: '',
-      executed_actions: [],
-      variables: {},
-      complete_count: 0,
-      end_reason: '',
-      error: '',
-      tm_create: now(),
-      tm_update: now(),
-      tm_delete: null,
-    };
+    const rec: ActiveflowRecordShape = storedActiveflowRow(
+      '12345678-1234-4234-8234-123456789012',
+      { customerId: f.customer.id, flowId: EMPTY_UUID, onCompleteFlowId: EMPTY_UUID, referenceType: 'call', referenceId: EMPTY_UUID, variables: {} },
+      now(),
+    );
     await store.create(rec);
     const shared = rec.executed_actions;
     const writes: Promise<void>[] = [];

@@ -10,6 +10,7 @@ import { makeSipConfig, type SipConfigInput } from '../../../sip-config';
 import { SipStack } from '../../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio, type OutboundTarget } from '../../../sip-server/drachtio';
 import { freePort } from '../../../testkit/ports';
+import { sippResult, type SippResult } from '../../../testkit/sipp-process';
 
 // Driven untyped: the tests use more of drachtio-srf (proxy, b2bua, PRACK) than its declarations describe.
 export const Srf: any = DrachtioSrf;
@@ -81,13 +82,7 @@ export function disconnectSrf(srf: any): void {
   }
 }
 
-export interface SippResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  errors: string;
-  messages: string;
-}
+export type { SippResult };
 
 const running = new Set<ChildProcess>();
 
@@ -102,30 +97,7 @@ export function sipp(args: string[], opts: { killAfterMs?: number; trace?: boole
   if (!args.includes('-timeout')) full.push('-timeout', '20s');
   const proc = spawn('sipp', full, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
-  let stdout = '';
-  let stderr = '';
-  proc.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const killer = setTimeout(() => proc.kill('SIGKILL'), opts.killAfterMs ?? 25_000);
-  const done = new Promise<SippResult>((resolve) => {
-    proc.on('exit', (code) => {
-      clearTimeout(killer);
-      running.delete(proc);
-      const read = (suffix: string) =>
-        fs
-          .readdirSync(dir)
-          .filter((f) => f.endsWith(suffix))
-          .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
-          .join('\n');
-      const result = { code, stdout, stderr, errors: read('_errors.log'), messages: opts.trace ? read('messages.log') : '' };
-      fs.rmSync(dir, { recursive: true, force: true });
-      resolve(result);
-    });
-  });
+  const done = sippResult(proc, dir, { killAfterMs: opts.killAfterMs, messages: !!opts.trace, onExit: () => running.delete(proc) });
   return { done, proc };
 }
 

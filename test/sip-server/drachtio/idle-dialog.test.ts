@@ -13,6 +13,7 @@ import { SipStack, type SipMessage, SipRequest, type SipResponse, type SourceInf
 import { startDrachtio, type RunningDrachtio } from '../../../sip-server/drachtio';
 import { freePort } from '../../../testkit/ports';
 import { connectSrf, disconnectSrf, killAllSipp, SDP, SECRET, sipp, until } from './harness';
+import { ok200 } from '../../../testkit/media-app/sipp-steps';
 
 const IDLE_MS = 1500;
 
@@ -55,16 +56,7 @@ Content-Length: 0
 
 ]]></send>
 <recv request="BYE" timeout="20000"/>
-<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
+${ok200}
 <pause milliseconds="10000"/>
 </scenario>`;
 }

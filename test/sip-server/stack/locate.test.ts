@@ -1,23 +1,13 @@
 // RFC 3263 server location against a real DNS server on loopback: NAPTR -> SRV -> A for URIs with a
 // host name and no port; explicit transport and port bypass what they should; unknown names fail.
 import { expect } from 'chai';
-import { Headers, SipRequest, SipStack, parseUri, randomToken, SipUri } from '../../../sip-server/stack';
+import { SipStack, parseUri, SipUri } from '../../../sip-server/stack';
 import { resolveTarget, targetFromUri, systemResolver } from '../../../sip-server/transport';
 import { pickSrv } from '../../../sip-server/transport/locate';
 import { freePort } from '../../../testkit/ports';
 import { LoopbackDns } from './dns-server';
-import { answerAll200, startStack } from './support';
+import { answerAll200, message, startStack } from './support';
 import { finalOf } from './test-uac';
-
-function message(stack: SipStack, target: string): SipRequest {
-  const h = new Headers();
-  h.append('From', `<${stack.localUri()}>;tag=${randomToken()}`);
-  h.append('To', `<${target}>`);
-  h.append('Call-ID', randomToken(12));
-  h.append('CSeq', '1 MESSAGE');
-  h.append('Content-Type', 'text/plain');
-  return new SipRequest('MESSAGE', target, h, 'hello');
-}
 
 describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
   this.timeout(20_000);
@@ -55,7 +45,7 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
 
   it('SRV: a request to sip:x@srv.test reaches the priority-10 target over UDP', async () => {
     const got = answerAll200(b);
-    const res = await finalOf(a.request(message(a, 'sip:x@srv.test')));
+    const res = await finalOf(a.request(message(a, 'sip:x@srv.test', 'hello')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('udp');
     expect(dns.queries).to.include.members(['NAPTR srv.test', 'SRV _sip._udp.srv.test', 'A b.test']);
@@ -63,7 +53,7 @@ describe('RFC 3263 NAPTR/SRV lookups (loopback DNS server)', function () {
 
   it('NAPTR: the lowest order (SIP+D2T) wins, so the request goes over TCP with a TCP Via', async () => {
     const got = answerAll200(b);
-    const res = await finalOf(a.request(message(a, 'sip:x@naptr.test')));
+    const res = await finalOf(a.request(message(a, 'sip:x@naptr.test', 'hello')));
     expect(res.status).to.equal(200);
     expect(got[0].source!.transport).to.equal('tcp');
     expect(got[0].topVia!.transport.toUpperCase()).to.equal('TCP');

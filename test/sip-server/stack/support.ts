@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { makeSipConfig, SipConfigInput } from '../../../sip-config';
-import { SipStack, type SipRequest } from '../../../sip-server/stack';
+import { Headers, randomToken, SipRequest, SipStack } from '../../../sip-server/stack';
 import { freePort } from '../../../testkit/ports';
 
 export const FAST_TIMERS = { t1: 50, t2: 400, t4: 500 };
@@ -63,6 +63,17 @@ export function startSipp(args: string[]): { done: Promise<SippResult>; stop: ()
       if (p.exitCode === null) p.kill('SIGKILL');
     },
   };
+}
+
+/** An out-of-dialog MESSAGE from `stack` to `target` carrying `body` (text/plain). */
+export function message(stack: SipStack, target: string, body: string): SipRequest {
+  const h = new Headers();
+  h.append('From', `<${stack.localUri()}>;tag=${randomToken()}`);
+  h.append('To', `<${target}>`);
+  h.append('Call-ID', randomToken(12));
+  h.append('CSeq', '1 MESSAGE');
+  h.append('Content-Type', 'text/plain');
+  return new SipRequest('MESSAGE', target, h, body);
 }
 
 /** `stack` answers every request it gets 200; the list it keeps them in, in order. */

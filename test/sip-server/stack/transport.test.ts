@@ -1,21 +1,11 @@
 // Transport behaviour: large UDP datagrams, TCP connection reuse, response routing by Via/rport.
 import { expect } from 'chai';
 import net from 'node:net';
-import { parseMessage, SipRequest, SipResponse, SipStack, StreamFramer, Headers, randomToken } from '../../../sip-server/stack';
-import { answerAll200, UdpPeer, rawRequest, startStack } from './support';
+import { parseMessage, SipResponse, SipStack, StreamFramer } from '../../../sip-server/stack';
+import { answerAll200, message, UdpPeer, rawRequest, startStack } from './support';
 import { finalOf } from './test-uac';
 import { freePort } from '../../../testkit/ports';
 import { sipRegistry } from '../../../sip-server/metrics';
-
-function message(stack: SipStack, target: string, size: number): SipRequest {
-  const h = new Headers();
-  h.append('From', `<${stack.localUri()}>;tag=${randomToken()}`);
-  h.append('To', `<${target}>`);
-  h.append('Call-ID', randomToken(12));
-  h.append('CSeq', '1 MESSAGE');
-  h.append('Content-Type', 'text/plain');
-  return new SipRequest('MESSAGE', target, h, 'x'.repeat(size));
-}
 
 describe('transports', function () {
   this.timeout(20_000);
@@ -32,7 +22,7 @@ describe('transports', function () {
 
   it('carries a 30 KB request over UDP in one datagram', async () => {
     const got = answerAll200(b);
-    const tx = a.request(message(a, `sip:x@127.0.0.1:${b.listening[0].port}`, 30_000));
+    const tx = a.request(message(a, `sip:x@127.0.0.1:${b.listening[0].port}`, 'x'.repeat(30_000)));
     expect((await finalOf(tx)).status).to.equal(200);
     expect(got[0].body.length).to.equal(30_000);
     expect(got[0].source!.transport).to.equal('udp');
@@ -45,7 +35,7 @@ describe('transports', function () {
       srv.respond(req.makeResponse(200));
     });
     const target = `sip:x@127.0.0.1:${b.listening[0].port};transport=tcp`;
-    for (let i = 0; i < 3; i++) expect((await finalOf(a.request(message(a, target, 10)))).status).to.equal(200);
+    for (let i = 0; i < 3; i++) expect((await finalOf(a.request(message(a, target, 'x'.repeat(10))))).status).to.equal(200);
     expect(new Set(sources).size, 'one connection').to.equal(1);
   });
 
@@ -83,7 +73,7 @@ describe('transports', function () {
 
   it('transport errors surface as transport-error (TCP to a closed port)', async () => {
     const closed = await freePort();
-    const tx = a.request(message(a, `sip:x@127.0.0.1:${closed};transport=tcp`, 10));
+    const tx = a.request(message(a, `sip:x@127.0.0.1:${closed};transport=tcp`, 'x'.repeat(10)));
     const err = await new Promise<Error>((r) => tx.on('transport-error', r));
     expect(err.message).to.match(/ECONNREFUSED/);
     expect(tx.state).to.equal('Terminated');
