@@ -186,8 +186,9 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
    */
   private async waitDocument(e: Entry, doc: { url: string; method: 'GET' | 'POST' }, signal: AbortSignal): Promise<void> {
     const params = async (): Promise<Record<string, string>> => {
-      const waiting = await queuecallsRepo(this.db).waitingIn(e.queue.id);
+      const [waiting, queue] = await Promise.all([queuecallsRepo(this.db).waitingIn(e.queue.id), queuesRepo(this.db).get(null, e.queue.id)]);
       const now = Date.now();
+      const max = (queue ?? e.queue).max_size;
       const waits = waiting.map((q) => Math.max(0, Math.round((now - q.tm_create.getTime()) / 1000)));
       const position = waiting.findIndex((q) => q.id === e.qc.id) + 1;
       return {
@@ -196,6 +197,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
         QueueTime: String(Math.max(0, Math.round((now - e.waitingSince) / 1000))),
         AvgQueueTime: String(waits.length ? Math.round(waits.reduce((a, b) => a + b, 0) / waits.length) : 0),
         CurrentQueueSize: String(waiting.length),
+        // the cap as it is now (Queues MaxSize); a queue without one (a /v1.0 queue made so) sends none
+        ...(max !== null ? { MaxQueueSize: String(max) } : {}),
       };
     };
     try {
