@@ -1,0 +1,122 @@
+// <Dial><Queue> across nodes (issue 54; docs/queues.md, docs/twilio.md): a caller waits in a queue on
+// node 0; an agent's call on node 1 runs queue_dequeue (what <Dial><Queue> compiles to) and takes that
+// caller: the two hear each other's tones (a tone of its own each, real RTP), the queuecall goes to
+// service and then done, the caller's flow goes on after the agent hangs up (its Enqueue result
+// bridged). Two media-app nodes (testkit/scale/cluster.ts).
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { queuesRepo } from '../../core/repos/queues';
+import { trunksRepo } from '../../core/repos/trunks';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { truncateAll } from '../../testkit/db';
+import { killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { RtpParty } from '../../testkit/conference/party';
+import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
+import { numberWithFlow } from '../../testkit/scale/fixtures';
+
+const CALLER = 600;
+const AGENT = 1500;
+/** Share of 20 ms frames carrying a tone for "hears it" (RTP paced from a busy test process). */
+const HEARS = 0.5;
+
+describe('scale: <Dial><Queue> takes a caller waiting on another node', function () {
+  this.timeout(240_000);
+  let c: Cluster;
+  let f: Fixture;
+  const parties: RtpParty[] = [];
+
+  before(async () => {
+    await truncateAll();
+    c = await Cluster.start({ nodes: 2 });
+    f = await createFixture(c.apis[0]!.ctx);
+    await trunksRepo(c.db).create(f.customer.id, `dq${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  });
+  after(async () => {
+    killAllSipp();
+    parties.forEach((p) => p.close());
+    await c?.close();
+  });
+
+  /** A party dialling `number` straight to `node` (its call lives there). */
+  async function dial(number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) {
+    const p = await RtpParty.open(freq);
+    parties.push(p);
+    const ruri = `${number}@127.0.0.1:${node.sipPort}`;
+    const scenario = uacWaitsForBye(ruri, `+1555000${freq}`, p.port, hangUpAfterMs ? { hangUpAfterMs } : { byeTimeoutMs: 120_000 });
+    const run = sipp(scenario, [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '150s'], { killAfterMs: 160_000 });
+    return { p, done: run.done };
+  }
+
+  const callOf = async (freq: number) =>
+    (await c
+      .db('calls')
+      .where({ customer_id: f.customer.id })
+      .whereRaw(`source->>'target' = ?`, [`+1555000${freq}`])
+      .orderBy('tm_create', 'desc')
+      .first()) as { id: string; node_id: string; status: string; activeflow_id: string } | undefined;
+
+  it('the agent on node 1 is bridged to the caller waiting on node 0; the agent hangs up, the caller goes on', async () => {
+    const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
+    const queue = await queuesRepo(c.db).create(f.customer.id, { name: 'xnode line', wait_timeout: 0 });
+    // the caller: waits in the queue; once it leaves it (bridged, then the agent gone) a pause and hangup
+    const { number: callerNumber } = await numberWithFlow(
+      c.db,
+      '',
+      [{ type: 'answer' }, { type: 'queue_join', option: { queue_id: queue.id } }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }],
+      f.customer.id,
+    );
+    const { number: agentNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_dequeue', option: { queue_id: queue.id, timeout: 30_000 } }, { type: 'hangup' }], f.customer.id);
+
+    const a = await dial(callerNumber, n0, CALLER);
+    const waiting = await until(
+      async () => ((await c.db('queuecalls').where({ queue_id: queue.id, status: 'waiting' }).first()) as { id: string; reference_id: string } | undefined) ?? null,
+      30_000,
+      'the caller waiting',
+    );
+    const callA = (await callOf(CALLER))!;
+    expect([waiting.reference_id, callA.node_id]).to.deep.equal([callA.id, n0.id]);
+
+    const b = await dial(agentNumber, n1, AGENT, 9000);
+    const callB = await until(async () => ((await callOf(AGENT))?.status === 'progressing' ? callOf(AGENT) : null), 30_000, 'the agent answered');
+    expect(callB!.node_id).to.equal(n1.id);
+    // taken across nodes: in service well before the dequeue's 30 s timeout
+    await until(
+      async () => ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string }).status === 'service',
+      10_000,
+      'the caller in service with the agent of the other node',
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message}\nNODE0 ${n0.out().slice(-1500)}\nNODE1 ${n1.out().slice(-1500)}`);
+    });
+
+    // they hear each other, not themselves
+    await sleep(1000);
+    const t0 = Date.now();
+    await sleep(2000);
+    const t1 = Date.now();
+    for (const [me, other] of [
+      [a.p, b.p],
+      [b.p, a.p],
+    ] as const) {
+      expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
+      expect(me.presence(other.freq, t0, t1), `${me.freq} hears ${other.freq}`).to.be.greaterThan(HEARS);
+      expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
+    }
+
+    // the agent hangs up: the caller's flow goes on after queue_join (pause, hangup: A gets its BYE)
+    const rb = await b.done;
+    expect(rb.code, rb.errors).to.equal(0);
+    const ra = await a.done;
+    expect(ra.code, ra.errors).to.equal(0);
+    const qc = await until(
+      async () => {
+        const row = (await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string } | undefined;
+        return row?.status === 'done' ? row : null;
+      },
+      10_000,
+      'the queuecall done',
+    );
+    expect(qc.status).to.equal('done');
+    const flowA = await until(async () => (await c.db('activeflows').where({ reference_id: callA.id, status: 'ended' }).first()) ?? null, 10_000, "the caller's flow ended");
+    expect(flowA.variables['svc.queuecall.result'], 'the Enqueue result').to.equal('bridged');
+  });
+});
