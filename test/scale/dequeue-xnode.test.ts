@@ -2,7 +2,7 @@
 // node 0; an agent's call on node 1 runs queue_dequeue (what <Dial><Queue> compiles to) and takes that
 // caller: the two hear each other's tones (a tone of its own each, real RTP), the queuecall goes to
 // service and then done, the caller's flow goes on after the agent hangs up (its Enqueue result
-// bridged). Two media-app nodes (testkit/scale/cluster.ts).
+// bridged); with `url`, the whisper fetched by the caller's node. Two media-app nodes (testkit/scale/cluster.ts).
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { queuesRepo } from '../../core/repos/queues';
@@ -13,6 +13,8 @@ import { killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/m
 import { RtpParty } from '../../testkit/conference/party';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
+import { TwimlServer } from '../../testkit/twiml/server';
+import { callSid, toSid } from '../../core/twilio/sids';
 
 const CALLER = 600;
 const AGENT = 1500;
@@ -23,11 +25,13 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
   this.timeout(240_000);
   let c: Cluster;
   let f: Fixture;
+  let app: TwimlServer;
   const parties: RtpParty[] = [];
 
   before(async () => {
     await truncateAll();
-    c = await Cluster.start({ nodes: 2 });
+    app = await TwimlServer.start();
+    c = await Cluster.start({ nodes: 2, env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
     f = await createFixture(c.apis[0]!.ctx);
     await trunksRepo(c.db).create(f.customer.id, `dq${randomBytes(4).toString('hex')}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
   });
@@ -35,6 +39,7 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     killAllSipp();
     parties.forEach((p) => p.close());
     await c?.close();
+    await app?.close();
   });
 
   /** A party dialling `number` straight to `node` (its call lives there). */
@@ -118,5 +123,33 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     expect(qc.status).to.equal('done');
     const flowA = await until(async () => (await c.db('activeflows').where({ reference_id: callA.id, status: 'ended' }).first()) ?? null, 10_000, "the caller's flow ended");
     expect(flowA.variables['svc.queuecall.result'], 'the Enqueue result').to.equal('bridged');
+  });
+
+  it("<Queue url>: the whisper is fetched by the caller's node with DequeingCallSid, then the two are bridged", async () => {
+    const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
+    const queue = await queuesRepo(c.db).create(f.customer.id, { name: 'xnode whisper', wait_timeout: 0 });
+    app.on('/whisper', '<Response><Pause length="1"/></Response>');
+    const { number: callerNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }], f.customer.id);
+    const { number: agentNumber } = await numberWithFlow(
+      c.db,
+      '',
+      [{ type: 'answer' }, { type: 'queue_dequeue', option: { queue_id: queue.id, timeout: 30_000, url: app.url('/whisper'), method: 'POST' } }, { type: 'hangup' }],
+      f.customer.id,
+    );
+    const a = await dial(callerNumber, n0, CALLER + 100);
+    const waiting = await until(async () => ((await c.db('queuecalls').where({ queue_id: queue.id, status: 'waiting' }).first()) as { id: string } | undefined) ?? null, 30_000, 'the caller waiting');
+    const b = await dial(agentNumber, n1, AGENT + 100, 6000);
+    const whisper = await app.next('/whisper', 15_000);
+    const [callA, callB] = [(await callOf(CALLER + 100))!, (await callOf(AGENT + 100))!];
+    expect([callA.node_id, callB.node_id]).to.deep.equal([n0.id, n1.id]);
+    expect(whisper.method).to.equal('POST');
+    expect(whisper.params).to.include({ CallSid: callSid(callA.id), QueueSid: toSid('QU', queue.id), DequeingCallSid: callSid(callB.id) });
+    await until(async () => ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string }).status === 'service', 10_000, 'in service after the whisper');
+    await sleep(1500);
+    const t0 = Date.now();
+    await sleep(1500);
+    expect(a.p.presence(AGENT + 100, t0, Date.now()), 'the caller hears the agent').to.be.greaterThan(HEARS);
+    expect(b.p.presence(CALLER + 100, t0, Date.now()), 'the agent hears the caller').to.be.greaterThan(HEARS);
+    for (const r of [await b.done, await a.done]) expect(r.code, r.errors).to.equal(0);
   });
 });
