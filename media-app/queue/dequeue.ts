@@ -156,10 +156,14 @@ async function takeRemote(h: DequeueHost, ctx: ActionContext, me: CallSession, r
   for (const row of elsewhere.slice(0, 3)) {
     if (waiting.aborted || me.isEnded) return 'none';
     const key = deps.config.redisKeyPrefix + dequeueWhisperKey(me.id);
+    // (none: an earlier dequeue's whisper left by this call must not play)
     if (o.whisper) await deps.redis.set(key, JSON.stringify(o.whisper), 'EX', 60);
-    const out = await dialPbxLeg(pbxLegDeps(deps), row.node_id, { kind: 'dequeue', customerId: ctx.customerId, subjectId: row.id, callId: me.id, detail: '' }, me.endpoint);
+    else await deps.redis.del(key);
+    // the dequeuing call leaving (its flow's signal) CANCELs the leg: the caller's node puts the caller back to waiting
+    const out = await dialPbxLeg(pbxLegDeps(deps), row.node_id, { kind: 'dequeue', customerId: ctx.customerId, subjectId: row.id, callId: me.id, detail: '' }, me.endpoint, ctx.signal);
     if (!out.ok) {
       deps.logger.info({ call: me.id, queuecall: row.id, node: row.node_id, why: out.message }, 'dequeue leg not up');
+      if (ctx.signal.aborted || me.isEnded) return 'none';
       continue;
     }
     try {

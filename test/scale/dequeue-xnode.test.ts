@@ -152,4 +152,36 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     expect(b.p.presence(CALLER + 100, t0, Date.now()), 'the agent hears the caller').to.be.greaterThan(HEARS);
     for (const r of [await b.done, await a.done]) expect(r.code, r.errors).to.equal(0);
   });
+
+  it('the agent leaving during the whisper: the caller goes back to waiting on its node, and the next agent takes it', async () => {
+    const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
+    const queue = await queuesRepo(c.db).create(f.customer.id, { name: 'xnode back', wait_timeout: 0 });
+    app.on('/long-whisper', '<Response><Pause length="8"/></Response>');
+    const { number: callerNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }], f.customer.id);
+    const dequeue = (url?: string) => [{ type: 'answer' }, { type: 'queue_dequeue', option: { queue_id: queue.id, timeout: 30_000, ...(url ? { url } : {}) } }, { type: 'hangup' }];
+    const { number: whisperingAgent } = await numberWithFlow(c.db, '', dequeue(app.url('/long-whisper')), f.customer.id);
+    const { number: plainAgent } = await numberWithFlow(c.db, '', dequeue(), f.customer.id);
+    const a = await dial(callerNumber, n0, CALLER + 200);
+    const waiting = await until(async () => ((await c.db('queuecalls').where({ queue_id: queue.id, status: 'waiting' }).first()) as { id: string } | undefined) ?? null, 30_000, 'the caller waiting');
+    const status = async () => ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string }).status;
+    // the first agent hangs up 3 s after its answer, while the caller hears the 8 s whisper
+    const b1 = await dial(whisperingAgent, n1, AGENT + 200, 3000);
+    await app.next('/long-whisper', 15_000);
+    expect(await status()).to.equal('connecting');
+    expect((await b1.done).code).to.equal(0);
+    await until(async () => ((await status()) === 'waiting' ? true : null), 5_000, 'the caller back to waiting');
+    expect((await callOf(CALLER + 200))!.status, 'the caller still up').to.equal('progressing');
+    // the next agent takes it
+    const b2 = await dial(plainAgent, n1, AGENT + 300, 5000);
+    await until(async () => ((await status()) === 'service' ? true : null), 10_000, 'the caller in service with the next agent');
+    await sleep(1000);
+    const t0 = Date.now();
+    await sleep(1500);
+    expect(a.p.presence(AGENT + 300, t0, Date.now()), 'the caller hears the next agent').to.be.greaterThan(HEARS);
+    for (const r of [await b2.done, await a.done]) expect(r.code, r.errors).to.equal(0);
+    expect(
+      app.requests.filter((r) => r.path === '/long-whisper'),
+      'one whisper',
+    ).to.have.length(1);
+  });
 });
