@@ -87,6 +87,7 @@ const schema = z.object({
     .default(1024 * 1024),
   FLOW_SIMULATE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   TWILIO_REDIRECT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  TWILIO_REDIRECT_MAX_WAITING: z.coerce.number().int().min(1).max(100_000).default(500),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
   METRICS_LISTEN: z
@@ -241,6 +242,8 @@ export interface Config {
   flowSimulateTimeoutMs: number;
   /** How long after a call's answer a Twilio redirect waits for the call's flow to start (control-api/twilio/flow-wait.ts). */
   twilioRedirectWaitMs: number;
+  /** How many such redirects one control-api copy lets wait at once (then 429, Twilio code 20429). */
+  twilioRedirectMaxWaiting: number;
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
@@ -347,6 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     flowSimulateTimeoutMs: e.FLOW_SIMULATE_TIMEOUT_MS,
     twilioRedirectWaitMs: e.TWILIO_REDIRECT_WAIT_MS,
+    twilioRedirectMaxWaiting: e.TWILIO_REDIRECT_MAX_WAITING,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),

@@ -99,6 +99,12 @@ export function activeflowsRepo(db: Db) {
     async getOwned(customerId: string, id: string): Promise<ActiveflowRow | null> {
       return ((await live().where({ id, customer_id: customerId }).first()) as ActiveflowRow | undefined) ?? null;
     },
+    /** The newest running activeflow of a customer's call (a Twilio redirect's wait for the call's flow). */
+    async runningForCall(customerId: string, callId: string): Promise<ActiveflowRow | null> {
+      return (
+        ((await live().where({ customer_id: customerId, reference_type: 'call', reference_id: callId, status: 'running' }).orderBy('tm_create', 'desc').first()) as ActiveflowRow | undefined) ?? null
+      );
+    },
     async list(customerId: string, params: PageParams): Promise<Page<ActiveflowRow>> {
       const q = live().where({ customer_id: customerId }).select('*');
       return toPage(await paginate<ActiveflowRow>(q, params), (r) => r);

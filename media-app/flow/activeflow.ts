@@ -219,6 +219,8 @@ export class ActiveflowSession {
         this.current = executed;
         await this.persist('activeflow_updated');
         this.trace('action', { action_id: action.id, type: action.type, option, depth: this.frames.length - 1, index });
+        // a redirect that came while the action was being recorded: it has no abort to hit yet, so the action does not start
+        if (this.takeRedirect()) continue;
 
         let outcome: Outcome;
         this.actionAbort = new AbortController();

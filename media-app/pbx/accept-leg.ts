@@ -9,7 +9,9 @@
  *   pickup     the ringing connect whose master is the signed call is answered toward the leg, its
  *              ringing legs cancelled (404 Nothing To Pick Up when answered or picked meanwhile);
  *   supervise  the signed call is supervised in the signed mode with the leg as the supervisor
- *              (404 Nothing To Supervise, 486 Already Supervised).
+ *              (404 Nothing To Supervise, 486 Already Supervised);
+ *   dequeue    the signed queuecall's caller, waiting here, is taken by the asking node's <Dial><Queue>
+ *              (media-app/queue/dequeue-leg.ts; 404 Nothing To Dequeue when it is not waiting here).
  */
 import { parseSipUri } from '../kit/sip-uri';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
@@ -24,11 +26,17 @@ import { SUPERVISE_MODES } from '../../core/pbx/supervisions';
 import type { ParkService } from './park';
 import { SuperviseError, type SupervisorService } from './supervise';
 
+/** The queue subsystem's end of a dequeue leg (media-app/queue/dequeue-leg.ts), when it runs on this node. */
+export interface DequeueLegTaker {
+  takeThroughLeg(c: PbxLegClaims, req: SrfRequest, res: SrfResponse): Promise<void>;
+}
+
 export interface PbxLegHandlers {
   deps: CallDeps;
   factory: CallFactory;
   park: ParkService;
   supervisor: SupervisorService;
+  queues?: DequeueLegTaker;
 }
 
 type Handler = (h: PbxLegHandlers, c: PbxLegClaims, req: SrfRequest, res: SrfResponse) => Promise<void>;
@@ -41,6 +49,10 @@ const KINDS: Record<PbxLegClaims['kind'], Handler> = {
     if (r === 'empty') res.send(404, 'Parking Slot Empty');
   },
   pickup: (h, c, req, res) => takeRingingThroughLeg(h.factory, c, req, res),
+  dequeue: async (h, c, req, res) => {
+    if (!h.queues) return void res.send(404, 'Nothing To Dequeue');
+    await h.queues.takeThroughLeg(c, req, res);
+  },
   supervise: async (h, c, req, res) => {
     const mode = SUPERVISE_MODES.find((m) => m === c.detail);
     if (!mode) return void res.send(400);

@@ -20,7 +20,7 @@ export const subsystem: Subsystem = {
   async start(ctx) {
     const park = new ParkService(ctx.factory, runnerFor(ctx.factory));
     const supervisor = new SupervisorService(ctx.factory, runnerFor(ctx.factory));
-    const service = new PbxService(ctx.factory, park, supervisor);
+    const service = new PbxService(ctx.factory, park, supervisor, () => ctx.services.queues);
     ctx.services.pbx = service;
     // busy lamp keys on the slots: presence starts before pbx (subsystems.ts)
     const presence = ctx.services.presence;

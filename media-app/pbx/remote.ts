@@ -23,6 +23,7 @@ const REFUSALS: Record<PbxLegKind, { readonly [status: number]: string; readonly
   park: { 404: 'Parking Slot Empty', lost: 'Parked Call Node Lost' },
   pickup: { 404: 'Nothing To Pick Up', lost: 'Ringing Call Node Lost' },
   supervise: { 404: 'Nothing To Supervise', 486: 'Already Supervised', lost: 'Supervised Call Node Lost' },
+  dequeue: { 404: 'Nothing To Dequeue', lost: 'Queued Call Node Lost' },
 };
 
 export function pbxLegDeps(deps: CallDeps): BridgeLegDeps {

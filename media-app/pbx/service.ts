@@ -22,6 +22,7 @@ import { acceptPbxLeg } from './accept-leg';
 import { announceSlot } from './announce';
 import type { ParkService } from './park';
 import type { SupervisorService } from './supervise';
+import type { DequeueLegTaker } from './accept-leg';
 
 /** An extension's INVITE as the router saw it. */
 export interface DialledByExtension {
@@ -38,6 +39,8 @@ export class PbxService {
     private readonly factory: CallFactory,
     readonly park: ParkService,
     readonly supervisor: SupervisorService,
+    /** The node's queue subsystem, when it runs (a dequeue leg's taker). */
+    private readonly queues: () => DequeueLegTaker | undefined = () => undefined,
   ) {}
 
   private get deps() {
@@ -77,7 +80,7 @@ export class PbxService {
 
   /** A PBX leg from another node (xnode/pbx-leg.ts) for a call this node holds (accept-leg.ts). */
   acceptLeg(req: SrfRequest, res: SrfResponse): Promise<void> {
-    return acceptPbxLeg({ deps: this.deps, factory: this.factory, park: this.park, supervisor: this.supervisor }, req, res);
+    return acceptPbxLeg({ deps: this.deps, factory: this.factory, park: this.park, supervisor: this.supervisor, queues: this.queues() }, req, res);
   }
 
   /**

@@ -13,8 +13,9 @@
  * With an empty queue it waits for the next caller to join, up to `timeoutMs` (svc.dequeue.status
  * no-answer).
  *
- * Callers waiting on another node are not taken (their call and media are there): the dequeue waits
- * for a caller on its own node (docs/queues.md).
+ * A caller waiting on another node (none waiting here) is taken through a PBX leg to that node
+ * (dequeue-leg.ts): that node claims it, whispers to it and bridges it to the leg; this node bridges
+ * the dequeuing call to the leg (docs/queues.md).
  */
 import { EventEmitter } from 'node:events';
 import type { EventPublisher } from '../../core/events/bus';
@@ -28,6 +29,8 @@ import { type ActionContext, NEXT, type Outcome } from '../flow/actions/base';
 import { abortError } from '../kit/clock';
 import { playWaitDocument } from '../twiml/wait-document';
 import type { Entry, QueueServiceEvents } from './service';
+import { dialPbxLeg } from '../xnode/pbx-leg';
+import { pbxLegDeps } from '../pbx/remote';
 
 /** How often an empty queue is looked at again besides a caller's `waiting` event (callers put back to waiting). */
 const RECHECK_MS = 500;
@@ -46,19 +49,25 @@ export interface DequeueHost {
   events: EventEmitter<QueueServiceEvents>;
 }
 
-type Served = { queueTime: number } | null;
+export type Served = { queueTime: number } | null;
 
-/** The oldest caller of this node waiting in the queue, claimed (waiting → connecting), or null. */
-async function claim(h: DequeueHost, queueId: string): Promise<Entry | null> {
-  for (const row of await queuecallsRepo(h.factory.deps.db).waitingIn(queueId)) {
+/** Claims a caller of this node waiting in the queue (waiting → connecting); false when it is not waiting (any more). */
+export async function claimEntry(h: DequeueHost, e: Entry): Promise<boolean> {
+  if (e.state !== 'waiting') return false;
+  const moved = await h.move(e.qc, 'connecting', {}, ['waiting']);
+  if (!moved) return false;
+  if (e.state !== 'waiting') return false; // it left meanwhile: its leave closes the record
+  e.qc = moved;
+  e.state = 'connecting';
+  return true;
+}
+
+/** The oldest caller of this node waiting in the queue, claimed, or null; `rows` the queue's waiting queuecalls. */
+async function claim(h: DequeueHost, rows: QueuecallRow[]): Promise<Entry | null> {
+  for (const row of rows) {
     const e = h.entries.get(row.id);
-    if (row.status !== 'waiting' || !e || e.state !== 'waiting') continue;
-    const moved = await h.move(e.qc, 'connecting', {}, ['waiting']);
-    if (!moved) continue;
-    if (e.state !== 'waiting') return null; // it left meanwhile: its leave closes the record
-    e.qc = moved;
-    e.state = 'connecting';
-    return e;
+    if (row.status !== 'waiting' || !e) continue;
+    if (await claimEntry(h, e)) return e;
   }
   return null;
 }
@@ -79,7 +88,7 @@ function nextChance(h: DequeueHost, signal: AbortSignal): Promise<void> {
 }
 
 /** Puts a claimed caller back to waiting (the dequeuing side left before the bridge). */
-async function putBack(h: DequeueHost, e: Entry): Promise<void> {
+export async function putBack(h: DequeueHost, e: Entry): Promise<void> {
   if (e.state !== 'connecting') return;
   const back = await h.move(e.qc, 'waiting', {}, ['connecting']);
   if (back) e.qc = back;
@@ -87,20 +96,19 @@ async function putBack(h: DequeueHost, e: Entry): Promise<void> {
   e.startWait();
 }
 
-/** Whispers to the claimed caller, then bridges the two until one leaves; null when it was lost first. */
-async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Entry, o: DequeueOptions): Promise<Served> {
+/** Stops the claimed caller's wait audio and plays it the whisper document once (fetched by its own flow). */
+export async function whisperTo(e: Entry, whisper: DequeueOptions['whisper'], dequeuerId: string, signal: AbortSignal, note: ActionContext['note']): Promise<void> {
   e.wait.abort();
   await e.audio;
   await e.caller.endpoint?.stopPlayback().catch(() => undefined);
-  if (o.whisper && e.ctx.call) {
-    const params = async () => ({ QueueSid: toSid('QU', e.queue.id), QueueTime: String(Math.round((Date.now() - e.waitingSince) / 1000)), DequeingCallSid: callSid(me.id) });
-    const sig = AbortSignal.any([e.ctx.signal, ctx.signal]);
-    await playWaitDocument(e.ctx, e.ctx.call, { ...o.whisper, kind: 'whisper', once: true, params }, sig).catch((err: Error) => ctx.note('dequeue_whisper_failed', { message: err.message }));
-  }
-  if (ctx.signal.aborted || me.isEnded) {
-    await putBack(h, e);
-    return null;
-  }
+  if (!whisper || !e.ctx.call) return;
+  const params = async () => ({ QueueSid: toSid('QU', e.queue.id), QueueTime: String(Math.round((Date.now() - e.waitingSince) / 1000)), DequeingCallSid: callSid(dequeuerId) });
+  const sig = AbortSignal.any([e.ctx.signal, signal]);
+  await playWaitDocument(e.ctx, e.ctx.call, { ...whisper, kind: 'whisper', once: true, params }, sig).catch((err: Error) => note('dequeue_whisper_failed', { message: err.message }));
+}
+
+/** The claimed caller into service (connecting → service); its queue time in seconds, or null when it left first. */
+export async function toService(h: DequeueHost, e: Entry): Promise<number | null> {
   const now = new Date();
   const svc =
     e.state === 'connecting' && !e.caller.isEnded && !e.ctx.signal.aborted
@@ -110,7 +118,18 @@ async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Ent
   e.qc = svc;
   e.state = 'service';
   await queuesRepo(h.factory.deps.db).bump(e.queue.id, 'total_serviced_count');
-  const queueTime = Math.round((svc.duration_waiting ?? 0) / 1000);
+  return Math.round((svc.duration_waiting ?? 0) / 1000);
+}
+
+/** Whispers to the claimed caller, then bridges the two until one leaves; null when it was lost first. */
+async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Entry, o: DequeueOptions): Promise<Served> {
+  await whisperTo(e, o.whisper, me.id, ctx.signal, ctx.note.bind(ctx));
+  if (ctx.signal.aborted || me.isEnded) {
+    await putBack(h, e);
+    return null;
+  }
+  const queueTime = await toService(h, e);
+  if (queueTime === null) return null;
   try {
     e.bridge = await Bridge.open(e.caller, me, { kind: 'return_both' }, h.factory.deps.logger);
   } catch (err) {
@@ -121,6 +140,44 @@ async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Ent
   await e.bridge.ended;
   e.end('service_over');
   return { queueTime };
+}
+
+/** Where the asking node leaves a dequeue's whisper for the holding node (the leg's signed detail has no room for a URL). */
+export const dequeueWhisperKey = (dequeuerId: string): string => `dequeue-whisper:${dequeuerId}`;
+
+/**
+ * The oldest caller waiting on another node, taken through a PBX leg to that node (dequeue-leg.ts is
+ * that node's end): bridged to the leg until one side leaves. 'none' when no caller elsewhere could be
+ * taken (none waits, or each asked was taken or gone meanwhile): the dequeue goes on waiting.
+ */
+async function takeRemote(h: DequeueHost, ctx: ActionContext, me: CallSession, rows: QueuecallRow[], o: DequeueOptions, waiting: AbortSignal): Promise<Served | 'none'> {
+  const deps = h.factory.deps;
+  const elsewhere = rows.filter((r) => r.status === 'waiting' && r.node_id && r.node_id !== deps.calls.nodeId && !h.entries.has(r.id));
+  for (const row of elsewhere.slice(0, 3)) {
+    if (waiting.aborted || me.isEnded) return 'none';
+    const key = deps.config.redisKeyPrefix + dequeueWhisperKey(me.id);
+    // (none: an earlier dequeue's whisper left by this call must not play)
+    if (o.whisper) await deps.redis.set(key, JSON.stringify(o.whisper), 'EX', 60);
+    else await deps.redis.del(key);
+    // the dequeuing call leaving (its flow's signal) CANCELs the leg: the caller's node puts the caller back to waiting
+    const out = await dialPbxLeg(pbxLegDeps(deps), row.node_id, { kind: 'dequeue', customerId: ctx.customerId, subjectId: row.id, callId: me.id, detail: '' }, me.endpoint, ctx.signal);
+    if (!out.ok) {
+      deps.logger.info({ call: me.id, queuecall: row.id, node: row.node_id, why: out.message }, 'dequeue leg not up');
+      if (ctx.signal.aborted || me.isEnded) return 'none';
+      continue;
+    }
+    try {
+      // the caller's node bridged the caller to the leg: either side leaving ends the leg, the dequeuing call's flow goes on
+      const bridge = await Bridge.open(me, out.leg, { kind: 'return_to_flow', owner: me }, deps.logger);
+      await bridge.ended;
+    } catch (err) {
+      deps.logger.info({ err: (err as Error).message, call: me.id }, 'dequeue leg up, but the dequeuing call left first');
+    }
+    if (!out.leg.isEnded) await out.leg.hangup();
+    const qc = await queuecallsRepo(deps.db).get(null, row.id);
+    return { queueTime: Math.round((qc?.duration_waiting ?? 0) / 1000) };
+  }
+  return 'none';
 }
 
 export async function dequeueCaller(h: DequeueHost, ctx: ActionContext, queueId: string, o: DequeueOptions): Promise<Outcome> {
@@ -138,11 +195,18 @@ export async function dequeueCaller(h: DequeueHost, ctx: ActionContext, queueId:
   let served: Served = null;
   try {
     while (!waiting.aborted && !served) {
-      const e = await claim(h, queue.id);
+      const rows = await queuecallsRepo(h.factory.deps.db).waitingIn(queue.id);
+      const e = await claim(h, rows);
       if (e) {
         clearTimeout(timer);
         // a caller who left before the bridge ends the Dial too (no-answer), as its timeout is spent
         served = await serve(h, ctx, me, e, o);
+        break;
+      }
+      // none here: the oldest waiting on another node, through a leg to it
+      const remote = await takeRemote(h, ctx, me, rows, o, waiting);
+      if (remote !== 'none') {
+        served = remote;
         break;
       }
       await nextChance(h, waiting);

@@ -26,7 +26,10 @@ import { abortError } from '../kit/clock';
 import { ringAgent, type Ringing } from './ring';
 import { playWaitAudio } from './wait-audio';
 import { playWaitDocument } from '../twiml/wait-document';
-import { dequeueCaller, type DequeueOptions } from './dequeue';
+import { dequeueCaller, type DequeueHost, type DequeueOptions } from './dequeue';
+import { takeThroughLeg } from './dequeue-leg';
+import type { PbxLegClaims } from '../xnode/pbx-token';
+import type { SrfRequest, SrfResponse } from '../kit/srf';
 
 /** How often waiting callers look for an agent again (agents freed elsewhere, status changes). */
 export const DISPATCH_INTERVAL_MS = 500;
@@ -186,8 +189,9 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
    */
   private async waitDocument(e: Entry, doc: { url: string; method: 'GET' | 'POST' }, signal: AbortSignal): Promise<void> {
     const params = async (): Promise<Record<string, string>> => {
-      const waiting = await queuecallsRepo(this.db).waitingIn(e.queue.id);
+      const [waiting, queue] = await Promise.all([queuecallsRepo(this.db).waitingIn(e.queue.id), queuesRepo(this.db).get(null, e.queue.id)]);
       const now = Date.now();
+      const max = (queue ?? e.queue).max_size;
       const waits = waiting.map((q) => Math.max(0, Math.round((now - q.tm_create.getTime()) / 1000)));
       const position = waiting.findIndex((q) => q.id === e.qc.id) + 1;
       return {
@@ -196,6 +200,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
         QueueTime: String(Math.max(0, Math.round((now - e.waitingSince) / 1000))),
         AvgQueueTime: String(waits.length ? Math.round(waits.reduce((a, b) => a + b, 0) / waits.length) : 0),
         CurrentQueueSize: String(waiting.length),
+        // the cap as it is now (Queues MaxSize); a queue without one (a /v1.0 queue made so) sends none
+        ...(max !== null ? { MaxQueueSize: String(max) } : {}),
       };
     };
     try {
@@ -220,9 +226,18 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     }
   }
 
+  private get host(): DequeueHost {
+    return { factory: this.factory, publisher: this.publisher, entries: this.entries, move: (qc, to, extra, from) => this.move(qc, to, extra, from), events: this };
+  }
+
   /** The queue_dequeue action (TwiML <Dial><Queue>): see dequeue.ts. */
   dequeue(ctx: ActionContext, queueId: string, opts: DequeueOptions): Promise<Outcome> {
-    return dequeueCaller({ factory: this.factory, publisher: this.publisher, entries: this.entries, move: (qc, to, extra, from) => this.move(qc, to, extra, from), events: this }, ctx, queueId, opts);
+    return dequeueCaller(this.host, ctx, queueId, opts);
+  }
+
+  /** Another node's <Dial><Queue> for a caller waiting here, through a PBX leg: see dequeue-leg.ts. */
+  takeThroughLeg(c: PbxLegClaims, req: SrfRequest, res: SrfResponse): Promise<void> {
+    return takeThroughLeg(this.host, c, req, res);
   }
 
   /** The kick command (idempotent: an unknown or ended queuecall is left alone). */

@@ -23,11 +23,23 @@ import { PBX_LEG_HEADER, pbxLegUser, signPbxLeg, type PbxLegClaims } from './pbx
 /** Why a PBX leg did not come up: the holder's SIP status, or `lost` (the node is gone or stopped beating). */
 export type PbxLegOutcome = { ok: true; leg: HostLeg } | { ok: false; status: number; lost: boolean; message: string };
 
+/** Resolves 'left' once `signal` aborts (never without one); release() drops its listener. */
+function untilAborted(signal: AbortSignal | undefined): { promise: Promise<'left'>; release(): void } {
+  let onAbort = (): void => undefined;
+  const promise = new Promise<'left'>((r) => {
+    onAbort = () => r('left');
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, release: () => signal?.removeEventListener('abort', onAbort) };
+}
+
 /**
  * Dials the holding node `node` for the call `claims` name (its endpoint made `near` the asking call's,
- * on the same media worker); resolves once the leg is up or refused.
+ * on the same media worker); resolves once the leg is up or refused. `signal` aborting before the answer
+ * (the asking call left) CANCELs the INVITE: 487, not lost.
  */
-export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<PbxLegClaims, 'expires'>, near: Endpoint | null): Promise<PbxLegOutcome> {
+export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<PbxLegClaims, 'expires'>, near: Endpoint | null, signal?: AbortSignal): Promise<PbxLegOutcome> {
   let header: string;
   try {
     header = signPbxLeg(await d.secret(), claims);
@@ -65,22 +77,26 @@ export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<Pb
     return { ok: false, ...o };
   };
   let dialog: SrfDialog;
+  const left = untilAborted(signal);
   try {
-    const first = await Promise.race([invite, lost]);
-    if (first === 'lost') {
+    const first = await Promise.race([invite, lost, left.promise]);
+    if (first === 'lost' || first === 'left') {
       try {
         pending.req?.cancel();
       } catch {
         /* already final */
       }
-      // a late answer of the lost node gets its BYE
+      // a late answer gets its BYE
       void invite.then((late) => late.destroy().catch(() => undefined)).catch(() => undefined);
+      if (first === 'left') return await fail({ status: 487, lost: false, message: 'the asking call left while the leg was dialled' });
       return await fail({ status: 0, lost: true, message: `node ${node} stopped beating while the leg was dialled` });
     }
     dialog = first;
   } catch (err) {
     const status = Number((err as { status?: number }).status) || 0;
     return await fail({ status, lost: isLost || status === 0 || status === 408, message: `node ${node} refused the leg (${status || (err as Error).message})` });
+  } finally {
+    left.release();
   }
   const leg = new HostLeg(`xnode-pbx-leg:${claims.kind}:${claims.subjectId}`, ep, dialog);
   party = leg;

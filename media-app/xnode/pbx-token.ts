@@ -8,7 +8,8 @@
  *   <kind>;<customer>;<subject call>;<caller call>;<detail>;<expiry, unix seconds>;<base64url HMAC>
  *
  * `detail` is what the kind needs besides the call: the slot (park), the extension rung (pickup, in
- * base64url), the mode (supervise).
+ * base64url), the mode (supervise); none for dequeue (a <Dial><Queue> on the asking node: the subject
+ * is the queuecall waiting on the holding node, media-app/queue/dequeue-leg.ts).
  * Pure functions: the holding node refuses (403) anything that does not verify.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -19,13 +20,13 @@ export const PBX_LEG_USER_PREFIX = 'pleg.';
 /** How long a signature is good for: the INVITE leaves at once. */
 export const PBX_LEG_TTL_SEC = 30;
 
-export const PBX_LEG_KINDS = ['park', 'pickup', 'supervise'] as const;
+export const PBX_LEG_KINDS = ['park', 'pickup', 'supervise', 'dequeue'] as const;
 export type PbxLegKind = (typeof PBX_LEG_KINDS)[number];
 
 export interface PbxLegClaims {
   kind: PbxLegKind;
   customerId: string;
-  /** The call asked for: the parked call, the ringing connect's master, the supervised call. */
+  /** The call asked for: the parked call, the ringing connect's master, the supervised call; for dequeue the queuecall. */
   subjectId: string;
   /** The call on the asking node the leg is for (the retriever, the picker, the supervisor). */
   callId: string;

@@ -99,6 +99,44 @@ describe('flow limits and stopping', () => {
     expect(emitter.events.map((e) => e.type)).to.include.members(['activeflow_created', 'activeflow_updated']);
     expect((await store.list({ limit: 10 })).map((x) => x.id)).to.deep.equal([s.id]);
   });
+
+  it('a redirect that lands while an action is being recorded, before it runs, ends that action at once (issue 54)', async () => {
+    // the record of the first action (activeflow_updated) is held: the redirect lands between the
+    // runner's check for one and the action's start, as a Twilio redirect right after the answer can
+    let release: () => void = () => undefined;
+    let held: () => void = () => undefined;
+    const recording = new Promise<void>((r) => (held = r));
+    class HeldStore extends InMemoryActiveflowStore {
+      private first = true;
+      override async update(record: Parameters<InMemoryActiveflowStore['update']>[0]): Promise<void> {
+        if (this.first && record.current_action?.type === 'sleep') {
+          this.first = false;
+          held();
+          await new Promise<void>((r) => (release = r));
+        }
+        return super.update(record);
+      }
+    }
+    const m = new ActiveflowManager({
+      store: new HeldStore(),
+      emitter: new ListEmitter(),
+      flows: new InMemoryFlowStore(),
+      clock: realClock,
+      http: new PolicyHttp(egressPolicyFor({})),
+      limits: DEFAULT_LIMITS,
+    });
+    const s = await m.start({ customer_id: id(0), reference_type: 'api', actions: parseActions([{ type: 'sleep', option: { duration: 60_000 } }, { type: 'stop' }]) });
+    await recording;
+    expect(s.redirect(parseActions([{ type: 'variable_set', option: { key: 'redirected', value: 'yes' } }]))).to.equal(true);
+    const t0 = Date.now();
+    release();
+    const end = await Promise.race([s.done, new Promise<null>((r) => setTimeout(() => r(null), 5_000).unref())]);
+    expect(end, 'the 60 s sleep ran on after the redirect').to.not.equal(null);
+    expect(Date.now() - t0).to.be.lessThan(1000);
+    expect(end!.variables.redirected).to.equal('yes');
+    await m.stop(s.id);
+    await m.settled();
+  });
 });
 
 describe('an IVR on the simulator', () => {

@@ -49,9 +49,9 @@ describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
     return until(async () => s.app.requests.find((r) => r.path === path && pick(r)) ?? null, 20_000, `a request on ${path}`);
   }
 
-  it('the wait document is fetched signed with QueuePosition, QueueSid, QueueTime, AvgQueueTime, CurrentQueueSize, and looped', async () => {
+  it('the wait document is fetched signed with QueuePosition, QueueSid, QueueTime, AvgQueueTime, CurrentQueueSize, MaxQueueSize, and looped', async () => {
     const db = await testDb();
-    const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'hold line', wait_timeout: 0 });
+    const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'hold line', wait_timeout: 0, max_size: 7 });
     const doc = new VoiceResponse();
     doc.enqueue({ waitUrl: '/hold' }, 'hold line');
     s.app.on('/enqueue-hold', doc.toString());
@@ -63,12 +63,14 @@ describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
     const first = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId));
     expect(first.signed, 'signed').to.equal(true);
     expect(first.method).to.equal('POST');
-    expect(first.params).to.include({ QueueSid: toSid('QU', queue.id), QueuePosition: '1', CurrentQueueSize: '1' });
+    expect(first.params).to.include({ QueueSid: toSid('QU', queue.id), QueuePosition: '1', CurrentQueueSize: '1', MaxQueueSize: '7' });
     expect(Number(first.params.QueueTime)).to.be.within(0, 3);
     expect(first.params.AvgQueueTime).to.match(/^\d+$/);
+    // MaxQueueSize is the queue's cap as it is at each fetch (Queues MaxSize changed meanwhile)
+    await db('queues').where({ id: queue.id }).update({ max_size: 9 });
     const b = await caller('/enqueue-hold');
     const second = await requestOf('/hold', (r) => r.params.CallSid === callSid(b.callId));
-    expect(second.params).to.include({ QueuePosition: '2', CurrentQueueSize: '2' });
+    expect(second.params).to.include({ QueuePosition: '2', CurrentQueueSize: '2', MaxQueueSize: '9' });
     // looped: A's document is fetched again, its QueueTime grown
     const again = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId) && r !== first && Number(r.params.QueueTime) >= 1);
     expect(again.params.QueuePosition).to.equal('1');
@@ -95,6 +97,10 @@ describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
     s.app.on('/after-queue', after.toString());
     const a = await caller('/enqueue-leave');
     const cb = await s.app.next('/after-queue', 30_000);
+    // a queue made through /v1.0 without a cap has no MaxQueueSize to send (Twilio's queues always have one)
+    const held = s.app.requests.find((r) => r.path === '/leave-hold');
+    expect(held?.params, 'the wait document request').to.include({ QueueSid: toSid('QU', queue.id), CurrentQueueSize: '1' });
+    expect(held?.params).not.to.have.property('MaxQueueSize');
     expect(cb.signed, 'signed').to.equal(true);
     expect(cb.params).to.include({ QueueResult: 'leave', QueueSid: toSid('QU', queue.id), CallSid: callSid(a.callId) });
     expect((await a.sipp).code).to.equal(0);
