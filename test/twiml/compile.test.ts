@@ -176,8 +176,19 @@ describe('TwiML compiler (core/twiml)', () => {
     expect(ring('-3')).to.deep.equal({ ms: 30_000, warnings: [13212] });
     expect(ring('2.5')).to.deep.equal({ ms: 30_000, warnings: [13212] });
     expect(ring('601')).to.deep.equal({ ms: 600_000, warnings: [13212] });
-    refused('<Response><Dial timeLimit="0">+1555</Dial></Response>', 12200, /timeLimit/);
-    refused('<Response><Dial timeLimit="86401">+1555</Dial></Response>', 12200, /timeLimit/);
+    // timeLimit likewise: any positive integer of seconds (here at most 24 h); anything else is Twilio's warning
+    // 13216 and the Dial goes on with the default 4 h (above 24 h: 24 h), never a 12200
+    const limit = (attr: string) => {
+      const warnings: number[] = [];
+      const as = compileTwiml(`<Response><Dial timeLimit="${attr}">+1555</Dial></Response>`, { documentUrl: DOC, warn: (code) => warnings.push(code) });
+      return { ms: as.find((a) => a.type === 'connect')!.option.duration_limit, warnings };
+    };
+    expect(limit('1')).to.deep.equal({ ms: 1000, warnings: [] });
+    expect(limit('86400')).to.deep.equal({ ms: 86_400_000, warnings: [] });
+    expect(limit('0')).to.deep.equal({ ms: 14_400_000, warnings: [13216] });
+    expect(limit('-5')).to.deep.equal({ ms: 14_400_000, warnings: [13216] });
+    expect(limit('1.5')).to.deep.equal({ ms: 14_400_000, warnings: [13216] });
+    expect(limit('86401')).to.deep.equal({ ms: 86_400_000, warnings: [13216] });
   });
 
   it('Dial Conference / Queue by id or SID; Enqueue; refusals of unsupported attributes', () => {

@@ -173,13 +173,32 @@ function dialTimeout(p: Program, el: TwimlElement): number {
   return used;
 }
 
+/** The longest call after the answer a <Dial timeLimit> may ask, seconds (24 h); the default is 4 h. */
+const MAX_LIMIT_SEC = 86_400;
+const DEFAULT_LIMIT_SEC = 14_400;
+
+/**
+ * <Dial timeLimit>: as timeout, Twilio takes a positive integer of seconds (default 4 h) and answers
+ * anything else with a warning, 13216, the Dial going on. So here: 1-86400 as given; a larger integer
+ * 24 h, anything else 4 h, each with the warning.
+ */
+function dialTimeLimit(p: Program, el: TwimlElement): number {
+  const v = el.attrs.timeLimit;
+  if (v === undefined) return DEFAULT_LIMIT_SEC;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (n >= 1 && n <= MAX_LIMIT_SEC) return n;
+  const used = n > MAX_LIMIT_SEC ? MAX_LIMIT_SEC : DEFAULT_LIMIT_SEC;
+  p.warn(13216, `<Dial> timeLimit must be a positive integer of seconds (here at most ${MAX_LIMIT_SEC}): "${v.slice(0, 32)}", ${used} s used`);
+  return used;
+}
+
 export function compileDial(p: Program, el: TwimlElement): void {
   const a = new Attrs(el, ATTRS);
   const record = a.oneOf('record', ['do-not-record', 'record-from-answer', 'record-from-answer-dual', 'true', 'false'] as const);
   const recorded = record === 'record-from-answer' || record === 'record-from-answer-dual' || record === 'true';
   const hangupOnStar = a.bool('hangupOnStar') === true;
   const ringSec = dialTimeout(p, el);
-  const limitSec = a.int('timeLimit', 1, 86_400) ?? 14_400;
+  const limitSec = dialTimeLimit(p, el);
   const answerOnBridge = a.bool('answerOnBridge') === true;
   // with no recording (record absent or do-not-record) there is nothing to call back about, as on Twilio
   const callbacks = recordingCallbackOption(p, 'Dial', a, 'svc.connect.recording_id');
