@@ -208,6 +208,15 @@ describe('freeswitch/: the configuration of a real FreeSWITCH 1.10', () => {
     for (const p of profiles) expect(params(p).get('interval'), attr(p, 'name')).to.equal('20');
   });
 
+  it('speak: the customer\'s text reaches espeak-ng after `--`, never as an option (a text "-f/etc/…" would read a file aloud)', () => {
+    const command = params(one(one(parse('autoload_configs/tts_commandline.conf.xml'), 'configuration'), 'settings')).get('command') ?? '';
+    const words = command.split(/\s+/);
+    const text = words.indexOf('${text}');
+    expect(text, command).to.be.above(0);
+    expect(words[text - 1], 'the word before ${text} ends the options').to.equal('--');
+    expect(words.indexOf('${voice}'), 'the voice only as the value of -v').to.equal(words.indexOf('-v') + 1);
+  });
+
   it("RTP ports apart from media-app's RTP_PORT_MIN..MAX and rtpengine's 40000-44999", () => {
     const p = params(one(one(parse('autoload_configs/switch.conf.xml'), 'configuration'), 'settings'));
     const lo = Number(p.get('rtp-start-port'));
