@@ -57,17 +57,24 @@ export async function withFlow(ctx: AppContext, c: CallRow, res: Response): Prom
   };
   const watch = flowStarts(ctx).watch(c.id, kick);
   let over = false;
+  let stopped: () => void = () => undefined;
+  /** settles when the wait is over (its timer, the client gone): bounds the wait for the reader too */
+  const ended = new Promise<void>((resolve) => (stopped = resolve));
   const end = () => {
     over = true;
     wake?.();
+    stopped();
   };
   const timer = setTimeout(end, left);
   res.on('close', end);
   platformMetrics.twilioRedirectsWaiting.inc();
   try {
-    await watch.ready.catch(() => {
-      throw new TwilioError(503, 20503, 'Service unavailable, try again shortly', { 'Retry-After': '1' });
-    });
+    await Promise.race([
+      watch.ready.catch(() => {
+        throw new TwilioError(503, 20503, 'Service unavailable, try again shortly', { 'Retry-After': '1' });
+      }),
+      ended,
+    ]);
     let now: { row: CallRow | null; done: boolean } = { row: c, done: false };
     while (!over) {
       kicked = false;

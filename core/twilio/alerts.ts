@@ -24,13 +24,22 @@ export function maskedVariables(params: Record<string, string>): string {
   return q.toString();
 }
 
-/** The URL with its password and credential-like query values masked; text that is not a URL is kept to 200 characters. */
+/**
+ * The URL with its password and credential-like query values masked. Text that is not a web URL keeps only
+ * what stands after a user part and before a query or fragment, to 200 characters: a scheme-less
+ * `user:TOKEN@host` or a broken URL with `?Token=…` must not keep the secret whole.
+ */
 export function maskedUrl(url: string): string {
-  let u: URL;
+  let u: URL | null = null;
   try {
     u = new URL(url);
   } catch {
-    return url.slice(0, 200);
+    /* not a URL: as text, below */
+  }
+  // `bob:TOKEN@host` parses too, as scheme `bob:` with the secret in an opaque path: only web URLs are URLs here
+  if (!u || !['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol)) {
+    const path = url.split(/[?#]/)[0]!;
+    return path.slice(path.lastIndexOf('@') + 1).slice(0, 200);
   }
   if (u.password) u.password = maskSecret(decodeURIComponent(u.password));
   if (!u.search) return u.toString();
