@@ -16,7 +16,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { testDb, testDatabaseUrl } from '../../testkit/db';
 import { killAllSipp, sippCalls, uacWaitsForBye } from '../../testkit/media-app/harness';
 import { AI_NUMBER, AiPhone, createAiNumber, speechUlaw, startAiStandIn } from '../../testkit/reliability/soak-ai';
-import { startPlatformProcesses } from '../../testkit/reliability/supervised';
+import { startPlatformProcesses, type Supervised } from '../../testkit/reliability/supervised';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,6 +24,44 @@ const arg = (name: string, def: number): number => {
 };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const MB = (b: number) => (b / 1048576).toFixed(2);
+
+/** media-app's heap after a collection: the least of three fresh probe readings. */
+async function liveHeap(probeDir: string, media: Supervised): Promise<number> {
+  const xs: number[] = [];
+  let at = 0;
+  while (xs.length < 3) {
+    await sleep(500);
+    const r = JSON.parse(fs.readFileSync(path.join(probeDir, `${media.pid}.json`), 'utf8')) as { heapUsed: number; at: number };
+    if (r.at !== at) xs.push(r.heapUsed);
+    at = r.at;
+  }
+  return Math.min(...xs);
+}
+
+/** A heap snapshot of media-app (--heapsnapshot-signal), once written. */
+async function snapshot(probeDir: string, media: Supervised, what: string): Promise<void> {
+  const before = new Set(fs.readdirSync(probeDir));
+  media.kill('SIGUSR2');
+  for (let i = 0; i < 120; i++) {
+    await sleep(1000);
+    const f = fs.readdirSync(probeDir).find((x) => x.endsWith('.heapsnapshot') && !before.has(x));
+    if (f && fs.statSync(path.join(probeDir, f)).size > 0) {
+      await sleep(3000);
+      console.log(`snapshot ${what}: ${path.join(probeDir, f)}`);
+      return;
+    }
+  }
+}
+
+/** A customer with a trunk by address; its access key. */
+async function accessKey(): Promise<string> {
+  const db = await testDb();
+  const r = repos(db);
+  const customer = await r.customers.create({ email: `aiheap${process.pid}@example.test`, email_verified: true, status: 'active', name: 'aiheap' });
+  const { token } = await r.accesskeys.create({ customer_id: customer.id, name: 'aiheap' });
+  await trunksRepo(db).create(customer.id, `aiheap${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+  return token;
+}
 
 async function main(): Promise<void> {
   const [batches, calls, holdS] = [arg('batches', 3), arg('calls', 20), arg('hold', 8)];
@@ -45,38 +83,10 @@ async function main(): Promise<void> {
   const keep = (d: Buffer) => (firstRun = (firstRun + d).slice(-8000));
   media.proc!.stdout!.on('data', keep);
   media.proc!.stderr!.on('data', keep);
-  const heap = async (): Promise<number> => {
-    const xs: number[] = [];
-    let at = 0;
-    while (xs.length < 3) {
-      await sleep(500);
-      const r = JSON.parse(fs.readFileSync(path.join(probeDir, `${media.pid}.json`), 'utf8')) as { heapUsed: number; at: number };
-      if (r.at !== at) xs.push(r.heapUsed);
-      at = r.at;
-    }
-    return Math.min(...xs);
-  };
-  const snap = async (what: string) => {
-    if (!snapshots) return;
-    const before = new Set(fs.readdirSync(probeDir));
-    media.kill('SIGUSR2');
-    for (let i = 0; i < 120; i++) {
-      await sleep(1000);
-      const f = fs.readdirSync(probeDir).find((x) => x.endsWith('.heapsnapshot') && !before.has(x));
-      if (f && fs.statSync(path.join(probeDir, f)).size > 0) {
-        await sleep(3000);
-        console.log(`snapshot ${what}: ${path.join(probeDir, f)}`);
-        return;
-      }
-    }
-  };
+  const heap = () => liveHeap(probeDir, media);
+  const snap = (what: string) => (snapshots ? snapshot(probeDir, media, what) : Promise.resolve());
   try {
-    const db = await testDb();
-    const r = repos(db);
-    const customer = await r.customers.create({ email: `aiheap${process.pid}@example.test`, email_verified: true, status: 'active', name: 'aiheap' });
-    const { token } = await r.accesskeys.create({ customer_id: customer.id, name: 'aiheap' });
-    await trunksRepo(db).create(customer.id, `aiheap${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    await createAiNumber(pp.apiUrl, token, stand.rt, 120);
+    await createAiNumber(pp.apiUrl, await accessKey(), stand.rt, 120);
     const speech = speechUlaw('I would like to check my order, please.');
     const target = `127.0.0.1:${pp.sipPort}`;
     // one warm-up call: first-use allocations (module code, caches) are not a per-call cost
