@@ -1,5 +1,5 @@
 // Preloaded (--require) into each process of a soak run: writes its heap figures to
-// $SOAK_PROBE_DIR/<pid>.json every two seconds, so the soak can sample heap from outside. With
+// $SOAK_PROBE_DIR/<pid>.json every $SOAK_PROBE_MS (default 2000) ms, so the soak can sample heap from outside. With
 // --expose-gc it collects first, so the figure is the live heap (flat when nothing leaks), not
 // wherever the collector's sawtooth happens to be.
 const fs = require('node:fs');
@@ -21,6 +21,6 @@ if (dir && isMainThread) {
       /* the soak's directory is gone: it has finished */
     }
   };
-  setInterval(write, 2000).unref();
+  setInterval(write, Number(process.env.SOAK_PROBE_MS) || 2000).unref();
   write();
 }

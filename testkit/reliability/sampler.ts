@@ -10,6 +10,8 @@ export interface Sample {
   t: number; // seconds since start
   rssMB: number;
   heapMB: number;
+  /** when the probe measured heapMB (ms since the epoch; NaN without one) */
+  heapAt: number;
   fds: number;
   udp: number;
 }
@@ -42,8 +44,11 @@ export function sampleProcess(pid: number, t: number, probeDir: string): Sample 
   }
   const rssKB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   let heapMB = NaN;
+  let heapAt = NaN;
   try {
-    heapMB = (JSON.parse(fs.readFileSync(path.join(probeDir, `${pid}.json`), 'utf8')) as { heapUsed: number }).heapUsed / 1048576;
+    const probe = JSON.parse(fs.readFileSync(path.join(probeDir, `${pid}.json`), 'utf8')) as { heapUsed: number; at: number };
+    heapMB = probe.heapUsed / 1048576;
+    heapAt = probe.at;
   } catch {
     /* probe not written yet */
   }
@@ -59,7 +64,7 @@ export function sampleProcess(pid: number, t: number, probeDir: string): Sample 
       /* closed meanwhile */
     }
   }
-  return { t, rssMB: rssKB / 1024, heapMB, fds, udp: udpCount };
+  return { t, rssMB: rssKB / 1024, heapMB, heapAt, fds, udp: udpCount };
 }
 
 /** Least-squares slope of y over x (per unit of x). */
@@ -86,7 +91,7 @@ export interface Thresholds {
 
 export interface Verdict {
   name: string;
-  metric: keyof Omit<Sample, 't'>;
+  metric: keyof Omit<Sample, 't' | 'heapAt'>;
   perMin: number;
   limit: number;
   pass: boolean;
@@ -96,7 +101,7 @@ export interface Verdict {
 export function verdicts(name: string, samples: Sample[], th: Thresholds, warmupShare = 0.25): Verdict[] {
   const s = samples.slice(Math.floor(samples.length * warmupShare));
   const xs = s.map((x) => x.t / 60);
-  const limits: [keyof Omit<Sample, 't'>, number][] = [
+  const limits: [keyof Omit<Sample, 't' | 'heapAt'>, number][] = [
     ['rssMB', th.rssMBPerMin],
     ['heapMB', th.heapMBPerMin],
     ['fds', th.fdsPerMin],

@@ -9,9 +9,10 @@
  *     Realtime API, each caller speaking and hearing the agent (./soak-ai.ts; same durations),
  *   REGISTERs with digest of an extension,
  *   API reads and writes (list and get calls, list conferences, create and delete tags),
- * sampling RSS and open descriptors of each process and timing every API request and call set-up
- * (INVITE → 200, from sipp's trace). The callers judge; scripts/soak/mixed.ts prints, and
- * test/reliability/soak.test.ts holds a 3-minute run to 0 unplanned hang-ups and bounded RSS.
+ * sampling RSS, live heap (after a forced collection: scripts/soak/probe.cjs) and open descriptors
+ * of each process and timing every API request and call set-up (INVITE → 200, from sipp's trace).
+ * The callers judge; scripts/soak/mixed.ts prints, and test/reliability/soak.test.ts holds a
+ * 3-minute run to 0 unplanned hang-ups and bounded RSS.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -75,6 +76,11 @@ export interface ProcStat {
   start: Sample;
   drained: Sample;
   fdsPct: number;
+  /**
+   * Live heap (after a collection) once every call ended against the first sample after the warm-up:
+   * what calls leave behind, which RSS (the allocator keeps what it got) cannot tell from growth that settles
+   */
+  heapPct: number;
   restarts: number;
 }
 
@@ -102,6 +108,7 @@ export interface SoakResult {
 }
 
 const TALK = '+899200000001';
+const PROBE = path.resolve(__dirname, '../../scripts/soak/probe.cjs');
 const CONF = '+899200000002';
 
 export function p99(xs: number[]): number {
@@ -250,23 +257,34 @@ function procStats(pp: PlatformProcesses, samples: Record<string, Sample[]>, war
     const last = s.filter((x) => x.t <= seconds).at(-1)!;
     const [start, drained] = [s[0]!, s.at(-1)!];
     const pct = (a: number, b: number) => (a > 0 ? ((b - a) / a) * 100 : 0);
-    return { name: p.name, first, last, rssPct: pct(first.rssMB, last.rssMB), start, drained, fdsPct: pct(start.fds, drained.fds), restarts: p.runs - 1 };
+    return {
+      name: p.name,
+      first,
+      last,
+      rssPct: pct(first.rssMB, last.rssMB),
+      start,
+      drained,
+      fdsPct: pct(start.fds, drained.fds),
+      heapPct: pct(first.heapMB, drained.heapMB),
+      restarts: p.runs - 1,
+    };
   });
 }
 
 /**
  * The drained sample: once every call ended, the descriptors of each process back within 10 % (+3) of
- * what it held before the load, or 40 s gone (idle database connections close after 30 s: tarn's
- * idle timeout of the knex pools).
+ * what it held before the load and its heap measured (the probe) after the calls ended, or 40 s gone
+ * (idle database connections close after 30 s: tarn's idle timeout of the knex pools).
  */
 async function drainedSample(pp: PlatformProcesses, samples: Record<string, Sample[]>, sampleAll: () => void): Promise<void> {
-  const end = Date.now() + 40_000;
+  const ended = Date.now();
+  const end = ended + 40_000;
   for (;;) {
     const before = Object.fromEntries(Object.entries(samples).map(([n, s]) => [n, s.length]));
     sampleAll();
     const back = Object.values(pp.procs).every((p) => {
       const s = samples[p.name]!;
-      return s.length > before[p.name]! && s.at(-1)!.fds <= s[0]!.fds * 1.1 + 3;
+      return s.length > before[p.name]! && s.at(-1)!.fds <= s[0]!.fds * 1.1 + 3 && s.at(-1)!.heapAt >= ended;
     });
     if (back || Date.now() > end) return;
     await sleep(2000);
@@ -359,7 +377,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     fs.rmSync(stand.rt.cert.dir, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
-  const pp = await startPlatformProcesses({ databaseUrl: await testDatabaseUrl(), redisUrl, dataDir, env: { SIP_DIGEST_ALGORITHMS: 'MD5', ...stand.env } }).catch(async (e) => {
+  // the probe: each process's live heap after a collection, every sample, in dataDir (sampleProcess reads it there)
+  const pp = await startPlatformProcesses({
+    databaseUrl: await testDatabaseUrl(),
+    redisUrl,
+    dataDir,
+    nodeArgs: ['--expose-gc'],
+    preload: [PROBE],
+    env: { SIP_DIGEST_ALGORITHMS: 'MD5', SOAK_PROBE_DIR: dataDir, SOAK_PROBE_MS: String(o.sampleSeconds * 1000), ...stand.env },
+  }).catch(async (e) => {
     await stopStand();
     throw e;
   });

@@ -96,6 +96,8 @@ export interface PlatformProcessOptions {
   dataDir: string;
   /** modules each process loads first (`--require`), e.g. a probe */
   preload?: string[];
+  /** node options of each process before the preloads, e.g. `--expose-gc` for the probe's collection */
+  nodeArgs?: string[];
   /** media-app's media workers (threads) */
   mediaWorkers?: number;
   restartMs?: number;
@@ -130,7 +132,7 @@ function supervisedProcesses(o: PlatformProcessOptions, ports: { sipPort: number
     DRACHTIO_SECRET: secret,
     ...o.env,
   };
-  const pre = (o.preload ?? []).flatMap((m) => ['--require', m]);
+  const pre = [...(o.nodeArgs ?? []), ...(o.preload ?? []).flatMap((m) => ['--require', m])];
   const restartMs = o.restartMs ?? 2000;
   return {
     'sip-server': new Supervised(

@@ -46,6 +46,9 @@ export class OpenAiRealtimeLink implements ModelLink {
     const wsOptions = { lookup: checked.lookup, handshakeTimeout: 10_000, ...(this.o.ca ? { ca: this.o.ca } : {}) };
     const rt = new OpenAIRealtimeWS({ model: this.o.model, options: wsOptions }, client);
     this.rt = rt;
+    // removed once connected: the flow's action signal (AbortSignal.any) is held by Node while it has an
+    // abort listener, and this one would hold the link, its socket and with them the whole call for good
+    let onAbort = () => undefined as void;
     await new Promise<void>((resolve, reject) => {
       const onError = (e: Error) => reject(upgradeError(VENDOR, e));
       rt.on('error', onError);
@@ -53,11 +56,14 @@ export class OpenAiRealtimeLink implements ModelLink {
         rt.off('error', onError);
         resolve();
       });
-      signal.addEventListener('abort', () => reject(new Error(`${VENDOR}: cancelled`)), { once: true });
-    }).catch((e: Error) => {
-      rt.socket.terminate();
-      throw e;
-    });
+      onAbort = () => reject(new Error(`${VENDOR}: cancelled`));
+      signal.addEventListener('abort', onAbort, { once: true });
+    })
+      .catch((e: Error) => {
+        rt.socket.terminate();
+        throw e;
+      })
+      .finally(() => signal.removeEventListener('abort', onAbort));
     rt.on('error', (e) => host.warn(e));
     rt.on('event', (ev) => this.onEvent(ev, host));
     rt.socket.on('close', (code) => host.fail(`${VENDOR}: the vendor closed the connection (${code})`));
