@@ -7,7 +7,7 @@ import { type Action, ACTION_SPECS, EMPTY_UUID, isUnset, substituteOption } from
 import type { ActionContext, Outcome } from './actions/base';
 import { makeTask } from './actions';
 import type { CallPort, CallStatus, HangupInfo, Originator } from './call-port';
-import { abortError, type FlowClock } from '../kit/clock';
+import { abortError, onceAborted, type FlowClock } from '../kit/clock';
 import type { ActiveflowEmitter, ActiveflowEventType } from './events';
 import { Frame } from './frame';
 import type { FlowHttp } from '../kit/http';
@@ -433,8 +433,8 @@ export class ActiveflowSession {
         return new Promise<void>((resolve, reject) => {
           const sig = this.actionSignal;
           if (sig.aborted) return reject(abortError(sig));
-          this.continueWaiter = { resolve, reject };
-          sig.addEventListener('abort', () => reject(abortError(sig)), { once: true });
+          const off = onceAborted(sig, () => reject(abortError(sig)));
+          this.continueWaiter = { resolve: () => (off(), resolve()), reject: (e) => (off(), reject(e)) };
         });
       },
       background: (what, work) => {

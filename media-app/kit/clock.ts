@@ -19,6 +19,16 @@ export function abortError(signal?: AbortSignal): Error {
   return e;
 }
 
+/**
+ * Calls `fn` once when `signal` aborts; the returned function removes the listener (call it when the wait
+ * ends any other way). A listener left on an action's signal (an AbortSignal.any()) keeps that signal and
+ * all the listener holds alive until the flow's signal aborts, which a normal end never does.
+ */
+export function onceAborted(signal: AbortSignal, fn: () => void): () => void {
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
+}
+
 export function isAbortError(e: unknown): boolean {
   return e instanceof Error && (e.name === 'AbortError' || e.name === 'FlowAbort');
 }

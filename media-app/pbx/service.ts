@@ -23,6 +23,7 @@ import { announceSlot } from './announce';
 import type { ParkService } from './park';
 import type { SupervisorService } from './supervise';
 import type { DequeueLegTaker } from './accept-leg';
+import { onceAborted } from '../kit/clock';
 
 /** An extension's INVITE as the router saw it. */
 export interface DialledByExtension {
@@ -97,7 +98,9 @@ export class PbxService {
     const rec = await this.park.park(call, { parker: null, leaving: null, slot, announce: (s) => announceSlot(call, s) });
     ctx.vars.set('svc.park.slot', rec ? String(rec.slot) : '');
     if (!rec) return NEXT;
-    await Promise.race([call.done, new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }))]);
+    let off: () => void = () => undefined;
+    await Promise.race([call.done, new Promise<void>((r) => (off = onceAborted(ctx.signal, r)))]);
+    off();
     return { kind: 'end', reason: 'call_hangup' };
   }
 

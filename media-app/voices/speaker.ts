@@ -15,6 +15,7 @@ import { vendorKeyVariable, type VoiceVendors } from '../../core/speech/vendors'
 import { VENDOR_VOICES } from './registry';
 import { VoiceError } from './vendor';
 import { PcmToRate } from './pcm';
+import { onceAborted } from '../kit/clock';
 
 export interface VoiceChoice {
   /** a tts_type: a vendor or a local voice */
@@ -72,8 +73,8 @@ export class Speaker {
     const left = this.playEnd - Date.now();
     if (left > 0 && !signal.aborted)
       await new Promise<void>((r) => {
-        const t = setTimeout(r, left);
-        signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+        const t = setTimeout(() => (off(), r()), left);
+        const off = onceAborted(signal, () => (clearTimeout(t), r()));
       });
     return spoken;
   }
