@@ -14,6 +14,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 
 export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
 
@@ -67,15 +68,16 @@ export function customerFileHeaders(res: Response, f: { filename: string; conten
 
 /**
  * Answers with a customer file: its headers (customerFileHeaders), then its bytes piped from `obj`;
- * resolves when the answer is written, rejects on an error of either stream.
+ * resolves when the answer is written or the client left (the source is then destroyed: a file
+ * descriptor or an S3 GET is not left open), rejects on an error of the source.
  */
 export async function sendCustomerFile(res: Response, f: { filename: string; contentType: string }, obj: { stream: Readable; size?: number }): Promise<void> {
   customerFileHeaders(res, { ...f, size: obj.size });
-  await new Promise<void>((resolve, reject) => {
-    obj.stream
-      .on('error', reject)
-      .pipe(res)
-      .on('finish', () => resolve())
-      .on('error', reject);
-  });
+  try {
+    await pipeline(obj.stream, res);
+  } catch (e) {
+    // the client going away is not an error of ours
+    if ((e as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;
+    throw e;
+  }
 }
