@@ -24,27 +24,30 @@ describe("ai: the model's out fork (opened, dropped, closed)", function () {
     sock.close();
   });
 
-  /** An OutFork whose openings wait for `release()`; `opened` lists every fork the endpoint started. */
+  /**
+   * An OutFork whose openings wait for `release()`; `opened` lists every fork the endpoint started and
+   * `nextOpen()` resolves when the next one has.
+   */
   function gated() {
     const opened: AudioFork[] = [];
     let release: () => void = () => undefined;
+    let onOpen: () => void = () => undefined;
     const out = new OutFork(async () => {
       const f = await ep.forkAudioStart({ mix: 'out', onFrame: () => undefined, maxInFlight: 50 });
       opened.push(f);
+      onOpen();
       await new Promise<void>((r) => (release = r));
       return f;
     });
-    return { out, opened, release: () => release() };
+    const nextOpen = () => new Promise<void>((r) => (onOpen = r));
+    return { out, opened, nextOpen, release: () => release() };
   }
-  const waitOpened = async (opened: AudioFork[], n: number) => {
-    for (let i = 0; i < 200 && opened.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(opened).to.have.length(n);
-  };
 
   it('closed while opening: the fork that opens is stopped and not handed out', async () => {
     const g = gated();
+    const opening = g.nextOpen();
     const got = g.out.get();
-    await waitOpened(g.opened, 1);
+    await opening;
     g.out.close();
     g.release();
     expect(await got).to.equal(null);
@@ -55,14 +58,16 @@ describe("ai: the model's out fork (opened, dropped, closed)", function () {
 
   it('dropped while opening (barge-in): that fork is stopped, the next audio opens a new one and keeps it', async () => {
     const g = gated();
+    let opening = g.nextOpen();
     const first = g.out.get();
-    await waitOpened(g.opened, 1);
+    await opening;
     g.out.drop();
     g.release();
     expect(await first).to.equal(null);
     expect(await g.opened[0]!.stop()).to.equal(null);
+    opening = g.nextOpen();
     const second = g.out.get();
-    await waitOpened(g.opened, 2);
+    await opening;
     g.release();
     const f = await second;
     expect(f).to.equal(g.opened[1]);
