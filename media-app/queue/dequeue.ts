@@ -147,7 +147,7 @@ async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Ent
  * RECHECK_MS) would dial them again, up to 6 INVITEs a second until its timeout. A row is tried again
  * only once it changed (its tm_update: put back to waiting, say); a node found lost is not dialled again.
  */
-export interface Refused {
+interface Refused {
   rows: Map<string, number>;
   nodes: Set<string>;
 }
