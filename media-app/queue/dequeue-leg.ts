@@ -7,12 +7,14 @@
  * leaves: the caller's flow goes on (its Enqueue result `bridged`), the leg is hung up.
  *
  * 404 Nothing To Dequeue when the caller is not waiting here (taken, gone, another node's). The asking
- * call leaving before the answer CANCELs the INVITE: the caller goes back to waiting.
+ * call leaving before the answer CANCELs the INVITE: the caller goes back to waiting. So does any
+ * failure before service (the whisper, the answer, the DB move throwing): put back, then rethrown.
  */
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { PbxLegClaims } from '../xnode/pbx-token';
-import { answerPbxLeg } from '../xnode/pbx-answer';
+import { answerPbxLeg, type AskerLeg } from '../xnode/pbx-answer';
 import { Bridge } from '../call/bridge';
+import type { Entry } from './service';
 import { claimEntry, dequeueWhisperKey, putBack, toService, whisperTo, type DequeueHost, type DequeueOptions } from './dequeue';
 
 const NOTHING = 'Nothing To Dequeue';
@@ -30,18 +32,42 @@ async function whisperOf(h: DequeueHost, dequeuerId: string): Promise<DequeueOpt
   }
 }
 
-export async function takeThroughLeg(h: DequeueHost, c: PbxLegClaims, req: SrfRequest, res: SrfResponse): Promise<void> {
-  const e = h.entries.get(c.subjectId);
-  if (!e || e.qc.customer_id !== c.customerId || !(await claimEntry(h, e))) return void res.send(404, NOTHING);
+/**
+ * Whispers to the claimed caller, answers the leg (kept in `held`) and moves the queuecall to service; the
+ * leg, or null when it stops short on its own terms (the asker left: the caller put back; the caller gone: 404).
+ */
+async function connect(h: DequeueHost, e: Entry, c: PbxLegClaims, req: SrfRequest, res: SrfResponse, held: { leg: AskerLeg | null }): Promise<AskerLeg | null> {
   const cancelled = new AbortController();
   req.on('cancel', () => cancelled.abort());
   const log = h.factory.deps.logger;
   await whisperTo(e, await whisperOf(h, c.callId), c.callId, cancelled.signal, (event, data) => log.info({ queuecall: e.qc.id, ...data }, event));
-  if (cancelled.signal.aborted) return void (await putBack(h, e));
-  if (e.caller.isEnded || e.ctx.signal.aborted || e.state !== 'connecting') return void res.send(404, NOTHING);
-  const leg = await answerPbxLeg(h.factory.deps, req, res, c, e.caller.endpoint);
-  if (!leg) return void (await putBack(h, e));
-  if ((await toService(h, e)) === null) return void (await leg.hangup());
+  if (cancelled.signal.aborted) return (await putBack(h, e), null);
+  if (e.caller.isEnded || e.ctx.signal.aborted || e.state !== 'connecting') return (res.send(404, NOTHING), null);
+  held.leg = await answerPbxLeg(h.factory.deps, req, res, c, e.caller.endpoint);
+  if (!held.leg) return (await putBack(h, e), null);
+  if ((await toService(h, e)) === null) return (await held.leg.hangup(), null);
+  return held.leg;
+}
+
+export async function takeThroughLeg(h: DequeueHost, c: PbxLegClaims, req: SrfRequest, res: SrfResponse): Promise<void> {
+  const e = h.entries.get(c.subjectId);
+  if (!e || e.qc.customer_id !== c.customerId || !(await claimEntry(h, e))) return void res.send(404, NOTHING);
+  const log = h.factory.deps.logger;
+  const held: { leg: AskerLeg | null } = { leg: null };
+  let leg: AskerLeg | null;
+  try {
+    leg = await connect(h, e, c, req, res, held);
+  } catch (err) {
+    // a failure between the claim and service (the whisper, the answer, the DB move): the caller goes back
+    // to waiting with its wait audio, else it stayed `connecting`, silent, never dequeued again. The
+    // router answers an INVITE still pending (500); an answered leg is hung up.
+    log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'dequeue leg failed before the bridge: the caller back to waiting');
+    if (held.leg && !held.leg.isEnded) await held.leg.hangup();
+    if (e.state === 'service') e.end('service_over');
+    else await putBack(h, e).catch((back: Error) => log.error({ err: back.message, queuecall: e.qc.id }, 'dequeue leg: the caller not put back'));
+    throw err;
+  }
+  if (!leg) return;
   try {
     // the caller's flow owns the pair: the leg leaving returns it to its flow; the caller leaving hangs the leg up
     e.bridge = await Bridge.open(e.caller, leg, { kind: 'return_to_flow', owner: e.caller }, log);

@@ -142,6 +142,18 @@ async function serve(h: DequeueHost, ctx: ActionContext, me: CallSession, e: Ent
   return { queueTime };
 }
 
+/**
+ * What refused a dequeue's legs, remembered for its lifetime: each pass (a `waiting` event, every
+ * RECHECK_MS) would dial them again, up to 6 INVITEs a second until its timeout. A row is tried again
+ * only once it changed (its tm_update: put back to waiting, say); a node found lost is not dialled again.
+ */
+interface Refused {
+  rows: Map<string, number>;
+  nodes: Set<string>;
+}
+
+const versionOf = (r: QueuecallRow): number => new Date(r.tm_update ?? 0).getTime();
+
 /** Where the asking node leaves a dequeue's whisper for the holding node (the leg's signed detail has no room for a URL). */
 export const dequeueWhisperKey = (dequeuerId: string): string => `dequeue-whisper:${dequeuerId}`;
 
@@ -150,9 +162,11 @@ export const dequeueWhisperKey = (dequeuerId: string): string => `dequeue-whispe
  * that node's end): bridged to the leg until one side leaves. 'none' when no caller elsewhere could be
  * taken (none waits, or each asked was taken or gone meanwhile): the dequeue goes on waiting.
  */
-async function takeRemote(h: DequeueHost, ctx: ActionContext, me: CallSession, rows: QueuecallRow[], o: DequeueOptions, waiting: AbortSignal): Promise<Served | 'none'> {
+async function takeRemote(h: DequeueHost, ctx: ActionContext, me: CallSession, rows: QueuecallRow[], o: DequeueOptions, waiting: AbortSignal, refused: Refused): Promise<Served | 'none'> {
   const deps = h.factory.deps;
-  const elsewhere = rows.filter((r) => r.status === 'waiting' && r.node_id && r.node_id !== deps.calls.nodeId && !h.entries.has(r.id));
+  const elsewhere = rows.filter(
+    (r) => r.status === 'waiting' && r.node_id && r.node_id !== deps.calls.nodeId && !h.entries.has(r.id) && !refused.nodes.has(r.node_id) && refused.rows.get(r.id) !== versionOf(r),
+  );
   for (const row of elsewhere.slice(0, 3)) {
     if (waiting.aborted || me.isEnded) return 'none';
     const key = deps.config.redisKeyPrefix + dequeueWhisperKey(me.id);
@@ -164,6 +178,8 @@ async function takeRemote(h: DequeueHost, ctx: ActionContext, me: CallSession, r
     if (!out.ok) {
       deps.logger.info({ call: me.id, queuecall: row.id, node: row.node_id, why: out.message }, 'dequeue leg not up');
       if (ctx.signal.aborted || me.isEnded) return 'none';
+      if (out.lost) refused.nodes.add(row.node_id);
+      else refused.rows.set(row.id, versionOf(row));
       continue;
     }
     try {
@@ -193,6 +209,7 @@ export async function dequeueCaller(h: DequeueHost, ctx: ActionContext, queueId:
   const timer = setTimeout(() => timeout.abort(), o.timeoutMs);
   const waiting = AbortSignal.any([timeout.signal, ctx.signal]);
   let served: Served = null;
+  const refused: Refused = { rows: new Map(), nodes: new Set() };
   try {
     while (!waiting.aborted && !served) {
       const rows = await queuecallsRepo(h.factory.deps.db).waitingIn(queue.id);
@@ -204,7 +221,7 @@ export async function dequeueCaller(h: DequeueHost, ctx: ActionContext, queueId:
         break;
       }
       // none here: the oldest waiting on another node, through a leg to it
-      const remote = await takeRemote(h, ctx, me, rows, o, waiting);
+      const remote = await takeRemote(h, ctx, me, rows, o, waiting, refused);
       if (remote !== 'none') {
         served = remote;
         break;

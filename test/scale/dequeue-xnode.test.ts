@@ -3,9 +3,13 @@
 // caller: the two hear each other's tones (a tone of its own each, real RTP), the queuecall goes to
 // service and then done, the caller's flow goes on after the agent hangs up (its Enqueue result
 // bridged); with `url`, the whisper fetched by the caller's node. Two media-app nodes (testkit/scale/cluster.ts).
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import dgram from 'node:dgram';
 import { expect } from 'chai';
 import { queuesRepo } from '../../core/repos/queues';
+import { queuecallsRepo } from '../../core/repos/queuecalls';
+import { nodeAliveKey } from '../../core/commands/contracts';
+import { nodeSipKey } from '../../media-app/xnode/address';
 import { trunksRepo } from '../../core/repos/trunks';
 import { createFixture, type Fixture } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
@@ -20,6 +24,28 @@ const CALLER = 600;
 const AGENT = 1500;
 /** Share of 20 ms frames carrying a tone for "hears it" (RTP paced from a busy test process). */
 const HEARS = 0.5;
+
+/** Until `me` hears `freq` in the last 500 ms: the media path is up (rather than a settle sleep). */
+const hearing = (me: RtpParty, freq: number) => until(() => me.presence(freq, Date.now() - 500) > HEARS, 10_000, `${me.freq} hearing ${freq}`);
+
+/** A "node" on loopback that answers every INVITE 404 (a caller it does not hold), counting them by Call-ID. */
+async function refusingNode(): Promise<{ port: number; invites: Set<string>; close(): void }> {
+  const sock = dgram.createSocket('udp4');
+  const invites = new Set<string>();
+  sock.on('error', () => undefined);
+  sock.on('message', (buf, from) => {
+    const text = buf.toString();
+    if (!text.startsWith('INVITE ')) return;
+    const head = text.split('\r\n\r\n')[0]!.split('\r\n');
+    const pick = (name: RegExp) => head.filter((l) => name.test(l));
+    const [callId = '', cseq = '', to = ''] = [pick(/^(call-id|i)\s*:/i)[0], pick(/^cseq\s*:/i)[0], pick(/^(to|t)\s*:/i)[0]];
+    invites.add(callId);
+    const reply = ['SIP/2.0 404 Nothing To Dequeue', ...pick(/^(via|v)\s*:/i), ...pick(/^(from|f)\s*:/i), `${to};tag=${randomBytes(4).toString('hex')}`, callId, cseq, 'Content-Length: 0', '', ''];
+    sock.send(reply.join('\r\n'), from.port, from.address);
+  });
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  return { port: sock.address().port, invites, close: () => sock.close() };
+}
 
 describe('scale: <Dial><Queue> takes a caller waiting on another node', function () {
   this.timeout(240_000);
@@ -94,7 +120,7 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     });
 
     // they hear each other, not themselves
-    await sleep(1000);
+    await Promise.all([hearing(a.p, AGENT), hearing(b.p, CALLER)]);
     const t0 = Date.now();
     await sleep(2000);
     const t1 = Date.now();
@@ -145,7 +171,7 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     expect(whisper.method).to.equal('POST');
     expect(whisper.params).to.include({ CallSid: callSid(callA.id), QueueSid: toSid('QU', queue.id), DequeingCallSid: callSid(callB.id) });
     await until(async () => ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string }).status === 'service', 10_000, 'in service after the whisper');
-    await sleep(1500);
+    await Promise.all([hearing(a.p, AGENT + 100), hearing(b.p, CALLER + 100)]);
     const t0 = Date.now();
     await sleep(1500);
     expect(a.p.presence(AGENT + 100, t0, Date.now()), 'the caller hears the agent').to.be.greaterThan(HEARS);
@@ -174,7 +200,7 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     // the next agent takes it
     const b2 = await dial(plainAgent, n1, AGENT + 300, 5000);
     await until(async () => ((await status()) === 'service' ? true : null), 10_000, 'the caller in service with the next agent');
-    await sleep(1000);
+    await hearing(a.p, AGENT + 300);
     const t0 = Date.now();
     await sleep(1500);
     expect(a.p.presence(AGENT + 300, t0, Date.now()), 'the caller hears the next agent').to.be.greaterThan(HEARS);
@@ -183,5 +209,66 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
       app.requests.filter((r) => r.path === '/long-whisper'),
       'one whisper',
     ).to.have.length(1);
+  });
+
+  it('a failure between the claim and service (the move to service throws): the caller goes back to waiting, the next agent takes it', async () => {
+    const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
+    const queue = await queuesRepo(c.db).create(f.customer.id, { name: 'xnode fail', wait_timeout: 0 });
+    const { number: callerNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }], f.customer.id);
+    const { number: agentNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_dequeue', option: { queue_id: queue.id, timeout: 30_000 } }, { type: 'hangup' }], f.customer.id);
+    const a = await dial(callerNumber, n0, CALLER + 400);
+    const waiting = await until(async () => ((await c.db('queuecalls').where({ queue_id: queue.id, status: 'waiting' }).first()) as { id: string } | undefined) ?? null, 30_000, 'the caller waiting');
+    const status = async () => ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string }).status;
+    // the caller's node fails its move connecting → service (a real Postgres error, raised by a trigger for this queuecall only)
+    await c.db.raw(
+      `CREATE OR REPLACE FUNCTION dq_fail_service() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.id = '${waiting.id}' AND NEW.status = 'service' THEN RAISE EXCEPTION 'injected: no service'; END IF; RETURN NEW; END $$`,
+    );
+    await c.db.raw('DROP TRIGGER IF EXISTS dq_fail_service ON queuecalls; CREATE TRIGGER dq_fail_service BEFORE UPDATE ON queuecalls FOR EACH ROW EXECUTE FUNCTION dq_fail_service()');
+    const before = ((await c.db('queuecalls').where({ id: waiting.id }).first()) as { tm_update: Date }).tm_update.getTime();
+    try {
+      const b1 = await dial(agentNumber, n1, AGENT + 400);
+      // claimed (waiting → connecting), its move to service refused, then back to waiting: a newer tm_update
+      const back = async () => {
+        const row = (await c.db('queuecalls').where({ id: waiting.id }).first()) as { status: string; tm_update: Date };
+        return row.status === 'waiting' && row.tm_update.getTime() > before;
+      };
+      await until(back, 10_000, 'the caller back to waiting').catch(async (err: Error) => {
+        throw new Error(`${err.message} (${await status()})\nNODE0 ${n0.out().slice(-1500)}`);
+      });
+      expect((await b1.done).code, 'the first agent ended').to.equal(0);
+    } finally {
+      await c.db.raw('DROP TRIGGER IF EXISTS dq_fail_service ON queuecalls; DROP FUNCTION IF EXISTS dq_fail_service()');
+    }
+    expect((await callOf(CALLER + 400))!.status, 'the caller still up').to.equal('progressing');
+    const b2 = await dial(agentNumber, n1, AGENT + 500, 4000);
+    await until(async () => ((await status()) === 'service' ? true : null), 10_000, 'the caller in service with the next agent');
+    await hearing(a.p, AGENT + 500);
+    for (const r of [await b2.done, await a.done]) expect(r.code, r.errors).to.equal(0);
+  });
+
+  it('a caller on a node that refuses the leg (404) is dialled once per dequeue, not on each pass', async () => {
+    const [, n1] = c.nodes as [ClusterNode, ClusterNode];
+    const queue = await queuesRepo(c.db).create(f.customer.id, { name: 'xnode refused', wait_timeout: 0 });
+    const refuser = await refusingNode();
+    const node = `refuser-${randomBytes(3).toString('hex')}`;
+    await c.redis.set(c.prefix + nodeSipKey(node), `127.0.0.1:${refuser.port}`);
+    await c.redis.set(c.prefix + nodeAliveKey(node), '1', 'EX', 60);
+    const qc = await queuecallsRepo(c.db).create({ customer_id: f.customer.id, queue_id: queue.id, reference_id: randomUUID(), node_id: node });
+    await c.db('queuecalls').where({ id: qc.id }).update({ status: 'waiting' });
+    try {
+      // 4 s of dequeue: 8 passes at least (every 500 ms), each would dial the refusing node again
+      const { number: agentNumber } = await numberWithFlow(c.db, '', [{ type: 'answer' }, { type: 'queue_dequeue', option: { queue_id: queue.id, timeout: 4000 } }, { type: 'hangup' }], f.customer.id);
+      const b = await dial(agentNumber, n1, AGENT + 600);
+      const rb = await b.done;
+      expect(rb.code, rb.errors).to.equal(0);
+      expect(refuser.invites.size, 'INVITEs to the refusing node').to.equal(1);
+      const callB = (await callOf(AGENT + 600))!;
+      const flow = await until(async () => (await c.db('activeflows').where({ reference_id: callB.id, status: 'ended' }).first()) ?? null, 10_000, "the agent's flow ended");
+      expect(flow.variables['svc.dequeue.status']).to.equal('no-answer');
+    } finally {
+      refuser.close();
+      await c.db('queuecalls').where({ id: qc.id }).delete();
+      await c.redis.del(c.prefix + nodeSipKey(node), c.prefix + nodeAliveKey(node));
+    }
   });
 });
