@@ -75,6 +75,9 @@ export class AiSession {
   private readonly history: ChatMessage[] = [];
   private member: TeamMember | null;
   private ended = false;
+  /** turn records (recordTurn) in flight: end() waits for them before it says terminated */
+  private readonly turnRecords = new Set<Promise<void>>();
+  private terminated = false;
 
   private constructor(
     private readonly deps: AiDeps,
@@ -328,8 +331,18 @@ export class AiSession {
    * assistant messages' metadata (`latency`) and published as an aicall_turn event.
    */
   async recordTurn(messageIds: string[], latency: Record<string, unknown>): Promise<void> {
-    await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
-    await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
+    // a turn measured once the session is terminated is not told: no event of the aicall after its end
+    if (this.terminated) return;
+    const work = (async () => {
+      await aicallsRepo(this.deps.db).mergeMessageMetadata(messageIds, { latency });
+      await this.publish('aicall_turn', { id: this.aicall.id, customer_id: this.aicall.customer_id, aicall_id: this.aicall.id, aimessage_ids: messageIds, latency });
+    })();
+    this.turnRecords.add(work);
+    try {
+      await work;
+    } finally {
+      this.turnRecords.delete(work);
+    }
   }
 
   /** The chat model (or its fallback) failed: an aicall_llm_failed event with the reason. */
@@ -458,6 +471,9 @@ export class AiSession {
     if (this.ended) return;
     this.ended = true;
     await this.setStatus('terminating');
+    // a turn being recorded (its event) goes out before the session's end, not after it
+    await Promise.allSettled([...this.turnRecords]);
+    this.terminated = true;
     await this.setStatus('terminated');
   }
 }
