@@ -9,11 +9,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import type { Redis } from 'ioredis';
 import type { Db } from '../core/db/knex';
 import type { Logger } from '../core/logger';
 import { evalRunsRepo } from '../core/repos/eval-runs';
 import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
+import { CallEvents } from './call-events';
 
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -28,7 +30,12 @@ export class EvalWorker {
   /** a look is claiming runs: a run ending meanwhile leaves the next look to it */
   private looking = false;
 
-  constructor(private readonly deps: { db: Db; config: EvalsConfig; logger: Logger }) {}
+  /** the platform's events, read while a call's observation waits for it to settle */
+  private readonly events: CallEvents;
+
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger }) {
+    this.events = new CallEvents(deps);
+  }
 
   start(): void {
     this.arm(0);
@@ -52,7 +59,7 @@ export class EvalWorker {
         this.deps.logger.info({ run_id: run.id, worker: this.name }, 'eval run claimed');
         const own = new AbortController();
         this.held.set(run.id, own);
-        const p = carryRun({ ...this.deps, worker: this.name }, run, AbortSignal.any([this.abort.signal, own.signal]))
+        const p = carryRun({ ...this.deps, worker: this.name, events: this.events }, run, AbortSignal.any([this.abort.signal, own.signal]))
           .catch((err: unknown) => this.deps.logger.error({ err, run_id: run.id }, 'eval run could not be ended'))
           .finally(() => {
             this.carrying.delete(p);

@@ -42,7 +42,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
 
   function worker(): EvalWorker {
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${silent.address().port}`, EVALS_POLL_MS: '50', EVALS_LEASE_MS: String(LEASE), EVALS_ANSWER_TIMEOUT_MS: '15000', EVALS_MAX_RUNS: '1' });
-    const w = new EvalWorker({ db: t.ctx.db, config, logger: pino({ level: 'silent' }) });
+    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
     workers.push(w);
     w.start();
     return w;
