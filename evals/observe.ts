@@ -63,7 +63,6 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
   let onAbort: (() => void) | undefined;
   let call: Awaited<ReturnType<typeof reach.callBySipCallId>>;
   try {
-    await watch.ready;
     let over = signal.aborted;
     const ended = new Promise<void>((r) => {
       const end = () => {
@@ -74,6 +73,8 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
       onAbort = end;
       signal.addEventListener('abort', onAbort, { once: true });
     });
+    // the reader's start counts against the deadline too (a failing Redis rejects here)
+    await Promise.race([watch.ready, ended]);
     for (;;) {
       woken = false;
       call = await reach.callBySipCallId(customerId, sipCallId);
