@@ -63,7 +63,7 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
   let onAbort: (() => void) | undefined;
   let call: Awaited<ReturnType<typeof reach.callBySipCallId>>;
   try {
-    let over = signal.aborted;
+    let over = false;
     const ended = new Promise<void>((r) => {
       const end = () => {
         over = true;
@@ -71,7 +71,8 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
       };
       deadline = setTimeout(end, settleMs);
       onAbort = end;
-      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) end();
+      else signal.addEventListener('abort', onAbort, { once: true });
     });
     // the reader's start counts against the deadline too (a failing Redis rejects here)
     await Promise.race([watch.ready, ended]);
