@@ -44,13 +44,19 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
   }
   const played: PlayedCall = { sipCallId: caller.callId, endedBy: 'caller', answeredAt: 0, callerLines: [] };
   let cap: NodeJS.Timeout | undefined;
+  // the run-wide signal outlives this call: its listener goes with the call (finally), as the cap does
+  let onAbort: (() => void) | undefined;
   try {
     const dialled = await caller.dial(scenario.target.target, phone.sdp());
     if (!dialled.answered) return { ...played, endedBy: 'refused', error: dialled.reason };
     played.answeredAt = Date.now();
     const t0 = performance.now();
     phone.start(dialled.remote);
-    const aborted = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+    const aborted = new Promise<void>((r) => {
+      if (signal.aborted) return r();
+      onAbort = () => r();
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
     const capped = new Promise<void>((r) => (cap = setTimeout(r, deps.maxCallMs)));
     const agentBye = caller.ended.then((by) => (by === 'agent' ? true : new Promise<never>(() => undefined)));
     const stop = Promise.race([aborted, capped, agentBye]);
@@ -72,6 +78,7 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     return played;
   } finally {
     clearTimeout(cap);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
     phone.close();
     caller.close();
   }

@@ -20,6 +20,8 @@ export interface EvalsConfig {
   settleMs: number;
   /** runs one worker carries at once */
   maxRuns: number;
+  /** a claimed run's lease: its worker renews it every leaseMs / 3; one not renewed for leaseMs is ended failed */
+  leaseMs: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -45,6 +47,7 @@ const schema = z.object({
   EVALS_ANSWER_TIMEOUT_MS: ms(100).default(30_000),
   EVALS_MAX_CALL_MS: ms(1000).default(300_000),
   EVALS_SETTLE_MS: ms(0).default(10_000),
+  EVALS_LEASE_MS: ms(300).default(30_000),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
 });
 
@@ -64,5 +67,6 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     maxCallMs: c.EVALS_MAX_CALL_MS,
     settleMs: c.EVALS_SETTLE_MS,
     maxRuns: c.EVALS_MAX_RUNS,
+    leaseMs: c.EVALS_LEASE_MS,
   };
 }

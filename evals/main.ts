@@ -4,6 +4,7 @@
  * through the SIP edge. Bad settings stop it with one line each; SIGINT/SIGTERM end the runs it
  * carries (failed) and exit.
  */
+import { Redis } from 'ioredis';
 import { loadConfig } from '../core/config';
 import { createDb } from '../core/db/knex';
 import { createLogger } from '../core/logger';
@@ -13,8 +14,12 @@ import { EvalWorker } from './worker';
 async function main(): Promise<void> {
   const log = createLogger(process.env.LOG_LEVEL ?? 'info', 'evals');
   const config = loadEvalsConfig();
-  const db = createDb(loadConfig(process.env, { persistSecret: false }).databaseUrl);
-  const worker = new EvalWorker({ db, config, logger: log });
+  const platform = loadConfig(process.env, { persistSecret: false });
+  const db = createDb(platform.databaseUrl);
+  // the platform's events (a call hung up, an ai_talk ended) end the observations' settle waits
+  const redis = new Redis(platform.redisUrl, { maxRetriesPerRequest: 2 });
+  redis.on('error', (err: unknown) => log.warn({ err: String(err) }, 'redis connection error'));
+  const worker = new EvalWorker({ db, redis, config, logger: log });
   worker.start();
   log.info({ edge: `${config.edge.host}:${config.edge.port}`, worker: worker.name }, 'evals worker started');
   const shutdown = (signal: string) => {
@@ -22,6 +27,7 @@ async function main(): Promise<void> {
     void worker
       .close()
       .then(() => db.destroy())
+      .then(() => redis.disconnect())
       .then(() => process.exit(0));
   };
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -1,6 +1,7 @@
 /**
  * What the platform recorded of a simulated call, read once it has settled (the call hung up and
- * every ai_talk on it terminated, or `settleMs` passed): the platform's call id (by the caller's
+ * every ai_talk on it terminated, or `settleMs` passed, or the run aborted; woken by the platform's
+ * events, call-events.ts): the platform's call id (by the caller's
  * SIP Call-ID), the agent's side of the transcript (ai_talk's assistant aimessages, timed from the
  * caller's answer) and each agent turn's latency stages (the `metadata.latency` ai_talk writes onto a
  * reply's messages, media-app/ai/turn-latency.ts: one turn per reply, however many messages it spans).
@@ -8,6 +9,7 @@
 import type { Db } from '../core/db/knex';
 import { evalReachRepo, type ReachedMessage } from '../core/repos/eval-reach';
 import type { EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import type { CallEvents } from './call-events';
 
 export interface Observed {
   callId: string;
@@ -44,15 +46,48 @@ export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
   return turns;
 }
 
-export async function observeCall(db: Db, customerId: string, sipCallId: string, answeredAt: number, settleMs: number): Promise<Observed | null> {
-  const reach = evalReachRepo(db);
-  const deadline = Date.now() + settleMs;
-  let call = await reach.callBySipCallId(customerId, sipCallId);
-  for (;;) {
-    const settled = call?.status === 'hangup' && (await reach.aicallStatuses(customerId, call.id)).every((s) => s === 'terminated');
-    if (settled || Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, Math.min(200, Math.max(1, deadline - Date.now()))));
-    call = await reach.callBySipCallId(customerId, sipCallId);
+/**
+ * Waits for the call to settle, at most `settleMs` (the only timer) and no longer than the run's
+ * `signal`: the records are read again on each of the customer's call/aicall events, never polled.
+ * Then reads what the platform recorded, settled or not.
+ */
+export async function observeCall(deps: { db: Db; events: CallEvents }, customerId: string, sipCallId: string, answeredAt: number, settleMs: number, signal: AbortSignal): Promise<Observed | null> {
+  const reach = evalReachRepo(deps.db);
+  let woken = false;
+  let wake: () => void = () => undefined;
+  const watch = deps.events.watch(customerId, () => {
+    woken = true;
+    wake();
+  });
+  let deadline: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  let call: Awaited<ReturnType<typeof reach.callBySipCallId>>;
+  try {
+    let over = false;
+    const ended = new Promise<void>((r) => {
+      const end = () => {
+        over = true;
+        r();
+      };
+      deadline = setTimeout(end, settleMs);
+      onAbort = end;
+      if (signal.aborted) end();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    // the reader's start counts against the deadline too (a failing Redis rejects here)
+    await Promise.race([watch.ready, ended]);
+    for (;;) {
+      woken = false;
+      call = await reach.callBySipCallId(customerId, sipCallId);
+      const settled = call?.status === 'hangup' && (await reach.aicallStatuses(customerId, call.id)).every((s) => s === 'terminated');
+      if (settled || over) break;
+      // an event while reading: read again at once
+      if (!woken) await Promise.race([ended, new Promise<void>((r) => (wake = r))]);
+    }
+  } finally {
+    clearTimeout(deadline);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    watch.release();
   }
   if (!call) return null;
   const messages = await reach.aiMessages(customerId, call.id);

@@ -13,6 +13,7 @@ import type { EvalCallResult, EvalTranscriptLine } from '../core/evals/schema';
 import type { EvalsConfig } from './config';
 import { playCall } from './call';
 import { observeCall } from './observe';
+import type { CallEvents } from './call-events';
 import { judge } from './checks';
 
 export interface RunDeps {
@@ -21,6 +22,8 @@ export interface RunDeps {
   logger: Logger;
   /** this worker's name (the run's claimed_by) */
   worker: string;
+  /** wakes the observations' settle waits */
+  events: CallEvents;
 }
 
 async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario, signal: AbortSignal): Promise<EvalCallResult> {
@@ -32,7 +35,7 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario
     return { ...base, sip_call_id: '', ended_by: 'error', error: `the simulated caller failed: ${(e as Error).message}` };
   }
   if (played.endedBy === 'refused') return { ...base, sip_call_id: played.sipCallId, ended_by: 'refused', error: played.error ?? 'refused' };
-  const seen = await observeCall(deps.db, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs);
+  const seen = await observeCall(deps, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs, signal);
   if (!seen) return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines };
   const transcript = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
   const checks = scenario.checks.map((c) => judge(c, transcript, seen.turns));

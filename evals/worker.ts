@@ -1,27 +1,41 @@
 /**
  * The evals worker: looks for unclaimed running runs every `pollMs` (one timer, re-armed after each
  * look, cleared by close()), claims up to `maxRuns` at once (a guarded UPDATE: one worker per run, however
- * many workers run) and carries each (runner.ts). close() stops looking, aborts the runs it carries
- * (their calls hang up, the runs end failed) and resolves once they have.
+ * many workers run) and carries each (runner.ts). A claim is a lease: while it carries runs the worker
+ * renews them every `leaseMs / 3` (one timer, armed while it carries a run); each look first ends
+ * `failed` the runs whose lease lapsed (a dead worker's), and a run this worker finds it no longer
+ * holds is aborted. close() stops looking, aborts the runs it carries (their calls hang up, the runs
+ * end failed) and resolves once they have.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import type { Redis } from 'ioredis';
 import type { Db } from '../core/db/knex';
 import type { Logger } from '../core/logger';
 import { evalRunsRepo } from '../core/repos/eval-runs';
 import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
+import { CallEvents } from './call-events';
 
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
+  /** the lease renewal, armed while a run is carried */
+  private renewTimer: NodeJS.Timeout | null = null;
   private readonly abort = new AbortController();
   private readonly carrying = new Set<Promise<void>>();
+  /** the runs carried, by id: each one's own abort (a lost lease) */
+  private readonly held = new Map<string, AbortController>();
   private closed = false;
   /** a look is claiming runs: a run ending meanwhile leaves the next look to it */
   private looking = false;
 
-  constructor(private readonly deps: { db: Db; config: EvalsConfig; logger: Logger }) {}
+  /** the platform's events, read while a call's observation waits for it to settle */
+  private readonly events: CallEvents;
+
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger }) {
+    this.events = new CallEvents(deps);
+  }
 
   start(): void {
     this.arm(0);
@@ -36,20 +50,28 @@ export class EvalWorker {
     this.timer = null;
     this.looking = true;
     try {
+      for (const r of await evalRunsRepo(this.deps.db).failLapsed(this.deps.config.leaseMs)) {
+        this.deps.logger.warn({ run_id: r.id, worker: r.claimed_by }, 'eval run failed: its lease lapsed');
+      }
       while (!this.closed && this.carrying.size < this.deps.config.maxRuns) {
         const run = await evalRunsRepo(this.deps.db).claim(this.name);
         if (!run) break;
         this.deps.logger.info({ run_id: run.id, worker: this.name }, 'eval run claimed');
-        const p = carryRun({ ...this.deps, worker: this.name }, run, this.abort.signal)
+        const own = new AbortController();
+        this.held.set(run.id, own);
+        const p = carryRun({ ...this.deps, worker: this.name, events: this.events }, run, AbortSignal.any([this.abort.signal, own.signal]))
           .catch((err: unknown) => this.deps.logger.error({ err, run_id: run.id }, 'eval run could not be ended'))
           .finally(() => {
             this.carrying.delete(p);
+            this.held.delete(run.id);
+            if (!this.held.size) this.stopRenewing();
             // room for another run: look now rather than at the next poll
             if (this.looking) return;
             if (this.timer) clearTimeout(this.timer);
             this.arm(0);
           });
         this.carrying.add(p);
+        if (!this.renewTimer) this.armRenew();
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'looking for eval runs failed');
@@ -59,10 +81,36 @@ export class EvalWorker {
     this.arm(this.deps.config.pollMs);
   }
 
+  private armRenew(): void {
+    this.renewTimer = setTimeout(() => void this.renew(), Math.floor(this.deps.config.leaseMs / 3));
+  }
+
+  private stopRenewing(): void {
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = null;
+  }
+
+  /** Renews the lease on every run carried; a run no longer held (swept, its lease lapsed) is aborted. Errors are logged and the next renewal tries again. */
+  private async renew(): Promise<void> {
+    const ids = [...this.held.keys()];
+    try {
+      const kept = new Set(await evalRunsRepo(this.deps.db).renew(ids, this.name));
+      for (const id of ids.filter((x) => !kept.has(x))) {
+        this.deps.logger.warn({ run_id: id, worker: this.name }, 'eval run lost its lease: aborted');
+        this.held.get(id)?.abort();
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'renewing eval run leases failed');
+    }
+    // still carrying (and not stopped meanwhile): renew again
+    if (this.renewTimer && this.held.size && !this.closed) this.armRenew();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.stopRenewing();
     this.abort.abort();
     await Promise.all([...this.carrying]);
   }

@@ -1,7 +1,9 @@
 /**
  * eval_runs: runs of eval scenarios (issue 56, docs/evals.md). A run is made `running` and unclaimed;
  * one evals worker claims it (a guarded UPDATE, so two workers never both run it), writes each call's
- * result as it comes, and ends it `finished` or `failed`.
+ * result as it comes, and ends it `finished` or `failed`. The claim is a lease: the worker renews
+ * tm_update while it carries the run; a run whose lease lapsed (its worker died) is ended `failed` by
+ * any worker's sweep (failLapsed), never run again.
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
@@ -52,6 +54,22 @@ export function evalRunsRepo(db: Db) {
         .update({ claimed_by: worker, tm_update: clock.now() })
         .returning('*');
       return row ?? null;
+    },
+    /** Renews this worker's lease on the runs it carries; returns the ids it still holds (a swept run is not among them). */
+    async renew(ids: string[], worker: string): Promise<string[]> {
+      if (!ids.length) return [];
+      const rows = (await db('eval_runs').whereIn('id', ids).where({ claimed_by: worker, status: 'running' }).update({ tm_update: clock.now() }).returning('id')) as { id: string }[];
+      return rows.map((r) => r.id);
+    },
+    /** Ends `failed` every claimed run whose lease (tm_update) is older than `leaseMs`: its worker died or hung. */
+    async failLapsed(leaseMs: number): Promise<{ id: string; claimed_by: string }[]> {
+      const now = clock.now();
+      return (await db('eval_runs')
+        .where({ status: 'running' })
+        .whereNotNull('claimed_by')
+        .where('tm_update', '<', new Date(now.getTime() - leaseMs))
+        .update({ status: 'failed', error: `the evals worker carrying it stopped renewing its claim (no renewal for ${leaseMs} ms)`, tm_update: now, tm_end: now })
+        .returning(['id', 'claimed_by'])) as { id: string; claimed_by: string }[];
     },
     /** The results so far of a run this worker holds. */
     async saveResults(id: string, worker: string, results: EvalCallResult[]): Promise<void> {

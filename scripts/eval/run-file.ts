@@ -3,14 +3,15 @@
  * inline scenarios, starts a run of them (and of any scenario_ids) through the public API, waits
  * for it to end, prints one table row per call and each failing check with its evidence, and
  * returns the exit status: 0 every check passed, 1 a check failed, 2 the run failed or could not be made.
- * The access key comes from the environment (OPENVOICE_ACCESSKEY), never from the file, and is never printed.
+ * The access key comes from the environment (OPENVOICE_ACCESSKEY), never from the file, and is never printed;
+ * it goes only to OPENVOICE_API: a file's `api` is a check (it must name that origin), never where the key goes.
  */
 import { z } from 'zod';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 export const runFileSchema = z
   .object({
-    api: z.string().url().optional().describe('the platform, e.g. http://127.0.0.1:8080 (else OPENVOICE_API)'),
+    api: z.string().url().optional().describe('the platform the file is meant for: must be the origin of OPENVOICE_API'),
     scenarios: z.array(z.record(z.string(), z.unknown())).default([]).describe('scenario bodies, created for this run'),
     scenario_ids: z.array(z.string()).default([]),
     calls: z.number().int().min(1).default(1),
@@ -21,7 +22,7 @@ export const runFileSchema = z
 
 export interface RunFileOptions {
   accesskey: string;
-  /** used when the file names no api */
+  /** OPENVOICE_API: the only place the access key is sent */
   api?: string;
   out: (line: string) => void;
   pollMs?: number;
@@ -36,6 +37,14 @@ interface RunJson {
 }
 
 class ApiFailure extends Error {}
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
 
 async function call<T>(api: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
   // an accesskey goes only as the accesskey query parameter (the spec's Authentication); the URL is never printed
@@ -82,9 +91,14 @@ export async function runEvalFile(text: string, o: RunFileOptions): Promise<numb
     o.out(`the run file is not valid: ${e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : (e as Error).message}`);
     return 2;
   }
-  const api = (file.api ?? o.api ?? '').replace(/\/$/, '');
+  const api = (o.api ?? '').replace(/\/$/, '');
   if (!api) {
-    o.out('no api: name it in the run file or in OPENVOICE_API');
+    o.out('no api: OPENVOICE_API names the platform (the access key goes nowhere else)');
+    return 2;
+  }
+  // a run file is not trusted with the key: its `api` may only repeat OPENVOICE_API's origin
+  if (file.api && originOf(file.api) !== originOf(api)) {
+    o.out(`the run file's api (${originOf(file.api)}) is not OPENVOICE_API's origin (${originOf(api) ?? 'not a URL'}): refused, the access key goes only to OPENVOICE_API`);
     return 2;
   }
   try {

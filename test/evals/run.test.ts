@@ -69,7 +69,7 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
   function startWorker(): void {
     if (worker) return;
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db: t.ctx.db, config, logger: pino({ level: 'silent' }) });
+    worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
     worker.start();
   }
 

@@ -5,11 +5,14 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { EVALS_VARIABLES, loadEvalsConfig } from '../../evals/config';
 import { judge } from '../../evals/checks';
 import { turnsOf } from '../../evals/observe';
 import { parseSip, sdpAudio, tagOf, header } from '../../evals/sip-message';
 import type { EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import { runEvalFile } from '../../scripts/eval/run-file';
 
 describe('evals: settings, checks, turns, SIP parsing', () => {
   it('settings: the defaults, values as given, one line per bad variable, each documented in .env.example', () => {
@@ -21,6 +24,7 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
       maxCallMs: 300_000,
       settleMs: 10_000,
       maxRuns: 2,
+      leaseMs: 30_000,
     });
     expect(loadEvalsConfig({ EVALS_SIP_EDGE: '10.0.0.2:5080', EVALS_POLL_MS: '' }).edge).to.deep.equal({ host: '10.0.0.2', port: 5080 });
     expect(() => loadEvalsConfig({ EVALS_SIP_EDGE: 'sip.example.com', EVALS_POLL_MS: 'soon', EVALS_MAX_RUNS: '0' }))
@@ -88,5 +92,35 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
     expect(header(bye, 'call-id')).to.equal('abc@x');
     expect(parseSip(Buffer.from('hello'))).to.equal(null);
     expect(parseSip(Buffer.from('NOT A START LINE\r\n\r\n'))).to.equal(null);
+  });
+
+  it('CI command: the access key goes only to OPENVOICE_API; a run file naming another origin is refused before anything is sent', async () => {
+    const seen: string[] = [];
+    const other = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(500).end();
+    });
+    other.on('error', () => undefined);
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    try {
+      const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const lines: string[] = [];
+      const o = { accesskey: 'ci-secret-key', api: 'http://127.0.0.1:1', out: (l: string) => lines.push(l) };
+      expect(await runEvalFile(JSON.stringify({ api: elsewhere, scenario_ids: ['x'] }), o)).to.equal(2);
+      expect(seen, 'requests the other host got').to.deep.equal([]);
+      expect(lines).to.deep.equal([`the run file's api (${elsewhere}) is not OPENVOICE_API's origin (http://127.0.0.1:1): refused, the access key goes only to OPENVOICE_API`]);
+      lines.length = 0;
+      // no OPENVOICE_API: the file's api is not used instead
+      expect(await runEvalFile(JSON.stringify({ api: elsewhere }), { ...o, api: undefined })).to.equal(2);
+      expect(seen).to.deep.equal([]);
+      expect(lines[0]).to.match(/^no api: OPENVOICE_API/);
+      lines.length = 0;
+      // the same origin (another path, a trailing slash) is accepted and the key goes there
+      expect(await runEvalFile(JSON.stringify({ api: `${elsewhere}/`, scenario_ids: ['x'] }), { ...o, api: elsewhere })).to.equal(2);
+      expect(seen).to.have.length(1);
+      expect(seen[0]).to.equal('/v1.0/eval_runs?accesskey=ci-secret-key');
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
   });
 });
