@@ -16,12 +16,13 @@ import { evalRunsRepo } from '../core/repos/eval-runs';
 import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
 import { CallEvents } from './call-events';
+import { LeaseRenewal } from './lease-renewal';
 
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
   /** the lease renewal, armed while a run is carried */
-  private renewTimer: NodeJS.Timeout | null = null;
+  private readonly renewal: LeaseRenewal;
   private readonly abort = new AbortController();
   private readonly carrying = new Set<Promise<void>>();
   /** the runs carried, by id: each one's own abort (a lost lease) */
@@ -35,6 +36,7 @@ export class EvalWorker {
 
   constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger }) {
     this.events = new CallEvents(deps);
+    this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());
   }
 
   start(): void {
@@ -64,14 +66,14 @@ export class EvalWorker {
           .finally(() => {
             this.carrying.delete(p);
             this.held.delete(run.id);
-            if (!this.held.size) this.stopRenewing();
+            if (!this.held.size) this.renewal.stop();
             // room for another run: look now rather than at the next poll
             if (this.looking) return;
             if (this.timer) clearTimeout(this.timer);
             this.arm(0);
           });
         this.carrying.add(p);
-        if (!this.renewTimer) this.armRenew();
+        this.renewal.ensure();
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'looking for eval runs failed');
@@ -79,15 +81,6 @@ export class EvalWorker {
       this.looking = false;
     }
     this.arm(this.deps.config.pollMs);
-  }
-
-  private armRenew(): void {
-    this.renewTimer = setTimeout(() => void this.renew(), Math.floor(this.deps.config.leaseMs / 3));
-  }
-
-  private stopRenewing(): void {
-    if (this.renewTimer) clearTimeout(this.renewTimer);
-    this.renewTimer = null;
   }
 
   /** Renews the lease on every run carried; a run no longer held (swept, its lease lapsed) is aborted. Errors are logged and the next renewal tries again. */
@@ -102,15 +95,13 @@ export class EvalWorker {
     } catch (err) {
       this.deps.logger.warn({ err }, 'renewing eval run leases failed');
     }
-    // still carrying (and not stopped meanwhile): renew again
-    if (this.renewTimer && this.held.size && !this.closed) this.armRenew();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.stopRenewing();
+    this.renewal.stop();
     this.abort.abort();
     await Promise.all([...this.carrying]);
   }
