@@ -4,6 +4,7 @@
  * `-ERR <command> Command not found!\n`, FreeSWITCH's answer for a command no module registered.
  */
 import { uptimeText, type SwitchIdentity } from './events';
+import type { AudioForks } from './fork/forks';
 import type { SessionCounts } from './sessions';
 
 /** The one SIP profile the switch has: its name and the IPv4 address:port its SIP face uses. */
@@ -20,6 +21,8 @@ export interface ApiContext {
   sessions: SessionCounts;
   profile: SipProfile;
   idleCpu: () => number;
+  /** uuid_audio_fork's bugs (fork/forks.ts) */
+  forks: AudioForks;
 }
 
 type ApiCommand = (args: string, ctx: ApiContext) => string;
@@ -62,6 +65,7 @@ const COMMANDS: Record<string, ApiCommand> = {
   version: (_a, ctx) => `FreeSWITCH Version ${ctx.id.version}\n`,
   hostname: (_a, ctx) => ctx.id.hostname,
   uptime: (_a, ctx) => `${Math.floor((ctx.now() - ctx.startedAt) / 1000)}\n`,
+  uuid_audio_fork: (args, ctx) => ctx.forks.command(args),
 };
 
 /** Runs `<command> <args>`; its output (an error is output too, as FreeSWITCH's are). */

@@ -93,9 +93,9 @@ export class Channel {
     ]);
   }
 
-  /** A channel event (CHANNEL_HANGUP, CHANNEL_EXECUTE_COMPLETE, …) with the channel's headers and its own. */
-  event(events: EventFactory, name: EventName, own: [string, string][] = []): EslEvent {
-    return events.make(name, SITE, [...this.headers(), ...own]);
+  /** A channel event (CHANNEL_HANGUP, CHANNEL_EXECUTE_COMPLETE, a CUSTOM subclass, …) with the channel's headers and its own. */
+  event(events: EventFactory, name: EventName, own: [string, string][] = [], opts: { subclass?: string; body?: string } = {}): EslEvent {
+    return events.make(name, SITE, [...this.headers(), ...own], opts);
   }
 }
 

@@ -15,6 +15,8 @@ export interface EslConfig {
   authTimeoutMs: number;
   authLimit: { max: number; windowMs: number };
   maxSessions: number;
+  /** uuid_audio_fork: the WebSocket's opening handshake limit */
+  forkConnectTimeoutMs: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -45,6 +47,7 @@ const schema = z.object({
   ESL_AUTH_MAX_FAILURES: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(5),
   ESL_AUTH_WINDOW_MS: ms(1).default(60_000),
   ESL_MAX_SESSIONS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(1000),
+  ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS: ms(1).default(5000),
 });
 
 /** The variables this file reads (the .env.example test checks each is documented). */
@@ -77,5 +80,6 @@ export function loadEslConfig(env: NodeJS.ProcessEnv = process.env): EslConfig |
     authTimeoutMs: d.ESL_AUTH_TIMEOUT_MS,
     authLimit: { max: d.ESL_AUTH_MAX_FAILURES, windowMs: d.ESL_AUTH_WINDOW_MS },
     maxSessions: d.ESL_MAX_SESSIONS,
+    forkConnectTimeoutMs: d.ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS,
   };
 }

@@ -87,6 +87,7 @@ export async function startSwitch(cfg: EslConfig, proc: EslProcessConfig, log: S
     authTimeoutMs: cfg.authTimeoutMs,
     authLimit: cfg.authLimit,
     maxSessions: cfg.maxSessions,
+    forkConnectTimeoutMs: cfg.forkConnectTimeoutMs,
   });
   esl.on('rejected', (address: string, reason: string) => log.warn({ address, reason }, 'event socket connection refused'));
   esl.on('failed', (err: Error) => log.error({ err: err.message }, 'event socket command failed'));

@@ -7,10 +7,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import os from 'node:os';
+import { egressPolicyFor, type EgressPolicy } from '../core/net';
 import { guardServer } from '../core/net/socket-guard';
 import type { ApiContext, SipProfile } from './api';
 import { AuthRefusals } from './auth-limit';
 import { EventFactory, type SwitchIdentity } from './events';
+import { AudioForks } from './fork/forks';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
 import { Listener, type ListenerHost, type OutboundSession } from './listener';
 import { SessionCounts } from './sessions';
@@ -36,6 +38,10 @@ export interface EslServerOptions {
   maxSessions?: number;
   /** unread bytes (events a client does not read) before its connection is dropped (default 16 MiB) */
   maxUnreadBytes?: number;
+  /** the egress policy every connection made for a client goes through (uuid_audio_fork); default: the environment's */
+  egress?: EgressPolicy;
+  /** an audio fork's WebSocket opening handshake limit, ms (ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS) */
+  forkConnectTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -76,7 +82,15 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     this.identity = { coreUuid: randomUUID(), hostname: os.hostname(), ipv4: firstIpv4(), ipv6: '::1', version: ESL_VERSION };
     this.events = new EventFactory(this.identity, now);
     const cpu = new IdleCpu();
-    this.api = { id: this.identity, startedAt: now(), now, sessions: this.sessions, profile: opts.profile, idleCpu: () => cpu.read() };
+    const forks = new AudioForks({
+      channels: this.channels,
+      events: this.events,
+      publish: (ev) => this.publish(ev),
+      egress: opts.egress ?? egressPolicyFor(),
+      connectTimeoutMs: opts.forkConnectTimeoutMs ?? 5000,
+      failed: (e) => this.failed(e),
+    });
+    this.api = { id: this.identity, startedAt: now(), now, sessions: this.sessions, profile: opts.profile, idleCpu: () => cpu.read(), forks };
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<net.AddressInfo> {

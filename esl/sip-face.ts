@@ -90,7 +90,7 @@ class ChannelCall implements OutboundSession {
     // a hang-up while it runs ends it first: its completion comes before CHANNEL_HANGUP, as FreeSWITCH's
     this.running = () => complete('_none_');
     try {
-      complete(await impl({ channel: this.channel, fire: (n, own) => this.fire(n, own), signal: this.abort.signal }, arg));
+      complete(await impl({ channel: this.channel, fire: (n, own, opts) => this.fire(n, own, opts), signal: this.abort.signal }, arg));
     } catch (e) {
       if (this.ended) return complete('_none_');
       if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
@@ -100,8 +100,8 @@ class ChannelCall implements OutboundSession {
   }
 
   /** A channel event to every connection subscribed to it. */
-  private fire(name: EventName, own: [string, string][] = []): void {
-    this.esl.publish(this.channel.event(this.esl.events, name, own));
+  private fire(name: EventName, own: [string, string][] = [], opts: { subclass?: string; body?: string } = {}): void {
+    this.esl.publish(this.channel.event(this.esl.events, name, own, opts));
   }
 
   /** Ends the channel once: BYE (unless the far end sent it), the endpoint, the events, the outbound socket. */

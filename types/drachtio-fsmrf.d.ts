@@ -34,6 +34,15 @@ declare module 'drachtio-fsmrf' {
     dtmfType?: string;
     execute(app: string, arg?: string): Promise<unknown>;
     destroy(): Promise<void>;
+    /** `uuid_audio_fork <uuid> start …` (mod_audio_fork); rejects with the switch's `-ERR …` answer */
+    forkAudioStart(opts: { wsUrl: string; mixType?: 'mono' | 'mixed' | 'stereo'; sampling?: string; bugname?: string; metadata?: string | object }): Promise<void>;
+    /** `stop [bug] [text]`, `send_text [bug] <text>`, `pause [bug]`, `resume [bug]`: fsmrf's argument shuffles (lib/endpoint.js) */
+    forkAudioStop(bugname?: string | object, metadata?: string | object): Promise<void>;
+    forkAudioSendText(bugname: string | object, metadata?: string | object): Promise<void>;
+    forkAudioPause(bugname?: string | boolean, silence?: boolean): Promise<void>;
+    forkAudioResume(bugname?: string): Promise<void>;
+    /** subscribes to `CUSTOM <event>`; the handler gets the body (JSON-parsed when it parses) and the event */
+    addCustomEventListener(event: string, handler: (body: any, evt: any) => void): void; // eslint-disable-line @typescript-eslint/no-explicit-any -- what the switch sent, untyped
     /** playback: resolves with the playback_* variables of CHANNEL_EXECUTE_COMPLETE; rejects `File Not Found` */
     play(file: string | string[] | PlaybackOptions): Promise<PlaybackResult>;
     /** play_and_get_digits (header values as the switch sent them; null when absent) */

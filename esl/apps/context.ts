@@ -9,8 +9,8 @@ import type { EventName } from '../events';
 
 export interface AppContext {
   readonly channel: Channel;
-  /** a channel event (the channel's headers, then `own`) to every connection subscribed to it */
-  fire(name: EventName, own?: [string, string][]): void;
+  /** a channel event (the channel's headers, then `own`; a CUSTOM one with its subclass) to every connection subscribed to it */
+  fire(name: EventName, own?: [string, string][], opts?: { subclass?: string; body?: string }): void;
   /** aborted when the channel hangs up */
   readonly signal: AbortSignal;
 }

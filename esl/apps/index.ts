@@ -4,6 +4,7 @@
  * registered). `hangup` is the channel's own (it ends the call), not an entry.
  */
 import { multisetPairs, setMuteArgs, setPair } from './args';
+import { avmdStart, avmdStop } from './avmd';
 import { playAndGetDigits } from './collect';
 import { setVar, type App, type AppContext } from './context';
 import { playback } from './playback';
@@ -41,6 +42,8 @@ export const APPS: Readonly<Record<string, App>> = {
   record_session: recordSession,
   stop_record_session: stopRecordSession,
   speak,
+  avmd_start: avmdStart,
+  avmd_stop: avmdStop,
 };
 
 /** The application named `name` (case as sent: FreeSWITCH's names are lower case), or undefined. */

@@ -20,6 +20,7 @@ describe('esl config', () => {
       authTimeoutMs: 25_000,
       authLimit: { max: 5, windowMs: 60_000 },
       maxSessions: 1000,
+      forkConnectTimeoutMs: 5000,
     });
     expect(loadEslConfig({ ESL_LISTEN: '10.0.0.5:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '10.0.0.5', port: 8021 });
     expect(loadEslConfig({ ESL_LISTEN: '[::1]:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '::1', port: 8021 });
@@ -49,7 +50,7 @@ describe('esl config', () => {
 
   it('.env.example documents every variable esl/config.ts reads', () => {
     const example = fs.readFileSync(path.join(__dirname, '../../.env.example'), 'utf8');
-    expect(ESL_VARIABLES.length).to.equal(8);
+    expect(ESL_VARIABLES.length).to.equal(9);
     for (const v of ESL_VARIABLES) expect(example, v).to.match(new RegExp(`^#?\\s*${v}=`, 'm'));
   });
 });

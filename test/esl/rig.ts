@@ -3,7 +3,7 @@
 // engine, the event socket, and an fsmrf MediaServer connected to it. Both libraries unmodified.
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import { MediaServer } from '../../media-engine';
-import type { EslServer } from '../../esl/server';
+import type { EslServer, EslServerOptions } from '../../esl/server';
 import { SipFace } from '../../esl/sip-face';
 import { portRange } from '../../testkit/media-engine/support';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
@@ -18,7 +18,8 @@ export interface FsmrfRig {
   close(): Promise<void>;
 }
 
-export async function startFsmrfRig(): Promise<FsmrfRig> {
+/** `opts`: the event socket's own options (an egress policy, time limits). */
+export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promise<FsmrfRig> {
   const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: any; faceSrf?: any; ms?: FsMediaServer } = {}; // drachtio-srf driven untyped, as the drachtio tests do
   const close = async () => {
     parts.ms?.disconnect();
@@ -33,7 +34,7 @@ export async function startFsmrfRig(): Promise<FsmrfRig> {
     parts.appSip = await startSipServer();
     parts.faceSip = await startSipServer();
     parts.engine = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
-    const { server: esl, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` } });
+    const { server: esl, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` }, ...opts });
     parts.esl = esl;
     parts.faceSrf = await connectSrf(parts.faceSip.drachtioPort);
     new SipFace(parts.faceSrf, parts.engine, esl).start();

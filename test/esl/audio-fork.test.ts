@@ -1,0 +1,327 @@
+// uuid_audio_fork (mod_audio_fork) through drachtio-fsmrf's public API (forkAudioStart/SendText/Pause/
+// Stop, addCustomEventListener) against our switch: a real `ws` server on loopback gets the metadata and
+// the far end's real audio (a tone an engine endpoint sends over RTP), its text frames come back as
+// mod_audio_fork events, and every failure of the connection is an event, never the end of the process.
+// The URL goes through the egress policy: loopback is allowed here only by EGRESS_ALLOW_CIDRS.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import WebSocket, { WebSocketServer } from 'ws';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import type { Endpoint } from '../../media-engine';
+import { SUBPROTOCOL } from '../../esl/fork/session';
+import { tmpDir } from '../../testkit/media-engine/support';
+import { toneShare } from '../../testkit/media-engine/far-end';
+import { startFsmrfRig, type FsmrfRig } from './rig';
+
+const FORK_EVENTS = ['connect', 'connect_failed', 'disconnect', 'json', 'transcription', 'buffer_overrun'].map((n) => `mod_audio_fork::${n}`);
+
+/** The custom events fsmrf hands the Endpoint, in order, each awaitable. */
+class Heard {
+  readonly got: { name: string; body: unknown }[] = [];
+  private waiters: { name: string; resolve: (b: unknown) => void }[] = [];
+
+  constructor(ep: FsEndpoint, names: string[]) {
+    for (const name of names)
+      ep.addCustomEventListener(name, (body: unknown) => {
+        this.got.push({ name, body });
+        for (const w of this.waiters.filter((x) => x.name === name)) w.resolve(body);
+        this.waiters = this.waiters.filter((x) => x.name !== name);
+      });
+  }
+
+  names(): string[] {
+    return this.got.map((g) => g.name);
+  }
+
+  /** The next (or an already heard, not yet taken) event `name`; fails the test after 5 s. */
+  next(name: string): Promise<unknown> {
+    const i = this.got.findIndex((g) => g.name === name);
+    if (i >= 0) return Promise.resolve(this.got.splice(i, 1)[0]!.body);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${name} within 5 s (heard: ${this.names().join(', ')})`)), 5000);
+      this.waiters.push({
+        name,
+        resolve: (b) => {
+          clearTimeout(t);
+          const k = this.got.findIndex((g) => g.name === name);
+          if (k >= 0) this.got.splice(k, 1);
+          resolve(b);
+        },
+      });
+    });
+  }
+}
+
+/** A WebSocket server on loopback that keeps what each connection sent. */
+class ForkServer {
+  readonly wss: WebSocketServer;
+  readonly conns: { ws: WebSocket; req: IncomingMessage; texts: string[]; audio: Buffer[]; closed: Promise<number> }[] = [];
+  private waiting: ((c: ForkServer['conns'][number]) => void) | null = null;
+
+  constructor(opts: { verifyClient?: (info: { req: IncomingMessage }, cb: (ok: boolean, code?: number) => void) => void } = {}) {
+    this.wss = new WebSocketServer({ host: '127.0.0.1', port: 0, ...opts });
+    this.wss.on('connection', (ws, req) => {
+      ws.on('error', () => undefined);
+      const c = { ws, req, texts: [] as string[], audio: [] as Buffer[], closed: new Promise<number>((r) => ws.once('close', (code) => r(code))) };
+      ws.on('message', (data: Buffer, binary) => (binary ? c.audio.push(data) : c.texts.push(data.toString('utf8'))));
+      this.conns.push(c);
+      this.waiting?.(c);
+      this.waiting = null;
+    });
+  }
+
+  /** Once listening. */
+  ready(): Promise<this> {
+    return new Promise((resolve, reject) => {
+      if (this.wss.address()) return resolve(this);
+      this.wss.once('listening', () => resolve(this));
+      this.wss.once('error', reject);
+    });
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.wss.address() as { port: number }).port}/fork`;
+  }
+
+  connection(): Promise<ForkServer['conns'][number]> {
+    if (this.conns[0]) return Promise.resolve(this.conns[0]);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  close(): Promise<void> {
+    for (const c of this.wss.clients) c.terminate();
+    return new Promise((r) => this.wss.close(() => r()));
+  }
+}
+
+/** Until `pred` holds, checked whenever the server gets a frame; fails the test after 5 s. */
+async function until(c: { ws: WebSocket }, pred: () => boolean, what: string): Promise<void> {
+  if (pred()) return;
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what}: not within 5 s`)), 5000);
+    const check = () => {
+      if (!pred()) return;
+      clearTimeout(t);
+      c.ws.off('message', check);
+      resolve();
+    };
+    c.ws.on('message', check);
+  });
+}
+
+const samplesOf = (frames: Buffer[]) => {
+  const all = Buffer.concat(frames);
+  return new Int16Array(all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength));
+};
+
+describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)', () => {
+  let rig: FsmrfRig;
+  let dir: string;
+  let wav: string;
+  const servers: ForkServer[] = [];
+  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
+  const failures: Error[] = [];
+
+  before(async () => {
+    // loopback is allowed by the operator's allowlist, as the test suites do (core/net/README.md)
+    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 });
+    rig.esl.on('failed', (e: Error) => failures.push(e));
+    dir = tmpDir();
+    wav = path.join(dir, 'tone440.wav');
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'synth', '1', 'sine', '440']);
+  });
+  afterEach(async () => {
+    for (const { ep, peer } of open.splice(0)) {
+      await ep.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+    for (const s of servers.splice(0)) await s.close();
+    expect(failures, 'no command failed inside the switch').to.deep.equal([]);
+  });
+  after(async () => {
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint; heard: Heard }> {
+    const peer = await rig.engine.createEndpoint({});
+    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
+    await peer.modify(ep.local.sdp!);
+    open.push({ ep, peer });
+    return { ep, peer, heard: new Heard(ep, FORK_EVENTS) };
+  }
+
+  async function server(opts?: ConstructorParameters<typeof ForkServer>[0]): Promise<ForkServer> {
+    const s = new ForkServer(opts);
+    servers.push(s);
+    return s.ready();
+  }
+
+  it('start: the metadata first, then the caller as 8 kHz L16; a server text frame is an event; stop closes normally', async () => {
+    const { ep, peer, heard } = await call();
+    const srv = await server();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', metadata: { callSid: 'c-1', note: 'two words' } });
+    const c = await srv.connection();
+    expect(c.req.headers['sec-websocket-protocol']).to.equal(SUBPROTOCOL);
+    await heard.next('mod_audio_fork::connect');
+    await until(c, () => c.texts.length > 0, 'the metadata');
+    expect(JSON.parse(c.texts[0]!)).to.deep.equal({ callSid: 'c-1', note: 'two words' });
+
+    await peer.play(wav);
+    await until(c, () => c.audio.length >= 60, 'a second of audio');
+    expect(c.audio.every((f) => f.length === 320)).to.equal(true); // 20 ms at 8 kHz, 16-bit mono
+    expect(toneShare(samplesOf(c.audio), 440, 8000)).to.be.above(0.5);
+
+    c.ws.send(JSON.stringify({ type: 'json', data: { said: 'hello' } }));
+    expect(await heard.next('mod_audio_fork::json')).to.deep.equal({ type: 'json', data: { said: 'hello' } });
+    c.ws.send(JSON.stringify({ type: 'transcription', data: { text: 'hi there' } }));
+    expect(await heard.next('mod_audio_fork::transcription')).to.deep.equal({ text: 'hi there' });
+
+    await ep.forkAudioSendText({ mark: 1 });
+    await until(c, () => c.texts.length > 1, 'the sent text');
+    expect(JSON.parse(c.texts[1]!)).to.deep.equal({ mark: 1 });
+
+    // with the bug named: fsmrf 5.0.1's forkAudioStop(metadata) alone sends the text twice, which
+    // mod_audio_fork reads as a bug named by the text (FreeSWITCH refuses it as we would)
+    await ep.forkAudioStop('audio_fork', { bye: true });
+    expect(await c.closed).to.equal(1000);
+    expect(JSON.parse(c.texts.at(-1)!)).to.deep.equal({ bye: true });
+    // we closed it: no disconnect event; the bug is gone, a second stop fails as FreeSWITCH's does
+    expect(heard.names()).to.not.include('mod_audio_fork::disconnect');
+    let err: Error | null = null;
+    await ep.forkAudioStop().catch((e: Error) => (err = e));
+    expect(String(err)).to.match(/-ERR Operation Failed/);
+  });
+
+  it('16 kHz from an 8 kHz leg (resampled), a named bug, pause and resume', async () => {
+    const { ep, peer, heard } = await call();
+    const srv = await server();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '16000', bugname: 'b16' });
+    const c = await srv.connection();
+    await heard.next('mod_audio_fork::connect');
+    expect(c.texts).to.deep.equal([]); // no metadata asked, none sent
+    await peer.play(wav);
+    await until(c, () => c.audio.length >= 40, 'audio at 16 kHz');
+    expect(c.audio.every((f) => f.length === 640)).to.equal(true);
+    expect(toneShare(samplesOf(c.audio.slice(5)), 440, 16000)).to.be.above(0.5);
+
+    await ep.forkAudioPause('b16');
+    // text still goes while paused, after every frame sent before the pause (one stream, in order)
+    await ep.forkAudioSendText('b16', { mark: 'paused' });
+    await until(c, () => c.texts.length > 0, 'the mark');
+    const settled = c.audio.length;
+    await peer.play(wav);
+    expect(c.audio.length, 'no audio while paused').to.equal(settled);
+    await ep.forkAudioResume('b16');
+    await peer.play(wav);
+    await until(c, () => c.audio.length > settled + 20, 'audio after resume');
+    await ep.forkAudioStop('b16');
+    expect(await c.closed).to.equal(1000);
+  });
+
+  it('stereo: the caller on the left, what the caller hears on the right', async () => {
+    const { ep, peer, heard } = await call();
+    const srv = await server();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'stereo', sampling: '8000' });
+    const c = await srv.connection();
+    await heard.next('mod_audio_fork::connect');
+    // the caller sends 440 Hz while the channel plays 1000 Hz to it
+    await Promise.all([peer.play(wav), ep.play('tone_stream://%(1000,0,1000)')]);
+    await until(c, () => c.audio.length >= 40, 'stereo audio');
+    expect(c.audio.every((f) => f.length === 640)).to.equal(true);
+    const all = samplesOf(c.audio);
+    const left = all.filter((_, i) => i % 2 === 0);
+    const right = all.filter((_, i) => i % 2 === 1);
+    expect(toneShare(left, 440, 8000)).to.be.above(0.5);
+    expect(toneShare(right, 1000, 8000)).to.be.above(0.5);
+  });
+
+  it('a server that refuses the upgrade, or nothing listening: connect_failed with the reason; the channel goes on', async () => {
+    const { ep, heard } = await call();
+    const refusing = await server({ verifyClient: (_i, cb) => cb(false, 403) });
+    await ep.forkAudioStart({ wsUrl: refusing.url, mixType: 'mono', sampling: '8000' });
+    const body = (await heard.next('mod_audio_fork::connect_failed')) as { reason: string };
+    expect(body.reason).to.match(/403/);
+    // the name is free again: the failed bug is gone
+    const closed = await server();
+    const port = (closed.wss.address() as { port: number }).port;
+    await closed.close();
+    servers.splice(servers.indexOf(closed), 1);
+    await ep.forkAudioStart({ wsUrl: `ws://127.0.0.1:${port}/`, mixType: 'mono', sampling: '8000' });
+    expect(((await heard.next('mod_audio_fork::connect_failed')) as { reason: string }).reason).to.match(/ECONNREFUSED/);
+    expect(heard.names()).to.not.include('mod_audio_fork::connect');
+    expect(await ep.play('silence_stream://100')).to.have.property('playbackMilliseconds', '100');
+  });
+
+  it('a server that resets the connection mid-stream: disconnect; the process and the channel go on', async () => {
+    const { ep, peer, heard } = await call();
+    const srv = await server();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000' });
+    const c = await srv.connection();
+    await heard.next('mod_audio_fork::connect');
+    void peer.play(wav);
+    await until(c, () => c.audio.length >= 5, 'audio');
+    (c.ws as unknown as { _socket: import('node:net').Socket })._socket.resetAndDestroy();
+    await heard.next('mod_audio_fork::disconnect');
+    expect(await ep.play('silence_stream://100')).to.have.property('playbackMilliseconds', '100');
+    // a new fork under the default name can start again
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000' });
+    await heard.next('mod_audio_fork::connect');
+  });
+
+  it('the hang-up closes the fork without an event', async () => {
+    const { ep, heard } = await call();
+    const srv = await server();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mixed', sampling: '8000' });
+    const c = await srv.connection();
+    await heard.next('mod_audio_fork::connect');
+    await ep.destroy();
+    await c.closed;
+    expect(heard.names()).to.deep.equal([]);
+  });
+});
+
+describe('esl: uuid_audio_fork and the egress policy (no allowlist)', () => {
+  let rig: FsmrfRig;
+  const open: FsEndpoint[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({})) });
+  });
+  afterEach(async () => {
+    for (const ep of open.splice(0)) await ep.destroy().catch(() => undefined);
+  });
+  after(async () => {
+    await rig?.close();
+  });
+
+  it('a loopback, private, link-local or localhost URL is refused: forkAudioStart rejects, nothing is dialled', async () => {
+    const srv = await new ForkServer().ready();
+    try {
+      const ep = await rig.ms.createEndpoint();
+      open.push(ep);
+      const port = (srv.wss.address() as { port: number }).port;
+      const cases: [string, RegExp][] = [
+        [`ws://127.0.0.1:${port}/`, /loopback/],
+        [`ws://localhost:${port}/`, /loopback/],
+        [`ws://[::1]:${port}/`, /loopback/],
+        ['ws://10.1.2.3/', /private/],
+        ['wss://169.254.169.254/latest', /link-local/],
+      ];
+      for (const [url, why] of cases) {
+        let err: Error | null = null;
+        await ep.forkAudioStart({ wsUrl: url }).catch((e: Error) => (err = e));
+        expect(String(err), url)
+          .to.match(/-ERR Operation Failed/)
+          .and.to.match(why);
+      }
+      expect(srv.conns).to.deep.equal([]);
+    } finally {
+      await srv.close();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+// avmd_start / avmd_stop (mod_avmd) through drachtio-fsmrf's public API (execute, addCustomEventListener)
+// against our switch: the far end, an engine endpoint sending real RTP, plays a voicemail beep (1000 Hz,
+// 500 ms) and fsmrf gets avmd::beep; ringback and speech get none. The engine's beep detector decides.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import type { Endpoint } from '../../media-engine';
+import { badAvmdOption } from '../../esl/apps/avmd';
+import { speechWav, tmpDir } from '../../testkit/media-engine/support';
+import { startFsmrfRig, type FsmrfRig } from './rig';
+
+interface EslEvt {
+  getHeader(name: string): string | null;
+}
+
+describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep detector)', () => {
+  let rig: FsmrfRig;
+  let dir: string;
+  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig();
+    dir = tmpDir();
+  });
+  afterEach(async () => {
+    for (const { ep, peer } of open.splice(0)) {
+      await ep.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+  });
+  after(async () => {
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A channel whose far end sends to it, with the avmd events fsmrf hands the Endpoint collected. */
+  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint; events: { name: string; evt: EslEvt }[]; beep: Promise<EslEvt> }> {
+    const peer = await rig.engine.createEndpoint({});
+    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
+    await peer.modify(ep.local.sdp!);
+    open.push({ ep, peer });
+    const events: { name: string; evt: EslEvt }[] = [];
+    let onBeep: (e: EslEvt) => void = () => undefined;
+    const beep = new Promise<EslEvt>((resolve) => (onBeep = resolve));
+    for (const name of ['avmd::start', 'avmd::beep', 'avmd::stop'])
+      ep.addCustomEventListener(name, (_body: unknown, evt: EslEvt) => {
+        events.push({ name, evt });
+        if (name === 'avmd::beep') onBeep(evt);
+      });
+    return { ep, peer, events, beep };
+  }
+
+  it('a 1000 Hz beep: avmd::start, avmd::beep with its frequency, avmd::stop DETECTED, avmd_detect=TRUE', async () => {
+    const { ep, peer, events, beep } = await call();
+    const started = (await ep.execute('avmd_start')) as EslEvt;
+    expect(started.getHeader('Application-Response')).to.equal('_none_');
+    await peer.play('silence_stream://300');
+    await peer.play('tone_stream://%(500,0,1000)');
+    let timer: NodeJS.Timeout | undefined;
+    const hit = await Promise.race([beep, new Promise<null>((r) => (timer = setTimeout(() => r(null), 5000)))]).finally(() => clearTimeout(timer));
+    expect(hit, 'avmd::beep within 5 s').to.not.equal(null);
+    expect(hit!.getHeader('Beep-Status')).to.equal('DETECTED');
+    expect(hit!.getHeader('Unique-ID')).to.equal(ep.uuid);
+    expect(Number(hit!.getHeader('Frequency'))).to.be.closeTo(1000, 20);
+    const stopped = (await ep.execute('avmd_stop')) as EslEvt;
+    expect(stopped.getHeader('variable_avmd_detect')).to.equal('TRUE');
+    expect(events.map((e) => e.name)).to.deep.equal(['avmd::start', 'avmd::beep', 'avmd::stop']);
+    expect(events[2]!.evt.getHeader('Beep-Status')).to.equal('DETECTED');
+  });
+
+  it('ringback and speech, no beep: no avmd::beep; avmd::stop NOTDETECTED; a second stop does nothing', async () => {
+    const { ep, peer, events } = await call();
+    const speech = path.join(dir, 'speech.wav');
+    speechWav(speech, 'please leave a message after the tone');
+    await ep.execute('avmd_start');
+    await peer.play('tone_stream://%(1000,0,440,480)');
+    await peer.play(speech);
+    // the last of it has reached the detector once this short silence has been played after it
+    await peer.play('silence_stream://200');
+    const stopped = (await ep.execute('avmd_stop')) as EslEvt;
+    expect(stopped.getHeader('variable_avmd_detect'), 'absent').to.equal(null);
+    expect(events.map((e) => e.name)).to.deep.equal(['avmd::start', 'avmd::stop']);
+    expect(events[1]!.evt.getHeader('Beep-Status')).to.equal('NOTDETECTED');
+    const again = (await ep.execute('avmd_stop')) as EslEvt;
+    expect(again.getHeader('Application-Response')).to.match(/^-ERR/);
+    expect(events).to.have.length(2);
+  });
+
+  it("avmd_start's options: mod_avmd's names as option=value, comma separated", () => {
+    expect(badAvmdOption('')).to.equal(null);
+    expect(badAvmdOption('inbound_channel=1,outbound_channel=0,debug=0')).to.equal(null);
+    expect(badAvmdOption('loudness=3')).to.match(/not found/);
+    expect(badAvmdOption('debug')).to.match(/option=value/);
+  });
+
+  it('bad options: avmd_start answers -ERR in Application-Response and detects nothing; the channel stays', async () => {
+    const { ep, events } = await call();
+    const r = (await ep.execute('avmd_start', 'loudness=3')) as EslEvt;
+    expect(r.getHeader('Application-Response')).to.match(/^-ERR .*loudness/);
+    expect(events).to.deep.equal([]);
+    expect(await ep.play('silence_stream://100')).to.have.property('playbackMilliseconds', '100');
+  });
+});
