@@ -10,6 +10,7 @@ import os from 'node:os';
 import { guardServer } from '../core/net/socket-guard';
 import type { ApiContext, SipProfile } from './api';
 import { AuthRefusals } from './auth-limit';
+import { Bridges } from './bridges';
 import { EventFactory, type SwitchIdentity } from './events';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
 import { Listener, type ListenerHost, type OutboundSession } from './listener';
@@ -52,6 +53,8 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
   readonly connections = new Set<Listener>();
   /** the live channels (sip-face.ts opens and ends them) */
   readonly channels = new Map<string, OutboundSession>();
+  /** which channels are bridged to which (uuid_bridge) */
+  readonly bridges = new Bridges();
   readonly sessions: SessionCounts;
   readonly identity: SwitchIdentity;
   readonly events: EventFactory;
@@ -76,7 +79,17 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     this.identity = { coreUuid: randomUUID(), hostname: os.hostname(), ipv4: firstIpv4(), ipv6: '::1', version: ESL_VERSION };
     this.events = new EventFactory(this.identity, now);
     const cpu = new IdleCpu();
-    this.api = { id: this.identity, startedAt: now(), now, sessions: this.sessions, profile: opts.profile, idleCpu: () => cpu.read() };
+    this.api = {
+      id: this.identity,
+      startedAt: now(),
+      now,
+      sessions: this.sessions,
+      profile: opts.profile,
+      idleCpu: () => cpu.read(),
+      channels: this.channels,
+      bridges: this.bridges,
+      events: this.events,
+    };
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<net.AddressInfo> {
