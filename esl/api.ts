@@ -6,6 +6,7 @@
 import { uptimeText, type SwitchIdentity } from './events';
 import type { AudioForks } from './fork/forks';
 import type { SessionCounts } from './sessions';
+import { UUID_COMMANDS, type UuidHost } from './uuid-api';
 
 /** The one SIP profile the switch has: its name and the IPv4 address:port its SIP face uses. */
 export interface SipProfile {
@@ -14,7 +15,7 @@ export interface SipProfile {
 }
 
 /** What the API commands read: identity, uptime, session counts, the SIP profile, the host's idle CPU. */
-export interface ApiContext {
+export interface ApiContext extends UuidHost {
   id: SwitchIdentity;
   startedAt: number;
   now: () => number;
@@ -25,7 +26,7 @@ export interface ApiContext {
   forks: AudioForks;
 }
 
-type ApiCommand = (args: string, ctx: ApiContext) => string;
+type ApiCommand = (args: string, ctx: ApiContext) => string | Promise<string>;
 
 /** sofia's separator line: 97 `=` */
 const LINE = '='.repeat(97);
@@ -66,10 +67,11 @@ const COMMANDS: Record<string, ApiCommand> = {
   hostname: (_a, ctx) => ctx.id.hostname,
   uptime: (_a, ctx) => `${Math.floor((ctx.now() - ctx.startedAt) / 1000)}\n`,
   uuid_audio_fork: (args, ctx) => ctx.forks.command(args),
+  ...UUID_COMMANDS,
 };
 
 /** Runs `<command> <args>`; its output (an error is output too, as FreeSWITCH's are). */
-export function runApi(command: string, args: string, ctx: ApiContext): string {
+export async function runApi(command: string, args: string, ctx: ApiContext): Promise<string> {
   const fn = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!fn) return `-ERR ${command} Command not found!\n`;
   return fn(args, ctx);

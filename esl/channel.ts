@@ -4,7 +4,7 @@
  * CHANNEL_DATA) and the headers every channel event carries.
  */
 import { randomUUID } from 'node:crypto';
-import type { Endpoint } from '../media-engine';
+import type { Endpoint, NegotiatedMedia } from '../media-engine';
 import type { EventFactory, EventName } from './events';
 import type { EslEvent } from './wire';
 
@@ -50,7 +50,7 @@ export class Channel {
       ['dtmf_type', media?.dtmfPayloadType != null ? 'rfc2833' : 'none'],
     ];
     if (sip.remoteSdp) vars.push(['switch_r_sdp', sip.remoteSdp]);
-    if (media) vars.push(['remote_media_ip', media.remoteAddress], ['remote_media_port', String(media.remotePort)], ['read_codec', media.codec], ['write_codec', media.codec]);
+    if (media) vars.push(['remote_media_ip', media.remoteAddress], ['remote_media_port', String(media.remotePort)], ...codecVariables(media));
     for (const [k, v] of vars) this.variables.set(k, v);
   }
 
@@ -100,3 +100,30 @@ export class Channel {
 }
 
 const SITE = { file: 'esl/channel.ts', func: 'Channel' };
+
+/**
+ * The codec variables FreeSWITCH sets once media is negotiated (switch_core_codec.c: read_/write_codec
+ * and _rate, original_read_*; switch_core_media.c: rtp_use_codec_*, rtp_use_pt and
+ * rtp_last_audio_codec_string `<name>@<rate>h@<ptime>i@<channels>c`). The rate is the codec's sample
+ * rate, as FreeSWITCH's implementations report it: G.722 16000 though its RTP clock is 8000.
+ */
+export function codecVariables(media: NegotiatedMedia): [string, string][] {
+  const rate = String(media.codec === 'G722' ? 16000 : media.clockRate);
+  const rtpRate = String(media.clockRate);
+  // the rtpmap's channel count: opus/48000/2
+  const ch = media.codec === 'opus' ? '2' : '1';
+  return [
+    ['read_codec', media.codec],
+    ['read_rate', rate],
+    ['original_read_codec', media.codec],
+    ['original_read_rate', rate],
+    ['write_codec', media.codec],
+    ['write_rate', rate],
+    ['rtp_use_codec_name', media.codec],
+    ['rtp_use_codec_rate', rtpRate],
+    ['rtp_use_codec_ptime', String(media.ptime)],
+    ['rtp_use_codec_channels', ch],
+    ['rtp_use_pt', String(media.payloadType)],
+    ['rtp_last_audio_codec_string', `${media.codec}@${rtpRate}h@${media.ptime}i@${ch}c`],
+  ];
+}

@@ -29,9 +29,11 @@ export interface CommandHost {
   publish(ev: EslEvent): void;
   /** the live channels by uuid */
   channels: Map<string, OutboundSession>;
+  /** a handler's work that failed after its reply (a bug): reported */
+  failed(err: Error): void;
 }
 
-type Handler = (conn: CommandConn, rest: string, frame: CommandFrame, host: CommandHost) => void;
+type Handler = (conn: CommandConn, rest: string, frame: CommandFrame, host: CommandHost) => void | Promise<void>;
 
 const words = (rest: string) => rest.split(' ').filter(Boolean);
 
@@ -76,31 +78,35 @@ const HANDLERS: Record<string, Handler> = {
     if (command === 'hangup') target.hangup(frameHeader(frame, 'hangup-cause') ?? 'NORMAL_CLEARING');
     else if (command === 'execute') target.execute(frameHeader(frame, 'execute-app-name') ?? '', frameHeader(frame, 'execute-app-arg') ?? frame.body ?? '', frameHeader(frame, 'Event-UUID'));
   },
-  api: (conn, rest, _f, host) => {
+  // answered before the connection's next command runs (FreeSWITCH runs `api` in the listener's thread)
+  api: async (conn, rest, _f, host) => {
     const [command, args] = splitApi(rest);
-    conn.send(apiResponse(runApi(command, args, host.api)));
+    conn.send(apiResponse(await runApi(command, args, host.api)));
   },
   bgapi: (conn, rest, frame, host) => {
     const [command, args] = splitApi(rest);
     const job = frameHeader(frame, 'Job-UUID') ?? randomUUID();
     conn.reply(`+OK Job-UUID: ${job}`, [['Job-UUID', job]]);
-    const output = runApi(command, args, host.api);
     const headers: [string, string][] = [
       ['Job-UUID', job],
       ['Job-Command', command],
     ];
     if (args) headers.push(['Job-Command-Arg', args]);
-    host.publish(host.events.make('BACKGROUND_JOB', { file: 'esl/commands.ts', func: 'bgapi' }, headers, { body: output }));
+    // the job runs on its own (FreeSWITCH: a thread); the connection's next command does not wait for it
+    return void runApi(command, args, host.api).then(
+      (output) => host.publish(host.events.make('BACKGROUND_JOB', { file: 'esl/commands.ts', func: 'bgapi' }, headers, { body: output })),
+      (e: unknown) => host.failed(e instanceof Error ? e : new Error(String(e))),
+    );
   },
 };
 
-/** Runs one command of an authenticated connection. */
-export function runCommand(conn: CommandConn, frame: CommandFrame, host: CommandHost): void {
+/** Runs one command of an authenticated connection; resolves once it is answered. */
+export async function runCommand(conn: CommandConn, frame: CommandFrame, host: CommandHost): Promise<void> {
   const line = frame.command;
   const sp = line.indexOf(' ');
   const word = (sp < 0 ? line : line.slice(0, sp)).toLowerCase();
   const rest = sp < 0 ? '' : line.slice(sp + 1);
   const handler = Object.hasOwn(HANDLERS, word) ? HANDLERS[word] : undefined;
   if (!handler) return conn.reply('-ERR command not found');
-  handler(conn, rest, frame, host);
+  await handler(conn, rest, frame, host);
 }

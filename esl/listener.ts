@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
 import type { Channel } from './channel';
 import { runCommand, type CommandHost } from './commands';
+import type { EventName } from './events';
 import { Subscriptions } from './subscriptions';
 import { authRequest, commandReply, CommandReader, disconnectNotice, eventFrame, GOODBYE, lingerNotice, sessionDisconnectNotice, WireError, type CommandFrame, type EslEvent } from './wire';
 
@@ -18,6 +19,10 @@ export interface OutboundSession {
   hangup(cause: string, sendBye?: boolean): void;
   /** runs a dialplan application on the channel (sendmsg execute) */
   execute(app: string, arg: string, appUuid: string | undefined): void;
+  /** a channel event to every connection subscribed to it */
+  fire(name: EventName, own?: [string, string][]): void;
+  /** uuid_break: stops what the channel plays; `all` also drops the applications queued behind it */
+  breakMedia(all: boolean): Promise<void>;
 }
 
 /** What a connection needs of its server. */
@@ -125,10 +130,10 @@ export class Listener {
     for (const f of frames) this.chain = this.chain.then(() => this.handle(f));
   }
 
-  private handle(frame: CommandFrame): void {
+  private async handle(frame: CommandFrame): Promise<void> {
     if (this.closing) return;
     try {
-      if (this.authed) runCommand(this, frame, this.host);
+      if (this.authed) await runCommand(this, frame, this.host);
       else this.beforeAuth(frame.command);
     } catch (e) {
       this.reply('-ERR internal error');

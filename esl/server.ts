@@ -11,6 +11,7 @@ import { egressPolicyFor, type EgressPolicy } from '../core/net';
 import { guardServer } from '../core/net/socket-guard';
 import type { ApiContext, SipProfile } from './api';
 import { AuthRefusals } from './auth-limit';
+import { Bridges } from './bridges';
 import { EventFactory, type SwitchIdentity } from './events';
 import { AudioForks } from './fork/forks';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
@@ -58,6 +59,8 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
   readonly connections = new Set<Listener>();
   /** the live channels (sip-face.ts opens and ends them) */
   readonly channels = new Map<string, OutboundSession>();
+  /** which channels are bridged to which (uuid_bridge) */
+  readonly bridges = new Bridges();
   readonly sessions: SessionCounts;
   readonly identity: SwitchIdentity;
   readonly events: EventFactory;
@@ -90,7 +93,18 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
       connectTimeoutMs: opts.forkConnectTimeoutMs ?? 5000,
       failed: (e) => this.failed(e),
     });
-    this.api = { id: this.identity, startedAt: now(), now, sessions: this.sessions, profile: opts.profile, idleCpu: () => cpu.read(), forks };
+    this.api = {
+      id: this.identity,
+      startedAt: now(),
+      now,
+      sessions: this.sessions,
+      profile: opts.profile,
+      idleCpu: () => cpu.read(),
+      channels: this.channels,
+      bridges: this.bridges,
+      events: this.events,
+      forks,
+    };
   }
 
   listen(port: number, host = '127.0.0.1'): Promise<net.AddressInfo> {

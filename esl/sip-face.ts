@@ -37,6 +37,8 @@ class ChannelCall implements OutboundSession {
   private running: (() => void) | null = null;
   /** aborted at hang-up: a running application stops waiting, its timers cancelled */
   private readonly abort = new AbortController();
+  /** the queue's generation: `uuid_break … all` drops the applications queued before it */
+  private generation = 0;
 
   constructor(
     readonly channel: Channel,
@@ -66,7 +68,8 @@ class ChannelCall implements OutboundSession {
     // `hangup` does not wait: FreeSWITCH runs a sendmsg that comes during an application inside it
     // (switch_ivr_parse_all_events), so fsmrf's destroy ends a playback at once
     if (app === 'hangup') return void this.run(app, arg, appUuid);
-    this.queue = this.queue.then(() => this.run(app, arg, appUuid)).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
+    const gen = this.generation;
+    this.queue = this.queue.then(() => (gen === this.generation ? this.run(app, arg, appUuid) : undefined)).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
   }
 
   private async run(app: string, arg: string, appUuid: string | undefined): Promise<void> {
@@ -99,8 +102,14 @@ class ChannelCall implements OutboundSession {
     }
   }
 
+  /** uuid_break: stops what the channel plays (the running application goes on); `all` drops the queued ones too. */
+  async breakMedia(all: boolean): Promise<void> {
+    if (all) this.generation++;
+    if (!this.ended) await this.channel.endpoint.stopPlayback();
+  }
+
   /** A channel event to every connection subscribed to it. */
-  private fire(name: EventName, own: [string, string][] = [], opts: { subclass?: string; body?: string } = {}): void {
+  fire(name: EventName, own: [string, string][] = [], opts: { subclass?: string; body?: string } = {}): void {
     this.esl.publish(this.channel.event(this.esl.events, name, own, opts));
   }
 
@@ -110,6 +119,8 @@ class ChannelCall implements OutboundSession {
     this.ended = true;
     this.abort.abort();
     this.running?.();
+    // the bridge ends first (CHANNEL_UNBRIDGE before CHANNEL_HANGUP); the partner stays up, parked
+    void this.esl.bridges.end(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.channel.callState = 'HANGUP';
     this.channel.hangupCause = cause;
     // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)

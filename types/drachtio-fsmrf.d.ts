@@ -54,6 +54,16 @@ declare module 'drachtio-fsmrf' {
     /** set_mute read true / false */
     mute(): Promise<unknown>;
     unmute(): Promise<unknown>;
+    /** say `<lang> <sayType> <sayMethod> [<gender>] <text>`: the playback_* variables (null when absent) */
+    say(text: string, opts: { sayType: string; sayMethod: string; lang?: string; gender?: string }): Promise<{ playbackSeconds: string | null; playbackMilliseconds: string | null }>;
+    /** uuid_bridge with another endpoint or uuid; rejects with the switch's `-ERR …` text */
+    bridge(other: Endpoint | string): Promise<void>;
+    /** uuid_transfer <uuid> -both park inline */
+    unbridge(): Promise<void>;
+    /** uuid_dump parsed (`variable_rtp_audio*` and `variable_playback*` as numbers); `true`: uuid_set_media_stats first */
+    getChannelVariables(includeMedia?: boolean): Promise<Record<string, string | number>>;
+    /** an API command on the endpoint's connection: resolves with drachtio-modesl's event */
+    api(command: string, args?: string | string[]): Promise<unknown>;
   }
 
   export interface PlaybackOptions {
@@ -111,6 +121,8 @@ declare module 'drachtio-fsmrf' {
     hasCapability(capability: string | string[]): boolean;
     api(command: string): Promise<string>;
     createEndpoint(opts?: { remoteSdp: string | null; codecs?: string | string[] }): Promise<Endpoint>;
+    /** an incoming call (drachtio-srf's req/res) connected to a new endpoint: the endpoint and the caller's dialog */
+    connectCaller(req: unknown, res: unknown, opts?: { codecs?: string | string[] }): Promise<{ endpoint: Endpoint; dialog: unknown }>;
     connected(): boolean;
     disconnect(): void;
   }

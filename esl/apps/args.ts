@@ -127,3 +127,20 @@ export function multisetPairs(data: string): string[] {
   if (data.startsWith('^^') && data.length > 2) return data.slice(3).split(data[2]!).filter(Boolean);
   return data.split(' ').filter(Boolean);
 }
+
+/**
+ * switch_separate_string on ' ': words split at runs of blanks, at most `max`, the last one keeping
+ * the rest of the line (blanks included).
+ */
+export function separate(text: string, max: number): string[] {
+  const out: string[] = [];
+  let rest = text.replace(/^\s+/, '');
+  while (rest && out.length < max - 1) {
+    const m = /\s+/.exec(rest);
+    if (!m) break;
+    out.push(rest.slice(0, m.index));
+    rest = rest.slice(m.index + m[0].length);
+  }
+  if (rest) out.push(rest);
+  return out;
+}

@@ -9,6 +9,7 @@ import { playAndGetDigits } from './collect';
 import { setVar, type App, type AppContext } from './context';
 import { playback } from './playback';
 import { record, recordSession, stopRecordSession } from './record';
+import { say } from './say';
 import { speak } from './speak';
 
 export { AppRefused } from './context';
@@ -44,6 +45,9 @@ export const APPS: Readonly<Record<string, App>> = {
   speak,
   avmd_start: avmdStart,
   avmd_stop: avmdStop,
+  say,
+  // the engine detects in-band digits on every channel from its start (DTMF-Source INBAND_AUDIO): nothing to start
+  start_dtmf: () => Promise.resolve('_none_'),
 };
 
 /** The application named `name` (case as sent: FreeSWITCH's names are lower case), or undefined. */

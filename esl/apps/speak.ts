@@ -4,6 +4,7 @@
  * `espeak` names espeak-ng). `playback_terminators` stop it. Without an engine, a voice or text, or with
  * an engine we do not have, the channel hangs up (AppRefused).
  */
+import type { PlayResult } from '../../media-engine';
 import { playbackTerminators } from './args';
 import { AppRefused, onDigits, setVar, varOf, type AppContext } from './context';
 
@@ -20,6 +21,15 @@ export async function speak(ctx: AppContext, data: string): Promise<string> {
   const engine = a.engine || varOf(ctx, 'tts_engine') || '';
   const voice = a.voice || varOf(ctx, 'tts_voice') || '';
   if (!engine || !voice || !a.text.trim()) throw new AppRefused(`speak: invalid params [${engine}][${voice}]`);
+  await speakWith(ctx, a.text, engine, voice);
+  return '_none_';
+}
+
+/**
+ * Speaks `text` on the channel with a TTS engine and voice, `playback_terminators` stopping it; null
+ * when the channel hung up meanwhile. A TTS failure refuses (AppRefused: the channel hangs up).
+ */
+export async function speakWith(ctx: AppContext, text: string, engine: string, voice: string): Promise<PlayResult | null> {
   setVar(ctx, 'playback_terminator_used', '');
   const terminators = playbackTerminators(varOf(ctx, 'playback_terminators'));
   const ep = ctx.channel.endpoint;
@@ -29,12 +39,11 @@ export async function speak(ctx: AppContext, data: string): Promise<string> {
     void ep.stopPlayback().catch(() => undefined);
   });
   try {
-    await ep.say(a.text, { provider: engine === 'espeak' ? 'espeak-ng' : engine, voice });
+    return await ep.say(text, { provider: engine === 'espeak' ? 'espeak-ng' : engine, voice });
   } catch (e) {
-    if (ctx.signal.aborted) return '_none_';
+    if (ctx.signal.aborted) return null;
     throw new AppRefused(`speak: ${(e as Error).message}`);
   } finally {
     release();
   }
-  return '_none_';
 }

@@ -51,7 +51,8 @@ describe('esl: drachtio-fsmrf connects to the event socket', () => {
   it('api through fsmrf: status, and -ERR for a command the switch does not have', async () => {
     ms = await new Mrf(new Srf()).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
     expect(await ms.api('status')).to.match(/^UP 0 years/);
-    expect(await ms.api('uuid_dump 00000000-0000-0000-0000-000000000000')).to.equal('-ERR uuid_dump Command not found!\n');
+    expect(await ms.api('originate sofia/x &park')).to.equal('-ERR originate Command not found!\n');
+    expect(await ms.api('uuid_dump 00000000-0000-0000-0000-000000000000')).to.equal('-ERR No such channel!\n');
   });
 
   it('disconnect: fsmrf sends exit and the server drops the connection', async () => {

@@ -15,6 +15,9 @@ export interface FsmrfRig {
   /** the event socket's port (a raw client may subscribe to events there) */
   port: number;
   ms: FsMediaServer;
+  /** fsmrf's Srf (drachtio-srf, untyped as the drachtio tests drive it) and its sip-server's SIP port, where a phone calls in */
+  appSrf: any;
+  appSipPort: number;
   close(): Promise<void>;
 }
 
@@ -40,7 +43,7 @@ export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promi
     new SipFace(parts.faceSrf, parts.engine, esl).start();
     parts.appSrf = await connectSrf(parts.appSip.drachtioPort);
     parts.ms = await new Mrf(parts.appSrf).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
-    return { engine: parts.engine, esl, port, ms: parts.ms, close };
+    return { engine: parts.engine, esl, port, ms: parts.ms, appSrf: parts.appSrf, appSipPort: parts.appSip.sipPort, close };
   } catch (e) {
     await close();
     throw e;

@@ -172,7 +172,7 @@ describe('esl server: api and bgapi', () => {
     c.socket.end();
   });
 
-  it('status, and an API command no module registered (uuid_*)', async () => {
+  it('status, and an API command no module registered', async () => {
     ({ server, port } = await startServer({ maxSessions: 42 }));
     const c = await RawClient.authed(port, PASSWORD);
     const status = (await c.command('api status')).body.split('\n');
@@ -180,7 +180,7 @@ describe('esl server: api and bgapi', () => {
     expect(status[1]).to.equal(`FreeSWITCH (Version ${ESL_VERSION}) is ready`);
     expect(status[2]).to.equal('0 session(s) since startup');
     expect(status[5]).to.equal('42 session(s) max');
-    for (const cmd of ['uuid_bridge a b', 'uuid_dump 1234', 'originate sofia/x &park']) {
+    for (const cmd of ['originate sofia/x &park', 'show channels', 'reloadxml']) {
       const name = cmd.split(' ')[0];
       expect((await c.command(`api ${cmd}`)).body).to.equal(`-ERR ${name} Command not found!\n`);
     }
@@ -200,7 +200,7 @@ describe('esl server: api and bgapi', () => {
     expect(ev.body.endsWith(`\n\nFreeSWITCH Version ${ESL_VERSION}\n`)).to.equal(true);
     const own = await c.command('bgapi uuid_kill 1');
     expect(own.headers['Reply-Text']).to.match(/^\+OK Job-UUID: [0-9a-f-]{36}$/);
-    expect((await c.next()).body).to.include('\n\n-ERR uuid_kill Command not found!\n');
+    expect((await c.next()).body).to.include('\n\n-ERR No such channel!\n');
     c.socket.end();
   });
 });

@@ -39,7 +39,7 @@ describe('evals: the settle wait wakes on events and honours the run signal', fu
     expect(events.reading).to.equal(true);
     // the wait has read the call once (still up); the hangup written with no event is not seen, as a poll would
     await new Promise((r) => setTimeout(r, 500));
-    await callsRepo(t.ctx.db).hangup(call.id, 'normal');
+    await callsRepo(t.ctx.db).hangup(call.id, 'normal_clearing');
     await new Promise((r) => setTimeout(r, 700));
     expect(done, 'settled without an event').to.equal(false);
     const published = Date.now();

@@ -1,0 +1,192 @@
+/**
+ * The uuid_* API commands (mod_commands.c) on the switch's channels, each answering as FreeSWITCH
+ * words it: `+OK…` on success, `-USAGE: <syntax>` for missing arguments, `-ERR No such channel!` for a
+ * uuid no channel has (esl/README.md, "uuid API commands"). fsmrf's Endpoint sends uuid_bridge,
+ * uuid_transfer (unbridge), uuid_dump and uuid_set_media_stats (getChannelVariables).
+ */
+import type { ApiContext } from './api';
+import { separate } from './apps/args';
+import type { Bridgeable, Bridges } from './bridges';
+import { causeFrom } from './causes';
+import type { EventFactory } from './events';
+import type { OutboundSession } from './listener';
+import { serializeJson, serializePlain } from './wire';
+
+/** What the uuid commands reach of the switch (ApiContext carries it). */
+export interface UuidHost {
+  /** the live channels by uuid */
+  channels: ReadonlyMap<string, OutboundSession>;
+  bridges: Bridges;
+  events: EventFactory;
+}
+
+type UuidCommand = (args: string, ctx: ApiContext) => string | Promise<string>;
+
+const NO_CHANNEL = '-ERR No such channel!\n';
+
+/** uuid_bridge `<uuid> <other_uuid> [<fallback_uuid>]`: the two channels hear each other. */
+async function uuidBridge(args: string, ctx: ApiContext): Promise<string> {
+  const argv = separate(args, 4);
+  if (argv.length < 2) return '-USAGE: <uuid> <other_uuid>\n';
+  const live = (c: Bridgeable) => ctx.channels.get(c.channel.uuid) === c;
+  const attempt = async (a: string, b: string | undefined): Promise<boolean> => {
+    const x = ctx.channels.get(a);
+    const y = b === undefined ? undefined : ctx.channels.get(b);
+    if (!x || !y || x === y) return false;
+    // the bridge interrupts what each channel plays, as FreeSWITCH's transfer into the bridge does
+    await Promise.all([x.breakMedia(false), y.breakMedia(false)]);
+    return ctx.bridges.bridge(x, y, live).catch(() => false);
+  };
+  if (await attempt(argv[0]!, argv[1])) return `+OK ${argv[1]}\n`;
+  if (argv[2] && (await attempt(argv[0]!, argv[2]))) return `+OK ${argv[2]}\n`;
+  return '-ERR Invalid uuid\n';
+}
+
+/** The park application: out of any bridge, what it plays stopped, CHANNEL_PARK; sendmsg still drives it. */
+async function park(call: OutboundSession, ctx: ApiContext): Promise<void> {
+  await ctx.bridges.end(call);
+  await call.breakMedia(false);
+  call.fire('CHANNEL_PARK');
+}
+
+/**
+ * uuid_transfer `<uuid> [-bleg|-both] <dest> [<dialplan>] [<context>]`: served for the inline dialplan's
+ * `park` (fsmrf's unbridge: `<uuid> -both park inline`); this switch has no other dialplan, so any other
+ * destination answers `-ERR` (FreeSWITCH's failed-transfer answer) and the channel stays as it is.
+ */
+async function uuidTransfer(args: string, ctx: ApiContext): Promise<string> {
+  const usage = '-USAGE: <uuid> [-bleg|-both] <dest-exten> [<dialplan>] [<context>]\n';
+  const argv = separate(args, 5);
+  if (argv.length < 2) return usage;
+  const target = ctx.channels.get(argv[0]!);
+  if (!target) return NO_CHANNEL;
+  const flag = argv[1]!.startsWith('-') ? argv[1]!.slice(1).toLowerCase() : null;
+  const [dest, dialplan] = flag === null ? [argv[1], argv[2]] : [argv[2], argv[3]];
+  if (!/^park:?$/.test(dest ?? '') || dialplan !== 'inline') return '-ERR\n';
+  const partner = ctx.bridges.partnerOf(target.channel.uuid);
+  const other = partner ? ctx.channels.get(partner.channel.uuid) : undefined;
+  const parked = flag === 'bleg' && other ? [other] : flag === 'both' && other ? [target, other] : [target];
+  for (const call of parked) await park(call, ctx);
+  return '+OK\n';
+}
+
+/** uuid_dump `<uuid> [txt|plain|json]`: the channel as a CHANNEL_DATA event (its variables as variable_*). */
+function uuidDump(args: string, ctx: ApiContext): string {
+  const argv = separate(args, 2);
+  if (!argv[0]) return '-USAGE: <uuid> [format]\n';
+  const call = ctx.channels.get(argv[0]);
+  if (!call) return NO_CHANNEL;
+  const format = (argv[1] ?? 'txt').toLowerCase();
+  const ev = call.channel.channelData(ctx.events);
+  if (format === 'json') return serializeJson(ev);
+  if (format === 'xml') return '-ERR xml is not supported\n';
+  // switch_event_serialize: URL-encoded, except for `plain`, which brackets the raw values
+  if (format === 'plain') return ev.headers.map(([k, v]) => `${k}: [${v}]\n`).join('') + '\n';
+  return serializePlain(ev);
+}
+
+/** uuid_setvar `<uuid> <var> [value]`: without a value the variable is unset. */
+function uuidSetvar(args: string, ctx: ApiContext): string {
+  const argv = separate(args, 3);
+  if (argv.length < 2) return '-USAGE: <uuid> <var> [value]\n';
+  const call = ctx.channels.get(argv[0]!);
+  if (!call) return NO_CHANNEL;
+  if (argv[2] === undefined || argv[2] === '') call.channel.variables.delete(argv[1]!);
+  else call.channel.variables.set(argv[1]!, argv[2]);
+  return '+OK\n';
+}
+
+/** uuid_setvar_multi `<uuid> <var>=<value>;<var>=<value>…` (a pair without `=` unsets). */
+function uuidSetvarMulti(args: string, ctx: ApiContext): string {
+  const usage = '-USAGE: <uuid> <var>=<value>;<var>=<value>...\n';
+  const sp = args.indexOf(' ');
+  if (sp < 0) return usage;
+  const call = ctx.channels.get(args.slice(0, sp));
+  if (!call) return NO_CHANNEL + usage;
+  let set = 0;
+  let out = '';
+  for (const pair of args
+    .slice(sp + 1)
+    .split(';')
+    .slice(0, 64)) {
+    const eq = pair.indexOf('=');
+    const [name, value] = eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    if (!name) {
+      out += '-ERR No variable specified\n';
+      continue;
+    }
+    if (value) call.channel.variables.set(name, value);
+    else call.channel.variables.delete(name);
+    set++;
+  }
+  return set ? `${out}+OK\n` : out + usage;
+}
+
+/** uuid_getvar `<uuid> <var>`: the value, or `_undef_`. */
+function uuidGetvar(args: string, ctx: ApiContext): string {
+  const argv = separate(args, 4);
+  if (argv.length < 2) return '-USAGE: <uuid> <var>\n';
+  const call = ctx.channels.get(argv[0]!);
+  if (!call) return NO_CHANNEL;
+  return call.channel.variables.get(argv[1]!) ?? '_undef_';
+}
+
+/**
+ * uuid_set_media_stats `<uuid>`: the RTP counters FreeSWITCH's set_stats writes as rtp_audio_* variables
+ * (for a following uuid_dump), those the engine counts (esl/README.md lists them).
+ */
+async function uuidSetMediaStats(args: string, ctx: ApiContext): Promise<string> {
+  const uuid = args.trim();
+  if (!uuid) return '-USAGE: <uuid>\n';
+  const call = ctx.channels.get(uuid);
+  if (!call) return `-ERR No such channel ${uuid}!\n`;
+  const s = await call.channel.endpoint.getStats();
+  const v = call.channel.variables;
+  const stat = (name: string, n: number) => v.set(`rtp_audio_${name}`, String(n));
+  stat('in_packet_count', s.packetsReceived);
+  stat('in_skip_packet_count', s.lost);
+  stat('out_packet_count', s.packetsSent);
+  stat('out_media_bytes', s.octetsSent);
+  // RTP's fixed 12-byte header on each packet sent (the engine sends no CSRC list or extension)
+  stat('out_raw_bytes', s.octetsSent + 12 * s.packetsSent);
+  return '+OK:\n';
+}
+
+/** uuid_kill `<uuid> [cause]`: hangs the channel up (a BYE) with the cause (switch_channel_str2cause). */
+function uuidKill(args: string, ctx: ApiContext): string {
+  const text = args.trim();
+  if (!text) return '-USAGE: <uuid> [cause]\n';
+  const sp = text.indexOf(' ');
+  const call = ctx.channels.get(sp < 0 ? text : text.slice(0, sp));
+  if (!call) return NO_CHANNEL;
+  call.hangup(causeFrom(sp < 0 ? '' : text.slice(sp + 1)));
+  return '+OK\n';
+}
+
+/** uuid_break `<uuid> [all] [both]`: stops what plays; `all` also drops the queued applications; `both` the partner's too. */
+async function uuidBreak(args: string, ctx: ApiContext): Promise<string> {
+  const text = args.trim();
+  if (!text) return '-USAGE: <uuid> [all]\n';
+  const sp = text.indexOf(' ');
+  const call = ctx.channels.get(sp < 0 ? text : text.slice(0, sp));
+  if (!call) return NO_CHANNEL;
+  const flag = sp < 0 ? '' : text.slice(sp + 1);
+  const all = flag.includes('all');
+  const partner = flag.includes('both') ? ctx.bridges.partnerOf(call.channel.uuid) : undefined;
+  const other = partner ? ctx.channels.get(partner.channel.uuid) : undefined;
+  await Promise.all([call.breakMedia(all), other?.breakMedia(all)]);
+  return '+OK\n';
+}
+
+export const UUID_COMMANDS: Readonly<Record<string, UuidCommand>> = {
+  uuid_bridge: uuidBridge,
+  uuid_transfer: uuidTransfer,
+  uuid_dump: uuidDump,
+  uuid_setvar: uuidSetvar,
+  uuid_setvar_multi: uuidSetvarMulti,
+  uuid_getvar: uuidGetvar,
+  uuid_exists: (args, ctx) => (ctx.channels.has(args) ? 'true' : 'false'),
+  uuid_set_media_stats: uuidSetMediaStats,
+  uuid_kill: uuidKill,
+  uuid_break: uuidBreak,
+};
