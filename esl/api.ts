@@ -3,6 +3,8 @@
  * FreeSWITCH's module writes it (esl/README.md, "API commands"). A command not listed here answers
  * `-ERR <command> Command not found!\n`, FreeSWITCH's answer for a command no module registered.
  */
+import { conferenceApi } from './conference/api';
+import type { ConferenceRooms } from './conference/rooms';
 import { uptimeText, type SwitchIdentity } from './events';
 import type { SessionCounts } from './sessions';
 
@@ -20,6 +22,8 @@ export interface ApiContext {
   sessions: SessionCounts;
   profile: SipProfile;
   idleCpu: () => number;
+  /** the conferences (set by the SIP face, which makes them): the `conference` command */
+  conferences?: ConferenceRooms;
 }
 
 type ApiCommand = (args: string, ctx: ApiContext) => string;
@@ -62,6 +66,7 @@ const COMMANDS: Record<string, ApiCommand> = {
   version: (_a, ctx) => `FreeSWITCH Version ${ctx.id.version}\n`,
   hostname: (_a, ctx) => ctx.id.hostname,
   uptime: (_a, ctx) => `${Math.floor((ctx.now() - ctx.startedAt) / 1000)}\n`,
+  conference: conferenceApi,
 };
 
 /** Runs `<command> <args>`; its output (an error is output too, as FreeSWITCH's are). */

@@ -5,6 +5,7 @@
  */
 import { multisetPairs, setMuteArgs, setPair } from './args';
 import { playAndGetDigits } from './collect';
+import { conference } from './conference';
 import { setVar, type App, type AppContext } from './context';
 import { playback } from './playback';
 import { record, recordSession, stopRecordSession } from './record';
@@ -41,6 +42,7 @@ export const APPS: Readonly<Record<string, App>> = {
   record_session: recordSession,
   stop_record_session: stopRecordSession,
   speak,
+  conference,
 };
 
 /** The application named `name` (case as sent: FreeSWITCH's names are lower case), or undefined. */
