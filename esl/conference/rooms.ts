@@ -62,9 +62,4 @@ export class ConferenceRooms {
     const basic = channel.headers().filter(([k]) => !k.startsWith('variable_'));
     this.host.publish(maintenance(this.host.events, 'rejected-join-only', [...basic, ['Conference-Name', name], ['Conference-Profile-Name', profile]]));
   }
-
-  /** Ends every room (the switch stops). */
-  endAll(): void {
-    for (const r of this.all()) r.end();
-  }
 }

@@ -109,8 +109,12 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await conf.getSize()).to.equal(4);
     expect([...conf.participants.keys()].sort()).to.include.members(joined.map((j) => j.memberId));
 
+    const aId = String(joined[0]!.memberId);
+    const aTalks = new Promise<EslEvent>((resolve) => conf.on('startTalking', (e: EslEvent) => e.getHeader('Member-ID') === aId && resolve(e)));
     void a.peer.play(tone[440]!).catch(() => undefined);
     void b.peer.play(tone[1000]!).catch(() => undefined);
+    // the engine's talk detection: start-talking of a, as fsmrf's Conference sees it
+    expect((await aTalks).getHeader('Talking')).to.equal('true');
     const before = await hear(c.peer, 'c-before');
     expect(toneShare(before, 440, 8000)).to.be.above(0.2);
     expect(toneShare(before, 1000, 8000)).to.be.above(0.2);
