@@ -195,6 +195,10 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(rms(wav.samples)).to.be.above(1000);
     expect(toneShare(wav.samples, 880, 8000) + toneShare(wav.samples, 440, 8000)).to.be.above(0.5);
     expect(toneShare(wav.samples, 880, 8000)).to.be.above(0.1);
+    // a file to one member: that member's endpoint plays it, play-file-member-done when it has
+    const { memberId } = b.ep.conf;
+    expect((await b.ep.confPlay(tone[880]!)).getBody()).to.equal(`+OK (play) Playing file ${tone[880]} to member ${memberId}\n`);
+    expect(await nextAction(raw, 'play-file-member-done')).to.include({ File: tone[880], 'Member-ID': String(memberId), samples: '8000', milliseconds: '1000' });
   });
 
   it('lock, get and set; destroy ends the room for every member (del-member each, conference-destroy)', async () => {
