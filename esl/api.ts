@@ -3,6 +3,8 @@
  * FreeSWITCH's module writes it (esl/README.md, "API commands"). A command not listed here answers
  * `-ERR <command> Command not found!\n`, FreeSWITCH's answer for a command no module registered.
  */
+import { conferenceApi } from './conference/api';
+import type { ConferenceRooms } from './conference/rooms';
 import { uptimeText, type SwitchIdentity } from './events';
 import type { AudioForks } from './fork/forks';
 import type { SessionCounts } from './sessions';
@@ -24,6 +26,8 @@ export interface ApiContext extends UuidHost {
   idleCpu: () => number;
   /** uuid_audio_fork's bugs (fork/forks.ts) */
   forks: AudioForks;
+  /** the conferences (set by the SIP face, which makes them): the `conference` command */
+  conferences?: ConferenceRooms;
 }
 
 type ApiCommand = (args: string, ctx: ApiContext) => string | Promise<string>;
@@ -68,6 +72,7 @@ const COMMANDS: Record<string, ApiCommand> = {
   uptime: (_a, ctx) => `${Math.floor((ctx.now() - ctx.startedAt) / 1000)}\n`,
   uuid_audio_fork: (args, ctx) => ctx.forks.command(args),
   ...UUID_COMMANDS,
+  conference: conferenceApi,
 };
 
 /** Runs `<command> <args>`; its output (an error is output too, as FreeSWITCH's are). */

@@ -11,6 +11,7 @@ import { guardSocket } from '../core/net/socket-guard';
 import type { DtmfEvent, MediaServer } from '../media-engine';
 import { AppRefused, appFor } from './apps';
 import { Channel } from './channel';
+import { ConferenceRooms } from './conference/rooms';
 import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
 import type { EslServer } from './server';
@@ -93,7 +94,7 @@ class ChannelCall implements OutboundSession {
     // a hang-up while it runs ends it first: its completion comes before CHANNEL_HANGUP, as FreeSWITCH's
     this.running = () => complete('_none_');
     try {
-      complete(await impl({ channel: this.channel, fire: (n, own, opts) => this.fire(n, own, opts), signal: this.abort.signal }, arg));
+      complete(await impl({ channel: this.channel, fire: (n, own, opts) => this.fire(n, own, opts), signal: this.abort.signal, conferences: this.esl.api.conferences }, arg));
     } catch (e) {
       if (this.ended) return complete('_none_');
       if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
@@ -142,7 +143,10 @@ export class SipFace {
     private readonly srf: Srf,
     private readonly engine: MediaServer,
     private readonly esl: EslServer,
-  ) {}
+  ) {
+    // the conferences of this switch: the rooms' mixers are the engine's, the API reaches them through esl.api
+    esl.api.conferences ??= new ConferenceRooms(engine, esl);
+  }
 
   /** Takes the INVITEs of the application's sip-server. */
   start(): void {

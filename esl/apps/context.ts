@@ -5,6 +5,7 @@
  */
 import type { DtmfEvent } from '../../media-engine';
 import type { Channel } from '../channel';
+import type { ConferenceRooms } from '../conference/rooms';
 import type { EventName } from '../events';
 
 export interface AppContext {
@@ -13,6 +14,8 @@ export interface AppContext {
   fire(name: EventName, own?: [string, string][], opts?: { subclass?: string; body?: string }): void;
   /** aborted when the channel hangs up */
   readonly signal: AbortSignal;
+  /** the switch's conferences (the `conference` application) */
+  readonly conferences?: ConferenceRooms;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { multisetPairs, setMuteArgs, setPair } from './args';
 import { avmdStart, avmdStop } from './avmd';
 import { playAndGetDigits } from './collect';
+import { conference } from './conference';
 import { setVar, type App, type AppContext } from './context';
 import { playback } from './playback';
 import { record, recordSession, stopRecordSession } from './record';
@@ -48,6 +49,7 @@ export const APPS: Readonly<Record<string, App>> = {
   say,
   // the engine detects in-band digits on every channel from its start (DTMF-Source INBAND_AUDIO): nothing to start
   start_dtmf: () => Promise.resolve('_none_'),
+  conference,
 };
 
 /** The application named `name` (case as sent: FreeSWITCH's names are lower case), or undefined. */

@@ -1,0 +1,322 @@
+/**
+ * The `conference` API command (mod_conference's conference_api_main_real and its sub-commands) over
+ * the switch's rooms, each reply as mod_conference writes it (conference_api.c): `-ERR Conference <name>
+ * not found`, member targets (`<id>|all|last|non_moderator`, `-ERR Non-Existant ID <id>`), list, count,
+ * play, stop, mute/unmute, deaf/undeaf, kick, hup, lock/unlock, get/set, recording start|stop|check|
+ * pause|resume (and record/norecord/pause/resume/chkrecord). A sub-command not served answers as an
+ * unknown one does; a wrong use prints the command's syntax line, as FreeSWITCH does.
+ */
+import type { ApiContext } from '../api';
+import { ENERGY_LEVEL } from './events';
+import { readRoomFile } from './playback';
+import type { ConferenceRoom, Member } from './room';
+import type { ConferenceRooms } from './rooms';
+
+/** A sub-command on the room's arguments (argv[0] the room's name, argv[1] the sub-command); null prints its syntax. */
+type RoomCommand = (room: ConferenceRoom, argv: string[], rooms: ConferenceRooms) => string | null;
+/** A sub-command on one member (CONF_API_SUB_MEMBER_TARGET); `arg` is the word after the target. */
+type MemberCommand = (room: ConferenceRoom, m: Member, arg: string | undefined, rooms: ConferenceRooms) => string;
+
+/** conference_api_sub_commands' syntax text of each command served (`<pcommand> <psyntax>`, no newline). */
+const SYNTAX: Record<string, string> = {
+  count: 'count ',
+  list: 'list [delim <string>]|[count]',
+  play: 'play <file_path> [async|<member_id> [nomux]]',
+  stop: 'stop <[current|all|async|last]> [<member_id>]',
+  kick: 'kick <[member_id|all|last|non_moderator]> [<optional sound file>]',
+  hup: 'hup <[member_id|all|last|non_moderator]>',
+  mute: 'mute <[member_id|all]|last|non_moderator> [<quiet>]',
+  unmute: 'unmute <[member_id|all]|last|non_moderator> [<quiet>]',
+  deaf: 'deaf <[member_id|all]|last|non_moderator>',
+  undeaf: 'undeaf <[member_id|all]|last|non_moderator>',
+  lock: 'lock ',
+  unlock: 'unlock ',
+  record: 'record <filename>',
+  chkrecord: 'chkrecord <confname>',
+  norecord: 'norecord <[filename|all]>',
+  pause: 'pause <filename>',
+  resume: 'resume <filename>',
+  recording: 'recording [start|stop|check|pause|resume] [<filename>|all]',
+  get: 'get <parameter-name>',
+  set: 'set <max_members|sound_prefix|caller_id_name|caller_id_number|endconference_grace_time> <value>',
+};
+
+/** C's atoi: the leading digits (after a sign), 0 when none. */
+const atoi = (s: string | undefined) => Number.parseInt(/^\s*[+-]?\d+/.exec(s ?? '')?.[0] ?? '0', 10) || 0;
+
+const report = (rooms: ConferenceRooms) => (e: unknown) => rooms.host.failed(e instanceof Error ? e : new Error(String(e)));
+
+const MEMBER_COMMANDS: Record<string, MemberCommand> = {
+  mute: (room, m, _a, rooms) => (void room.setSpeak(m, false).catch(report(rooms)), `+OK mute ${m.id}\n`),
+  unmute: (room, m, _a, rooms) => (void room.setSpeak(m, true).catch(report(rooms)), `+OK unmute ${m.id}\n`),
+  deaf: (room, m, _a, rooms) => (void room.setHear(m, false).catch(report(rooms)), `+OK deaf ${m.id}\n`),
+  undeaf: (room, m, _a, rooms) => (void room.setHear(m, true).catch(report(rooms)), `+OK undeaf ${m.id}\n`),
+  // the optional kick sound is not played: the member leaves at once
+  kick: (room, m) => (room.remove(m, 'kicked'), `+OK kicked ${m.id}\n`),
+  hup: (room, m) => (room.remove(m, 'hup'), `+OK hup ${m.id}\n`),
+};
+
+/** The member a target names: a number, or `var=value` (a channel variable of the member's channel). */
+function memberBy(room: ConferenceRoom, target: string): Member | undefined {
+  const id = atoi(target);
+  if (id) return room.members.get(id);
+  const eq = target.indexOf('=');
+  if (eq < 0) return undefined;
+  const [name, value] = [target.slice(0, eq), target.slice(eq + 1)];
+  return [...room.members.values()].find((m) => m.channel.variables.get(name) === value);
+}
+
+/** conference_api_dispatch's CONF_API_SUB_MEMBER_TARGET: one member, all, non_moderator, or last (the highest id). */
+function memberTarget(room: ConferenceRoom, argv: string[], name: string, fn: MemberCommand, rooms: ConferenceRooms): string {
+  const target = argv[2];
+  const arg = argv[3];
+  const id = atoi(target);
+  const word = id ? '' : (target ?? '').toLowerCase();
+  if (word === 'all' || word === 'non_moderator') {
+    let out = '';
+    for (const m of [...room.members.values()]) {
+      if (word === 'non_moderator' && m.moderator) out += `Skipping moderator (member id ${m.id}).\n`;
+      else out += fn(room, m, arg, rooms);
+    }
+    return out;
+  }
+  if (word === 'last') {
+    const last = [...room.members.values()].reduce<Member | null>((a, m) => (a === null || m.id > a.id ? m : a), null);
+    return last ? fn(room, last, arg, rooms) : '';
+  }
+  if (id) {
+    const m = room.members.get(id);
+    return m ? fn(room, m, arg, rooms) : `-ERR Non-Existant ID ${id}\n`;
+  }
+  if (target?.includes('=')) {
+    const m = memberBy(room, target);
+    return m ? fn(room, m, arg, rooms) : '-ERR Non-Existant member\n';
+  }
+  return SYNTAX[name]!;
+}
+
+/** conference_list: `<id>;<channel name>;<uuid>;<caller id name>;<caller id number>;<flags>;<vol in>;<vol out>;<energy>`. */
+function listMembers(room: ConferenceRoom, d: string): string {
+  let out = '';
+  for (const m of room.members.values()) {
+    const flags = [m.hear && 'hear', m.speak && 'speak', m.talking && 'talking', room.floor === m.id && 'floor', m.moderator && 'moderator', m.ghost && 'ghost'].filter(Boolean).join('|');
+    const cid = m.channel.sip.fromUser;
+    out += [m.id, m.channel.name, m.channel.uuid, cid, cid, flags, 0, 0, ENERGY_LEVEL].join(d) + '\n';
+  }
+  return out;
+}
+
+/** The list options after `list`: `delim <d>` (a quoted one unquoted), `count`; `pretty` and `summary` list as the default does. */
+function listOf(room: ConferenceRoom, opts: string[]): string {
+  if (opts[0]?.toLowerCase() === 'count') return `${room.size}`;
+  let d = ';';
+  if (opts[0]?.toLowerCase() === 'delim' && opts[1]) {
+    d = opts[1];
+    if (d.startsWith('"')) d = d.length > 1 ? d.slice(1).split('"')[0]! : ';';
+  }
+  return listMembers(room, d);
+}
+
+/** `conference list` without a room: each room's summary line, then its members. */
+function listAll(rooms: ConferenceRooms, opts: string[]): string {
+  const all = rooms.all();
+  if (!all.length) return '+OK No active conferences.\n';
+  if (opts[0]?.toLowerCase() === 'count') return all.map((r) => `${r.size}`).join('');
+  let out = '';
+  for (const r of all) {
+    const n = r.size;
+    const flags = [r.locked && 'locked', 'running', 'answered', 'dynamic', r.recordings.count > 0 && 'recording'].filter(Boolean).join('|');
+    out += `+OK Conference ${r.name} (${n} member${n === 1 ? '' : 's'} rate: 8000${r.locked ? ' locked' : ''} flags: ${flags})\n`;
+    if (opts[0]?.toLowerCase() !== 'summary') out += listOf(r, opts);
+  }
+  return out;
+}
+
+/** get: the parameters conference_api_sub_get reads. */
+function getParam(room: ConferenceRoom, name: string): string | null {
+  const values: Record<string, () => string> = {
+    run_time: () => String(Math.floor((Date.now() - room.startedAt) / 1000)),
+    count: () => String(room.size),
+    count_ghosts: () => String(room.ghosts),
+    max_members: () => String(room.maxMembers),
+    rate: () => '8000',
+    profile_name: () => room.profile,
+    sound_prefix: () => room.soundPrefix,
+    caller_id_name: () => room.callerIdName,
+    caller_id_number: () => room.callerIdNumber,
+    is_locked: () => (room.locked ? 'locked' : ''),
+    endconference_grace_time: () => String(room.endconferenceGraceTime),
+    uuid: () => room.uuid,
+    wait_mod: () => '',
+  };
+  const v = Object.hasOwn(values, name.toLowerCase()) ? values[name.toLowerCase()] : undefined;
+  return v ? v() : null;
+}
+
+/** set: prints the old value, then takes the new one (a negative number is refused). */
+function setParam(room: ConferenceRoom, name: string, value: string): string | null {
+  switch (name.toLowerCase()) {
+    case 'max_members':
+    case 'endconference_grace_time': {
+      const n = atoi(value);
+      if (n < 0) return null;
+      const key = name.toLowerCase() === 'max_members' ? 'maxMembers' : 'endconferenceGraceTime';
+      const old = String(room[key]);
+      room[key] = n;
+      return old;
+    }
+    case 'sound_prefix':
+    case 'caller_id_name':
+    case 'caller_id_number': {
+      const key = ({ sound_prefix: 'soundPrefix', caller_id_name: 'callerIdName', caller_id_number: 'callerIdNumber' } as const)[name.toLowerCase() as 'sound_prefix'];
+      const old = room[key];
+      room[key] = value;
+      return old;
+    }
+    default:
+      return null;
+  }
+}
+
+/** play <file> [async] to the room, or play <file> <member> [nomux] to one member. */
+function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string | null {
+  let argc = argv.length;
+  const async = (argc === 4 && argv[3]!.toLowerCase() === 'async') || (argc === 5 && argv[4]!.toLowerCase() === 'async');
+  if (async) argc--;
+  const file = argv[2];
+  if (argc === 3 && file) {
+    const f = room.members.size ? readRoomFile(file, room.soundPrefix) : null;
+    if (!f) return `-ERR (play) File: ${file} not found.\n`;
+    room.fireRoom('play-file', [
+      ['File', file],
+      ['Async', async ? 'true' : 'false'],
+    ]);
+    room.player.enqueue(f);
+    return `+OK (play) Playing file ${file}\n`;
+  }
+  if (argc < 4 || !file) return null;
+  const m = memberBy(room, argv[3]!);
+  if (!m) return `-ERR Member: ${argv[3]} not found.\n`;
+  const f = readRoomFile(file, room.soundPrefix);
+  if (!f) return `-ERR (play) File: ${file} not found.\n`;
+  room.fireMember('play-file-member', m, [['File', file]]);
+  void playToMember(room, m, file, f.rate).catch(report(rooms));
+  return `+OK (play) Playing file ${file} to member ${m.id}\n`;
+}
+
+/** A file to one member (conference_member_play_file): that member hears it, then play-file-member-done. */
+async function playToMember(room: ConferenceRoom, m: Member, file: string, rate: number): Promise<void> {
+  const local = file.startsWith('file://') ? file.slice(7) : file;
+  const p = room.soundPrefix && !local.startsWith('/') ? `${room.soundPrefix}/${local}` : local;
+  const r = await m.channel.endpoint.play(p);
+  const samples = Math.round((r.playbackMilliseconds * rate) / 1000);
+  room.fireMember('play-file-member-done', m, [
+    ['seconds', String(Math.floor(samples / rate))],
+    ['milliseconds', String(Math.floor(samples / (rate / 1000)))],
+    ['samples', String(samples)],
+    ['File', file],
+  ]);
+}
+
+/** record <path>: `+OK Record file <path>`, or the path in use. */
+function recordStart(room: ConferenceRoom, p: string | undefined): string | null {
+  if (!p) return null;
+  if (room.recordings.has(p)) return `-ERR file [${p}] is already being used for recording.\n`;
+  room.recordings.start(p);
+  return `+OK Record file ${p}\n`;
+}
+
+/** norecord <path|all>: a line per recording stopped, then the count. */
+function recordStop(room: ConferenceRoom, which: string | undefined): string | null {
+  if (!which) return null;
+  const all = which.toLowerCase() === 'all';
+  const stopped = room.recordings.stop(all ? null : which);
+  let out = stopped.map((p) => `Stopped recording file ${p}\n`).join('');
+  if (!stopped.length && !all) out += `-ERR non-existant recording '${which}'\n`;
+  return `${out}+OK Stopped recording ${stopped.length} file${stopped.length === 1 ? '' : 's'}\n`;
+}
+
+/** pause|resume <path>: FreeSWITCH writes the +OK line first, then the -ERR when there is no such recording. */
+function recordPause(room: ConferenceRoom, action: string, p: string | undefined): string | null {
+  if (!p) return null;
+  const on = action.toLowerCase() === 'pause';
+  const out = `+OK ${on ? 'Pause' : 'Resume'} recording file ${p}\n`;
+  return room.recordings.pause(p, on) ? out : `${out}-ERR non-existant recording '${p}'\n`;
+}
+
+function recordCheck(room: ConferenceRoom): string {
+  const paths = room.recordings.paths();
+  return paths.length ? paths.map((p) => `+OK Record file ${p}\n`).join('') : '-ERR Conference is not being recorded.\n';
+}
+
+/** recording start|stop|check|pause|resume [<path>|all] (conference_api_sub_recording's argument shuffle). */
+function recording(room: ConferenceRoom, argv: string[]): string | null {
+  const action = (argv[2] ?? '').toLowerCase();
+  const target = argv[3] ?? (action === 'stop' || action === 'check' ? 'all' : undefined);
+  if (target === undefined) return recordStart(room, argv[2]); // the old syntax: `recording <path>`
+  if (action === 'start') return recordStart(room, target);
+  if (action === 'stop') return recordStop(room, target);
+  if (action === 'check') return recordCheck(room);
+  if (action === 'pause' || action === 'resume') return recordPause(room, action, target);
+  return null;
+}
+
+const ROOM_COMMANDS: Record<string, RoomCommand> = {
+  list: (room, argv) => listOf(room, argv.slice(2)),
+  count: (room) => `${room.size}`,
+  play,
+  stop: (room, argv) => {
+    const which = (argv[2] ?? 'all').toLowerCase();
+    if (which !== 'current' && which !== 'all' && which !== 'async') return null;
+    if (argv.length === 4) return `-ERR Member: ${argv[3]} not found.\n`; // a member's own file queue is not kept
+    return `+OK Stopped ${room.player.stop(which === 'current' ? 'current' : 'all')} files.\n`;
+  },
+  lock: (room, argv) => {
+    room.locked = true;
+    room.fireRoom('lock');
+    return `+OK ${argv[0]} locked\n`;
+  },
+  unlock: (room, argv) => {
+    room.locked = false;
+    room.fireRoom('unlock');
+    return `+OK ${argv[0]} unlocked\n`;
+  },
+  get: (room, argv) => (argv.length === 3 ? getParam(room, argv[2]!) : null),
+  set: (room, argv) => (argv.length === 4 ? setParam(room, argv[2]!, argv[3]!) : null),
+  recording,
+  record: (room, argv) => recordStart(room, argv[2]),
+  norecord: (room, argv) => recordStop(room, argv[2]),
+  pause: (room, argv) => recordPause(room, 'pause', argv[2]),
+  resume: (room, argv) => recordPause(room, 'resume', argv[2]),
+  chkrecord: (room) => recordCheck(room),
+};
+
+/** conference_api_dispatch: the sub-command on an existing room. */
+function dispatch(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string {
+  const name = argv[1]!.toLowerCase();
+  const member = Object.hasOwn(MEMBER_COMMANDS, name) ? MEMBER_COMMANDS[name] : undefined;
+  if (member) return memberTarget(room, argv, name, member, rooms);
+  const cmd = Object.hasOwn(ROOM_COMMANDS, name) ? ROOM_COMMANDS[name] : undefined;
+  if (!cmd) return `-ERR Conference command '${argv[1]}' not found.\n`;
+  return cmd(room, argv, rooms) ?? SYNTAX[name]!;
+}
+
+/** `conference` with no arguments or `help`: a line per command served. */
+const help = () =>
+  Object.values(SYNTAX)
+    .map((s) => `<conf name> ${s}\n`)
+    .join('');
+
+/** `api conference <args>`. */
+export function conferenceApi(args: string, ctx: ApiContext): string {
+  const argv = args.split(' ').filter(Boolean);
+  if (!argv.length) return help();
+  const rooms = ctx.conferences;
+  const room = rooms?.get(argv[0]!);
+  if (room && rooms) return argv.length >= 2 ? dispatch(room, argv, rooms) : "Conference command, not specified.\nTry 'help'\n";
+  const word = argv[0]!.toLowerCase();
+  if (word === 'list') return rooms ? listAll(rooms, argv.slice(1)) : '+OK No active conferences.\n';
+  if (word === 'count') return `${rooms?.all().length ?? 0}`;
+  if (word === 'help' || word === 'commands') return help();
+  return `-ERR Conference ${argv[0]} not found\n`;
+}

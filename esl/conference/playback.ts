@@ -1,0 +1,127 @@
+/**
+ * A room's file queue (mod_conference's conference_file_play over the conference's fnode list): files
+ * played into the mix one after another, each heard by every member that hears the room and taken by
+ * the room's recordings. The audio goes in through one audio fork of the engine's mixer (its injected
+ * audio is a member of the mix that hears nothing). Each file: play-file when queued (the API fires it),
+ * play-file-done with seconds/milliseconds/samples when it has played or was stopped.
+ */
+import path from 'node:path';
+import { readWav, type AudioFork, type Conference } from '../../media-engine';
+
+/** A file read for the mix: mono 16-bit samples at 8 or 16 kHz (the rates the mix takes). */
+interface QueuedFile {
+  file: string;
+  samples: Int16Array;
+  rate: 8000 | 16000;
+}
+
+/** How long the first frame of an injection may take to go out before the file is timed from now. */
+const START_WAIT_MS = 1000;
+
+/**
+ * Reads a file the room can play: a WAV, mono, 16-bit linear or G.711, at 8 or 16 kHz; relative paths
+ * under `soundPrefix` (else the process's directory). null when it is missing or not one of those.
+ */
+export function readRoomFile(file: string, soundPrefix: string): QueuedFile | null {
+  const local = file.startsWith('file://') ? file.slice(7) : file;
+  if (/^[a-z_]+:\/\//i.test(local)) return null;
+  const p = soundPrefix && !path.isAbsolute(local) ? path.join(soundPrefix, local) : local;
+  try {
+    const { info, samples } = readWav(p);
+    const rate = info.format.sampleRate;
+    if (info.format.channels !== 1 || (rate !== 8000 && rate !== 16000)) return null;
+    return { file, samples, rate };
+  } catch {
+    return null;
+  }
+}
+
+export class RoomPlayer {
+  private readonly queue: QueuedFile[] = [];
+  private fork: AudioFork | null = null;
+  private running = false;
+  private closed = false;
+  /** the playing file's timer and its early end (stop, close), owned by that file */
+  private playing: { end: () => void } | null = null;
+
+  constructor(
+    private readonly media: Conference,
+    private readonly fire: (action: string, own: [string, string][]) => void,
+  ) {}
+
+  /** Queues a file read by readRoomFile; it plays after the ones before it. */
+  enqueue(f: QueuedFile): void {
+    if (this.closed) return;
+    this.queue.push(f);
+    void this.drain();
+  }
+
+  /** `stop [all|current]`: the playing file (current) or every queued one; returns how many stopped. */
+  stop(which: 'current' | 'all'): number {
+    const n = which === 'all' ? this.queue.length : Math.min(1, this.queue.length);
+    if (which === 'all') this.queue.splice(1).forEach((f) => this.done(f, 0));
+    void this.fork?.clearInjected().catch(() => undefined);
+    this.playing?.end();
+    return n;
+  }
+
+  /** The room ended: every file stopped, the fork gone. */
+  close(): void {
+    if (this.closed) return;
+    this.stop('all');
+    this.closed = true;
+    void this.fork?.stop();
+    this.fork = null;
+  }
+
+  private async openFork(): Promise<AudioFork> {
+    this.fork ??= await this.media.forkAudioStart({ onFrame: () => undefined, reportStarts: true });
+    return this.fork;
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (!this.closed && this.queue.length) {
+        const f = this.queue[0]!;
+        const played = await this.playOne(f);
+        this.queue.shift();
+        this.done(f, played);
+      }
+    } catch {
+      // the mixer went away (the room ends with it): what was queued is done, unplayed
+      for (const f of this.queue.splice(0)) this.done(f, 0);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Injects one file and waits until it has played out (or is stopped); resolves with the samples played. */
+  private async playOne(f: QueuedFile): Promise<number> {
+    const fork = await this.openFork();
+    if (this.closed) return 0;
+    const started = fork.nextStart(START_WAIT_MS);
+    fork.inject(f.samples, f.rate);
+    const at = (await started) ?? Date.now();
+    const ms = (f.samples.length * 1000) / f.rate;
+    if (this.closed) return 0;
+    const stoppedAt = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), Math.max(0, at + ms - Date.now()));
+      this.playing = { end: () => (clearTimeout(timer), resolve(Date.now())) };
+    });
+    this.playing = null;
+    if (stoppedAt === null) return f.samples.length;
+    return Math.min(f.samples.length, Math.max(0, Math.round(((stoppedAt - at) * f.rate) / 1000)));
+  }
+
+  /** play-file-done: samples at the file's rate, as conference_file_close reports them. */
+  private done(f: QueuedFile, samples: number): void {
+    this.fire('play-file-done', [
+      ['seconds', String(Math.floor(samples / f.rate))],
+      ['milliseconds', String(Math.floor(samples / (f.rate / 1000)))],
+      ['samples', String(samples)],
+      ['File', f.file],
+    ]);
+  }
+}

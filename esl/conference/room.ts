@@ -1,0 +1,212 @@
+/**
+ * One conference (mod_conference's conference_obj_t) over the media engine's mixer
+ * (media-engine/conference.ts): its members, each a channel whose engine endpoint is in the mix, their
+ * flags (speak, hear, moderator, ghost, endconf), the room's settings the API reads and sets, its
+ * file queue and recordings, and the maintenance events of each change. The room ends when its last
+ * member leaves, when an `endconf` member leaves, or when the engine's mixer is gone.
+ */
+import type { Conference } from '../../media-engine';
+import type { Channel } from '../channel';
+import type { EventFactory, SwitchIdentity } from '../events';
+import type { EslEvent } from '../wire';
+import { maintenance, memberHeaders, roomHeaders, type MemberView, type RoomView } from './events';
+import { RoomPlayer } from './playback';
+import { RoomRecordings } from './recording';
+
+/** What a room needs of the switch: its events and where they go (EslServer). */
+export interface RoomHost {
+  readonly events: EventFactory;
+  readonly identity: SwitchIdentity;
+  publish(ev: EslEvent): void;
+  failed(err: Error): void;
+}
+
+/** The member flags of `+flags{…}` (conference_utils_set_mflags) this switch serves. */
+export interface MemberFlags {
+  mute: boolean;
+  deaf: boolean;
+  moderator: boolean;
+  ghost: boolean;
+  endconf: boolean;
+}
+
+/** Why a member left: the API's kick or hup, its channel hung up, or the room ended. */
+export type LeaveReason = 'kicked' | 'hup' | 'hangup' | 'ended';
+
+export class Member implements MemberView {
+  speak: boolean;
+  hear: boolean;
+  talking = false;
+  readonly moderator: boolean;
+  readonly ghost: boolean;
+  readonly endconf: boolean;
+  /** settles when the member has left (the conference application then returns) */
+  readonly left: Promise<LeaveReason>;
+  private settle!: (r: LeaveReason) => void;
+  gone = false;
+
+  constructor(
+    readonly id: number,
+    readonly channel: Channel,
+    flags: MemberFlags,
+  ) {
+    this.speak = !flags.mute;
+    this.hear = !flags.deaf;
+    this.moderator = flags.moderator;
+    this.ghost = flags.ghost;
+    this.endconf = flags.endconf;
+    this.left = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  /** @internal the room took it out */
+  markLeft(reason: LeaveReason): void {
+    this.gone = true;
+    this.settle(reason);
+  }
+}
+
+/** The engine's mute direction for a member's flags: 'in' = the others do not hear it, 'out' = it hears nothing. */
+function engineMute(m: { speak: boolean; hear: boolean }): 'in' | 'out' | 'both' | undefined {
+  if (!m.speak && !m.hear) return 'both';
+  if (!m.speak) return 'in';
+  return m.hear ? undefined : 'out';
+}
+
+export class ConferenceRoom implements RoomView {
+  readonly members = new Map<number, Member>();
+  /** members by their engine endpoint's uuid (the mixer's member id) */
+  private readonly byLeg = new Map<string, Member>();
+  locked = false;
+  /** 0: no limit (mod_conference's default) */
+  maxMembers = 0;
+  soundPrefix = '';
+  callerIdName = 'conference';
+  callerIdNumber = '0000000000';
+  endconferenceGraceTime = 0;
+  floor: number | null = null;
+  ended = false;
+  readonly startedAt = Date.now();
+  readonly player: RoomPlayer;
+  readonly recordings: RoomRecordings;
+
+  constructor(
+    readonly name: string,
+    readonly profile: string,
+    readonly media: Conference,
+    private readonly host: RoomHost,
+    private readonly onEnd: (room: ConferenceRoom) => void,
+  ) {
+    const fire = (action: string, own: [string, string][]) => this.fireRoom(action, own);
+    this.player = new RoomPlayer(media, fire);
+    this.recordings = new RoomRecordings(media, fire, (e) => host.failed(e));
+    media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
+    media.on('destroy', () => this.end());
+  }
+
+  get uuid(): string {
+    return this.media.uuid;
+  }
+  get domain(): string {
+    return this.host.identity.ipv4;
+  }
+  get size(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (!m.ghost) n++;
+    return n;
+  }
+  get ghosts(): number {
+    return this.members.size - this.size;
+  }
+  /** A new member would exceed max_members. */
+  get full(): boolean {
+    return this.maxMembers > 0 && this.size >= this.maxMembers;
+  }
+
+  /** Puts the channel's endpoint in the mix with its flags and fires add-member. Throws when the room has ended. */
+  async add(id: number, channel: Channel, flags: MemberFlags): Promise<Member> {
+    if (this.ended) throw new Error(`conference ${this.name} has ended`);
+    const m = new Member(id, channel, flags);
+    await this.media.join(channel.endpoint, { mute: engineMute(m) });
+    if (this.ended) {
+      m.markLeft('ended');
+      return m;
+    }
+    this.members.set(id, m);
+    this.byLeg.set(channel.endpoint.uuid, m);
+    this.fireMember('add-member', m);
+    return m;
+  }
+
+  /** Takes a member out (del-member); an endconf member, or the last one, ends the room. */
+  leave(m: Member, reason: LeaveReason): void {
+    if (m.gone || this.members.get(m.id) !== m) return;
+    this.members.delete(m.id);
+    this.byLeg.delete(m.channel.endpoint.uuid);
+    if (this.floor === m.id) this.floor = null;
+    m.talking = false;
+    if (!m.channel.endpoint.destroyed) void m.channel.endpoint.leaveConference().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
+    this.fireMember('del-member', m);
+    m.markLeft(reason);
+    if (this.ended) return;
+    if (m.endconf || this.members.size === 0) this.end();
+  }
+
+  /** `mute` / `unmute`: whether the others hear the member (mute-member / unmute-member). */
+  async setSpeak(m: Member, on: boolean): Promise<void> {
+    if (m.gone) return;
+    m.speak = on;
+    if (!on) m.talking = false;
+    await this.media[on ? 'unmute' : 'mute'](m.channel.endpoint, 'in');
+    if (!m.gone) this.fireMember(on ? 'unmute-member' : 'mute-member', m);
+  }
+
+  /** `deaf` / `undeaf`: whether the member hears the room (deaf-member / undeaf-member). */
+  async setHear(m: Member, on: boolean): Promise<void> {
+    if (m.gone) return;
+    m.hear = on;
+    await this.media[on ? 'unmute' : 'mute'](m.channel.endpoint, 'out');
+    if (!m.gone) this.fireMember(on ? 'undeaf-member' : 'deaf-member', m);
+  }
+
+  /** `kick` (kick-member) or `hup` (hup-member), then the member leaves. */
+  remove(m: Member, how: 'kicked' | 'hup'): void {
+    if (m.gone) return;
+    this.fireMember(how === 'kicked' ? 'kick-member' : 'hup-member', m);
+    this.leave(m, how);
+  }
+
+  /** lock / unlock events (the flag is set by the caller) */
+  fireRoom(action: string, own: [string, string][] = []): void {
+    this.host.publish(maintenance(this.host.events, action, roomHeaders(this), own));
+  }
+
+  fireMember(action: string, m: Member, own: [string, string][] = []): void {
+    this.host.publish(maintenance(this.host.events, action, memberHeaders(this, m), own));
+  }
+
+  /** The engine's talk detection: start-talking / stop-talking of a member that may speak; the floor goes to who talks. */
+  private speaker(leg: string, talking: boolean): void {
+    const m = this.byLeg.get(leg);
+    if (!m || m.gone) return;
+    if (talking && m.speak && !m.talking) {
+      m.talking = true;
+      this.floor = m.id;
+      this.fireMember('start-talking', m);
+    } else if (!talking && m.talking) {
+      m.talking = false;
+      this.fireMember('stop-talking', m);
+    }
+  }
+
+  /** Ends the room once: every member out, the files and recordings closed, conference-destroy, the mixer gone. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const m of [...this.members.values()]) this.leave(m, 'ended');
+    this.player.close();
+    this.recordings.stopAll();
+    this.fireRoom('conference-destroy');
+    this.onEnd(this);
+    void this.media.destroy().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
+  }
+}

@@ -1,0 +1,253 @@
+// Conferences through fsmrf's public API against our switch: MediaServer.createConference, Endpoint.join
+// and the conf* member operations, the Conference's list/mute/kick/play/lock/get/set and recordings, and
+// the CUSTOM conference::maintenance events fsmrf reads. Each member is a channel whose far end is a
+// media-engine endpoint (real RTP on loopback) sending a tone; what a member hears is recorded at its far
+// end and measured by its tone's share of the energy, as test/esl/apps.test.ts measures.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Conference, Endpoint as FsEndpoint, EslEvent } from 'drachtio-fsmrf';
+import type { Endpoint } from '../../media-engine';
+import { readWav, rms, tmpDir } from '../../testkit/media-engine/support';
+import { toneShare } from '../../testkit/media-engine/far-end';
+import { conferenceData } from '../../esl/apps/conference';
+import { PASSWORD, plainHeaders, RawClient } from './support';
+import { startFsmrfRig, type FsmrfRig } from './rig';
+
+describe('esl: conferences through fsmrf on the media engine', () => {
+  let rig: FsmrfRig;
+  let dir: string;
+  const tone: Record<number, string> = {};
+  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
+  const confs: Conference[] = [];
+  const clients: RawClient[] = [];
+  /** what the switch reported as its own failures (a handler that threw, an engine call that failed) */
+  const failures: string[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig();
+    rig.esl.on('failed', (e) => failures.push(e.message));
+    dir = tmpDir();
+    for (const [hz, secs] of [
+      [440, 8],
+      [1000, 8],
+      [880, 1],
+    ] as const) {
+      tone[hz] = path.join(dir, `tone${hz}.wav`);
+      execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', String(secs), 'sine', String(hz), 'vol', '0.5']);
+    }
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.socket.destroy();
+    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
+    for (const { ep, peer } of open.splice(0)) {
+      await peer.stopPlayback().catch(() => undefined);
+      await ep.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+    expect(failures.splice(0)).to.deep.equal([]);
+  });
+  after(async () => {
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A channel whose far end is an engine endpoint (the channel answered its offer). */
+  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
+    const peer = await rig.engine.createEndpoint({});
+    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
+    await peer.modify(ep.local.sdp!);
+    open.push({ ep, peer });
+    return { ep, peer };
+  }
+
+  async function conference(name: string): Promise<Conference> {
+    const c = await rig.ms.createConference(name);
+    confs.push(c);
+    return c;
+  }
+
+  /** An inbound client subscribed to the maintenance events (plain). */
+  async function maintenance(): Promise<RawClient> {
+    const c = await RawClient.authed(rig.port, PASSWORD);
+    clients.push(c);
+    expect((await c.command('event plain CUSTOM conference::maintenance')).headers['Reply-Text']).to.equal('+OK event listener enabled plain');
+    return c;
+  }
+
+  /** The next maintenance event with that Action (others skipped), its headers. */
+  async function nextAction(c: RawClient, action: string): Promise<Record<string, string>> {
+    for (;;) {
+      const h = plainHeaders((await c.next()).body);
+      if (h['Action'] === action) return h;
+    }
+  }
+
+  /** What the far end of a member hears for one second (a recording at that far end). */
+  async function hear(peer: Endpoint, name: string): Promise<Int16Array> {
+    const file = path.join(dir, `${name}.wav`);
+    await peer.record(file, { duration: 1 });
+    return readWav(file).samples;
+  }
+
+  const action = (conf: Conference, name: string) => new Promise<EslEvent>((resolve) => conf.once(name, resolve));
+
+  it('three members: each hears the others; a muted one is not heard, the others still are', async () => {
+    const conf = await conference('room-mute');
+    const raw = await maintenance();
+    const [a, b, c] = [await call(), await call(), await call()];
+    const joined = [];
+    for (const m of [a, b, c]) joined.push(await m.ep.join(conf));
+    expect(joined.map((j) => j.confUuid)).to.deep.equal([conf.uuid, conf.uuid, conf.uuid]);
+    expect(new Set(joined.map((j) => j.memberId)).size).to.equal(3);
+    const add = await nextAction(raw, 'add-member');
+    expect(add).to.include({ 'Event-Subclass': 'conference::maintenance', 'Conference-Name': 'room-mute', 'Conference-Unique-ID': conf.uuid, 'Member-Type': 'member', 'Unique-ID': a.ep.uuid });
+    expect(add['Member-ID']).to.equal(String(joined[0]!.memberId));
+    // the control leg fsmrf made (muted, endconf) counts too, as in FreeSWITCH
+    expect(add['Conference-Size']).to.equal('2');
+    expect(await conf.getSize()).to.equal(4);
+    expect([...conf.participants.keys()].sort()).to.include.members(joined.map((j) => j.memberId));
+
+    const aId = String(joined[0]!.memberId);
+    const aTalks = new Promise<EslEvent>((resolve) => conf.on('startTalking', (e: EslEvent) => e.getHeader('Member-ID') === aId && resolve(e)));
+    void a.peer.play(tone[440]!).catch(() => undefined);
+    void b.peer.play(tone[1000]!).catch(() => undefined);
+    // the engine's talk detection: start-talking of a, as fsmrf's Conference sees it
+    expect((await aTalks).getHeader('Talking')).to.equal('true');
+    const before = await hear(c.peer, 'c-before');
+    expect(toneShare(before, 440, 8000)).to.be.above(0.2);
+    expect(toneShare(before, 1000, 8000)).to.be.above(0.2);
+    // a does not hear itself (N-1), only b
+    const aHears = await hear(a.peer, 'a-hears');
+    expect(toneShare(aHears, 1000, 8000)).to.be.above(0.2);
+
+    const muted = action(conf, 'muteMember');
+    expect(await a.ep.confMute()).to.equal(`+OK mute ${joined[0]!.memberId}\n`);
+    expect((await muted).getHeader('Member-ID')).to.equal(String(joined[0]!.memberId));
+    expect((await muted).getHeader('Speak')).to.equal('false');
+    const after = await hear(c.peer, 'c-after');
+    // what was in flight when the mute came (the jitter buffer's few frames) is all of a that is left
+    expect(toneShare(after, 440, 8000)).to.be.below(0.1);
+    expect(toneShare(after, 1000, 8000)).to.be.above(0.8);
+    const list = (await conf.list()).getBody();
+    expect(list).to.match(new RegExp(`^${joined[0]!.memberId};sofia/drachtio_mrf/[^;]*;${a.ep.uuid};[^;]*;[^;]*;hear(\\|floor)?;0;0;100$`, 'm'));
+
+    const unmuted = action(conf, 'unmuteMember');
+    await a.ep.confUnmute();
+    await unmuted;
+    expect(toneShare(await hear(c.peer, 'c-unmuted'), 440, 8000)).to.be.above(0.2);
+
+    // deaf: c hears nothing of the room (its far end sends nothing, so its recording is silence)
+    expect(await c.ep.confDeaf()).to.equal(`+OK deaf ${joined[2]!.memberId}\n`);
+    expect(await nextAction(raw, 'deaf-member')).to.include({ 'Member-ID': String(joined[2]!.memberId), Hear: 'false' });
+    // after what was in flight when the deaf came (the first 200 ms)
+    expect(rms(await hear(c.peer, 'c-deaf'), 1600)).to.be.below(100);
+  });
+
+  it('kick: kick-member then del-member, the size drops, the kicked channel stays up', async () => {
+    const conf = await conference('room-kick');
+    const [a, b] = [await call(), await call()];
+    await a.ep.join(conf);
+    const { memberId } = await b.ep.join(conf);
+    const kicked = action(conf, 'kickMember');
+    const left = action(conf, 'delMember');
+    expect(await b.ep.confKick()).to.equal(`+OK kicked ${memberId}\n`);
+    expect((await kicked).getHeader('Member-ID')).to.equal(String(memberId));
+    expect((await left).getHeader('Conference-Size')).to.equal('2');
+    expect(await conf.getSize()).to.equal(2);
+    expect(conf.participants.has(memberId)).to.equal(false);
+    // the application returned: the channel goes on (FreeSWITCH parks it), and plays
+    expect(rig.esl.channels.has(b.ep.uuid)).to.equal(true);
+    expect((await b.ep.play('silence_stream://100')).playbackMilliseconds).to.equal('100');
+    // a member whose channel hangs up leaves the room (del-member)
+    const hungUp = action(conf, 'delMember');
+    const { memberId: aId } = a.ep.conf;
+    await a.ep.destroy();
+    expect((await hungUp).getHeader('Member-ID')).to.equal(String(aId));
+    expect(await conf.getSize()).to.equal(1);
+  });
+
+  it('play into the room (play-file, play-file-done) and a recording of the mix that is a real WAV', async () => {
+    const conf = await conference('room-play');
+    const raw = await maintenance();
+    const [a, b] = [await call(), await call()];
+    await a.ep.join(conf);
+    await b.ep.join(conf);
+    const file = path.join(dir, 'room.wav');
+    expect(await conf.startRecording(file)).to.equal(`+OK Record file ${file}\n`);
+    expect(await nextAction(raw, 'start-recording')).to.include({ Path: file, 'Conference-Name': 'room-play' });
+    void a.peer.play(tone[440]!).catch(() => undefined);
+    const heard = hear(b.peer, 'b-hears-play');
+    const played = await conf.play(tone[880]!);
+    expect(played).to.deep.equal({ seconds: 1, milliseconds: 1000, samples: 8000 });
+    expect(await nextAction(raw, 'play-file')).to.include({ File: tone[880], Async: 'false' });
+    expect(toneShare(await heard, 880, 8000)).to.be.above(0.2);
+    expect(await conf.pauseRecording(file)).to.equal(`+OK Pause recording file ${file}\n`);
+    expect(await conf.resumeRecording(file)).to.equal(`+OK Resume recording file ${file}\n`);
+    expect(await conf.stopRecording(file)).to.equal(`Stopped recording file ${file}\n+OK Stopped recording 1 file\n`);
+    const stop = await nextAction(raw, 'stop-recording');
+    expect(stop).to.include({ Path: file, Samplerate: '8000', 'Other-Recordings': 'false' });
+    const wav = readWav(file);
+    expect(wav.rate).to.equal(8000);
+    expect(wav.samples.length).to.equal(Number(stop['Samples-Out']));
+    expect(wav.samples.length).to.be.above(6000);
+    expect(rms(wav.samples)).to.be.above(1000);
+    expect(toneShare(wav.samples, 880, 8000) + toneShare(wav.samples, 440, 8000)).to.be.above(0.5);
+    expect(toneShare(wav.samples, 880, 8000)).to.be.above(0.1);
+    // a file to one member: that member's endpoint plays it, play-file-member-done when it has
+    const { memberId } = b.ep.conf;
+    expect((await b.ep.confPlay(tone[880]!)).getBody()).to.equal(`+OK (play) Playing file ${tone[880]} to member ${memberId}\n`);
+    expect(await nextAction(raw, 'play-file-member-done')).to.include({ File: tone[880], 'Member-ID': String(memberId), samples: '8000', milliseconds: '1000' });
+  });
+
+  it('lock, get and set; destroy ends the room for every member (del-member each, conference-destroy)', async () => {
+    const conf = await conference('room-lock');
+    const raw = await maintenance();
+    const a = await call();
+    await a.ep.join(conf);
+    expect(await conf.lock()).to.equal('+OK room-lock locked\n');
+    expect(await nextAction(raw, 'lock')).to.include({ 'Conference-Name': 'room-lock' });
+    expect(await conf.get('is_locked')).to.equal('locked');
+    // a locked room lets no one in: the application returns, the room stays as it was
+    const late = await call();
+    await late.ep.execute('conference', 'room-lock');
+    expect(await conf.getSize()).to.equal(2);
+    expect(await conf.unlock()).to.equal('+OK room-lock unlocked\n');
+    expect(await conf.set('max_members', '5')).to.equal('0');
+    expect(await conf.get('max_members')).to.equal(5);
+    expect(await conf.get('uuid')).to.equal(conf.uuid);
+    await conf.destroy();
+    confs.splice(confs.indexOf(conf), 1);
+    expect(await nextAction(raw, 'conference-destroy')).to.include({ 'Conference-Name': 'room-lock', 'Conference-Size': '0' });
+    expect(await rig.ms.api('conference room-lock list')).to.equal('-ERR Conference room-lock not found\n');
+    expect(rig.esl.channels.has(a.ep.uuid)).to.equal(true);
+  });
+
+  it('bad input: an unknown room, an unknown member id, an unknown command, a recording not running', async () => {
+    expect(await rig.ms.api('conference nope list')).to.equal('-ERR Conference nope not found\n');
+    const conf = await conference('room-bad');
+    const a = await call();
+    await a.ep.join(conf);
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    expect(await body('room-bad mute 9999')).to.equal('-ERR Non-Existant ID 9999\n');
+    expect(await body('room-bad kick')).to.equal('kick <[member_id|all|last|non_moderator]> [<optional sound file>]');
+    expect(await body('room-bad frobnicate')).to.equal("-ERR Conference command 'frobnicate' not found.\n");
+    expect(await body('room-bad get nothing')).to.equal('get <parameter-name>');
+    expect(await body(`room-bad play ${path.join(dir, 'missing.wav')}`)).to.equal(`-ERR (play) File: ${path.join(dir, 'missing.wav')} not found.\n`);
+    expect(await body('room-bad recording stop /tmp/none.wav')).to.equal("-ERR non-existant recording '/tmp/none.wav'\n+OK Stopped recording 0 files\n");
+    expect(await body('room-bad recording pause /tmp/none.wav')).to.equal("+OK Pause recording file /tmp/none.wav\n-ERR non-existant recording '/tmp/none.wav'\n");
+    expect(await conf.getSize()).to.equal(2);
+  });
+});
+
+describe("esl: the conference application's data", () => {
+  it('name, @profile, +pin and +flags{…} as conference_function cuts them', () => {
+    // fsmrf's join with flags: `<name>++flags{…}` (an empty pin)
+    expect(conferenceData('room++flags{endconf|mute|vmute}')).to.deep.equal({ name: 'room', profile: 'default', pin: '', flags: new Set(['endconf', 'mute', 'vmute']), bridge: false });
+    expect(conferenceData('  room@wideband+1234')).to.deep.equal({ name: 'room', profile: 'wideband', pin: '1234', flags: new Set(), bridge: false });
+    expect(conferenceData('a@b@c+flags{Moderator}')?.profile).to.equal('c');
+    expect(conferenceData('bridge:x:user/1000')?.bridge).to.equal(true);
+    expect(conferenceData('+flags{mute}')).to.equal(null);
+  });
+});
