@@ -62,8 +62,6 @@ declare module 'drachtio-fsmrf' {
     unbridge(): Promise<void>;
     /** uuid_dump parsed (`variable_rtp_audio*` and `variable_playback*` as numbers); `true`: uuid_set_media_stats first */
     getChannelVariables(includeMedia?: boolean): Promise<Record<string, string | number>>;
-    /** an API command on the endpoint's connection: resolves with drachtio-modesl's event */
-    api(command: string, args?: string | string[]): Promise<unknown>;
   }
 
   export interface PlaybackOptions {
