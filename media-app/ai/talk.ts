@@ -16,7 +16,7 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import type { Endpoint } from '../../media-engine';
 import type { CallPort } from '../flow/call-port';
 import { Speaker } from '../voices';
-import { assistanceOf, startFailure } from './assistance';
+import { assistanceOf, startSession } from './assistance';
 import { flowActions, voiceSettings, type FlowSide } from './host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from './voice';
 import { RealtimeAgent } from './realtime';
@@ -53,31 +53,22 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   const ep = svc.endpointOf(call.info.id);
   if (!ep) return { kind: 'failed', message: 'ai_talk: the call has no media on this node' };
   let run: Run | null = null;
-  let session: AiSession;
-  try {
-    session = await AiSession.start(svc.deps, {
-      customerId: flow.customerId,
-      assistanceType: who.type,
-      assistanceId: who.id,
-      referenceType: 'call',
-      referenceId: call.info.id,
-      activeflowId: flow.activeflowId,
-      variables: flow.vars.snapshot(),
-      speechToSpeech: true,
-      actions: {
-        ...flowActions(flow),
-        connect: async () => 'connecting',
-        stopFlow: async () => 'hanging up',
-        stopMedia: async () => {
-          await run?.agent?.stopMedia();
-          return 'stopped';
-        },
+  const session = await startSession(svc, flow, who, {
+    action: 'ai_talk',
+    referenceType: 'call',
+    referenceId: call.info.id,
+    speechToSpeech: true,
+    actions: {
+      ...flowActions(flow),
+      connect: async () => 'connecting',
+      stopFlow: async () => 'hanging up',
+      stopMedia: async () => {
+        await run?.agent?.stopMedia();
+        return 'stopped';
       },
-    });
-  } catch (e) {
-    return { kind: 'failed', message: startFailure('ai_talk', e) };
-  }
-  flow.vars.set('svc.aicall.id', session.id);
+    },
+  });
+  if ('failed' in session) return { kind: 'failed', message: session.failed };
   flow.note('aicall_started', { aicall_id: session.id });
   const duration = option.duration ?? 0;
   const r: Run = { svc, call, ep, session, flow, signal, maxDurationMs: duration > 0 ? duration * 1000 : 0, agent: null };

@@ -6,9 +6,8 @@
  */
 import type { z } from 'zod';
 import type * as later from '../../core/flow/options/later';
-import { AiSession } from '../../core/ai/session';
 import type { ActionContext } from '../flow/actions/base';
-import { assistanceOf, startFailure } from './assistance';
+import { assistanceOf, startSession } from './assistance';
 import { flowActions } from './host-actions';
 import type { AiService } from './service';
 
@@ -23,22 +22,13 @@ export type AiTaskEnd = { kind: 'done'; result: string; stopFlow: boolean } | { 
 export async function aiTask(svc: AiService, flow: AiTaskFlow, option: AiTaskOption): Promise<AiTaskEnd> {
   const who = assistanceOf(option);
   if (!who) return { kind: 'fail', message: 'ai_task: assistance_id (or the deprecated ai_id) is required' };
-  let session: AiSession;
-  try {
-    session = await AiSession.start(svc.deps, {
-      customerId: flow.customerId,
-      assistanceType: who.type,
-      assistanceId: who.id,
-      referenceType: flow.referenceType === 'conversation' ? 'conversation' : 'task',
-      referenceId: flow.referenceId,
-      activeflowId: flow.activeflowId,
-      variables: flow.vars.snapshot(),
-      actions: { ...flowActions(flow), stopFlow: async () => 'the flow will stop' },
-    });
-  } catch (e) {
-    return { kind: 'fail', message: startFailure('ai_task', e) };
-  }
-  flow.vars.set('svc.aicall.id', session.id);
+  const session = await startSession(svc, flow, who, {
+    action: 'ai_task',
+    referenceType: flow.referenceType === 'conversation' ? 'conversation' : 'task',
+    referenceId: flow.referenceId,
+    actions: { ...flowActions(flow), stopFlow: async () => 'the flow will stop' },
+  });
+  if ('failed' in session) return { kind: 'fail', message: session.failed };
   const input = flow.vars.snapshot()['svc.conversation_message.text'] || `Flow variables: ${JSON.stringify(flow.vars.custom())}`;
   try {
     const result = await flow.clock.track(session.replyText(input, flow.signal));

@@ -14,14 +14,11 @@ import path from 'node:path';
 import { repos } from '../../core/repos';
 import { trunksRepo } from '../../core/repos/trunks';
 import { testDb, testDatabaseUrl } from '../../testkit/db';
-import { killAllSipp, sippCalls, uacWaitsForBye } from '../../testkit/media-app/harness';
+import { sippCalls, uacWaitsForBye } from '../../testkit/media-app/harness';
 import { AI_NUMBER, AiPhone, createAiNumber, speechUlaw, startAiStandIn } from '../../testkit/reliability/soak-ai';
 import { startPlatformProcesses, type Supervised } from '../../testkit/reliability/supervised';
+import { numberArg as arg, runMain } from './cli';
 
-const arg = (name: string, def: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const MB = (b: number) => (b / 1048576).toFixed(2);
 
@@ -128,12 +125,4 @@ async function main(): Promise<void> {
   }
 }
 
-main()
-  .catch((e) => {
-    console.error(e);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    killAllSipp();
-    process.exit();
-  });
+runMain(main);

@@ -10,12 +10,7 @@
  */
 process.env.LOG_LEVEL ??= 'silent';
 import { runFloods } from '../../testkit/reliability/sip/flood';
-import { killAllSipp } from '../../testkit/media-app/harness';
-
-const arg = (name: string, def: number): number => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
+import { numberArg as arg, runMain } from './cli';
 
 async function main(): Promise<void> {
   const o = {
@@ -50,12 +45,4 @@ async function main(): Promise<void> {
   process.exitCode = ok ? 0 : 1;
 }
 
-main()
-  .catch((e) => {
-    console.error(e);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    killAllSipp();
-    setTimeout(() => process.exit(), 500).unref();
-  });
+runMain(main, 500);

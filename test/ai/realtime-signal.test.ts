@@ -10,14 +10,13 @@ import { expect } from 'chai';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { startDeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
 import { startGeminiLiveServer } from '../../testkit/ai/gemini-live-server';
-import { startRealtimeServer, type RealtimeScript } from '../../testkit/ai/realtime-server';
+import { SILENT_SCRIPT, startRealtimeServer } from '../../testkit/ai/realtime-server';
 import { DeepgramAgentLink } from '../../media-app/ai/s2s/deepgram';
 import { GeminiLiveLink } from '../../media-app/ai/s2s/gemini';
 import type { LinkHost, LinkOptions, ModelLink } from '../../media-app/ai/s2s/link';
 import { OpenAiRealtimeLink } from '../../media-app/ai/s2s/openai';
 
 const KEY = 'sk-signal-key-0123456789';
-const SCRIPT: RealtimeScript = { greeting: { say: '', ms: 0 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null };
 const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
 const host: LinkHost = {
   audio: () => undefined,
@@ -34,22 +33,22 @@ const vendors: { name: string; start: () => Promise<{ link: ModelLink; close: ()
   {
     name: 'openai-realtime',
     start: async () => {
-      const rt = await startRealtimeServer(KEY, SCRIPT);
+      const rt = await startRealtimeServer(KEY, SILENT_SCRIPT);
       const link = new OpenAiRealtimeLink(options(rt.url, 'gpt-realtime', fs.readFileSync(rt.cert.certPath)));
-      return { link, close: async () => (await rt.close(), fs.rmSync(rt.cert.dir, { recursive: true, force: true })) };
+      return { link, close: () => rt.close() };
     },
   },
   {
     name: 'gemini-live',
     start: async () => {
-      const gm = await startGeminiLiveServer(KEY, SCRIPT);
+      const gm = await startGeminiLiveServer(KEY, SILENT_SCRIPT);
       return { link: new GeminiLiveLink(options(gm.url, 'gemini-2.5-flash-native-audio-preview')), close: () => gm.close() };
     },
   },
   {
     name: 'deepgram-agent',
     start: async () => {
-      const dg = await startDeepgramAgentServer(KEY, SCRIPT);
+      const dg = await startDeepgramAgentServer(KEY, SILENT_SCRIPT);
       return { link: new DeepgramAgentLink(options(dg.url, 'nova-3')), close: () => dg.close() };
     },
   },

@@ -5,9 +5,6 @@
 // greeting, a caller turn, a function call run as the platform's tool, barge-in with truncation at
 // what was played, aimessages from the transcripts, a refused key and a refused (private) URL.
 import { endedActiveflow } from '../../testkit/call-ends';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
@@ -15,10 +12,11 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
-import { testDb, truncateAll } from '../../testkit/db';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
-import { startRealtimeServer, type RealtimeScript, type RealtimeServer } from '../../testkit/ai/realtime-server';
+import { testDb } from '../../testkit/db';
+import { eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { aiCallerScenario, TimedSink } from '../../testkit/ai/audio';
+import { SILENT_SCRIPT, type RealtimeScript, type RealtimeServer } from '../../testkit/ai/realtime-server';
+import { IDLE_SCRIPT, useCallerTurns, useRealtimeStack } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'sk-realtime-platform-key';
 
@@ -26,33 +24,15 @@ describe('ai_talk with a speech-to-speech model (OpenAI Realtime)', function () 
   this.timeout(120_000);
   let p: Platform;
   let rt: RealtimeServer;
-  let dir: string;
-  let q1: { file: string; ms: number };
-  let q2: { file: string; ms: number };
   let seq = 0;
-
-  before(async () => {
-    await truncateAll();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-rt-'));
-    q1 = { file: path.join(dir, 'q1.pcap'), ms: 0 };
-    q1.ms = speechPcap('My order number is forty two.', q1.file);
-    q2 = { file: path.join(dir, 'q2.pcap'), ms: 0 };
-    q2.ms = speechPcap('That is all, thank you.', q2.file);
-    rt = await startRealtimeServer(KEY, { greeting: { say: '', ms: 0 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null });
-    p = await startPlatform({
-      EGRESS_ALLOW_CIDRS: '127.0.0.0/8', // the stand-in server is on loopback
-      OPENAI_BASE_URL: rt.url,
-      OPENAI_API_KEY: KEY,
-      OPENAI_REALTIME_CA_FILE: rt.cert.certPath,
-    });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await rt?.close();
-    if (rt) fs.rmSync(rt.cert.dir, { recursive: true, force: true });
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { q1, q2 } = useCallerTurns('ai-rt-');
+  useRealtimeStack(
+    'ai-rt-stack-',
+    KEY,
+    SILENT_SCRIPT,
+    (stand) => ({ OPENAI_BASE_URL: stand.url, OPENAI_API_KEY: KEY }),
+    (s) => ({ p, rt } = s),
+  );
 
   async function setUp(script: RealtimeScript, ai: { engine_key?: string; engine_url?: string } = {}) {
     rt.script = script;
@@ -196,7 +176,7 @@ describe('ai_talk with a speech-to-speech model (OpenAI Realtime)', function () 
   }
 
   it('a refused key: the flow ends with the reason and an aicall_realtime_failed event; nothing is played', async () => {
-    const { db, cid, number } = await setUp({ greeting: { say: 'never', ms: 1000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null }, { engine_key: 'sk-wrong-key' });
+    const { db, cid, number } = await setUp(IDLE_SCRIPT, { engine_key: 'sk-wrong-key' });
     const refused = rt.refused;
     await nothingPlayed(number);
     expect(rt.refused).to.equal(refused + 1);

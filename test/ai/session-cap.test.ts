@@ -18,12 +18,11 @@ import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { type LlmServer } from '../../testkit/llm-server';
-import fs from 'node:fs';
-import os from 'node:os';
-import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechPcap, TimedSink } from '../../testkit/ai/audio';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
+import { type RealtimeScript, type RealtimeServer } from '../../testkit/ai/realtime-server';
+import { useRealtimeStack } from '../../testkit/ai/s2s-calls';
 
 const CAP_S = 3;
 const AFTER_MS = 6000;
@@ -132,28 +131,24 @@ describe('ai_talk held past its session cap (duration): a speech-to-speech model
   const KEY = 'sk-cap-realtime-key';
   let p: Platform;
   let rt: RealtimeServer;
-  let dir = '';
   let question = '';
-
-  before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-cap-rt-'));
-    question = path.join(dir, 'q.pcap');
-    speechPcap('What are your opening hours?', question);
-    // a greeting of 20 s, far past the cap; the caller's question would get an answer
-    rt = await startRealtimeServer(KEY, {
-      greeting: { say: 'A long greeting.', ms: 20_000, hz: 440 },
-      turn: () => ({ heard: 'opening hours', reply: { say: 'At nine.', ms: 1000, hz: 660 } }),
-      afterCall: () => null,
-    });
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', OPENAI_REALTIME_CA_FILE: rt.cert.certPath });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-    await rt?.close();
-    if (rt) fs.rmSync(rt.cert.dir, { recursive: true, force: true });
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  // a greeting of 20 s, far past the cap; the caller's question would get an answer
+  const script: RealtimeScript = {
+    greeting: { say: 'A long greeting.', ms: 20_000, hz: 440 },
+    turn: () => ({ heard: 'opening hours', reply: { say: 'At nine.', ms: 1000, hz: 660 } }),
+    afterCall: () => null,
+  };
+  useRealtimeStack(
+    'ai-cap-rt-',
+    KEY,
+    script,
+    () => ({}),
+    (s) => {
+      ({ p, rt } = s);
+      question = path.join(s.dir, 'q.pcap');
+    },
+  );
+  before(() => speechPcap('What are your opening hours?', question));
 
   it('ends the session at the cap once, closes the vendor connection then, and the flow goes on', async () => {
     const f = await cappedFlow({ engine_model: 'openai-realtime.gpt-realtime', engine_url: rt.url, engine_key: KEY, tts_voice_id: 'marin' });

@@ -7,15 +7,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { truncateAll } from '../../testkit/db';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { answeringUas, sipp, until } from '../../testkit/media-app/harness';
 import { concat, espeak, silenceMs, soxSynth } from '../../testkit/media-engine/audio';
 import { writeRtpPcap } from '../speech/pcap';
-import { CampaignRunner } from '../../control-api/campaigns/runner';
-import { closeCommandBus } from '../../control-api/calls/bus';
-import { api } from './support';
+import { api, useCampaignStack } from './support';
 
 interface Cc {
   outdial_target_id: string;
@@ -32,33 +30,29 @@ const ms = (legacy: string) => Date.parse(legacy.replace(' ', 'T') + 'Z');
 
 describe('campaigns with AMD (sipp plays a person and an answering machine)', function () {
   this.timeout(100_000);
-  let p: Platform;
   let t: TestApp;
-  let runner: CampaignRunner;
   let f: Fixture;
   let dir: string;
 
+  useCampaignStack(
+    1,
+    { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' },
+    (s) =>
+      ({
+        apps: [t],
+      } = s),
+    (p) => ({ DATA_DIR: p.config.dataDir }),
+  );
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'campaign-amd-'));
     writeRtpPcap(path.join(dir, 'human.pcap'), concat(silenceMs(400), espeak('hello?'), silenceMs(6000)));
     const greeting = concat(silenceMs(300), espeak("Hi, you've reached Sam and Robin. We can't take your call right now. Please leave a message after the tone.", 'en-us', 175), silenceMs(300));
     writeRtpPcap(path.join(dir, 'machine.pcap'), concat(greeting, soxSynth(['0.6', 'sine', '1000'], ['vol', '0.4']), silenceMs(8000)));
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, RATE_LIMIT_SCALE: '0' } });
-    runner = new CampaignRunner(t.ctx, { tickMs: 100 });
-    runner.start();
     await truncateAll(t.ctx.db);
     f = await createFixture(t.ctx);
   });
-  after(async () => {
-    killAllSipp();
-    await runner?.stop();
-    if (t) {
-      await closeCommandBus(t.ctx);
-      await t.close();
-    }
-    await p?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+  after(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   async function uas(pcap: string, calls: number) {

@@ -3,16 +3,14 @@
 // the runner against real Postgres, Redis and a real media-app running flow campaigns: a closed
 // window holds a running campaign, the queue's available agents and dial_rate pace it.
 import { expect } from 'chai';
-import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { CampaignRunner } from '../../control-api/campaigns/runner';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { sleep, until, type Platform } from '../../testkit/media-app/harness';
 import { queuesRepo } from '../../core/repos/queues';
 import { newId } from '../../core/ids';
 import { localTime, outcomeOfHangup, retryDelay, windowOpen, WEEKDAYS } from '../../core/campaigns/dialplan';
 import { pacing } from '../../core/campaigns/pacing';
-import { api, eventsSince, expectError } from './support';
+import { api, eventsSince, expectError, useCampaignStack } from './support';
 import { SOURCE_NUMBER, numberFor, startGateway } from './gateway';
 
 const ms = (legacy: string) => Date.parse(legacy.replace(' ', 'T') + 'Z');
@@ -62,25 +60,18 @@ describe('campaign dial plans: API and runner', function () {
   this.timeout(90_000);
   let p: Platform;
   let t: TestApp;
-  let runner: CampaignRunner;
   let f: Fixture;
   let a: ReturnType<typeof api>;
 
-  before(async () => {
-    p = await startPlatform();
-    t = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' } });
-    runner = new CampaignRunner(t.ctx, { tickMs: 100 });
-    runner.start();
-  });
-  after(async () => {
-    killAllSipp();
-    await runner?.stop();
-    if (t) {
-      await closeCommandBus(t.ctx);
-      await t.close();
-    }
-    await p?.close();
-  });
+  useCampaignStack(
+    1,
+    {},
+    (s) =>
+      ({
+        p,
+        apps: [t],
+      } = s),
+  );
   let since = 0;
   beforeEach(async () => {
     since = Date.now() - 1000;

@@ -4,12 +4,10 @@
 // declines (603) per dialled number. Every campaigncall's result, reason and try count must match
 // what its target did; retries wait the outplan's interval for their outcome; events go out once.
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { CampaignRunner } from '../../control-api/campaigns/runner';
-import { closeCommandBus } from '../../control-api/calls/bus';
-import { api, eventsSince } from './support';
+import { sleep, until, type Platform } from '../../testkit/media-app/harness';
+import { api, eventsSince, useCampaignStack } from './support';
 import { SOURCE_NUMBER, numberFor, startGateway, type Behaviour } from './gateway';
 
 interface Cc {
@@ -32,29 +30,20 @@ describe('campaigns: an outdial of 20 sipp targets with retries', function () {
   this.timeout(120_000);
   let p: Platform;
   let t1: TestApp;
-  let t2: TestApp;
-  let runners: CampaignRunner[] = [];
   let f: Fixture;
 
+  useCampaignStack(
+    2,
+    {},
+    (s) =>
+      ({
+        p,
+        apps: [t1],
+      } = s),
+  );
   before(async () => {
-    p = await startPlatform();
-    const env = { REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
-    t1 = await buildTestApp({ env });
-    t2 = await buildTestApp({ env });
-    runners = [new CampaignRunner(t1.ctx, { tickMs: 100 }), new CampaignRunner(t2.ctx, { tickMs: 130 })];
-    for (const r of runners) r.start();
     await truncateAll(t1.ctx.db);
     f = await createFixture(t1.ctx);
-  });
-  after(async () => {
-    killAllSipp();
-    for (const r of runners) await r.stop();
-    for (const t of [t1, t2]) {
-      if (!t) continue;
-      await closeCommandBus(t.ctx);
-      await t.close();
-    }
-    await p?.close();
   });
 
   it('answer, busy, no answer, decline and busy-then-second-number targets: results, reasons, tries and intervals match', async () => {

@@ -4,16 +4,14 @@
 // targets, sip targets straight at a sipp). Results, tries, pacing and events are checked.
 import { sipProvider } from '../../testkit/providers';
 import { expect } from 'chai';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import { createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { truncateAll } from '../../testkit/db';
-import { answeringUas, killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { CampaignRunner } from '../../control-api/campaigns/runner';
+import { answeringUas, sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { routesRepo } from '../../core/repos/routes';
-import { api, awaitEvents, recentEventsFor } from './support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { api, awaitEvents, recentEventsFor, useCampaignStack } from './support';
 import { InviteCounter } from '../../testkit/queue/sip-parties';
 
 interface Cc {
@@ -33,30 +31,19 @@ describe('campaign runner: real calls through media-app and sipp', function () {
   this.timeout(90_000);
   let p: Platform;
   let t1: TestApp;
-  let t2: TestApp;
-  let runners: CampaignRunner[] = [];
   let f: Fixture;
   let a: ReturnType<typeof api>;
 
-  before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    // both copies share the media-app's key prefix, so their originates reach it
-    const env = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0' };
-    t1 = await buildTestApp({ env });
-    t2 = await buildTestApp({ env });
-    runners = [new CampaignRunner(t1.ctx, { tickMs: 100 }), new CampaignRunner(t2.ctx, { tickMs: 130 })];
-    for (const r of runners) r.start();
-  });
-  after(async () => {
-    killAllSipp();
-    for (const r of runners) await r.stop();
-    for (const t of [t1, t2]) {
-      if (!t) continue;
-      await closeCommandBus(t.ctx);
-      await t.close();
-    }
-    await p?.close();
-  });
+  // both copies share the media-app's key prefix, so their originates reach it
+  useCampaignStack(
+    2,
+    { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' },
+    (s) =>
+      ({
+        p,
+        apps: [t1],
+      } = s),
+  );
   beforeEach(async () => {
     await truncateAll(t1.ctx.db);
     f = await createFixture(t1.ctx);

@@ -1,8 +1,45 @@
-/** Shared pieces of the campaign suites: an authenticated supertest client and the error-envelope check. */
+/** Shared pieces of the campaign suites: the stack of the real-call suites, an authenticated supertest client and the error-envelope check. */
 import request from 'supertest';
 import { expect } from 'chai';
-import type { Fixture, TestApp } from '../../testkit/api';
+import { buildTestApp, type Fixture, type TestApp } from '../../testkit/api';
+import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { CampaignRunner } from '../../control-api/campaigns/runner';
+import { closeCommandBus } from '../../control-api/calls/bus';
 import type { Redis } from 'ioredis';
+
+export interface CampaignStack {
+  p: Platform;
+  /** the control-api copies, each running a campaign runner */
+  apps: TestApp[];
+}
+
+/**
+ * Mocha hooks of the campaign suites on real calls: a platform (`env`) and `copies` control-api copies on
+ * its Redis key prefix (`env`, no rate limit, and `appEnv(p)`), each running the campaign runner (ticks of
+ * 100 ms, 130 ms, ...: two runners step the same campaigns); `ready` receives them once up. After the
+ * suite: every sipp killed, the runners stopped, the copies (their command bus) and the platform closed.
+ */
+export function useCampaignStack(copies: number, env: Record<string, string>, ready: (s: CampaignStack) => void, appEnv: (p: Platform) => Record<string, string> = () => ({})): void {
+  let p: Platform | undefined;
+  const apps: TestApp[] = [];
+  const runners: CampaignRunner[] = [];
+  before(async () => {
+    p = await startPlatform(env);
+    for (let i = 0; i < copies; i++) apps.push(await buildTestApp({ env: { ...env, REDIS_KEY_PREFIX: p.config.redisKeyPrefix, RATE_LIMIT_SCALE: '0', ...appEnv(p) } }));
+    runners.push(...apps.map((t, i) => new CampaignRunner(t.ctx, { tickMs: 100 + 30 * i })));
+    for (const r of runners) r.start();
+    ready({ p, apps });
+  });
+  after(async () => {
+    killAllSipp();
+    for (const r of runners.splice(0)) await r.stop();
+    for (const t of apps.splice(0)) {
+      await closeCommandBus(t.ctx);
+      await t.close();
+    }
+    await p?.close();
+  });
+}
 
 export function api(t: TestApp, f: Fixture) {
   const q = { accesskey: f.accesskey };

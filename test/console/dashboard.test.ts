@@ -3,6 +3,7 @@
 // 5 s call_quality samples written by the real events store), webhook deliveries, another customer's
 // call that must not count, a voice agent's turns. Charts are uPlot canvases under the console's CSP (no CSP error allowed).
 import { insertCallRow } from '../../testkit/cdr';
+import { insertDelivery } from '../../testkit/deliveries';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -109,18 +110,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
       }
     }
     for (let i = 0; i < 12; i++) {
-      await rig.t.ctx.db('webhook_deliveries').insert({
-        id: newId(),
-        customer_id: f.customer.id,
-        event_id: newId(),
-        event_type: 'call_hangup',
-        target: 'customer',
-        uri: 'https://hooks.example.test/x',
-        method: 'POST',
-        body: '{}',
-        status: i % 4 === 0 ? 'failed' : 'delivered',
-        tm_create: ago((45 - i * 3) * MIN),
-      });
+      await insertDelivery(rig.t.ctx.db, f.customer.id, i % 4 === 0 ? 'failed' : 'delivered', ago((45 - i * 3) * MIN));
     }
   });
   after(async () => rig?.close());

@@ -68,6 +68,18 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     return { party, far, call, offer };
   }
 
+  /** The live call whose media goes through rtpengine, once there is one. */
+  const relayedCall = () =>
+    until(
+      () =>
+        p.app.calls
+          .all()
+          .map((c) => p.app.factory.get(c.id))
+          .find((c) => c?.relay),
+      5000,
+      'relayed call',
+    );
+
   /** callWithTone, then `body`; the party and the far end are closed whatever happens. */
   async function withToneCall(profile: FarEndProfile, number: string, body: (c: Awaited<ReturnType<typeof callWithTone>>) => Promise<void>): Promise<void> {
     const c = await callWithTone(profile, number);
@@ -88,15 +100,7 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
       expect(call.remoteSdp, 'the answer to the caller is SDES-SRTP')
         .to.match(/m=audio \d+ RTP\/SAVP /)
         .and.match(/a=crypto:\d+ \w+ inline:/);
-      const live = await until(
-        () =>
-          p.app.calls
-            .all()
-            .map((c) => p.app.factory.get(c.id))
-            .find((c) => c?.relay),
-        5000,
-        'relayed call',
-      );
+      const live = await relayedCall();
       expect(live!.endpoint!.local.sdp, 'the engine speaks plain RTP')
         .to.match(/RTP\/AVP/)
         .and.not.match(/a=crypto/);
@@ -190,15 +194,7 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const { party, far, call } = await callWithTone('sdes', number);
     const ng = new Client({ localAddress: '127.0.0.1', localPort: 0, timeout: 2000 });
     try {
-      const live = await until(
-        () =>
-          p.app.calls
-            .all()
-            .map((c) => p.app.factory.get(c.id))
-            .find((c) => c?.relay),
-        5000,
-        'relayed call',
-      );
+      const live = await relayedCall();
       const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
       const r = await ng.delete({ host: '127.0.0.1', port: rtpA.ngPort }, { 'call-id': live!.relay!.ngCallId });
       expect(r.result).to.equal('ok');
@@ -220,15 +216,7 @@ describe('media-app: SRTP and WebRTC legs through rtpengine', function () {
     const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     try {
       expect((await request(api.app).get('/readyz')).body).to.include({ status: 'ok', rtpengine: 'ok' });
-      const live = await until(
-        () =>
-          p.app.calls
-            .all()
-            .map((c) => p.app.factory.get(c.id))
-            .find((c) => c?.relay),
-        5000,
-        'relayed call',
-      );
+      const live = await relayedCall();
       const ended = new Promise<HangupEvent>((r) => live!.once('hangup', r));
       const killedAt = Date.now();
       await rtpA.kill();

@@ -4,6 +4,7 @@
  * calls, webhook failures; another customer's, soft-deleted and stale rows not counted; bad input.
  */
 import { insertCallRow } from '../../testkit/cdr';
+import { insertDelivery } from '../../testkit/deliveries';
 import { expect } from 'chai';
 import request from 'supertest';
 import { useTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
@@ -31,20 +32,7 @@ describe('Dashboard: GET /v1.0/dashboard (real Postgres)', function () {
 
   const call = (fx: Fixture, fields: Record<string, unknown>): Promise<string> => insertCallRow(t.ctx.db, fx.customer.id, fields);
 
-  async function delivery(fx: Fixture, status: DeliveryStatus, tmCreate: Date): Promise<void> {
-    await t.ctx.db('webhook_deliveries').insert({
-      id: newId(),
-      customer_id: fx.customer.id,
-      event_id: newId(),
-      event_type: 'call_hangup',
-      target: 'customer',
-      uri: 'https://hooks.example.test/x',
-      method: 'POST',
-      body: '{}',
-      status,
-      tm_create: tmCreate,
-    });
-  }
+  const delivery = (fx: Fixture, status: DeliveryStatus, tmCreate: Date): Promise<void> => insertDelivery(t.ctx.db, fx.customer.id, status, tmCreate);
 
   /** A voice-agent (or other) AI session with its messages: [role, time, metadata.latency?]. */
   async function aiSession(fx: Fixture, referenceType: string, messages: [string, Date, unknown?][]): Promise<void> {

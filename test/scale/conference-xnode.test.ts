@@ -15,11 +15,11 @@ import { createFixture, type Fixture } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
 import { eventsFor, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
-import { uacHangsUpAfter } from '../conference/sipp';
 import { sharedSecret } from '../../media-app/registrar';
 import { LEG_SECRET_NAME, signLeg } from '../../media-app/xnode/token';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
+import { callOfParty, dialNode } from '../../testkit/scale/node-party';
 
 const H = 500; // the party on the host node
 const R1 = 1100; // parties on the other node
@@ -59,23 +59,8 @@ describe('scale: a conference whose participants are calls on different nodes', 
     return { id: res.body.id, host: c.nodes.find((n) => n.id === hostId)!, other: others[0]!, third: others[1] };
   }
 
-  /** A party dialling `number` straight to `node` (its call lives there). */
-  async function dial(number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) {
-    const p = await RtpParty.open(freq);
-    parties.push(p);
-    const ruri = `${number}@127.0.0.1:${node.sipPort}`;
-    const scenario = hangUpAfterMs ? uacHangsUpAfter(ruri, `+1555000${freq}`, p.port, hangUpAfterMs) : uacWaitsForBye(ruri, `+1555000${freq}`, p.port, { byeTimeoutMs: 120_000 });
-    const run = sipp(scenario, [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '150s'], { killAfterMs: 160_000 });
-    return { p, done: run.done };
-  }
-
-  const callOf = async (freq: number) =>
-    (await c
-      .db('calls')
-      .where({ customer_id: f.customer.id })
-      .whereRaw(`source->>'target' = ?`, [`+1555000${freq}`])
-      .orderBy('tm_create', 'desc')
-      .first()) as { id: string; node_id: string; status: string };
+  const dial = (number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) => dialNode(parties, number, node, freq, hangUpAfterMs);
+  const callOf = (freq: number) => callOfParty(c.db, f.customer.id, freq);
 
   async function window(ms = 1500): Promise<[number, number]> {
     await sleep(500);
@@ -110,7 +95,7 @@ describe('scale: a conference whose participants are calls on different nodes', 
         `${err.message}: ${JSON.stringify(await c.db('conferencecalls').where({ conference_id: conf.id }).select('status', 'reference_id'))}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`,
       );
     });
-    const [callH, callR1, callR2] = [await callOf(H), await callOf(R1), await callOf(R2)];
+    const [callH, callR1, callR2] = [(await callOf(H))!, (await callOf(R1))!, (await callOf(R2))!];
     expect([callH.node_id, callR1.node_id, callR2.node_id]).to.deep.equal([conf.host.id, conf.other.id, conf.other.id]);
     // one participant per real call: the bridge legs are not calls of the API
     expect(joined.map((r) => r.reference_id)).to.have.members([callH.id, callR1.id, callR2.id]);

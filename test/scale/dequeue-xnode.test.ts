@@ -13,10 +13,11 @@ import { nodeSipKey } from '../../media-app/xnode/address';
 import { trunksRepo } from '../../core/repos/trunks';
 import { createFixture, type Fixture } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { killAllSipp, sleep, until } from '../../testkit/media-app/harness';
 import { RtpParty } from '../../testkit/conference/party';
 import { Cluster, type ClusterNode } from '../../testkit/scale/cluster';
 import { numberWithFlow } from '../../testkit/scale/fixtures';
+import { callOfParty, dialNode } from '../../testkit/scale/node-party';
 import { TwimlServer } from '../../testkit/twiml/server';
 import { callSid, toSid } from '../../core/twilio/sids';
 
@@ -68,23 +69,8 @@ describe('scale: <Dial><Queue> takes a caller waiting on another node', function
     await app?.close();
   });
 
-  /** A party dialling `number` straight to `node` (its call lives there). */
-  async function dial(number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) {
-    const p = await RtpParty.open(freq);
-    parties.push(p);
-    const ruri = `${number}@127.0.0.1:${node.sipPort}`;
-    const scenario = uacWaitsForBye(ruri, `+1555000${freq}`, p.port, hangUpAfterMs ? { hangUpAfterMs } : { byeTimeoutMs: 120_000 });
-    const run = sipp(scenario, [`127.0.0.1:${node.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-timeout', '150s'], { killAfterMs: 160_000 });
-    return { p, done: run.done };
-  }
-
-  const callOf = async (freq: number) =>
-    (await c
-      .db('calls')
-      .where({ customer_id: f.customer.id })
-      .whereRaw(`source->>'target' = ?`, [`+1555000${freq}`])
-      .orderBy('tm_create', 'desc')
-      .first()) as { id: string; node_id: string; status: string; activeflow_id: string } | undefined;
+  const dial = (number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) => dialNode(parties, number, node, freq, hangUpAfterMs);
+  const callOf = (freq: number) => callOfParty(c.db, f.customer.id, freq);
 
   it('the agent on node 1 is bridged to the caller waiting on node 0; the agent hangs up, the caller goes on', async () => {
     const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];

@@ -7,8 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { uacWaitsForBye } from '../media-app/harness';
 import { pcmuPackets, rtpPcap } from '../rtp-pcap';
-import { loopbackSdp } from '../sdp';
-import { ok200 } from '../media-app/sipp-steps';
+import { answerInvite, ok200 } from '../media-app/sipp-steps';
 import { G711_TABLES } from '../../core/audio/g711';
 
 /** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
@@ -217,27 +216,9 @@ export function tonePcap(parts: ({ hz: number; ms: number } | { pauseMs: number 
  */
 export function aiCalleeScenario(sinkPort: number, plays: { atMs: number; pcap: string }[], byeTimeoutMs = 40_000): string {
   const steps = playSteps(plays);
-  const reply = (status: string, extra: string) => `<send><![CDATA[
-SIP/2.0 ${status}
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]AiCallee[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:callee@[local_ip]:[local_port];transport=[transport]>
-${extra}
-]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="ai-callee">
-<recv request="INVITE" crlf="true"/>
-${reply('180 Ringing', 'Content-Length: 0\n')}
-${reply(
-  '200 OK',
-  `Content-Type: application/sdp
-Content-Length: [len]
-
-${loopbackSdp(sinkPort)}`,
-).replace('<send>', '<send retrans="500">')}
+${answerInvite(sinkPort, { tag: 'AiCallee', user: 'callee', retrans: true })}
 <recv request="ACK"/>
 ${steps}
 <recv request="BYE" timeout="${byeTimeoutMs}"/>

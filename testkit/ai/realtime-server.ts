@@ -7,6 +7,7 @@
 // vendor does) with its transcript, or a function call; conversation.item.retrieve → the item
 // (conversation.item.retrieved) or an item_not_found error; conversation.item.truncate →
 // conversation.item.truncated. What the client sent is kept for the test.
+import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -26,6 +27,9 @@ export interface RealtimeScript {
   /** the vendor drops the connection this long after it opened (code 1011) */
   dropAfterMs?: number;
 }
+
+/** A script that says nothing, at once: a stand-in whose script each test sets, or one only connected to. */
+export const SILENT_SCRIPT: RealtimeScript = { greeting: { say: '', ms: 0 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null };
 
 export interface ReceivedEvent {
   at: number;
@@ -53,6 +57,7 @@ export interface RealtimeServer {
   appendSizes: Map<number, number>;
   /** upgrades refused for their key */
   refused: number;
+  /** closes the server and removes its certificate's folder */
   close(): Promise<void>;
 }
 
@@ -88,6 +93,7 @@ export async function startRealtimeServer(key: string, script: RealtimeScript, p
       for (const c of wss.clients) c.terminate();
       wss.close();
       await new Promise<void>((r) => http.close(() => r()));
+      fs.rmSync(cert.dir, { recursive: true, force: true });
     },
   };
   http.on('upgrade', (req, socket, head) => {

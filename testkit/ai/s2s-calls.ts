@@ -16,9 +16,9 @@ import { aisRepo } from '../../core/repos/ais';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../db';
 import { freePort, sippMediaPort } from '../ports';
-import { eventsFor, sipp, until, type SippResult } from '../media-app/harness';
+import { eventsFor, killAllSipp, sipp, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
 import { aiCallerScenario, aiCalleeScenario, speechPcap, TimedSink } from './audio';
-import type { RealtimeScript } from './realtime-server';
+import { startRealtimeServer, type RealtimeScript, type RealtimeServer } from './realtime-server';
 import { dialingCall, startBusPlatform, type BusPlatform } from '../media-app/originate';
 
 type Db = Awaited<ReturnType<typeof testDb>>;
@@ -178,6 +178,37 @@ export function useS2sVendor<S extends S2sStandIn>(prefix: string, start: (scrip
     await suite.vendor?.close();
   });
   return suite;
+}
+
+export interface RealtimeStack {
+  p: Platform;
+  rt: RealtimeServer;
+  /** a scratch folder for the suite's pcaps, removed after it */
+  dir: string;
+}
+
+/**
+ * Mocha hooks of the suites that call a plain platform (no command bus) on OpenAI Realtime's stand-in:
+ * a scratch folder (named from `prefix`), the stand-in (`key`, `script`) and a platform that trusts its
+ * certificate and may reach loopback, with `env(rt)` besides; `ready` receives them once up, before the
+ * suite's own hooks.
+ */
+export function useRealtimeStack(prefix: string, key: string, script: RealtimeScript, env: (rt: RealtimeServer) => Record<string, string>, ready: (s: RealtimeStack) => void): void {
+  let s: Partial<RealtimeStack> = {};
+  before(async () => {
+    await truncateAll();
+    s.dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    s.rt = await startRealtimeServer(key, script);
+    s.p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', OPENAI_REALTIME_CA_FILE: s.rt.cert.certPath, ...env(s.rt) });
+    ready(s as RealtimeStack);
+  });
+  after(async () => {
+    killAllSipp();
+    await s.p?.close();
+    await s.rt?.close();
+    if (s.dir) fs.rmSync(s.dir, { recursive: true, force: true });
+    s = {};
+  });
 }
 
 /** The script of the order call: a greeting (440 Hz), the caller's order number (set_variables, answered at 660 Hz), then `stop` ends it. */

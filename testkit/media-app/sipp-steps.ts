@@ -74,6 +74,34 @@ Content-Length: 0
 /** 200 OK to the in-dialog request just received (a BYE, INFO, NOTIFY, CANCEL). */
 export const ok200 = respond('200 OK');
 
+/**
+ * A callee's answer to the INVITE it waits for: 180 Ringing, then 200 OK with the loopback SDP of
+ * `rtpPort` (retransmitted every 500 ms until the ACK when `retrans`); its To tag `[pid]<tag>[call_number]`,
+ * its Contact `<sip:[user@][local_ip]:[local_port]>`.
+ */
+export function answerInvite(rtpPort: number, o: { tag: string; user?: string; retrans?: boolean }): string {
+  const reply = (status: string, extra: string) => `<send><![CDATA[
+SIP/2.0 ${status}
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]${o.tag}[call_number]
+[last_Call-ID:]
+[last_CSeq:]
+Contact: <sip:${o.user ? `${o.user}@` : ''}[local_ip]:[local_port];transport=[transport]>
+${extra}
+]]></send>`;
+  const answer = reply(
+    '200 OK',
+    `Content-Type: application/sdp
+Content-Length: [len]
+
+${loopbackSdp(rtpPort)}`,
+  );
+  return `<recv request="INVITE" crlf="true"/>
+${reply('180 Ringing', 'Content-Length: 0\n')}
+${o.retrans ? answer.replace('<send>', '<send retrans="500">') : answer}`;
+}
+
 /** Our BYE in the dialog, and its 200. */
 export const bye = (cseq: number) => `<send retrans="500"><![CDATA[
 BYE [next_url] SIP/2.0

@@ -1,5 +1,6 @@
 // Test-time audio fixtures: real sox and espeak-ng output as 8 kHz 16-bit mono sample arrays.
 import { execFileSync } from 'node:child_process';
+import { DTMF_FREQS } from '../../media-engine/dsp/tones';
 
 const RAW_OUT = ['-r', '8000', '-b', '16', '-c', '1', '-e', 'signed-integer', '-t', 'raw', '-'];
 
@@ -80,29 +81,11 @@ export function forEachFrame(samples: Int16Array, fn: (frame: Int16Array, ms: nu
   }
 }
 
-/** DTMF sequence made by sox: each digit `onMs` of its two sines, then `offMs` of silence. */
+/** DTMF sequence made by sox: each digit `onMs` of its two sines (the media engine's DTMF_FREQS), then `offMs` of silence. */
 export function soxDtmf(digits: string, onMs = 80, offMs = 80, vol = 0.3): Int16Array {
-  const F: Record<string, [number, number]> = {
-    '1': [697, 1209],
-    '2': [697, 1336],
-    '3': [697, 1477],
-    A: [697, 1633],
-    '4': [770, 1209],
-    '5': [770, 1336],
-    '6': [770, 1477],
-    B: [770, 1633],
-    '7': [852, 1209],
-    '8': [852, 1336],
-    '9': [852, 1477],
-    C: [852, 1633],
-    '*': [941, 1209],
-    '0': [941, 1336],
-    '#': [941, 1477],
-    D: [941, 1633],
-  };
   const parts: Int16Array[] = [];
   for (const d of digits) {
-    const [r, c] = F[d];
+    const [r, c] = DTMF_FREQS[d];
     parts.push(soxSynth([String(onMs / 1000), 'sine', String(r), 'sine', String(c)], ['vol', String(vol)]));
     parts.push(silenceMs(offMs));
   }

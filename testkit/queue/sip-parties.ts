@@ -2,31 +2,13 @@
 // UDP socket that only counts the INVITEs it receives (an agent who must not be rung).
 import dgram from 'node:dgram';
 import { answerBye } from '../media-app/harness';
-import { loopbackSdp } from '../sdp';
+import { answerInvite } from '../media-app/sipp-steps';
 
 /** sipp UAS: answers at once with audio to 127.0.0.1:rtpPort, then waits for the platform's BYE. */
 export function callerUas(rtpPort: number): string {
-  const reply = (status: string, extra: string) => `<send><![CDATA[
-SIP/2.0 ${status}
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]Q[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Contact: <sip:[local_ip]:[local_port];transport=[transport]>
-${extra}
-]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="queue-caller">
-<recv request="INVITE" crlf="true"/>
-${reply('180 Ringing', 'Content-Length: 0\n')}
-${reply(
-  '200 OK',
-  `Content-Type: application/sdp
-Content-Length: [len]
-
-${loopbackSdp(rtpPort)}`,
-)}
+${answerInvite(rtpPort, { tag: 'Q' })}
 <recv request="ACK"/>
 ${answerBye(40000)}
 </scenario>`;

@@ -374,7 +374,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const stand = await startAiStandIn();
   const stopStand = async () => {
     await stand.rt.close();
-    fs.rmSync(stand.rt.cert.dir, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   // the probe: each process's live heap after a collection, every sample, in dataDir (sampleProcess reads it there)
