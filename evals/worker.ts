@@ -16,6 +16,7 @@ import { evalRunsRepo } from '../core/repos/eval-runs';
 import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
 import { CallEvents } from './call-events';
+import type { EgressPolicy } from '../core/net';
 
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -33,7 +34,7 @@ export class EvalWorker {
   /** the platform's events, read while a call's observation waits for it to settle */
   private readonly events: CallEvents;
 
-  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger }) {
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy }) {
     this.events = new CallEvents(deps);
   }
 
