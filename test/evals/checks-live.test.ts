@@ -121,7 +121,8 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     expect(doc).to.contain('"rubric"');
   });
 
-  const talkOver = [{ say: STOP, after_agent_ms: 1500 }, { wait_ms: 4000 }, { hangup: true }];
+  // the wait leaves the recogniser time for the words even on a loaded machine (the cut comes after them)
+  const talkOver = [{ say: STOP, after_agent_ms: 1500 }, { wait_ms: 7000 }, { hangup: true }];
   const stoppedMs = (evidence: string) => Number(/the agent stopped (\d+) ms later/.exec(evidence)?.[1]);
 
   it('barge-in honoured: the agent heard stopping within the budget, no self-interruption, the judge’s verdict and a malformed one', async () => {
@@ -142,8 +143,8 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     // the caller started 1.5 s into the greeting as it heard it
     expect(talk.t_ms - since).to.be.within(1480, 1700);
     expect(stoppedMs(barge!.evidence)).to.be.at.most(1500);
-    expect(self, self!.evidence).to.deep.include({ passed: true });
-    expect(self!.evidence).to.match(/^\d+ reply\(ies\), [1-9]\d* cut, each while the caller spoke$/);
+    expect(self, JSON.stringify({ ...r, checks: r.checks })).to.deep.include({ passed: true });
+    expect(self!.evidence, JSON.stringify(r)).to.match(/^\d+ reply\(ies\), [1-9]\d* cut, each while the caller spoke$/);
     expect(verdict).to.deep.equal({ type: 'judge', passed: true, evidence: REASON });
     expect(malformed).to.deep.equal({ type: 'judge', passed: false, evidence: 'the judge\'s answer is no verdict: the model did not answer with a JSON verdict; it said "It went fine, I think."' });
     expect(ended, ended!.evidence).to.deep.include({ passed: true });
