@@ -1,10 +1,12 @@
 /**
  * One simulated call of a scenario: a SipCaller dials the scenario's number through the edge with an
  * RtpPhone's SDP, and once answered the caller's turns play in order: wait_ms (silence on the line),
- * say (espeak-ng speech, made before the call so no turn waits for synthesis), dtmf (RFC 4733),
- * hangup (BYE). The platform hanging up ends the script where it is; a call still up when the script
- * is over is hung up by the caller; one longer than `maxCallMs`, or a run aborted, too. The caller's
- * side of the transcript is what it said, timed from the answer.
+ * say (espeak-ng speech, made before the call so no turn waits for synthesis; with after_agent_ms it
+ * talks over the agent: it starts that long after the agent's utterance heard now, or the next one,
+ * started), dtmf (RFC 4733), hangup (BYE). The platform hanging up ends the script where it is; a
+ * call still up when the script is over is hung up by the caller; one longer than `maxCallMs`, or a
+ * run aborted, too. The caller's side of the transcript is what it said, timed from the answer;
+ * what it heard of the agent is kept for the audio checks (checks/audio.ts).
  */
 import type { EvalRunScenario } from '../core/repos/eval-scenarios';
 import type { EvalTranscriptLine } from '../core/evals/schema';
@@ -12,6 +14,15 @@ import type { EvalsConfig } from './config';
 import { RtpPhone } from './rtp-phone';
 import { SipCaller } from './sip-caller';
 import { speak } from './speech';
+import { utteranceAt, VOICED_LEVEL, type HeardPacket } from './checks/heard';
+
+/** A say turn that talked over the agent: when it started and ended (ms after the answer), and since when the agent was talking. */
+export interface TalkOver {
+  t_ms: number;
+  end_ms: number;
+  after_agent_ms: number;
+  agent_from_ms: number;
+}
 
 export interface PlayedCall {
   sipCallId: string;
@@ -20,15 +31,54 @@ export interface PlayedCall {
   /** when the 200 OK came (Date.now()), 0 when the call was not answered */
   answeredAt: number;
   callerLines: EvalTranscriptLine[];
+  /** each say's audio, from its first to its last packet (ms after the answer) */
+  callerSpeech: { t_ms: number; end_ms: number }[];
+  talkOvers: TalkOver[];
+  /** talk-over turns not said: the agent was not heard within `agentWaitMs` */
+  talkOversSkipped: number;
+  /** the platform's audio as the caller heard it */
+  heard: HeardPacket[];
+  /** when the call ended, ms after the answer */
+  end_ms: number;
 }
 
-type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs'>;
+type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs' | 'agentWaitMs'>;
 
 /** Resolves after `ms` or when `stop` settles, whichever is first; the timer is cleared either way. */
 async function waitOr(ms: number, stop: Promise<unknown>): Promise<void> {
   let t: NodeJS.Timeout | undefined;
   await Promise.race([new Promise<void>((r) => (t = setTimeout(r, ms))), stop]);
   clearTimeout(t);
+}
+
+/**
+ * When a talk-over may start: `afterMs` after the start of the agent's utterance heard now, or of
+ * the next one heard within `waitMs` (woken by each packet, never polled). Null: the agent was not
+ * heard in time, or the call is over. `now` is ms after the answer.
+ */
+async function agentUtterance(phone: RtpPhone, now: () => number, t0: number, waitMs: number, stop: Promise<unknown>): Promise<number | null> {
+  const current = utteranceAt(
+    phone.heard.map((h) => ({ t_ms: h.at - t0, level: h.level })),
+    now(),
+  );
+  if (current !== null) return current;
+  let off: () => void = () => undefined;
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      new Promise<number>((r) => {
+        off = phone.onHeard(() => {
+          const last = phone.heard.at(-1);
+          if (last && last.level > VOICED_LEVEL) r(last.at - t0);
+        });
+      }),
+      new Promise<null>((r) => (t = setTimeout(() => r(null), waitMs))),
+      stop.then(() => null),
+    ]);
+  } finally {
+    off();
+    clearTimeout(t);
+  }
 }
 
 export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: AbortSignal): Promise<PlayedCall> {
@@ -42,7 +92,8 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     phone.close();
     throw e;
   }
-  const played: PlayedCall = { sipCallId: caller.callId, endedBy: 'caller', answeredAt: 0, callerLines: [] };
+  const played: PlayedCall = { sipCallId: caller.callId, endedBy: 'caller', answeredAt: 0, callerLines: [], callerSpeech: [], talkOvers: [], talkOversSkipped: 0, heard: [], end_ms: 0 };
+  let t0 = 0;
   let cap: NodeJS.Timeout | undefined;
   // the run-wide signal outlives this call: its listener goes with the call (finally), as the cap does
   let onAbort: (() => void) | undefined;
@@ -50,7 +101,8 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     const dialled = await caller.dial(scenario.target.target, phone.sdp());
     if (!dialled.answered) return { ...played, endedBy: 'refused', error: dialled.reason };
     played.answeredAt = Date.now();
-    const t0 = performance.now();
+    t0 = performance.now();
+    const now = () => performance.now() - t0;
     phone.start(dialled.remote);
     const aborted = new Promise<void>((r) => {
       if (signal.aborted) return r();
@@ -66,10 +118,24 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
       if (over) break;
       if ('wait_ms' in turn) await waitOr(turn.wait_ms, stop);
       else if ('say' in turn) {
+        let agentFrom: number | null = null;
+        if (turn.after_agent_ms !== undefined) {
+          agentFrom = await agentUtterance(phone, now, t0, deps.agentWaitMs, stop);
+          if (agentFrom === null) {
+            if (!over) played.talkOversSkipped++;
+            continue;
+          }
+          await waitOr(agentFrom + turn.after_agent_ms - now(), stop);
+          if (over) break;
+        }
         const said = phone.say(speech.get(i)!);
         await Promise.race([said, stop]);
         const at = await Promise.race([said, Promise.resolve(null)]);
-        if (at !== null) played.callerLines.push({ role: 'caller', text: turn.say, t_ms: Math.round(at - t0) });
+        if (at === null) continue;
+        const line = { t_ms: Math.round(at - t0), end_ms: Math.round(now()) };
+        played.callerLines.push({ role: 'caller', text: turn.say, t_ms: line.t_ms });
+        played.callerSpeech.push(line);
+        if (agentFrom !== null) played.talkOvers.push({ ...line, after_agent_ms: turn.after_agent_ms!, agent_from_ms: Math.round(agentFrom) });
       } else if ('dtmf' in turn) await Promise.race([phone.dtmf(turn.dtmf), stop]);
       else break;
     }
@@ -79,6 +145,10 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
   } finally {
     clearTimeout(cap);
     if (onAbort) signal.removeEventListener('abort', onAbort);
+    if (t0) {
+      played.end_ms = Math.round(performance.now() - t0);
+      played.heard = phone.heard.map((h) => ({ t_ms: Math.round((h.at - t0) * 10) / 10, level: Math.round(h.level) }));
+    }
     phone.close();
     caller.close();
   }

@@ -1,42 +1,42 @@
 /**
- * The checks of a scenario, judged on a call's result: each a verdict and the evidence it rests on
- * (the line that matched, the turns over budget). A check that has nothing to judge fails, saying so:
- * latency_under with no measured agent turn is not a pass.
+ * A call's checks, in the scenario's order, each a verdict with the evidence it rests on; a check
+ * with nothing to judge fails, saying so. Each kind is judged where what it reads is owned:
+ * checks/text.ts (transcript, latency), checks/audio.ts (barge-in, self-interruption, on the heard
+ * audio), checks/records.ts (tool calls, who hung up, transfers), checks/judge.ts (the LLM judge).
  */
-import type { EvalCheck, EvalCheckResult, EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import type { EvalCheck, EvalCheckResult } from '../core/evals/schema';
+import { bargeInWithin, noSelfInterruption } from './checks/audio';
+import type { CallFacts } from './checks/facts';
+import { judgeCall } from './checks/judge';
+import { endedBy, toolCalled, transferred } from './checks/records';
+import { judgeText } from './checks/text';
 
-const cut = (s: string, n = 120) => (s.length > n ? `${s.slice(0, n)}…` : s);
+export type { CallFacts } from './checks/facts';
 
-function findLine(transcript: EvalTranscriptLine[], role: string, text: string): EvalTranscriptLine | undefined {
-  const needle = text.toLowerCase();
-  return transcript.find((l) => l.role === role && l.text.toLowerCase().includes(needle));
+export async function judgeCheck(check: EvalCheck, f: CallFacts, o: { judgeTimeoutMs: number; signal: AbortSignal }): Promise<EvalCheckResult> {
+  switch (check.type) {
+    case 'transcript_contains':
+    case 'transcript_not_contains':
+    case 'latency_under':
+      return judgeText(check, f.transcript, f.turns);
+    case 'barge_in_within':
+      return bargeInWithin(check.ms, f);
+    case 'no_self_interruption':
+      return noSelfInterruption(f);
+    case 'tool_called':
+      return toolCalled(check.name, check.arguments, f);
+    case 'ended_by':
+      return endedBy(check.by, f);
+    case 'transferred':
+      return transferred(f);
+    case 'judge':
+      return judgeCall(check.rubric, f, { timeoutMs: o.judgeTimeoutMs, signal: o.signal });
+  }
 }
 
-export function judge(check: EvalCheck, transcript: EvalTranscriptLine[], turns: EvalTurnResult[]): EvalCheckResult {
-  switch (check.type) {
-    case 'transcript_contains': {
-      const hit = findLine(transcript, check.role, check.text);
-      const count = transcript.filter((l) => l.role === check.role).length;
-      return {
-        type: check.type,
-        passed: !!hit,
-        evidence: hit ? `${check.role} at ${hit.t_ms} ms: "${cut(hit.text)}"` : `"${cut(check.text)}" not in any of ${count} ${check.role} line(s)`,
-      };
-    }
-    case 'transcript_not_contains': {
-      const hit = findLine(transcript, check.role, check.text);
-      return { type: check.type, passed: !hit, evidence: hit ? `${check.role} at ${hit.t_ms} ms: "${cut(hit.text)}"` : `"${cut(check.text)}" in no ${check.role} line` };
-    }
-    case 'latency_under': {
-      if (!turns.length) return { type: check.type, passed: false, evidence: 'no agent turn was measured' };
-      // a reply the caller cut off before its first audio has no latency to judge; any other without audio is over
-      const over = turns.map((t, i) => ({ i, ms: t.latency_ms, cut: t.interrupted })).filter((t) => (t.ms === null ? !t.cut : t.ms >= check.ms));
-      const shown = (t: { i: number; ms: number | null }) => `turn ${t.i + 1}: ${t.ms === null ? 'no audio' : `${t.ms} ms`}`;
-      return {
-        type: check.type,
-        passed: over.length === 0,
-        evidence: over.length ? `over ${check.ms} ms: ${over.map(shown).join(', ')}` : `${turns.length} turn(s), the slowest ${Math.max(...turns.map((t) => t.latency_ms ?? 0))} ms`,
-      };
-    }
-  }
+/** Every check of the scenario, one after another (a judge asks its vendor once per check). */
+export async function judgeChecks(checks: EvalCheck[], f: CallFacts, o: { judgeTimeoutMs: number; signal: AbortSignal }): Promise<EvalCheckResult[]> {
+  const out: EvalCheckResult[] = [];
+  for (const c of checks) out.push(await judgeCheck(c, f, o));
+  return out;
 }

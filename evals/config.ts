@@ -22,6 +22,10 @@ export interface EvalsConfig {
   maxRuns: number;
   /** a claimed run's lease: its worker renews it every leaseMs / 3; one not renewed for leaseMs is ended failed */
   leaseMs: number;
+  /** a talk-over turn (say with after_agent_ms) waits at most this for the agent to be heard, then is skipped */
+  agentWaitMs: number;
+  /** a judge check's request to the customer's LLM vendor is given up after this */
+  judgeTimeoutMs: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -48,6 +52,8 @@ const schema = z.object({
   EVALS_MAX_CALL_MS: ms(1000).default(300_000),
   EVALS_SETTLE_MS: ms(0).default(10_000),
   EVALS_LEASE_MS: ms(300).default(30_000),
+  EVALS_AGENT_WAIT_MS: ms(100).default(30_000),
+  EVALS_JUDGE_TIMEOUT_MS: ms(100).default(60_000),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
 });
 
@@ -68,5 +74,7 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     settleMs: c.EVALS_SETTLE_MS,
     maxRuns: c.EVALS_MAX_RUNS,
     leaseMs: c.EVALS_LEASE_MS,
+    agentWaitMs: c.EVALS_AGENT_WAIT_MS,
+    judgeTimeoutMs: c.EVALS_JUDGE_TIMEOUT_MS,
   };
 }

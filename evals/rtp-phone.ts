@@ -43,6 +43,8 @@ export class RtpPhone {
   private closed = false;
   /** the platform's packets: arrival (performance.now()) and mean absolute level of the PCMU payload */
   readonly heard: { at: number; level: number }[] = [];
+  /** called on every packet heard (a talk-over turn waiting for the agent's voice) */
+  private readonly listeners = new Set<() => void>();
 
   private constructor(private readonly host: string) {}
 
@@ -171,6 +173,13 @@ export class RtpPhone {
     let sum = 0;
     for (const b of payload) sum += Math.abs(G711_TABLES.muDecode[b]!);
     this.heard.push({ at: performance.now(), level: payload.length ? sum / payload.length : 0 });
+    for (const l of [...this.listeners]) l();
+  }
+
+  /** Calls `fn` on every packet heard from now on, until the returned function is called (or the phone closes). */
+  onHeard(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
   close(): void {
@@ -178,6 +187,7 @@ export class RtpPhone {
     this.closed = true;
     if (this.clock) clearInterval(this.clock);
     this.clock = null;
+    this.listeners.clear();
     for (const j of this.queue.splice(0)) j.done();
     try {
       this.sock.close();

@@ -14,7 +14,9 @@ import type { EvalsConfig } from './config';
 import { playCall } from './call';
 import { observeCall } from './observe';
 import type { CallEvents } from './call-events';
-import { judge } from './checks';
+import { judgeChecks } from './checks';
+import { callFacts } from './call-facts';
+import { egressPolicyFor, type EgressPolicy } from '../core/net';
 
 export interface RunDeps {
   db: Db;
@@ -24,6 +26,10 @@ export interface RunDeps {
   worker: string;
   /** wakes the observations' settle waits */
   events: CallEvents;
+  /** the platform's settings (the LLM vendors' keys a judge check may use; default process.env) */
+  env?: NodeJS.ProcessEnv;
+  /** what a judge check's request to the customer's LLM vendor goes through (default: the policy of `env`) */
+  egress?: EgressPolicy;
 }
 
 async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario, signal: AbortSignal): Promise<EvalCallResult> {
@@ -38,7 +44,9 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario
   const seen = await observeCall(deps, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs, signal);
   if (!seen) return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines };
   const transcript = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
-  const checks = scenario.checks.map((c) => judge(c, transcript, seen.turns));
+  const env = deps.env ?? process.env;
+  const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns: seen.turns });
+  const checks = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
   return {
     scenario_id: scenario.id,
     call_id: seen.callId,

@@ -17,6 +17,7 @@ import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
 import { CallEvents } from './call-events';
 import { LeaseRenewal } from './lease-renewal';
+import type { EgressPolicy } from '../core/net';
 
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -34,7 +35,7 @@ export class EvalWorker {
   /** the platform's events, read while a call's observation waits for it to settle */
   private readonly events: CallEvents;
 
-  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger }) {
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy }) {
     this.events = new CallEvents(deps);
     this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());
   }

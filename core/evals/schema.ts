@@ -17,7 +17,12 @@ export const evalTargetSchema = z
 /** One scripted caller turn: exactly one of these fields. */
 export const evalTurnSchema = z.union([
   z.object({ wait_ms: z.number().int().min(0).max(600_000).describe('stay silent this long') }).strict(),
-  z.object({ say: z.string().trim().min(1).max(1000).describe('speak this (espeak-ng) into the call') }).strict(),
+  z
+    .object({
+      say: z.string().trim().min(1).max(1000).describe('speak this (espeak-ng) into the call'),
+      after_agent_ms: z.number().int().min(0).max(60_000).optional().describe("talk over the agent: start this long after the agent's current (or next) utterance started, as the caller hears it"),
+    })
+    .strict(),
   z
     .object({
       dtmf: z
@@ -45,6 +50,23 @@ export const evalCheckSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('transcript_contains'), role, text: z.string().trim().min(1).max(1000) }).strict(),
   z.object({ type: z.literal('transcript_not_contains'), role, text: z.string().trim().min(1).max(1000) }).strict(),
   z.object({ type: z.literal('latency_under'), ms: z.number().int().min(1).max(600_000).describe('every agent turn answers within this (first_rtp_ms)') }).strict(),
+  z
+    .object({
+      type: z.literal('barge_in_within'),
+      ms: z.number().int().min(1).max(60_000).describe('after each talk-over starts, the agent audio the caller hears stops within this'),
+    })
+    .strict(),
+  z.object({ type: z.literal('no_self_interruption') }).strict(),
+  z
+    .object({
+      type: z.literal('tool_called'),
+      name: z.string().trim().min(1).max(128),
+      arguments: z.record(z.string(), z.unknown()).optional().describe("a subset the call's arguments must match"),
+    })
+    .strict(),
+  z.object({ type: z.literal('ended_by'), by: z.enum(['agent', 'caller']).describe("who hung up, by the call's record") }).strict(),
+  z.object({ type: z.literal('transferred') }).strict(),
+  z.object({ type: z.literal('judge'), rubric: z.string().trim().min(1).max(4000).describe("what the customer's LLM judges the transcript on") }).strict(),
 ]);
 
 /** The body of POST /eval_scenarios, and of PUT (every field given again). */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EVALS_VARIABLES, loadEvalsConfig } from '../../evals/config';
-import { judge } from '../../evals/checks';
+import { judgeText as judge } from '../../evals/checks/text';
 import { turnsOf } from '../../evals/observe';
 import { parseSip, sdpAudio, tagOf, header } from '../../evals/sip-message';
 import type { EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
@@ -25,6 +25,8 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
       settleMs: 10_000,
       maxRuns: 2,
       leaseMs: 30_000,
+      agentWaitMs: 30_000,
+      judgeTimeoutMs: 60_000,
     });
     expect(loadEvalsConfig({ EVALS_SIP_EDGE: '10.0.0.2:5080', EVALS_POLL_MS: '' }).edge).to.deep.equal({ host: '10.0.0.2', port: 5080 });
     expect(() => loadEvalsConfig({ EVALS_SIP_EDGE: 'sip.example.com', EVALS_POLL_MS: 'soon', EVALS_MAX_RUNS: '0' }))

@@ -1,0 +1,95 @@
+/**
+ * What a call's checks are judged on beyond its transcript and turns (checks/facts.ts), read from
+ * the customer's records of the call (core/repos/eval-reach.ts): each agent reply's record time and
+ * whether it was cut, the tool calls, who hung up and what the call was connected or transferred to,
+ * and, asked only by a judge check, the customer's LLM vendor: the chat model of the AI configuration
+ * ai_talk ran on the call (a team's: its member then speaking), through the egress policy.
+ */
+import type { Db } from '../core/db/knex';
+import type { EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import { LlmError, type ChatLlm } from '../core/llm/client';
+import { llmFor } from '../core/llm/endpoint';
+import type { EgressPolicy } from '../core/net';
+import { aisRepo } from '../core/repos/ais';
+import { evalReachRepo, type ReachedMessage } from '../core/repos/eval-reach';
+import { teamsRepo } from '../core/repos/teams';
+import { realtimeModel } from '../core/speech/voices';
+import type { PlayedCall } from './call';
+import type { CallFacts } from './checks/facts';
+
+/** Each reply as turnsOf (observe.ts) groups them: consecutive assistant messages sharing one latency record. */
+export function repliesOf(messages: ReachedMessage[], answeredAt: number): CallFacts['replies'] {
+  const out: CallFacts['replies'] = [];
+  let last = '';
+  for (const m of messages) {
+    const latency = m.role === 'assistant' ? (m.metadata.latency as Record<string, unknown> | undefined) : undefined;
+    if (!latency) {
+      last = '';
+      continue;
+    }
+    const key = JSON.stringify(latency);
+    if (key === last) continue;
+    last = key;
+    out.push({ t_ms: m.tm_create.getTime() - answeredAt, interrupted: latency.interrupted === true });
+  }
+  return out;
+}
+
+function parsedArguments(raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw ?? {};
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+async function vendorOf(deps: FactsDeps, customerId: string, callId: string): Promise<ChatLlm | { error: string }> {
+  const a = await evalReachRepo(deps.db).aiOfCall(customerId, callId);
+  if (!a) return { error: 'no ai_talk ran on the call, so there is no AI configuration whose LLM vendor could judge' };
+  let aiId: string | undefined = a.assistance_id;
+  if (a.assistance_type === 'team') {
+    const team = await teamsRepo(deps.db).get(customerId, a.assistance_id);
+    aiId = team?.members.find((m) => m.id === (a.current_member_id || team.start_member_id))?.ai_id;
+  }
+  const ai = aiId ? await aisRepo(deps.db).get(customerId, aiId) : null;
+  if (!ai) return { error: 'the AI configuration ai_talk ran on the call no longer exists' };
+  if (realtimeModel(ai.engine_model)) return { error: `engine_model ${ai.engine_model} is a speech-to-speech model, with no chat endpoint to judge with` };
+  try {
+    return llmFor(ai, deps.env, deps.egress);
+  } catch (e) {
+    if (e instanceof LlmError) return { error: e.message };
+    throw e;
+  }
+}
+
+export interface FactsDeps {
+  db: Db;
+  egress: EgressPolicy;
+  env: NodeJS.ProcessEnv;
+}
+
+export async function callFacts(deps: FactsDeps, customerId: string, callId: string, played: PlayedCall, seen: { transcript: EvalTranscriptLine[]; turns: EvalTurnResult[] }): Promise<CallFacts> {
+  const reach = evalReachRepo(deps.db);
+  const [messages, tools, callEnd] = await Promise.all([reach.aiMessages(customerId, callId), reach.toolCalls(customerId, callId), reach.callEnd(customerId, callId)]);
+  const toolCalls = tools.flatMap((m) =>
+    (m.tool_calls as { function?: { name?: string; arguments?: unknown } }[]).map((c) => ({
+      name: c.function?.name ?? '',
+      arguments: parsedArguments(c.function?.arguments),
+      t_ms: m.tm_create.getTime() - played.answeredAt,
+    })),
+  );
+  let vendor: Promise<ChatLlm | { error: string }> | null = null;
+  return {
+    ...seen,
+    replies: repliesOf(messages, played.answeredAt),
+    callerSpeech: played.callerSpeech,
+    talkOvers: played.talkOvers,
+    talkOversSkipped: played.talkOversSkipped,
+    heard: played.heard,
+    end_ms: played.end_ms,
+    toolCalls,
+    callEnd,
+    vendor: () => (vendor ??= vendorOf(deps, customerId, callId)),
+  };
+}

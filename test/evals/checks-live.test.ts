@@ -1,0 +1,214 @@
+// The talk-over turn and the new checks end to end (issue 56, docs/evals.md): simulated callers over
+// SIP and RTP through the platform's edge against ai_talk agents on the OpenAI-compatible stand-in.
+// A caller talks over a long greeting 1.5 s into it: an agent that may be cut is heard to stop within
+// the budget (barge_in_within passes, with the measured ms), one with interruptible_greeting false
+// talks on (the same check fails, the ms in its evidence); no_self_interruption passes (the cut
+// reply had the caller's speech); the LLM judge asks the customer's vendor (the stand-in, scripted)
+// and a malformed verdict fails. An agent scripted to call stop_flow hangs up: tool_called and
+// ended_by agent pass, their opposites fail; one scripted to call connect_call is transferred.
+import { expect } from 'chai';
+import request from 'supertest';
+import pino from 'pino';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { aisRepo } from '../../core/repos/ais';
+import { egressPolicyFor } from '../../core/net';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
+import { answeringUas, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { freePort } from '../../testkit/ports';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { loopbackTrunk } from '../../testkit/trunks';
+import { loadEvalsConfig } from '../../evals/config';
+import { EvalWorker } from '../../evals/worker';
+import { JUDGE_PROMPT } from '../../evals/checks/judge';
+import type { EvalCallResult } from '../../core/evals/schema';
+
+const GREETING =
+  'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise, and deliver them to shops, cafes and homes all over the town, seven days a week.';
+const STOP = 'Please stop talking now';
+const REASON = 'The agent stopped talking when the caller asked it to.';
+
+/** The stand-in's answers: the judge's verdicts by rubric, each agent's by the marker in its prompt. */
+function respond(req: LlmRequest): LlmReply {
+  const system = req.messages[0]?.content ?? '';
+  if (system === JUDGE_PROMPT) {
+    const rubric = req.messages[1]?.content ?? '';
+    return rubric.includes('MALFORMED') ? { text: 'It went fine, I think.' } : { text: JSON.stringify({ passed: true, reason: REASON }) };
+  }
+  const last = req.messages.at(-1);
+  if (system.includes('TOOLS-HANGUP')) return last?.role === 'tool' ? { text: '' } : { text: 'Goodbye.', tool_calls: [{ name: 'stop_flow', arguments: {} }] };
+  if (system.includes('TOOLS-CONNECT')) {
+    const target = /CONNECT-TO (\S+)/.exec(system)?.[1] ?? '';
+    return last?.role === 'tool' ? { text: '' } : { text: 'Connecting you.', tool_calls: [{ name: 'connect_call', arguments: { destinations: [{ type: 'sip', target }] } }] };
+  }
+  return lastUser(req) ? { text: 'Sorry, go ahead.' } : { text: GREETING };
+}
+
+describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', function () {
+  this.timeout(150_000);
+  let p: Platform;
+  let llm: LlmServer;
+  let t: TestApp;
+  let f: Fixture;
+  let worker: EvalWorker | undefined;
+  useLiveAiStack('evals-checks-', { respond }, (s) => ({ p, llm } = s));
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    f = await createFixture(t.ctx);
+    await loopbackTrunk(t.ctx.db, f.customer.id, `trevchk${Date.now()}`);
+  });
+  after(async () => {
+    await worker?.close();
+    await t?.close();
+  });
+
+  /** A number whose flow is answer → ai_talk with an AI (prompt `prompt`, `parameter` over the phrases) → hangup. */
+  async function agent(number: string, prompt: string, parameter: Record<string, unknown> = {}): Promise<void> {
+    const db = t.ctx.db;
+    const cid = f.customer.id;
+    const ai = await aisRepo(db).create(cid, {
+      name: 'desk',
+      init_prompt: prompt,
+      engine_model: 'openai.gpt-test',
+      engine_url: llm.url,
+      tool_names: ['all'],
+      parameter: { stt_phrases: [STOP.toLowerCase()], ...parameter },
+      vad_config: { stop_secs: 0.5 },
+    });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
+    });
+    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+  }
+
+  type Run = { status: string; error: string; results: EvalCallResult[] };
+  async function runOf(number: string, turns: unknown[], checks: unknown[]): Promise<EvalCallResult> {
+    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
+      .send({ name: 'checks', target: { type: 'number', target: number }, caller: { turns }, checks })
+      .expect(200);
+    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
+      .send({ scenario_ids: [s.body.id] })
+      .expect(200);
+    if (!worker) {
+      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '10000' });
+      // the judge reaches the customer's vendor (the stand-in on loopback) through this policy
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+      worker.start();
+    }
+    const run = await until(
+      async () => {
+        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
+        return r.body.status === 'running' ? null : (r.body as Run);
+      },
+      90_000,
+      'the run ended',
+    );
+    expect(run.status, run.error).to.equal('finished');
+    return run.results[0]!;
+  }
+
+  it('the OpenAPI document has each new check and the talk-over field', async () => {
+    const doc = JSON.stringify((await request(t.app).get('/v1.0/openapi.json').expect(200)).body);
+    for (const type of ['barge_in_within', 'no_self_interruption', 'tool_called', 'ended_by', 'transferred', 'judge']) {
+      expect(doc.split(`"const":"${type}"`).length - 1 || doc.split(`"enum":["${type}"]`).length - 1, type).to.be.at.least(1);
+    }
+    expect(doc).to.contain('"after_agent_ms"');
+    expect(doc).to.contain('"rubric"');
+  });
+
+  // the wait leaves the recogniser time for the words even on a loaded machine (the cut comes after them)
+  const talkOver = [{ say: STOP, after_agent_ms: 1500 }, { wait_ms: 7000 }, { hangup: true }];
+  const stoppedMs = (evidence: string) => Number(/the agent stopped (\d+) ms later/.exec(evidence)?.[1]);
+
+  it('barge-in honoured: the agent heard stopping within the budget, no self-interruption, the judge’s verdict and a malformed one', async () => {
+    await agent('+899571000001', 'You are the bakery. BARGE-OK');
+    const r = await runOf('+899571000001', talkOver, [
+      { type: 'barge_in_within', ms: 1500 },
+      { type: 'no_self_interruption' },
+      { type: 'judge', rubric: 'The agent stops talking when the caller asks it to.' },
+      { type: 'judge', rubric: 'MALFORMED: anything' },
+      { type: 'ended_by', by: 'caller' },
+    ]);
+    const [barge, self, verdict, malformed, ended] = r.checks;
+    expect(barge!.passed, barge!.evidence).to.equal(true);
+    expect(barge!.evidence).to.match(/^talk-over at \d+ ms \(the agent talking since \d+ ms\): the agent stopped \d+ ms later$/);
+    const talk = r.transcript.find((l) => l.role === 'caller')!;
+    expect(talk.text).to.equal(STOP);
+    const since = Number(/talking since (\d+) ms/.exec(barge!.evidence)![1]);
+    // the caller started 1.5 s into the greeting as it heard it
+    expect(talk.t_ms - since).to.be.within(1480, 1700);
+    expect(stoppedMs(barge!.evidence)).to.be.at.most(1500);
+    expect(self, JSON.stringify({ ...r, checks: r.checks })).to.deep.include({ passed: true });
+    expect(self!.evidence, JSON.stringify(r)).to.match(/^\d+ reply\(ies\), [1-9]\d* cut, each while the caller spoke$/);
+    expect(verdict).to.deep.equal({ type: 'judge', passed: true, evidence: REASON });
+    expect(malformed).to.deep.equal({ type: 'judge', passed: false, evidence: 'the judge\'s answer is no verdict: the model did not answer with a JSON verdict; it said "It went fine, I think."' });
+    expect(ended, ended!.evidence).to.deep.include({ passed: true });
+    // the judge got the call's transcript, the caller's talk-over in it
+    const asked = llm.requests.filter((q) => q.messages[0]?.content === JUDGE_PROMPT && !(q.messages[1]?.content ?? '').includes('MALFORMED')).at(-1)!;
+    expect(asked.messages[1]!.content).to.contain(`caller: ${STOP}`);
+    expect(asked.messages[1]!.content).to.contain('agent: Welcome to the corner bakery');
+  });
+
+  it('barge-in not allowed (interruptible_greeting false): the agent talks on, the same check fails with the measured ms', async () => {
+    await agent('+899571000002', 'You are the bakery. BARGE-NO', { interruptible_greeting: false });
+    const r = await runOf('+899571000002', talkOver, [{ type: 'barge_in_within', ms: 1500 }]);
+    const [barge] = r.checks;
+    expect(barge!.passed, barge!.evidence).to.equal(false);
+    expect(barge!.evidence).to.match(/^talk-over at \d+ ms \(the agent talking since \d+ ms\): the agent stopped \d+ ms later/);
+    // the greeting went on for seconds after the caller started
+    expect(stoppedMs(barge!.evidence)).to.be.above(3000);
+  });
+
+  it('an agent that calls stop_flow: tool_called and ended_by agent pass; other arguments, ended_by caller, transferred fail', async () => {
+    await agent('+899571000003', 'TOOLS-HANGUP');
+    const r = await runOf(
+      '+899571000003',
+      [{ wait_ms: 10_000 }, { hangup: true }],
+      [
+        { type: 'tool_called', name: 'stop_flow' },
+        { type: 'tool_called', name: 'stop_flow', arguments: { reason: 'other' } },
+        { type: 'tool_called', name: 'connect_call' },
+        { type: 'ended_by', by: 'agent' },
+        { type: 'ended_by', by: 'caller' },
+        { type: 'transferred' },
+        { type: 'no_self_interruption' },
+      ],
+    );
+    expect(r.ended_by).to.equal('agent');
+    expect(r.checks.map((c) => [c.type, c.passed])).to.deep.equal([
+      ['tool_called', true],
+      ['tool_called', false],
+      ['tool_called', false],
+      ['ended_by', true],
+      ['ended_by', false],
+      ['transferred', false],
+      ['no_self_interruption', true],
+    ]);
+    expect(r.checks[0]!.evidence).to.match(/^stop_flow called at \d+ ms with \{\}$/);
+    expect(r.checks[1]!.evidence).to.equal('stop_flow called 1 time(s), none with arguments matching {"reason":"other"}: {}');
+    expect(r.checks[2]!.evidence).to.equal('no call of connect_call among 1 tool call(s): stop_flow');
+    expect(r.checks[3]!.evidence).to.match(/^the call's record: hung up by agent \(hangup_by local, /);
+    expect(r.checks[5]!.evidence).to.equal('no transfer of the call and no leg it was connected to');
+  });
+
+  it('an agent that calls connect_call: transferred passes naming the leg; the arguments match as a subset', async () => {
+    const uasPort = await freePort();
+    await agent('+899571000004', `TOOLS-CONNECT CONNECT-TO agent@127.0.0.1:${uasPort}`);
+    const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(uasPort), '-m', '1', '-timeout', '50s'], { killAfterMs: 60_000 });
+    const r = await runOf(
+      '+899571000004',
+      [{ wait_ms: 6000 }, { hangup: true }],
+      [{ type: 'transferred' }, { type: 'tool_called', name: 'connect_call', arguments: { destinations: [{ type: 'sip' }] } }],
+    );
+    const u = await uas.done;
+    expect(u.code, u.errors + u.messages).to.equal(0);
+    expect(r.checks[0]!.passed, r.checks[0]!.evidence).to.equal(true);
+    expect(r.checks[0]!.evidence).to.match(new RegExp(`^connected to call [0-9a-f-]{36} \\(sip agent@127\\.0\\.0\\.1:${uasPort}\\)$`));
+    expect(r.checks[1]!.passed, r.checks[1]!.evidence).to.equal(true);
+  });
+});
