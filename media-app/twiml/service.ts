@@ -15,11 +15,9 @@ import type { Subsystem } from '../subsystem';
 import { type ReferOutcome, ReferSender } from './refer';
 import { openRelaySocket } from './relay-socket';
 import { alertRecorder, type AlertRecorder } from './alerts';
+import { DebuggerDeliveries } from './debugger';
 import { PolicyHttp } from '../kit/http';
 import type WebSocket from 'ws';
-
-/** How long the account's Debugger webhook may take to answer, ms. */
-const DEBUGGER_TIMEOUT_MS = 5000;
 
 /** How long a <ConversationRelay>'s WebSocket may take to open, ms. */
 const RELAY_CONNECT_TIMEOUT_MS = 5000;
@@ -67,6 +65,11 @@ export const subsystem: Subsystem = {
     const publicUrl = config.publicUrl.replace(/\/$/, '');
     const refers = new ReferSender(ctx.logger);
     refers.register(ctx.deps);
+    const debuggerHook = new DebuggerDeliveries(db, ctx.logger, {
+      http: new PolicyHttp(ctx.deps.egress, ctx.logger),
+      authToken: (id) => ctx.services.twiml?.authToken(id) ?? Promise.resolve(null),
+      ...ctx.deps.app.twilioDebugger,
+    });
     ctx.services.twiml = {
       async authToken(customerId) {
         const c = await customers.get(customerId);
@@ -92,11 +95,7 @@ export const subsystem: Subsystem = {
         return call ? refers.refer(call, referTo, timeoutMs, signal) : null;
       },
       openRelay: (url, authToken) => openRelaySocket(ctx.deps.egress, url, authToken, RELAY_CONNECT_TIMEOUT_MS),
-      alert: alertRecorder(db, ctx.logger, {
-        http: new PolicyHttp(ctx.deps.egress, ctx.logger),
-        authToken: (id) => ctx.services.twiml?.authToken(id) ?? Promise.resolve(null),
-        timeoutMs: DEBUGGER_TIMEOUT_MS,
-      }),
+      alert: alertRecorder(db, ctx.logger, debuggerHook),
     };
     ctx.commands.on('activeflow.redirect', async (c) => {
       const session = ctx.factory.manager.get(c.activeflowId);
@@ -114,6 +113,7 @@ export const subsystem: Subsystem = {
     return {
       async stop() {
         delete ctx.services.twiml;
+        await debuggerHook.stop();
       },
     };
   },

@@ -13,6 +13,15 @@ import { SubsystemMissing } from './subsystem-missing';
 /** What the caller hears when a document cannot be run, before the call hangs up (as Twilio). */
 export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Goodbye.';
 
+/** A request to the customer's app: what it answered (the document, its headers) once it has. */
+interface AppRequest {
+  url: string;
+  method: 'GET' | 'POST';
+  params: Record<string, string>;
+  body?: string;
+  headers?: [string, string][];
+}
+
 /**
  * Our extension (issue 36): fetches TwiML (url, with Twilio's signed request parameters) or takes it
  * inline (twiml), compiles it (core/twiml) and runs it next. Run from the flow's own actions it is
@@ -27,7 +36,7 @@ export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Good
  */
 export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
   /** The last request to the customer's app (what an alert shows), and the document it answered. */
-  private request: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; body?: string } | null = null;
+  private request: AppRequest | null = null;
 
   async exec(ctx: ActionContext): Promise<Outcome> {
     const call = requireCall(ctx);
@@ -79,14 +88,17 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       method: r?.method ?? '',
       params: r?.params ?? {},
       ...(responseBody === undefined ? {} : { responseBody }),
+      ...(r?.headers ? { responseHeaders: r.headers } : {}),
     });
   }
 
   /** One document fetched (signed, through the egress policy) and compiled. */
   private async fetched(ctx: ActionContext, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
-    this.request = { url: f.url, method: f.method, params: f.params };
-    const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
-    this.request.body = fetched.text;
+    const request: AppRequest = { url: f.url, method: f.method, params: f.params };
+    this.request = request;
+    const onAnswer = (headers: [string, string][]) => (request.headers = headers);
+    const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal, onAnswer });
+    request.body = fetched.text;
     spanEvent('twiml fetched', { 'openvoice.twiml.bytes': fetched.text.length });
     return this.compiled(ctx, fetched.text, fetched.url, f.method);
   }
