@@ -5,13 +5,15 @@ import { MAX_TWIML_BYTES } from '../../../core/twiml/parse';
 import { toSid } from '../../../core/twilio/sids';
 import { spanEvent } from '../../../core/tracing';
 import type { CallPort, RecordingEnded } from '../call-port';
-import { fetchTwiml } from '../../twiml/fetch';
-import { callParams, takeCallbackParams } from '../../twiml/params';
+import { takeCallbackParams } from '../../../core/twiml/callback-params';
 import { type ActionContext, FlowTask, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 
 /** What the caller hears when a document cannot be run, before the call hangs up (as Twilio). */
 export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Goodbye.';
+
+/** The twiml subsystem as flow actions see it (services.twiml). */
+type TwimlService = NonNullable<ActionContext['services']['twiml']>;
 
 /** A request to the customer's app: what it answered (the document, its headers) once it has. */
 interface AppRequest {
@@ -53,14 +55,14 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
       const authToken = await svc.authToken(ctx.customerId);
       if (!authToken) return { kind: 'fail', message: 'twiml: the customer is gone' };
-      const params = { ...callParams(ctx.customerId, call.info), ...extra };
+      const params = { ...svc.callParams(ctx.customerId, call.info), ...extra };
       try {
-        return await this.fetched(ctx, { url: o.url!, method, params, authToken });
+        return await this.fetched(ctx, svc, { url: o.url!, method, params, authToken });
       } catch (e) {
         if (!(e instanceof TwimlError) || ctx.signal.aborted || !o.fallback_url) throw e;
         await this.failed(ctx, e);
         const fallbackParams = { ...params, ErrorCode: String(e.code), ErrorUrl: o.url! };
-        return await this.fetched(ctx, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
+        return await this.fetched(ctx, svc, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
       }
     } catch (e) {
       if (!(e instanceof TwimlError) || ctx.signal.aborted) throw e;
@@ -93,11 +95,11 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
   }
 
   /** One document fetched (signed, through the egress policy) and compiled. */
-  private async fetched(ctx: ActionContext, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
+  private async fetched(ctx: ActionContext, svc: TwimlService, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
     const request: AppRequest = { url: f.url, method: f.method, params: f.params };
     this.request = request;
     const onAnswer = (headers: [string, string][]) => (request.headers = headers);
-    const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal, onAnswer });
+    const fetched = await svc.fetch(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal, onAnswer });
     request.body = fetched.text;
     spanEvent('twiml fetched', { 'openvoice.twiml.bytes': fetched.text.length });
     return this.compiled(ctx, fetched.text, fetched.url, f.method);
