@@ -88,6 +88,8 @@ const schema = z.object({
   FLOW_SIMULATE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   TWILIO_REDIRECT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   TWILIO_REDIRECT_MAX_WAITING: z.coerce.number().int().min(1).max(100_000).default(500),
+  TWILIO_ALERTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  TWILIO_ALERTS_RETENTION_EVERY_MS: z.coerce.number().int().min(100).max(86_400_000).default(3_600_000),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
   METRICS_LISTEN: z
@@ -244,6 +246,10 @@ export interface Config {
   twilioRedirectWaitMs: number;
   /** How many such redirects one control-api copy lets wait at once (then 429, Twilio code 20429). */
   twilioRedirectMaxWaiting: number;
+  /** Twilio debugger records (twilio_alerts) older than this are deleted by the retention pass (control-api/jobs/alerts-retention.ts). */
+  twilioAlertsRetentionDays: number;
+  /** How often that pass runs (ms). */
+  twilioAlertsRetentionEveryMs: number;
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
@@ -351,6 +357,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     flowSimulateTimeoutMs: e.FLOW_SIMULATE_TIMEOUT_MS,
     twilioRedirectWaitMs: e.TWILIO_REDIRECT_WAIT_MS,
     twilioRedirectMaxWaiting: e.TWILIO_REDIRECT_MAX_WAITING,
+    twilioAlertsRetentionDays: e.TWILIO_ALERTS_RETENTION_DAYS,
+    twilioAlertsRetentionEveryMs: e.TWILIO_ALERTS_RETENTION_EVERY_MS,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),

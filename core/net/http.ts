@@ -27,6 +27,8 @@ export interface EgressRequest {
 export interface EgressHead {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** The headers as sent: name, value, name, value... (names in their case, repeats kept). */
+  rawHeaders?: string[];
   /** The URL that answered (after redirects). */
   url: string;
 }
@@ -144,7 +146,7 @@ export async function egressOpen(policy: EgressPolicy, input: string | URL, req:
       res.destroy();
       throw new EgressFailed('too-large', `the response is larger than ${maxBytes} bytes`);
     }
-    return { status, headers: res.headers, url: url.href, body: bounded(res, maxBytes, signal, req.signal), close: () => res.destroy() };
+    return { status, headers: res.headers, rawHeaders: res.rawHeaders, url: url.href, body: bounded(res, maxBytes, signal, req.signal), close: () => res.destroy() };
   }
 }
 
@@ -170,5 +172,5 @@ export async function egressFetch(policy: EgressPolicy, input: string | URL, req
   const s = await egressOpen(policy, input, req);
   const parts: Buffer[] = [];
   for await (const c of s.body) parts.push(c);
-  return { status: s.status, headers: s.headers, url: s.url, body: Buffer.concat(parts) };
+  return { status: s.status, headers: s.headers, rawHeaders: s.rawHeaders, url: s.url, body: Buffer.concat(parts) };
 }

@@ -25,6 +25,9 @@ export interface AlertFilter {
 /** Stored text fields are cut to this many characters (a response body, a long URL). */
 export const ALERT_FIELD_MAX = 8192;
 
+/** Rows one retention statement deletes at most, so a large backlog never holds one long lock. */
+const PRUNE_BATCH = 5000;
+
 const cut = (s: string | undefined): string => (s ?? '').slice(0, ALERT_FIELD_MAX);
 
 export function twilioAlertsRepo(db: Db) {
@@ -68,6 +71,20 @@ export function twilioAlertsRepo(db: Db) {
     },
     async remove(customerId: string, id: string): Promise<boolean> {
       return (await table().where({ customer_id: customerId, id }).delete()) > 0;
+    },
+    /**
+     * Deletes every customer's records created before `before` (the retention pass,
+     * control-api/jobs/alerts-retention.ts), PRUNE_BATCH rows a statement; resolves how many went.
+     */
+    async pruneBefore(before: Date): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const n = await table()
+          .whereIn('id', db('twilio_alerts').select('id').where('tm_create', '<', before).limit(PRUNE_BATCH))
+          .delete();
+        total += n;
+        if (n < PRUNE_BATCH) return total;
+      }
     },
     /** The account's Debugger webhook URL, or null when none is set. */
     async debuggerWebhook(customerId: string): Promise<string | null> {

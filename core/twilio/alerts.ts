@@ -2,7 +2,8 @@
  * What a Twilio debugger record (an Alert, a Notification) keeps of the request that failed, with nothing
  * credential-like whole: a parameter (of the form or the URL's query) whose name says it is a credential
  * (token, secret, password, key, auth, signature), or whose value looks like an AuthToken (32 hex digits),
- * keeps only its last 4 characters; a URL's password likewise. Plus Twilio's `alert_text` and `more_info`.
+ * keeps only its last 4 characters; a URL's password likewise; the app's response headers with cookies and
+ * authorization masked. Plus Twilio's `alert_text` and `more_info`.
  * No I/O here (core/repos/twilio-alerts.ts stores them).
  */
 import type { AlertLevel } from '../db/rows/twilio-alerts';
@@ -47,6 +48,20 @@ export function maskedUrl(url: string): string {
   for (const [k, v] of u.searchParams) q.append(k, masked(k, v));
   u.search = q.toString();
   return u.toString();
+}
+
+/** Response headers whose values are credentials or session state whatever their form. */
+const SECRET_HEADER = /^(?:set-cookie|cookie|authorization|proxy-authorization|www-authenticate|proxy-authenticate)$/i;
+
+/**
+ * The app's response headers as Twilio's Alerts show them (`response_headers`: form-encoded `Name=value`
+ * pairs in the order sent, a repeated header once per value): Set-Cookie, Cookie and the Authorization
+ * family keep only `****`, any other credential-like one (by name or an AuthToken-like value) its last 4.
+ */
+export function maskedHeaders(headers: readonly (readonly [string, string])[]): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of headers) q.append(k, SECRET_HEADER.test(k) ? '****' : masked(k, v));
+  return q.toString();
 }
 
 /** Twilio's alert_text: a form-encoded summary (`Msg`, `ErrorCode`, `LogLevel`, `url`). */

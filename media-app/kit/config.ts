@@ -114,6 +114,9 @@ const schema = z.object({
   // RTP in the call's pcap (docs/observability.md "RTP in the pcap"): off unless asked for (the audio is the customers' conversations)
   RTP_CAPTURE: z.enum(RTP_CAPTURE_MODES).default('off'),
   RTP_CAPTURE_MAX_PACKETS: z.coerce.number().int().min(1).max(100_000).default(3000),
+  /** The account's Twilio Debugger webhook: how long one delivery may take (ms) and how many one customer may have in flight (more are dropped). */
+  TWILIO_DEBUGGER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  TWILIO_DEBUGGER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(1000).default(4),
   RTP_CAPTURE_RETENTION_SECONDS: z.coerce
     .number()
     .int()
@@ -174,6 +177,8 @@ export interface MediaAppConfig {
   outreg: { advertisedHost: string | undefined; syncMs: number; retryMinMs: number; retryMaxMs: number; timeoutMs: number };
   quality: { sampleMs: number; thresholds: QualityThresholds };
   rtpCapture: RtpCaptureSettings;
+  /** The account's Twilio Debugger webhook deliveries (media-app/twiml/debugger.ts). */
+  twilioDebugger: { timeoutMs: number; maxInFlight: number };
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
@@ -236,5 +241,6 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       thresholds: { mosBelow: e.QUALITY_ALARM_MOS, lossPctAbove: e.QUALITY_ALARM_LOSS_PCT, jitterMsAbove: e.QUALITY_ALARM_JITTER_MS, rttMsAbove: e.QUALITY_ALARM_RTT_MS },
     },
     rtpCapture: { mode: e.RTP_CAPTURE, maxPackets: e.RTP_CAPTURE_MAX_PACKETS, retentionSec: e.RTP_CAPTURE_RETENTION_SECONDS },
+    twilioDebugger: { timeoutMs: e.TWILIO_DEBUGGER_TIMEOUT_MS, maxInFlight: e.TWILIO_DEBUGGER_MAX_IN_FLIGHT },
   };
 }

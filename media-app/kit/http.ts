@@ -22,6 +22,8 @@ export interface HttpResponse {
   body: string;
   /** The answer's Content-Type header ('' when it had none). */
   contentType?: string;
+  /** The answer's headers as sent, name and value (a repeated header once per value). */
+  headers?: [string, string][];
 }
 
 export interface FlowHttp {
@@ -56,7 +58,10 @@ export class PolicyHttp implements FlowHttp {
         signal: req.signal,
       });
       if (res.status >= 400) this.logger?.info({ url: req.url, status: res.status }, 'flow HTTP request answered with an error status');
-      return { status: res.status, body: res.body.toString('utf8'), contentType: String(res.headers['content-type'] ?? '') };
+      const raw = res.rawHeaders ?? [];
+      const headers: [string, string][] = [];
+      for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+      return { status: res.status, body: res.body.toString('utf8'), contentType: String(res.headers['content-type'] ?? ''), headers };
     } catch (e) {
       if (e instanceof EgressRefused) throw new FlowHttpError(`refused: ${e.message}`, true);
       if (e instanceof EgressFailed) {

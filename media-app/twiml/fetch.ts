@@ -23,6 +23,8 @@ export interface TwimlFetch {
   timeoutMs: number;
   maxBytes: number;
   signal: AbortSignal;
+  /** Told the answer's headers whenever the app answered, whatever its status (an alert's response_headers). */
+  onAnswer?: (headers: [string, string][]) => void;
 }
 
 /** The document's text and the URL it is known by (relative URLs in it resolve against it). */
@@ -37,6 +39,7 @@ export async function fetchTwiml(http: FlowHttp, f: TwimlFetch): Promise<{ text:
     if (e instanceof FlowHttpError) throw new TwimlError(11200, `the document could not be fetched: ${e.message}`);
     throw e;
   }
+  f.onAnswer?.(res.headers ?? []);
   if (res.status !== 200) throw new TwimlError(11200, `the document URL answered HTTP ${res.status}`);
   const type = (res.contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type && !TWIML_TYPES.test(type)) throw new TwimlError(12300, `the document URL answered Content-Type ${type.slice(0, 64)}, not TwiML`);

@@ -1,12 +1,10 @@
 /**
  * Twilio's request parameters for a TwiML fetch: the call's (CallSid, AccountSid, From, To,
- * CallStatus, Direction, ApiVersion, CallerName) and those a verb's action callback adds
- * (Digits, RecordingUrl, DialCallStatus, ...), which the compiled actions leave in `twiml.param.*`.
+ * CallStatus, Direction, ApiVersion, CallerName). Those a verb's action callback adds (Digits,
+ * RecordingUrl, DialCallStatus, ...) are left in `twiml.param.*` (core/twiml/callback-params.ts).
  */
-import { TWIML_VARS } from '../../core/twiml/compile';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import type { Address, CallInfo, CallStatus } from '../flow/call-port';
-import type { Variables } from '../flow/variables';
 
 const CALL_STATUS: Readonly<Record<CallStatus, string>> = {
   dialing: 'queued',
@@ -36,20 +34,4 @@ export function callParams(customerId: string, info: CallInfo | undefined): Reco
   p.Direction = info.direction === 'incoming' ? 'inbound' : 'outbound-api';
   if (info.source.name) p.CallerName = info.source.name;
   return p;
-}
-
-/** The extra parameters the compiled actions left, then cleared (each is sent with one fetch only). */
-export function takeCallbackParams(vars: Variables): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(vars.snapshot())) {
-    if (!k.startsWith(TWIML_VARS.paramPrefix)) continue;
-    out[k.slice(TWIML_VARS.paramPrefix.length)] = v;
-    vars.set(k, '');
-  }
-  for (const k of Object.keys(out)) if (out[k] === '') delete out[k];
-  if (out.Digits !== undefined) {
-    const finish = vars.get(TWIML_VARS.finishOnKey) ?? '';
-    if (finish && out.Digits.endsWith(finish)) out.Digits = out.Digits.slice(0, -finish.length);
-  }
-  return out;
 }

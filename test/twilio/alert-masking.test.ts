@@ -2,7 +2,7 @@
 // stand, in a URL that parses and in text that does not (a scheme-less user:TOKEN@host, a broken URL with
 // ?Token=…), which was kept whole before.
 import { expect } from 'chai';
-import { maskedUrl, maskedVariables } from '../../core/twilio/alerts';
+import { maskedHeaders, maskedUrl, maskedVariables } from '../../core/twilio/alerts';
 
 const TOKEN = '0123456789abcdef0123456789abcdef';
 
@@ -27,5 +27,17 @@ describe('twilio alerts: what a stored request keeps of a secret', () => {
     const v = maskedVariables({ AccountSid: 'AC1', Password: 'hunter2hunter2', Digits: '1234', Note: TOKEN });
     expect(v).to.not.include('hunter2hunter2').and.not.include(TOKEN);
     expect(v).to.include('Digits=1234');
+  });
+
+  it('response headers: form-encoded in the order sent, cookies and the authorization family masked whole', () => {
+    const h = maskedHeaders([
+      ['Content-Type', 'text/html'],
+      ['Set-Cookie', `sid=${TOKEN}; Path=/`],
+      ['Set-Cookie', 'theme=dark'],
+      ['WWW-Authenticate', 'Basic realm="app"'],
+      ['X-Api-Key', 'k-1234567890abcdef'],
+      ['X-Trace', TOKEN],
+    ]);
+    expect(h).to.equal('Content-Type=text%2Fhtml&Set-Cookie=****&Set-Cookie=****&WWW-Authenticate=****&X-Api-Key=****cdef&X-Trace=****cdef');
   });
 });

@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
-import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
-import { sipPortPair } from '../../testkit/ports';
+import { answeringUas, sipp, until } from '../../testkit/media-app/harness';
+import { sipPortPair, udpBound } from '../../testkit/ports';
 import { placeCall, type PlacedCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwilioRestStack } from '../../testkit/twiml/stack';
@@ -48,7 +48,7 @@ describe('Twilio application errors on real calls: the caller told, StatusCallba
   async function callee(o: Parameters<typeof answeringUas>[0] = {}) {
     const port = await sipPortPair();
     const run = sipp(answeringUas(o), ['-i', '127.0.0.1', '-p', String(port), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(port); // the UAS has bound its port: an INVITE sent from now on waits in its socket
     return { port, run };
   }
 
@@ -122,6 +122,28 @@ describe('Twilio application errors on real calls: the caller told, StatusCallba
     expect(whole.responseBody).to.include('not-a-number');
     expect(whole.alertText).to.include('ErrorCode=12200');
     expect(JSON.stringify(whole.toJSON())).to.not.include(secret);
+  });
+
+  it('response_headers: the failing answer’s headers as Twilio shows them, cookies and authorization masked', async () => {
+    const cookie = 'session=c0ffee0123456789c0ffee0123456789';
+    app.on('/down-headers', { status: 500, body: 'boom', headers: { 'X-Request-Id': 'req-42', 'Set-Cookie': [cookie, 'theme=dark'], Authorization: 'Bearer abcdefghijklmnop' } });
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/down-headers') } }]);
+    placed.push(call);
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    const listed = await until(async () => (await client.monitor.v1.alerts.list({ logLevel: 'error' })).find((a) => a.resourceSid === callSid(call.callId)), 10_000, 'the 11200 alert');
+    expect(listed.errorCode).to.equal('11200');
+    expect(listed.responseHeaders, 'a list leaves it out, as Twilio').to.equal(null);
+    const whole = await client.monitor.v1.alerts(listed.sid).fetch();
+    const h = new URLSearchParams(whole.responseHeaders);
+    expect(h.get('X-Request-Id')).to.equal('req-42');
+    expect(h.get('content-type'), 'names as the app sent them').to.equal('text/plain');
+    expect(h.getAll('Set-Cookie')).to.deep.equal(['****', '****']);
+    expect(h.get('Authorization')).to.equal('****');
+    expect(whole.responseHeaders).to.not.include('c0ffee').and.not.include('abcdefghijklmnop');
+    const base = `/2010-04-01/Accounts/${sid}`;
+    const n = await request(stack.api.app).get(`${base}/Notifications/${listed.sid}.json`).auth(sid, token);
+    expect(n.body.response_headers).to.equal(whole.responseHeaders);
   });
 
   it('an answer that is not TwiML by its Content-Type (JSON): 12300, the error spoken, an Alert 12300', async () => {
@@ -221,12 +243,13 @@ describe('Twilio application errors on real calls: the caller told, StatusCallba
       resource_sid: string;
       error_code: string;
       more_info: Record<string, string>;
-      webhook: { request: { url: string; parameters: Record<string, string> } };
+      webhook: { request: { url: string; parameters: Record<string, string> }; response: { headers: Record<string, string> } };
     };
     expect(payload).to.include({ resource_sid: callSid(call.callId), error_code: '12200' });
     expect(payload.more_info).to.include({ ErrorCode: '12200', LogLevel: 'ERROR' });
     expect(payload.webhook.request.url).to.equal(app.url('/dbg-doc'));
     expect(payload.webhook.request.parameters.CallSid).to.equal(callSid(call.callId));
+    expect(payload.webhook.response.headers['content-type'], 'the document’s answer headers').to.equal('text/xml');
     const alert = await client.monitor.v1.alerts(hook.params.Sid!).fetch();
     expect(alert.resourceSid).to.equal(callSid(call.callId));
     const r = await call.sipp;

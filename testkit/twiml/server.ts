@@ -27,7 +27,7 @@ export interface TwimlRequest {
 }
 
 /** What a path answers: TwiML text (200), or a status with a body. */
-export type TwimlAnswer = string | { status: number; body: string; contentType?: string };
+export type TwimlAnswer = string | { status: number; body: string; contentType?: string; headers?: Record<string, string | string[]> };
 
 export class TwimlServer {
   readonly requests: TwimlRequest[] = [];
@@ -126,7 +126,7 @@ export class TwimlServer {
       res.writeHead(200, { 'content-type': 'text/xml' });
       res.end(answer);
     } else {
-      res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'text/plain' });
+      res.writeHead(answer.status, { ...answer.headers, 'content-type': answer.contentType ?? 'text/plain' });
       res.end(answer.body);
     }
     r.answeredAt = performance.now();

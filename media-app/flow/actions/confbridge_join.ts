@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import type * as later from '../../../core/flow/options/later';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
-import { playWaitDocument } from '../../twiml/wait-document';
 import type { CallPort } from '../call-port';
 
 /** The conference subsystem as flow actions see it (services.conferences). */
@@ -32,6 +31,14 @@ export class ConfbridgeJoin extends FlowTask<z.infer<typeof later.confbridge_joi
     return NEXT;
   }
 
+  /** The wait_url document (services.twiml); without the twiml subsystem, a `twiml_error` note and silence, as a document that cannot be fetched. */
+  private async waitDocument(ctx: ActionContext, call: CallPort, url: string, signal: AbortSignal): Promise<unknown> {
+    const twiml = ctx.services.twiml;
+    if (twiml) return twiml.playWaitDocument(ctx, call, { url, method: this.option.wait_method ?? 'POST', kind: 'conference' }, signal);
+    ctx.note('twiml_error', { code: 11200, message: 'the twiml subsystem is not running on this node', url, wait: 'conference' });
+    return ctx.clock.sleep(2 ** 31 - 1, signal).catch(() => undefined);
+  }
+
   /** The wait audio plays until the room starts (or the call ends: the abort reaches the runner). */
   private async waitForStart(ctx: ActionContext, service: ConferenceService, call: CallPort): Promise<void> {
     const o = this.option;
@@ -39,12 +46,7 @@ export class ConfbridgeJoin extends FlowTask<z.infer<typeof later.confbridge_joi
     const signal = AbortSignal.any([wait.signal, ctx.signal]);
     ctx.note('conference_waiting', { conference_id: o.confbridge_id });
     await call.prepareMedia(ctx.signal);
-    const audio =
-      o.wait_url === undefined
-        ? service.holdMusic(call.info.id, signal)
-        : o.wait_url === ''
-          ? Promise.resolve()
-          : playWaitDocument(ctx, call, { url: o.wait_url, method: o.wait_method ?? 'POST', kind: 'conference' }, signal);
+    const audio = o.wait_url === undefined ? service.holdMusic(call.info.id, signal) : o.wait_url === '' ? Promise.resolve() : this.waitDocument(ctx, call, o.wait_url, signal);
     const audioDone = audio.catch((err: Error) => signal.aborted || ctx.note('conference_wait_audio_failed', { message: err.message }));
     try {
       await service.waitStarted(o.confbridge_id, ctx.signal);

@@ -6,13 +6,13 @@ import { checkStt } from '../../../core/speech/providers';
 import { isVendorTts } from '../../../core/speech/voices';
 import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
 import { abortError } from '../../kit/clock';
-import { twilioParty } from '../../twiml/params';
-import { RelayConversation, type RelayDeps } from '../../twiml/relay';
-import { RelayConnectError } from '../../twiml/relay-socket';
 import { Speaker } from '../../voices';
 import type { CallPort } from '../call-port';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
+
+/** What the relay session needs of the action (services.twiml.relay). */
+type RelayDeps = Parameters<NonNullable<ActionContext['services']['twiml']>['relay']>[0];
 
 /** Twilio's "HTTP retrieval failure", used here for an app WebSocket that cannot be opened. */
 const CONNECT_FAILED = '11200';
@@ -45,21 +45,19 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
     if (!authToken) return { kind: 'fail', message: 'conversation_relay: the customer is gone' };
     await call.prepareMedia(ctx.signal);
     const started = performance.now();
-    let ws;
-    try {
-      ws = await twiml.openRelay(o.url, authToken);
-    } catch (e) {
-      if (!(e instanceof RelayConnectError)) throw e;
+    const opened = await twiml.openRelay(o.url, authToken);
+    if ('failed' in opened) {
       ctx.vars.set('svc.relay.status', 'failed');
       ctx.vars.set('svc.relay.duration', '0');
       ctx.vars.set('svc.relay.error_code', CONNECT_FAILED);
-      ctx.vars.set('svc.relay.error_message', e.message);
-      ctx.note('twiml_error', { code: Number(CONNECT_FAILED), message: `ConversationRelay: ${e.message}`, url: o.url });
+      ctx.vars.set('svc.relay.error_message', opened.failed);
+      ctx.note('twiml_error', { code: Number(CONNECT_FAILED), message: `ConversationRelay: ${opened.failed}`, url: o.url });
       return NEXT;
     }
+    const ws = opened.ws;
     const info = call.info;
     const { say, close } = this.voices(ctx, call);
-    const relay = new RelayConversation(
+    const relay = twiml.relay(
       {
         ws,
         call,
@@ -69,8 +67,8 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
           sessionId,
           accountSid: accountSid(ctx.customerId),
           callSid: callSid(info.id),
-          from: twilioParty(info.source),
-          to: twilioParty(info.destination),
+          from: twiml.party(info.source),
+          to: twiml.party(info.destination),
           direction: info.direction === 'incoming' ? 'inbound' : 'outbound',
           callerName: info.source.name ?? '',
           callStatus: 'IN-PROGRESS',

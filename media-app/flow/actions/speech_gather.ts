@@ -3,9 +3,11 @@ import type * as speech from '../../../core/flow/options/speech';
 import { checkStt } from '../../../core/speech/providers';
 import { abortError } from '../../kit/clock';
 import type { CallPort } from '../call-port';
-import { PartialResults } from '../../twiml/partial-results';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
+
+/** <Gather partialResultCallback>'s sender (services.twiml.partialResults). */
+type PartialResults = ReturnType<NonNullable<ActionContext['services']['twiml']>['partialResults']>;
 
 /** A running recogniser of the call (services.speech.listen). */
 type SpeechListener = NonNullable<Awaited<ReturnType<NonNullable<ActionContext['services']['speech']>['listen']>>>;
@@ -87,7 +89,7 @@ export class SpeechGather extends FlowTask<Option> {
     if (!twiml) return undefined;
     const authToken = await twiml.authToken(ctx.customerId);
     if (!authToken) return undefined;
-    return new PartialResults({
+    return twiml.partialResults({
       http: ctx.http,
       authToken,
       url,

@@ -5,13 +5,24 @@ import { MAX_TWIML_BYTES } from '../../../core/twiml/parse';
 import { toSid } from '../../../core/twilio/sids';
 import { spanEvent } from '../../../core/tracing';
 import type { CallPort, RecordingEnded } from '../call-port';
-import { fetchTwiml } from '../../twiml/fetch';
-import { callParams, takeCallbackParams } from '../../twiml/params';
+import { takeCallbackParams } from '../../../core/twiml/callback-params';
 import { type ActionContext, FlowTask, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 
 /** What the caller hears when a document cannot be run, before the call hangs up (as Twilio). */
 export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Goodbye.';
+
+/** The twiml subsystem as flow actions see it (services.twiml). */
+type TwimlService = NonNullable<ActionContext['services']['twiml']>;
+
+/** A request to the customer's app: what it answered (the document, its headers) once it has. */
+interface AppRequest {
+  url: string;
+  method: 'GET' | 'POST';
+  params: Record<string, string>;
+  body?: string;
+  headers?: [string, string][];
+}
 
 /**
  * Our extension (issue 36): fetches TwiML (url, with Twilio's signed request parameters) or takes it
@@ -27,7 +38,7 @@ export const APPLICATION_ERROR_SPEECH = 'An application error has occurred. Good
  */
 export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
   /** The last request to the customer's app (what an alert shows), and the document it answered. */
-  private request: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; body?: string } | null = null;
+  private request: AppRequest | null = null;
 
   async exec(ctx: ActionContext): Promise<Outcome> {
     const call = requireCall(ctx);
@@ -44,14 +55,14 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       if (!svc) return new SubsystemMissing(this.action, this.option, this.rawOption).exec();
       const authToken = await svc.authToken(ctx.customerId);
       if (!authToken) return { kind: 'fail', message: 'twiml: the customer is gone' };
-      const params = { ...callParams(ctx.customerId, call.info), ...extra };
+      const params = { ...svc.callParams(ctx.customerId, call.info), ...extra };
       try {
-        return await this.fetched(ctx, { url: o.url!, method, params, authToken });
+        return await this.fetched(ctx, svc, { url: o.url!, method, params, authToken });
       } catch (e) {
         if (!(e instanceof TwimlError) || ctx.signal.aborted || !o.fallback_url) throw e;
         await this.failed(ctx, e);
         const fallbackParams = { ...params, ErrorCode: String(e.code), ErrorUrl: o.url! };
-        return await this.fetched(ctx, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
+        return await this.fetched(ctx, svc, { url: o.fallback_url, method: o.fallback_method ?? 'POST', params: fallbackParams, authToken });
       }
     } catch (e) {
       if (!(e instanceof TwimlError) || ctx.signal.aborted) throw e;
@@ -79,14 +90,17 @@ export class Twiml extends FlowTask<z.infer<typeof control.twiml>> {
       method: r?.method ?? '',
       params: r?.params ?? {},
       ...(responseBody === undefined ? {} : { responseBody }),
+      ...(r?.headers ? { responseHeaders: r.headers } : {}),
     });
   }
 
   /** One document fetched (signed, through the egress policy) and compiled. */
-  private async fetched(ctx: ActionContext, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
-    this.request = { url: f.url, method: f.method, params: f.params };
-    const fetched = await fetchTwiml(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal });
-    this.request.body = fetched.text;
+  private async fetched(ctx: ActionContext, svc: TwimlService, f: { url: string; method: 'GET' | 'POST'; params: Record<string, string>; authToken: string }): Promise<Outcome> {
+    const request: AppRequest = { url: f.url, method: f.method, params: f.params };
+    this.request = request;
+    const onAnswer = (headers: [string, string][]) => (request.headers = headers);
+    const fetched = await svc.fetch(ctx.http, { ...f, timeoutMs: ctx.limits.httpTimeoutMs, maxBytes: MAX_TWIML_BYTES + 1, signal: ctx.signal, onAnswer });
+    request.body = fetched.text;
     spanEvent('twiml fetched', { 'openvoice.twiml.bytes': fetched.text.length });
     return this.compiled(ctx, fetched.text, fetched.url, f.method);
   }

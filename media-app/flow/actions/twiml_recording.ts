@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { twiml_recording } from '../../../core/flow/options/twiml-recording';
-import { runRecordingJob } from '../../twiml/recording-callbacks';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 
@@ -23,9 +22,8 @@ export class TwimlRecording extends FlowTask<z.infer<typeof twiml_recording>> {
     }
     ctx.background(
       'twiml_recording',
-      runRecordingJob({
+      twiml.recordingJob({
         http: ctx.http,
-        twiml,
         speech: ctx.services.speech,
         customerId: ctx.customerId,
         callId: call.info.id,
