@@ -75,11 +75,11 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     this.inFork = await this.ep.forkAudioStart({ mix: 'in', legRate: this.link.legRate, maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
     const rate: LinkRate = this.inFork.rate === 16000 ? 16000 : 8000;
     const host: LinkHost = {
-      audio: (item, pcm, r) => void this.play(item, pcm, r),
+      audio: (item, pcm, r) => void this.play(item, pcm, r).catch((e: Error) => this.emit('error', e)),
       callerSpeaking: () => this.bargeIn(),
-      heard: (text) => this.then(() => this.session.recordSpoken('user', text)),
-      said: (text) => this.then(() => this.session.recordSpoken('assistant', text)),
-      toolCalls: (calls) => this.then(() => this.runTools(calls)),
+      heard: (text) => this.inOrder(() => this.session.recordSpoken('user', text)),
+      said: (text) => this.inOrder(() => this.session.recordSpoken('assistant', text)),
+      toolCalls: (calls) => this.inOrder(() => this.runTools(calls)),
       fail: (message) => this.finish({ kind: 'error', message }),
       warn: (e) => this.emit('error', e),
     };
@@ -92,6 +92,11 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       throw e;
     }
     this.ready = true;
+    // the caller hung up while the link connected: that 'destroy' has gone by, nothing is said
+    if (this.ep.destroyed) {
+      this.finish({ kind: 'hangup' });
+      return this;
+    }
     const onAbort = () => this.finish({ kind: 'aborted' });
     signal.addEventListener('abort', onAbort, { once: true });
     this.ep.once('destroy', () => this.finish({ kind: 'hangup' }));
@@ -118,7 +123,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   }
 
   /** In the order of the events: messages are stored one after the other. */
-  private then(fn: () => Promise<unknown>): void {
+  private inOrder(fn: () => Promise<unknown>): void {
     if (this.finished) return;
     this.chain = this.chain.then(fn).catch((e: Error) => this.emit('error', e));
   }

@@ -6,16 +6,19 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
 const dir = process.env.SOAK_PROBE_DIR;
-// --require reaches worker threads too (media workers): only the main thread reports (and collects);
-// the workers' memory shows in the process's RSS, and no forced collection disturbs their timing.
-if (dir && isMainThread) {
-  const file = path.join(dir, `${process.pid}.json`);
+// --require reaches worker threads too (media workers): by default only the main thread reports (and
+// collects), so no forced collection disturbs the workers' timing; with SOAK_PROBE_THREADS=1 each worker
+// thread reports too, to `<pid>-t<threadId>.json` (its own V8 heap: process.memoryUsage().heapUsed is the
+// calling thread's), for a measurement that asks which thread's heap grows (scripts/soak/ai-heap.ts).
+const { threadId } = require('node:worker_threads');
+if (dir && (isMainThread || process.env.SOAK_PROBE_THREADS === '1')) {
+  const file = path.join(dir, isMainThread ? `${process.pid}.json` : `${process.pid}-t${threadId}.json`);
   const write = () => {
     if (typeof global.gc === 'function') global.gc();
     const m = process.memoryUsage();
     try {
       // write then rename: the soak never reads half a file
-      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, at: Date.now() }));
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss, at: Date.now() }));
       fs.renameSync(`${file}.tmp`, file);
     } catch {
       /* the soak's directory is gone: it has finished */

@@ -44,8 +44,9 @@ export async function startAiStandIn(): Promise<{ rt: RealtimeServer; env: Recor
 }
 
 /** The AI, its flow and the number, through the API; ai_talk's duration (its session cap) `durationS`. */
-export async function createAiNumber(apiUrl: string, accesskey: string, rt: RealtimeServer, durationS: number): Promise<void> {
-  const post = async (what: string, body: unknown): Promise<{ id: string }> => {
+/** A POST to the platform's API with an access key: the body of the 200 answer, or an error with the answer. */
+export function apiPost(apiUrl: string, accesskey: string): (what: string, body: unknown) => Promise<{ id: string }> {
+  return async (what, body) => {
     const res = await fetch(`${apiUrl}/${what}?accesskey=${accesskey}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -56,6 +57,10 @@ export async function createAiNumber(apiUrl: string, accesskey: string, rt: Real
     if (res.status !== 200) throw new Error(`POST /${what}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
+}
+
+export async function createAiNumber(apiUrl: string, accesskey: string, rt: RealtimeServer, durationS: number): Promise<void> {
+  const post = apiPost(apiUrl, accesskey);
   const ai = await post('ais', {
     name: 'soak desk',
     init_prompt: 'You answer questions about orders.',
