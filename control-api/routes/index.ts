@@ -14,6 +14,7 @@ import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as aisInsight } from './ais-insight';
 import { routes as ais } from './ais';
+import { routes as aisVersions } from './ais-versions';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
@@ -100,6 +101,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aipromptproposals,
   aisInsight,
   ais,
+  aisVersions,
   aisummaries,
   billingAccount,
   billing,
