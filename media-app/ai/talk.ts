@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import type * as later from '../../core/flow/options/later';
 import { AiSession } from '../../core/ai/session';
+import { evalPinsRepo } from '../../core/repos/eval-pins';
 import { turnSettings } from '../../core/ai/turns';
 import { realtimeModel } from '../../core/speech/voices';
 import type { AiRow } from '../../core/repos/ais';
@@ -54,7 +55,9 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   if (!ep) return { kind: 'failed', message: 'ai_talk: the call has no media on this node' };
   let run: Run | null = null;
   let session: AiSession;
+  let aiVersion: number | undefined;
   try {
+    aiVersion = await versionOf(svc, call, flow, who, option);
     session = await AiSession.start(svc.deps, {
       customerId: flow.customerId,
       assistanceType: who.type,
@@ -64,6 +67,7 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
       activeflowId: flow.activeflowId,
       variables: flow.vars.snapshot(),
       speechToSpeech: true,
+      ...(aiVersion !== undefined ? { aiVersion } : {}),
       actions: {
         ...flowActions(flow),
         connect: async () => 'connecting',
@@ -78,7 +82,7 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
     return { kind: 'failed', message: startFailure('ai_talk', e) };
   }
   flow.vars.set('svc.aicall.id', session.id);
-  flow.note('aicall_started', { aicall_id: session.id });
+  flow.note('aicall_started', { aicall_id: session.id, ...(aiVersion !== undefined ? { ai_version: aiVersion } : {}) });
   const duration = option.duration ?? 0;
   const r: Run = { svc, call, ep, session, flow, signal, maxDurationMs: duration > 0 ? duration * 1000 : 0, agent: null };
   run = r;
@@ -93,6 +97,15 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   }
   flow.note('aicall_ended', { aicall_id: session.id, reason: end.kind });
   return end;
+}
+
+/**
+ * The version of the AI this talk runs: an eval run's pin for this call (issue 56: the run compares
+ * versions, so its pin wins over the flow's), else the flow's `ai_version`, else none (the latest).
+ */
+async function versionOf(svc: AiService, call: CallPort, flow: AiTalkFlow, who: { type: 'ai' | 'team'; id: string }, option: AiTalkOption): Promise<number | undefined> {
+  const pinned = who.type === 'ai' ? await evalPinsRepo(svc.deps.db).take(flow.customerId, call.info.id, who.id) : null;
+  return pinned ?? option.ai_version;
 }
 
 /** The resource event of this aicall (a voice fell back or failed); never fails the talk. */
