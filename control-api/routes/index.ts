@@ -13,8 +13,8 @@ import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as aisInsight } from './ais-insight';
-import { routes as ais } from './ais';
 import { routes as aisVersions } from './ais-versions';
+import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
 import { routes as billing } from './billing';
@@ -100,8 +100,8 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aimessages,
   aipromptproposals,
   aisInsight,
-  ais,
   aisVersions,
+  ais,
   aisummaries,
   billingAccount,
   billing,
