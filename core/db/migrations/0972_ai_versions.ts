@@ -27,6 +27,8 @@ const CONFIG = [
   'auto_aicall_audit_enabled',
   'tool_names',
 ];
+/** Every field, in the order a version 1 written by the repository lists them (core/db/rows/ais.ts AI_VERSIONED_FIELDS). */
+const ALL = [...CONFIG.slice(0, 5), 'engine_key', 'parameter', ...CONFIG.slice(5)];
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('ai_versions', (t) => {
@@ -48,7 +50,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(
     `INSERT INTO ai_versions (id, customer_id, ai_id, number, config, engine_key, parameter, changed, creator_type, tm_create)
      SELECT gen_random_uuid(), customer_id, id, 1, jsonb_build_object(${config}), coalesce(engine_key, ''), coalesce(parameter, '{}'::jsonb),
-            to_jsonb(ARRAY[${CONFIG.map((c) => `'${c}'`).join(', ')}, 'engine_key', 'parameter']), 'system', coalesce(tm_update, tm_create)
+            to_jsonb(ARRAY[${ALL.map((c) => `'${c}'`).join(', ')}]), 'system', coalesce(tm_update, tm_create)
      FROM ais`,
   );
   await knex.schema.alterTable('eval_runs', (t) => {
