@@ -81,13 +81,14 @@ async function agentUtterance(phone: RtpPhone, now: () => number, t0: number, wa
   }
 }
 
-export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: AbortSignal): Promise<PlayedCall> {
+/** `callId`: the SIP Call-ID to send (a call the run pinned to an AI version under it); a fresh one when absent. */
+export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: AbortSignal, callId?: string): Promise<PlayedCall> {
   const speech = new Map<number, Int16Array>();
   for (const [i, turn] of scenario.caller.turns.entries()) if ('say' in turn) speech.set(i, await speak(turn.say, scenario.caller.language));
   const phone = await RtpPhone.open(deps.localHost);
   let caller: SipCaller;
   try {
-    caller = await SipCaller.open({ edge: deps.edge, localHost: deps.localHost, answerTimeoutMs: deps.answerTimeoutMs });
+    caller = await SipCaller.open({ edge: deps.edge, localHost: deps.localHost, answerTimeoutMs: deps.answerTimeoutMs, ...(callId ? { callId } : {}) });
   } catch (e) {
     phone.close();
     throw e;

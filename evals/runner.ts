@@ -3,15 +3,19 @@
  * `concurrency` at once, each played (call.ts), observed (observe.ts) and judged (checks.ts); the
  * results are written after every call, so GET /eval_runs/{id} shows them as they come. The run ends
  * `finished` when every call was placed and judged (whatever the verdicts), `failed` when a call could
- * not be placed (refused by the edge, not found on the platform) or the run was aborted.
+ * not be placed (refused by the edge, not found on the platform), did not run the AI version it was
+ * pinned to, or the run was aborted. A run over AI versions places every call once per version, each
+ * under a SIP Call-ID pinned to its version (core/repos/eval-pins.ts) before the INVITE goes out.
  */
 import type { Db } from '../core/db/knex';
 import type { Logger } from '../core/logger';
 import { evalRunsRepo, type EvalRunRow } from '../core/repos/eval-runs';
 import type { EvalRunScenario } from '../core/repos/eval-scenarios';
+import { evalPinsRepo } from '../core/repos/eval-pins';
 import type { EvalCallResult, EvalTranscriptLine } from '../core/evals/schema';
 import type { EvalsConfig } from './config';
 import { playCall } from './call';
+import { newCallId } from './sip-caller';
 import { observeCall } from './observe';
 import type { CallEvents } from './call-events';
 import { judgeChecks } from './checks';
@@ -32,11 +36,41 @@ export interface RunDeps {
   egress?: EgressPolicy;
 }
 
-async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario, signal: AbortSignal): Promise<EvalCallResult> {
+/** One call to place: a scenario, and the AI version its ai_talk runs when the run is over versions. */
+interface Placed {
+  scenario: EvalRunScenario;
+  version?: number;
+}
+
+/** The run's calls: every scenario × calls, each once per version (the versions alternate, so they meet the same load). */
+export function callsOf(run: Pick<EvalRunRow, 'scenarios' | 'calls' | 'versions'>): Placed[] {
+  const versions: (number | undefined)[] = run.versions.length ? run.versions : [undefined];
+  return run.scenarios.flatMap((scenario) => Array.from({ length: run.calls }, () => versions.map((version) => (version === undefined ? { scenario } : { scenario, version }))).flat());
+}
+
+/** Places the call; a pinned one under a Call-ID made here, its pin written before the INVITE goes out. */
+async function place(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal) {
+  if (p.version === undefined || !run.ai_id) return playCall(p.scenario, deps.config, signal);
+  const sipCallId = newCallId();
+  await evalPinsRepo(deps.db).pin({ customerId: run.customer_id, runId: run.id, sipCallId, aiId: run.ai_id, version: p.version });
+  return playCall(p.scenario, deps.config, signal, sipCallId);
+}
+
+async function oneCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
+  const result = await judgedCall(deps, run, p, signal);
+  if (p.version === undefined) return result;
+  const pinned = { ...result, ai_version: p.version };
+  if (pinned.ended_by === 'refused' || pinned.ended_by === 'error' || (await evalPinsRepo(deps.db).used(run.customer_id, pinned.sip_call_id))) return pinned;
+  // the call never started that AI: its verdicts are not the version's
+  return { ...pinned, passed: false, error: `no ai_talk of AI ${run.ai_id} ran on the call: version ${p.version} was not applied` };
+}
+
+async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
+  const { scenario } = p;
   const base = { scenario_id: scenario.id, call_id: '', transcript: [] as EvalTranscriptLine[], turns: [], checks: [], passed: false };
   let played;
   try {
-    played = await playCall(scenario, deps.config, signal);
+    played = await place(deps, run, p, signal);
   } catch (e) {
     return { ...base, sip_call_id: '', ended_by: 'error', error: `the simulated caller failed: ${(e as Error).message}` };
   }
@@ -59,10 +93,18 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, scenario: EvalRunScenario
   };
 }
 
+/** Why a run whose calls all ended failed: calls not placed or found, or not running their pinned version; '' when none. */
+function runError(results: EvalCallResult[]): string {
+  const unplaced = results.filter((r) => r.ended_by === 'refused' || r.ended_by === 'error').length;
+  if (unplaced) return `${unplaced} of ${results.length} call(s) could not be placed or found`;
+  const unpinned = results.filter((r) => r.error).length;
+  return unpinned ? `${unpinned} of ${results.length} call(s) did not run the AI version they were pinned to` : '';
+}
+
 /** Carries a claimed run to its end; `signal` aborts it (the worker closing): calls in flight hang up, the run fails. */
 export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSignal): Promise<void> {
   const repo = evalRunsRepo(deps.db);
-  const queue = run.scenarios.flatMap((s) => Array.from({ length: run.calls }, () => s));
+  const queue = callsOf(run);
   const results: EvalCallResult[] = [];
   // a lane that fails stops the others: their calls hang up and the run ends failed, once all have stopped
   const broken = new AbortController();
@@ -83,10 +125,11 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   if (failure) {
     deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
     await repo.end(run.id, deps.worker, 'failed', results, 'the runner failed (see the evals worker log)');
+    await evalPinsRepo(deps.db).dropRun(run.id);
     return;
   }
-  const unplaced = results.filter((r) => r.ended_by === 'refused' || r.ended_by === 'error').length;
-  const error = signal.aborted ? 'the evals worker stopped before the run ended' : unplaced ? `${unplaced} of ${results.length} call(s) could not be placed or found` : '';
+  const error = signal.aborted ? 'the evals worker stopped before the run ended' : runError(results);
   await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error);
+  await evalPinsRepo(deps.db).dropRun(run.id);
   deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');
 }

@@ -25,11 +25,16 @@ export interface SipCallerOptions {
   localHost: string;
   /** give up on an INVITE not answered in this time (a final response) */
   answerTimeoutMs: number;
+  /** the Call-ID to send (newCallId()); one is made when absent */
+  callId?: string;
 }
+
+/** A fresh Call-ID as a simulated caller sends it; made ahead when the run pins the call (an AI version). */
+export const newCallId = (): string => `${rand(12)}@openvoice-evals`;
 
 export class SipCaller {
   private readonly sock = dgram.createSocket('udp4');
-  readonly callId = `${rand(12)}@openvoice-evals`;
+  readonly callId: string;
   private readonly fromTag = rand(6);
   private port = 0;
   private toHeader = '';
@@ -44,7 +49,9 @@ export class SipCaller {
   readonly ended: Promise<'agent' | 'caller'> = new Promise((r) => (this.endedBy = r));
   private closed = false;
 
-  private constructor(private readonly o: SipCallerOptions) {}
+  private constructor(private readonly o: SipCallerOptions) {
+    this.callId = o.callId ?? newCallId();
+  }
 
   static async open(o: SipCallerOptions): Promise<SipCaller> {
     const c = new SipCaller(o);

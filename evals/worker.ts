@@ -13,6 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../core/db/knex';
 import type { Logger } from '../core/logger';
 import { evalRunsRepo } from '../core/repos/eval-runs';
+import { evalPinsRepo } from '../core/repos/eval-pins';
 import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
 import { CallEvents } from './call-events';
@@ -55,6 +56,7 @@ export class EvalWorker {
     try {
       for (const r of await evalRunsRepo(this.deps.db).failLapsed(this.deps.config.leaseMs)) {
         this.deps.logger.warn({ run_id: r.id, worker: r.claimed_by }, 'eval run failed: its lease lapsed');
+        await evalPinsRepo(this.deps.db).dropRun(r.id);
       }
       while (!this.closed && this.carrying.size < this.deps.config.maxRuns) {
         const run = await evalRunsRepo(this.deps.db).claim(this.name);

@@ -4,7 +4,9 @@
  * switch too (esl/README.md): a second sip-server on the drachtio_mrf profile's SIP address
  * (ESL_SIP_ADDRESS, where fsmrf's INVITEs go, as to FreeSWITCH's port 5080) whose drachtio port
  * (ESL_DRACHTIO_*) the switch's SIP face connects to, and `esl/main.ts` (media engine, SIP face, event
- * socket). Off by default: the README's start command starts only the three.
+ * socket). Off by default: the README's start command starts only the three. The evals worker
+ * (evals/main.ts, issue 56: it places eval runs' simulated calls) always runs beside them, dialling this
+ * platform's own SIP edge unless EVALS_SIP_EDGE names another.
  */
 
 export interface PlatformProcess {
@@ -27,6 +29,19 @@ const PLATFORM: PlatformProcess[] = [
   { name: 'media-app', entry: 'media-app/main.ts', nodeArgs: ['--single-threaded-gc'], env: {} },
   { name: 'control-api', entry: 'control-api/main.ts', nodeArgs: [], env: {} },
 ];
+
+/** The evals worker's edge: this platform's sip-server (its listen address, loopback for a wildcard), unless EVALS_SIP_EDGE is set. */
+function evalsEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  if (env.EVALS_SIP_EDGE?.trim()) return {};
+  const host = env.SIP_LISTEN_HOST?.trim();
+  return { EVALS_SIP_EDGE: `${!host || host === '0.0.0.0' ? '127.0.0.1' : host}:${env.SIP_PORT?.trim() || '5060'}` };
+}
+
+/** The platform's three with the evals worker after media-app (control-api last: it prints the bootstrap login). */
+function withEvals(env: NodeJS.ProcessEnv, procs: PlatformProcess[]): PlatformProcess[] {
+  const at = procs.findIndex((p) => p.name === 'control-api');
+  return [...procs.slice(0, at), { name: 'evals', entry: 'evals/main.ts', nodeArgs: [], env: evalsEnv(env) }, ...procs.slice(at)];
+}
 
 /**
  * The switch's sip-server: SIP on ESL_SIP_ADDRESS only (UDP and TCP, no TLS, no WebSocket, no metrics
@@ -54,12 +69,12 @@ function switchSipEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export function platformProcesses(env: NodeJS.ProcessEnv): PlatformProcess[] {
-  if (!env.ESL_LISTEN?.trim()) return PLATFORM;
-  return [
+  if (!env.ESL_LISTEN?.trim()) return withEvals(env, PLATFORM);
+  return withEvals(env, [
     // before media-app: a media-app on the fsmrf backend connects to the event socket at start
     PLATFORM[0]!,
     { name: 'switch-sip', entry: 'sip-server/main.ts', nodeArgs: [], env: switchSipEnv(env) },
     { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: {} },
     ...PLATFORM.slice(1),
-  ];
+  ]);
 }

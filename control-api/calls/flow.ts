@@ -4,6 +4,7 @@
  * plus the client variables, checked (values strings, at most 100 keys, `svc.` keys dropped).
  */
 import { checkClientVariables, parseActions, type Action } from '../../core/flow';
+import { checkAiVersionPins } from '../flow-ai-versions';
 import { ApiError, invalidArgument } from '../../core/errors';
 import { newId } from '../../core/ids';
 import { flowsRepo } from '../../core/repos/flows';
@@ -50,6 +51,10 @@ export async function resolveCallFlow(ctx: AppContext, customerId: string, body:
     if (!flow) throw new ApiError('FLOW_NOT_FOUND', 'flow not found', { details: [{ field: 'flow_id' }] });
     return { flowId: flow.id, actions: null, variables: vars.variables };
   }
-  if (body.actions !== undefined) return { flowId: newId(), actions: parseActions(body.actions, { egress: ctx.egress }), variables: vars.variables };
+  if (body.actions !== undefined) {
+    const actions = parseActions(body.actions, { egress: ctx.egress });
+    await checkAiVersionPins(ctx.db, customerId, actions);
+    return { flowId: newId(), actions, variables: vars.variables };
+  }
   throw invalidArgument('flow_id or actions is required', [{ field: 'flow_id', issue: 'required when actions is absent' }]);
 }

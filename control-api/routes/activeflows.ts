@@ -11,6 +11,7 @@ import { ApiError, invalidArgument } from '../../core/errors';
 import { EMPTY_UUID, newId } from '../../core/ids';
 import { claimClientId } from '../../core/client-ids';
 import { checkClientVariables, parseActions, type Action } from '../../core/flow';
+import { checkAiVersionPins } from '../flow-ai-versions';
 import { flowsRepo } from '../../core/repos/flows';
 import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/repos/activeflows';
 import { startStoredActiveflow } from '../../core/flow/stored-activeflow';
@@ -126,6 +127,7 @@ export const routes = [
         onComplete = flow.on_complete_flow_id;
       } else {
         actions = parseActions(body.actions, { egress: ctx.egress });
+        await checkAiVersionPins(ctx.db, auth.customerId, actions);
         flowId = newId();
       }
       const id = await claimClientId(ctx.db, 'activeflows', auth.customerId, body.id, 'activeflow');

@@ -8,6 +8,7 @@ import { generateProposal } from '../../core/ai/proposals';
 import { LlmError } from '../../core/llm/client';
 import { resolveEndpoint } from '../../core/llm/endpoint';
 import { listOfShape, publish, shape } from '../../core/ai/api';
+import { creatorOf } from './ais-versions';
 
 const FIELDS = [
   'id',
@@ -114,7 +115,7 @@ export const routes = [
       if (p.status !== 'completed') throw stateInvalid(`only a completed proposal can be accepted (this one is ${p.status})`);
       const accepted = await repo.transition(p.id, ['completed'], { status: 'accepted' });
       if (!accepted) throw stateInvalid('the proposal changed meanwhile');
-      const ai = await aisRepo(ctx.db).update(auth.customerId, p.ai_id, { init_prompt: p.proposed_prompt }, p.id);
+      const ai = await aisRepo(ctx.db).update(auth.customerId, p.ai_id, { init_prompt: p.proposed_prompt }, p.id, creatorOf(auth));
       if (!ai) throw notFound('AI_NOT_FOUND', "the proposal's ai no longer exists");
       const done = (await repo.transition(p.id, ['accepted'], { applied_prompt_history_id: ai.current_prompt_history_id })) ?? accepted;
       await publish(ctx.redis, 'ai_updated', aiJson(ai));

@@ -17,6 +17,8 @@ import { checkTurnParameter, VAD_ENGINES } from '../../core/ai/turns';
 import { checkEngineModel, checkSttType, checkTtsType, checkVoiceParameter, sttFallbackOf } from '../../core/speech/voices';
 import { checkLlmParameter } from '../../core/llm/fallback';
 import { checkGreetingParameter } from '../../core/speech/s2s-vendors';
+import { EMPTY_UUID } from '../../core/ids';
+import { creatorOf } from './ais-versions';
 
 export const AI_FIELDS = [
   'id',
@@ -129,7 +131,7 @@ export const routes = [
     body: createBody,
     response: aiSchema,
     handler: async ({ ctx, auth, body }) => {
-      const ai = await aisRepo(ctx.db).create(auth.customerId, await toInput(ctx, auth.customerId, body));
+      const ai = await aisRepo(ctx.db).create(auth.customerId, await toInput(ctx, auth.customerId, body), creatorOf(auth));
       const json = aiJson(ai);
       await publish(ctx.redis, 'ai_created', json);
       return json;
@@ -172,7 +174,7 @@ export const routes = [
     body: updateBody,
     response: aiSchema,
     handler: async ({ ctx, auth, params, body }) => {
-      const ai = await aisRepo(ctx.db).update(auth.customerId, params.id, await toInput(ctx, auth.customerId, body));
+      const ai = await aisRepo(ctx.db).update(auth.customerId, params.id, await toInput(ctx, auth.customerId, body), EMPTY_UUID, creatorOf(auth));
       if (!ai) throw missing();
       const json = aiJson(ai);
       await publish(ctx.redis, 'ai_updated', json);

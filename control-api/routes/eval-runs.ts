@@ -10,10 +10,27 @@ import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/eval
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, evalRunJson } from '../../core/repos/eval-runs';
 import { numbersRepo } from '../../core/repos/numbers';
+import { aisRepo } from '../../core/repos/ais';
+import { aiVersionsRepo } from '../../core/repos/ai-versions';
+import { LATENCY_MOVE_MS, LATENCY_MOVE_SHARE } from '../../core/evals/summary';
+import type { AppContext } from '../context';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
 /** At most this many calls in one run (scenarios × calls). */
 const MAX_RUN_CALLS = 200;
+
+const stage = z.object({ n: z.number().int(), p50: z.number(), p95: z.number(), p99: z.number() });
+const latencyBlock = z.record(z.string(), stage);
+const checkTally = z.object({ scenario_id: uuidOut(), index: z.number().int().describe("the check's place in its scenario"), type: z.string(), passed: z.number().int(), of: z.number().int() });
+const summaryBlock = z.object({ calls: z.number().int(), passed: z.number().int(), pass_rate: z.number().nullable(), checks: z.array(checkTally), latency: latencyBlock });
+const passes = z.object({ passed: z.number().int(), of: z.number().int() });
+const comparison = z.object({
+  pass_rate: z.object({ from: z.number().nullable(), to: z.number().nullable() }),
+  checks: z.array(checkTally.omit({ passed: true, of: true }).extend({ from: passes, to: passes, moved: z.enum(['better', 'worse']) })).describe('the checks whose pass rate moved'),
+  latency: z
+    .array(z.object({ stage: z.string(), from: z.object({ p50: z.number(), p95: z.number() }), to: z.object({ p50: z.number(), p95: z.number() }), moved: z.enum(['faster', 'slower']) }))
+    .describe(`the stages whose p50 or p95 moved by at least ${LATENCY_MOVE_SHARE * 100} % and ${LATENCY_MOVE_MS} ms`),
+});
 
 const runSchema = z.object({
   id: uuidOut(),
@@ -25,11 +42,27 @@ const runSchema = z.object({
   error: z.string().describe('why the run failed, when it did'),
   results: z.array(evalCallResult),
   pass_rate: z.number().nullable().describe('share of the calls so far whose checks all passed; null before the first'),
+  ai_id: uuidOut().describe('the AI whose versions the run pins (empty UUID: none)'),
+  versions: z.array(z.number().int()).describe('the versions run side by side ([]: none)'),
+  baseline_run_id: uuidOut().describe('the earlier run this one is compared with (empty UUID: none)'),
+  latency: latencyBlock.describe('latency percentiles of every stage over all agent turns of the run'),
+  checks: z.array(checkTally).describe("each check's pass count over the run's calls"),
+  by_version: z.array(summaryBlock.extend({ version: z.number().int() })).describe('per version: pass rate, pass count of each check, latency percentiles'),
+  compare: comparison.extend({ from_version: z.number().int(), to_version: z.number().int() }).nullable().describe('what moved from the first version to the second (null: not two versions)'),
+  baseline: comparison.extend({ run_id: uuidOut() }).nullable().describe('what moved from the baseline run to this one (null: no baseline)'),
   tm_create: legacyTime(),
   tm_update: legacyTime(),
   tm_end: legacyTime(),
 });
 const tag = 'EvalRun';
+
+/** The versions a run pins must be versions of an AI of the customer's: each one named in the refusal. */
+async function checkVersions(ctx: AppContext, customerId: string, aiId: string, versions: number[]): Promise<void> {
+  if (!(await aisRepo(ctx.db).get(customerId, aiId))) throw invalidArgument('ai_id is not an AI of this customer', [{ field: 'ai_id', issue: 'not found' }]);
+  const have = await aiVersionsRepo(ctx.db).existing(customerId, aiId, versions);
+  const absent = versions.filter((v) => !have.includes(v));
+  if (absent.length) throw invalidArgument(`AI ${aiId} has no version ${absent.join(', ')}`, [{ field: 'versions', issue: `no version ${absent.join(', ')}` }]);
+}
 
 export const routes = [
   defineRoute({
@@ -52,8 +85,21 @@ export const routes = [
         if ((await numbers.getByNumber(s.target.target))?.customer_id !== auth.customerId)
           throw invalidArgument(`the target of eval scenario ${s.id} is no longer a number of this customer`, [{ field: 'scenario_ids', issue: 'target not a number of this customer' }]);
       }
+      if (ids.length * body.calls * (body.versions?.length ?? 1) > MAX_RUN_CALLS)
+        throw invalidArgument(`a run places at most ${MAX_RUN_CALLS} calls (scenarios × calls × versions)`, [{ field: 'versions', issue: 'too many calls' }]);
+      if (body.ai_id && body.versions) await checkVersions(ctx, auth.customerId, body.ai_id, body.versions);
+      const baseline = body.baseline_run_id ? await evalRunsRepo(ctx.db).get(auth.customerId, body.baseline_run_id) : null;
+      if (body.baseline_run_id && !baseline) throw invalidArgument('baseline_run_id is not a run of this customer', [{ field: 'baseline_run_id', issue: 'not found' }]);
       const scenarios = ids.map((id) => found.find((s) => s.id === id)!).map(({ id, name, target, caller, checks }) => ({ id, name, target, caller, checks }));
-      return evalRunJson(await evalRunsRepo(ctx.db).create(auth.customerId, { scenarios, calls: body.calls, concurrency: body.concurrency }));
+      const run = await evalRunsRepo(ctx.db).create(auth.customerId, {
+        scenarios,
+        calls: body.calls,
+        concurrency: body.concurrency,
+        aiId: body.ai_id,
+        versions: body.versions,
+        baselineRunId: body.baseline_run_id,
+      });
+      return evalRunJson(run, baseline);
     },
   }),
   defineRoute({
@@ -65,8 +111,10 @@ export const routes = [
     paginated: true,
     response: listOf(runSchema),
     handler: async ({ ctx, auth, page }) => {
-      const p = await evalRunsRepo(ctx.db).list(auth.customerId, page);
-      return { result: p.result.map(evalRunJson), next_page_token: p.next_page_token };
+      const repo = evalRunsRepo(ctx.db);
+      const p = await repo.list(auth.customerId, page);
+      const baselines = await repo.many(auth.customerId, [...new Set(p.result.flatMap((r) => (r.baseline_run_id ? [r.baseline_run_id] : [])))]);
+      return { result: p.result.map((r) => evalRunJson(r, baselines.find((b) => b.id === r.baseline_run_id) ?? null)), next_page_token: p.next_page_token };
     },
   }),
   defineRoute({
@@ -78,9 +126,10 @@ export const routes = [
     params: idParams,
     response: runSchema,
     handler: async ({ ctx, auth, params }) => {
-      const r = await evalRunsRepo(ctx.db).get(auth.customerId, params.id);
+      const repo = evalRunsRepo(ctx.db);
+      const r = await repo.get(auth.customerId, params.id);
       if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
-      return evalRunJson(r);
+      return evalRunJson(r, r.baseline_run_id ? await repo.get(auth.customerId, r.baseline_run_id) : null);
     },
   }),
 ];

@@ -11,6 +11,7 @@ import { parseActions } from '../../core/flow';
 import { flowJson, flowsRepo, type FlowRow } from '../../core/repos/flows';
 import type { AppContext } from '../context';
 import { writeNewDirectHash } from '../direct-hash';
+import { checkAiVersionPins } from '../flow-ai-versions';
 import { listOf, rfc3339OrNull, uuidOut } from './schemas';
 
 export const actionSchema = z
@@ -89,6 +90,7 @@ export const routes = [
     response: flowSchema,
     handler: async ({ ctx, auth, body }) => {
       const actions = parseActions(body.actions ?? [], { egress: ctx.egress });
+      await checkAiVersionPins(ctx.db, auth.customerId, actions);
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id);
       const f = await flowsRepo(ctx.db).create({
         customer_id: auth.customerId,
@@ -122,6 +124,7 @@ export const routes = [
     handler: async ({ ctx, auth, params, body }) => {
       await owned(ctx, auth.customerId, params.id);
       const actions = body.actions === undefined ? undefined : parseActions(body.actions, { egress: ctx.egress });
+      if (actions) await checkAiVersionPins(ctx.db, auth.customerId, actions);
       const onComplete = await checkOnComplete(ctx, auth.customerId, body.on_complete_flow_id, params.id);
       const f = await flowsRepo(ctx.db).update(auth.customerId, params.id, {
         ...(body.name !== undefined ? { name: body.name } : {}),

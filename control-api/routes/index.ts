@@ -13,6 +13,7 @@ import { routes as aicalls } from './aicalls';
 import { routes as aimessages } from './aimessages';
 import { routes as aipromptproposals } from './aipromptproposals';
 import { routes as aisInsight } from './ais-insight';
+import { routes as aisVersions } from './ais-versions';
 import { routes as ais } from './ais';
 import { routes as aisummaries } from './aisummaries';
 import { routes as billingAccount } from './billing-account';
@@ -99,6 +100,7 @@ export const ROUTE_GROUPS: readonly (readonly AnyRoute[])[] = [
   aimessages,
   aipromptproposals,
   aisInsight,
+  aisVersions,
   ais,
   aisummaries,
   billingAccount,

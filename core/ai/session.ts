@@ -15,6 +15,7 @@ import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
 import { retrieve, knowledgeMessage } from '../rag/search';
 import { aisRepo, type AiRow } from '../repos/ais';
+import { aiAtVersion, aiVersionsRepo } from '../repos/ai-versions';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
 import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
 import { toolDefs, type AiActions, type ToolName } from './tools';
@@ -42,6 +43,8 @@ export interface StartOptions {
   actions?: AiActions;
   /** the host talks to a speech-to-speech engine_model itself (ai_talk); anyone else is refused one */
   speechToSpeech?: boolean;
+  /** run this version of the AI (an assistance of type ai), never its latest instead (issue 56) */
+  aiVersion?: number;
 }
 
 /** Why the conversation ended, when a tool ended it. */
@@ -105,6 +108,7 @@ export class AiSession {
       ai = await ais.get(opts.customerId, opts.assistanceId);
       if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
     }
+    if (opts.aiVersion !== undefined) ai = await AiSession.atVersion(deps, opts, ai);
     // throws LlmError NOT_CONFIGURED before anything is written
     const holder: { s: AiSession | null } = { s: null };
     const llm = chatLlmFor(ai, deps, opts.speechToSpeech, (f) => holder.s?.fellBack(f));
@@ -128,6 +132,14 @@ export class AiSession {
     await s.publish(AICALL_EVENT.initiating as EventType);
     await s.setStatus('progressing');
     return s;
+  }
+
+  /** The AI as its pinned version had it; a team, or a version the AI does not have, is refused (no fallback to the latest). */
+  private static async atVersion(deps: AiDeps, opts: StartOptions, ai: AiRow): Promise<AiRow> {
+    if (opts.assistanceType !== 'ai') throw new AiNotFound(`ai_version pins a version of an AI, not of a ${opts.assistanceType}`);
+    const v = await aiVersionsRepo(deps.db).get(opts.customerId, ai.id, opts.aiVersion!);
+    if (!v) throw new AiNotFound(`ai ${ai.id} has no version ${opts.aiVersion}`);
+    return aiAtVersion(ai, v);
   }
 
   /** Picks up an existing aicall (text conversations through the API): its AI or current member, its messages. */

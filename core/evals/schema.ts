@@ -92,8 +92,18 @@ export const evalRunInput = z
     scenario_ids: z.array(z.guid()).min(1).max(20),
     calls: z.number().int().min(1).max(EVAL_MAX_CALLS).default(1),
     concurrency: z.number().int().min(1).max(EVAL_MAX_CALLS).default(1),
+    ai_id: z.guid().optional().describe('the AI whose versions the calls run (with versions): every ai_talk of it on a call of the run'),
+    versions: z
+      .array(z.number().int().min(1))
+      .min(1)
+      .max(2)
+      .refine((v) => new Set(v).size === v.length, 'versions must differ')
+      .optional()
+      .describe('run every scenario × calls once per version, side by side (needs ai_id); two versions are compared'),
+    baseline_run_id: z.guid().optional().describe('an earlier run of the customer this one is compared with'),
   })
-  .strict();
+  .strict()
+  .refine((r) => (r.ai_id === undefined) === (r.versions === undefined), { message: 'ai_id and versions go together', path: ['versions'] });
 export type EvalRunInput = z.output<typeof evalRunInput>;
 
 export const EVAL_RUN_STATUSES = ['running', 'finished', 'failed'] as const;
@@ -130,6 +140,8 @@ export const evalCallResult = z.object({
   sip_call_id: z.string(),
   /** what ended the call: caller (its hangup turn), agent (BYE from the platform), refused (a final error response), error */
   ended_by: z.enum(['caller', 'agent', 'refused', 'error']),
+  /** the AI version the call was pinned to (a run over versions) */
+  ai_version: z.number().int().optional(),
   error: z.string().optional(),
   transcript: z.array(evalTranscriptLine),
   turns: z.array(evalTurnResult),

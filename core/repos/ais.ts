@@ -14,7 +14,8 @@ import { maskKey } from '../llm/endpoint';
 import { maskedVoiceParameter, unmaskedVoiceParameter } from '../speech/voices';
 import { maskedLlmParameter, refuseMovedFallbackKey, unmaskedLlmParameter } from '../llm/fallback';
 import { engineKeyDestination, refuseMovedSecret } from '../secrets/key-destination';
-import { openForShow, openKey, sealKey, sealParameter, mapParameterKeys } from '../secrets/keys';
+import { openForShow, sealKey, sealParameter, mapParameterKeys } from '../secrets/keys';
+import { aiVersionsRepo, openOrKeep, SYSTEM_CREATOR, type AiVersionCreator, type AiVersionRow } from './ai-versions';
 import type { AiRow, PromptHistoryRow } from '../db/rows/ais';
 export type { AiRow, PromptHistoryRow } from '../db/rows/ais';
 
@@ -51,6 +52,20 @@ export function aiJson(a: AiRow) {
   };
 }
 
+/** A version as the API shows it: the configuration it had, its keys masked as aiJson masks them. */
+export function aiVersionJson(v: AiVersionRow) {
+  return {
+    id: v.id,
+    customer_id: v.customer_id,
+    ai_id: v.ai_id,
+    number: v.number,
+    config: { ...v.config, rag_id: v.config.rag_id ?? EMPTY_UUID, engine_key: maskKey(openForShow(v.engine_key)), parameter: maskedParameter(v.parameter) },
+    changed: v.changed,
+    created_by: { type: v.creator_type, id: v.creator_id ?? EMPTY_UUID },
+    tm_create: formatLegacy(v.tm_create),
+  };
+}
+
 export function promptHistoryJson(h: PromptHistoryRow) {
   return { id: h.id, customer_id: h.customer_id, ai_id: h.ai_id, prompt: h.prompt, proposal_id: h.proposal_id, tm_create: formatLegacy(h.tm_create) };
 }
@@ -62,15 +77,6 @@ export function maskedParameter(p: Record<string, unknown>): Record<string, unkn
   const out = maskedLlmParameter(maskedVoiceParameter(mapParameterKeys(p, openForShow)));
   // a recogniser key (parameter.stt_key) is sealed and shown like the voice keys
   return typeof out.stt_key === 'string' ? { ...out, stt_key: maskKey(out.stt_key) } : out;
-}
-
-/** Opened for comparing with a masked key sent back; one that cannot be opened stays sealed (never matches). */
-function openOrKeep(v: string): string {
-  try {
-    return openKey(v);
-  } catch {
-    return v;
-  }
 }
 
 const JSON_COLS = ['parameter', 'vad_config', 'tool_names'] as const;
@@ -96,13 +102,15 @@ export function aisRepo(db: Db) {
     return h as PromptHistoryRow;
   }
   const repo = {
-    async create(customerId: string, input: AiInput): Promise<AiRow> {
+    /** Creates the AI with its version 1, made by `by`. */
+    async create(customerId: string, input: AiInput, by: AiVersionCreator = SYSTEM_CREATOR): Promise<AiRow> {
       return db.transaction(async (trx) => {
         const [row] = await trx('ais')
           .insert({ ...encode(input), id: newId(), customer_id: customerId, direct_hash: newDirectHash(), tm_create: clock.now() })
           .returning('*');
         const ai = row as AiRow;
         await addHistory(trx, ai, EMPTY_UUID);
+        await aiVersionsRepo(db).write(trx, null, ai, by);
         return ai;
       });
     },
@@ -112,8 +120,11 @@ export function aisRepo(db: Db) {
     async list(customerId: string, params: PageParams): Promise<Page<AiRow>> {
       return toPage(await paginate<AiRow>(live().where({ customer_id: customerId }).select('*'), params), (r) => r);
     },
-    /** Applies the patch; a changed init_prompt writes a history entry (with proposalId when accepting). */
-    async update(customerId: string, id: string, patch: AiInput, proposalId = EMPTY_UUID): Promise<AiRow | null> {
+    /**
+     * Applies the patch; a changed init_prompt writes a history entry (with proposalId when accepting),
+     * and any changed field the next version, made by `by`.
+     */
+    async update(customerId: string, id: string, patch: AiInput, proposalId = EMPTY_UUID, by: AiVersionCreator = SYSTEM_CREATOR): Promise<AiRow | null> {
       return db.transaction(async (trx) => {
         const before = (await live(trx).where({ id, customer_id: customerId }).forUpdate().first()) as AiRow | undefined;
         if (!before) return null;
@@ -145,6 +156,7 @@ export function aisRepo(db: Db) {
           .returning('*');
         const ai = row as AiRow;
         if (patch.init_prompt !== undefined && patch.init_prompt !== before.init_prompt) await addHistory(trx, ai, proposalId);
+        await aiVersionsRepo(db).write(trx, before, ai, by);
         return ai;
       });
     },

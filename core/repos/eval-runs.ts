@@ -7,14 +7,30 @@
  */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { EvalCallResult } from '../evals/schema';
+import { compareSummaries, summarize } from '../evals/summary';
+import { EMPTY_UUID, newId } from '../ids';
 import type { EvalRunRow, EvalRunScenario } from '../db/rows/evals';
 export type { EvalRunRow } from '../db/rows/evals';
 
-export function evalRunJson(r: EvalRunRow) {
+/** The run's summaries: all calls, each version's (a run over versions), and what moved (two versions; the baseline). */
+function summariesOf(r: EvalRunRow, baseline: EvalRunRow | null) {
+  const all = summarize(r.results);
+  const byVersion = r.versions.map((version) => ({ version, ...summarize(r.results.filter((x) => x.ai_version === version)) }));
+  const [a, b] = byVersion;
+  return {
+    latency: all.latency,
+    checks: all.checks,
+    by_version: byVersion,
+    compare: a && b ? { from_version: a.version, to_version: b.version, ...compareSummaries(a, b) } : null,
+    baseline: baseline ? { run_id: baseline.id, ...compareSummaries(summarize(baseline.results), all) } : null,
+  };
+}
+
+/** A run as the API shows it; `baseline` is the run named by baseline_run_id (null when none, or gone). */
+export function evalRunJson(r: EvalRunRow, baseline: EvalRunRow | null = null) {
   const passed = r.results.filter((x) => x.passed).length;
   return {
     id: r.id,
@@ -26,19 +42,48 @@ export function evalRunJson(r: EvalRunRow) {
     error: r.error,
     results: r.results,
     pass_rate: r.results.length ? passed / r.results.length : null,
+    ai_id: r.ai_id ?? EMPTY_UUID,
+    versions: r.versions,
+    baseline_run_id: r.baseline_run_id ?? EMPTY_UUID,
+    ...summariesOf(r, baseline),
     tm_create: formatLegacy(r.tm_create),
     tm_update: formatLegacy(r.tm_update),
     tm_end: formatLegacy(r.tm_end),
   };
 }
 
+interface RunCreate {
+  scenarios: EvalRunScenario[];
+  calls: number;
+  concurrency: number;
+  aiId?: string;
+  versions?: number[];
+  baselineRunId?: string;
+}
+
 export function evalRunsRepo(db: Db) {
   return {
-    async create(customerId: string, input: { scenarios: EvalRunScenario[]; calls: number; concurrency: number }): Promise<EvalRunRow> {
+    async create(customerId: string, input: RunCreate): Promise<EvalRunRow> {
       const [row] = await db('eval_runs')
-        .insert({ id: newId(), customer_id: customerId, status: 'running', scenarios: JSON.stringify(input.scenarios), calls: input.calls, concurrency: input.concurrency, tm_create: clock.now() })
+        .insert({
+          id: newId(),
+          customer_id: customerId,
+          status: 'running',
+          scenarios: JSON.stringify(input.scenarios),
+          calls: input.calls,
+          concurrency: input.concurrency,
+          ai_id: input.aiId ?? null,
+          versions: JSON.stringify(input.versions ?? []),
+          baseline_run_id: input.baselineRunId ?? null,
+          tm_create: clock.now(),
+        })
         .returning('*');
       return row!;
+    },
+    /** The runs of these ids that are the customer's (the baselines of a page of runs). */
+    async many(customerId: string, ids: string[]): Promise<EvalRunRow[]> {
+      if (!ids.length) return [];
+      return db('eval_runs').where({ customer_id: customerId }).whereIn('id', ids);
     },
     async get(customerId: string, id: string): Promise<EvalRunRow | null> {
       return (await db('eval_runs').where({ id, customer_id: customerId }).first()) ?? null;

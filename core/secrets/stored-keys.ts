@@ -1,12 +1,13 @@
 /**
  * Every vendor key stored in the database (docs/ai.md "Keys"): ais.engine_key and the keys in
- * ais.parameter and aicalls.parameter (core/secrets/keys.ts mapParameterKeys names them). Shared by
- * migration 0958 (seal what was stored in plain) and the re-encryption command (rekey-cli.ts).
+ * ais.parameter and aicalls.parameter (core/secrets/keys.ts mapParameterKeys names them), and the same
+ * in every version of an AI (ai_versions, migration 0972). Shared by migration 0958 (seal what was
+ * stored in plain; it names the tables of its time) and the re-encryption command (rekey-cli.ts).
  */
 import type { Knex } from 'knex';
 import { mapParameterKeys } from './keys';
 
-export const KEY_TABLES = ['ais', 'aicalls'] as const;
+export const KEY_TABLES = ['ais', 'aicalls', 'ai_versions'] as const;
 export type KeyTable = (typeof KEY_TABLES)[number];
 
 /** Where a stored key is: its row and its field (`engine_key` or the parameter path). Never the key. */
@@ -40,10 +41,16 @@ function rowPatch(table: KeyTable, r: Row, f: (v: string, at: KeyPlace) => strin
  * and `write` (asked once, after all were computed) can still decline; run it inside a transaction
  * to make the writes one change as well. Returns the rows that changed.
  */
-export async function convertStoredKeys(knex: Knex, f: (v: string, at: KeyPlace) => string, wanted: (v: string) => boolean, write: () => boolean = () => true): Promise<number> {
+export async function convertStoredKeys(
+  knex: Knex,
+  f: (v: string, at: KeyPlace) => string,
+  wanted: (v: string) => boolean,
+  write: () => boolean = () => true,
+  tables: readonly KeyTable[] = KEY_TABLES,
+): Promise<number> {
   const writes: [KeyTable, string, Record<string, unknown>][] = [];
-  for (const table of KEY_TABLES) {
-    const cols = table === 'ais' ? ['id', 'engine_key', 'parameter'] : ['id', 'parameter'];
+  for (const table of tables) {
+    const cols = table === 'aicalls' ? ['id', 'parameter'] : ['id', 'engine_key', 'parameter'];
     for (const r of (await knex(table).select(cols)) as Row[]) {
       const patch = rowPatch(table, r, f, wanted);
       if (patch) writes.push([table, r.id, patch]);

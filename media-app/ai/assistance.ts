@@ -15,7 +15,7 @@ export function assistanceOf(o: { assistance_type?: 'ai' | 'team'; assistance_id
 }
 
 /** A start failure the flow should end on with a clear message; other errors rethrow. */
-function startFailure(action: string, e: unknown): string {
+export function startFailure(action: string, e: unknown): string {
   if (e instanceof LlmError || e instanceof AiNotFound) return `${action}: ${(e as Error).message}`;
   throw e;
 }
@@ -24,7 +24,7 @@ function startFailure(action: string, e: unknown): string {
 export type SessionFlow = FlowSide & { readonly activeflowId: string };
 
 /** What a session is of: the action that starts it (for its failure message), its reference, what the host lets the AI do. */
-export type SessionRef = { action: 'ai_talk' | 'ai_task' } & Pick<StartOptions, 'referenceType' | 'referenceId' | 'actions' | 'speechToSpeech'>;
+export type SessionRef = { action: 'ai_talk' | 'ai_task' } & Pick<StartOptions, 'referenceType' | 'referenceId' | 'actions' | 'speechToSpeech' | 'aiVersion'>;
 
 /**
  * ai_talk's and ai_task's start: the AI session of `who` on the flow's variables, its id set on the flow

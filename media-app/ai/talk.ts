@@ -7,7 +7,8 @@
  */
 import type { z } from 'zod';
 import type * as later from '../../core/flow/options/later';
-import { AiSession } from '../../core/ai/session';
+import type { AiSession } from '../../core/ai/session';
+import { evalPinsRepo } from '../../core/repos/eval-pins';
 import { turnSettings } from '../../core/ai/turns';
 import { realtimeModel } from '../../core/speech/voices';
 import type { AiRow } from '../../core/repos/ais';
@@ -16,7 +17,7 @@ import { publishResourceEvent } from '../../core/events/catalogue';
 import type { Endpoint } from '../../media-engine';
 import type { CallPort } from '../flow/call-port';
 import { Speaker } from '../voices';
-import { assistanceOf, startSession } from './assistance';
+import { assistanceOf, startFailure, startSession } from './assistance';
 import { flowActions, voiceSettings, type FlowSide } from './host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from './voice';
 import { RealtimeAgent } from './realtime';
@@ -53,11 +54,18 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   const ep = svc.endpointOf(call.info.id);
   if (!ep) return { kind: 'failed', message: 'ai_talk: the call has no media on this node' };
   let run: Run | null = null;
+  let aiVersion: number | undefined;
+  try {
+    aiVersion = await versionOf(svc, call, flow, who, option);
+  } catch (e) {
+    return { kind: 'failed', message: startFailure('ai_talk', e) };
+  }
   const session = await startSession(svc, flow, who, {
     action: 'ai_talk',
     referenceType: 'call',
     referenceId: call.info.id,
     speechToSpeech: true,
+    ...(aiVersion !== undefined ? { aiVersion } : {}),
     actions: {
       ...flowActions(flow),
       connect: async () => 'connecting',
@@ -69,7 +77,7 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
     },
   });
   if ('failed' in session) return { kind: 'failed', message: session.failed };
-  flow.note('aicall_started', { aicall_id: session.id });
+  flow.note('aicall_started', { aicall_id: session.id, ...(aiVersion !== undefined ? { ai_version: aiVersion } : {}) });
   const duration = option.duration ?? 0;
   const r: Run = { svc, call, ep, session, flow, signal, maxDurationMs: duration > 0 ? duration * 1000 : 0, agent: null };
   run = r;
@@ -84,6 +92,15 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   }
   flow.note('aicall_ended', { aicall_id: session.id, reason: end.kind });
   return end;
+}
+
+/**
+ * The version of the AI this talk runs: an eval run's pin for this call (issue 56: the run compares
+ * versions, so its pin wins over the flow's), else the flow's `ai_version`, else none (the latest).
+ */
+async function versionOf(svc: AiService, call: CallPort, flow: AiTalkFlow, who: { type: 'ai' | 'team'; id: string }, option: AiTalkOption): Promise<number | undefined> {
+  const pinned = who.type === 'ai' ? await evalPinsRepo(svc.deps.db).take(flow.customerId, call.info.id, who.id) : null;
+  return pinned ?? option.ai_version;
 }
 
 /** The resource event of this aicall (a voice fell back or failed); never fails the talk. */

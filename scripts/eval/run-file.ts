@@ -17,6 +17,10 @@ export const runFileSchema = z
     calls: z.number().int().min(1).default(1),
     concurrency: z.number().int().min(1).default(1),
     timeout_s: z.number().int().min(1).default(900),
+    // passed to POST /eval_runs as they are (the API checks them): versions side by side, a baseline run
+    ai_id: z.string().optional(),
+    versions: z.array(z.number().int()).optional(),
+    baseline_run_id: z.string().optional(),
   })
   .strict();
 
@@ -34,6 +38,28 @@ interface RunJson {
   error: string;
   pass_rate: number | null;
   results: EvalCallResult[];
+  by_version?: { version: number; calls: number; pass_rate: number | null }[];
+  compare?: (Moves & { from_version: number; to_version: number }) | null;
+  baseline?: (Moves & { run_id: string }) | null;
+}
+
+interface Moves {
+  checks: { scenario_id: string; index: number; type: string; from: { passed: number; of: number }; to: { passed: number; of: number }; moved: string }[];
+  latency: { stage: string; from: { p50: number; p95: number }; to: { p50: number; p95: number }; moved: string }[];
+}
+
+const percent = (r: number | null) => (r === null ? '-' : `${Math.round(r * 100)}%`);
+
+/** The lines of what moved (two versions, or from the baseline): each check and latency stage. */
+function movedLines(what: string, m: Moves, names: Map<string, string>): string[] {
+  if (!m.checks.length && !m.latency.length) return [`${what}: nothing moved`];
+  return [
+    `${what}:`,
+    ...m.checks.map(
+      (c) => `  ${c.moved === 'worse' ? '✗' : '✓'} ${names.get(c.scenario_id) ?? c.scenario_id} check ${c.index + 1} ${c.type}: ${c.from.passed}/${c.from.of} → ${c.to.passed}/${c.to.of} (${c.moved})`,
+    ),
+    ...m.latency.map((l) => `  ${l.stage}: p50 ${l.from.p50} → ${l.to.p50} ms, p95 ${l.from.p95} → ${l.to.p95} ms (${l.moved})`),
+  ];
 }
 
 class ApiFailure extends Error {}
@@ -60,12 +86,19 @@ async function call<T>(api: string, key: string, method: string, path: string, b
 
 /** The table of a run: a row per call, each failing check under its call. */
 export function runTable(run: RunJson, names: Map<string, string>): string[] {
-  const rate = run.pass_rate === null ? '-' : `${Math.round(run.pass_rate * 100)}%`;
+  const rate = percent(run.pass_rate);
   const lines = [`run ${run.id}: ${run.status}${run.error ? ` (${run.error})` : ''}, ${run.results.length} call(s), pass rate ${rate}`];
   const rows = run.results.map((r, i) => {
     const slowest = r.turns.reduce<number | null>((m, t) => (t.latency_ms !== null && (m === null || t.latency_ms > m) ? t.latency_ms : m), null);
     const passed = r.checks.filter((c) => c.passed).length;
-    return [names.get(r.scenario_id) ?? r.scenario_id, String(i + 1), r.ended_by, slowest === null ? '-' : `${slowest} ms`, `${passed}/${r.checks.length}`, r.passed ? 'pass' : 'FAIL'];
+    return [
+      names.get(r.scenario_id) ?? r.scenario_id,
+      r.ai_version === undefined ? String(i + 1) : `${i + 1} v${r.ai_version}`,
+      r.ended_by,
+      slowest === null ? '-' : `${slowest} ms`,
+      `${passed}/${r.checks.length}`,
+      r.passed ? 'pass' : 'FAIL',
+    ];
   });
   const head = ['scenario', 'call', 'ended_by', 'slowest turn', 'checks', ''];
   const width = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
@@ -80,6 +113,9 @@ export function runTable(run: RunJson, names: Map<string, string>): string[] {
     if (r.error) lines.push(`  ! ${r.error}`);
     for (const c of r.checks.filter((x) => !x.passed)) lines.push(`  ✗ ${c.type}: ${c.evidence}`);
   });
+  for (const v of run.by_version ?? []) lines.push(`version ${v.version}: ${v.calls} call(s), pass rate ${percent(v.pass_rate)}`);
+  if (run.compare) lines.push(...movedLines(`moved from version ${run.compare.from_version} to ${run.compare.to_version}`, run.compare, names));
+  if (run.baseline) lines.push(...movedLines(`moved from the baseline run ${run.baseline.run_id}`, run.baseline, names));
   return lines;
 }
 
@@ -109,7 +145,16 @@ export async function runEvalFile(text: string, o: RunFileOptions): Promise<numb
       names.set(made.id, made.name);
       ids.push(made.id);
     }
-    const started = await call<RunJson>(api, o.accesskey, 'POST', '/eval_runs', { scenario_ids: ids, calls: file.calls, concurrency: file.concurrency });
+    const { ai_id, versions, baseline_run_id } = file;
+    const body = {
+      scenario_ids: ids,
+      calls: file.calls,
+      concurrency: file.concurrency,
+      ...(ai_id ? { ai_id } : {}),
+      ...(versions ? { versions } : {}),
+      ...(baseline_run_id ? { baseline_run_id } : {}),
+    };
+    const started = await call<RunJson>(api, o.accesskey, 'POST', '/eval_runs', body);
     const deadline = Date.now() + file.timeout_s * 1000;
     let run = started;
     while (run.status === 'running') {

@@ -2,7 +2,8 @@
 // rotation): the real command (core/secrets/rekey-cli.ts, a child process against this test's
 // Postgres) seals every key again under the new secret, keys stored in plain included; a dry run
 // writes nothing; a key that cannot be opened under the old secret stops it with nothing changed and
-// the row named, never a key; usage errors exit 2.
+// the row named, never a key; usage errors exit 2. An AI's versions (ai_versions) hold its keys sealed
+// too and are re-sealed with it.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -72,14 +73,15 @@ describe('ai: re-encrypting stored vendor keys for a new secret (rekey-cli)', fu
     const before = await rows();
     const r = rekey({ DATABASE_URL: url, JWT_SECRET: NEW_SECRET, OLD_JWT_SECRET: TEST_JWT_SECRET }, '--dry-run');
     expect(r.code, r.err).to.equal(0);
-    expect(r.out).to.include('dry run: 4 key(s) in 2 row(s)');
+    // the sealed AI's keys twice: in its row and in its version 1 (ai_versions)
+    expect(r.out).to.include('dry run: 7 key(s) in 3 row(s)');
     expect(await rows()).to.deep.equal(before);
   });
 
   it('seals every key under the new secret (the plain legacy one too); the old secret opens none of them; other fields kept', async () => {
     const r = rekey({ DATABASE_URL: url, JWT_SECRET: NEW_SECRET, OLD_JWT_SECRET: TEST_JWT_SECRET });
     expect(r.code, r.err).to.equal(0);
-    expect(r.out).to.include('4 key(s) in 2 row(s) sealed under the new secret');
+    expect(r.out).to.include('7 key(s) in 3 row(s) sealed under the new secret');
     for (const k of Object.values(KEYS)) expect(r.out + r.err).to.not.include(k);
     const db = await testDb();
     const sealed = (await db('ais').where({ id: ids.sealed }).first()) as { engine_key: string; parameter: Record<string, string> };
@@ -91,6 +93,12 @@ describe('ai: re-encrypting stored vendor keys for a new secret (rekey-cli)', fu
     expect(legacy.engine_key).to.match(/^enc:v1:/);
     expect(openKey(legacy.engine_key, newKek)).to.equal(KEYS.legacy);
     expect(() => openKey(sealed.engine_key, oldKek)).to.throw(SealedKeyError);
+    // an AI's versions keep its keys sealed the same way: re-sealed too, the rest of the version as it was
+    const version = (await db('ai_versions').where({ ai_id: ids.sealed, number: 1 }).first())!;
+    expect(openKey(version.engine_key, newKek)).to.equal(KEYS.engine);
+    expect(openKey(version.parameter.tts_key as string, newKek)).to.equal(KEYS.tts);
+    expect(version.parameter.greeting).to.equal('Hi');
+    expect(version.config.name).to.equal('sealed');
   });
 
   it('a key the old secret cannot open (altered) stops it: exit 1, that row and field named, no key printed, nothing written', async () => {

@@ -34,9 +34,9 @@ describe('esl process settings and the start command', () => {
     expect(example).to.not.match(/^ESL_LISTEN=/m);
   });
 
-  it('the start command runs the platform three alone unless ESL_LISTEN is set (empty counts as unset)', () => {
-    expect(platformProcesses({}).map((p) => p.name)).to.deep.equal(['sip-server', 'media-app', 'control-api']);
-    expect(platformProcesses({ ESL_LISTEN: ' ' }).map((p) => p.name)).to.deep.equal(['sip-server', 'media-app', 'control-api']);
+  it('the start command runs the platform three (and the evals worker) alone unless ESL_LISTEN is set (empty counts as unset)', () => {
+    expect(platformProcesses({}).map((p) => p.name)).to.deep.equal(['sip-server', 'media-app', 'evals', 'control-api']);
+    expect(platformProcesses({ ESL_LISTEN: ' ' }).map((p) => p.name)).to.deep.equal(['sip-server', 'media-app', 'evals', 'control-api']);
   });
 
   it("with ESL_LISTEN: the switch's sip-server on the profile's address only, then esl/main.ts, before media-app", () => {
@@ -46,6 +46,7 @@ describe('esl process settings and the start command', () => {
       ['switch-sip', 'sip-server/main.ts'],
       ['esl', 'esl/main.ts'],
       ['media-app', 'media-app/main.ts'],
+      ['evals', 'evals/main.ts'],
       ['control-api', 'control-api/main.ts'],
     ]);
     expect(procs[1]!.env).to.include({

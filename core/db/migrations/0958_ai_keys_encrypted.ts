@@ -9,14 +9,25 @@ import { convertStoredKeys } from '../../secrets/stored-keys';
  * nothing. The key comes from the platform secret (useKeySecret: control-api's start and
  * core/db/migrate-cli.ts set it before migrating); with rows to convert and no secret it stops.
  */
+/** The tables holding keys when this migration was written (later tables are sealed from the start). */
+const TABLES = ['ais', 'aicalls'] as const;
+
 export async function up(knex: Knex): Promise<void> {
   await convertStoredKeys(
     knex,
     (v) => sealKey(v),
     (v) => !isSealed(v),
+    () => true,
+    TABLES,
   );
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await convertStoredKeys(knex, (v) => openKey(v), isSealed);
+  await convertStoredKeys(
+    knex,
+    (v) => openKey(v),
+    isSealed,
+    () => true,
+    TABLES,
+  );
 }

@@ -37,3 +37,43 @@ export interface PromptHistoryRow {
   proposal_id: string;
   tm_create: Date;
 }
+
+/** The fields of an AI that make its configuration: what a version keeps (migration 0972). */
+export const AI_VERSIONED_FIELDS = [
+  'name',
+  'detail',
+  'type',
+  'engine_model',
+  'engine_url',
+  'engine_key',
+  'parameter',
+  'rag_id',
+  'init_prompt',
+  'tts_type',
+  'tts_voice_id',
+  'stt_type',
+  'stt_language',
+  'vad_config',
+  'smart_turn_enabled',
+  'auto_aicall_audit_enabled',
+  'tool_names',
+] as const satisfies readonly (keyof AiRow)[];
+export type AiVersionedField = (typeof AI_VERSIONED_FIELDS)[number];
+
+/** Who made a version: an access key, an agent (or a delegate's agent), or the platform itself. */
+export type AiVersionCreator = { type: 'accesskey' | 'agent' | 'delegate' | 'direct'; id: string } | { type: 'system'; id: null };
+
+/** One immutable version of an AI's configuration (ai_versions). The vendor keys are apart, sealed as in `ais`. */
+export interface AiVersionRow {
+  id: string;
+  customer_id: string;
+  ai_id: string;
+  number: number;
+  config: Omit<Pick<AiRow, AiVersionedField>, 'engine_key' | 'parameter'>;
+  engine_key: string;
+  parameter: Record<string, unknown>;
+  changed: AiVersionedField[];
+  creator_type: AiVersionCreator['type'];
+  creator_id: string | null;
+  tm_create: Date;
+}

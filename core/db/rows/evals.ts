@@ -26,7 +26,25 @@ export interface EvalRunRow {
   results: EvalCallResult[];
   error: string;
   claimed_by: string | null;
+  /** versions side by side (issue 56): the AI whose versions the run's calls pin, and the version numbers ([] for none) */
+  ai_id: string | null;
+  versions: number[];
+  /** an earlier run this one is compared with */
+  baseline_run_id: string | null;
   tm_create: Date;
   tm_update: Date | null;
   tm_end: Date | null;
+}
+
+/** Which version of an AI a simulated call's ai_talk runs (eval_call_pins): by the SIP Call-ID its caller sent. */
+export interface EvalCallPinRow {
+  id: string;
+  customer_id: string;
+  run_id: string;
+  sip_call_id: string;
+  ai_id: string;
+  ai_version: number;
+  tm_create: Date;
+  /** when ai_talk ran the pinned version on the call; null: not (yet) */
+  tm_used: Date | null;
 }

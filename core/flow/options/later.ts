@@ -141,7 +141,12 @@ const assistance = {
   /** Deprecated: use assistance_type and assistance_id. */
   ai_id: optionalUuid,
 };
-export const ai_talk = z.object({ ...assistance, duration: z.number().int('must be an integer').min(0).optional() });
+export const ai_talk = z.object({
+  ...assistance,
+  duration: z.number().int('must be an integer').min(0).optional(),
+  /** Runs this version of the AI (GET /ais/{id}/versions), not its latest; the flow is refused when it has none. */
+  ai_version: z.number().int('must be an integer').min(1, 'versions start at 1').optional(),
+});
 export const ai_task = z.object(assistance);
 export const ai_summary = z.object({
   on_end_flow_id: optionalUuid,

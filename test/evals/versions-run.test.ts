@@ -1,0 +1,194 @@
+// Versions side by side over SIP (issue 56, docs/evals.md "Versions side by side"): an ai_talk agent on
+// the OpenAI-compatible stand-in whose version 1 answers the caller's question and whose version 2
+// (its instructions changed) deliberately does not; one scenario, one run over both versions. Each
+// call is a simulated caller dialling the platform's SIP edge under a Call-ID the run pinned to its
+// version: version 1 passes, version 2 fails, and the compare block names the check that moved. A
+// flow pinning version 1 runs it while the AI is at version 2, compared against the first run as its
+// baseline; a run whose calls never reach that AI fails instead of comparing nothing.
+import { expect } from 'chai';
+import request from 'supertest';
+import pino from 'pino';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { aisRepo } from '../../core/repos/ais';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import type { LlmRequest, LlmServer } from '../../testkit/llm-server';
+import { until, type Platform } from '../../testkit/media-app/harness';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { loopbackTrunk } from '../../testkit/trunks';
+import { loadEvalsConfig } from '../../evals/config';
+import { EvalWorker } from '../../evals/worker';
+import type { EvalCallResult } from '../../core/evals/schema';
+
+const PHRASES = ['what are your opening hours', 'thank you goodbye'];
+const ANSWER = 'We are open from nine in the morning until six in the evening.';
+const BROKEN = 'Sorry, the shop is shut.';
+
+/** The stand-in answers by the AI's instructions: version 2's say the shop is shut. */
+function respond(req: LlmRequest) {
+  const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
+  const asked = req.messages.some((m) => m.role === 'user' && m.content);
+  if (!asked) return { text: '' };
+  return { text: system.includes('shut') ? BROKEN : ANSWER };
+}
+
+describe('eval run over two AI versions side by side, over SIP', function () {
+  this.timeout(180_000);
+  let p: Platform;
+  let llm: LlmServer;
+  let t: TestApp;
+  let f: Fixture;
+  let worker: EvalWorker | undefined;
+  let aiId = '';
+  const NUMBER = '+899570000101';
+  const PINNED = '+899570000102';
+  const NO_AI = '+899570000103';
+  useLiveAiStack('evals-versions-', {}, (s) => ({ p, llm } = s));
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  async function numberWith(number: string, actions: unknown[]): Promise<void> {
+    const flow = await flowsRepo(t.ctx.db).create({ customer_id: f.customer.id, actions: parseActions(actions) });
+    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+  }
+  const talk = (more: Record<string, unknown> = {}) => [{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: aiId, duration: 40, ...more } }, { type: 'hangup' }];
+
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    f = await createFixture(t.ctx);
+    const db = t.ctx.db;
+    await loopbackTrunk(db, f.customer.id, `trversions${Date.now()}`);
+    const ais = aisRepo(db);
+    const ai = await ais.create(f.customer.id, {
+      name: 'desk',
+      init_prompt: 'You answer questions about the shop.',
+      engine_model: 'openai.gpt-test',
+      engine_url: llm.url,
+      tool_names: ['all'],
+      parameter: { stt_phrases: PHRASES },
+      vad_config: { stop_secs: 0.5 },
+    });
+    aiId = ai.id;
+    // version 2: its instructions broken on purpose
+    await ais.update(f.customer.id, ai.id, { init_prompt: 'You tell every caller the shop is shut.' });
+    await numberWith(NUMBER, talk());
+    await numberWith(PINNED, talk({ ai_version: 1 }));
+    await numberWith(NO_AI, [{ type: 'answer' }, { type: 'sleep', option: { duration: 1000 } }, { type: 'hangup' }]);
+    llm.options.respond = respond;
+    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
+    worker = new EvalWorker({ db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
+    worker.start();
+  });
+  after(async () => {
+    await worker?.close();
+    await t?.close();
+  });
+
+  type Summary = {
+    version: number;
+    calls: number;
+    pass_rate: number | null;
+    checks: { index: number; type: string; passed: number; of: number }[];
+    latency: Record<string, { n: number; p50: number; p95: number; p99: number }>;
+  };
+  type Moves = { checks: { index: number; type: string; moved: string; from: { passed: number }; to: { passed: number } }[]; latency: unknown[] };
+  type Run = {
+    id: string;
+    status: string;
+    error: string;
+    results: EvalCallResult[];
+    pass_rate: number | null;
+    latency: Summary['latency'];
+    by_version: Summary[];
+    compare: (Moves & { from_version: number; to_version: number }) | null;
+    baseline: (Moves & { run_id: string }) | null;
+  };
+
+  let scenarioId = '';
+  /** A run of the scenario against `number` (the first call makes the scenario, the others retarget it: the same checks, compared check by check). */
+  async function run(number: string, turns: unknown[], body: Record<string, unknown>): Promise<Run> {
+    const checks = [
+      { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
+      { type: 'latency_under', ms: 10_000 },
+    ];
+    const scenario = { name: 'opening hours', target: { type: 'number', target: number }, caller: { turns }, checks };
+    if (scenarioId)
+      await auth(request(t.app).put(`/v1.0/eval_scenarios/${scenarioId}`))
+        .send(scenario)
+        .expect(200);
+    else scenarioId = (await auth(request(t.app).post('/v1.0/eval_scenarios')).send(scenario).expect(200)).body.id as string;
+    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
+      .send({ scenario_ids: [scenarioId], ...body })
+      .expect(200);
+    return until(
+      async () => {
+        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id}`)).expect(200);
+        return r.body.status === 'running' ? null : (r.body as Run);
+      },
+      120_000,
+      'the run ended',
+    );
+  }
+  const ask = [{ wait_ms: 1000 }, { say: 'What are your opening hours?' }, { wait_ms: 9000 }, { hangup: true }];
+  let sideBySide: Run;
+
+  it('version 1 passes, version 2 fails, and the compare block names the check that moved', async () => {
+    sideBySide = await run(NUMBER, ask, { ai_id: aiId, versions: [1, 2], calls: 1, concurrency: 2 });
+    const r = sideBySide;
+    expect(r.status, r.error).to.equal('finished');
+    expect(r.results.map((x) => x.ai_version).sort()).to.deep.equal([1, 2]);
+    const of = (v: number) => r.results.find((x) => x.ai_version === v)!;
+    const agent = (v: number) =>
+      of(v)
+        .transcript.filter((l) => l.role === 'agent')
+        .map((l) => l.text);
+    expect(agent(1), JSON.stringify(of(1))).to.include(ANSWER);
+    expect(agent(2), JSON.stringify(of(2))).to.include(BROKEN);
+    expect(of(1).passed).to.equal(true);
+    expect(of(2).passed).to.equal(false);
+
+    const [v1, v2] = r.by_version;
+    expect([v1!.version, v1!.calls, v1!.pass_rate]).to.deep.equal([1, 1, 1]);
+    expect([v2!.version, v2!.calls, v2!.pass_rate]).to.deep.equal([2, 1, 0]);
+    expect(v1!.checks.map((c) => [c.type, c.passed, c.of])).to.deep.equal([
+      ['transcript_contains', 1, 1],
+      ['latency_under', 1, 1],
+    ]);
+    expect(v2!.checks.map((c) => [c.type, c.passed, c.of])).to.deep.equal([
+      ['transcript_contains', 0, 1],
+      ['latency_under', 1, 1],
+    ]);
+    for (const v of [v1!, v2!]) expect(v.latency.latency_ms, JSON.stringify(v)).to.include({ n: 1 });
+
+    expect(r.compare).to.include({ from_version: 1, to_version: 2 });
+    expect(r.compare!.checks.map((c) => [c.index, c.type, c.moved, c.from.passed, c.to.passed])).to.deep.equal([[0, 'transcript_contains', 'worse', 1, 0]]);
+    // the run's percentiles over both calls' turns
+    expect(r.latency.latency_ms!.n).to.equal(2);
+    expect(r.latency.latency_ms!.p50).to.be.at.most(r.latency.latency_ms!.p95);
+    expect(r.latency.latency_ms!.p95).to.be.at.most(r.latency.latency_ms!.p99);
+    // the pins went with the run
+    expect(await t.ctx.db('eval_call_pins').where({ run_id: r.id })).to.deep.equal([]);
+  });
+
+  it('a flow pinning version 1 runs it while the AI is at version 2; compared with the first run as its baseline', async () => {
+    const r = await run(PINNED, ask, { baseline_run_id: sideBySide.id });
+    expect(r.status, r.error).to.equal('finished');
+    const agent = r.results[0]!.transcript.filter((l) => l.role === 'agent').map((l) => l.text);
+    expect(agent, JSON.stringify(r.results[0])).to.include(ANSWER);
+    expect(r.results[0]!.passed).to.equal(true);
+    expect(r.baseline!.run_id).to.equal(sideBySide.id);
+    expect(r.baseline!.checks.map((c) => [c.index, c.type, c.moved])).to.deep.equal([[0, 'transcript_contains', 'better']]);
+    expect(r.compare).to.equal(null);
+  });
+
+  it('a run over versions whose calls never start that AI fails, each call saying its version was not applied', async () => {
+    const r = await run(NO_AI, [{ wait_ms: 4000 }, { hangup: true }], { ai_id: aiId, versions: [1, 2] });
+    expect(r.status).to.equal('failed');
+    expect(r.error).to.equal('2 of 2 call(s) did not run the AI version they were pinned to');
+    for (const x of r.results) {
+      expect(x.ended_by).to.equal('agent');
+      expect(x.passed).to.equal(false);
+      expect(x.error).to.equal(`no ai_talk of AI ${aiId} ran on the call: version ${x.ai_version} was not applied`);
+    }
+  });
+});
