@@ -3,7 +3,8 @@
  * groupcall_id set and status dialing. ring_all originates them all at once; linear one at a time,
  * the next after a failure. The first answer is recorded once (claimAnswer); with answer_method
  * hangup_others the rest are cancelled (never-dialled linear rows are ended in place). The groupcall
- * ends (hangup) when none of its calls is live any more.
+ * ends (hangup) when none of its calls is live any more. Its own state (ringing, answered, stopping,
+ * ended) moves through ring-moves.ts (GROUPCALL_RING_MOVES, one guarded move).
  */
 import { EventEmitter } from 'node:events';
 import { callsRepo } from '../../core/repos/calls';
@@ -15,6 +16,8 @@ import { effectiveRingMethod } from '../../core/groupcalls/model';
 import { groupcallClaimKey } from '../../core/groupcalls/commands';
 import type { CallFactory } from '../call/factory';
 import type { CallSession } from '../call/session';
+import type { Moves } from '../call/move-table';
+import { ringMoves, type RingState } from './ring-moves';
 
 export interface RunningGroupcall extends EventEmitter {
   readonly id: string;
@@ -71,8 +74,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   private resolveEnded!: () => void;
   private readonly calls = new Map<string, CallSession>();
   private winner: CallSession | null = null;
-  private stopping = false;
-  private finished = false;
+  private readonly moves: Moves<RingState, never>;
   /** The Reason header of the BYEs a hangup() sends, when its caller gave one. */
   private reasonHeader: string | undefined;
 
@@ -84,6 +86,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
     super();
     this.answered = new Promise((r) => (this.resolveAnswered = r));
     this.ended = new Promise((r) => (this.resolveEnded = r));
+    this.moves = ringMoves(row.id, factory.deps.logger);
     this.on('error', () => undefined);
   }
 
@@ -112,7 +115,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
         await Promise.all(this.row.call_ids.map((id) => this.dialOne(id)));
       } else {
         for (const [i, id] of this.row.call_ids.entries()) {
-          if (this.winner || this.stopping) break;
+          if (this.moves.state !== 'ringing') break;
           await this.repo.update(this.id, { dial_index: i });
           const call = await this.dialOne(id);
           if (!call) continue;
@@ -138,7 +141,7 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   }
 
   private async dialOne(callId: string): Promise<CallSession | null> {
-    if (this.winner || this.stopping) return null;
+    if (this.moves.state !== 'ringing') return null;
     await this.factory.originate([callId]);
     const call = this.factory.get(callId);
     if (!call) {
@@ -158,8 +161,8 @@ class Ringing extends EventEmitter implements RunningGroupcall {
 
   private async onAnswer(call: CallSession): Promise<void> {
     if (this.winner === call) return;
-    if (this.winner || this.stopping || !(await this.repo.claimAnswer(this.id, call.id))) {
-      // a second answer after the first: this one is not wanted
+    // a second answer after the first, or one after a hangup was asked: this one is not wanted
+    if (this.moves.state !== 'ringing' || !(await this.repo.claimAnswer(this.id, call.id)) || !this.moves.move('answered', `call ${call.id} answered`)) {
       await this.drop(call);
       return;
     }
@@ -201,16 +204,15 @@ class Ringing extends EventEmitter implements RunningGroupcall {
 
   /** Hangup once no call is live and no more will be dialled. */
   private async settleIfDone(): Promise<void> {
-    if (this.finished) return;
+    if (this.moves.ended) return;
     const anyLive = [...this.calls.values()].some((c) => !c.isEnded);
     if (anyLive) return;
-    if (!this.winner && !this.stopping) {
+    if (this.moves.state === 'ringing') {
       // rows still waiting for their turn (linear) or their originate (ring_all): not over yet
       const rows = await Promise.all(this.row.call_ids.map((id) => callsRepo(this.deps.db).get(id)));
       if (rows.some((r) => r && r.status !== 'hangup')) return;
     }
-    if (this.finished) return;
-    this.finished = true;
+    if (this.moves.ended || !this.moves.move('ended', 'no call is live')) return;
     if (!this.winner) this.resolveAnswered(null);
     await this.hangupOthers(null).catch(() => undefined);
     const t = await this.repo.transition(this.id, 'hangup');
@@ -221,8 +223,8 @@ class Ringing extends EventEmitter implements RunningGroupcall {
   }
 
   async hangup(reasonHeader?: string): Promise<void> {
-    if (this.finished) return this.ended;
-    this.stopping = true;
+    if (this.moves.ended) return this.ended;
+    if (this.moves.state !== 'stopping') this.moves.move('stopping', 'hangup asked');
     this.reasonHeader ??= reasonHeader;
     const t = await this.repo.transition(this.id, 'hangingup');
     if (t.row) this.row = t.row;

@@ -11,7 +11,8 @@
  *             else (or with no parker) the fallback hangs the parked call up;
  *   leave     the parked call hanging up frees the slot.
  * Events call_parked, call_unparked (with `reason`) and park_timeout; every change of a slot's state
- * is emitted from one place (`slotState`) for the busy-lamp subscriptions.
+ * is emitted from one place (`slotState`) for the busy-lamp subscriptions. A parked call's state moves
+ * through park-moves.ts (PARK_MOVES, one guarded move); its park timeout is owned by `parked`.
  */
 import { EventEmitter } from 'node:events';
 import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
@@ -26,6 +27,7 @@ import type { CallSession } from '../call/session';
 import { createGroupcall } from '../groupcall/create';
 import type { GroupcallRunner, RunningGroupcall } from '../groupcall/runner';
 import { ParkHolder } from './park-holder';
+import { ParkMoves, realParkClock, type ParkClock } from './park-moves';
 
 export type { ParkedCall } from '../../core/pbx/park-slots';
 
@@ -47,11 +49,13 @@ interface Parking {
   rec: ParkedCall;
   readonly call: CallSession;
   readonly holder: ParkHolder;
-  timer: NodeJS.Timeout | null;
+  /** Where it is (parked, retrieving, ringback, taken, fallback, left) and its park timeout. */
+  readonly moves: ParkMoves;
   ringback: RunningGroupcall | null;
-  /** Set once it left its slot (retrieved, timed out or hung up). */
-  left: boolean;
 }
+
+/** Stops of the park music with nothing played, in a row, after which it waits for the call's next move. */
+const MUSIC_IDLE_STOPS = 3;
 
 /** The slot said digit by digit ("7 0 1"), as a parking announcement does. */
 export const slotWords = (slot: number) => String(slot).split('').join(' ');
@@ -61,9 +65,11 @@ export class ParkService {
   readonly slotState = new EventEmitter<SlotStateEvents>();
   private readonly byCall = new Map<string, Parking>();
 
+  /** `clock`: the parked calls' timers and now() (a virtual clock's in tests). */
   constructor(
     private readonly factory: CallFactory,
     private readonly runner: GroupcallRunner,
+    private readonly clock: ParkClock = realParkClock,
   ) {}
 
   get deps() {
@@ -76,7 +82,7 @@ export class ParkService {
 
   /** The call parked on this node in `slot` of the customer, if any. */
   local(customerId: string, slot: number): Parking | undefined {
-    for (const p of this.byCall.values()) if (p.rec.customer_id === customerId && p.rec.slot === slot && !p.left) return p;
+    for (const p of this.byCall.values()) if (p.rec.customer_id === customerId && p.rec.slot === slot && p.moves.holding) return p;
     return undefined;
   }
 
@@ -123,13 +129,14 @@ export class ParkService {
       await this.slots.release(rec.customer_id, rec.slot, call.id);
       throw err;
     }
-    const p: Parking = { rec, call, holder, timer: null, ringback: null, left: false };
+    // the park timeout, owned by the parked state, from here
+    const onTimeout = () => void this.timeout(p).catch((err: Error) => this.deps.logger.warn({ err: err.message, call: call.id }, 'park timeout failed'));
+    const moves = new ParkMoves(call.id, this.deps.logger, this.clock, this.clock.now() + codes.park_timeout_sec * 1000, onTimeout);
+    const p: Parking = { rec, call, holder, moves, ringback: null };
     this.byCall.set(call.id, p);
     // the parked call leaving (its bridge hangs the holder up) frees the slot
     void holder.done.then(() => this.leave(p, 'hangup'));
     void call.done.then(() => this.leave(p, 'hangup'));
-    p.timer = setTimeout(() => void this.timeout(p).catch((err: Error) => this.deps.logger.warn({ err: err.message, call: call.id }, 'park timeout failed')), codes.park_timeout_sec * 1000);
-    p.timer.unref();
     await o.announce?.(rec.slot);
     this.music(p);
     this.changed(rec, 'parked');
@@ -192,21 +199,20 @@ export class ParkService {
     answer: (near: Endpoint | null) => Promise<BridgeParty | null>,
   ): Promise<'retrieved' | 'empty' | 'gone'> {
     const p = this.byCall.get(callId);
-    if (!p || p.left || p.rec.slot !== slot || p.rec.customer_id !== customerId || p.call.isEnded) return 'empty';
+    if (!p || p.rec.slot !== slot || p.rec.customer_id !== customerId || p.call.isEnded) return 'empty';
     // claimed while the leg is answered: a local retrieve, another leg or the timeout finds it taken
-    p.left = true;
+    if (!p.moves.claim()) return 'empty';
     const leg = await answer(p.call.endpoint).catch((err: Error) => {
       this.deps.logger.warn({ err: err.message, call: callId }, 'park: retrieving leg not answered');
       return null;
     });
     if (!leg || p.call.isEnded) {
       if (leg) await leg.hangup('park_gone');
-      p.left = false;
-      if (p.call.isEnded) await this.leave(p, 'hangup');
-      else this.music(p);
+      if (p.call.isEnded) return (await this.leave(p, 'hangup'), 'gone');
+      // back where it was: parked (its timeout armed for what remains: at once if past), or rung back
+      if (p.moves.unclaim() === 'ringback' && !p.ringback) await this.fallback(p);
       return 'gone';
     }
-    p.left = false;
     await this.takeOver(p, leg, 'retrieved', byCallId);
     return 'retrieved';
   }
@@ -219,7 +225,7 @@ export class ParkService {
   /** The parked call's slot on this node, by call id. */
   parkedCall(callId: string): ParkedCall | null {
     const p = this.byCall.get(callId);
-    return p && !p.left ? p.rec : null;
+    return p && p.moves.holding ? p.rec : null;
   }
 
   /** Rings `destination` and gives it the call parked in `slot` on answer (API retrieve). */
@@ -232,9 +238,7 @@ export class ParkService {
 
   /** `taker` takes the holder's place; `by`: the call that took it (call_unparked `retrieved_by`). */
   private async takeOver(p: Parking, taker: BridgeParty, reason: UnparkReason, by: string): Promise<void> {
-    if (p.left) throw new Error('the call is not parked any more');
-    p.left = true;
-    if (p.timer) clearTimeout(p.timer);
+    if (!p.moves.move('taken', reason)) throw new Error('the call is not parked any more');
     // a ring-back still ringing (the slot was dialled meanwhile) is cancelled
     const ringing = p.ringback;
     p.ringback = null;
@@ -257,7 +261,8 @@ export class ParkService {
     const left = p.call.done.then(() => null);
     const answered = await Promise.race([gc.answered, left]);
     p.ringback = null;
-    if (!answered || p.left || p.call.isEnded) {
+    // taken, retrieving or gone meanwhile: this answer is not wanted
+    if (!answered || !p.moves.holding || p.call.isEnded) {
       if (answered) await answered.hangup('park_gone');
       else await gc.hangup();
       return null;
@@ -268,23 +273,24 @@ export class ParkService {
 
   /** The timeout: park_timeout, then the parker rung back; no answer (or no parker): the fallback. */
   private async timeout(p: Parking): Promise<void> {
-    if (p.left) return;
+    if (!p.moves.move('ringback', 'park timeout')) return;
     await this.publish('park_timeout', p.rec, {});
     const parker = p.rec.parker;
     this.deps.logger.info({ call: p.call.id, slot: p.rec.slot, ringback: parker?.target ?? null }, 'park timed out');
     const took = parker ? await this.ringInto(p, parker, 'ringback_answered') : null;
-    if (took || p.left) return;
-    // the fallback: the parked call is hung up (its leave frees the slot)
-    p.left = true;
+    if (!took) await this.fallback(p);
+  }
+
+  /** Nobody took the call rung back (or there was no parker): it is hung up (a retrieve in progress decides first). */
+  private async fallback(p: Parking): Promise<void> {
+    if (p.moves.state !== 'ringback' || !p.moves.move('fallback', 'nobody took it')) return;
     await this.freeSlot(p, 'timeout_fallback', {});
     await p.holder.hangup('timeout_fallback');
     await p.call.hangup('park_timeout');
   }
 
   private async leave(p: Parking, reason: UnparkReason): Promise<void> {
-    if (p.left) return;
-    p.left = true;
-    if (p.timer) clearTimeout(p.timer);
+    if (p.moves.ended || !p.moves.move('left', reason)) return;
     await p.ringback?.hangup().catch(() => undefined);
     await p.holder.hangup(reason);
     await this.freeSlot(p, reason, {});
@@ -296,17 +302,29 @@ export class ParkService {
     await this.publish('call_unparked', p.rec, { reason, ...extra });
   }
 
-  /** The node's music on hold, looped to the parked call while it stays parked. */
+  /**
+   * The node's music on hold, looped to the parked call while it holds its slot. A stop of ours (a
+   * take, the fallback, the call leaving) comes after the move out of the slot, so the loop ends at
+   * its next check; a stop of another writer (the call's own media state) is played over at once;
+   * stops that leave nothing played, again and again, wait for the call's next move instead of spinning.
+   */
   private music(p: Parking): void {
+    const holds = () => !p.moves.ended && !p.call.isEnded && !!p.call.endpoint;
     const loop = async () => {
       const file = await mohFile(this.deps.config.dataDir);
-      while (!p.left && !p.call.isEnded && p.call.endpoint) {
-        const r = await p.call.endpoint.play(file);
-        if (r.interrupted) await new Promise((res) => setTimeout(res, 200));
+      let idle = 0;
+      for (let ep = p.call.endpoint; ep && holds(); ep = p.call.endpoint) {
+        const r = await ep.play(file);
+        idle = r.interrupted && r.playbackMilliseconds === 0 ? idle + 1 : 0;
+        if (idle >= MUSIC_IDLE_STOPS && holds()) {
+          this.deps.logger.warn({ call: p.call.id, stops: idle }, 'park music stopped before it played: waiting for the next move');
+          await Promise.race([p.moves.nextMove(), p.call.done]);
+          idle = 0;
+        }
       }
     };
     loop().catch((err: Error) => {
-      if (!p.left && !p.call.isEnded) this.deps.logger.warn({ err: err.message, call: p.call.id }, 'park music stopped');
+      if (holds()) this.deps.logger.warn({ err: err.message, call: p.call.id }, 'park music stopped');
     });
   }
 
@@ -321,6 +339,6 @@ export class ParkService {
   }
 
   async stop(): Promise<void> {
-    for (const p of this.byCall.values()) if (p.timer) clearTimeout(p.timer);
+    for (const p of this.byCall.values()) p.moves.cancelAll();
   }
 }

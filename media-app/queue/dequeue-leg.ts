@@ -42,7 +42,7 @@ async function connect(h: DequeueHost, e: Entry, c: PbxLegClaims, req: SrfReques
   const log = h.factory.deps.logger;
   await whisperTo(e, await whisperOf(h, c.callId), c.callId, cancelled.signal, (event, data) => log.info({ queuecall: e.qc.id, ...data }, event));
   if (cancelled.signal.aborted) return (await putBack(h, e), null);
-  if (e.caller.isEnded || e.ctx.signal.aborted || e.state !== 'connecting') return (res.send(404, NOTHING), null);
+  if (e.caller.isEnded || e.ctx.signal.aborted || e.moves.state !== 'connecting') return (res.send(404, NOTHING), null);
   held.leg = await answerPbxLeg(h.factory.deps, req, res, c, e.caller.endpoint);
   if (!held.leg) return (await putBack(h, e), null);
   if ((await toService(h, e)) === null) return (await held.leg.hangup(), null);
@@ -63,7 +63,7 @@ export async function takeThroughLeg(h: DequeueHost, c: PbxLegClaims, req: SrfRe
     // router answers an INVITE still pending (500); an answered leg is hung up.
     log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'dequeue leg failed before the bridge: the caller back to waiting');
     if (held.leg && !held.leg.isEnded) await held.leg.hangup();
-    if (e.state === 'service') e.end('service_over');
+    if (e.moves.state === 'service') e.end('service_over');
     else await putBack(h, e).catch((back: Error) => log.error({ err: back.message, queuecall: e.qc.id }, 'dequeue leg: the caller not put back'));
     throw err;
   }

@@ -53,12 +53,12 @@ export type Served = { queueTime: number } | null;
 
 /** Claims a caller of this node waiting in the queue (waiting → connecting); false when it is not waiting (any more). */
 export async function claimEntry(h: DequeueHost, e: Entry): Promise<boolean> {
-  if (e.state !== 'waiting') return false;
+  if (e.moves.state !== 'waiting') return false;
   const moved = await h.move(e.qc, 'connecting', {}, ['waiting']);
   if (!moved) return false;
-  if (e.state !== 'waiting') return false; // it left meanwhile: its leave closes the record
+  if (!e.moves.is('waiting')) return false; // it left meanwhile: its leave closes the record
+  if (!e.moves.move('connecting', 'a dequeue claims it')) return false;
   e.qc = moved;
-  e.state = 'connecting';
   return true;
 }
 
@@ -89,11 +89,11 @@ function nextChance(h: DequeueHost, signal: AbortSignal): Promise<void> {
 
 /** Puts a claimed caller back to waiting (the dequeuing side left before the bridge). */
 export async function putBack(h: DequeueHost, e: Entry): Promise<void> {
-  if (e.state !== 'connecting') return;
+  if (e.moves.state !== 'connecting') return;
   const back = await h.move(e.qc, 'waiting', {}, ['connecting']);
   if (back) e.qc = back;
-  e.state = 'waiting';
-  e.startWait();
+  // a caller who left meanwhile stays ended: no wait audio after its queue_join returned
+  if (e.moves.move('waiting', 'the dequeue left before the bridge')) e.startWait();
 }
 
 /** Stops the claimed caller's wait audio and plays it the whisper document once (fetched by its own flow). */
@@ -111,12 +111,11 @@ export async function whisperTo(e: Entry, whisper: DequeueOptions['whisper'], de
 export async function toService(h: DequeueHost, e: Entry): Promise<number | null> {
   const now = new Date();
   const svc =
-    e.state === 'connecting' && !e.caller.isEnded && !e.ctx.signal.aborted
+    e.moves.state === 'connecting' && !e.caller.isEnded && !e.ctx.signal.aborted
       ? await h.move(e.qc, 'service', { tm_service: now, duration_waiting: now.getTime() - e.waitingSince }, ['connecting'])
       : null;
-  if (!svc) return null;
+  if (!svc || !e.moves.move('service', 'dequeued')) return null;
   e.qc = svc;
-  e.state = 'service';
   await queuesRepo(h.factory.deps.db).bump(e.queue.id, 'total_serviced_count');
   return Math.round((svc.duration_waiting ?? 0) / 1000);
 }

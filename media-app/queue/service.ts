@@ -7,7 +7,9 @@
  * A queuecall: initiating → waiting (wait audio loops) → connecting (the agent's addresses ring;
  * the caller still hears the wait audio) → service (the first leg to answer is bridged; agent
  * busy) → done (agent available again), or → abandoned (caller hung up, wait_timeout, kick).
- * Nobody answering puts it back to waiting and the agent back to available.
+ * Nobody answering puts it back to waiting and the agent back to available. The caller's entry on
+ * this node moves through entry-moves.ts (ENTRY_MOVES, one guarded move) and its timers (the wait
+ * timeout, the service limit) are owned by the states that armed them.
  */
 import { EventEmitter } from 'node:events';
 import { EventPublisher } from '../../core/events/bus';
@@ -25,6 +27,8 @@ import { NEXT } from '../flow/actions/base';
 import { abortError } from '../kit/clock';
 import { ringAgent, type Ringing } from './ring';
 import { playWaitAudio } from './wait-audio';
+import { EntryMoves } from './entry-moves';
+import { realTimers, type TimerHost } from '../call/phase-timers';
 import { playWaitDocument } from '../twiml/wait-document';
 import { dequeueCaller, type DequeueHost, type DequeueOptions } from './dequeue';
 import { takeThroughLeg } from './dequeue-leg';
@@ -50,8 +54,8 @@ export interface Entry {
   startWait: () => void;
   /** A <Dial><Queue> dequeue's bridge (dequeue.ts), closed when the caller's wait ends. */
   bridge: Bridge | null;
-  /** Where the caller is (the queuecall row follows it, written by `move`). */
-  state: 'waiting' | 'connecting' | 'service' | 'ended';
+  /** Where the caller is (entry-moves.ts; the queuecall row follows it, written by `move`), and its timers. */
+  readonly moves: EntryMoves;
   dispatching: boolean;
   ringing: Ringing | null;
   agentLeg: CallSession | null;
@@ -73,15 +77,19 @@ export interface QueueServiceEvents {
 export class QueueService extends EventEmitter<QueueServiceEvents> {
   private readonly entries = new Map<string, Entry>();
   private readonly publisher: EventPublisher;
-  private readonly timer: NodeJS.Timeout;
+  /** The sweep's next tick, owned by the service's life (stop() clears it). */
+  private tick: unknown;
   private stopped = false;
 
-  constructor(private readonly factory: CallFactory) {
+  /** `timers`: the entries' and the sweep's (a virtual clock's in tests). */
+  constructor(
+    private readonly factory: CallFactory,
+    private readonly timers: TimerHost = realTimers,
+  ) {
     super();
     this.on('error', () => undefined);
     this.publisher = new EventPublisher(factory.deps.redis);
-    this.timer = setInterval(() => this.sweep(), DISPATCH_INTERVAL_MS);
-    this.timer.unref();
+    this.tick = this.timers.set(DISPATCH_INTERVAL_MS, this.sweep);
   }
 
   private get db() {
@@ -135,7 +143,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     const call = ctx.call;
     const entry: Entry = {
       ...{ qc, queue, caller, ctx, wait: new AbortController(), audio: Promise.resolve(), startWait: () => undefined, bridge: null },
-      ...{ state: 'waiting', dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() },
+      ...{ moves: new EntryMoves(qc.id, this.log, this.timers), dispatching: false, ringing: null, agentLeg: null, skip: new Map(), end: finish, waitingSince: Date.now() },
     };
     entry.startWait = () => {
       entry.wait = new AbortController();
@@ -145,15 +153,14 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     this.entries.set(qc.id, entry);
     this.emit('waiting', { queuecallId: qc.id, at: performance.timeOrigin + performance.now() });
     entry.startWait();
-    const waitTimer = queue.wait_timeout > 0 ? setTimeout(() => entry.state !== 'service' && finish('timeout'), queue.wait_timeout) : null;
+    entry.moves.waitTimeout(queue.wait_timeout, () => finish('timeout'));
     const onAbort = () => finish('kick');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     void this.dispatch(entry);
     try {
       const how = await ended;
-      if (waitTimer) clearTimeout(waitTimer);
       const end = ctx.signal.aborted || caller.isEnded ? 'hangup' : how;
-      const served = entry.state === 'service' || entry.qc.status === 'service';
+      const served = entry.moves.state === 'service' || entry.qc.status === 'service';
       await this.leave(entry, end);
       // how the caller left, for what runs next (TwiML <Enqueue action>: QueueResult, QueueTime)
       ctx.vars.set('svc.queuecall.result', end === 'hangup' ? 'hangup' : served || end === 'service_over' ? 'bridged' : 'leave');
@@ -163,7 +170,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
       ctx.vars.set('svc.queuecall.queue_sid', toSid('QU', queue.id));
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
-      if (waitTimer) clearTimeout(waitTimer);
+      if (!entry.moves.ended) entry.moves.move('ended', 'the join returns');
       entry.wait.abort();
       await entry.audio;
       this.entries.delete(qc.id);
@@ -206,7 +213,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     };
     try {
       const how = await playWaitDocument(e.ctx, e.ctx.call!, { url: doc.url, method: doc.method, kind: 'queue', params }, signal);
-      if (how === 'leave' && e.state !== 'service') e.end('leave');
+      if (how === 'leave' && e.moves.state !== 'service') e.end('leave');
       if (how === 'hangup') await e.caller.hangup('normal');
     } catch (err) {
       if (!signal.aborted) this.log.warn({ err: (err as Error).message, queuecall: e.qc.id }, 'queue wait document stopped');
@@ -243,7 +250,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
   /** The kick command (idempotent: an unknown or ended queuecall is left alone). */
   async kick(queuecallId: string): Promise<void> {
     const e = this.entries.get(queuecallId);
-    if (!e || e.state === 'ended') return;
+    if (!e || e.moves.ended) return;
     const k = await this.move(e.qc, 'kicking');
     if (k) e.qc = k;
     e.end('kick');
@@ -256,41 +263,43 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
   }
 
   /** Tries every waiting caller of this node again (agents freed elsewhere). */
-  private sweep(): void {
+  private readonly sweep = (): void => {
     if (this.stopped) return;
-    for (const e of this.entries.values()) if (e.state === 'waiting' && !e.dispatching) void this.dispatch(e);
-  }
+    for (const e of this.entries.values()) if (e.moves.state === 'waiting' && !e.dispatching) void this.dispatch(e);
+    this.tick = this.timers.set(DISPATCH_INTERVAL_MS, this.sweep);
+  };
 
   private async dispatch(e: Entry): Promise<void> {
-    if (e.state !== 'waiting' || e.dispatching || this.stopped) return;
+    if (e.moves.state !== 'waiting' || e.dispatching || this.stopped) return;
     e.dispatching = true;
     try {
       const now = Date.now();
       for (const [id, until] of e.skip) if (until <= now) e.skip.delete(id);
       const agent = await claimAgent(this.db, this.publisher, e.qc.customer_id, e.queue.tag_ids ?? [], [...e.skip.keys()]);
       if (!agent) return;
-      if (e.state !== 'waiting') {
+      if (e.moves.state !== 'waiting') {
         await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
         return;
       }
       const connecting = await this.move(e.qc, 'connecting', { service_agent_id: agent.id }, ['waiting']);
-      if (!connecting) {
+      // the caller left while the row moved: its leave closes the record
+      if (!connecting || !e.moves.move('connecting', 'an agent is claimed')) {
         await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
         return;
       }
       e.qc = connecting;
-      e.state = 'connecting';
       e.ringing = ringAgent(this.factory, e.caller, agent);
       this.emit('ringing', { queuecallId: e.qc.id, agentId: agent.id });
       const leg = await e.ringing.answered;
       e.ringing = null;
-      if (!leg || e.state !== 'connecting') {
+      if (!leg || !e.moves.is('connecting')) {
         if (leg) await leg.hangup('normal');
         await setAgentStatus(this.db, this.publisher, agent.id, 'available', ['ringing']);
-        if (e.state === 'connecting') {
+        if (e.moves.is('connecting')) {
           const back = await this.move(e.qc, 'waiting', { service_agent_id: EMPTY_UUID }, ['connecting']);
-          if (back) e.qc = back;
-          e.state = 'waiting';
+          // (a caller who left meanwhile stays ended: its leave closes the record)
+          const moved = e.moves.move('waiting', 'the agent did not answer');
+          if (back && moved) e.qc = back;
           e.skip.set(agent.id, Date.now() + UNANSWERED_COOLDOWN_MS);
         }
         return;
@@ -310,13 +319,12 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     await e.caller.endpoint?.stopPlayback().catch(() => undefined);
     const now = new Date();
     const svc = await this.move(e.qc, 'service', { tm_service: now, duration_waiting: now.getTime() - e.waitingSince }, ['connecting']);
-    if (!svc || e.caller.isEnded) {
+    if (!svc || e.caller.isEnded || !e.moves.move('service', 'the agent answered')) {
       await leg.hangup('normal');
       await setAgentStatus(this.db, this.publisher, agentId, 'available', ['ringing']);
       return;
     }
     e.qc = svc;
-    e.state = 'service';
     await setAgentStatus(this.db, this.publisher, agentId, 'busy', ['ringing']);
     await queuesRepo(this.db).bump(e.queue.id, 'total_serviced_count');
     // the caller's flow waits on the bridge: when the agent's side leaves, the caller goes on
@@ -330,19 +338,17 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
       await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
       return e.end('service_over');
     }
-    let limit: NodeJS.Timeout | null = null;
-    // the service timeout ends the agent's side (whoever a transfer put there)
-    if (e.queue.service_timeout > 0) limit = setTimeout(() => void bridge.other(e.caller)?.hangup('normal'), e.queue.service_timeout);
+    // the service timeout ends the agent's side (whoever a transfer put there); the caller's leave cancels it
+    e.moves.serviceLimit(e.queue.service_timeout, () => void bridge.other(e.caller)?.hangup('normal'));
     await bridge.ended;
-    if (limit) clearTimeout(limit);
     await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
     e.end('service_over');
   }
 
   /** Closes the record when the caller leaves: done after service, abandoned otherwise. */
   private async leave(e: Entry, how: EndHow | 'hangup'): Promise<void> {
-    const wasService = e.state === 'service' || e.qc.status === 'service';
-    e.state = 'ended';
+    const wasService = e.moves.state === 'service' || e.qc.status === 'service';
+    e.moves.move('ended', `the caller leaves (${how})`);
     e.wait.abort();
     e.ringing?.cancel();
     if (e.agentLeg && !e.agentLeg.isEnded) await e.agentLeg.hangup('normal');
@@ -362,7 +368,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.timers.clear(this.tick);
     for (const e of this.entries.values()) e.end('kick');
   }
 }
