@@ -11,7 +11,7 @@
  * it of those before the load. RSS alone cannot tell a leak from the allocator keeping what it got
  * (growth that settles); the heap after a collection can, and is printed per window.
  *
- *   source .data/env && npx tsx scripts/soak/mixed.ts [--minutes 30] [--warmup-minutes 5] [--api-rps 5]
+ *   source .data/env && npx tsx scripts/soak/mixed.ts [--minutes 30] [--warmup-minutes (the longest call, 5 to a third of the run)] [--api-rps 5]
  *        [--calls-per-wave 3] [--wave-seconds 30] [--ai-calls-per-wave 2] [--min-call 10] [--max-call 600] [--flat-pct 10]
  *
  * SIGINT or SIGTERM stops the platform's processes and the callers before the script exits (a second
@@ -77,15 +77,20 @@ function onSignals(ac: AbortController): void {
 async function main(ac: AbortController): Promise<void> {
   const minutes = arg('minutes', 30);
   const flatPct = arg('flat-pct', 10);
+  const maxCallS = arg('max-call', 600);
+  // the warm-up lasts until the mix is steady: calls of up to --max-call each, so the number of calls up
+  // at once (and with it the memory they hold) rises until the longest call's length has gone by; an RSS
+  // taken earlier is compared with a later one at a higher concurrency (a third of the run at most)
+  const warmupMinutes = Math.min(Math.max(5, maxCallS / 60), minutes / 3);
   const r = await runSoak({
     seconds: Math.round(minutes * 60),
-    warmupSeconds: Math.round(arg('warmup-minutes', Math.min(5, minutes / 4)) * 60),
+    warmupSeconds: Math.round(arg('warmup-minutes', warmupMinutes) * 60),
     windowSeconds: Math.max(30, Math.round((minutes * 60) / 10)),
     sampleSeconds: 10,
     callWaveSeconds: arg('wave-seconds', 30),
     callsPerWave: arg('calls-per-wave', 3),
     minCallSeconds: arg('min-call', 10),
-    maxCallSeconds: arg('max-call', 600),
+    maxCallSeconds: maxCallS,
     conferenceWaveSeconds: arg('wave-seconds', 30) * 2,
     conferenceParties: 3,
     aiWaveSeconds: arg('wave-seconds', 30),
