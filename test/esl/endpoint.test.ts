@@ -60,10 +60,14 @@ describe('esl: fsmrf createEndpoint and destroy on the media engine', () => {
     expect(ep.local.mediaIp).to.equal(call.channel.endpoint.local.address);
     expect(esl.sessions.count).to.equal(1);
     const hungUp = once(esl, 'disconnected');
+    // the engine endpoint is released by the hang-up, after a round trip to its worker: not necessarily
+    // before the outbound socket closes
+    const released = once(call.channel.endpoint, 'destroy');
     await ep.destroy();
     await hungUp;
     expect(esl.sessions.count).to.equal(0);
     expect(esl.channels.size).to.equal(0);
+    await released;
     expect(call.channel.endpoint.destroyed).to.equal(true);
   });
 

@@ -61,7 +61,7 @@ describe('esl/main.ts as a process: media engine, SIP face and event socket, sup
       SIP_SERVER_READY_LINE: '1',
     };
     const procs = platformProcesses(env);
-    expect(procs.map((p) => p.name)).to.deep.equal(['sip-server', 'switch-sip', 'esl', 'media-app', 'control-api']);
+    expect(procs.map((p) => p.name)).to.deep.equal(['sip-server', 'switch-sip', 'esl', 'media-app', 'evals', 'control-api']);
     group = new SupervisorGroup({
       settings: { initialMs: 100, maxMs: 1000, stableMs: 60_000, loopExits: 5, loopWindowMs: 60_000 },
       log: () => undefined,

@@ -188,7 +188,9 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       expect(lane.shard.index, 'the lane within the port slices')
         .to.equal(count + 1)
         .and.be.at.most(MAX_TEST_SHARDS);
-      expect(lane.shard.seconds, 'the lane kept short: under two minutes').to.be.at.most(120);
+      // the lane runs alone after the pool: every second of it is wall time (the evals' simulated callers
+      // over SIP, whose recogniser waits on the caller's words, took it from two minutes to three)
+      expect(lane.shard.seconds, 'the lane kept short: under three minutes').to.be.at.most(180);
       expect([...plan.flatMap((p) => p.files), ...lane.files].sort(), 'the lane’s files in no pool shard').to.deep.equal(findTestFiles(ROOT, ['test']));
     });
   });

@@ -57,6 +57,10 @@ export interface RealtimeServer {
   appendSizes: Map<number, number>;
   /** upgrades refused for their key */
   refused: number;
+  /** client connections closed so far */
+  closedSessions: number;
+  /** resolves once `n` client connections have closed (counted from the start) */
+  whenClosed(n: number): Promise<void>;
   /** closes the server and removes its certificate's folder */
   close(): Promise<void>;
 }
@@ -76,6 +80,7 @@ export async function startRealtimeServer(key: string, script: RealtimeScript, p
   const cert = selfSignedCert();
   const http = https.createServer({ cert: cert.cert, key: cert.key });
   const wss = new WebSocketServer({ noServer: true });
+  const closeWaiters = new Set<() => void>();
   const state: RealtimeServer = {
     url: '',
     cert,
@@ -89,6 +94,13 @@ export async function startRealtimeServer(key: string, script: RealtimeScript, p
     vadAt: [],
     appendSizes: new Map(),
     refused: 0,
+    closedSessions: 0,
+    whenClosed: (n) =>
+      new Promise<void>((r) => {
+        const check = () => (state.closedSessions >= n ? (closeWaiters.delete(check), r()) : undefined);
+        closeWaiters.add(check);
+        check();
+      }),
     async close() {
       for (const c of wss.clients) c.terminate();
       wss.close();
@@ -107,7 +119,13 @@ export async function startRealtimeServer(key: string, script: RealtimeScript, p
       socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => session(ws, state));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      session(ws, state);
+      ws.on('close', () => {
+        state.closedSessions++;
+        for (const w of [...closeWaiters]) w();
+      });
+    });
   });
   await new Promise<void>((r) => http.listen(port, '127.0.0.1', () => r()));
   state.url = `https://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;

@@ -111,6 +111,31 @@ export class ToneFarEnd {
   }
 }
 
+/**
+ * The middle `seconds` of the voiced part of `x` at `rate` (from the first to the last 20 ms block with at
+ * least a tenth of the loudest block's energy), or null when the voiced part is shorter. A tone's share
+ * over a window is about the part of the window the tone covers, so a window placed by when a call
+ * returned (later under load) measures timing; this one measures the voice.
+ */
+export function voicedMiddle(x: Int16Array, rate: number, seconds: number): Int16Array | null {
+  const block = rate / 50;
+  const energy: number[] = [];
+  for (let b = 0; b + block <= x.length; b += block) {
+    let e = 0;
+    for (let i = b; i < b + block; i++) e += x[i] * x[i];
+    energy.push(e);
+  }
+  const max = Math.max(0, ...energy);
+  if (!max) return null;
+  const first = energy.findIndex((e) => e >= max / 10);
+  const last = energy.findLastIndex((e) => e >= max / 10);
+  const span = (last - first + 1) * block;
+  const want = Math.round(seconds * rate);
+  if (span < want) return null;
+  const start = first * block + Math.floor((span - want) / 2);
+  return x.subarray(start, start + want);
+}
+
 /** Mean square of `x`. */
 export function power(x: Int16Array): number {
   let e = 0;
