@@ -121,7 +121,7 @@ class ChannelCall implements OutboundSession {
     this.abort.abort();
     this.running?.();
     // the bridge ends first (CHANNEL_UNBRIDGE before CHANNEL_HANGUP); the partner stays up, parked
-    void this.esl.bridges.end(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
+    void this.esl.bridges.hungUp(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.channel.callState = 'HANGUP';
     this.channel.hangupCause = cause;
     // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)
