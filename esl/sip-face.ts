@@ -94,7 +94,8 @@ class ChannelCall implements OutboundSession {
     // a hang-up while it runs ends it first: its completion comes before CHANNEL_HANGUP, as FreeSWITCH's
     this.running = () => complete('_none_');
     try {
-      complete(await impl({ channel: this.channel, fire: (n, own, opts) => this.fire(n, own, opts), signal: this.abort.signal, conferences: this.esl.api.conferences }, arg));
+      const ctx = { channel: this.channel, fire: this.fire.bind(this), signal: this.abort.signal, failed: (e: Error) => this.esl.failed(e), conferences: this.esl.api.conferences };
+      complete(await impl(ctx, arg));
     } catch (e) {
       if (this.ended) return complete('_none_');
       if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
