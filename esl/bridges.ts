@@ -21,6 +21,11 @@ interface Leg {
 
 export class Bridges {
   private readonly legs = new Map<string, Leg>();
+  /**
+   * Every bridge and end runs after the ones asked before it: each reads `legs`, awaits the engine,
+   * then writes `legs`, so two at once on a shared channel (two connections, bgapi) would cross.
+   */
+  private tail: Promise<unknown> = Promise.resolve();
 
   /** The channel `uuid` is bridged to, or undefined. */
   partnerOf(uuid: string): Bridgeable | undefined {
@@ -28,12 +33,45 @@ export class Bridges {
   }
 
   /**
-   * Bridges `a` (originator) and `b`: any bridge either is in ends first; then their engine endpoints
-   * hear each other. Resolves false when one of them hung up meanwhile (`live` says which are up).
+   * Bridges `a` (originator) and `b`, after the bridges and ends asked before: any bridge either is in
+   * ends first; then their engine endpoints hear each other. Resolves false when one of them hung up
+   * before or meanwhile (`live` says which are up); rejects on any other failure of the engine.
    */
-  async bridge(a: Bridgeable, b: Bridgeable, live: (c: Bridgeable) => boolean): Promise<boolean> {
-    await Promise.all([this.end(a), this.end(b)]);
-    await a.channel.endpoint.bridge(b.channel.endpoint);
+  bridge(a: Bridgeable, b: Bridgeable, live: (c: Bridgeable) => boolean): Promise<boolean> {
+    return this.serial(() => this.join(a, b, live));
+  }
+
+  /** Ends the bridge `call` is in, if any, after the bridges and ends asked before (a park, uuid_transfer). */
+  end(call: Bridgeable): Promise<void> {
+    return this.serial(() => this.release(call)?.() ?? Promise.resolve());
+  }
+
+  /**
+   * `call` hung up: its bridge ends at once (CHANNEL_UNBRIDGE before the hang-up's events), the engine
+   * endpoints apart in turn. A bridge of it still queued or under way finds it gone and undoes itself.
+   */
+  hungUp(call: Bridgeable): Promise<void> {
+    const apart = this.release(call);
+    return apart ? this.serial(apart) : Promise.resolve();
+  }
+
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(op);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async join(a: Bridgeable, b: Bridgeable, live: (c: Bridgeable) => boolean): Promise<boolean> {
+    if (!live(a) || !live(b)) return false;
+    await Promise.all([this.release(a)?.(), this.release(b)?.()]);
+    try {
+      await a.channel.endpoint.bridge(b.channel.endpoint);
+    } catch (e) {
+      // a channel that hung up meanwhile took its endpoint along: no bridge, as FreeSWITCH's answer
+      if (!live(a) || !live(b) || a.channel.endpoint.destroyed || b.channel.endpoint.destroyed) return false;
+      throw e;
+    }
+    // re-checked after the awaits: a hang-up meanwhile found no bridge to end
     if (!live(a) || !live(b)) {
       await this.unbridgeEngine(a, b);
       return false;
@@ -60,12 +98,12 @@ export class Bridges {
   }
 
   /**
-   * Ends the bridge `call` is in, if any: the relation, bridge_to → last_bridge_to on both and
-   * CHANNEL_UNBRIDGE at once (before a hang-up's events), then the engine endpoints apart.
+   * The bridge `call` is in, ended at once: the relation, bridge_to → last_bridge_to on both and
+   * CHANNEL_UNBRIDGE; returns what puts the engine endpoints apart (null: no bridge).
    */
-  end(call: Bridgeable): Promise<void> {
+  private release(call: Bridgeable): (() => Promise<void>) | null {
     const leg = this.legs.get(call.channel.uuid);
-    if (!leg) return Promise.resolve();
+    if (!leg) return null;
     const peer = leg.peer;
     this.legs.delete(call.channel.uuid);
     this.legs.delete(peer.channel.uuid);
@@ -79,13 +117,18 @@ export class Bridges {
     const [a, b] = leg.originator ? [call, peer] : [peer, call];
     a.fire('CHANNEL_UNBRIDGE', ids(a, b));
     // from the partner's side: at a hang-up it is the one still up
-    return this.unbridgeEngine(peer, call);
+    return () => this.unbridgeEngine(peer, call);
   }
 
   /** The engine endpoints apart, from the side still up (a destroyed endpoint has left its worker). */
   private async unbridgeEngine(x: Bridgeable, y: Bridgeable): Promise<void> {
     const up = !x.channel.endpoint.destroyed ? x : y;
-    if (!up.channel.endpoint.destroyed) await up.channel.endpoint.unbridge();
+    if (up.channel.endpoint.destroyed) return;
+    try {
+      await up.channel.endpoint.unbridge();
+    } catch (e) {
+      if (!up.channel.endpoint.destroyed) throw e; // hung up meanwhile: its leg left the worker with it
+    }
   }
 }
 

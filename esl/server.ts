@@ -104,6 +104,7 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
       bridges: this.bridges,
       events: this.events,
       forks,
+      failed: (e) => this.failed(e),
     };
   }
 

@@ -94,7 +94,8 @@ class ChannelCall implements OutboundSession {
     // a hang-up while it runs ends it first: its completion comes before CHANNEL_HANGUP, as FreeSWITCH's
     this.running = () => complete('_none_');
     try {
-      complete(await impl({ channel: this.channel, fire: (n, own, opts) => this.fire(n, own, opts), signal: this.abort.signal, conferences: this.esl.api.conferences }, arg));
+      const ctx = { channel: this.channel, fire: this.fire.bind(this), signal: this.abort.signal, failed: (e: Error) => this.esl.failed(e), conferences: this.esl.api.conferences };
+      complete(await impl(ctx, arg));
     } catch (e) {
       if (this.ended) return complete('_none_');
       if (!(e instanceof AppRefused)) this.esl.failed(e instanceof Error ? e : new Error(String(e)));
@@ -121,7 +122,7 @@ class ChannelCall implements OutboundSession {
     this.abort.abort();
     this.running?.();
     // the bridge ends first (CHANNEL_UNBRIDGE before CHANNEL_HANGUP); the partner stays up, parked
-    void this.esl.bridges.end(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
+    void this.esl.bridges.hungUp(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.channel.callState = 'HANGUP';
     this.channel.hangupCause = cause;
     // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)

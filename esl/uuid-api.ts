@@ -18,6 +18,8 @@ export interface UuidHost {
   channels: ReadonlyMap<string, OutboundSession>;
   bridges: Bridges;
   events: EventFactory;
+  /** a failure of ours (the engine's, not the client's input): reported (EslServer's 'failed') */
+  failed(err: Error): void;
 }
 
 type UuidCommand = (args: string, ctx: ApiContext) => string | Promise<string>;
@@ -35,10 +37,16 @@ async function uuidBridge(args: string, ctx: ApiContext): Promise<string> {
     if (!x || !y || x === y) return false;
     // the bridge interrupts what each channel plays, as FreeSWITCH's transfer into the bridge does
     await Promise.all([x.breakMedia(false), y.breakMedia(false)]);
-    return ctx.bridges.bridge(x, y, live).catch(() => false);
+    // false: a channel hung up meanwhile (FreeSWITCH's answer then too); anything else throws
+    return ctx.bridges.bridge(x, y, live);
   };
-  if (await attempt(argv[0]!, argv[1])) return `+OK ${argv[1]}\n`;
-  if (argv[2] && (await attempt(argv[0]!, argv[2]))) return `+OK ${argv[2]}\n`;
+  try {
+    if (await attempt(argv[0]!, argv[1])) return `+OK ${argv[1]}\n`;
+    if (argv[2] && (await attempt(argv[0]!, argv[2]))) return `+OK ${argv[2]}\n`;
+  } catch (e) {
+    // the engine failed on live channels: a fault of ours, reported; the client gets mod_commands' answer
+    ctx.failed(e instanceof Error ? e : new Error(String(e)));
+  }
   return '-ERR Invalid uuid\n';
 }
 

@@ -16,6 +16,10 @@ interface Avmd {
   detected: boolean;
   /** set by avmd_stop or the hang-up: a beep that comes after is not reported */
   over: boolean;
+  /** the engine's detector failed (not a cancel, not the channel gone): avmd::stop says so */
+  failure: Error | null;
+  /** takes its listener off the channel's hang-up signal (avmd_stop; the hang-up's own fires once) */
+  unlisten: () => void;
 }
 
 /** The channel → its running detection (one at most, as mod_avmd's `_avmd_` private). Weak: a hung-up channel takes it along. */
@@ -57,15 +61,24 @@ const NO_TIMEOUT = Number.MAX_SAFE_INTEGER;
 const nowUs = () => Date.now() * 1000;
 const custom = (ctx: AppContext, subclass: string, own: [string, string][]) => ctx.fire('CUSTOM', [['Call-command', 'avmd'], ...own], { subclass });
 
+/** The beep wait's end that is no failure: cancelled by avmd_stop, or the channel's endpoint gone with the hang-up. */
+function expectedEnd(ctx: AppContext, s: Avmd, err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (ctx.signal.aborted || ctx.channel.endpoint.destroyed) return true;
+  if (code === 'EDESTROYED' || code === 'ENOENDPOINT') return true; // the leg left the worker
+  return code === 'ECANCELED' && s.over; // avmd_stop's stopAmd
+}
+
 export function avmdStart(ctx: AppContext, data: string): Promise<string> {
   // mod_avmd logs these and goes on without detecting; the client reads the reason in Application-Response
   if (running.has(ctx.channel)) return Promise.resolve('-ERR avmd already started');
   const bad = badAvmdOption(data);
   if (bad) return Promise.resolve(`-ERR ${bad}`);
   const ep = ctx.channel.endpoint;
-  const s: Avmd = { startUs: nowUs(), detected: false, over: false };
+  const onHangup = () => (s.over = true);
+  const s: Avmd = { startUs: nowUs(), detected: false, over: false, failure: null, unlisten: () => ctx.signal.removeEventListener('abort', onHangup) };
   running.set(ctx.channel, s);
-  ctx.signal.addEventListener('abort', () => (s.over = true), { once: true });
+  ctx.signal.addEventListener('abort', onHangup, { once: true });
   custom(ctx, 'avmd::start', [['Start-time', String(s.startUs)]]);
   ep.waitForBeep({ timeoutMs: NO_TIMEOUT }).then(
     (hit) => {
@@ -81,8 +94,12 @@ export function avmdStart(ctx: AppContext, data: string): Promise<string> {
         ['Detection-time', String(Math.round(detectionMs * 1000))],
       ]);
     },
-    // cancelled by avmd_stop, or the endpoint went with the channel: nothing to report
-    () => undefined,
+    (err: unknown) => {
+      if (expectedEnd(ctx, s, err)) return;
+      // the detector failed on a live channel: a fault of ours, reported, and avmd_stop will not read as NOTDETECTED
+      s.failure = err instanceof Error ? err : new Error(String(err));
+      ctx.failed(s.failure);
+    },
   );
   return Promise.resolve('_none_');
 }
@@ -92,11 +109,13 @@ export async function avmdStop(ctx: AppContext): Promise<string> {
   if (!s) return '-ERR avmd not running'; // "Stop failed - no avmd session running on this channel"
   running.delete(ctx.channel);
   s.over = true;
-  if (!s.detected) await ctx.channel.endpoint.stopAmd();
+  s.unlisten();
+  if (!s.detected && !s.failure) await ctx.channel.endpoint.stopAmd();
   const stopUs = nowUs();
-  custom(ctx, 'avmd::stop', [
-    ['Beep-Status', s.detected ? 'DETECTED' : 'NOTDETECTED'],
-    ['Total-time', String(stopUs - s.startUs)],
-  ]);
-  return '_none_';
+  const own: [string, string][] = [['Beep-Status', s.detected ? 'DETECTED' : 'NOTDETECTED']];
+  // mod_avmd's header for a detection that did not run (its "ERROR (AVMD SESSION OBJECT NOT FOUND …)")
+  if (s.failure) own.push(['Stop-status', `ERROR (beep detection failed: ${s.failure.message})`]);
+  own.push(['Total-time', String(stopUs - s.startUs)]);
+  custom(ctx, 'avmd::stop', own);
+  return s.failure ? `-ERR beep detection failed: ${s.failure.message}` : '_none_';
 }

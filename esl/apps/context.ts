@@ -14,6 +14,8 @@ export interface AppContext {
   fire(name: EventName, own?: [string, string][], opts?: { subclass?: string; body?: string }): void;
   /** aborted when the channel hangs up */
   readonly signal: AbortSignal;
+  /** a failure of ours after the application completed (the engine's): reported (EslServer's 'failed') */
+  failed(err: Error): void;
   /** the switch's conferences (the `conference` application) */
   readonly conferences?: ConferenceRooms;
 }

@@ -84,6 +84,7 @@ export class ForkSession {
       return this.connectFailed(e instanceof EgressRefused ? e.message : 'the destination could not be checked');
     }
     if (this.isOver()) return; // stopped while resolving
+    if (this.draining) return this.finish(); // graceful-shutdown while resolving: nothing to connect for
     this.phase = 'connecting';
     const ws = new WebSocket(this.url, SUBPROTOCOL, { handshakeTimeout: this.host.connectTimeoutMs, lookup, followRedirects: false, maxPayload: MAX_PAYLOAD, perMessageDeflate: false });
     this.ws = ws;
@@ -127,6 +128,9 @@ export class ForkSession {
   private async onOpen(): Promise<void> {
     if (this.phase !== 'connecting') return;
     this.phase = 'open';
+    // graceful-shutdown came while connecting: nothing goes out, the server gets the normal close now
+    // (no connect event: the client asked for the end before the fork was ever up)
+    if (this.draining) return void this.ws!.close(1000);
     this.host.emit('connect');
     if (this.req.metadata) this.ws!.send(this.req.metadata);
     try {

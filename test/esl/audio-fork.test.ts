@@ -273,6 +273,35 @@ describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)',
     await heard.next('mod_audio_fork::connect');
   });
 
+  it('graceful-shutdown while connecting: once the server accepts, nothing is sent and it gets a normal close', async () => {
+    const { ep, peer, heard } = await call();
+    // the server holds the upgrade until the shutdown has been asked for
+    let accept: (ok: boolean) => void = () => undefined;
+    let onAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => (onAsked = resolve));
+    const srv = await server({
+      verifyClient: (_i, cb) => {
+        accept = cb;
+        onAsked();
+      },
+    });
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', metadata: { callSid: 'c-2' } });
+    await asked;
+    expect(await ep.api('uuid_audio_fork', `${ep.uuid} graceful-shutdown`)).to.have.property('body', '+OK Success\n');
+    accept(true);
+    const c = await srv.connection();
+    void peer.play('silence_stream://300');
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([c.closed, new Promise<string>((r) => (timer = setTimeout(() => r('still open after 5 s'), 5000)))]).finally(() => clearTimeout(timer));
+    expect(code).to.equal(1000);
+    expect(c.texts, 'no metadata').to.deep.equal([]);
+    expect(c.audio, 'no audio').to.deep.equal([]);
+    // a command's answer on the channel's connection comes after every event fired before it
+    await ep.api('uuid_exists', ep.uuid);
+    expect(heard.names(), 'no connect, no disconnect').to.deep.equal([]);
+    expect(rig.esl.api.forks.bugs(ep.uuid), 'the bug ended').to.deep.equal([]);
+  });
+
   it('the hang-up closes the fork without an event', async () => {
     const { ep, heard } = await call();
     const srv = await server();

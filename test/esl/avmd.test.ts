@@ -2,11 +2,14 @@
 // against our switch: the far end, an engine endpoint sending real RTP, plays a voicemail beep (1000 Hz,
 // 500 ms) and fsmrf gets avmd::beep; ringback and speech get none. The engine's beep detector decides.
 import { expect } from 'chai';
+import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
-import { badAvmdOption } from '../../esl/apps/avmd';
+import { avmdStart, avmdStop, badAvmdOption } from '../../esl/apps/avmd';
+import type { AppContext } from '../../esl/apps/context';
+import { Channel } from '../../esl/channel';
 import { speechWav, tmpDir } from '../../testkit/media-engine/support';
 import { startFsmrfRig, type FsmrfRig } from './rig';
 
@@ -85,6 +88,51 @@ describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep
     const again = (await ep.execute('avmd_stop')) as EslEvt;
     expect(again.getHeader('Application-Response')).to.match(/^-ERR/);
     expect(events).to.have.length(2);
+  });
+
+  it("avmd_start / avmd_stop again and again leave no listener on the channel's hang-up signal", async () => {
+    const ep = await rig.engine.createEndpoint({});
+    try {
+      const hangup = new AbortController();
+      const fired: string[] = [];
+      const failures: Error[] = [];
+      const sip = { callId: 'c-1', userAgent: '', fromUser: 'a', toUser: 'b', remoteSdp: null, eslOutbound: '127.0.0.1:1' };
+      const ctx: AppContext = {
+        channel: new Channel(ep, sip, 'drachtio_mrf'),
+        fire: (_name, _own, opts) => fired.push(opts?.subclass ?? ''),
+        signal: hangup.signal,
+        failed: (e) => failures.push(e),
+      };
+      for (let i = 0; i < 3; i++) {
+        expect(await avmdStart(ctx, '')).to.equal('_none_');
+        expect(await avmdStop(ctx)).to.equal('_none_');
+      }
+      expect(getEventListeners(hangup.signal, 'abort')).to.have.length(0);
+      expect(fired).to.deep.equal(Array(3).fill(['avmd::start', 'avmd::stop']).flat());
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await ep.destroy();
+    }
+  });
+
+  it('the engine refusing the detection: reported, and avmd::stop says so rather than NOTDETECTED', async () => {
+    const { ep, events } = await call();
+    const reported = new Promise<Error>((resolve) => rig.esl.once('failed', resolve));
+    // a wait of its own holds the channel's beep detector: the engine refuses a second one (EBUSY)
+    const engineEp = rig.esl.channels.get(ep.uuid)!.channel.endpoint;
+    const holder = engineEp.waitForBeep({ timeoutMs: 60_000 }).catch((e: { code?: string }) => e.code);
+    await ep.execute('avmd_start');
+    let timer: NodeJS.Timeout | undefined;
+    const err = await Promise.race([reported, new Promise<null>((r) => (timer = setTimeout(() => r(null), 5000)))]).finally(() => clearTimeout(timer));
+    expect(err, 'a failure reported within 5 s').to.be.instanceOf(Error);
+    expect((err as Error & { code?: string }).code).to.equal('EBUSY');
+    const stopped = (await ep.execute('avmd_stop')) as EslEvt;
+    expect(stopped.getHeader('Application-Response')).to.match(/^-ERR beep detection failed: /);
+    expect(events.map((e) => e.name)).to.deep.equal(['avmd::start', 'avmd::stop']);
+    expect(events[1]!.evt.getHeader('Stop-status')).to.match(/^ERROR \(beep detection failed: /);
+    // avmd_stop did not cancel the wait it does not own
+    await engineEp.stopAmd();
+    expect(await holder).to.equal('ECANCELED');
   });
 
   it("avmd_start's options: mod_avmd's names as option=value, comma separated", () => {

@@ -113,6 +113,33 @@ describe('esl: uuid API commands through fsmrf on the media engine', () => {
     expect((await a.ep.play('silence_stream://100')).playbackMilliseconds).to.equal('100');
   });
 
+  it('two uuid_bridge of a shared channel at once (bgapi): one after the other, the relation stays whole', async () => {
+    const a = await call();
+    const b = await call();
+    const d = await call();
+    const c = await client('BACKGROUND_JOB CHANNEL_HANGUP');
+    // both jobs run on their own (bgapi), the second while the first awaits the engine
+    c.send(`bgapi uuid_bridge ${a.ep.uuid} ${b.ep.uuid}\n\nbgapi uuid_bridge ${a.ep.uuid} ${d.ep.uuid}\n\n`);
+    const outputs: string[] = [];
+    while (outputs.length < 2) {
+      const f = await c.next();
+      if (f.headers['Content-Type'] === 'text/event-plain') outputs.push(f.body.slice(f.body.indexOf('\n\n') + 2));
+    }
+    expect(outputs.sort()).to.deep.equal([`+OK ${b.ep.uuid}\n`, `+OK ${d.ep.uuid}\n`].sort());
+    // whichever ran last holds a; the other channel is in no bridge
+    const bridges = rig.esl.bridges;
+    const partner = bridges.partnerOf(a.ep.uuid)?.channel.uuid;
+    const [held, left] = partner === b.ep.uuid ? [b, d] : [d, b];
+    expect(partner, 'a is bridged').to.equal(held.ep.uuid);
+    expect(bridges.partnerOf(held.ep.uuid)?.channel.uuid).to.equal(a.ep.uuid);
+    expect(bridges.partnerOf(left.ep.uuid), 'the other is in no bridge').to.equal(undefined);
+    // the hang-up of the channel left out does not end a's bridge
+    await left.ep.destroy();
+    expect(plainHeaders((await c.next()).body)).to.include({ 'Event-Name': 'CHANNEL_HANGUP', 'Unique-ID': left.ep.uuid });
+    expect(bridges.partnerOf(a.ep.uuid)?.channel.uuid).to.equal(held.ep.uuid);
+    expect(await heard(held.peer, a.peer, 440), 'still hears a').to.be.above(0.5);
+  });
+
   it("getChannelVariables(true): FreeSWITCH's codec strings and the rtp_audio_* counters; uuid_setvar sets one", async () => {
     const { ep } = await call();
     await ep.play('silence_stream://200');
