@@ -249,11 +249,11 @@ describe('evals checks: talk-over, barge-in, self-interruption, tools, endings, 
       };
       const timeoutMs = 150;
       expect(await judgeCall('x', facts({ transcript, vendor: seen }), { timeoutMs, signal: run.signal })).to.include({ passed: true });
-      expect(listening, "the run's signal stops the request while it is in flight").to.equal(1);
-      expect(getEventListeners(run.signal, 'abort'), 'none left once it answered').to.have.length(0);
       // a timer left armed would abort the finished request's signal once timeoutMs passed: give it three times that
       await new Promise((r) => setTimeout(r, timeoutMs * 3));
       expect(sent?.aborted, "the finished request's deadline fired").to.equal(false);
+      expect(listening, "the run's signal stops the request while it is in flight").to.equal(1);
+      expect(getEventListeners(run.signal, 'abort'), 'none left once it answered').to.have.length(0);
     });
 
     it('a judge slower than its deadline fails, saying so', async () => {
