@@ -15,24 +15,12 @@ import { evalReachRepo, type ReachedMessage } from '../core/repos/eval-reach';
 import { teamsRepo } from '../core/repos/teams';
 import { realtimeModel } from '../core/speech/voices';
 import type { PlayedCall } from './call';
+import { eachReply } from './observe';
 import type { CallFacts } from './checks/facts';
 
-/** Each reply as turnsOf (observe.ts) groups them: consecutive assistant messages sharing one latency record. */
+/** Each reply (observe.ts eachReply): when it was recorded, from the caller's answer, and whether it was cut. */
 export function repliesOf(messages: ReachedMessage[], answeredAt: number): CallFacts['replies'] {
-  const out: CallFacts['replies'] = [];
-  let last = '';
-  for (const m of messages) {
-    const latency = m.role === 'assistant' ? (m.metadata.latency as Record<string, unknown> | undefined) : undefined;
-    if (!latency) {
-      last = '';
-      continue;
-    }
-    const key = JSON.stringify(latency);
-    if (key === last) continue;
-    last = key;
-    out.push({ t_ms: m.tm_create.getTime() - answeredAt, interrupted: latency.interrupted === true });
-  }
-  return out;
+  return eachReply(messages).map(({ message, latency }) => ({ t_ms: message.tm_create.getTime() - answeredAt, interrupted: latency.interrupted === true }));
 }
 
 function parsedArguments(raw: unknown): unknown {

@@ -19,12 +19,17 @@ export interface Observed {
 
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-/** The turns of a conversation: each distinct latency record of consecutive assistant messages. */
-export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
-  const turns: EvalTurnResult[] = [];
+/**
+ * The agent's replies in a conversation, one per latency record: ai_talk writes a reply's record onto
+ * each of its messages (media-app/ai/turn-latency.ts), so consecutive assistant messages sharing one
+ * record are one reply (its first message stands for it); anything else between them starts another.
+ * turnsOf and the checks' replies (call-facts.ts) both count replies this way.
+ */
+export function eachReply(messages: ReachedMessage[]): { message: ReachedMessage; latency: Record<string, unknown> }[] {
+  const out: { message: ReachedMessage; latency: Record<string, unknown> }[] = [];
   let last = '';
   for (const m of messages) {
-    const latency = m.role === 'assistant' ? (m.metadata.latency as Record<string, number | string | boolean | null> | undefined) : undefined;
+    const latency = m.role === 'assistant' ? (m.metadata.latency as Record<string, unknown> | undefined) : undefined;
     if (!latency) {
       last = '';
       continue;
@@ -32,8 +37,16 @@ export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
     const key = JSON.stringify(latency);
     if (key === last) continue;
     last = key;
-    const { first_rtp_ms, end_of_turn_wait_ms, stt_final_ms, llm_first_token_ms, tts_first_byte_ms, interrupted, ...rest } = latency;
-    turns.push({
+    out.push({ message: m, latency });
+  }
+  return out;
+}
+
+/** The turns of a conversation: each reply's latency stages (eachReply). */
+export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
+  return eachReply(messages).map(({ latency }) => {
+    const { first_rtp_ms, end_of_turn_wait_ms, stt_final_ms, llm_first_token_ms, tts_first_byte_ms, interrupted, ...rest } = latency as Record<string, number | string | boolean | null>;
+    return {
       ...rest,
       latency_ms: num(first_rtp_ms),
       end_of_turn_wait_ms: num(end_of_turn_wait_ms),
@@ -41,9 +54,8 @@ export function turnsOf(messages: ReachedMessage[]): EvalTurnResult[] {
       llm_first_token_ms: num(llm_first_token_ms),
       tts_first_byte_ms: num(tts_first_byte_ms),
       interrupted: interrupted === true,
-    });
-  }
-  return turns;
+    };
+  });
 }
 
 /**

@@ -101,7 +101,17 @@ function runError(results: EvalCallResult[]): string {
   return unpinned ? `${unpinned} of ${results.length} call(s) did not run the AI version they were pinned to` : '';
 }
 
-/** Carries a claimed run to its end; `signal` aborts it (the worker closing): calls in flight hang up, the run fails. */
+/** Why a run was stopped: the reason its signal was aborted with (the worker closing, its lease lost). */
+export function stopReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  const text = r instanceof Error ? r.message : typeof r === 'string' ? r : '';
+  return text && !(r instanceof DOMException && r.name === 'AbortError') ? text : 'the run was stopped before it ended (no reason given)';
+}
+
+/**
+ * Carries a claimed run to its end; `signal` aborts it (the worker closing, its lease lost): calls in
+ * flight hang up, the run fails with the signal's reason (stopReason).
+ */
 export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSignal): Promise<void> {
   const repo = evalRunsRepo(deps.db);
   const queue = callsOf(run);
@@ -128,7 +138,7 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
     await evalPinsRepo(deps.db).dropRun(run.id);
     return;
   }
-  const error = signal.aborted ? 'the evals worker stopped before the run ended' : runError(results);
+  const error = signal.aborted ? stopReason(signal) : runError(results);
   await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error);
   await evalPinsRepo(deps.db).dropRun(run.id);
   deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');

@@ -20,6 +20,10 @@ import { CallEvents } from './call-events';
 import { LeaseRenewal } from './lease-renewal';
 import type { EgressPolicy } from '../core/net';
 
+/** Why a carried run was aborted (runner.ts stopReason): the words its log line and, when it still holds it, its row get. */
+export const WORKER_STOPPED = 'the evals worker stopped before the run ended';
+export const LEASE_LOST = 'the run lost its lease: at a renewal this worker no longer held its claim (swept as lapsed, or ended elsewhere)';
+
 export class EvalWorker {
   readonly name = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
@@ -93,7 +97,7 @@ export class EvalWorker {
       const kept = new Set(await evalRunsRepo(this.deps.db).renew(ids, this.name));
       for (const id of ids.filter((x) => !kept.has(x))) {
         this.deps.logger.warn({ run_id: id, worker: this.name }, 'eval run lost its lease: aborted');
-        this.held.get(id)?.abort();
+        this.held.get(id)?.abort(new Error(LEASE_LOST));
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'renewing eval run leases failed');
@@ -105,7 +109,7 @@ export class EvalWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.renewal.stop();
-    this.abort.abort();
+    this.abort.abort(new Error(WORKER_STOPPED));
     await Promise.all([...this.carrying]);
   }
 }

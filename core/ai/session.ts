@@ -139,7 +139,9 @@ export class AiSession {
     if (opts.assistanceType !== 'ai') throw new AiNotFound(`ai_version pins a version of an AI, not of a ${opts.assistanceType}`);
     const v = await aiVersionsRepo(deps.db).get(opts.customerId, ai.id, opts.aiVersion!);
     if (!v) throw new AiNotFound(`ai ${ai.id} has no version ${opts.aiVersion}`);
-    return aiAtVersion(ai, v);
+    const at = aiAtVersion(ai, v);
+    if ('error' in at) throw new AiNotFound(at.error);
+    return at;
   }
 
   /** Picks up an existing aicall (text conversations through the API): its AI or current member, its messages. */

@@ -145,7 +145,7 @@ declare module 'knex/types/tables' {
     agents: Table<AgentRow, 'tag_ids' | 'addresses'>;
     ai_prompt_histories: Table<PromptHistoryRow>;
     ai_prompt_proposals: Table<ProposalRow, 'audit_ids'>;
-    ai_versions: Table<AiVersionRow, 'config' | 'parameter' | 'changed'>;
+    ai_versions: Table<AiVersionRow, 'config' | 'parameter' | 'changed' | 'keys_withheld'>;
     aiaudits: Table<AiAuditRow, 'evaluation' | 'message_ids'>;
     aicalls: Table<AicallRow, 'ai_vad_config' | 'parameter' | 'metadata'>;
     aimessages: Table<AimessageRow, 'tool_calls' | 'metadata'>;

@@ -188,10 +188,14 @@ export function aisRepo(db: Db) {
         .first();
       return (row as AiRow | undefined) ?? null;
     },
+    /** Deletes the AI (tm_delete) and, in the same transaction, blanks the keys of its versions (docs/ai.md "Versions"). */
     async softDelete(customerId: string, id: string): Promise<AiRow | null> {
-      const now = clock.now();
-      const [row] = await live().where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now, is_insight_active: false }).returning('*');
-      return (row as AiRow | undefined) ?? null;
+      return db.transaction(async (trx) => {
+        const now = clock.now();
+        const [row] = await live(trx).where({ id, customer_id: customerId }).update({ tm_delete: now, tm_update: now, is_insight_active: false }).returning('*');
+        if (row) await aiVersionsRepo(db).withholdAll(trx, id);
+        return (row as AiRow | undefined) ?? null;
+      });
     },
     async histories(customerId: string, aiId: string, params: PageParams): Promise<Page<PromptHistoryRow>> {
       return toPage(await paginate<PromptHistoryRow>(db('ai_prompt_histories').where({ customer_id: customerId, ai_id: aiId }).select('*'), params), (r) => r);

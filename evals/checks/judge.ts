@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { EvalCheckResult, EvalTranscriptLine } from '../../core/evals/schema';
 import { jsonInAnswer } from '../../core/llm/json-answer';
 import type { CallFacts } from './facts';
+import { deadline } from '../deadline';
 
 export const JUDGE_PROMPT =
   'You judge a phone call between a caller and a voice agent against a rubric. ' + 'Answer with JSON only: {"passed": true or false, "reason": "one or two sentences saying why"}.';
@@ -36,18 +37,22 @@ export async function judgeCall(rubric: string, f: CallFacts, o: { timeoutMs: nu
   const llm = await f.vendor();
   if ('error' in llm) return { type, passed: false, evidence: `the judge could not be asked: ${llm.error}` };
   let content: string;
+  // the request's own deadline and the run's signal, both let go of when the request settles
+  const d = deadline(o.signal, o.timeoutMs, 'the answer');
   try {
-    const signal = AbortSignal.any([o.signal, AbortSignal.timeout(o.timeoutMs)]);
     ({ content } = await llm.complete({
       messages: [
         { role: 'system', content: JUDGE_PROMPT },
         { role: 'user', content: judgeRequest(rubric, f.transcript) },
       ],
       temperature: 0,
-      signal,
+      signal: d.signal,
     }));
   } catch (e) {
-    return { type, passed: false, evidence: `the judge (${llm.label}) failed: ${o.signal.aborted ? 'the run was stopped' : (e as Error).message}` };
+    const why = o.signal.aborted ? 'the run was stopped' : d.signal.aborted ? (d.signal.reason as Error).message : (e as Error).message;
+    return { type, passed: false, evidence: `the judge (${llm.label}) failed: ${why}` };
+  } finally {
+    d.end();
   }
   const v = parseVerdict(content);
   if ('error' in v) return { type, passed: false, evidence: `the judge's answer is no verdict: ${v.error}; it said "${cut(content.trim())}"` };

@@ -4,6 +4,8 @@
 // against the OpenAI-compatible stand-in over real HTTP through the egress policy (a verdict, a
 // malformed answer, a vendor error, an egress refusal: only a verdict can pass).
 import { expect } from 'chai';
+import { getEventListeners } from 'node:events';
+import type { ChatLlm } from '../../core/llm/client';
 import { bargeInWithin, noSelfInterruption } from '../../evals/checks/audio';
 import type { CallFacts } from '../../evals/checks/facts';
 import { cutAfter, utteranceAt, type HeardPacket } from '../../evals/checks/heard';
@@ -224,6 +226,50 @@ describe('evals checks: talk-over, barge-in, self-interruption, tools, endings, 
       expect(refused.evidence).to.match(/^the judge \(openai\.judge\) failed: LLM endpoint refused: /);
       expect(llm.requests.length, 'nothing reached the vendor').to.equal(before);
       expect(await judgeCall('x', facts({ transcript }), o)).to.deep.equal({ type: 'judge', passed: false, evidence: 'the judge could not be asked: no vendor in this test' });
+    });
+
+    it("the request's deadline ends with it: no timer fires after the answer, no listener stays on the run's signal", async () => {
+      answer = '{"passed": true, "reason": "fine"}';
+      const run = new AbortController();
+      let sent: AbortSignal | undefined;
+      let listening = -1;
+      const seen = async () => {
+        const real = await vendor()();
+        if ('error' in real) return real;
+        const spied: ChatLlm = {
+          label: real.label,
+          stream: (req) => real.stream(req),
+          complete: (req) => {
+            sent = req.signal;
+            listening = getEventListeners(run.signal, 'abort').length;
+            return real.complete(req);
+          },
+        };
+        return spied;
+      };
+      const timeoutMs = 150;
+      expect(await judgeCall('x', facts({ transcript, vendor: seen }), { timeoutMs, signal: run.signal })).to.include({ passed: true });
+      // a timer left armed would abort the finished request's signal once timeoutMs passed: give it three times that
+      await new Promise((r) => setTimeout(r, timeoutMs * 3));
+      expect(sent?.aborted, "the finished request's deadline fired").to.equal(false);
+      expect(listening, "the run's signal stops the request while it is in flight").to.equal(1);
+      expect(getEventListeners(run.signal, 'abort'), 'none left once it answered').to.have.length(0);
+    });
+
+    it('a judge slower than its deadline fails, saying so', async () => {
+      const slow = await startLlmServer({ respond: () => ({ text: '{"passed": true, "reason": "late"}' }), firstChunkDelayMs: 3000 });
+      try {
+        const v = () => Promise.resolve(llmFor({ engine_model: 'openai.judge', engine_url: slow.url }, {}, egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })));
+        const t0 = Date.now();
+        expect(await judgeCall('x', facts({ transcript, vendor: v }), { timeoutMs: 200, signal: new AbortController().signal })).to.deep.equal({
+          type: 'judge',
+          passed: false,
+          evidence: 'the judge (openai.judge) failed: the answer took longer than 200 ms',
+        });
+        expect(Date.now() - t0).to.be.below(2000);
+      } finally {
+        await slow.close();
+      }
     });
   });
 });

@@ -11,7 +11,7 @@ import { evalRunsRepo } from '../../core/repos/eval-runs';
 import type { EvalRunScenario } from '../../core/repos/eval-scenarios';
 import { loadEvalsConfig } from '../../evals/config';
 import { parseSip, response, type SipMessage } from '../../evals/sip-message';
-import { EvalWorker } from '../../evals/worker';
+import { EvalWorker, LEASE_LOST, WORKER_STOPPED } from '../../evals/worker';
 
 describe('evals: a claimed run is a lease, renewed by its worker, ended failed when its worker died', function () {
   this.timeout(30_000);
@@ -40,9 +40,13 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     silent.close();
   });
 
+  /** what every worker of this file logged, each line parsed */
+  const logged: { msg: string; run_id?: string; error?: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) });
+
   function worker(): EvalWorker {
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${silent.address().port}`, EVALS_POLL_MS: '50', EVALS_LEASE_MS: String(LEASE), EVALS_ANSWER_TIMEOUT_MS: '15000', EVALS_MAX_RUNS: '1' });
-    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
+    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger });
     workers.push(w);
     w.start();
     return w;
@@ -75,5 +79,26 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     const carried = (await repo.get(f.customer.id, live.id))!;
     expect(carried).to.include({ status: 'running', claimed_by: a.name });
     expect(Date.now() - carried.tm_update!.getTime()).to.be.below(LEASE);
+  });
+
+  it('a run whose lease was lost (swept while its worker carried it) is aborted and ends saying so, not as a stopped worker', async () => {
+    const repo = evalRunsRepo(t.ctx.db);
+    const scenario = { id: 's', name: 'hold', target: { type: 'number', target: '+1556' }, caller: { language: 'en-US', turns: [{ wait_ms: 10_000 }] }, checks: [] } as unknown as EvalRunScenario;
+    const dialled = new Set(invites.keys());
+    const run = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
+    worker();
+    const holder = await until(async () => (await repo.get(f.customer.id, run.id))?.claimed_by, 5000, 'a worker claimed the run');
+    const invite = await until(() => [...invites.entries()].find(([id]) => !dialled.has(id)), 5000, "the run's INVITE");
+    // another worker's sweep ended it meanwhile (as failLapsed does): at its next renewal the holder no longer holds it
+    await t.ctx.db('eval_runs').where({ id: run.id }).update({ status: 'failed', error: 'swept by lease.test' });
+    await until(() => logged.find((l) => l.msg === 'eval run lost its lease: aborted' && l.run_id === run.id), 5000, 'the lost lease seen at a renewal');
+    // the dial ends (busy), the aborted run ends with the reason it was aborted for
+    silent.send(response(invite[1].m, 486, 'Busy Here', 'lease'), invite[1].from.port, invite[1].from.address);
+    invites.delete(invite[0]);
+    const ended = await until(() => logged.find((l) => l.msg === 'eval run ended' && l.run_id === run.id), 10_000, 'the run ended');
+    expect(ended.error).to.equal(LEASE_LOST);
+    expect(ended.error).to.not.equal(WORKER_STOPPED);
+    // the sweep's row stays as the sweep wrote it: the worker writes only a run it holds
+    expect(await repo.get(f.customer.id, run.id)).to.include({ status: 'failed', claimed_by: holder, error: 'swept by lease.test' });
   });
 });

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { EVALS_VARIABLES, loadEvalsConfig } from '../../evals/config';
 import { judgeText as judge } from '../../evals/checks/text';
 import { turnsOf } from '../../evals/observe';
+import { repliesOf } from '../../evals/call-facts';
 import { parseSip, sdpAudio, tagOf, header } from '../../evals/sip-message';
 import type { EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
 import { runEvalFile } from '../../scripts/eval/run-file';
@@ -76,10 +77,17 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
   it("turns: one per reply (its messages share ai_talk's latency record), stages named, other fields kept", () => {
     const latency = { end_of_turn_rule: 'complete', end_of_turn_wait_ms: 500, stt_final_ms: 0, llm_first_token_ms: 20, tts_first_byte_ms: 30, first_rtp_ms: 640, interrupted: false, preempted: false };
     const m = (role: string, lat?: object) => ({ role, content: 'x', metadata: lat ? { latency: lat } : {}, tm_create: new Date() });
-    const turns = turnsOf([m('user'), m('assistant', latency), m('assistant', latency), m('user'), m('assistant', { ...latency, first_rtp_ms: 700 }), m('assistant')]);
+    const messages = [m('user'), m('assistant', latency), m('assistant', latency), m('user'), m('assistant', { ...latency, first_rtp_ms: 700, interrupted: true }), m('assistant')];
+    const turns = turnsOf(messages);
+    // the checks' replies (call-facts.ts) are the same replies: one each, timed by its first message
+    const answeredAt = messages[1]!.tm_create.getTime() - 250;
+    expect(repliesOf(messages, answeredAt)).to.deep.equal([
+      { t_ms: 250, interrupted: false },
+      { t_ms: messages[4]!.tm_create.getTime() - answeredAt, interrupted: true },
+    ]);
     expect(turns).to.deep.equal([
       { end_of_turn_rule: 'complete', preempted: false, latency_ms: 640, end_of_turn_wait_ms: 500, stt_final_ms: 0, llm_first_token_ms: 20, tts_first_byte_ms: 30, interrupted: false },
-      { end_of_turn_rule: 'complete', preempted: false, latency_ms: 700, end_of_turn_wait_ms: 500, stt_final_ms: 0, llm_first_token_ms: 20, tts_first_byte_ms: 30, interrupted: false },
+      { end_of_turn_rule: 'complete', preempted: false, latency_ms: 700, end_of_turn_wait_ms: 500, stt_final_ms: 0, llm_first_token_ms: 20, tts_first_byte_ms: 30, interrupted: true },
     ]);
   });
 

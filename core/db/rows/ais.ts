@@ -73,6 +73,8 @@ export interface AiVersionRow {
   engine_key: string;
   parameter: Record<string, unknown>;
   changed: AiVersionedField[];
+  /** the key paths (engine_key, parameter.tts_key…) blanked since: superseded, or the AI deleted (core/secrets/version-keys.ts) */
+  keys_withheld: string[];
   creator_type: AiVersionCreator['type'];
   creator_id: string | null;
   tm_create: Date;
