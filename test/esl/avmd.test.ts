@@ -2,44 +2,25 @@
 // against our switch: the far end, an engine endpoint sending real RTP, plays a voicemail beep (1000 Hz,
 // 500 ms) and fsmrf gets avmd::beep; ringback and speech get none. The engine's beep detector decides.
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
 import { badAvmdOption } from '../../esl/apps/avmd';
-import { speechWav, tmpDir } from '../../testkit/media-engine/support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { speechWav } from '../../testkit/media-engine/support';
+import { useFsmrfRig } from './rig';
 
 interface EslEvt {
   getHeader(name: string): string | null;
 }
 
 describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep detector)', () => {
-  let rig: FsmrfRig;
+  const fx = useFsmrfRig();
   let dir: string;
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    rig = await startFsmrfRig();
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  before(() => ({ dir } = fx));
 
   /** A channel whose far end sends to it, with the avmd events fsmrf hands the Endpoint collected. */
   async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint; events: { name: string; evt: EslEvt }[]; beep: Promise<EslEvt> }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
+    const { ep, peer } = await fx.call();
     const events: { name: string; evt: EslEvt }[] = [];
     let onBeep: (e: EslEvt) => void = () => undefined;
     const beep = new Promise<EslEvt>((resolve) => (onBeep = resolve));

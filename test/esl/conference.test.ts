@@ -13,28 +13,30 @@ import { readWav, rms, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { conferenceData } from '../../esl/apps/conference';
 import { readRoomFile, RoomPlayer } from '../../esl/conference/playback';
-import { PASSWORD, plainHeaders, RawClient } from './support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { plainHeaders, type RawClient } from './support';
+import { useFsmrfRig, type FsmrfRig } from './rig';
 
 describe('esl: conferences through fsmrf on the media engine', () => {
-  let rig: FsmrfRig;
-  let dir: string;
   const tone: Record<number, string> = {};
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
   const confs: Conference[] = [];
-  const clients: RawClient[] = [];
   /** what the switch reported as its own failures (a handler that threw, an engine call that failed) */
   const failures: string[] = [];
-
   /** where the switch writes recordings (ESL_RECORDINGS_DIR): made when the first one starts */
   let recordings: string;
   /** undo what a test changed on the real engine (a gate) */
   const restore: (() => void)[] = [];
 
-  before(async () => {
-    dir = tmpDir();
+  // before the rig's own afterEach: the rooms end before their members' channels hang up
+  afterEach(async () => {
+    for (const undo of restore.splice(0)) undo();
+    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
+  });
+  const fx = useFsmrfRig((d) => ({ conferenceFiles: { recordings: path.join(d, 'recordings'), sounds: d } }));
+  let rig: FsmrfRig;
+  let dir: string;
+  before(() => {
+    ({ rig, dir } = fx);
     recordings = path.join(dir, 'recordings');
-    rig = await startFsmrfRig({ conferenceFiles: { recordings, sounds: dir } });
     rig.esl.on('failed', (e) => failures.push(e.message));
     for (const [hz, secs] of [
       [440, 8],
@@ -45,30 +47,12 @@ describe('esl: conferences through fsmrf on the media engine', () => {
       execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', String(secs), 'sine', String(hz), 'vol', '0.5']);
     }
   });
-  afterEach(async () => {
-    for (const undo of restore.splice(0)) undo();
-    for (const c of clients.splice(0)) c.socket.destroy();
-    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
-    for (const { ep, peer } of open.splice(0)) {
-      await peer.stopPlayback().catch(() => undefined);
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
+  afterEach(() => {
     expect(failures.splice(0)).to.deep.equal([]);
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** A channel whose far end is an engine endpoint (the channel answered its offer). */
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer };
-  }
+  const call = () => fx.call();
 
   async function conference(name: string): Promise<Conference> {
     const c = await rig.ms.createConference(name);
@@ -77,12 +61,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
   }
 
   /** An inbound client subscribed to the maintenance events (plain). */
-  async function maintenance(): Promise<RawClient> {
-    const c = await RawClient.authed(rig.port, PASSWORD);
-    clients.push(c);
-    expect((await c.command('event plain CUSTOM conference::maintenance')).headers['Reply-Text']).to.equal('+OK event listener enabled plain');
-    return c;
-  }
+  const maintenance = () => fx.subscriber('CUSTOM conference::maintenance');
 
   /** The next maintenance event with that Action (others skipped), its headers. */
   async function nextAction(c: RawClient, action: string): Promise<Record<string, string>> {
