@@ -4,7 +4,9 @@
  * throws one error listing each bad variable on its own line.
  */
 import net from 'node:net';
+import path from 'node:path';
 import { z } from 'zod';
+import type { ConferenceFiles } from './conference/files';
 
 export interface EslConfig {
   listen: { host: string; port: number };
@@ -17,6 +19,8 @@ export interface EslConfig {
   maxSessions: number;
   /** uuid_audio_fork: the WebSocket's opening handshake limit */
   forkConnectTimeoutMs: number;
+  /** where the `conference` API's `play` reads and `recording` writes (absolute; esl/conference/files.ts) */
+  conferenceFiles: ConferenceFiles;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -48,7 +52,15 @@ const schema = z.object({
   ESL_AUTH_WINDOW_MS: ms(1).default(60_000),
   ESL_MAX_SESSIONS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(1000),
   ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS: ms(1).default(5000),
+  ESL_RECORDINGS_DIR: z.string().trim().min(1).optional(),
+  ESL_SOUNDS_DIR: z.string().trim().min(1).optional(),
 });
+
+/** The conference file roots, absolute: as set, else `esl/recordings` and `esl/sounds` under DATA_DIR (core/config's default `.data`). */
+function conferenceFiles(env: NodeJS.ProcessEnv, recordings: string | undefined, sounds: string | undefined): ConferenceFiles {
+  const data = env.DATA_DIR || '.data';
+  return { recordings: path.resolve(recordings ?? path.join(data, 'esl', 'recordings')), sounds: path.resolve(sounds ?? path.join(data, 'esl', 'sounds')) };
+}
 
 /** The variables this file reads (the .env.example test checks each is documented). */
 export const ESL_VARIABLES = Object.keys(schema.shape);
@@ -81,5 +93,6 @@ export function loadEslConfig(env: NodeJS.ProcessEnv = process.env): EslConfig |
     authLimit: { max: d.ESL_AUTH_MAX_FAILURES, windowMs: d.ESL_AUTH_WINDOW_MS },
     maxSessions: d.ESL_MAX_SESSIONS,
     forkConnectTimeoutMs: d.ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS,
+    conferenceFiles: conferenceFiles(env, d.ESL_RECORDINGS_DIR, d.ESL_SOUNDS_DIR),
   };
 }

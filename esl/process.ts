@@ -88,6 +88,7 @@ export async function startSwitch(cfg: EslConfig, proc: EslProcessConfig, log: S
     authLimit: cfg.authLimit,
     maxSessions: cfg.maxSessions,
     forkConnectTimeoutMs: cfg.forkConnectTimeoutMs,
+    conferenceFiles: cfg.conferenceFiles,
   });
   esl.on('rejected', (address: string, reason: string) => log.warn({ address, reason }, 'event socket connection refused'));
   esl.on('failed', (err: Error) => log.error({ err: err.message }, 'event socket command failed'));

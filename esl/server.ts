@@ -12,6 +12,7 @@ import { guardServer } from '../core/net/socket-guard';
 import type { ApiContext, SipProfile } from './api';
 import { AuthRefusals } from './auth-limit';
 import { Bridges } from './bridges';
+import type { ConferenceFiles } from './conference/files';
 import { EventFactory, type SwitchIdentity } from './events';
 import { AudioForks } from './fork/forks';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
@@ -43,6 +44,8 @@ export interface EslServerOptions {
   egress?: EgressPolicy;
   /** an audio fork's WebSocket opening handshake limit, ms (ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS) */
   forkConnectTimeoutMs?: number;
+  /** where the `conference` API's `play` reads and `recording` writes (ESL_SOUNDS_DIR, ESL_RECORDINGS_DIR) */
+  conferenceFiles: ConferenceFiles;
   now?: () => number;
 }
 
@@ -66,6 +69,7 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
   readonly events: EventFactory;
   readonly api: ApiContext;
   readonly passwordDigest: Buffer;
+  readonly conferenceFiles: ConferenceFiles;
   readonly authTimeoutMs: number;
   readonly maxUnreadBytes: number;
   private readonly refusals: AuthRefusals;
@@ -78,6 +82,7 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     if (!opts.password) throw new Error('the event socket needs a password');
     const now = opts.now ?? Date.now;
     this.passwordDigest = createHash('sha256').update(opts.password, 'utf8').digest();
+    this.conferenceFiles = opts.conferenceFiles;
     this.authTimeoutMs = opts.authTimeoutMs ?? 25_000;
     this.maxUnreadBytes = opts.maxUnreadBytes ?? 16 * 1024 * 1024;
     this.refusals = new AuthRefusals(opts.authLimit ?? { max: 5, windowMs: 60_000 }, now);

@@ -4,7 +4,8 @@
  * in the room's mix, until it is kicked, hung up by the API, the room ends, or the channel hangs up;
  * then the application returns and the channel goes on (FreeSWITCH's outbound socket parks it).
  */
-import type { MemberFlags } from '../conference/room';
+import type { ConferenceRoom, Member, MemberFlags } from '../conference/room';
+import type { ConferenceRooms } from '../conference/rooms';
 import { AppRefused, setVar, type AppContext } from './context';
 
 export interface ConferenceData {
@@ -56,6 +57,15 @@ export function memberFlags(flags: Set<string>): MemberFlags {
   return { mute: flags.has('mute'), deaf: flags.has('deaf'), moderator: flags.has('moderator'), ghost: flags.has('ghost'), endconf: flags.has('endconf') };
 }
 
+/** The caller into the room: null when it hung up meanwhile, or the room is locked or full (no sounds are configured). */
+async function enter(ctx: AppContext, room: ConferenceRoom, rooms: ConferenceRooms, spec: ConferenceData): Promise<Member | null> {
+  if (ctx.signal.aborted || room.locked || room.full) return null;
+  const id = rooms.nextMemberId();
+  setVar(ctx, 'conference_name', room.name);
+  setVar(ctx, 'conference_member_id', String(id));
+  return room.add(id, ctx.channel, memberFlags(spec.flags));
+}
+
 export async function conference(ctx: AppContext, data: string): Promise<string> {
   const rooms = ctx.conferences;
   if (!rooms) throw new AppRefused('conference: this switch has no conference rooms');
@@ -71,19 +81,17 @@ export async function conference(ctx: AppContext, data: string): Promise<string>
   // a room that ends while this one joins is made again, once
   for (let attempt = 0; attempt < 2; attempt++) {
     const room = await rooms.open(spec.name, spec.profile, ctx.channel.endpoint);
-    if (ctx.signal.aborted) return '_none_';
-    // locked or full: the caller is not let in and the application returns (no sounds are configured)
-    if (room.locked || room.full) return '_none_';
-    const id = rooms.nextMemberId();
-    setVar(ctx, 'conference_name', room.name);
-    setVar(ctx, 'conference_member_id', String(id));
     let member;
     try {
-      member = await room.add(id, ctx.channel, memberFlags(spec.flags));
+      member = await enter(ctx, room, rooms, spec);
     } catch (e) {
       if (room.ended && !ctx.signal.aborted) continue;
       throw e;
+    } finally {
+      // a room this caller made and never got into (hung up while it opened, the join failed) ends
+      if (!member) room.endIfEmpty();
     }
+    if (!member) return '_none_';
     const onHangup = () => room.leave(member, 'hangup');
     if (ctx.signal.aborted) onHangup();
     else ctx.signal.addEventListener('abort', onHangup, { once: true });

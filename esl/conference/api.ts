@@ -8,7 +8,7 @@
  */
 import type { ApiContext } from '../api';
 import { ENERGY_LEVEL } from './events';
-import { readRoomFile } from './playback';
+import { readRoomFile, type QueuedFile, type RoomFileRefusal } from './playback';
 import type { ConferenceRoom, Member } from './room';
 import type { ConferenceRooms } from './rooms';
 
@@ -185,8 +185,8 @@ function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): str
   if (async) argc--;
   const file = argv[2];
   if (argc === 3 && file) {
-    const f = room.members.size ? readRoomFile(file, room.soundPrefix) : null;
-    if (!f) return `-ERR (play) File: ${file} not found.\n`;
+    const f = room.members.size ? readRoomFile(file, room.soundPrefix, room.soundsDir) : 'missing';
+    if (typeof f === 'string') return playRefused(file, f);
     room.fireRoom('play-file', [
       ['File', file],
       ['Async', async ? 'true' : 'false'],
@@ -197,24 +197,29 @@ function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): str
   if (argc < 4 || !file) return null;
   const m = memberBy(room, argv[3]!);
   if (!m) return `-ERR Member: ${argv[3]} not found.\n`;
-  const f = readRoomFile(file, room.soundPrefix);
-  if (!f) return `-ERR (play) File: ${file} not found.\n`;
+  const f = readRoomFile(file, room.soundPrefix, room.soundsDir);
+  if (typeof f === 'string') return playRefused(file, f);
   room.fireMember('play-file-member', m, [['File', file]]);
-  void playToMember(room, m, file, f.rate).catch(report(rooms));
+  void playToMember(room, m, f).catch(report(rooms));
   return `+OK (play) Playing file ${file} to member ${m.id}\n`;
 }
 
+/** What `play` answers for a file it does not play: FreeSWITCH's not found, or ours for a path outside the sounds directory. */
+function playRefused(file: string, why: RoomFileRefusal): string {
+  if (why === 'parent') return `-ERR (play) File: ${file} names a parent directory (..).\n`;
+  if (why === 'outside') return `-ERR (play) File: ${file} is outside the sounds directory.\n`;
+  return `-ERR (play) File: ${file} not found.\n`;
+}
+
 /** A file to one member (conference_member_play_file): that member hears it, then play-file-member-done. */
-async function playToMember(room: ConferenceRoom, m: Member, file: string, rate: number): Promise<void> {
-  const local = file.startsWith('file://') ? file.slice(7) : file;
-  const p = room.soundPrefix && !local.startsWith('/') ? `${room.soundPrefix}/${local}` : local;
-  const r = await m.channel.endpoint.play(p);
-  const samples = Math.round((r.playbackMilliseconds * rate) / 1000);
+async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFile): Promise<void> {
+  const r = await m.channel.endpoint.play(f.path);
+  const samples = Math.round((r.playbackMilliseconds * f.rate) / 1000);
   room.fireMember('play-file-member-done', m, [
-    ['seconds', String(Math.floor(samples / rate))],
-    ['milliseconds', String(Math.floor(samples / (rate / 1000)))],
+    ['seconds', String(Math.floor(samples / f.rate))],
+    ['milliseconds', String(Math.floor(samples / (f.rate / 1000)))],
     ['samples', String(samples)],
-    ['File', file],
+    ['File', f.file],
   ]);
 }
 
@@ -222,7 +227,9 @@ async function playToMember(room: ConferenceRoom, m: Member, file: string, rate:
 function recordStart(room: ConferenceRoom, p: string | undefined): string | null {
   if (!p) return null;
   if (room.recordings.has(p)) return `-ERR file [${p}] is already being used for recording.\n`;
-  room.recordings.start(p);
+  const refused = room.recordings.start(p);
+  if (refused === 'parent') return `-ERR file [${p}] names a parent directory (..).\n`;
+  if (refused === 'outside') return `-ERR file [${p}] is outside the recordings directory.\n`;
   return `+OK Record file ${p}\n`;
 }
 

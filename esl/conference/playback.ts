@@ -5,34 +5,41 @@
  * audio is a member of the mix that hears nothing). Each file: play-file when queued (the API fires it),
  * play-file-done with seconds/milliseconds/samples when it has played or was stopped.
  */
-import path from 'node:path';
 import { readWav, type AudioFork, type Conference } from '../../media-engine';
+import { confine } from './files';
 
 /** A file read for the mix: mono 16-bit samples at 8 or 16 kHz (the rates the mix takes). */
-interface QueuedFile {
+export interface QueuedFile {
+  /** the file as the command named it (the events' File) */
   file: string;
+  /** where it was read: resolved inside the sounds directory */
+  path: string;
   samples: Int16Array;
   rate: 8000 | 16000;
 }
+
+/** Why a file is not played: a `..` segment, outside the sounds directory, or not a WAV the room can play. */
+export type RoomFileRefusal = 'parent' | 'outside' | 'missing';
 
 /** How long the first frame of an injection may take to go out before the file is timed from now. */
 const START_WAIT_MS = 1000;
 
 /**
- * Reads a file the room can play: a WAV, mono, 16-bit linear or G.711, at 8 or 16 kHz; relative paths
- * under `soundPrefix` (else the process's directory). null when it is missing or not one of those.
+ * Reads a file the room can play: a WAV, mono, 16-bit linear or G.711, at 8 or 16 kHz, inside the sounds
+ * directory `root` (files.ts); a relative path under `soundPrefix` (itself under the root), else the root.
  */
-export function readRoomFile(file: string, soundPrefix: string): QueuedFile | null {
+export function readRoomFile(file: string, soundPrefix: string, root: string): QueuedFile | RoomFileRefusal {
   const local = file.startsWith('file://') ? file.slice(7) : file;
-  if (/^[a-z_]+:\/\//i.test(local)) return null;
-  const p = soundPrefix && !path.isAbsolute(local) ? path.join(soundPrefix, local) : local;
+  if (/^[a-z_]+:\/\//i.test(local)) return 'missing';
+  const at = confine(root, local, soundPrefix || root);
+  if (!at.ok) return at.why;
   try {
-    const { info, samples } = readWav(p);
+    const { info, samples } = readWav(at.path);
     const rate = info.format.sampleRate;
-    if (info.format.channels !== 1 || (rate !== 8000 && rate !== 16000)) return null;
-    return { file, samples, rate };
+    if (info.format.channels !== 1 || (rate !== 8000 && rate !== 16000)) return 'missing';
+    return { file, path: at.path, samples, rate };
   } catch {
-    return null;
+    return 'missing';
   }
 }
 
@@ -74,9 +81,16 @@ export class RoomPlayer {
     this.fork = null;
   }
 
-  private async openFork(): Promise<AudioFork> {
-    this.fork ??= await this.media.forkAudioStart({ onFrame: () => undefined, reportStarts: true });
-    return this.fork;
+  /** The room's fork, opened once; null when the player closed meanwhile (the fork that opened late is stopped). */
+  private async openFork(): Promise<AudioFork | null> {
+    if (this.fork) return this.fork;
+    const fork = await this.media.forkAudioStart({ onFrame: () => undefined, reportStarts: true });
+    if (this.closed) {
+      void fork.stop();
+      return null;
+    }
+    this.fork = fork;
+    return fork;
   }
 
   private async drain(): Promise<void> {
@@ -100,7 +114,7 @@ export class RoomPlayer {
   /** Injects one file and waits until it has played out (or is stopped); resolves with the samples played. */
   private async playOne(f: QueuedFile): Promise<number> {
     const fork = await this.openFork();
-    if (this.closed) return 0;
+    if (!fork || this.closed) return 0;
     const started = fork.nextStart(START_WAIT_MS);
     fork.inject(f.samples, f.rate);
     const at = (await started) ?? Date.now();

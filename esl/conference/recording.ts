@@ -6,10 +6,14 @@
  * SCFC_PAUSE_WRITE). Events: start-recording (with Error when the file cannot be opened),
  * stop-recording (Samples-Out, Samplerate, Milliseconds-Elapsed), pause-recording / resume-recording.
  */
-import path from 'node:path';
+import fs from 'node:fs';
 import { WavWriter, type AudioFork, type Conference } from '../../media-engine';
+import { confine } from './files';
 
 const RATE = 8000;
+
+/** Why a recording path is refused: a `..` segment, or outside the recordings directory. */
+export type RecordingRefusal = 'parent' | 'outside';
 
 interface Recording {
   readonly path: string;
@@ -26,6 +30,8 @@ export class RoomRecordings {
     private readonly media: Conference,
     private readonly fire: (action: string, own: [string, string][]) => void,
     private readonly failed: (e: Error) => void,
+    /** the recordings directory (ESL_RECORDINGS_DIR): every recording is written inside it */
+    private readonly root: string,
   ) {}
 
   get count(): number {
@@ -41,20 +47,25 @@ export class RoomRecordings {
   }
 
   /**
-   * Starts recording to `p` (the API has answered `+OK Record file`): an absolute `.wav` path that can be
-   * opened, else start-recording with FreeSWITCH's Error and nothing recorded.
+   * Starts recording to `p` (then the API answers `+OK Record file`): a `.wav` path inside the recordings
+   * directory (a relative one under it) that can be opened, else start-recording with FreeSWITCH's Error
+   * and nothing recorded. A path with a `..` segment or outside the directory is refused before anything
+   * is opened or fired: the API answers -ERR.
    */
-  start(p: string): void {
+  start(p: string): RecordingRefusal | null {
+    const at = confine(this.root, p);
+    if (!at.ok) return at.why;
     let writer: WavWriter;
     try {
-      if (!path.isAbsolute(p) || !/\.wav$/i.test(p)) throw new Error('not an absolute .wav path');
-      writer = new WavWriter(p, { sampleRate: RATE });
+      if (!/\.wav$/i.test(p)) throw new Error('not a .wav path');
+      fs.mkdirSync(this.root, { recursive: true });
+      writer = new WavWriter(at.path, { sampleRate: RATE });
     } catch {
       this.fire('start-recording', [
         ['Path', p],
         ['Error', 'File could not be opened for recording'],
       ]);
-      return;
+      return null;
     }
     const rec: Recording = { path: p, writer, fork: null, paused: false, stopped: false };
     this.recs.set(p, rec);
@@ -69,6 +80,7 @@ export class RoomRecordings {
         this.stop(p);
       },
     );
+    return null;
   }
 
   /** Stops one recording (or every one with null): returns the paths stopped, each with its stop-recording. */

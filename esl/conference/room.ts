@@ -9,6 +9,7 @@ import type { Conference } from '../../media-engine';
 import type { Channel } from '../channel';
 import type { EventFactory, SwitchIdentity } from '../events';
 import type { EslEvent } from '../wire';
+import type { ConferenceFiles } from './files';
 import { maintenance, memberHeaders, roomHeaders, type MemberView, type RoomView } from './events';
 import { RoomPlayer } from './playback';
 import { RoomRecordings } from './recording';
@@ -19,6 +20,8 @@ export interface RoomHost {
   readonly identity: SwitchIdentity;
   publish(ev: EslEvent): void;
   failed(err: Error): void;
+  /** where `play` reads and `recording` writes (files.ts) */
+  readonly conferenceFiles: ConferenceFiles;
 }
 
 /** The member flags of `+flags{…}` (conference_utils_set_mflags) this switch serves. */
@@ -85,6 +88,8 @@ export class ConferenceRoom implements RoomView {
   endconferenceGraceTime = 0;
   floor: number | null = null;
   ended = false;
+  /** members whose endpoint is joining the mix (add() in flight): the room is not empty meanwhile */
+  private joining = 0;
   readonly startedAt = Date.now();
   readonly player: RoomPlayer;
   readonly recordings: RoomRecordings;
@@ -98,13 +103,17 @@ export class ConferenceRoom implements RoomView {
   ) {
     const fire = (action: string, own: [string, string][]) => this.fireRoom(action, own);
     this.player = new RoomPlayer(media, fire);
-    this.recordings = new RoomRecordings(media, fire, (e) => host.failed(e));
+    this.recordings = new RoomRecordings(media, fire, (e) => host.failed(e), host.conferenceFiles.recordings);
     media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
     media.on('destroy', () => this.end());
   }
 
   get uuid(): string {
     return this.media.uuid;
+  }
+  /** the sounds directory `play` reads under */
+  get soundsDir(): string {
+    return this.host.conferenceFiles.sounds;
   }
   get domain(): string {
     return this.host.identity.ipv4;
@@ -126,7 +135,12 @@ export class ConferenceRoom implements RoomView {
   async add(id: number, channel: Channel, flags: MemberFlags): Promise<Member> {
     if (this.ended) throw new Error(`conference ${this.name} has ended`);
     const m = new Member(id, channel, flags);
-    await this.media.join(channel.endpoint, { mute: engineMute(m) });
+    this.joining++;
+    try {
+      await this.media.join(channel.endpoint, { mute: engineMute(m) });
+    } finally {
+      this.joining--;
+    }
     if (this.ended) {
       m.markLeft('ended');
       return m;
@@ -148,7 +162,16 @@ export class ConferenceRoom implements RoomView {
     this.fireMember('del-member', m);
     m.markLeft(reason);
     if (this.ended) return;
-    if (m.endconf || this.members.size === 0) this.end();
+    if (m.endconf) this.end();
+    else this.endIfEmpty();
+  }
+
+  /**
+   * Ends the room when it has no member and no one is joining: the last member left, or whoever opened
+   * it never got in (its channel hung up while it opened, or its join failed).
+   */
+  endIfEmpty(): void {
+    if (!this.ended && this.members.size === 0 && this.joining === 0) this.end();
   }
 
   /** `mute` / `unmute`: whether the others hear the member (mute-member / unmute-member). */

@@ -5,56 +5,25 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { Endpoint } from '../../media-engine';
-import { readWav, tmpDir } from '../../testkit/media-engine/support';
+import { readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
-import { PASSWORD, plainHeaders, RawClient } from './support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { plainHeaders } from './support';
+import { useFsmrfRig, type FsmrfRig } from './rig';
 
 describe('esl: channel applications through fsmrf on the media engine', () => {
+  const fx = useFsmrfRig();
   let rig: FsmrfRig;
   let dir: string;
   let wav: string;
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-  const clients: RawClient[] = [];
 
-  before(async () => {
-    rig = await startFsmrfRig();
-    dir = tmpDir();
+  before(() => {
+    ({ rig, dir } = fx);
     wav = path.join(dir, 'tone440.wav');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'synth', '1', 'sine', '440']);
   });
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.socket.destroy();
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** A channel whose far end is an engine endpoint sending to it (the channel answered its offer). */
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer };
-  }
-
-  /** An inbound client subscribed to `events` (plain). */
-  async function subscriber(events: string): Promise<RawClient> {
-    const c = await RawClient.authed(rig.port, PASSWORD);
-    clients.push(c);
-    expect((await c.command(`event plain ${events}`)).headers['Reply-Text']).to.equal('+OK event listener enabled plain');
-    return c;
-  }
+  const call = () => fx.call();
+  const subscriber = (events: string) => fx.subscriber(events);
 
   it('play a WAV: the playback_* values FreeSWITCH reports, PLAYBACK_START/STOP, and the far end hears it', async () => {
     const { ep, peer } = await call();

@@ -3,46 +3,27 @@
 // 500 ms) and fsmrf gets avmd::beep; ringback and speech get none. The engine's beep detector decides.
 import { expect } from 'chai';
 import { getEventListeners } from 'node:events';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
 import { avmdStart, avmdStop, badAvmdOption } from '../../esl/apps/avmd';
 import type { AppContext } from '../../esl/apps/context';
 import { Channel } from '../../esl/channel';
-import { speechWav, tmpDir } from '../../testkit/media-engine/support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { speechWav } from '../../testkit/media-engine/support';
+import { useFsmrfRig } from './rig';
 
 interface EslEvt {
   getHeader(name: string): string | null;
 }
 
 describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep detector)', () => {
-  let rig: FsmrfRig;
+  const fx = useFsmrfRig();
   let dir: string;
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    rig = await startFsmrfRig();
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  before(() => ({ dir } = fx));
 
   /** A channel whose far end sends to it, with the avmd events fsmrf hands the Endpoint collected. */
   async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint; events: { name: string; evt: EslEvt }[]; beep: Promise<EslEvt> }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
+    const { ep, peer } = await fx.call();
     const events: { name: string; evt: EslEvt }[] = [];
     let onBeep: (e: EslEvt) => void = () => undefined;
     const beep = new Promise<EslEvt>((resolve) => (onBeep = resolve));
@@ -91,7 +72,7 @@ describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep
   });
 
   it("avmd_start / avmd_stop again and again leave no listener on the channel's hang-up signal", async () => {
-    const ep = await rig.engine.createEndpoint({});
+    const ep = await fx.rig.engine.createEndpoint({});
     try {
       const hangup = new AbortController();
       const fired: string[] = [];
@@ -117,9 +98,9 @@ describe('esl: avmd_start / avmd_stop through fsmrf (mod_avmd on the engine beep
 
   it('the engine refusing the detection: reported, and avmd::stop says so rather than NOTDETECTED', async () => {
     const { ep, events } = await call();
-    const reported = new Promise<Error>((resolve) => rig.esl.once('failed', resolve));
+    const reported = new Promise<Error>((resolve) => fx.rig.esl.once('failed', resolve));
     // a wait of its own holds the channel's beep detector: the engine refuses a second one (EBUSY)
-    const engineEp = rig.esl.channels.get(ep.uuid)!.channel.endpoint;
+    const engineEp = fx.rig.esl.channels.get(ep.uuid)!.channel.endpoint;
     const holder = engineEp.waitForBeep({ timeoutMs: 60_000 }).catch((e: { code?: string }) => e.code);
     await ep.execute('avmd_start');
     let timer: NodeJS.Timeout | undefined;

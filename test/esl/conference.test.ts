@@ -8,27 +8,36 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Conference, Endpoint as FsEndpoint, EslEvent } from 'drachtio-fsmrf';
-import type { Endpoint } from '../../media-engine';
+import type { AudioFork, Conference as MixerConference, Endpoint, MediaServer } from '../../media-engine';
 import { readWav, rms, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { conferenceData } from '../../esl/apps/conference';
-import { PASSWORD, plainHeaders, RawClient } from './support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { readRoomFile, RoomPlayer } from '../../esl/conference/playback';
+import { plainHeaders, type RawClient } from './support';
+import { useFsmrfRig, type FsmrfRig } from './rig';
 
 describe('esl: conferences through fsmrf on the media engine', () => {
-  let rig: FsmrfRig;
-  let dir: string;
   const tone: Record<number, string> = {};
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
   const confs: Conference[] = [];
-  const clients: RawClient[] = [];
   /** what the switch reported as its own failures (a handler that threw, an engine call that failed) */
   const failures: string[] = [];
+  /** where the switch writes recordings (ESL_RECORDINGS_DIR): made when the first one starts */
+  let recordings: string;
+  /** undo what a test changed on the real engine (a gate) */
+  const restore: (() => void)[] = [];
 
-  before(async () => {
-    rig = await startFsmrfRig();
+  // before the rig's own afterEach: the rooms end before their members' channels hang up
+  afterEach(async () => {
+    for (const undo of restore.splice(0)) undo();
+    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
+  });
+  const fx = useFsmrfRig((d) => ({ conferenceFiles: { recordings: path.join(d, 'recordings'), sounds: d } }));
+  let rig: FsmrfRig;
+  let dir: string;
+  before(() => {
+    ({ rig, dir } = fx);
+    recordings = path.join(dir, 'recordings');
     rig.esl.on('failed', (e) => failures.push(e.message));
-    dir = tmpDir();
     for (const [hz, secs] of [
       [440, 8],
       [1000, 8],
@@ -38,29 +47,12 @@ describe('esl: conferences through fsmrf on the media engine', () => {
       execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', String(secs), 'sine', String(hz), 'vol', '0.5']);
     }
   });
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.socket.destroy();
-    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
-    for (const { ep, peer } of open.splice(0)) {
-      await peer.stopPlayback().catch(() => undefined);
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
+  afterEach(() => {
     expect(failures.splice(0)).to.deep.equal([]);
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** A channel whose far end is an engine endpoint (the channel answered its offer). */
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer };
-  }
+  const call = () => fx.call();
 
   async function conference(name: string): Promise<Conference> {
     const c = await rig.ms.createConference(name);
@@ -69,12 +61,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
   }
 
   /** An inbound client subscribed to the maintenance events (plain). */
-  async function maintenance(): Promise<RawClient> {
-    const c = await RawClient.authed(rig.port, PASSWORD);
-    clients.push(c);
-    expect((await c.command('event plain CUSTOM conference::maintenance')).headers['Reply-Text']).to.equal('+OK event listener enabled plain');
-    return c;
-  }
+  const maintenance = () => fx.subscriber('CUSTOM conference::maintenance');
 
   /** The next maintenance event with that Action (others skipped), its headers. */
   async function nextAction(c: RawClient, action: string): Promise<Record<string, string>> {
@@ -92,6 +79,30 @@ describe('esl: conferences through fsmrf on the media engine', () => {
   }
 
   const action = (conf: Conference, name: string) => new Promise<EslEvent>((resolve) => conf.once(name, resolve));
+
+  /**
+   * Holds the engine's next createConference once it has made the mixer, until `release()`: the test
+   * orders the opening against a hang-up, the engine is the real one. `made`: that mixer.
+   */
+  function holdRoomOpening(): { made: Promise<MixerConference>; release: () => void } {
+    const engine = rig.engine;
+    const real = engine.createConference.bind(engine);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: (c: MixerConference) => void;
+    const made = new Promise<MixerConference>((r) => (reached = r));
+    engine.createConference = async (...args) => {
+      const c = await real(...args);
+      reached(c);
+      await gate;
+      return c;
+    };
+    restore.push(() => delete (engine as Partial<MediaServer>).createConference);
+    return { made, release };
+  }
+
+  /** The engine endpoint of the switch's channel (the far end of fsmrf's endpoint). */
+  const legOf = (ep: FsEndpoint) => rig.esl.channels.get(ep.uuid)!.channel.endpoint;
 
   it('three members: each hears the others; a muted one is not heard, the others still are', async () => {
     const conf = await conference('room-mute');
@@ -174,7 +185,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     const [a, b] = [await call(), await call()];
     await a.ep.join(conf);
     await b.ep.join(conf);
-    const file = path.join(dir, 'room.wav');
+    const file = path.join(recordings, 'room.wav');
     expect(await conf.startRecording(file)).to.equal(`+OK Record file ${file}\n`);
     expect(await nextAction(raw, 'start-recording')).to.include({ Path: file, 'Conference-Name': 'room-play' });
     void a.peer.play(tone[440]!).catch(() => undefined);
@@ -238,6 +249,134 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await body('room-bad recording stop /tmp/none.wav')).to.equal("-ERR non-existant recording '/tmp/none.wav'\n+OK Stopped recording 0 files\n");
     expect(await body('room-bad recording pause /tmp/none.wav')).to.equal("+OK Pause recording file /tmp/none.wav\n-ERR non-existant recording '/tmp/none.wav'\n");
     expect(await conf.getSize()).to.equal(2);
+  });
+  it('a caller that hangs up while the room it names opens: that room ends, not listed, its mixer gone', async () => {
+    const raw = await maintenance();
+    const hold = holdRoomOpening();
+    const a = await call();
+    void a.ep.execute('conference', 'room-gone').catch(() => undefined);
+    const mixer = await hold.made;
+    const mixerGone = new Promise((r) => mixer.once('destroy', r));
+    // fsmrf's destroy resolves at the switch's BYE: the channel has hung up, the application was aborted
+    await a.ep.destroy();
+    hold.release();
+    expect(await nextAction(raw, 'conference-create')).to.include({ 'Conference-Name': 'room-gone' });
+    expect(await rig.ms.api('conference room-gone list')).to.equal('-ERR Conference room-gone not found\n');
+    expect(await rig.ms.api('conference list')).not.to.include('room-gone');
+    expect(await nextAction(raw, 'conference-destroy')).to.include({ 'Conference-Name': 'room-gone', 'Conference-Size': '0' });
+    expect(await mixerGone).to.deep.equal({ reason: 'destroyed' });
+    expect(rig.engine.getConference(mixer.name)).to.equal(undefined);
+  });
+
+  it('a caller whose join fails (it hung up while its endpoint joined): the room it made ends', async () => {
+    const raw = await maintenance();
+    const hold = holdRoomOpening();
+    const a = await call();
+    const leg = legOf(a.ep);
+    void a.ep.execute('conference', 'room-nojoin').catch(() => undefined);
+    const mixer = await hold.made;
+    const mixerGone = new Promise((r) => mixer.once('destroy', r));
+    // the join waits at a gate, then goes to the real mixer
+    let reached!: () => void;
+    const joining = new Promise<void>((r) => (reached = r));
+    let letJoin!: () => void;
+    const gate = new Promise<void>((r) => (letJoin = r));
+    let joined: Promise<string> | undefined;
+    const realJoin = mixer.join.bind(mixer);
+    mixer.join = (ep, opts) => {
+      const r = (async () => {
+        reached();
+        await gate;
+        return realJoin(ep, opts);
+      })();
+      joined = r.then(
+        () => 'joined',
+        (e: Error) => e.message,
+      );
+      return r;
+    };
+    hold.release();
+    await joining;
+    const legGone = new Promise((r) => leg.once('destroy', r));
+    await a.ep.destroy();
+    await legGone;
+    letJoin();
+    expect(await joined).to.equal('endpoint is destroyed');
+    expect(await rig.ms.api('conference room-nojoin list')).to.equal('-ERR Conference room-nojoin not found\n');
+    expect(await nextAction(raw, 'conference-destroy')).to.include({ 'Conference-Name': 'room-nojoin', 'Conference-Size': '0' });
+    expect(await mixerGone).to.deep.equal({ reason: 'destroyed' });
+  });
+
+  it("the room's file queue closed while its fork opens: the fork that opens late is stopped", async () => {
+    const mixer = await rig.engine.createConference();
+    try {
+      const opened: AudioFork[] = [];
+      let onOpen!: () => void;
+      const opening = new Promise<void>((r) => (onOpen = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const realFork = mixer.forkAudioStart.bind(mixer);
+      mixer.forkAudioStart = async (opts) => {
+        const f = await realFork(opts);
+        opened.push(f);
+        onOpen();
+        await gate;
+        return f;
+      };
+      let doneFired!: (own: [string, string][]) => void;
+      const done = new Promise<[string, string][]>((r) => (doneFired = r));
+      const player = new RoomPlayer(mixer, (action, own) => action === 'play-file-done' && doneFired(own));
+      const f = readRoomFile(tone[880]!, '', dir);
+      if (typeof f === 'string') throw new Error(`tone not readable: ${f}`);
+      player.enqueue(f);
+      await opening;
+      player.close();
+      release();
+      expect(await done).to.deep.include(['samples', '0']);
+      expect(await opened[0]!.stop(), 'stopped already (a second stop has no stats)').to.equal(null);
+      expect(opened).to.have.length(1);
+    } finally {
+      await mixer.destroy();
+    }
+  });
+
+  it('recording and play stay inside their directories: outside or with `..` is -ERR, relative is under them', async () => {
+    const conf = await conference('room-files');
+    const raw = await maintenance();
+    const a = await call();
+    await a.ep.join(conf);
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    // a WAV the process can read and a place it can write, both outside the two roots
+    const elsewhere = tmpDir();
+    try {
+      const outsideWav = path.join(elsewhere, 'outside.wav');
+      fs.copyFileSync(tone[880]!, outsideWav);
+      const outsideRec = path.join(elsewhere, 'rec.wav');
+      expect(await body(`room-files recording start ${outsideRec}`)).to.equal(`-ERR file [${outsideRec}] is outside the recordings directory.\n`);
+      expect(await body('room-files recording start /etc/openvoice-should-not-exist.wav')).to.equal('-ERR file [/etc/openvoice-should-not-exist.wav] is outside the recordings directory.\n');
+      const climb = `${recordings}/../rec.wav`;
+      expect(await body(`room-files recording start ${climb}`)).to.equal(`-ERR file [${climb}] names a parent directory (..).\n`);
+      expect(await body('room-files recording start ../rec.wav')).to.equal('-ERR file [../rec.wav] names a parent directory (..).\n');
+      expect(fs.existsSync(outsideRec)).to.equal(false);
+      expect(fs.existsSync(path.join(dir, 'rec.wav'))).to.equal(false);
+      expect(await body('room-files recording check')).to.equal('-ERR Conference is not being recorded.\n');
+      // a link inside the sounds directory to a file outside it is outside
+      fs.symlinkSync(outsideWav, path.join(dir, 'link.wav'));
+      expect(await body(`room-files play ${outsideWav}`)).to.equal(`-ERR (play) File: ${outsideWav} is outside the sounds directory.\n`);
+      expect(await body('room-files play link.wav')).to.equal('-ERR (play) File: link.wav is outside the sounds directory.\n');
+      expect(await body('room-files play ../outside.wav')).to.equal('-ERR (play) File: ../outside.wav names a parent directory (..).\n');
+      // relative: a recording under the recordings directory, a file under the sounds directory
+      expect(await body('room-files recording start rel.wav')).to.equal('+OK Record file rel.wav\n');
+      expect(await nextAction(raw, 'start-recording'))
+        .to.deep.include({ Path: 'rel.wav' })
+        .and.not.have.property('Error');
+      expect(await body(`room-files play ${path.basename(tone[880]!)}`)).to.equal(`+OK (play) Playing file ${path.basename(tone[880]!)}\n`);
+      expect(await nextAction(raw, 'play-file-done')).to.include({ File: path.basename(tone[880]!), samples: '8000' });
+      expect(await body('room-files recording stop rel.wav')).to.equal('Stopped recording file rel.wav\n+OK Stopped recording 1 file\n');
+      expect(readWav(path.join(recordings, 'rel.wav')).samples.length).to.be.above(6000);
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });
 

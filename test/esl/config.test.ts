@@ -21,11 +21,20 @@ describe('esl config', () => {
       authLimit: { max: 5, windowMs: 60_000 },
       maxSessions: 1000,
       forkConnectTimeoutMs: 5000,
+      conferenceFiles: { recordings: path.resolve('.data/esl/recordings'), sounds: path.resolve('.data/esl/sounds') },
     });
     expect(loadEslConfig({ ESL_LISTEN: '10.0.0.5:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '10.0.0.5', port: 8021 });
     expect(loadEslConfig({ ESL_LISTEN: '[::1]:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '::1', port: 8021 });
     const c = loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', ESL_SIP_ADDRESS: '192.0.2.10:5090', ESL_HEARTBEAT_MS: '0', ESL_AUTH_MAX_FAILURES: '3' })!;
     expect(c).to.deep.include({ sipAddress: '192.0.2.10:5090', heartbeatMs: 0, authLimit: { max: 3, windowMs: 60_000 } });
+  });
+
+  it("the conference files' directories: under DATA_DIR by default, else as set, made absolute", () => {
+    expect(loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', DATA_DIR: '/srv/ov' })!.conferenceFiles).to.deep.equal({ recordings: '/srv/ov/esl/recordings', sounds: '/srv/ov/esl/sounds' });
+    expect(loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', ESL_RECORDINGS_DIR: '/var/rec', ESL_SOUNDS_DIR: 'sounds' })!.conferenceFiles).to.deep.equal({
+      recordings: '/var/rec',
+      sounds: path.resolve('sounds'),
+    });
   });
 
   it('refuses a missing or default password and bad values, one line each, never echoing the password', () => {
@@ -50,7 +59,7 @@ describe('esl config', () => {
 
   it('.env.example documents every variable esl/config.ts reads', () => {
     const example = fs.readFileSync(path.join(__dirname, '../../.env.example'), 'utf8');
-    expect(ESL_VARIABLES.length).to.equal(9);
+    expect(ESL_VARIABLES.length).to.equal(11);
     for (const v of ESL_VARIABLES) expect(example, v).to.match(new RegExp(`^#?\\s*${v}=`, 'm'));
   });
 });

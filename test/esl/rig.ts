@@ -1,13 +1,14 @@
 // fsmrf against our switch, as test/esl/endpoint.test.ts sets it up: two sip-servers in process (fsmrf's
 // Srf on one, the SIP face on the other, at the drachtio_mrf address `sofia status` reports), a media
 // engine, the event socket, and an fsmrf MediaServer connected to it. Both libraries unmodified.
-import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
-import { MediaServer } from '../../media-engine';
+import fs from 'node:fs';
+import Mrf, { type Endpoint as FsEndpoint, type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import { MediaServer, type Endpoint } from '../../media-engine';
 import type { EslServer, EslServerOptions } from '../../esl/server';
 import { SipFace } from '../../esl/sip-face';
-import { portRange } from '../../testkit/media-engine/support';
+import { portRange, tmpDir } from '../../testkit/media-engine/support';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
-import { PASSWORD, startServer } from './support';
+import { PASSWORD, RawClient, startServer } from './support';
 
 export interface FsmrfRig {
   engine: MediaServer;
@@ -48,4 +49,77 @@ export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promi
     await close();
     throw e;
   }
+}
+
+/** A channel of the switch whose far end (an engine endpoint, real RTP on loopback) sends to it: the channel answered its offer. */
+export interface RigCall {
+  ep: FsEndpoint;
+  peer: Endpoint;
+}
+
+export interface FsmrfFixture {
+  /** the rig of this describe (started in its before) */
+  readonly rig: FsmrfRig;
+  /** a temporary directory for the tests' files, removed after */
+  readonly dir: string;
+  /** A channel whose far end sends to it; both hung up after each test. */
+  call(): Promise<RigCall>;
+  /** An inbound client subscribed to `events` (plain); closed after each test. */
+  subscriber(events: string): Promise<RawClient>;
+}
+
+/**
+ * The rig for a describe: started before its tests (the event socket's options may use the directory),
+ * the calls and clients of each test closed after it, the rig and the directory after them all.
+ */
+export function useFsmrfRig(opts: (dir: string) => Partial<EslServerOptions> = () => ({})): FsmrfFixture {
+  let rig: FsmrfRig | undefined;
+  let dir: string | undefined;
+  const open: RigCall[] = [];
+  const clients: RawClient[] = [];
+  before(async () => {
+    dir = tmpDir();
+    rig = await startFsmrfRig(opts(dir));
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.socket.destroy();
+    for (const { ep, peer } of open.splice(0)) {
+      // a far end still playing a long file stops first
+      await peer.stopPlayback().catch(() => undefined);
+      await ep.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+  });
+  after(async () => {
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const started = () => {
+    if (!rig) throw new Error('the fsmrf rig is not started (use it inside a test or a hook after before)');
+    return rig;
+  };
+  return {
+    get rig() {
+      return started();
+    },
+    get dir() {
+      if (!dir) throw new Error('the fsmrf rig is not started');
+      return dir;
+    },
+    async call() {
+      const r = started();
+      const peer = await r.engine.createEndpoint({});
+      const ep = await r.ms.createEndpoint({ remoteSdp: peer.local.sdp });
+      await peer.modify(ep.local.sdp!);
+      open.push({ ep, peer });
+      return { ep, peer };
+    },
+    async subscriber(events) {
+      const c = await RawClient.authed(started().port, PASSWORD);
+      clients.push(c);
+      const reply = (await c.command(`event plain ${events}`)).headers['Reply-Text'];
+      if (reply !== '+OK event listener enabled plain') throw new Error(`event plain ${events}: ${reply}`);
+      return c;
+    },
+  };
 }

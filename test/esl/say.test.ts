@@ -3,14 +3,11 @@
 // Endpoint.say against our switch with the far end hearing speech, and an in-band digit after
 // start_dtmf arriving as a DTMF event.
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { sayClock } from '../../esl/apps/say';
 import { sayFiles, sayMethod, sayType, wordsOf } from '../../esl/apps/say-en';
-import type { Endpoint } from '../../media-engine';
-import { readWav, tmpDir } from '../../testkit/media-engine/support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { readWav } from '../../testkit/media-engine/support';
+import { useFsmrfRig, type FsmrfRig } from './rig';
 
 /** 2023-11-14 22:13:20 UTC, a Tuesday */
 const T = 1_700_000_000;
@@ -61,32 +58,11 @@ describe('esl: mod_say_en, as the files FreeSWITCH plays and the words spoken', 
 });
 
 describe('esl: say and start_dtmf through fsmrf on the media engine', () => {
+  const fx = useFsmrfRig();
   let rig: FsmrfRig;
   let dir: string;
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    rig = await startFsmrfRig();
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer };
-  }
+  before(() => ({ rig, dir } = fx));
+  const call = () => fx.call();
 
   it('Endpoint.say a number: the far end hears the words; playback_ms is what was spoken', async () => {
     const { ep, peer } = await call();

@@ -1,6 +1,8 @@
 // A raw event-socket client for the tests: plain TCP, the server's frames read as they come (a header
 // block, then Content-Length bytes of body), nothing interpreted.
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { freePort } from '../../testkit/ports';
 import { EslServer, type EslServerOptions } from '../../esl/server';
 
@@ -105,9 +107,18 @@ export function plainHeaders(body: string): Record<string, string> {
 
 export const PASSWORD = 'esl-test-secret';
 
+/** The conference file roots of a test server that does not give its own: a directory no test fills. */
+const NO_CONFERENCE_FILES = path.join(os.tmpdir(), `esl-test-no-conference-files-${process.pid}`);
+
 /** An event socket on a free loopback port; close it in after/afterEach. */
 export async function startServer(opts: Partial<EslServerOptions> = {}): Promise<{ server: EslServer; port: number }> {
-  const server = new EslServer({ password: PASSWORD, profile: { name: 'drachtio_mrf', address: '127.0.0.1:5080' }, heartbeatMs: 0, ...opts });
+  const server = new EslServer({
+    password: PASSWORD,
+    profile: { name: 'drachtio_mrf', address: '127.0.0.1:5080' },
+    heartbeatMs: 0,
+    conferenceFiles: { recordings: NO_CONFERENCE_FILES, sounds: NO_CONFERENCE_FILES },
+    ...opts,
+  });
   const port = await freePort();
   await server.listen(port, '127.0.0.1');
   return { server, port };

@@ -5,50 +5,31 @@
 // on a connection that stays up, uuid_kill and uuid_break.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
-import { readWav, tmpDir } from '../../testkit/media-engine/support';
+import { readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { PASSWORD, plainHeaders, RawClient } from './support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { useFsmrfRig, type FsmrfRig } from './rig';
 
 describe('esl: uuid API commands through fsmrf on the media engine', () => {
+  const fx = useFsmrfRig();
   let rig: FsmrfRig;
   let dir: string;
   const wavs: Record<number, string> = {};
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
   const clients: RawClient[] = [];
 
-  before(async () => {
-    rig = await startFsmrfRig();
-    dir = tmpDir();
+  before(() => {
+    ({ rig, dir } = fx);
     for (const hz of [440, 1000]) {
       wavs[hz] = path.join(dir, `tone${hz}.wav`);
       execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', wavs[hz], 'synth', '1', 'sine', String(hz)]);
     }
   });
-  afterEach(async () => {
+  afterEach(() => {
     for (const c of clients.splice(0)) c.socket.destroy();
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
   });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** A channel whose far end is an engine endpoint (real RTP on loopback). */
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer };
-  }
+  const call = () => fx.call();
 
   async function client(events?: string): Promise<RawClient> {
     const c = await RawClient.authed(rig.port, PASSWORD);
