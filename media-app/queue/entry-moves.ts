@@ -11,6 +11,9 @@
  *   wait           the queue's wait_timeout, from the join, over waiting and connecting (a ring that
  *                  goes unanswered does not restart it; the caller's service cancels it);
  *   service_limit  the queue's service_timeout, from the bridge to the agent: it hangs up the agent's side.
+ *                  It lives in service but also only as long as the bridge: `serveBridge` cancels it the
+ *                  moment the bridge ends, before the service's end is written (the agent freed, then the
+ *                  move to ended), so it never fires on a finished bridge.
  */
 import { Moves, type MoveLog, type MoveTable, type TimerOwners } from '../call/move-table';
 import type { TimerHost } from '../call/phase-timers';
@@ -46,5 +49,15 @@ export class EntryMoves extends Moves<EntryState, EntryTimer> {
   /** The service limit (0: none), armed in service: `fire` unless the service ends first. */
   serviceLimit(ms: number, fire: () => void): void {
     if (ms > 0) this.arm('service_limit', ms, fire);
+  }
+
+  /** The service over one bridge: the service limit armed until `bridged` settles, cancelled then (before the awaits of the service's end). */
+  async serveBridge(bridged: PromiseLike<unknown>, ms: number, fire: () => void): Promise<void> {
+    this.serviceLimit(ms, fire);
+    try {
+      await bridged;
+    } finally {
+      this.cancel('service_limit');
+    }
   }
 }

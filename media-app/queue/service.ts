@@ -338,9 +338,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
       await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
       return e.end('service_over');
     }
-    // the service timeout ends the agent's side (whoever a transfer put there); the caller's leave cancels it
-    e.moves.serviceLimit(e.queue.service_timeout, () => void bridge.other(e.caller)?.hangup('normal'));
-    await bridge.ended;
+    // the service timeout ends the agent's side (whoever a transfer put there) while the bridge lasts
+    await e.moves.serveBridge(bridge.ended, e.queue.service_timeout, () => void bridge.other(e.caller)?.hangup('normal'));
     await setAgentStatus(this.db, this.publisher, agentId, 'available', ['busy']);
     e.end('service_over');
   }

@@ -85,6 +85,42 @@ describe('queue: an entry as a move table on virtual time', () => {
     expect(left.clock.pending()).to.equal(0);
   });
 
+  it('the service limit lives as long as the bridge: cancelled when it ends, before the service end is written', async () => {
+    const e = entry();
+    e.moves.move('connecting', 'an agent is claimed');
+    e.moves.move('service', 'the agent answered');
+    let endBridge!: () => void;
+    const bridged = new Promise<void>((r) => (endBridge = r));
+    const hangups: number[] = [];
+    const serving = e.moves.serveBridge(bridged, SERVICE_MS, () => void hangups.push(e.clock.now()));
+    expect(e.moves.timers).to.deep.equal(['service_limit']);
+    e.clock.advance(SERVICE_MS - 10);
+    // the agent hangs up 10 ms before the limit; the service's end (the agent's status write, the
+    // record's close) takes longer than that while the entry is still in service
+    endBridge();
+    await serving;
+    expect(e.moves.state).to.equal('service');
+    expect(e.moves.timers).to.deep.equal([]);
+    e.clock.advance(LONG_AFTER);
+    expect(hangups).to.deep.equal([]);
+    expect(e.moves.move('ended', 'service over')).to.equal(true);
+
+    // while the bridge lasts, the limit fires at service_timeout
+    const long = entry();
+    long.moves.move('connecting', 'an agent is claimed');
+    long.moves.move('service', 'the agent answered');
+    let endLong!: () => void;
+    const longBridge = new Promise<void>((r) => (endLong = r));
+    const longServing = long.moves.serveBridge(longBridge, SERVICE_MS, () => {
+      hangups.push(long.clock.now());
+      endLong(); // the agent's side hung up ends the bridge
+    });
+    long.clock.advance(SERVICE_MS);
+    await longServing;
+    expect(hangups).to.deep.equal([SERVICE_MS]);
+    expect(long.clock.pending()).to.equal(0);
+  });
+
   it('a kick during connecting ends the entry: no timer stays, the late unanswered ring cannot put it back to waiting', () => {
     const e = entry();
     e.moves.move('connecting', 'an agent is claimed');

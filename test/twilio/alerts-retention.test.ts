@@ -1,18 +1,21 @@
 // Issue 54 review: Twilio keeps its debugger records (Alerts, Notifications) 30 days; ours were never
 // deleted. The retention pass (control-api/jobs/alerts-retention.ts) deletes those older than
 // TWILIO_ALERTS_RETENTION_DAYS, read off the injected clock (core/clock), and runs as a BullMQ repeatable
-// job like the account lifecycle pass. Rows are backdated; real Postgres and Redis.
+// job like the account lifecycle pass; close() leaves no worker taking its runs. Rows are backdated; real
+// Postgres and Redis.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import Redis from 'ioredis';
+import { Queue, Worker } from 'bullmq';
 import { clock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
 import { customersRepo } from '../../core/repos/customers';
 import { twilioAlertsRepo } from '../../core/repos/twilio-alerts';
-import { runAlertsRetention, startAlertsRetention } from '../../control-api/jobs/alerts-retention';
+import { ALERTS_RETENTION_QUEUE, runAlertsRetention, startAlertsRetention } from '../../control-api/jobs/alerts-retention';
+import { bullConnection } from '../../control-api/bull-connection';
 import { testDb } from '../../testkit/db';
 
 const DAY = 86_400_000;
@@ -83,15 +86,37 @@ describe('Twilio alerts retention: older than TWILIO_ALERTS_RETENTION_DAYS delet
     const ran = new Promise<void>((r) => (firstPass = r));
     const job = await startAlertsRetention({ db: await testDb(), redisUrl: redisUrl(), prefix, days: 30, everyMs: 200, onPass: (n) => (passes.push(n), firstPass()) });
     const redis = new Redis(redisUrl());
+    // the schedule's queue as another control-api copy sees it
+    const queue = new Queue(ALERTS_RETENTION_QUEUE, { connection: bullConnection(redisUrl()), prefix });
+    let probe: Worker | null = null;
+    let closed = false;
     try {
       await ran;
       expect(await ids()).to.not.include(old);
-    } finally {
+      expect(await queue.getWorkersCount()).to.equal(1);
       await job.close();
+      closed = true;
+      const passesAtClose = passes.length;
+      expect(passes.length).to.be.at.least(1);
+      expect(await queue.getWorkersCount(), 'no worker left after close()').to.equal(0);
+      // the schedule stays (other copies share it): its next runs fall due and go to whichever worker
+      // is there. A probe worker takes three of them; the closed job runs none, so an aged row added
+      // after close() survives them.
+      const late = await aged(40 * DAY, 'old, added after close()');
+      let took = 0;
+      let threeTaken!: () => void;
+      const three = new Promise<void>((r) => (threeTaken = r));
+      probe = new Worker(ALERTS_RETENTION_QUEUE, async () => void (++took === 3 && threeTaken()), { connection: bullConnection(redisUrl()), prefix });
+      await three;
+      expect(passes.length, 'passes after close()').to.equal(passesAtClose);
+      expect(await ids()).to.include(late);
+    } finally {
+      if (!closed) await job.close();
+      await probe?.close();
+      await queue.close();
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length) await redis.del(...keys);
       redis.disconnect();
     }
-    expect(passes.length).to.be.at.least(1);
   });
 });

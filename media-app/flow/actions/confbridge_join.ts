@@ -3,6 +3,7 @@ import type * as later from '../../../core/flow/options/later';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
 import type { CallPort } from '../call-port';
+import { onceAborted } from '../../kit/clock';
 
 /** The conference subsystem as flow actions see it (services.conferences). */
 type ConferenceService = NonNullable<ActionContext['services']['conferences']>;
@@ -36,7 +37,8 @@ export class ConfbridgeJoin extends FlowTask<z.infer<typeof later.confbridge_joi
     const twiml = ctx.services.twiml;
     if (twiml) return twiml.playWaitDocument(ctx, call, { url, method: this.option.wait_method ?? 'POST', kind: 'conference' }, signal);
     ctx.note('twiml_error', { code: 11200, message: 'the twiml subsystem is not running on this node', url, wait: 'conference' });
-    return ctx.clock.sleep(2 ** 31 - 1, signal).catch(() => undefined);
+    // silence until the wait ends (waitForStart aborts `signal` when the room starts): no timer
+    return new Promise<void>((resolve) => (signal.aborted ? resolve() : void onceAborted(signal, resolve)));
   }
 
   /** The wait audio plays until the room starts (or the call ends: the abort reaches the runner). */
