@@ -1,13 +1,13 @@
-// Migration 0973_twilio_alerts_time_index: the Twilio alerts retention pass (core/repos/twilio-alerts.ts
+// Migration 0974_twilio_alerts_time_index: the Twilio alerts retention pass (core/repos/twilio-alerts.ts
 // pruneBefore) deletes every customer's records older than the retention, a batch of 5000 a statement,
 // chosen by `tm_create < $1` across customers. The (customer_id, tm_create, id) index of 0964 cannot serve
 // that (it leads with the customer): each batch read the whole table. The planner's choice for the very
 // statement pruneBefore sends (caught off knex's query event), on 20 000 rows of 8 customers spread over
-// a month, a few percent of them aged: without 0973 a sequential scan, with it the (tm_create, id) index.
+// a month, a few percent of them aged: without 0974 a sequential scan, with it the (tm_create, id) index.
 // Run inside a transaction on the test database (Postgres DDL and ANALYZE are transactional), rolled back.
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { down, up } from '../../core/db/migrations/0973_twilio_alerts_time_index';
+import { down, up } from '../../core/db/migrations/0974_twilio_alerts_time_index';
 import { customersRepo } from '../../core/repos/customers';
 import { twilioAlertsRepo } from '../../core/repos/twilio-alerts';
 import { testDb } from '../../testkit/db';
@@ -39,7 +39,7 @@ async function scans(trx: Knex.Transaction, q: { sql: string; bindings: readonly
     .map((n) => (n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']));
 }
 
-describe('migration 0973_twilio_alerts_time_index', function () {
+describe('migration 0974_twilio_alerts_time_index', function () {
   this.timeout(30_000);
 
   it("the retention pass's batch reads twilio_alerts by (tm_create, id), not the whole table", async () => {
@@ -78,8 +78,8 @@ describe('migration 0973_twilio_alerts_time_index', function () {
         if (!(e instanceof Rollback)) throw e;
       });
     expect(pruned).to.be.within(ROWS * 0.05, ROWS * 0.09);
-    expect(without, 'without 0973').to.include('Seq Scan');
-    expect(withIndex, 'with 0973').to.not.include('Seq Scan');
+    expect(without, 'without 0974').to.include('Seq Scan');
+    expect(withIndex, 'with 0974').to.not.include('Seq Scan');
     expect(withIndex.some((s) => s.endsWith(' twilio_alerts_tm_create_id'))).to.equal(true);
   });
 });
