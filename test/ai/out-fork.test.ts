@@ -3,26 +3,17 @@
 // never kept on the call's endpoint. The opening is held at a gate so the order is the test's, not
 // the worker's.
 import { expect } from 'chai';
-import dgram from 'node:dgram';
 import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
 import { OutFork } from '../../media-app/ai/out-fork';
-import { pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
+import { useMediaServer, usePcmuEndpoint } from '../../testkit/media-engine/support';
 
 describe("ai: the model's out fork (opened, dropped, closed)", function () {
   this.timeout(20_000);
   let ms: MediaServer;
   useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
-  let sock: dgram.Socket;
+  const endpoint = usePcmuEndpoint(() => ms);
   let ep: Endpoint;
-  beforeEach(async () => {
-    sock = dgram.createSocket('udp4');
-    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-    ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
-  });
-  afterEach(async () => {
-    await ep.destroy();
-    sock.close();
-  });
+  beforeEach(() => (ep = endpoint.get()));
 
   /**
    * An OutFork whose openings wait for `release()`; `opened` lists every fork the endpoint started and

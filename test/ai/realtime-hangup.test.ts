@@ -6,7 +6,6 @@
 // A real endpoint, the real OpenAI link against its loopback stand-in; the connect is held at a gate
 // so the hang-up lands inside it every time.
 import fs from 'node:fs';
-import dgram from 'node:dgram';
 import { expect } from 'chai';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import type { Endpoint, MediaServer } from '../../media-engine';
@@ -15,7 +14,7 @@ import type { AiSession } from '../../core/ai/session';
 import type { LinkHost, LinkRate, LinkSetup, ModelLink } from '../../media-app/ai/s2s/link';
 import { OpenAiRealtimeLink } from '../../media-app/ai/s2s/openai';
 import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
-import { pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
+import { useMediaServer, usePcmuEndpoint } from '../../testkit/media-engine/support';
 
 const KEY = 'sk-hangup-key-0123456789';
 
@@ -40,7 +39,7 @@ describe('ai: a speech-to-speech session whose caller hangs up while it connects
   let ms: MediaServer;
   useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
   let rt: RealtimeServer;
-  let sock: dgram.Socket;
+  const endpoint = usePcmuEndpoint(() => ms);
   let ep: Endpoint;
   const unhandled: unknown[] = [];
   const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -52,15 +51,7 @@ describe('ai: a speech-to-speech session whose caller hangs up while it connects
     process.off('unhandledRejection', onUnhandled);
     await rt.close();
   });
-  beforeEach(async () => {
-    sock = dgram.createSocket('udp4');
-    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-    ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
-  });
-  afterEach(async () => {
-    await ep.destroy();
-    sock.close();
-  });
+  beforeEach(() => (ep = endpoint.get()));
 
   it('ends as a hang-up once connected, never greets, and leaves no rejection unhandled', async () => {
     const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));

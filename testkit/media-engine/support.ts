@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MediaServer, type MediaServerOptions } from '../../media-engine';
+import { MediaServer, type Endpoint, type MediaServerOptions } from '../../media-engine';
 import { portBlock, sippMediaPort } from '../ports';
 
 export function tmpDir(): string {
@@ -162,6 +162,34 @@ export function useMediaServer(
     await f?.ms.destroy();
     if (f) fs.rmSync(f.dir, { recursive: true, force: true });
   });
+}
+
+/**
+ * For a describe block after useMediaServer: before each test an engine endpoint answering a PCMU offer
+ * from a loopback UDP socket that only listens (its far end); both closed after each test. `get()` is
+ * the current test's endpoint.
+ */
+export function usePcmuEndpoint(server: () => MediaServer): { get: () => Endpoint } {
+  let sock: dgram.Socket | undefined;
+  let ep: Endpoint | undefined;
+  beforeEach(async () => {
+    sock = dgram.createSocket('udp4');
+    sock.on('error', () => undefined);
+    await new Promise<void>((r) => sock!.bind(0, '127.0.0.1', r));
+    ep = await server().createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
+  });
+  afterEach(async () => {
+    await ep?.destroy();
+    sock?.close();
+    ep = undefined;
+    sock = undefined;
+  });
+  return {
+    get: () => {
+      if (!ep) throw new Error('usePcmuEndpoint: no endpoint outside a test');
+      return ep;
+    },
+  };
 }
 
 /** Both sockets of a freed RTP port can be bound again by somebody else. */
