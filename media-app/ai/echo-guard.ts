@@ -5,7 +5,8 @@
  * sent ("far", an 'out' fork) by correlation: the 10 ms amplitude envelopes of both are correlated
  * over lags 0-600 ms; a lag that explains the near envelope well (Pearson over the blocks where the caller's side is loud, ≥ 0.8
  * over 1 s, ≥ 0.85 over a short run when nothing is known yet, at the same lag ±20 ms in two estimates in a row,
- * with echo in at least 70 % of the blocks where the agent is loud, and attenuated: gain ≤ 1) gives the echo path (delay and gain, the gain being the
+ * with echo in at least 70 % of the blocks where the agent is loud — for a first path over the last 3 s, so a caller
+ * who starts over the agent after it talked to silence is not taken for its echo — and attenuated: gain ≤ 1) gives the echo path (delay and gain, the gain being the
  * median near/far ratio, moving by at most 5 % per estimate so a caller over the echo does not inflate it). Each near 20 ms frame is then echo (passed on as silence, so neither the
  * VAD nor the recogniser hears it) when it is no louder than the predicted echo plus a margin of 8 dB,
  * and the caller (passed on whole) otherwise, with 240 ms of hangover so the caller's words are not
@@ -30,6 +31,7 @@ const MARGIN = 2.5; // near amplitude over the predicted echo that is the caller
 const NEAR_FLOOR = 150; // mean |sample| under which a frame is quiet (nothing to decide)
 const FAR_FLOOR = 150;
 const HISTORY = 400; // blocks kept
+const SEEN = 300; // blocks over which a first echo path must have been there whenever the agent was loud: 3 s
 const MAX_GAIN = 1; // an echo path louder than what was sent (0 dB) is not one
 
 export interface EchoPath {
@@ -254,15 +256,13 @@ export class EchoGuard {
     const agrees = this.candidate !== null && Math.abs(best.d - this.candidate) <= 2;
     this.candidate = best.d;
     if (!agrees) return false;
-    const ratios: number[] = [];
-    for (let i = 0; i < w; i++) {
-      const j = this.nearRef[(this.nearCount - w + i) % HISTORY]! - best.d - 1;
-      const y = j < 0 ? 0 : this.far[j % HISTORY]!;
-      if (y > FAR_FLOOR * 2) ratios.push(xs[i]! / y);
-    }
+    const ratios = this.ratiosAt(best.d, w);
     if (ratios.length < 5) return false;
-    // an echo is there whenever the agent is loud; a caller's speech that happens to look alike is not
-    if (ratios.filter((r) => r > 0.02).length < 0.7 * ratios.length) return false;
+    // an echo is there whenever the agent is loud; a caller's speech that happens to look alike is not. A
+    // first path must also explain the seconds before the window (the agent talking while the caller was
+    // silent); a known one is followed over the window alone (the canceller may have left nothing of it since)
+    const seen = this.path ? ratios : this.ratiosAt(best.d, Math.min(Math.max(w, SEEN), this.nearCount));
+    if (seen.filter((r) => r > 0.02).length < 0.7 * seen.length) return false;
     ratios.sort((a, b) => a - b);
     let gain = ratios[ratios.length >> 1]!;
     // an echo comes back attenuated: "echo" louder than what was sent is the caller's own speech
@@ -273,6 +273,19 @@ export class EchoGuard {
     this.lagBlocks = best.d + 1;
     this.path = { lagMs: this.lagBlocks * BLOCK_MS, gain, rho: best.rho };
     return true;
+  }
+
+  /** near/far over the last `w` near blocks where the far block `d + 1` blocks before was loud. */
+  private ratiosAt(d: number, w: number): number[] {
+    const ratios: number[] = [];
+    for (let i = 0; i < w; i++) {
+      const k = (this.nearCount - w + i) % HISTORY;
+      const j = this.nearRef[k]! - d - 1;
+      if (this.farCount - j >= HISTORY) continue;
+      const y = j < 0 ? 0 : this.far[j % HISTORY]!;
+      if (y > FAR_FLOOR * 2) ratios.push(this.near[k]! / y);
+    }
+    return ratios;
   }
 }
 

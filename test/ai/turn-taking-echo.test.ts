@@ -135,6 +135,36 @@ describe('echo guard', function () {
       expect(none.path, 'an echo path').to.equal(null);
       expect(none.passedInCaller, 'caller frames passed on').to.be.at.least(none.callerFrames * 0.9);
     });
+
+    it('a caller who starts over a long opening line it heard in silence, 0.8 to 6 s into it, is not taken for its echo', () => {
+      // the agent's line and the words of test/evals/checks-live: before, at most of these starts a chance likeness of the two
+      // envelopes made up an echo path (lag 430 ms, gain 1) and silenced the caller's "talking"
+      const line = speechSamples(
+        'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise, and deliver them to shops, cafes and homes all over the town.',
+      );
+      const made: string[] = [];
+      for (const voice of [undefined, { speed: 140, pitch: 70 }]) {
+        const words = speechSamples('Please stop talking now', voice);
+        for (let atMs = 800; atMs <= 6000; atMs += 200) {
+          const g = new EchoGuard(8000);
+          const c0 = atMs * 8;
+          let silenced = 0;
+          let out = 0;
+          for (let i = 0; i + 160 <= Math.min(line.length, c0 + words.length + 8000); i += 160) {
+            g.far20(line.subarray(i, i + 160));
+            const x = new Int16Array(160);
+            for (let k = 0; k < 160; k++) if (i + k >= c0 && i + k - c0 < words.length) x[k] = words[i + k - c0]!;
+            for (const o of g.near20(x)) {
+              const j = out++ * 160 - c0;
+              const level = j >= 0 && j + 160 <= words.length ? words.subarray(j, j + 160).reduce((a, v) => a + Math.abs(v), 0) / 160 : 0;
+              if (level > 300 && o.every((v) => v === 0)) silenced++;
+            }
+          }
+          if (g.echoPath || silenced) made.push(`${atMs} ms${voice ? ' (other voice)' : ''}: ${silenced} frame(s) silenced, path ${JSON.stringify(g.echoPath)}`);
+        }
+      }
+      expect(made, made.join('; ')).to.deep.equal([]);
+    });
   });
 
   describe('on a live call (speakerphone)', () => {
