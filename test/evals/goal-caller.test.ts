@@ -22,6 +22,28 @@ import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
 import { GOAL_CALLER_PROMPT } from '../../evals/goal-caller';
 import type { EvalCallResult } from '../../core/evals/schema';
+import { attachHeard } from '../../evals/hearing';
+
+describe('evals hearing: what the caller heard goes beside the agent line it was', () => {
+  it('a segment goes to the last agent line recorded before its end (+500 ms): records at a reply’s start or its end alike', () => {
+    const agent = (text: string, t_ms: number) => ({ role: 'agent' as const, text, t_ms });
+    const transcript = [agent('Hi.', 200), { role: 'caller' as const, text: 'Hours?', t_ms: 3000 }, agent('Nine.', 6400), agent('Bye.', 9000)];
+    const heard = [
+      { t_ms: 250, end_ms: 1500, text: 'hi' },
+      // recorded once said: its line's time is after the segment started
+      { t_ms: 5000, end_ms: 6300, text: 'nine' },
+      { t_ms: 9050, end_ms: 9800, text: 'bye' },
+      { t_ms: 12000, end_ms: 12500, text: 'more' },
+    ];
+    expect(attachHeard(transcript, heard)).to.deep.equal([
+      { ...transcript[0], heard_text: 'hi', heard_t_ms: 250 },
+      transcript[1],
+      { ...transcript[2], heard_text: 'nine', heard_t_ms: 5000 },
+      { ...transcript[3], heard_text: 'bye more', heard_t_ms: 9050 },
+    ]);
+    expect(attachHeard([agent('Hi.', 5000)], [{ t_ms: 100, end_ms: 900, text: 'early' }])).to.deep.equal([{ ...agent('Hi.', 5000), heard_text: '' }]);
+  });
+});
 
 const GREETING = 'Hello, how can I help you?';
 const ANSWER = 'We open at nine in the morning.';
