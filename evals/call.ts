@@ -5,8 +5,11 @@
  * talks over the agent: it starts that long after the agent's utterance heard now, or the next one,
  * started), dtmf (RFC 4733), hangup (BYE). The platform hanging up ends the script where it is; a
  * call still up when the script is over is hung up by the caller; one longer than `maxCallMs`, or a
- * run aborted, too. The caller's side of the transcript is what it said, timed from the answer;
- * what it heard of the agent is kept for the audio checks (checks/audio.ts).
+ * run aborted, too. A caller with a goal instead plays goal-caller.ts (its LLM failing ends the call
+ * with `error`). The caller's background (background.ts) is mixed into all it sends; a caller that
+ * hears (hearing.ts) transcribes the rest of what it heard once the call is over. The caller's side of
+ * the transcript is what it said, timed from the answer; what it heard of the agent is kept for the
+ * audio checks (checks/audio.ts).
  */
 import type { EvalRunScenario } from '../core/repos/eval-scenarios';
 import type { EvalCaller, EvalHeardSegment, EvalTranscriptLine, EvalTurn } from '../core/evals/schema';

@@ -207,8 +207,13 @@ describe('evals background echo over SIP: a speakerphone caller does not make ai
       .send({
         name: 'speakerphone',
         target: { type: 'number', target: '+899573000001' },
-        caller: { turns: [{ wait_ms: 12_000 }, { say: ASK }, { wait_ms: 6000 }, { hangup: true }], background: { type: 'echo', gain_db: -20, delay_ms: 60 } },
-        checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }],
+        caller: {
+          turns: [{ wait_ms: 12_000 }, { say: ASK }, { wait_ms: 6000 }, { hangup: true }],
+          background: { type: 'echo', gain_db: -20, delay_ms: 60 },
+          // a scripted caller that transcribes what it heard, after the call
+          hear: { phrases: ['welcome to the corner bakery', 'we open at nine in the morning'] },
+        },
+        checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }, { type: 'transcript_heard_contains', text: 'nine in the morning' }],
       })
       .expect(200);
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
@@ -230,6 +235,8 @@ describe('evals background echo over SIP: a speakerphone caller does not make ai
     const dump = JSON.stringify(r);
     expect(r.checks[0], dump).to.deep.include({ passed: true });
     expect(r.checks[1], dump).to.deep.include({ passed: true });
+    expect(r.checks[2], dump).to.deep.include({ passed: true });
+    expect(r.transcript.find((l) => l.text === ANSWER)?.heard_text, dump).to.equal('we open at nine in the morning');
     // the greeting was said whole, not cut by its own echo
     expect(r.turns[0]?.interrupted, dump).to.equal(false);
   });
