@@ -60,8 +60,12 @@ export function noise(color: 'white' | 'pink', levelDb: number): Float64Array {
   return toLevel(out, levelDb);
 }
 
-/** `voices` talkers, each a different espeak-ng variant saying another sentence, summed (each looped to the longest) at `levelDb`. */
-export async function babble(voices: number, language: string, levelDb: number): Promise<Float64Array> {
+/** The talkers summed, unscaled, by voices and language: made once per worker (espeak-ng runs `voices` times), scaled per call. */
+const babbleSums = new Map<string, Promise<Float64Array>>();
+const BABBLE_CACHE = 16;
+
+/** `voices` talkers, each a different espeak-ng variant saying another sentence, summed (each looped to the longest). */
+async function babbleSum(voices: number, language: string): Promise<Float64Array> {
   const lines = await Promise.all(Array.from({ length: voices }, (_, i) => speak(BABBLE_LINES[i % BABBLE_LINES.length]!, language, { variant: BABBLE_VARIANTS[i % BABBLE_VARIANTS.length]! })));
   const n = Math.max(...lines.map((l) => l.length));
   const out = new Float64Array(n);
@@ -70,7 +74,22 @@ export async function babble(voices: number, language: string, levelDb: number):
     const shift = Math.floor((k * l.length) / voices);
     for (let i = 0; i < n; i++) out[i]! += l[(i + shift) % l.length]!;
   });
-  return toLevel(out, levelDb);
+  return out;
+}
+
+/** The babble at `levelDb` dBFS RMS. */
+export async function babble(voices: number, language: string, levelDb: number): Promise<Float64Array> {
+  const key = `${voices} ${language}`;
+  let sum = babbleSums.get(key);
+  if (!sum) {
+    sum = babbleSum(voices, language);
+    // languages are the scenarios': the cache stays small however many there are
+    if (babbleSums.size >= BABBLE_CACHE) babbleSums.clear();
+    babbleSums.set(key, sum);
+    // a failed synthesis is not kept: the next call tries again
+    sum.catch(() => babbleSums.delete(key));
+  }
+  return toLevel(await sum, levelDb);
 }
 
 const clamp = (v: number) => (v > 32767 ? 32767 : v < -32768 ? -32768 : Math.round(v));

@@ -6,8 +6,8 @@
  * configuration's, through the egress policy) for the next line, say it with espeak-ng. The LLM ends
  * the call by calling its tool `goal_reached` (chosen over a text marker: a tool call cannot be said by
  * mistake, nor appear in a line by accident); after `max_turns` lines of its own the caller hears the
- * agent's answer and hangs up. An LLM that fails, refuses or answers nothing stops the call with an
- * error saying which: never a silent pass.
+ * agent's answer and hangs up. An LLM that fails, refuses or answers nothing, or a recogniser that
+ * fails, stops the call (hung up) with an error saying which: never a silent pass.
  */
 import type { EvalCaller, EvalTranscriptLine } from '../core/evals/schema';
 import type { ChatLlm, ChatMessage, ToolDef } from '../core/llm/client';
@@ -124,6 +124,15 @@ async function say(g: GoalCall, text: string): Promise<boolean> {
   return true;
 }
 
+/** The agent's turn transcribed; a recogniser that fails stops the caller as its LLM failing would. */
+async function hear(g: GoalCall, heard: { from: number; to: number }) {
+  try {
+    return await g.hearing.transcribe(heard.from, heard.to + 1, g.signal);
+  } catch (e) {
+    throw new GoalCallerError((e as Error).message);
+  }
+}
+
 /** Plays the goal caller until its LLM ends the call, max_turns lines were said, or the call is over; a failing LLM throws GoalCallerError. */
 export async function playGoal(g: GoalCall): Promise<GoalOutcome> {
   const max = g.caller.max_turns ?? DEFAULT_MAX_TURNS;
@@ -134,7 +143,7 @@ export async function playGoal(g: GoalCall): Promise<GoalOutcome> {
   for (;;) {
     const heard = await agentTurn(g);
     if (heard === 'over') return { reached: false, turns, reason: 'the call ended before the goal was reached' };
-    const segment = heard === 'silent' ? null : await g.hearing.transcribe(heard.from, heard.to + 1, g.signal);
+    const segment = heard === 'silent' ? null : await hear(g, heard);
     if (turns >= max) return { reached: false, turns, reason: `${max} line(s) said (max_turns) without the goal reached` };
     if (!llm) {
       const found = await g.llm();

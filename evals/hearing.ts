@@ -8,7 +8,7 @@
  * `heard`; the agent lines get the text of the segments each reply covered (attachHeard).
  */
 import type { EvalHear, EvalHeardSegment, EvalTranscriptLine } from '../core/evals/schema';
-import { createSttProvider } from '../media-engine/stt';
+import { createSttProvider, type SttStream } from '../media-engine/stt';
 import { UTTERANCE_GAP_MS, VOICED_LEVEL } from './checks/heard';
 import type { HeardAudio, RtpPhone } from './rtp-phone';
 
@@ -71,7 +71,12 @@ export class Hearing {
 
   /** One recogniser stream for the packets (each written as its 160-sample frames), ended and read whole. */
   private async recognise(packets: Packet[], signal?: AbortSignal): Promise<string> {
-    const stream = createSttProvider(this.spec.provider).createStream({ language: this.language, ...(this.spec.phrases ? { phrases: this.spec.phrases } : {}) });
+    let stream: SttStream;
+    try {
+      stream = createSttProvider(this.spec.provider).createStream({ language: this.language, ...(this.spec.phrases ? { phrases: this.spec.phrases } : {}) });
+    } catch (e) {
+      throw new Error(`the caller's recogniser (${this.spec.provider}) failed: ${(e as Error).message}`);
+    }
     const texts: string[] = [];
     let failed: Error | null = null;
     stream.on('transcript', (e) => {
