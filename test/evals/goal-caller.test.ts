@@ -4,7 +4,8 @@
 // through pocketsphinx with the scenario's phrases and answers what it heard: the transcript has the
 // caller's generated lines and the agent's, the agent lines what the caller heard of them, and the
 // caller ends the call through its goal_reached tool. Its LLM failing fails the call and the run,
-// saying so; under the default egress policy its request to the stand-in on loopback is refused.
+// saying so; under the default egress policy its request to the stand-in on loopback is refused. A
+// caller naming its LLM's AI configuration gets that one's vendor, never another customer's.
 import { expect } from 'chai';
 import request from 'supertest';
 import pino from 'pino';
@@ -23,6 +24,7 @@ import { EvalWorker } from '../../evals/worker';
 import { GOAL_CALLER_PROMPT } from '../../evals/goal-caller';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { attachHeard } from '../../evals/hearing';
+import { callerLlm } from '../../evals/call-facts';
 
 describe('evals hearing: what the caller heard goes beside the agent line it was', () => {
   it('a segment goes to the last agent line recorded before its end (+500 ms): records at a reply’s start or its end alike', () => {
@@ -199,5 +201,25 @@ describe('evals goal caller over SIP: an LLM plays the caller, hearing through t
     expect(r.passed).to.equal(false);
     // nothing reached the stand-in from the caller
     expect(llm.requests.filter((q) => q.messages[0]?.content?.startsWith(GOAL_CALLER_PROMPT)).length).to.equal(before);
+  });
+
+  it("a caller naming its LLM (llm.ai_id) gets that AI's vendor; another customer's AI or none on the call is an error saying so", async () => {
+    const db = t.ctx.db;
+    const deps = { db, env: {}, egress: loopbackAllowed };
+    const mine = await aisRepo(db).create(f.customer.id, { name: 'caller', engine_model: 'openai.caller-model', engine_url: llm.url });
+    const named = await callerLlm(deps, f.customer.id, { language: 'en-US', goal: 'x', llm: { ai_id: mine.id } })('no-such-call-id');
+    if ('error' in named) throw new Error(named.error);
+    expect(named.label).to.equal('openai.caller-model');
+    const answer = await named.complete({
+      messages: [
+        { role: 'system', content: `${GOAL_CALLER_PROMPT}\nYour goal: x` },
+        { role: 'user', content: 'hello how can i help you' },
+      ],
+    });
+    expect(answer.content).to.equal(ASK);
+    const other = await createFixture(t.ctx);
+    const theirs = await aisRepo(db).create(other.customer.id, { name: 'theirs', engine_model: 'openai.gpt-test', engine_url: llm.url });
+    expect(await callerLlm(deps, f.customer.id, { language: 'en-US', goal: 'x', llm: { ai_id: theirs.id } })('x')).to.deep.equal({ error: `no AI configuration ${theirs.id} of the customer's` });
+    expect(await callerLlm(deps, f.customer.id, { language: 'en-US', goal: 'x' })('no-such-call-id')).to.deep.equal({ error: 'the call is not found on the platform by its Call-ID' });
   });
 });
