@@ -3,10 +3,11 @@
  * the customer's records of the call (core/repos/eval-reach.ts): each agent reply's record time and
  * whether it was cut, the tool calls, who hung up and what the call was connected or transferred to,
  * and, asked only by a judge check, the customer's LLM vendor: the chat model of the AI configuration
- * ai_talk ran on the call (a team's: its member then speaking), through the egress policy.
+ * ai_talk ran on the call (a team's: its member then speaking), through the egress policy; the goal
+ * caller's LLM likewise (callerLlm).
  */
 import type { Db } from '../core/db/knex';
-import type { EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import type { EvalCaller, EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
 import { LlmError, type ChatLlm } from '../core/llm/client';
 import { llmFor } from '../core/llm/endpoint';
 import type { EgressPolicy } from '../core/net';
@@ -32,23 +33,31 @@ function parsedArguments(raw: unknown): unknown {
   }
 }
 
-async function vendorOf(deps: FactsDeps, customerId: string, callId: string): Promise<ChatLlm | { error: string }> {
-  const a = await evalReachRepo(deps.db).aiOfCall(customerId, callId);
-  if (!a) return { error: 'no ai_talk ran on the call, so there is no AI configuration whose LLM vendor could judge' };
-  let aiId: string | undefined = a.assistance_id;
-  if (a.assistance_type === 'team') {
-    const team = await teamsRepo(deps.db).get(customerId, a.assistance_id);
-    aiId = team?.members.find((m) => m.id === (a.current_member_id || team.start_member_id))?.ai_id;
-  }
-  const ai = aiId ? await aisRepo(deps.db).get(customerId, aiId) : null;
-  if (!ai) return { error: 'the AI configuration ai_talk ran on the call no longer exists' };
-  if (realtimeModel(ai.engine_model)) return { error: `engine_model ${ai.engine_model} is a speech-to-speech model, with no chat endpoint to judge with` };
+/** The chat model of an AI configuration of the customer's, or why there is none (a speech-to-speech model, no endpoint). */
+export async function aiVendor(deps: FactsDeps, customerId: string, aiId: string): Promise<ChatLlm | { error: string }> {
+  const ai = await aisRepo(deps.db).get(customerId, aiId);
+  if (!ai) return { error: `no AI configuration ${aiId} of the customer's` };
+  if (realtimeModel(ai.engine_model)) return { error: `engine_model ${ai.engine_model} is a speech-to-speech model, with no chat endpoint` };
   try {
     return llmFor(ai, deps.env, deps.egress);
   } catch (e) {
     if (e instanceof LlmError) return { error: e.message };
     throw e;
   }
+}
+
+/** The chat model of the AI configuration ai_talk ran on the call (a team's: its member then speaking). */
+export async function vendorOf(deps: FactsDeps, customerId: string, callId: string): Promise<ChatLlm | { error: string }> {
+  const a = await evalReachRepo(deps.db).aiOfCall(customerId, callId);
+  if (!a) return { error: 'no ai_talk ran on the call, so there is no AI configuration whose LLM vendor could be asked' };
+  let aiId: string | undefined = a.assistance_id;
+  if (a.assistance_type === 'team') {
+    const team = await teamsRepo(deps.db).get(customerId, a.assistance_id);
+    aiId = team?.members.find((m) => m.id === (a.current_member_id || team.start_member_id))?.ai_id;
+  }
+  if (!aiId) return { error: 'the AI configuration ai_talk ran on the call no longer exists' };
+  const v = await aiVendor(deps, customerId, aiId);
+  return 'error' in v && v.error.startsWith('no AI configuration') ? { error: 'the AI configuration ai_talk ran on the call no longer exists' } : v;
 }
 
 export interface FactsDeps {
@@ -76,8 +85,24 @@ export async function callFacts(deps: FactsDeps, customerId: string, callId: str
     talkOversSkipped: played.talkOversSkipped,
     heard: played.heard,
     end_ms: played.end_ms,
+    heardSegments: played.heardSegments ?? null,
     toolCalls,
     callEnd,
     vendor: () => (vendor ??= vendorOf(deps, customerId, callId)),
+  };
+}
+
+/**
+ * The goal caller's LLM for a call of the customer's: the AI configuration the scenario names
+ * (`caller.llm.ai_id`), else the one ai_talk runs on the call (found by the caller's SIP Call-ID once
+ * the call is up; asked when the caller's first line is due, by when the agent has started).
+ */
+export function callerLlm(deps: FactsDeps, customerId: string, caller: EvalCaller): (sipCallId: string) => Promise<ChatLlm | { error: string }> {
+  return async (sipCallId) => {
+    if (caller.llm) return aiVendor(deps, customerId, caller.llm.ai_id);
+    const call = await evalReachRepo(deps.db).callBySipCallId(customerId, sipCallId);
+    if (!call) return { error: 'the call is not found on the platform by its Call-ID' };
+    const v = await vendorOf(deps, customerId, call.id);
+    return 'error' in v ? { error: `${v.error} (a scenario can name one: caller.llm.ai_id)` } : v;
   };
 }

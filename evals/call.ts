@@ -5,16 +5,23 @@
  * talks over the agent: it starts that long after the agent's utterance heard now, or the next one,
  * started), dtmf (RFC 4733), hangup (BYE). The platform hanging up ends the script where it is; a
  * call still up when the script is over is hung up by the caller; one longer than `maxCallMs`, or a
- * run aborted, too. The caller's side of the transcript is what it said, timed from the answer;
- * what it heard of the agent is kept for the audio checks (checks/audio.ts).
+ * run aborted, too. A caller with a goal instead plays goal-caller.ts (its LLM failing ends the call
+ * with `error`). The caller's background (background.ts) is mixed into all it sends; a caller that
+ * hears (hearing.ts) transcribes the rest of what it heard once the call is over. The caller's side of
+ * the transcript is what it said, timed from the answer; what it heard of the agent is kept for the
+ * audio checks (checks/audio.ts).
  */
 import type { EvalRunScenario } from '../core/repos/eval-scenarios';
-import type { EvalTranscriptLine } from '../core/evals/schema';
+import type { EvalCaller, EvalHeardSegment, EvalTranscriptLine, EvalTurn } from '../core/evals/schema';
+import type { ChatLlm } from '../core/llm/client';
 import type { EvalsConfig } from './config';
 import { RtpPhone } from './rtp-phone';
 import { SipCaller } from './sip-caller';
 import { speak } from './speech';
 import { utteranceAt, VOICED_LEVEL, type HeardPacket } from './checks/heard';
+import { attachBackground, prepareBackground } from './background';
+import { GoalCallerError, playGoal, type GoalOutcome } from './goal-caller';
+import { Hearing } from './hearing';
 
 /** A say turn that talked over the agent: when it started and ended (ms after the answer), and since when the agent was talking. */
 export interface TalkOver {
@@ -40,9 +47,16 @@ export interface PlayedCall {
   heard: HeardPacket[];
   /** when the call ended, ms after the answer */
   end_ms: number;
+  /** what the caller's recogniser made of the agent's audio (caller.hear, a goal caller) */
+  heardSegments?: EvalHeardSegment[];
+  /** a goal caller: how it ended */
+  goal?: GoalOutcome;
 }
 
-type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs' | 'agentWaitMs'>;
+type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs' | 'agentWaitMs' | 'judgeTimeoutMs' | 'goalReplySilenceMs'> & {
+  /** the goal caller's LLM for the call of this SIP Call-ID (asked once, when its first line is due) */
+  goalLlm?: (sipCallId: string) => Promise<ChatLlm | { error: string }>;
+};
 
 /** Resolves after `ms` or when `stop` settles, whichever is first; the timer is cleared either way. */
 async function waitOr(ms: number, stop: Promise<unknown>): Promise<void> {
@@ -81,10 +95,84 @@ async function agentUtterance(phone: RtpPhone, now: () => number, t0: number, wa
   }
 }
 
+/** What the turns of a call play on: the phone, the clock from the answer, and what ends the call. */
+interface Line {
+  phone: RtpPhone;
+  t0: number;
+  now: () => number;
+  stop: Promise<unknown>;
+  over: () => boolean;
+}
+
+/** The scripted turns, in order, until they or the call are over. */
+async function playTurns(turns: EvalTurn[], speech: Map<number, Int16Array>, l: Line, played: PlayedCall, agentWaitMs: number): Promise<void> {
+  const { phone, t0, now, stop } = l;
+  for (const [i, turn] of turns.entries()) {
+    if (l.over()) break;
+    if ('wait_ms' in turn) await waitOr(turn.wait_ms, stop);
+    else if ('say' in turn) {
+      let agentFrom: number | null = null;
+      if (turn.after_agent_ms !== undefined) {
+        agentFrom = await agentUtterance(phone, now, t0, agentWaitMs, stop);
+        if (agentFrom === null) {
+          if (!l.over()) played.talkOversSkipped++;
+          continue;
+        }
+        await waitOr(agentFrom + turn.after_agent_ms - now(), stop);
+        if (l.over()) break;
+      }
+      const said = phone.say(speech.get(i)!);
+      await Promise.race([said, stop]);
+      const at = await Promise.race([said, Promise.resolve(null)]);
+      if (at === null) continue;
+      const line = { t_ms: Math.round(at - t0), end_ms: Math.round(now()) };
+      played.callerLines.push({ role: 'caller', text: turn.say, t_ms: line.t_ms });
+      played.callerSpeech.push(line);
+      if (agentFrom !== null) played.talkOvers.push({ ...line, after_agent_ms: turn.after_agent_ms!, agent_from_ms: Math.round(agentFrom) });
+    } else if ('dtmf' in turn) await Promise.race([phone.dtmf(turn.dtmf), stop]);
+    else break;
+  }
+}
+
+/** The goal caller's play (goal-caller.ts); its LLM failing ends the call with `played.error`. */
+async function playGoalCall(scenario: EvalRunScenario, l: Line, hearing: Hearing, played: PlayedCall, deps: Deps, signal: AbortSignal): Promise<void> {
+  try {
+    played.goal = await playGoal({
+      caller: scenario.caller,
+      phone: l.phone,
+      hearing,
+      t0: l.t0,
+      now: l.now,
+      stop: l.stop,
+      signal,
+      llm: deps.goalLlm ? () => deps.goalLlm!(played.sipCallId) : () => Promise.resolve({ error: 'this worker was given no way to reach an LLM vendor' }),
+      timeoutMs: deps.judgeTimeoutMs,
+      agentWaitMs: deps.agentWaitMs,
+      replySilenceMs: deps.goalReplySilenceMs,
+      said: (line, end_ms) => {
+        played.callerLines.push(line);
+        played.callerSpeech.push({ t_ms: line.t_ms, end_ms });
+      },
+    });
+  } catch (e) {
+    if (!(e instanceof GoalCallerError)) throw e;
+    played.error = e.message;
+    played.goal = { reached: false, turns: played.callerLines.length, reason: e.message };
+  }
+}
+
+/** The caller's ear: the scenario's `hear`, or pocketsphinx for a goal caller that names none; null: the caller does not transcribe. */
+export function hearingOf(caller: EvalCaller): Hearing | null {
+  const hear = caller.hear ?? (caller.goal !== undefined ? { provider: 'pocketsphinx' as const } : null);
+  return hear ? new Hearing(hear, caller.language) : null;
+}
+
 /** `callId`: the SIP Call-ID to send (a call the run pinned to an AI version under it); a fresh one when absent. */
 export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: AbortSignal, callId?: string): Promise<PlayedCall> {
   const speech = new Map<number, Int16Array>();
-  for (const [i, turn] of scenario.caller.turns.entries()) if ('say' in turn) speech.set(i, await speak(turn.say, scenario.caller.language));
+  for (const [i, turn] of (scenario.caller.turns ?? []).entries()) if ('say' in turn) speech.set(i, await speak(turn.say, scenario.caller.language));
+  const background = scenario.caller.background ? await prepareBackground(scenario.caller.background, scenario.caller.language) : null;
+  const hearing = hearingOf(scenario.caller);
   const phone = await RtpPhone.open(deps.localHost);
   let caller: SipCaller;
   try {
@@ -98,12 +186,15 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
   let cap: NodeJS.Timeout | undefined;
   // the run-wide signal outlives this call: its listener goes with the call (finally), as the cap does
   let onAbort: (() => void) | undefined;
+  const detach: (() => void)[] = [];
   try {
     const dialled = await caller.dial(scenario.target.target, phone.sdp());
     if (!dialled.answered) return { ...played, endedBy: 'refused', error: dialled.reason };
     played.answeredAt = Date.now();
     t0 = performance.now();
     const now = () => performance.now() - t0;
+    if (hearing) detach.push(hearing.attach(phone, t0));
+    if (background) detach.push(attachBackground(phone, background));
     phone.start(dialled.remote);
     const aborted = new Promise<void>((r) => {
       if (signal.aborted) return r();
@@ -115,42 +206,32 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     const stop = Promise.race([aborted, capped, agentBye]);
     let over = false;
     void stop.then(() => (over = true));
-    for (const [i, turn] of scenario.caller.turns.entries()) {
-      if (over) break;
-      if ('wait_ms' in turn) await waitOr(turn.wait_ms, stop);
-      else if ('say' in turn) {
-        let agentFrom: number | null = null;
-        if (turn.after_agent_ms !== undefined) {
-          agentFrom = await agentUtterance(phone, now, t0, deps.agentWaitMs, stop);
-          if (agentFrom === null) {
-            if (!over) played.talkOversSkipped++;
-            continue;
-          }
-          await waitOr(agentFrom + turn.after_agent_ms - now(), stop);
-          if (over) break;
-        }
-        const said = phone.say(speech.get(i)!);
-        await Promise.race([said, stop]);
-        const at = await Promise.race([said, Promise.resolve(null)]);
-        if (at === null) continue;
-        const line = { t_ms: Math.round(at - t0), end_ms: Math.round(now()) };
-        played.callerLines.push({ role: 'caller', text: turn.say, t_ms: line.t_ms });
-        played.callerSpeech.push(line);
-        if (agentFrom !== null) played.talkOvers.push({ ...line, after_agent_ms: turn.after_agent_ms!, agent_from_ms: Math.round(agentFrom) });
-      } else if ('dtmf' in turn) await Promise.race([phone.dtmf(turn.dtmf), stop]);
-      else break;
-    }
+    const line: Line = { phone, t0, now, stop, over: () => over };
+    if (scenario.caller.goal !== undefined && hearing) await playGoalCall(scenario, line, hearing, played, deps, signal);
+    else await playTurns(scenario.caller.turns ?? [], speech, line, played, deps.agentWaitMs);
     if ((await Promise.race([caller.ended, Promise.resolve(null)])) === 'agent') played.endedBy = 'agent';
     else await caller.hangup();
-    return played;
   } finally {
     clearTimeout(cap);
     if (onAbort) signal.removeEventListener('abort', onAbort);
+    detach.forEach((d) => d());
     if (t0) {
       played.end_ms = Math.round(performance.now() - t0);
       played.heard = phone.heard.map((h) => ({ t_ms: Math.round((h.at - t0) * 10) / 10, level: Math.round(h.level) }));
     }
     phone.close();
     caller.close();
+  }
+  if (hearing) await hear(hearing, played, signal);
+  return played;
+}
+
+/** After the call: the rest of what the caller heard transcribed; a recogniser that fails fails the call, saying so. */
+async function hear(hearing: Hearing, played: PlayedCall, signal: AbortSignal): Promise<void> {
+  try {
+    played.heardSegments = await hearing.finish(signal);
+  } catch (e) {
+    played.error ??= (e as Error).message;
+    played.heardSegments = hearing.segments;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * A call's checks, in the scenario's order, each a verdict with the evidence it rests on; a check
  * with nothing to judge fails, saying so. Each kind is judged where what it reads is owned:
- * checks/text.ts (transcript, latency), checks/audio.ts (barge-in, self-interruption, on the heard
+ * checks/text.ts (transcript, latency, what the caller's recogniser heard), checks/audio.ts (barge-in, self-interruption, on the heard
  * audio), checks/records.ts (tool calls, who hung up, transfers), checks/judge.ts (the LLM judge).
  */
 import type { EvalCheck, EvalCheckResult } from '../core/evals/schema';
@@ -9,7 +9,7 @@ import { bargeInWithin, noSelfInterruption } from './checks/audio';
 import type { CallFacts } from './checks/facts';
 import { judgeCall } from './checks/judge';
 import { endedBy, toolCalled, transferred } from './checks/records';
-import { judgeText } from './checks/text';
+import { heardContains, judgeText } from './checks/text';
 
 export type { CallFacts } from './checks/facts';
 
@@ -19,6 +19,8 @@ export async function judgeCheck(check: EvalCheck, f: CallFacts, o: { judgeTimeo
     case 'transcript_not_contains':
     case 'latency_under':
       return judgeText(check, f.transcript, f.turns);
+    case 'transcript_heard_contains':
+      return heardContains(check.text, f.heardSegments);
     case 'barge_in_within':
       return bargeInWithin(check.ms, f);
     case 'no_self_interruption':

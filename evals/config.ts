@@ -24,8 +24,10 @@ export interface EvalsConfig {
   leaseMs: number;
   /** a talk-over turn (say with after_agent_ms) waits at most this for the agent to be heard, then is skipped */
   agentWaitMs: number;
-  /** a judge check's request to the customer's LLM vendor is given up after this */
+  /** a request to the customer's LLM vendor (a judge check, a goal caller's line) is given up after this */
   judgeTimeoutMs: number;
+  /** a goal caller answers once the agent has been silent this long after its last voiced packet */
+  goalReplySilenceMs: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -54,6 +56,7 @@ const schema = z.object({
   EVALS_LEASE_MS: ms(300).default(30_000),
   EVALS_AGENT_WAIT_MS: ms(100).default(30_000),
   EVALS_JUDGE_TIMEOUT_MS: ms(100).default(60_000),
+  EVALS_GOAL_REPLY_SILENCE_MS: ms(100).default(1000),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
 });
 
@@ -76,5 +79,6 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     leaseMs: c.EVALS_LEASE_MS,
     agentWaitMs: c.EVALS_AGENT_WAIT_MS,
     judgeTimeoutMs: c.EVALS_JUDGE_TIMEOUT_MS,
+    goalReplySilenceMs: c.EVALS_GOAL_REPLY_SILENCE_MS,
   };
 }

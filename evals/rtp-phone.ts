@@ -17,6 +17,12 @@ const DIGIT_GAP_MS = 60;
 const END_REPEATS = 3;
 const EVENT_CODE: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 
+/** A packet of the platform's audio: when it arrived (performance.now()) and its samples, µ-law decoded. */
+export interface HeardAudio {
+  at: number;
+  pcm: Int16Array;
+}
+
 interface Job {
   kind: 'speech' | 'digit';
   samples: Int16Array;
@@ -43,8 +49,10 @@ export class RtpPhone {
   private closed = false;
   /** the platform's packets: arrival (performance.now()) and mean absolute level of the PCMU payload */
   readonly heard: { at: number; level: number }[] = [];
-  /** called on every packet heard (a talk-over turn waiting for the agent's voice) */
-  private readonly listeners = new Set<() => void>();
+  /** called on every packet heard with its decoded samples (a talk-over turn waiting for the agent's voice, the hearing, an echo) */
+  private readonly listeners = new Set<(p: HeardAudio) => void>();
+  /** adds the caller's background into each 20 ms frame it sends, in place (background.ts) */
+  private mix: ((frame: Int16Array) => void) | null = null;
 
   private constructor(private readonly host: string) {}
 
@@ -90,6 +98,11 @@ export class RtpPhone {
     this.clock = setInterval(() => this.tick(), 10);
   }
 
+  /** Mixes `fn`'s audio into every frame sent from now on (speech, silence; not the digits' events). */
+  setBackground(fn: (frame: Int16Array) => void): void {
+    this.mix = fn;
+  }
+
   /** Says `samples` (8 kHz) after whatever is queued; resolves with when its first packet went out, once all of it has. */
   say(samples: Int16Array): Promise<number | null> {
     return this.enqueue({ kind: 'speech', samples, code: 0 });
@@ -131,6 +144,7 @@ export class RtpPhone {
       job.offset += n;
       if (job.offset >= job.samples.length) this.next();
     }
+    this.mix?.(pcm);
     this.packet(PT_PCMU, false, this.ts, Buffer.from(encodeG711('PCMU', pcm)));
     this.ts = (this.ts + FRAME) >>> 0;
   }
@@ -170,14 +184,16 @@ export class RtpPhone {
   private onPacket(buf: Buffer): void {
     if (buf.length < 12 || (buf[0]! & 0xc0) !== 0x80 || (buf[1]! & 0x7f) !== PT_PCMU) return;
     const payload = buf.subarray(12 + (buf[0]! & 0x0f) * 4);
+    const pcm = new Int16Array(payload.length);
     let sum = 0;
-    for (const b of payload) sum += Math.abs(G711_TABLES.muDecode[b]!);
-    this.heard.push({ at: performance.now(), level: payload.length ? sum / payload.length : 0 });
-    for (const l of [...this.listeners]) l();
+    for (let i = 0; i < payload.length; i++) sum += Math.abs((pcm[i] = G711_TABLES.muDecode[payload[i]!]!));
+    const at = performance.now();
+    this.heard.push({ at, level: payload.length ? sum / payload.length : 0 });
+    for (const l of [...this.listeners]) l({ at, pcm });
   }
 
   /** Calls `fn` on every packet heard from now on, until the returned function is called (or the phone closes). */
-  onHeard(fn: () => void): () => void {
+  onHeard(fn: (p: HeardAudio) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }

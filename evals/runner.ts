@@ -19,7 +19,8 @@ import { newCallId } from './sip-caller';
 import { observeCall } from './observe';
 import type { CallEvents } from './call-events';
 import { judgeChecks } from './checks';
-import { callFacts } from './call-facts';
+import { callFacts, callerLlm } from './call-facts';
+import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
 
 export interface RunDeps {
@@ -50,10 +51,12 @@ export function callsOf(run: Pick<EvalRunRow, 'scenarios' | 'calls' | 'versions'
 
 /** Places the call; a pinned one under a Call-ID made here, its pin written before the INVITE goes out. */
 async function place(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal) {
-  if (p.version === undefined || !run.ai_id) return playCall(p.scenario, deps.config, signal);
+  const env = deps.env ?? process.env;
+  const callerDeps = { ...deps.config, goalLlm: callerLlm({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, p.scenario.caller) };
+  if (p.version === undefined || !run.ai_id) return playCall(p.scenario, callerDeps, signal);
   const sipCallId = newCallId();
   await evalPinsRepo(deps.db).pin({ customerId: run.customer_id, runId: run.id, sipCallId, aiId: run.ai_id, version: p.version });
-  return playCall(p.scenario, deps.config, signal, sipCallId);
+  return playCall(p.scenario, callerDeps, signal, sipCallId);
 }
 
 async function oneCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
@@ -62,7 +65,7 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortS
   const pinned = { ...result, ai_version: p.version };
   if (pinned.ended_by === 'refused' || pinned.ended_by === 'error' || (await evalPinsRepo(deps.db).used(run.customer_id, pinned.sip_call_id))) return pinned;
   // the call never started that AI: its verdicts are not the version's
-  return { ...pinned, passed: false, error: `no ai_talk of AI ${run.ai_id} ran on the call: version ${p.version} was not applied` };
+  return { ...pinned, passed: false, error: `${NOT_APPLIED} ${run.ai_id} ran on the call: version ${p.version} was not applied` };
 }
 
 async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
@@ -77,7 +80,8 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
   if (played.endedBy === 'refused') return { ...base, sip_call_id: played.sipCallId, ended_by: 'refused', error: played.error ?? 'refused' };
   const seen = await observeCall(deps, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs, signal);
   if (!seen) return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines };
-  const transcript = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
+  const merged = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
+  const transcript = played.heardSegments ? attachHeard(merged, played.heardSegments) : merged;
   const env = deps.env ?? process.env;
   const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns: seen.turns });
   const checks = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
@@ -86,19 +90,27 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
     call_id: seen.callId,
     sip_call_id: played.sipCallId,
     ended_by: played.endedBy,
+    // the simulated caller failing (its LLM, its recogniser) fails the call, whatever the checks say
+    ...(played.error ? { error: played.error } : {}),
     transcript,
+    ...(played.heardSegments ? { heard: played.heardSegments } : {}),
+    ...(played.goal ? { goal: played.goal } : {}),
     turns: seen.turns,
     checks,
-    passed: checks.every((c) => c.passed),
+    passed: !played.error && checks.every((c) => c.passed),
   };
 }
 
-/** Why a run whose calls all ended failed: calls not placed or found, or not running their pinned version; '' when none. */
+const NOT_APPLIED = 'no ai_talk of AI';
+
+/** Why a run whose calls all ended failed: calls not placed or found, not running their pinned version, or their simulated caller failing; '' when none. */
 function runError(results: EvalCallResult[]): string {
   const unplaced = results.filter((r) => r.ended_by === 'refused' || r.ended_by === 'error').length;
   if (unplaced) return `${unplaced} of ${results.length} call(s) could not be placed or found`;
-  const unpinned = results.filter((r) => r.error).length;
-  return unpinned ? `${unpinned} of ${results.length} call(s) did not run the AI version they were pinned to` : '';
+  const unpinned = results.filter((r) => r.error?.startsWith(NOT_APPLIED)).length;
+  if (unpinned) return `${unpinned} of ${results.length} call(s) did not run the AI version they were pinned to`;
+  const callers = results.filter((r) => r.error).length;
+  return callers ? `the simulated caller failed on ${callers} of ${results.length} call(s) (see each call's error)` : '';
 }
 
 /** Why a run was stopped: the reason its signal was aborted with (the worker closing, its lease lost). */

@@ -16,12 +16,13 @@ const QUIET = 300;
 /** espeak-ng's voice for a BCP 47 tag (en-US → en-us). */
 export const espeakVoice = (language: string): string => language.toLowerCase();
 
-export async function speak(text: string, language: string): Promise<Int16Array> {
+/** `variant`: an espeak-ng voice variant (m1…m7, f1…f4: another talker, the babble's). */
+export async function speak(text: string, language: string, o: { variant?: string } = {}): Promise<Int16Array> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'evals-say-'));
   try {
     const wav = path.join(dir, 's.wav');
     const raw = path.join(dir, 's.raw');
-    await run('espeak-ng', ['-v', espeakVoice(language), '-w', wav, '--', text]);
+    await run('espeak-ng', ['-v', espeakVoice(language) + (o.variant ? `+${o.variant}` : ''), '-w', wav, '--', text]);
     await run('sox', [wav, '-r', '8000', '-c', '1', '-e', 'signed', '-b', '16', '-t', 'raw', raw]);
     const b = await fs.readFile(raw);
     const x = new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));

@@ -34,15 +34,69 @@ export const evalTurnSchema = z.union([
   z.object({ hangup: z.literal(true).describe('hang up (BYE)') }).strict(),
 ]);
 
+/** STT providers the caller can hear the agent with (media-engine/stt's names). */
+export const EVAL_HEAR_PROVIDERS = ['pocketsphinx', 'deepgram', 'cartesia', 'elevenlabs'] as const;
+
+/** The caller transcribes what it heard of the agent with one of the platform's recognisers. */
+export const evalHearSchema = z
+  .object({
+    provider: z.enum(EVAL_HEAR_PROVIDERS).default('pocketsphinx').describe("the platform's recogniser (a cloud one with the platform's key, through the egress policy)"),
+    phrases: z
+      .array(z.string().trim().min(1).max(200))
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('restrict recognition to these phrases (pocketsphinx: a grammar, each utterance heard as the closest phrase)'),
+  })
+  .strict();
+
+/** What is mixed into the audio the caller sends, all through the call. */
+export const evalBackgroundSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('noise'),
+      level_db: z.number().min(-90).max(0).default(-45).describe('RMS level, dBFS'),
+      color: z.enum(['white', 'pink']).default('pink'),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('babble'),
+      level_db: z.number().min(-90).max(0).default(-35).describe('RMS level of the summed voices, dBFS'),
+      voices: z.number().int().min(2).max(8).default(4).describe('espeak-ng voices talking at once'),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('echo'),
+      gain_db: z.number().min(-60).max(0).default(-20).describe("the agent's audio as heard, fed back at this gain (a speakerphone: -30 to -15)"),
+      delay_ms: z.number().int().min(0).max(2000).default(60).describe('after this delay'),
+    })
+    .strict(),
+]);
+
+/** Where the goal caller's LLM is: an AI configuration of the customer's (its vendor and model); absent: the AI ai_talk runs on the call. */
+export const evalCallerLlmSchema = z.object({ ai_id: z.guid().describe("an AI configuration of the customer's whose LLM vendor plays the caller") }).strict();
+
+export const EVAL_GOAL_MAX_TURNS = 50;
+
 export const evalCallerSchema = z
   .object({
     language: z
       .string()
       .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en-US')
       .default('en-US'),
-    turns: z.array(evalTurnSchema).min(1).max(100),
+    turns: z.array(evalTurnSchema).min(1).max(100).optional().describe('a scripted caller (or goal)'),
+    goal: z.string().trim().min(1).max(2000).optional().describe('an LLM plays the caller turn by turn until it says this is reached (or turns)'),
+    persona: z.string().trim().min(1).max(2000).optional().describe('who the goal caller is and how it talks'),
+    max_turns: z.number().int().min(1).max(EVAL_GOAL_MAX_TURNS).optional().describe('the goal caller hangs up after this many lines of its own (default 8)'),
+    llm: evalCallerLlmSchema.optional(),
+    hear: evalHearSchema.optional().describe('transcribe what the caller heard of the agent (a goal caller always hears: pocketsphinx by default)'),
+    background: evalBackgroundSchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => (c.turns === undefined) !== (c.goal === undefined), { message: 'exactly one of turns and goal', path: ['turns'] })
+  .refine((c) => c.goal !== undefined || (c.max_turns === undefined && c.llm === undefined), { message: 'max_turns and llm go with goal', path: ['goal'] });
 
 const role = z.enum(['caller', 'agent']);
 
@@ -66,6 +120,10 @@ export const evalCheckSchema = z.discriminatedUnion('type', [
     .strict(),
   z.object({ type: z.literal('ended_by'), by: z.enum(['agent', 'caller']).describe("who hung up, by the call's record") }).strict(),
   z.object({ type: z.literal('transferred') }).strict(),
+  z
+    .object({ type: z.literal('transcript_heard_contains'), text: z.string().trim().min(1).max(1000) })
+    .strict()
+    .describe("what the caller's recogniser heard of the agent contains this (needs caller.hear or a goal)"),
   z.object({ type: z.literal('judge'), rubric: z.string().trim().min(1).max(4000).describe("what the customer's LLM judges the transcript on") }).strict(),
 ]);
 
@@ -82,6 +140,8 @@ export const evalScenarioInput = z
 export type EvalTarget = z.output<typeof evalTargetSchema>;
 export type EvalTurn = z.output<typeof evalTurnSchema>;
 export type EvalCaller = z.output<typeof evalCallerSchema>;
+export type EvalHear = z.output<typeof evalHearSchema>;
+export type EvalBackground = z.output<typeof evalBackgroundSchema>;
 export type EvalCheck = z.output<typeof evalCheckSchema>;
 export type EvalScenarioInput = z.output<typeof evalScenarioInput>;
 
@@ -113,6 +173,15 @@ export const evalTranscriptLine = z.object({
   role,
   text: z.string(),
   t_ms: z.number().describe('ms after the call was answered (the caller saw its 200 OK)'),
+  heard_text: z.string().optional().describe("an agent line: what the caller's recogniser heard of it (caller.hear or a goal caller)"),
+  heard_t_ms: z.number().optional().describe('an agent line: when the caller started hearing it, ms after the answer'),
+});
+
+/** One stretch of the agent's audio as the caller heard it and its recogniser transcribed it. */
+export const evalHeardSegment = z.object({
+  t_ms: z.number().describe('its first voiced packet, ms after the answer'),
+  end_ms: z.number().describe('its last voiced packet'),
+  text: z.string().describe("what the caller's recogniser made of it ('' when nothing)"),
 });
 
 /** One agent turn: latency_ms (caller speech end → the reply's first audio out) and the stages ai_talk records. */
@@ -144,6 +213,11 @@ export const evalCallResult = z.object({
   ai_version: z.number().int().optional(),
   error: z.string().optional(),
   transcript: z.array(evalTranscriptLine),
+  heard: z.array(evalHeardSegment).optional().describe("the agent's audio as the caller heard and transcribed it (caller.hear or a goal caller)"),
+  goal: z
+    .object({ reached: z.boolean().describe('the caller LLM said the goal was reached (its goal_reached tool)'), turns: z.number().int().describe("the caller's lines said"), reason: z.string() })
+    .optional()
+    .describe('a goal caller: how it ended'),
   turns: z.array(evalTurnResult),
   checks: z.array(evalCheckResult),
   passed: z.boolean().describe('every check passed and the call was placed'),
@@ -153,3 +227,4 @@ export type EvalTranscriptLine = z.output<typeof evalTranscriptLine>;
 export type EvalTurnResult = z.output<typeof evalTurnResult>;
 export type EvalCheckResult = z.output<typeof evalCheckResult>;
 export type EvalCallResult = z.output<typeof evalCallResult>;
+export type EvalHeardSegment = z.output<typeof evalHeardSegment>;

@@ -4,7 +4,7 @@
  * transcript (records.ts): each reply's record time, the tool calls, who hung up, what it was
  * connected or transferred to, and the customer's LLM vendor for the judge.
  */
-import type { EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import type { EvalHeardSegment, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
 import type { ChatLlm } from '../../core/llm/client';
 import type { ReachedCallEnd } from '../../core/repos/eval-reach';
 import type { TalkOver } from '../call';
@@ -21,6 +21,8 @@ export interface CallFacts {
   heard: HeardPacket[];
   /** when the call ended, ms after the answer */
   end_ms: number;
+  /** what the caller's recogniser made of the agent's audio; null: the caller did not transcribe (no caller.hear, no goal) */
+  heardSegments: EvalHeardSegment[] | null;
   /** the assistant messages' tool calls, arguments parsed (a string when they are not JSON) */
   toolCalls: { name: string; arguments: unknown; t_ms: number }[];
   /** the call's record: who hung up, what it was connected or transferred to */

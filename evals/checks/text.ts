@@ -3,7 +3,7 @@
  * (the line that matched, the turns over budget). A check that has nothing to judge fails, saying so:
  * latency_under with no measured agent turn is not a pass.
  */
-import type { EvalCheck, EvalCheckResult, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import type { EvalCheck, EvalCheckResult, EvalHeardSegment, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
 
 export type TextCheck = Extract<EvalCheck, { type: 'transcript_contains' | 'transcript_not_contains' | 'latency_under' }>;
 
@@ -41,4 +41,19 @@ export function judgeText(check: TextCheck, transcript: EvalTranscriptLine[], tu
       };
     }
   }
+}
+
+/** transcript_heard_contains: `text` (case-insensitive) inside what the caller's recogniser made of one stretch of the agent's audio. */
+export function heardContains(text: string, heard: EvalHeardSegment[] | null): EvalCheckResult {
+  const type = 'transcript_heard_contains';
+  if (heard === null) return { type, passed: false, evidence: 'the caller did not transcribe what it heard (give the scenario caller.hear)' };
+  const needle = text.toLowerCase();
+  const hit = heard.find((s) => s.text.toLowerCase().includes(needle));
+  return {
+    type,
+    passed: !!hit,
+    evidence: hit
+      ? `heard at ${hit.t_ms} ms: "${cut(hit.text)}"`
+      : `"${cut(text)}" not in any of ${heard.length} heard stretch(es)${heard.length ? `: ${heard.map((s) => `"${cut(s.text, 60)}"`).join(', ')}` : ''}`,
+  };
 }

@@ -13,8 +13,10 @@
 //   esl           FreeSWITCH's event socket over the media engine (esl/README.md): the socket guard
 //                 (core/net), the logger, and media-engine through its index; no room imports esl
 //   evals         the voice agent evals worker (evals/README.md): simulated callers that dial the platform
-//                 through its SIP edge like any phone, so it imports core only (the run's records, the
-//                 scenario schema, G.711); no room imports evals
+//                 through its SIP edge like any phone, so it imports core (the run's records, the
+//                 scenario schema, G.711) and the platform's recognisers, media-engine/stt (the caller hears
+//                 the agent as the platform would; a recogniser is no path to the call), nothing else; no
+//                 room imports evals
 //   web           browser code, bundled on its own: nothing outside web/ but the wire shapes it shares with
 //                 the server (WEB_SHAPES), by `import type`/`export type` only (erased from the bundle); those
 //                 import nothing of the platform
@@ -49,7 +51,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
   esl: ['core/net', 'core/logger', 'media-engine/index'],
-  evals: ['core'],
+  evals: ['core', 'media-engine/stt'],
   web: WEB_SHAPES,
   types: [],
   scripts: 'any',

@@ -33,6 +33,7 @@ function facts(o: Partial<CallFacts>): CallFacts {
     talkOversSkipped: 0,
     heard: [],
     end_ms: 10_000,
+    heardSegments: null,
     toolCalls: [],
     callEnd: null,
     vendor: () => Promise.resolve({ error: 'no vendor in this test' }),

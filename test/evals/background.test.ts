@@ -1,0 +1,243 @@
+// The caller's background audio (issue 56, docs/evals.md "Background audio"). Over real RTP on
+// loopback: a socket stands for the platform, receives what a simulated caller's phone sends and
+// measures it between utterances: noise (white, pink) and babble at their RMS level, the pink one
+// with its low-frequency tilt; an echo is the audio the "platform" sent, back at the gain after the
+// delay. Over SIP: an ai_talk agent whose caller is on a speakerphone (its greeting fed back at -20 dB)
+// does not cut itself (no_self_interruption passes) and still answers the caller's question, asked once
+// the greeting is over (a question over the greeting's tail with the echo under it is the echo guard's
+// case of caller speech over the agent, media-app/ai/echo-guard.ts, not this test's).
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import request from 'supertest';
+import pino from 'pino';
+import { encodeG711, G711_TABLES, PT_PCMU } from '../../core/audio/g711';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { aisRepo } from '../../core/repos/ais';
+import { egressPolicyFor } from '../../core/net';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
+import { until, type Platform } from '../../testkit/media-app/harness';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { loopbackTrunk } from '../../testkit/trunks';
+import { loadEvalsConfig } from '../../evals/config';
+import { EvalWorker } from '../../evals/worker';
+import { RtpPhone } from '../../evals/rtp-phone';
+import { attachBackground, prepareBackground } from '../../evals/background';
+import { speak } from '../../evals/speech';
+import { evalBackgroundSchema, type EvalCallResult } from '../../core/evals/schema';
+
+const dbfs = (x: Int16Array | number[]) => {
+  let s = 0;
+  for (const v of x) s += v * v;
+  return 10 * Math.log10(s / x.length / 32768 ** 2);
+};
+
+interface Got {
+  at: number;
+  pcm: Int16Array;
+}
+
+/** A UDP socket standing for the platform: what the phone sends, decoded, timed on arrival. */
+async function platformSocket(): Promise<{ sock: dgram.Socket; port: number; got: Got[] }> {
+  const sock = dgram.createSocket('udp4');
+  sock.on('error', () => undefined);
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  const got: Got[] = [];
+  sock.on('message', (b) => {
+    if ((b[1]! & 0x7f) !== PT_PCMU) return;
+    const payload = b.subarray(12);
+    got.push({ at: performance.now(), pcm: Int16Array.from(payload, (x) => G711_TABLES.muDecode[x]!) });
+  });
+  return { sock, port: (sock.address() as { port: number }).port, got };
+}
+
+const packetsUntil = (got: Got[], n: number) => until(async () => (got.length >= n ? true : null), 10_000, `${n} packets`);
+const joined = (g: Got[]) => g.flatMap((p) => [...p.pcm]);
+
+describe('evals background audio: what the caller sends has the mix', function () {
+  this.timeout(30_000);
+
+  /** The phone sending with `background` for 1 s, an utterance, then 1 s more: the levels before and after the utterance. */
+  async function between(background: unknown): Promise<{ before: number[]; after: number[] }> {
+    const p = await platformSocket();
+    const phone = await RtpPhone.open('127.0.0.1');
+    try {
+      const b = evalBackgroundSchema.parse(background);
+      attachBackground(phone, await prepareBackground(b, 'en-US'));
+      phone.start({ host: '127.0.0.1', port: p.port });
+      await packetsUntil(p.got, 50);
+      const before = joined(p.got.slice(0, 50));
+      await phone.say(await speak('What are your opening hours?', 'en-US'));
+      const from = p.got.length;
+      await packetsUntil(p.got, from + 50);
+      return { before, after: joined(p.got.slice(from, from + 50)) };
+    } finally {
+      phone.close();
+      p.sock.close();
+    }
+  }
+
+  /** Energy of the first difference over the signal's: about 2 for white noise, well under 1 for pink. */
+  const tilt = (x: number[]) => {
+    let d = 0;
+    let s = 0;
+    for (let i = 1; i < x.length; i++) {
+      d += (x[i]! - x[i - 1]!) ** 2;
+      s += x[i]! ** 2;
+    }
+    return d / s;
+  };
+
+  it('noise: white and pink at their RMS level between utterances, pink tilted to the low end; none: silence', async () => {
+    const white = await between({ type: 'noise', color: 'white', level_db: -30 });
+    const pink = await between({ type: 'noise', level_db: -40 });
+    for (const [x, level] of [
+      [white.before, -30],
+      [white.after, -30],
+      [pink.before, -40],
+      [pink.after, -40],
+    ] as const)
+      expect(dbfs(x)).to.be.within(level - 1.5, level + 1.5);
+    expect(tilt(white.before)).to.be.within(1.6, 2.4);
+    expect(tilt(pink.before)).to.be.below(0.8);
+    // no background: what a phone sends between utterances is digital silence
+    const p = await platformSocket();
+    const phone = await RtpPhone.open('127.0.0.1');
+    phone.start({ host: '127.0.0.1', port: p.port });
+    await packetsUntil(p.got, 20);
+    phone.close();
+    p.sock.close();
+    expect(dbfs(joined(p.got.slice(0, 20)))).to.be.below(-70);
+  });
+
+  it('babble: several espeak-ng voices summed at the level, heard between the caller’s utterances', async () => {
+    const { before, after } = await between({ type: 'babble', level_db: -30, voices: 4 });
+    // a second of babble: its level near the loop's (voices pause), far above silence
+    for (const x of [before, after]) expect(dbfs(x)).to.be.within(-35, -26);
+  });
+
+  it('echo: what the platform sends comes back at the gain after the delay', async () => {
+    const p = await platformSocket();
+    const phone = await RtpPhone.open('127.0.0.1');
+    const tone = (i: number) => Int16Array.from({ length: 160 }, (_, k) => Math.round(32768 * 10 ** (-10 / 20) * Math.SQRT2 * Math.sin((2 * Math.PI * 1000 * (i * 160 + k)) / 8000)));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      attachBackground(phone, await prepareBackground(evalBackgroundSchema.parse({ type: 'echo', gain_db: -20, delay_ms: 60 }), 'en-US'));
+      phone.start({ host: '127.0.0.1', port: p.port });
+      await packetsUntil(p.got, 10);
+      // the "platform" sends 1 s of a 1 kHz tone at -10 dBFS, a packet every 20 ms
+      const startedAt = performance.now();
+      let i = 0;
+      timer = setInterval(() => {
+        if (i >= 50) return clearInterval(timer);
+        const h = Buffer.alloc(12);
+        h[0] = 0x80;
+        h[1] = PT_PCMU;
+        h.writeUInt16BE(i, 2);
+        h.writeUInt32BE(i * 160, 4);
+        p.sock.send(Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]), phone.port, '127.0.0.1');
+        i++;
+      }, 20);
+      const from = p.got.length;
+      await packetsUntil(p.got, from + 80);
+      const sent = p.got.slice(from);
+      const onset = sent.find((g) => dbfs(g.pcm) > -45)!;
+      expect(onset, 'the echo was heard').to.not.equal(undefined);
+      expect(onset.at - startedAt).to.be.within(40, 160);
+      const echoed = sent.filter((g) => dbfs(g.pcm) > -45);
+      expect(echoed.length).to.be.within(45, 52);
+      expect(dbfs(joined(echoed.slice(2, -2)))).to.be.within(-31.5, -28.5);
+    } finally {
+      clearInterval(timer);
+      phone.close();
+      p.sock.close();
+    }
+  });
+});
+
+const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls and cakes every morning before sunrise for the whole town.';
+const ASK = 'What are your opening hours?';
+const ANSWER = 'We open at nine in the morning.';
+
+function respond(req: LlmRequest): LlmReply {
+  const heard = lastUser(req);
+  return heard.toLowerCase().includes('opening') ? { text: ANSWER } : heard ? { text: 'Sorry, go ahead.' } : { text: GREETING };
+}
+
+describe('evals background echo over SIP: a speakerphone caller does not make ai_talk cut itself', function () {
+  this.timeout(150_000);
+  let p: Platform;
+  let llm: LlmServer;
+  let t: TestApp;
+  let f: Fixture;
+  let worker: EvalWorker | undefined;
+  useLiveAiStack('evals-bg-', { respond }, (s) => ({ p, llm } = s));
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    f = await createFixture(t.ctx);
+    await loopbackTrunk(t.ctx.db, f.customer.id, `trevbg${Date.now()}`);
+  });
+  after(async () => {
+    await worker?.close();
+    await t?.close();
+  });
+
+  it('the greeting echoed back at -20 dB after 60 ms: no self-interruption, the question still answered', async () => {
+    const db = t.ctx.db;
+    const cid = f.customer.id;
+    const ai = await aisRepo(db).create(cid, {
+      name: 'bakery',
+      init_prompt: 'You are the bakery.',
+      engine_model: 'openai.gpt-test',
+      engine_url: llm.url,
+      // the recogniser knows the greeting's words too: its echo, were it passed on, would be heard as the caller saying them
+      parameter: { stt_phrases: [ASK.toLowerCase().replace('?', ''), 'welcome to the corner bakery', 'we bake bread rolls and cakes every morning'] },
+      vad_config: { stop_secs: 0.5 },
+    });
+    const flow = await flowsRepo(db).create({
+      customer_id: cid,
+      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
+    });
+    await numbersRepo(db).create({ customer_id: cid, number: '+899573000001', type: 'virtual', call_flow_id: flow.id });
+    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
+      .send({
+        name: 'speakerphone',
+        target: { type: 'number', target: '+899573000001' },
+        caller: {
+          turns: [{ wait_ms: 12_000 }, { say: ASK }, { wait_ms: 6000 }, { hangup: true }],
+          background: { type: 'echo', gain_db: -20, delay_ms: 60 },
+          // a scripted caller that transcribes what it heard, after the call
+          hear: { phrases: ['welcome to the corner bakery', 'we open at nine in the morning'] },
+        },
+        checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }, { type: 'transcript_heard_contains', text: 'nine in the morning' }],
+      })
+      .expect(200);
+    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
+    worker = new EvalWorker({ db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    worker.start();
+    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
+      .send({ scenario_ids: [s.body.id] })
+      .expect(200);
+    const run = await until(
+      async () => {
+        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
+        return r.body.status === 'running' ? null : (r.body as { status: string; error: string; results: EvalCallResult[] });
+      },
+      90_000,
+      'the run ended',
+    );
+    expect(run.status, run.error).to.equal('finished');
+    const r = run.results[0]!;
+    const dump = JSON.stringify(r);
+    expect(r.checks[0], dump).to.deep.include({ passed: true });
+    expect(r.checks[1], dump).to.deep.include({ passed: true });
+    expect(r.checks[2], dump).to.deep.include({ passed: true });
+    expect(r.transcript.find((l) => l.text === ANSWER)?.heard_text, dump).to.equal('we open at nine in the morning');
+    // the greeting was said whole, not cut by its own echo
+    expect(r.turns[0]?.interrupted, dump).to.equal(false);
+  });
+});
