@@ -30,7 +30,7 @@ import { portRange } from '../../../testkit/media-engine/support';
 import { freePort } from '../../../testkit/ports';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- drachtio-srf's constructor, driven untyped as the tests do
-const Srf = require('drachtio-srf') as new () => { connect(o: object): void; on(e: string, f: (...a: any[]) => void): void; disconnect(): void };  
+const Srf = require('drachtio-srf') as new () => { connect(o: object): void; on(e: string, f: (...a: any[]) => void): void; disconnect(): void };
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -114,7 +114,8 @@ async function cpuPerEndpoint(n: number, seconds: number): Promise<number> {
   return (c.user + c.system) / 1000 / ((performance.now() - t0) / 1000) / n;
 }
 
-async function main(): Promise<void> {
+/** The rig: the engine, the event socket with its SIP face, two sip-servers, fsmrf connected; endpoints of both paths. */
+async function startRig() {
   const logger = pino({ level: 'silent' });
   const appSip = await startSipServer(logger, SECRET);
   const faceSip = await startSipServer(logger, SECRET);
@@ -127,72 +128,85 @@ async function main(): Promise<void> {
   new SipFace(faceSrf as never, engine, esl).start();
   const appSrf = await connectSrf(appSip.drachtioPort);
   const ms: FsMediaServer = await new Mrf(appSrf).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
-  const wav = path.join(dir, 'short.wav');
-  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '0.1', 'sine', '440']);
   const peers: Endpoint[] = [];
   const channels: FsEndpoint[] = [];
-  const direct = async (): Promise<Endpoint> => {
-    const a = await engine.createEndpoint({});
-    const b = await engine.createEndpoint({ remoteSdp: a.local.sdp });
-    await a.modify(b.local.sdp);
-    peers.push(a, b);
-    return a;
+  return {
+    dir,
+    port,
+    ms,
+    /** an engine endpoint sending to another (its far end) */
+    async direct(): Promise<Endpoint> {
+      const a = await engine.createEndpoint({});
+      const b = await engine.createEndpoint({ remoteSdp: a.local.sdp });
+      await a.modify(b.local.sdp);
+      peers.push(a, b);
+      return a;
+    },
+    /** an fsmrf channel sending to an engine endpoint (its far end) */
+    async viaEsl(): Promise<FsEndpoint> {
+      const peer = await engine.createEndpoint({});
+      const ep = await ms.createEndpoint({ remoteSdp: peer.local.sdp });
+      await peer.modify(ep.local.sdp!);
+      peers.push(peer);
+      channels.push(ep);
+      return ep;
+    },
+    async close(): Promise<void> {
+      for (const c of channels) await c.destroy().catch(() => undefined);
+      for (const p of peers) await p.destroy().catch(() => undefined);
+      ms.disconnect();
+      appSrf.disconnect();
+      faceSrf.disconnect();
+      await esl.close();
+      await engine.destroy();
+      for (const s of [appSip, faceSip]) {
+        await s.drachtio.close();
+        await s.stack.stop();
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
   };
-  const viaEsl = async (): Promise<FsEndpoint> => {
-    const peer = await engine.createEndpoint({});
-    const ep = await ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    peers.push(peer);
-    channels.push(ep);
-    return ep;
-  };
-  try {
-    const d = await direct();
-    const e = await viaEsl();
-    const dPlay = await timed(REPS, () => d.play(wav));
-    const ePlay = await timed(REPS, () => e.play(wav));
-    const dStats = await timed(REPS, () => d.getStats());
-    const eStats = await timed(REPS, () => e.getChannelVariables(true));
-    const raw = await oneWriteClient(port);
-    const rawCmd = await timed(REPS, () => raw.api(`uuid_exists ${e.uuid}`));
-    const modeslCmd = await timed(REPS, () => ms.api(`uuid_exists ${e.uuid}`));
-    raw.close();
-    console.log(`play 100 ms WAV, ${REPS} reps: direct p50 ${f1(pct(dPlay, 50))} ms p95 ${f1(pct(dPlay, 95))}; fsmrf over the event socket p50 ${f1(pct(ePlay, 50))} ms p95 ${f1(pct(ePlay, 95))}`);
-    console.log(
-      `uuid_exists, ${REPS} reps: a client writing each command at once p50 ${f1(pct(rawCmd, 50))} ms p95 ${f1(pct(rawCmd, 95))}; fsmrf's drachtio-modesl p50 ${f1(pct(modeslCmd, 50))} ms p95 ${f1(pct(modeslCmd, 95))}`,
-    );
-    console.log(
-      `media stats, ${REPS} reps: direct getStats p50 ${f1(pct(dStats, 50))} ms p95 ${f1(pct(dStats, 95))}; fsmrf getChannelVariables(true) p50 ${f1(pct(eStats, 50))} ms p95 ${f1(pct(eStats, 95))}`,
-    );
+}
 
-    const tone = 'tone_stream://%(60000,0,440)';
-    const dirEps = await Promise.all(Array.from({ length: N }, () => direct()));
-    for (const x of dirEps) void x.play(tone).catch(() => undefined);
-    const dCpu = await cpuPerEndpoint(N, SECONDS);
-    for (const x of dirEps) await x.stopPlayback();
-    const eslEps = await Promise.all(Array.from({ length: N }, () => viaEsl()));
-    for (const x of eslEps) void x.play(tone).catch(() => undefined);
-    const eCpu = await cpuPerEndpoint(N, SECONDS);
-    console.log(`CPU per endpoint playing a tone, ${N} endpoints over ${SECONDS} s: direct ${f1(dCpu)} ms/s, fsmrf channels ${f1(eCpu)} ms/s (process, all threads; far ends included in both)`);
-    console.log(
-      `load average ${os
-        .loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')} on ${os.cpus().length} cores; ${new Date().toISOString()}`,
-    );
+const line = (what: string, a: string, xs: number[], b: string, ys: number[]) =>
+  console.log(`${what}, ${REPS} reps: ${a} p50 ${f1(pct(xs, 50))} ms p95 ${f1(pct(xs, 95))}; ${b} p50 ${f1(pct(ys, 50))} ms p95 ${f1(pct(ys, 95))}`);
+
+/** Per command: play, media stats, one uuid command (also from a one-write client). */
+async function perCommand(rig: Awaited<ReturnType<typeof startRig>>): Promise<void> {
+  const wav = path.join(rig.dir, 'short.wav');
+  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '0.1', 'sine', '440']);
+  const d = await rig.direct();
+  const e = await rig.viaEsl();
+  line('play 100 ms WAV', 'direct', await timed(REPS, () => d.play(wav)), 'fsmrf over the event socket', await timed(REPS, () => e.play(wav)));
+  line('media stats', 'direct getStats', await timed(REPS, () => d.getStats()), 'fsmrf getChannelVariables(true)', await timed(REPS, () => e.getChannelVariables(true)));
+  const raw = await oneWriteClient(rig.port);
+  const rawCmd = await timed(REPS, () => raw.api(`uuid_exists ${e.uuid}`));
+  raw.close();
+  line('uuid_exists', 'a client writing each command at once', rawCmd, "fsmrf's drachtio-modesl", await timed(REPS, () => rig.ms.api(`uuid_exists ${e.uuid}`)));
+}
+
+/** CPU per endpoint: N of each path playing a tone to its far end, one after the other. */
+async function cpu(rig: Awaited<ReturnType<typeof startRig>>): Promise<void> {
+  const tone = 'tone_stream://%(60000,0,440)';
+  const dirEps = await Promise.all(Array.from({ length: N }, () => rig.direct()));
+  for (const x of dirEps) void x.play(tone).catch(() => undefined);
+  const dCpu = await cpuPerEndpoint(N, SECONDS);
+  for (const x of dirEps) await x.stopPlayback();
+  const eslEps = await Promise.all(Array.from({ length: N }, () => rig.viaEsl()));
+  for (const x of eslEps) void x.play(tone).catch(() => undefined);
+  const eCpu = await cpuPerEndpoint(N, SECONDS);
+  console.log(`CPU per endpoint playing a tone, ${N} endpoints over ${SECONDS} s: direct ${f1(dCpu)} ms/s, fsmrf channels ${f1(eCpu)} ms/s (process, all threads; far ends included in both)`);
+}
+
+async function main(): Promise<void> {
+  const rig = await startRig();
+  try {
+    await perCommand(rig);
+    await cpu(rig);
+    const load = os.loadavg().map((x) => x.toFixed(2));
+    console.log(`load average ${load.join(' ')} on ${os.cpus().length} cores; ${new Date().toISOString()}`);
   } finally {
-    for (const c of channels) await c.destroy().catch(() => undefined);
-    for (const p of peers) await p.destroy().catch(() => undefined);
-    ms.disconnect();
-    appSrf.disconnect();
-    faceSrf.disconnect();
-    await esl.close();
-    await engine.destroy();
-    await appSip.drachtio.close();
-    await appSip.stack.stop();
-    await faceSip.drachtio.close();
-    await faceSip.stack.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await rig.close();
   }
 }
 
