@@ -13,7 +13,7 @@ import { ForkSink, growingWavSamples, heardShare, level } from './measure';
 /** drachtio-srf as the script drives it (its typings have no connect options). */
 export interface SrfLike {
   connect(o: { host: string; port: number; secret: string }): void;
-  on(e: string, f: (...a: any[]) => void): void;  
+  on(e: string, f: (...a: any[]) => void): void;
   invite(f: (req: unknown, res: unknown) => void): void;
   disconnect(): void;
 }
