@@ -6,6 +6,7 @@
 import { conferenceApi } from './conference/api';
 import type { ConferenceRooms } from './conference/rooms';
 import { uptimeText, type SwitchIdentity } from './events';
+import type { DubTracks } from './dub';
 import type { AudioForks } from './fork/forks';
 import type { SessionCounts } from './sessions';
 import { UUID_COMMANDS, type UuidHost } from './uuid-api';
@@ -26,6 +27,8 @@ export interface ApiContext extends UuidHost {
   idleCpu: () => number;
   /** uuid_audio_fork's bugs (fork/forks.ts) */
   forks: AudioForks;
+  /** uuid_dub's tracks (dub.ts) */
+  dub: DubTracks;
   /** the conferences (set by the SIP face, which makes them): the `conference` command */
   conferences?: ConferenceRooms;
 }
@@ -71,6 +74,7 @@ const COMMANDS: Record<string, ApiCommand> = {
   hostname: (_a, ctx) => ctx.id.hostname,
   uptime: (_a, ctx) => `${Math.floor((ctx.now() - ctx.startedAt) / 1000)}\n`,
   uuid_audio_fork: (args, ctx) => ctx.forks.command(args),
+  uuid_dub: (args, ctx) => ctx.dub.command(args),
   ...UUID_COMMANDS,
   conference: conferenceApi,
 };

@@ -35,7 +35,6 @@ export class Channel {
     profile: string,
   ) {
     this.name = `sofia/${profile}/${sip.toUser}`;
-    const media = endpoint.remote.media;
     const vars: [string, string][] = [
       ['direction', 'inbound'],
       ['uuid', this.uuid],
@@ -44,12 +43,24 @@ export class Channel {
       ['sip_from_user', sip.fromUser],
       ['sip_to_user', sip.toUser],
       ['sip_h_X-esl-outbound', sip.eslOutbound],
-      ['rtp_local_sdp_str', endpoint.local.sdp],
-      ['local_media_ip', endpoint.local.address],
-      ['local_media_port', String(endpoint.local.port)],
+    ];
+    for (const [k, v] of vars) this.variables.set(k, v);
+    this.setMedia(sip.remoteSdp);
+  }
+
+  /**
+   * The media variables from the endpoint as negotiated: at the INVITE, and again after a re-INVITE
+   * (`remoteSdp` its offer), as sofia's media renegotiation updates them (fsmrf's modify reads them back).
+   */
+  setMedia(remoteSdp: string | null): void {
+    const media = this.endpoint.remote.media;
+    const vars: [string, string][] = [
+      ['rtp_local_sdp_str', this.endpoint.local.sdp],
+      ['local_media_ip', this.endpoint.local.address],
+      ['local_media_port', String(this.endpoint.local.port)],
       ['dtmf_type', media?.dtmfPayloadType != null ? 'rfc2833' : 'none'],
     ];
-    if (sip.remoteSdp) vars.push(['switch_r_sdp', sip.remoteSdp]);
+    if (remoteSdp) vars.push(['switch_r_sdp', remoteSdp]);
     if (media) vars.push(['remote_media_ip', media.remoteAddress], ['remote_media_port', String(media.remotePort)], ...codecVariables(media));
     for (const [k, v] of vars) this.variables.set(k, v);
   }

@@ -14,6 +14,7 @@ import { AuthRefusals } from './auth-limit';
 import { Bridges } from './bridges';
 import type { ConferenceFiles } from './conference/files';
 import { EventFactory, type SwitchIdentity } from './events';
+import { DubTracks } from './dub';
 import { AudioForks } from './fork/forks';
 import { heartbeatEvent, IdleCpu } from './heartbeat';
 import { Listener, type ListenerHost, type OutboundSession } from './listener';
@@ -109,6 +110,7 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
       bridges: this.bridges,
       events: this.events,
       forks,
+      dub: new DubTracks({ channels: this.channels }),
       failed: (e) => this.failed(e),
     };
   }

@@ -47,6 +47,7 @@ class ChannelCall implements OutboundSession {
     private readonly esl: EslServer,
   ) {
     dialog.on('destroy', () => this.hangup('NORMAL_CLEARING', false));
+    dialog.on('modify', (req: Srf.SrfRequest, res: Srf.SrfResponse) => void this.modify(req, res));
     // every digit the endpoint receives is a DTMF event (switch_channel_queue_dtmf); DTMF-Duration in samples at 8 kHz
     channel.endpoint.on('dtmf', (e) =>
       this.fire('DTMF', [
@@ -102,6 +103,23 @@ class ChannelCall implements OutboundSession {
       complete('_none_');
       this.hangup('DESTINATION_OUT_OF_ORDER');
     }
+  }
+
+  /**
+   * A re-INVITE (fsmrf's `modify`, e.g. the far end's SDP for a 3pcc channel): the endpoint takes the
+   * offer and the answer is its SDP; the media variables follow. An offer the engine refuses gets 488
+   * and the channel keeps its media, as sofia answers a renegotiation that fails.
+   */
+  private async modify(req: Srf.SrfRequest, res: Srf.SrfResponse): Promise<void> {
+    if (this.ended) return void res.send(481, 'Call/Transaction Does Not Exist', {});
+    if (!req.body) return void res.send(200, { body: this.channel.endpoint.local.sdp });
+    try {
+      await this.channel.endpoint.modify(req.body);
+    } catch (e) {
+      return void res.send(488, 'Not Acceptable Here', { headers: { Warning: `399 esl "${(e as Error).message.replace(/["\\\r\n]/g, ' ').slice(0, 100)}"` } });
+    }
+    this.channel.setMedia(req.body);
+    res.send(200, { body: this.channel.endpoint.local.sdp });
   }
 
   /** uuid_break: stops what the channel plays (the running application goes on); `all` drops the queued ones too. */

@@ -31,7 +31,7 @@ export type { TranscribeOptions, TranscribeDirection, Transcript } from './trans
 export type { RtcpReceived } from './worker/rtp-session';
 export type { ReportBlock, VoipMetrics } from './rtp-packet/rtcp';
 // what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
-export { readWav, WavWriter } from './audio/wav';
+export { readWav, parseWavHeader, WavWriter } from './audio/wav';
 export { createSttProvider } from './stt';
 export type { SttStream, TranscriptEvent } from './stt';
 export { transcribeWavFile } from './stt/file';

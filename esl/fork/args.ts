@@ -64,6 +64,12 @@ export interface ForkStart {
   bug: string;
   /** the text frame sent first, once connected; null: none */
   metadata: string | null;
+  /**
+   * What the server may send back to play (jambonz's module): `enabled` its playAudio messages (the
+   * 8th argument, true unless `false`), `stream` raw binary frames (the 9th), at `streamRate` (the 10th,
+   * a multiple of 8000 up to 64000; the fork's rate when empty).
+   */
+  bidirectional: { enabled: boolean; stream: boolean; streamRate: number };
 }
 
 /** A parsed command, or the reason it is refused (`usage`: mod_audio_fork's -USAGE answer). */
@@ -77,6 +83,8 @@ export type ForkCommand =
 export const FORK_SYNTAX =
   '<uuid> [start | stop | send_text | pause | resume | graceful-shutdown | stop_play ] [wss-url | path] [mono | mixed | stereo] [8000 | 16000 | 24000 | 32000 | 64000] [bugname] [metadata] [bidrectionalAduo_enabled] [bidrectionalAduo_stream_enabled] [bidrectionalAduo_stream_samplerate]';
 
+/** switch_true: yes, on, true, t, enabled, active, allow, or a non-zero number. */
+const isTrue = (s: string) => /^(yes|on|true|t|enabled|active|allow)$/i.test(s) || (/^-?\d+$/.test(s) && Number(s) !== 0);
 const isJsonStart = (s: string) => s.startsWith('{') || s.startsWith('[');
 /** An empty bug name is the default one (fsmrf sends '' when none is given). */
 const bugOr = (s: string | undefined) => (s ? s : DEFAULT_BUG);
@@ -126,7 +134,11 @@ function parseStart(uuid: string, a: string[]): ForkCommand {
   const rateText = a[4] ?? '';
   const rate = rateText === '16k' ? 16000 : rateText === '8k' ? 8000 : Number.parseInt(rateText, 10);
   if (!Number.isFinite(rate) || rate <= 0 || rate % 8000 !== 0 || rate > 64000) return { error: 'invalid', reason: `invalid sample rate: ${rateText}` };
-  return { uuid, op: 'start', start: { url: a[2]!, mix, rate, bug, metadata } };
+  const streamText = a[9] ?? '';
+  const streamRate = streamText ? Number.parseInt(streamText, 10) : rate;
+  if (!Number.isFinite(streamRate) || streamRate <= 0 || streamRate % 8000 !== 0 || streamRate > 64000) return { error: 'invalid', reason: `invalid bidirectional audio sample rate: ${streamText}` };
+  const bidirectional = { enabled: a[7] === undefined || a[7] === '' || isTrue(a[7]), stream: isTrue(a[8] ?? ''), streamRate };
+  return { uuid, op: 'start', start: { url: a[2]!, mix, rate, bug, metadata, bidirectional } };
 }
 
 /** The URL as the WebSocket client dials it: ws/wss (http/https taken as them, as parse_ws_uri does); null when not one. */

@@ -52,7 +52,7 @@ export class AudioForks {
     else if (c.op === 'send_text') fork.sendText(c.text);
     else if (c.op === 'pause' || c.op === 'resume') fork.pause(c.op === 'pause');
     else if (c.op === 'graceful-shutdown') fork.gracefulShutdown();
-    // stop_play: nothing plays from the server (bidirectional audio is not served), nothing to stop
+    else if (c.op === 'stop_play') fork.stopPlay();
     return OK;
   }
 
@@ -75,6 +75,7 @@ export class AudioForks {
     const fork: ForkSession = new ForkSession(
       {
         endpoint: channel.endpoint,
+        channelUuid: channel.uuid,
         egress: this.host.egress,
         connectTimeoutMs: this.host.connectTimeoutMs,
         emit: (name, body) => this.emit(channel, name, body),

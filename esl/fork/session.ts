@@ -5,10 +5,14 @@
  * It ends once: stopped (by `stop`, or the channel hanging up), or the connection failing or dropping;
  * every end of the connection is an event except the ones we asked for (esl/README.md, "Audio fork").
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import WebSocket from 'ws';
 import { EgressRefused, type EgressPolicy } from '../../core/net';
 import { Resampler, type AudioFork, type Endpoint, type ForkMix } from '../../media-engine';
 import type { ForkStart } from './args';
+import { decodePlayAudio, injectRateFor, StreamIn, toInjectRate, wavFile } from './playout';
 
 /** The WebSocket sub-protocol mod_audio_fork asks for (MOD_AUDIO_FORK_SUBPROTOCOL_NAME's default). */
 export const SUBPROTOCOL = 'audio.drachtio.org';
@@ -27,6 +31,8 @@ export interface ForkHost {
   ended(): void;
   /** a bug of ours (the engine refused a tap it should take): reported, the fork ends */
   failed(err: Error): void;
+  /** the channel's uuid (the playAudio files' names start with it, as the module's) */
+  readonly channelUuid: string;
 }
 
 type Phase = 'resolving' | 'connecting' | 'open' | 'closed';
@@ -68,6 +74,12 @@ export class ForkSession {
   private readonly left: Int16Array[] = [];
   /** why the connection failed, from its 'error', for connect_failed */
   private failure = '';
+  /** the server's binary frames while the fork streams bidirectional audio */
+  private streamIn: StreamIn | null = null;
+  /** audio the server sent before the engine's tap was open, injected once it is */
+  private pending: [Int16Array, 8000 | 16000][] = [];
+  /** the playAudio files written (bidirectional audio off) */
+  private readonly files: string[] = [];
 
   constructor(
     private readonly host: ForkHost,
@@ -93,6 +105,7 @@ export class ForkSession {
     ws.on('open', () => void this.onOpen());
     ws.on('message', (data: WebSocket.RawData, binary: boolean) => {
       if (!binary) this.onText(rawText(data));
+      else this.onBinary(rawBuffer(data));
     });
     ws.on('close', () => this.onClose());
   }
@@ -125,6 +138,12 @@ export class ForkSession {
     if (this.phase === 'open') this.ws!.close(1000);
   }
 
+  /** stop_play, killAudio: what the server sent to play and is not played yet is dropped. */
+  stopPlay(): void {
+    this.pending = [];
+    void this.taps[0]?.fork.clearInjected().catch(() => undefined);
+  }
+
   private async onOpen(): Promise<void> {
     if (this.phase !== 'connecting') return;
     this.phase = 'open';
@@ -150,6 +169,47 @@ export class ForkSession {
       if (this.isOver()) return void this.host.endpoint.forkAudioStop(fork).catch(() => undefined);
       this.taps.push(new Tap(fork, this.req.rate));
     }
+    for (const [samples, rate] of this.pending.splice(0)) this.taps[0]?.fork.inject(samples, rate);
+  }
+
+  /** A playAudio clip as a WAV file in the temporary directory (`<uuid>_<n>.tmp.wav`), removed when the fork ends. */
+  private playFile(samples: Int16Array, rate: number): string {
+    const file = path.join(os.tmpdir(), `${this.host.channelUuid}_${this.files.length}.tmp.wav`);
+    fs.writeFileSync(file, wavFile(samples, rate));
+    this.files.push(file);
+    return file;
+  }
+
+  /** Audio from the server into what the channel sends, mixed over what it plays (the module's playout buffer). */
+  private inject(samples: Int16Array, rate: 8000 | 16000): void {
+    if (samples.length === 0) return;
+    const tap = this.taps[0];
+    if (tap) tap.fork.inject(samples, rate);
+    else this.pending.push([samples, rate]);
+  }
+
+  /** A binary frame: raw L16 at the stream rate when the fork streams bidirectional audio; else dropped, as the module does. */
+  private onBinary(frame: Buffer): void {
+    const bi = this.req.bidirectional;
+    if (this.phase !== 'open' || !bi.enabled || !bi.stream) return;
+    this.streamIn ??= new StreamIn(bi.streamRate);
+    this.inject(this.streamIn.convert(frame), injectRateFor(bi.streamRate));
+  }
+
+  /**
+   * playAudio: with bidirectional audio on (fsmrf's default) the audio is played into the channel at once
+   * and \`play_audio\` fires with the message's data without its audio; with it off the audio is written
+   * to a WAV file the application may play, named in the event's \`file\` (removed when the fork ends).
+   */
+  private onPlayAudio(data: unknown): void {
+    if (!data || typeof data !== 'object') return; // the module logs "missing data payload" and goes on
+    const { audioContent: _audio, ...rest } = data as Record<string, unknown>;
+    const audio = decodePlayAudio(data as Record<string, unknown>);
+    if ('samples' in audio) {
+      if (this.req.bidirectional.enabled) this.inject(toInjectRate(audio.samples, audio.rate), injectRateFor(audio.rate));
+      else rest.file = this.playFile(audio.samples, audio.rate);
+    }
+    this.host.emit('play_audio', JSON.stringify(rest));
   }
 
   private onFrame(side: number, frame: Int16Array): void {
@@ -199,11 +259,13 @@ export class ForkSession {
     const { type, data } = msg as { type: string; data?: unknown };
     const body = data === undefined ? undefined : JSON.stringify(data);
     if (type === 'json') this.host.emit('json', JSON.stringify(msg));
+    else if (type === 'playAudio') this.onPlayAudio(data);
     else if (type === 'killAudio') {
       this.host.emit('kill_audio');
+      this.stopPlay();
       void this.host.endpoint.stopPlayback().catch(() => undefined);
     } else if (type === 'transcription' || type === 'transfer' || type === 'disconnect' || type === 'error') this.host.emit(type, body);
-    // playAudio and any other type: not served (esl/README.md), dropped as FreeSWITCH drops a type it does not know
+    // any other type is dropped, as FreeSWITCH drops a type it does not know
   }
 
   private onClose(): void {
@@ -229,12 +291,21 @@ export class ForkSession {
   private finish(): void {
     this.phase = 'closed';
     this.left.length = 0;
+    this.pending = [];
+    this.streamIn?.close();
+    this.streamIn = null;
+    for (const f of this.files.splice(0)) fs.rm(f, { force: true }, () => undefined);
     for (const t of this.taps.splice(0)) {
       t.close();
       void this.host.endpoint.forkAudioStop(t.fork).catch(() => undefined);
     }
     this.host.ended();
   }
+}
+
+function rawBuffer(data: WebSocket.RawData): Buffer {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.isBuffer(data) ? data : Buffer.from(data);
 }
 
 function rawText(data: WebSocket.RawData): string {

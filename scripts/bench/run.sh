@@ -27,6 +27,7 @@ declare -A CMD=(
   [media-gap]="npx tsx scripts/bench/flow/media-gap.ts"
   [events]="npx tsx scripts/bench/events/run.ts --subs 1000 --burst 200 --webhooks 1000"
   [conference]="npx tsx scripts/bench/conference/run.ts"
+  [esl]="npx tsx scripts/bench/esl/run.ts"
   [queue]="npx tsx scripts/bench/queue/run.ts 30"
   [streams]="npx tsx scripts/bench/streams/run.ts --calls 30 --seconds 10"
   [speech]="npx tsx scripts/bench/speech/run.ts"
@@ -38,7 +39,7 @@ declare -A CMD=(
   # not in ORDER (about 10 minutes, it kills processes): bash scripts/bench/run.sh chaos
   [chaos]="npx tsx scripts/bench/chaos/run.ts --calls 50"
 )
-ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference queue streams speech ai campaigns blf mwi turn-taking)
+ORDER=(sip sip-parser api media media-dsp codecs calls flow media-gap events conference esl queue streams speech ai campaigns blf mwi turn-taking)
 
 areas=("$@")
 [ ${#areas[@]} -eq 0 ] && areas=("${ORDER[@]}")

@@ -4,12 +4,15 @@
 // channel from CHANNEL_DATA; destroy executes `hangup` and the face sends BYE. Both libraries unmodified.
 import { expect } from 'chai';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import { MediaServer } from '../../media-engine';
 import type { EslServer } from '../../esl/server';
 import { SipFace } from '../../esl/sip-face';
-import { portRange } from '../../testkit/media-engine/support';
+import { portRange, readWav, tmpDir } from '../../testkit/media-engine/support';
+import { toneShare } from '../../testkit/media-engine/far-end';
 import { freePort } from '../../testkit/ports';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
 import { PASSWORD, plainHeaders, RawClient, startServer } from './support';
@@ -69,6 +72,26 @@ describe('esl: fsmrf createEndpoint and destroy on the media engine', () => {
     expect(esl.channels.size).to.equal(0);
     await released;
     expect(call.channel.endpoint.destroyed).to.equal(true);
+  });
+
+  it("3pcc then modify (re-INVITE with the far end's SDP): the channel's endpoint sends to that far end", async () => {
+    const ep = await ms.createEndpoint();
+    const peer = await engine.createEndpoint({ remoteSdp: ep.local.sdp! });
+    const dir = tmpDir();
+    try {
+      await ep.modify(peer.local.sdp);
+      expect(ep.remote.sdp).to.equal(peer.local.sdp);
+      const heard = path.join(dir, 'heard.wav');
+      const rec = await peer.startRecord(heard);
+      await ep.play('tone_stream://%(1000,0,440)');
+      await peer.stopRecord(heard);
+      await rec.done;
+      expect(toneShare(readWav(heard).samples, 440, 8000), 'the far end hears what the channel plays').to.be.above(0.5);
+    } finally {
+      await ep.destroy();
+      await peer.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("with the caller's SDP: the remote media and DTMF type fsmrf reads come from the engine's answer", async () => {

@@ -16,10 +16,18 @@ describe('esl: uuid_audio_fork arguments', () => {
     expect(parseForkCommand(`^^|u1|start|ws://h/p|mono|8000||'{"a":1}'|true|false|`)).to.deep.equal({
       uuid: 'u1',
       op: 'start',
-      start: { url: 'ws://h/p', mix: 'mono', rate: 8000, bug: DEFAULT_BUG, metadata: '{"a":1}' },
+      start: { url: 'ws://h/p', mix: 'mono', rate: 8000, bug: DEFAULT_BUG, metadata: '{"a":1}', bidirectional: { enabled: true, stream: false, streamRate: 8000 } },
     });
-    expect(parseForkCommand('u1 start wss://h stereo 16k mybug')).to.deep.include({ start: { url: 'wss://h', mix: 'stereo', rate: 16000, bug: 'mybug', metadata: null } });
-    expect(parseForkCommand(`u1 start ws://h mixed 24000 '{"x":1}'`)).to.deep.include({ start: { url: 'ws://h', mix: 'mixed', rate: 24000, bug: DEFAULT_BUG, metadata: '{"x":1}' } });
+    expect(parseForkCommand('u1 start wss://h stereo 16k mybug')).to.deep.include({
+      start: { url: 'wss://h', mix: 'stereo', rate: 16000, bug: 'mybug', metadata: null, bidirectional: { enabled: true, stream: false, streamRate: 16000 } },
+    });
+    expect(parseForkCommand(`u1 start ws://h mixed 24000 '{"x":1}'`)).to.deep.include({
+      start: { url: 'ws://h', mix: 'mixed', rate: 24000, bug: DEFAULT_BUG, metadata: '{"x":1}', bidirectional: { enabled: true, stream: false, streamRate: 24000 } },
+    });
+    // the bidirectional audio arguments (jambonz's module): enabled unless false, streaming, its rate
+    expect(parseForkCommand('u1 start ws://h mono 8000 b m false')).to.have.nested.property('start.bidirectional').that.deep.equals({ enabled: false, stream: false, streamRate: 8000 });
+    expect(parseForkCommand('u1 start ws://h mono 8000 b m true true 16000')).to.have.nested.property('start.bidirectional').that.deep.equals({ enabled: true, stream: true, streamRate: 16000 });
+    expect(parseForkCommand('u1 start ws://h mono 8000 b m true true 11025')).to.have.property('error', 'invalid');
     expect(parseForkCommand('u1 start ws://h loud 8000')).to.have.property('error', 'invalid');
     expect(parseForkCommand('u1 start ws://h mono 11025')).to.have.property('error', 'invalid');
     expect(parseForkCommand('u1 start ws://h')).to.have.property('error', 'usage');

@@ -1,0 +1,135 @@
+// mod_audio_fork's audio from the server back into the call (jambonz's bidirectional audio), through
+// drachtio-fsmrf's forkAudioStart against our switch: a playAudio message is heard by the far end over
+// what the channel plays, killAudio and stop_play drop what is not played yet, raw binary frames are
+// played when the fork was started with bidirectional streaming (dropped without it), and with
+// bidirectional audio off playAudio names a WAV file the application plays. The far end is an engine
+// endpoint on real RTP (loopback); what it hears is recorded.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import type { Endpoint } from '../../media-engine';
+import { readWav, tmpDir } from '../../testkit/media-engine/support';
+import { toneShare } from '../../testkit/media-engine/far-end';
+import { ForkServer, Heard } from './fork-support';
+import { startFsmrfRig, type FsmrfRig } from './rig';
+
+const EVENTS = ['connect', 'play_audio', 'kill_audio'].map((n) => `mod_audio_fork::${n}`);
+
+/** `seconds` of a sine at `hz`, 16-bit at `rate`. */
+function sine(hz: number, seconds: number, rate: number): Int16Array {
+  const out = new Int16Array(Math.round(seconds * rate));
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(12000 * Math.sin((2 * Math.PI * hz * i) / rate));
+  return out;
+}
+const b64 = (s: Int16Array) => Buffer.from(s.buffer, s.byteOffset, s.byteLength).toString('base64');
+
+describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio through fsmrf', () => {
+  let rig: FsmrfRig;
+  let dir: string;
+  const servers: ForkServer[] = [];
+  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
+  const failures: Error[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 });
+    rig.esl.on('failed', (e: Error) => failures.push(e));
+    dir = tmpDir();
+  });
+  afterEach(async () => {
+    for (const { ep, peer } of open.splice(0)) {
+      await ep.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+    for (const s of servers.splice(0)) await s.close();
+    expect(failures, 'no command failed inside the switch').to.deep.equal([]);
+  });
+  after(async () => {
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A channel whose far end records what it hears, a fork to a fresh server (fsmrf's options), its connect. */
+  async function forked(opts: { bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: number } } = {}) {
+    const peer = await rig.engine.createEndpoint({});
+    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
+    await peer.modify(ep.local.sdp!);
+    open.push({ ep, peer });
+    const heard = new Heard(ep, EVENTS);
+    const srv = new ForkServer();
+    servers.push(srv);
+    await srv.ready();
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', ...opts });
+    const c = await srv.connection();
+    await heard.next('mod_audio_fork::connect');
+    return { ep, peer, heard, c };
+  }
+
+  /** What `peer` hears for `ms`. */
+  async function listen(peer: Endpoint, name: string, ms: number): Promise<Int16Array> {
+    const file = path.join(dir, `${name}.wav`);
+    const rec = await peer.startRecord(file);
+    await new Promise((r) => setTimeout(r, ms));
+    await peer.stopRecord(file);
+    await rec.done;
+    return readWav(file).samples;
+  }
+
+  it('playAudio (raw, 16 kHz): the far end hears it over what the channel plays; play_audio fires without the audio', async () => {
+    const { ep, peer, heard, c } = await forked();
+    void ep.play('tone_stream://%(3000,0,440)').catch(() => undefined);
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 16000, audioContent: b64(sine(1000, 1.5, 16000)) } }));
+    expect(await heard.next('mod_audio_fork::play_audio')).to.deep.equal({ audioContentType: 'raw', sampleRate: 16000 });
+    const got = await listen(peer, 'play-audio', 1000);
+    expect(toneShare(got, 1000, 8000), 'the server audio').to.be.above(0.2);
+    expect(toneShare(got, 440, 8000), 'the prompt under it').to.be.above(0.2);
+  });
+
+  it('killAudio drops what the server sent and is not played yet (kill_audio); stop_play does the same', async () => {
+    const { ep, peer, heard, c } = await forked();
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 20, 8000)) } }));
+    await heard.next('mod_audio_fork::play_audio');
+    expect(toneShare(await listen(peer, 'before-kill', 600), 1000, 8000)).to.be.above(0.5);
+    c.ws.send(JSON.stringify({ type: 'killAudio' }));
+    await heard.next('mod_audio_fork::kill_audio');
+    const after = await listen(peer, 'after-kill', 600);
+    expect(toneShare(after.subarray(1600), 1000, 8000), 'nothing after killAudio').to.be.below(0.1);
+
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(700, 20, 8000)) } }));
+    await heard.next('mod_audio_fork::play_audio');
+    expect(toneShare(await listen(peer, 'before-stop-play', 600), 700, 8000)).to.be.above(0.5);
+    expect(await ep.api('uuid_audio_fork', `${ep.uuid} stop_play`).then((e) => e.getBody())).to.equal('+OK Success\n');
+    expect(toneShare((await listen(peer, 'after-stop-play', 600)).subarray(1600), 700, 8000), 'nothing after stop_play').to.be.below(0.1);
+  });
+
+  it('bidirectional streaming: binary frames at the stream rate are played; without streaming they are dropped', async () => {
+    const streamed = await forked({ bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: 16000 } });
+    const clip = sine(1000, 1.5, 16000);
+    for (let i = 0; i < clip.length; i += 320) streamed.c.ws.send(Buffer.from(clip.buffer, i * 2, Math.min(640, (clip.length - i) * 2)));
+    expect(toneShare(await listen(streamed.peer, 'streamed', 1000), 1000, 8000)).to.be.above(0.5);
+
+    const plain = await forked();
+    for (let i = 0; i < clip.length; i += 320) plain.c.ws.send(Buffer.from(clip.buffer, i * 2, Math.min(640, (clip.length - i) * 2)));
+    expect(toneShare(await listen(plain.peer, 'not-streamed', 1000), 1000, 8000)).to.be.below(0.1);
+  });
+
+  it('bidirectional audio off: play_audio names a WAV file the application plays; the file goes with the fork', async () => {
+    const { ep, peer, heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 1, 8000)) } }));
+    const body = (await heard.next('mod_audio_fork::play_audio')) as { file: string; sampleRate: number };
+    expect(body.sampleRate).to.equal(8000);
+    expect(body.file).to.match(new RegExp(`${ep.uuid}_0\\.tmp\\.wav$`));
+    expect(toneShare(await listen(peer, 'nothing-played', 500), 1000, 8000), 'not played by itself').to.be.below(0.1);
+    const file = path.join(dir, 'played.wav');
+    const rec = await peer.startRecord(file);
+    await ep.play(body.file);
+    await peer.stopRecord(file);
+    await rec.done;
+    expect(toneShare(readWav(file).samples, 1000, 8000)).to.be.above(0.5);
+    await ep.forkAudioStop();
+    await c.closed;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fs.existsSync(body.file), 'removed with the fork').to.equal(false);
+  });
+});

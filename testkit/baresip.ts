@@ -1,0 +1,199 @@
+// A real softphone for the suite: Debian's baresip 1.0, headless, on loopback only. Its microphone is
+// a WAV file (aufile), what it hears is written to a WAV file, and the test drives it over its
+// ctrl_tcp socket (netstring JSON commands: dial, hangup). Answering is automatic (answermode=auto).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, sipPortPair, sippMediaPort } from './ports';
+
+export interface BaresipAccount {
+  user: string;
+  domain: string;
+  password: string;
+  /** Where REGISTER and calls go, e.g. `sip:127.0.0.1:5060` (the provisioning document's outbound proxy). */
+  outboundProxy: string;
+  /** Extra account parameters (`;mediaenc=srtp-mand` and the like). */
+  params?: string;
+  /** false: never REGISTER (a trunk or PBX that is known by its address). Default true. */
+  register?: boolean;
+  /** Audio codec modules loaded before g711.so, in this order, so the phone offers them first (`g722.so`, `opus.so`). */
+  codecModules?: string[];
+  /**
+   * Contacts (the `contacts` file, e.g. `"B" <sip:1002@domain>;presence=p2p`); with any, the contact
+   * and presence modules are loaded: the phone SUBSCRIBEs to each p2p contact's presence.
+   */
+  contacts?: string[];
+  /** Load the mwi module: after registering, the phone SUBSCRIBEs to its own account's message-summary. */
+  mwi?: boolean;
+  /** baresip -s: every SIP message it sends and receives goes to `log`. */
+  sipTrace?: boolean;
+}
+
+export class Baresip {
+  private proc: ChildProcess | null = null;
+  log = '';
+  private ctrlBuf = '';
+  private ctrl: net.Socket | null = null;
+  private readonly waiting: ((line: Record<string, unknown>) => void)[] = [];
+  readonly events: Record<string, unknown>[] = [];
+
+  private constructor(
+    readonly dir: string,
+    readonly sipPort: number,
+    readonly ctrlPort: number,
+  ) {}
+
+  /** The WAV file of what the phone heard in its last call (sndfile's `dump-...-dec.wav`), or '' before any. */
+  get heardWav(): string {
+    const dumps = fs
+      .readdirSync(this.dir)
+      .filter((f) => f.startsWith('dump-') && f.endsWith('-dec.wav'))
+      .sort();
+    return dumps.length ? path.join(this.dir, dumps[dumps.length - 1]!) : '';
+  }
+
+  /** Starts baresip with one account; `micWav` is what it sends (mono 16-bit WAV, 8 kHz or the wideband codec's rate). */
+  static async start(account: BaresipAccount, micWav: string): Promise<Baresip> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-'));
+    const b = new Baresip(dir, await sipPortPair(), await freePort()); // SIP on the port, TLS on the next
+    const rtp = await sippMediaPort();
+    fs.writeFileSync(
+      path.join(dir, 'config'),
+      [
+        'poll_method epoll',
+        // loopback only: without these baresip puts the machine's first interface in Contact and SDP
+        'net_interface 127.0.0.1',
+        `sip_listen 127.0.0.1:${b.sipPort}`,
+        'sip_trans_def udp',
+        `audio_source aufile,${micWav}`,
+        'audio_alert aufile,/dev/null',
+        `rtp_ports ${rtp}-${rtp + 3}`,
+        'module_path /usr/lib/baresip/modules',
+        ...(account.codecModules ?? []).map((m) => `module ${m}`),
+        'module g711.so',
+        'module aufile.so',
+        // sndfile dumps what the phone hears (and sends) to WAV files in snd_path
+        'module sndfile.so',
+        `snd_path ${dir}`,
+        'module srtp.so',
+        'module_app account.so',
+        'module_app menu.so',
+        ...(account.contacts?.length ? ['module_app contact.so', 'module_app presence.so'] : []),
+        ...(account.mwi ? ['module_app mwi.so'] : []),
+        'module_app ctrl_tcp.so',
+        `ctrl_tcp_listen 127.0.0.1:${b.ctrlPort}`,
+        '',
+      ].join('\n'),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'accounts'),
+      `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
+    );
+    if (account.contacts?.length) fs.writeFileSync(path.join(dir, 'contacts'), account.contacts.join('\n') + '\n');
+    await b.run(account.sipTrace ? ['-s'] : []);
+    return b;
+  }
+
+  private async run(args: string[]): Promise<void> {
+    const proc = spawn('baresip', ['-f', this.dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    proc.stdout?.on('data', (d) => (this.log += d));
+    proc.stderr?.on('data', (d) => (this.log += d));
+    proc.on('exit', () => {
+      if (this.proc === proc) this.proc = null;
+    });
+    const end = Date.now() + 5000;
+    while (!this.ctrl) {
+      if (!this.proc) throw new Error(`baresip exited:\n${this.log.slice(-2000)}`);
+      if (Date.now() > end) throw new Error(`baresip ctrl_tcp did not open:\n${this.log.slice(-2000)}`);
+      this.ctrl = await new Promise<net.Socket | null>((resolve) => {
+        const s = net.connect(this.ctrlPort, '127.0.0.1');
+        s.once('connect', () => resolve(s));
+        s.once('error', () => resolve(null));
+      });
+      if (!this.ctrl) await new Promise((r) => setTimeout(r, 50));
+    }
+    this.ctrl.setEncoding('utf8');
+    this.ctrl.on('data', (d: string) => this.onCtrl(d));
+    this.ctrl.on('error', () => undefined);
+  }
+
+  /** Netstrings `len:json,` from ctrl_tcp: responses and events. */
+  private onCtrl(d: string): void {
+    this.ctrlBuf += d;
+    for (;;) {
+      const colon = this.ctrlBuf.indexOf(':');
+      if (colon < 0) return;
+      const len = Number(this.ctrlBuf.slice(0, colon));
+      if (this.ctrlBuf.length < colon + 1 + len + 1) return;
+      const body = this.ctrlBuf.slice(colon + 1, colon + 1 + len);
+      this.ctrlBuf = this.ctrlBuf.slice(colon + 1 + len + 1);
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (msg.event) this.events.push(msg);
+      else this.waiting.shift()?.(msg);
+    }
+  }
+
+  /** One ctrl_tcp command; resolves with baresip's response. */
+  command(command: string, params = ''): Promise<Record<string, unknown>> {
+    const body = JSON.stringify({ command, params, token: `t${Date.now()}` });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`baresip: no answer to ${command}`)), 5000);
+      this.waiting.push((m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      this.ctrl!.write(`${Buffer.byteLength(body)}:${body},`);
+    });
+  }
+
+  dial(uri: string): Promise<Record<string, unknown>> {
+    return this.command('dial', uri);
+  }
+
+  hangup(): Promise<Record<string, unknown>> {
+    return this.command('hangup');
+  }
+
+  /** The events of one class seen so far (`CALL_ESTABLISHED`, `CALL_CLOSED`, `REGISTER_OK`, ...). */
+  saw(type: string): boolean {
+    return this.events.some((e) => e.type === type);
+  }
+
+  /** SIGKILL: the phone dies at once, without a BYE or a REGISTER; resolves once it has exited. */
+  async kill(): Promise<void> {
+    this.ctrl?.destroy();
+    const p = this.proc;
+    if (p) {
+      const gone = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGKILL');
+      await gone;
+    }
+    this.proc = null;
+  }
+
+  async stop(): Promise<void> {
+    this.ctrl?.destroy();
+    const p = this.proc;
+    if (p) {
+      const gone = new Promise<void>((r) => p.once('exit', () => r()));
+      p.kill('SIGTERM');
+      const killer = setTimeout(() => p.kill('SIGKILL'), 3000);
+      await gone;
+      clearTimeout(killer);
+    }
+    this.proc = null;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
