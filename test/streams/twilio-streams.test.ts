@@ -51,6 +51,32 @@ function silentSoonAfter(p: { levels: number[]; arrivals: number[] }, before: nu
   expect(silenceMs).to.be.lessThan(100);
 }
 
+/** The first two messages: connected, then the start of an inbound µ-law stream of the call with `customParameters`; answers the start. */
+function expectOpening(conn: TwilioConn, customerId: string, callId: string, customParameters: Record<string, string>): TwilioConn['msgs'][number] {
+  expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+  const start = conn.msgs[1]!;
+  expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
+  expect(start.start).to.deep.equal({
+    streamSid: start.streamSid,
+    accountSid: accountSid(customerId),
+    callSid: callSid(callId),
+    tracks: ['inbound'],
+    customParameters,
+    mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+  });
+  return start;
+}
+
+/** The media messages, each inbound and numbered in order from 1. */
+function expectInboundChunks(conn: TwilioConn): ReturnType<typeof media> {
+  const ms = media(conn);
+  ms.forEach((m, i) => {
+    expect(m.track).to.equal('inbound');
+    expect(m.chunk).to.equal(String(i + 1));
+  });
+  return ms;
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
@@ -79,23 +105,11 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const conn = await until(() => app.conns[0], 10_000, 'the node connected');
       expect(conn.path).to.equal('/agent');
       await until(() => media(conn).length > 60, 10_000, 'media');
-      expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      const start = conn.msgs[1]!;
+      const start = expectOpening(conn, owner.customer.id, call.callId, { greeting: 'hi', 'a&b': '<c "d">' });
       expect(start.event).to.equal('start');
       expect(start.sequenceNumber).to.equal('1');
-      expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
-      expect(start.start).to.deep.equal({
-        streamSid: start.streamSid,
-        accountSid: accountSid(owner.customer.id),
-        callSid: callSid(call.callId),
-        tracks: ['inbound'],
-        customParameters: { greeting: 'hi', 'a&b': '<c "d">' },
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      });
-      const ms = media(conn);
+      const ms = expectInboundChunks(conn);
       ms.forEach((m, i) => {
-        expect(m.track).to.equal('inbound');
-        expect(m.chunk).to.equal(String(i + 1));
         expect(m.seq).to.equal(i + 2);
         expect(Buffer.from(m.payload, 'base64').length).to.equal(160);
         if (i) expect(Number(m.timestamp)).to.be.at.least(Number(ms[i - 1]!.timestamp));
@@ -346,22 +360,8 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const conn = recordTwilio(client);
       await new Promise((r, j) => client.once('open', r).once('error', j));
       await until(() => media(conn).length > 40, 10_000, 'media');
-      expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      const start = conn.msgs[1]!;
-      expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
-      expect(start.start).to.deep.equal({
-        streamSid: start.streamSid,
-        accountSid: accountSid(owner.customer.id),
-        callSid: callSid(call.callId),
-        tracks: ['inbound'],
-        customParameters: {},
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      });
-      const ms = media(conn);
-      ms.forEach((m, i) => {
-        expect(m.track).to.equal('inbound');
-        expect(m.chunk).to.equal(String(i + 1));
-      });
+      expectOpening(conn, owner.customer.id, call.callId, {});
+      const ms = expectInboundChunks(conn);
       expect(ms.filter((m) => loud(m.payload)).length).to.be.greaterThan(ms.length * 0.5);
 
       conn.ws.send('not json');
