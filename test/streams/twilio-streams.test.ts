@@ -77,6 +77,23 @@ function expectInboundChunks(conn: TwilioConn): ReturnType<typeof media> {
   return ms;
 }
 
+/**
+ * 1 s of tone in one media message, then the mark "one": the mark comes back once the second has played
+ * (0.9 to 1.6 s after it went), and the caller heard about 50 voiced frames. Answers the echoed mark and
+ * when the tone went out.
+ */
+async function secondThenMark(conn: TwilioConn, peer: { levels: number[]; voiced(from?: number): number }): Promise<{ one: TwilioMsg & { at: number }; sentAt: number }> {
+  const heard = peer.levels.length;
+  const sentAt = performance.now();
+  conn.send({ event: 'media', media: { payload: tonePayload(50) } });
+  conn.send({ event: 'mark', mark: { name: 'one' } });
+  const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
+  expect(one.at - sentAt).to.be.within(900, 1600);
+  await sleep(200);
+  expect(peer.voiced(heard)).to.be.within(40, 60);
+  return { one, sentAt };
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
@@ -128,15 +145,8 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       conn.send({ event: 'mark', mark: {} });
 
       // 1 s of audio in one message, then a mark: heard by the caller, the mark echoed once it has played
-      const heard = call.peer.levels.length;
-      const sentAt = performance.now();
-      conn.send({ event: 'media', media: { payload: tonePayload(50) } });
-      conn.send({ event: 'mark', mark: { name: 'one' } });
-      const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
-      expect(one.at - sentAt).to.be.within(900, 1600);
+      const { one } = await secondThenMark(conn, call.peer);
       expect(one.streamSid).to.equal(start.streamSid);
-      await sleep(200);
-      expect(call.peer.voiced(heard)).to.be.within(40, 60);
       expect(conn.garbage).to.equal(0);
 
       // 10 s queued, a mark behind it, then clear: the mark comes back at once and the caller hears silence within 100 ms
@@ -366,14 +376,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
 
       conn.ws.send('not json');
       conn.send({ event: 'dance' });
-      const heard = call.peer.levels.length;
-      const sentAt = performance.now();
-      conn.send({ event: 'media', media: { payload: tonePayload(50) } });
-      conn.send({ event: 'mark', mark: { name: 'one' } });
-      const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
-      expect(one.at - sentAt).to.be.within(900, 1600);
-      await sleep(200);
-      expect(call.peer.voiced(heard)).to.be.within(40, 60);
+      const { one, sentAt } = await secondThenMark(conn, call.peer);
       // inbound only: the client does not get its own audio back
       const during = media(conn).filter((m) => m.at > sentAt + 100 && m.at < one.at);
       expect(during.length).to.be.greaterThan(20);
