@@ -1,86 +1,34 @@
 /**
  * What wakes an observation's settle wait (observe.ts): the platform's events, read by one
- * EventSubscriber on a Redis connection of its own (XREAD BLOCK holds it), open only while at least one
- * observation waits: the first watch opens it, the last release closes it and its connection. An event
- * of the watched customer's calls or AI conversations wakes its watchers; it is a hint to read the
- * records again, never the state itself.
+ * EventSubscriber on a Redis connection of its own, open only while at least one observation waits
+ * (core/events/keyed-wakes.ts). An event of the watched customer's calls or AI conversations wakes its
+ * watchers; it is a hint to read the records again, never the state itself.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../core/logger';
-import { EventSubscriber, type PlatformEvent } from '../core/events/bus';
+import { KeyedWakes, type KeyedWatch } from '../core/events/keyed-wakes';
 
-export interface CallWatch {
-  /** Resolves once the reader reads: every event published from then on wakes the watcher. */
-  ready: Promise<void>;
-  /** Ends this watch (idempotent); the last one closes the reader. */
-  release(): void;
-}
-
-interface Reader {
-  redis: Redis;
-  sub: EventSubscriber;
-  ready: Promise<void>;
-}
+export type CallWatch = KeyedWatch;
 
 export class CallEvents {
-  private readonly byCustomer = new Map<string, Set<() => void>>();
-  private size = 0;
-  private reader: Reader | null = null;
+  private readonly wakes: KeyedWakes;
 
-  constructor(private readonly deps: { redis: Redis; logger: Logger }) {}
+  constructor(deps: { redis: Redis; logger: Logger }) {
+    this.wakes = new KeyedWakes({
+      ...deps,
+      connectionName: `evals-call-events-${process.pid}`,
+      label: 'evals event',
+      keyOf: (e) => (e.resource === 'call' || e.resource === 'aicall' ? e.customer_id : null),
+    });
+  }
 
-  private readonly onEvent = (e: PlatformEvent): void => {
-    if (e.resource !== 'call' && e.resource !== 'aicall') return;
-    for (const wake of [...(this.byCustomer.get(e.customer_id) ?? [])]) wake();
-  };
-
+  /** Watches the customer's calls and AI conversations: `wake` runs on each of their events. */
   watch(customerId: string, wake: () => void): CallWatch {
-    this.size++;
-    let wakes = this.byCustomer.get(customerId);
-    if (!wakes) this.byCustomer.set(customerId, (wakes = new Set()));
-    const mine = () => wake();
-    wakes.add(mine);
-    const reader = (this.reader ??= this.open());
-    let released = false;
-    return {
-      ready: reader.ready,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.size--;
-        wakes.delete(mine);
-        if (wakes.size === 0 && this.byCustomer.get(customerId) === wakes) this.byCustomer.delete(customerId);
-        if (this.size === 0 && this.reader) {
-          this.shut(this.reader);
-          this.reader = null;
-        }
-      },
-    };
+    return this.wakes.watch(customerId, wake);
   }
 
   /** Whether the reader (and its connection) is open. */
   get reading(): boolean {
-    return this.reader !== null;
-  }
-
-  private open(): Reader {
-    const redis = this.deps.redis.duplicate({ connectionName: `evals-call-events-${process.pid}` });
-    redis.on('error', (err: unknown) => this.deps.logger.warn({ err: String(err) }, 'evals event reader connection error'));
-    const sub = new EventSubscriber(redis, { blockMs: 500 });
-    sub.on('event', this.onEvent);
-    sub.on('error', (err: unknown) => this.deps.logger.warn({ err: String(err) }, 'evals event reader error'));
-    const ready = sub.start();
-    ready.catch(() => undefined); // each watcher sees the failure through `ready`
-    return { redis, sub, ready };
-  }
-
-  private shut(r: Reader): void {
-    r.sub.off('event', this.onEvent);
-    // stop() returns once the blocking read does: at once, as the connection goes
-    void r.ready.then(
-      () => r.sub.stop(),
-      () => undefined,
-    );
-    r.redis.disconnect();
+    return this.wakes.reading;
   }
 }

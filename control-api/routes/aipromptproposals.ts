@@ -1,6 +1,6 @@
 /** /aipromptproposals: proposed improvements of an AI's init_prompt; accept applies one (history entry with proposal_id). */
 import { z } from 'zod';
-import { defineRoute, idParams, uuid } from '../route';
+import { defineRoute, idParams, orMissing, uuid } from '../route';
 import { ApiError, invalidArgument, notFound, stateInvalid } from '../../core/errors';
 import { aisRepo, aiJson } from '../../core/repos/ais';
 import { proposalJson, proposalsRepo } from '../../core/repos/ai-proposals';
@@ -9,6 +9,7 @@ import { LlmError } from '../../core/llm/client';
 import { resolveEndpoint } from '../../core/llm/endpoint';
 import { listOfShape, publish, shape } from '../../core/ai/api';
 import { creatorOf } from './ais-versions';
+import type { AppContext } from '../context';
 
 const FIELDS = [
   'id',
@@ -28,6 +29,8 @@ const FIELDS = [
 ];
 const tag = 'AI';
 const missing = () => new ApiError('RESOURCE_NOT_FOUND', 'prompt proposal not found');
+/** The customer's proposal, or the 404. */
+const ownProposal = (ctx: AppContext, customerId: string, id: string) => orMissing(proposalsRepo(ctx.db).get(customerId, id), missing);
 
 export const routes = [
   defineRoute({
@@ -81,9 +84,7 @@ export const routes = [
     params: idParams,
     response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
-      const p = await proposalsRepo(ctx.db).get(auth.customerId, params.id);
-      if (!p) throw missing();
-      return proposalJson(p);
+      return proposalJson(await ownProposal(ctx, auth.customerId, params.id));
     },
   }),
   defineRoute({
@@ -109,10 +110,9 @@ export const routes = [
     params: idParams,
     response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
-      const repo = proposalsRepo(ctx.db);
-      const p = await repo.get(auth.customerId, params.id);
-      if (!p) throw missing();
+      const p = await ownProposal(ctx, auth.customerId, params.id);
       if (p.status !== 'completed') throw stateInvalid(`only a completed proposal can be accepted (this one is ${p.status})`);
+      const repo = proposalsRepo(ctx.db);
       const accepted = await repo.transition(p.id, ['completed'], { status: 'accepted' });
       if (!accepted) throw stateInvalid('the proposal changed meanwhile');
       const ai = await aisRepo(ctx.db).update(auth.customerId, p.ai_id, { init_prompt: p.proposed_prompt }, p.id, creatorOf(auth));
@@ -131,10 +131,8 @@ export const routes = [
     params: idParams,
     response: shape(FIELDS),
     handler: async ({ ctx, auth, params }) => {
-      const repo = proposalsRepo(ctx.db);
-      const p = await repo.get(auth.customerId, params.id);
-      if (!p) throw missing();
-      const r = await repo.transition(p.id, ['completed'], { status: 'rejected' });
+      const p = await ownProposal(ctx, auth.customerId, params.id);
+      const r = await proposalsRepo(ctx.db).transition(p.id, ['completed'], { status: 'rejected' });
       if (!r) throw stateInvalid(`only a completed proposal can be rejected (this one is ${p.status})`);
       return proposalJson(r);
     },

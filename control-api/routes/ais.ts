@@ -19,34 +19,21 @@ import { checkLlmParameter } from '../../core/llm/fallback';
 import { checkGreetingParameter } from '../../core/speech/s2s-vendors';
 import { EMPTY_UUID } from '../../core/ids';
 import { creatorOf } from './ais-versions';
+import { AI_VERSIONED_FIELDS, type AiRow } from '../../core/db/rows/ais';
 
-export const AI_FIELDS = [
+/**
+ * An AI's JSON (aiJson), in its key order (the OpenAPI document lists them so): the versioned fields,
+ * with the AI's own state beside the field it belongs to, between the ids and the bookkeeping.
+ */
+export const AI_FIELDS: string[] = [
   'id',
   'customer_id',
-  'name',
-  'detail',
-  'type',
-  'is_insight_active',
-  'engine_model',
-  'engine_url',
-  'engine_key',
-  'parameter',
-  'rag_id',
-  'init_prompt',
-  'current_prompt_history_id',
-  'tts_type',
-  'tts_voice_id',
-  'stt_type',
-  'stt_language',
-  'vad_config',
-  'smart_turn_enabled',
-  'auto_aicall_audit_enabled',
-  'tool_names',
+  ...AI_VERSIONED_FIELDS.flatMap((f): (keyof AiRow)[] => (f === 'type' ? [f, 'is_insight_active'] : f === 'init_prompt' ? [f, 'current_prompt_history_id'] : [f])),
   'direct_hash',
   'tm_create',
   'tm_update',
   'tm_delete',
-];
+] satisfies (keyof AiRow)[];
 const HISTORY_FIELDS = ['id', 'customer_id', 'ai_id', 'prompt', 'proposal_id', 'tm_create'];
 const aiSchema = shape(AI_FIELDS);
 /** AIManagerParticipant: one AI's part in one AI call. */

@@ -1,7 +1,7 @@
 /** accesskeys: the secret is returned once by `create` and stored only as its sha256. */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { softDeleteAllOf, softDeleteRow } from './soft-delete';
+import { getLiveRow, softDeleteAllOf, softDeleteRow } from './soft-delete';
 import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { generateAccesskeyToken, hashAccesskeyToken } from '../credentials';
@@ -53,10 +53,8 @@ export function accesskeysRepo(db: Db) {
         .returning('*');
       return { row: row as AccesskeyRow, token };
     },
-    async get(id: string, opts: { customerId?: string } = {}): Promise<AccesskeyRow | null> {
-      const q = table().where({ id }).whereNull('tm_delete');
-      if (opts.customerId) q.where({ customer_id: opts.customerId });
-      return ((await q.first()) as AccesskeyRow | undefined) ?? null;
+    get(id: string, opts: { customerId?: string } = {}): Promise<AccesskeyRow | null> {
+      return getLiveRow<AccesskeyRow>(table(), id, opts);
     },
     /** Live key for a secret (expiry NOT checked here: use isAccesskeyExpired). */
     async getByToken(token: string): Promise<AccesskeyRow | null> {

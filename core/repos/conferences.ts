@@ -60,31 +60,35 @@ export function conferencesRepo(db: Db) {
       .returning('*');
     return (row as ConferenceRow | undefined) ?? null;
   };
+  /** The customer's live conference named `name` (type conference, starting or progressing; the oldest when several). */
+  const liveNamed = (customerId: string, name: string) =>
+    one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
+  /** A new row's fields before what its maker gives. */
+  const blank = () => ({
+    id: newId(),
+    status: 'starting' as const,
+    detail: '',
+    timeout: 0,
+    pre_flow_id: EMPTY_UUID,
+    post_flow_id: EMPTY_UUID,
+    recording_id: EMPTY_UUID,
+    transcribe_id: EMPTY_UUID,
+    tm_create: clock.now(),
+  });
 
   return {
     async create(input: ConferenceCreate): Promise<ConferenceRow> {
       const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       const row = {
-        id: newId(),
-        status: 'starting' as const,
+        ...blank(),
         name: '',
-        detail: '',
-        timeout: 0,
-        pre_flow_id: EMPTY_UUID,
-        post_flow_id: EMPTY_UUID,
-        recording_id: EMPTY_UUID,
-        transcribe_id: EMPTY_UUID,
-        tm_create: clock.now(),
         ...given,
         data: JSON.stringify(input.data ?? {}),
       };
       const [created] = await table().insert(row).returning('*');
       return created as ConferenceRow;
     },
-    /** The customer's live conference named `name` (type conference, starting or progressing; the oldest when several). */
-    liveNamed(customerId: string, name: string): Promise<ConferenceRow | null> {
-      return one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
-    },
+    liveNamed,
     /**
      * That conference, or a new one made by the name (ends_when_empty). Two callers (or nodes)
      * racing to make it meet at the unique index conferences_live_name_uq: the loser's insert does
@@ -92,23 +96,15 @@ export function conferencesRepo(db: Db) {
      */
     async namedOrCreate(customerId: string, name: string, maxParticipants = 0): Promise<{ conference: ConferenceRow; created: boolean }> {
       for (let attempt = 0; attempt < 5; attempt++) {
-        const found = await one(live().where({ customer_id: customerId, name, type: 'conference' }).whereIn('status', ['starting', 'progressing']).orderBy('tm_create', 'asc').orderBy('id', 'asc'));
+        const found = await liveNamed(customerId, name);
         if (found) return { conference: found, created: false };
         const row = {
-          id: newId(),
+          ...blank(),
           customer_id: customerId,
           type: 'conference' as const,
-          status: 'starting' as const,
           name,
-          detail: '',
-          timeout: 0,
-          pre_flow_id: EMPTY_UUID,
-          post_flow_id: EMPTY_UUID,
-          recording_id: EMPTY_UUID,
-          transcribe_id: EMPTY_UUID,
           ends_when_empty: true,
           max_participants: maxParticipants,
-          tm_create: clock.now(),
           data: JSON.stringify({}),
         };
         const [created] = (await table().insert(row).onConflict().ignore().returning('*')) as ConferenceRow[];

@@ -1,7 +1,7 @@
 /** outbound_configs: timestamps as RFC 3339 or null (spec: Signup accesskey response and OutboundConfig). */
 import type { Db } from '../db/knex';
 import { clock } from '../clock';
-import { softDeleteAllOf, softDeleteRow } from './soft-delete';
+import { getLiveRow, softDeleteAllOf, softDeleteRow } from './soft-delete';
 import { EMPTY_UUID, newId } from '../ids';
 import { formatRfc3339 } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
@@ -50,10 +50,8 @@ export function outboundConfigsRepo(db: Db) {
         .returning('*');
       return row as OutboundConfigRow;
     },
-    async get(id: string, opts: { customerId?: string } = {}): Promise<OutboundConfigRow | null> {
-      const q = table().where({ id }).whereNull('tm_delete');
-      if (opts.customerId) q.where({ customer_id: opts.customerId });
-      return ((await q.first()) as OutboundConfigRow | undefined) ?? null;
+    get(id: string, opts: { customerId?: string } = {}): Promise<OutboundConfigRow | null> {
+      return getLiveRow<OutboundConfigRow>(table(), id, opts);
     },
     /** The customer's oldest live config (the one outbound dialling uses). */
     async getForCustomer(customerId: string): Promise<OutboundConfigRow | null> {

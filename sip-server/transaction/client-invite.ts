@@ -144,17 +144,7 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
 
   /** ACK for a non-2xx final (17.1.1.3): same Request-URI, top Via, Route; To from the response. */
   private buildAck(res: SipResponse): SipRequest {
-    const inv = this.request;
-    const h = new Headers();
-    const via = inv.headers.get('Via');
-    if (via) h.append('Via', via);
-    for (const r of inv.headers.getAll('Route')) h.append('Route', r);
-    h.append('Max-Forwards', '70');
-    h.append('From', inv.headers.get('From') ?? '');
-    h.append('To', res.headers.get('To') ?? inv.headers.get('To') ?? '');
-    h.append('Call-ID', inv.callId);
-    h.append('CSeq', `${inv.cseq.seq} ACK`);
-    return new SipRequest('ACK', inv.uri, h);
+    return requestOfInvite(this.request, 'ACK', res.headers.get('To'));
   }
 }
 
@@ -164,15 +154,24 @@ export class InviteClientTransaction extends ClientTransaction<InviteClientState
  * what the transaction sends is what the drachtio `Msg sent` echo carries.
  */
 export function buildCancel(inv: SipRequest, reason?: string): SipRequest {
+  const req = requestOfInvite(inv, 'CANCEL', null);
+  if (reason) req.headers.append('Reason', reason);
+  return req;
+}
+
+/**
+ * What the ACK of a non-2xx and the CANCEL take of their INVITE: its Request-URI, top Via, Route,
+ * From, Call-ID and CSeq number (with `method`), and its To unless `to` is given.
+ */
+function requestOfInvite(inv: SipRequest, method: 'ACK' | 'CANCEL', to: string | null | undefined): SipRequest {
   const h = new Headers();
   const via = inv.headers.get('Via');
   if (via) h.append('Via', via);
   for (const r of inv.headers.getAll('Route')) h.append('Route', r);
   h.append('Max-Forwards', '70');
   h.append('From', inv.headers.get('From') ?? '');
-  h.append('To', inv.headers.get('To') ?? '');
+  h.append('To', to ?? inv.headers.get('To') ?? '');
   h.append('Call-ID', inv.callId);
-  h.append('CSeq', `${inv.cseq.seq} CANCEL`);
-  if (reason) h.append('Reason', reason);
-  return new SipRequest('CANCEL', inv.uri, h);
+  h.append('CSeq', `${inv.cseq.seq} ${method}`);
+  return new SipRequest(method, inv.uri, h);
 }

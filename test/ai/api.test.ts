@@ -10,6 +10,7 @@ import { lastUser, startLlmServer, type LlmServer } from '../../testkit/llm-serv
 import { until } from '../../testkit/media-app/harness';
 import { retrieve } from '../../core/rag/search';
 import { openKey, openParameter } from '../../core/secrets/keys';
+import { AI_FIELDS } from '../../control-api/routes/ais';
 
 describe('ai: resources over the API', function () {
   this.timeout(60_000);
@@ -63,6 +64,7 @@ describe('ai: resources over the API', function () {
     expect(ai.direct_hash).to.have.length(24);
     const got = await auth(api().get(`/v1.0/ais/${ai.id}`));
     expect(JSON.stringify(got.body)).to.not.include('0123456789');
+    expect(Object.keys(got.body), "the document's AI fields are the JSON's, in its order").to.deep.equal(AI_FIELDS);
     await auth(api().put(`/v1.0/ais/${ai.id}`))
       .send({ detail: 'no prompt change' })
       .expect(200);

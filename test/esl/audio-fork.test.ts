@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
@@ -15,6 +16,7 @@ import { tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { ForkServer, Heard, samplesOf, until } from './fork-support';
 import { startFsmrfRig, type FsmrfRig } from './rig';
+import { startDnsServer, type DnsServer } from '../support/dns-server';
 
 const FORK_EVENTS = ['connect', 'connect_failed', 'disconnect', 'json', 'transcription', 'buffer_overrun'].map((n) => `mod_audio_fork::${n}`);
 
@@ -216,16 +218,20 @@ describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)',
 
 describe('esl: uuid_audio_fork and the egress policy (no allowlist)', () => {
   let rig: FsmrfRig;
+  let dns: DnsServer;
   const open: FsEndpoint[] = [];
 
   before(async () => {
-    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({})) });
+    // host names resolve through a DNS server on loopback (the policy's EGRESS_DNS_SERVERS), not /etc/hosts
+    dns = await startDnsServer({ 'fork-loop.test': { a: ['127.0.0.1'] }, 'fork-private.test': { a: ['10.1.2.3'] } });
+    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_DNS_SERVERS: dns.server })) });
   });
   afterEach(async () => {
     for (const ep of open.splice(0)) await ep.destroy().catch(() => undefined);
   });
   after(async () => {
     await rig?.close();
+    await dns?.close();
   });
 
   it('a loopback, private, link-local or localhost URL is refused: forkAudioStart rejects, nothing is dialled', async () => {
@@ -251,6 +257,84 @@ describe('esl: uuid_audio_fork and the egress policy (no allowlist)', () => {
       expect(srv.conns).to.deep.equal([]);
     } finally {
       await srv.close();
+    }
+  });
+
+  it('a host name that resolves to a loopback or private address: connect_failed, nothing is dialled', async () => {
+    const srv = await new ForkServer().ready();
+    try {
+      const ep = await rig.ms.createEndpoint();
+      open.push(ep);
+      const heard = new Heard(ep, FORK_EVENTS);
+      const port = (srv.wss.address() as { port: number }).port;
+      for (const name of ['fork-loop.test', 'fork-private.test']) {
+        // the name passes the syntax check (no DNS at the command): the fork starts, then its resolution is refused
+        await ep.forkAudioStart({ wsUrl: `ws://${name}:${port}/`, mixType: 'mono', sampling: '8000' });
+        const body = (await heard.next('mod_audio_fork::connect_failed')) as { reason: string };
+        expect(body.reason, name).to.match(/resolves to an address that is not allowed/);
+        expect(body.reason, 'the address is not shown').to.not.match(/127\.0\.0\.1|10\.1\.2\.3/);
+        expect(dns.queries(name), `${name} was resolved`).to.be.at.least(1);
+      }
+      expect(heard.names(), 'no connect').to.not.include('mod_audio_fork::connect');
+      expect(srv.conns, 'nothing dialled').to.deep.equal([]);
+      expect(rig.esl.api.forks.bugs(ep.uuid), 'the bugs ended').to.deep.equal([]);
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
+describe('esl: uuid_audio_fork against a server that never answers the upgrade', () => {
+  const CONNECT_TIMEOUT_MS = 300;
+  let rig: FsmrfRig;
+  const open: FsEndpoint[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: CONNECT_TIMEOUT_MS });
+  });
+  afterEach(async () => {
+    for (const ep of open.splice(0)) await ep.destroy().catch(() => undefined);
+  });
+  after(async () => {
+    await rig?.close();
+  });
+
+  it('past ESL_AUDIO_FORK_CONNECT_TIMEOUT_MS: connect_failed, the connection closed by the fork, the bug gone', async () => {
+    // accepts TCP and reads the upgrade request, never answers it
+    const accepted: { socket: net.Socket; closed: Promise<number> }[] = [];
+    const silent = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.resume();
+      accepted.push({ socket, closed: new Promise((r) => socket.once('close', () => r(Date.now()))) });
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const ep = await rig.ms.createEndpoint();
+      open.push(ep);
+      const heard = new Heard(ep, FORK_EVENTS);
+      const port = (silent.address() as net.AddressInfo).port;
+      const t0 = Date.now();
+      await ep.forkAudioStart({ wsUrl: `ws://127.0.0.1:${port}/fork`, mixType: 'mono', sampling: '8000' });
+      const body = (await heard.next('mod_audio_fork::connect_failed')) as { reason: string };
+      const failedAt = Date.now();
+      expect(body.reason).to.match(/timed out/i);
+      expect(failedAt - t0, 'held until the time limit').to.be.at.least(CONNECT_TIMEOUT_MS - 20);
+      expect(accepted).to.have.length(1);
+      // the fork destroyed its socket: the server sees the connection end without closing it itself
+      let timer: NodeJS.Timeout | undefined;
+      const closedAt = await Promise.race([accepted[0]!.closed, new Promise<string>((r) => (timer = setTimeout(() => r('still open after 2 s'), 2000)))]).finally(() => clearTimeout(timer));
+      expect(closedAt, 'the connection closed').to.be.a('number');
+      expect(rig.esl.api.forks.bugs(ep.uuid), 'the bug ended').to.deep.equal([]);
+      // its timer went with it: while a second fork on the freed name is held to its own limit, the first
+      // one's end is not heard again
+      await ep.forkAudioStart({ wsUrl: `ws://127.0.0.1:${port}/fork`, mixType: 'mono', sampling: '8000' });
+      await heard.next('mod_audio_fork::connect_failed');
+      await ep.api('uuid_exists', ep.uuid); // every event fired before the answer has been delivered
+      expect(heard.names(), 'one connect_failed each, nothing after').to.deep.equal([]);
+      expect(accepted, 'one connection each').to.have.length(2);
+    } finally {
+      for (const a of accepted) a.socket.destroy();
+      await new Promise((r) => silent.close(r));
     }
   });
 });

@@ -8,20 +8,15 @@
 // ended_by agent pass, their opposites fail; one scripted to call connect_call is transferred.
 import { expect } from 'chai';
 import request from 'supertest';
-import pino from 'pino';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { aisRepo } from '../../core/repos/ais';
 import { egressPolicyFor } from '../../core/net';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
-import { answeringUas, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { answeringUas, sipp, type Platform } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
+import type { EvalWorker } from '../../evals/worker';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
 import { JUDGE_PROMPT } from '../../evals/checks/judge';
 import type { EvalCallResult } from '../../core/evals/schema';
 
@@ -54,7 +49,8 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
   let f: Fixture;
   let worker: EvalWorker | undefined;
   useLiveAiStack('evals-checks-', { respond }, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  const api = evalsApiOf(() => ({ t, f }));
 
   before(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
@@ -68,46 +64,17 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
 
   /** A number whose flow is answer → ai_talk with an AI (prompt `prompt`, `parameter` over the phrases) → hangup. */
   async function agent(number: string, prompt: string, parameter: Record<string, unknown> = {}): Promise<void> {
-    const db = t.ctx.db;
-    const cid = f.customer.id;
-    const ai = await aisRepo(db).create(cid, {
-      name: 'desk',
-      init_prompt: prompt,
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: [STOP.toLowerCase()], ...parameter },
-      vad_config: { stop_secs: 0.5 },
-    });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
-    });
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    const ai = await standInAi(api, llm.url, { init_prompt: prompt, parameter: { stt_phrases: [STOP.toLowerCase()], ...parameter } });
+    await numberWithFlow(api, number, aiTalkActions(ai.id));
   }
 
   type Run = { status: string; error: string; results: EvalCallResult[] };
   async function runOf(number: string, turns: unknown[], checks: unknown[]): Promise<EvalCallResult> {
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
-      .send({ name: 'checks', target: { type: 'number', target: number }, caller: { turns }, checks })
-      .expect(200);
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
-    if (!worker) {
-      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '10000' });
-      // the judge reaches the customer's vendor (the stand-in on loopback) through this policy
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
-      worker.start();
-    }
-    const run = await until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      90_000,
-      'the run ended',
-    );
+    const scenarioId = await postEvalScenario(api, { name: 'checks', target: { type: 'number', target: number }, caller: { turns }, checks });
+    const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
+    // the judge reaches the customer's vendor (the stand-in on loopback) through this policy
+    worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    const run = await evalRunEnded<Run>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     return run.results[0]!;
   }

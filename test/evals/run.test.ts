@@ -7,19 +7,14 @@
 // deliberately wrong transcript_contains fails with its evidence.
 import { expect } from 'chai';
 import request from 'supertest';
-import pino from 'pino';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { aisRepo } from '../../core/repos/ais';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { lastUser, type LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
+import type { Platform } from '../../testkit/media-app/harness';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { endedFlowOfCall } from '../../testkit/call-ends';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
+import type { EvalWorker } from '../../evals/worker';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { runEvalFile } from '../../scripts/eval/run-file';
 import { serveApp } from '../../testkit/twilio';
@@ -38,26 +33,14 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
   useLiveAiStack('evals-run-', {}, (s) => ({ p, llm } = s));
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
+  const api = evalsApiOf(() => ({ t, f }));
+
   before(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
     f = await createFixture(t.ctx);
-    const db = t.ctx.db;
-    const cid = f.customer.id;
-    await loopbackTrunk(db, cid, `trevals${Date.now()}`);
-    const ai = await aisRepo(db).create(cid, {
-      name: 'desk',
-      init_prompt: 'You answer questions about the shop.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: PHRASES },
-      vad_config: { stop_secs: 0.5 },
-    });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
-    });
-    await numbersRepo(db).create({ customer_id: cid, number: NUMBER, type: 'virtual', call_flow_id: flow.id });
+    await loopbackTrunk(t.ctx.db, f.customer.id, `trevals${Date.now()}`);
+    const ai = await standInAi(api, llm.url, { parameter: { stt_phrases: PHRASES } });
+    await numberWithFlow(api, NUMBER, aiTalkActions(ai.id));
     llm.options.respond = (req) => (lastUser(req) ? { text: ANSWER } : { text: '' });
   });
   after(async () => {
@@ -67,40 +50,18 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
 
   /** The worker, started once (the first test that needs it), dialling this suite's edge. */
   function startWorker(): void {
-    if (worker) return;
-    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
-    worker.start();
+    worker ??= startEvalWorker(api, p.sipPort);
   }
 
   type Run = { status: string; error: string; results: EvalCallResult[]; pass_rate: number | null };
-  async function ended(runId: string): Promise<Run> {
-    return until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${runId}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      90_000,
-      'the run ended',
-    );
-  }
-
-  /** A number of the customer's whose flow is `actions` (none: no flow at all). */
-  async function numberWith(number: string, actions?: unknown[]): Promise<void> {
-    const db = t.ctx.db;
-    const flow = actions && (await flowsRepo(db).create({ customer_id: f.customer.id, actions: parseActions(actions) }));
-    await numbersRepo(db).create({ customer_id: f.customer.id, number, type: 'virtual', ...(flow ? { call_flow_id: flow.id } : {}) });
-  }
+  const ended = (runId: string) => evalRunEnded<Run>(api, runId);
+  const numberWith = (number: string, actions?: unknown[]) => numberWithFlow(api, number, actions);
 
   async function runOf(number: string, turns: unknown[], checks: unknown[]): Promise<Run> {
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
-      .send({ name: 'short', target: { type: 'number', target: number }, caller: { turns }, checks })
-      .expect(200);
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
+    const scenarioId = await postEvalScenario(api, { name: 'short', target: { type: 'number', target: number }, caller: { turns }, checks });
+    const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
     startWorker();
-    return ended(made.body.id as string);
+    return ended(runId);
   }
 
   it('the agent hanging up ends the script where it is: ended_by agent, nothing said, latency_under fails for want of a turn', async () => {

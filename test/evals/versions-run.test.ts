@@ -7,18 +7,14 @@
 // baseline; a run whose calls never reach that AI fails instead of comparing nothing.
 import { expect } from 'chai';
 import request from 'supertest';
-import pino from 'pino';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
 import { aisRepo } from '../../core/repos/ais';
 import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import type { LlmRequest, LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
+import type { Platform } from '../../testkit/media-app/harness';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
+import type { EvalWorker } from '../../evals/worker';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
@@ -47,37 +43,22 @@ describe('eval run over two AI versions side by side, over SIP', function () {
   useLiveAiStack('evals-versions-', {}, (s) => ({ p, llm } = s));
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
 
-  async function numberWith(number: string, actions: unknown[]): Promise<void> {
-    const flow = await flowsRepo(t.ctx.db).create({ customer_id: f.customer.id, actions: parseActions(actions) });
-    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
-  }
-  const talk = (more: Record<string, unknown> = {}) => [{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: aiId, duration: 40, ...more } }, { type: 'hangup' }];
+  const api = evalsApiOf(() => ({ t, f }));
+  const talk = (more: Record<string, unknown> = {}) => aiTalkActions(aiId, more);
 
   before(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
     f = await createFixture(t.ctx);
-    const db = t.ctx.db;
-    await loopbackTrunk(db, f.customer.id, `trversions${Date.now()}`);
-    const ais = aisRepo(db);
-    const ai = await ais.create(f.customer.id, {
-      name: 'desk',
-      init_prompt: 'You answer questions about the shop.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: PHRASES },
-      vad_config: { stop_secs: 0.5 },
-    });
+    await loopbackTrunk(t.ctx.db, f.customer.id, `trversions${Date.now()}`);
+    const ai = await standInAi(api, llm.url, { parameter: { stt_phrases: PHRASES } });
     aiId = ai.id;
     // version 2: its instructions broken on purpose
-    await ais.update(f.customer.id, ai.id, { init_prompt: 'You tell every caller the shop is shut.' });
-    await numberWith(NUMBER, talk());
-    await numberWith(PINNED, talk({ ai_version: 1 }));
-    await numberWith(NO_AI, [{ type: 'answer' }, { type: 'sleep', option: { duration: 1000 } }, { type: 'hangup' }]);
+    await aisRepo(t.ctx.db).update(f.customer.id, ai.id, { init_prompt: 'You tell every caller the shop is shut.' });
+    await numberWithFlow(api, NUMBER, talk());
+    await numberWithFlow(api, PINNED, talk({ ai_version: 1 }));
+    await numberWithFlow(api, NO_AI, [{ type: 'answer' }, { type: 'sleep', option: { duration: 1000 } }, { type: 'hangup' }]);
     llm.options.respond = respond;
-    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
-    worker.start();
+    worker = startEvalWorker(api, p.sipPort);
   });
   after(async () => {
     await worker?.close();
@@ -116,18 +97,8 @@ describe('eval run over two AI versions side by side, over SIP', function () {
       await auth(request(t.app).put(`/v1.0/eval_scenarios/${scenarioId}`))
         .send(scenario)
         .expect(200);
-    else scenarioId = (await auth(request(t.app).post('/v1.0/eval_scenarios')).send(scenario).expect(200)).body.id as string;
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [scenarioId], ...body })
-      .expect(200);
-    return until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      120_000,
-      'the run ended',
-    );
+    else scenarioId = await postEvalScenario(api, scenario);
+    return evalRunEnded<Run>(api, await postEvalRun(api, { scenario_ids: [scenarioId], ...body }), 120_000);
   }
   const ask = [{ wait_ms: 1000 }, { say: 'What are your opening hours?' }, { wait_ms: 9000 }, { hangup: true }];
   let sideBySide: Run;

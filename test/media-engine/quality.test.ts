@@ -9,7 +9,7 @@ import { type Endpoint, type MediaServer } from '../../media-engine';
 import { ReceiveStats } from '../../media-engine/rtp-packet/receive-stats';
 import { ntpFromMs, ntpMiddle, parseRtcp, roundTripMs, serializeReceiverReport, serializeSenderReport, serializeVoipMetricsXr, type VoipMetrics } from '../../media-engine/rtp-packet/rtcp';
 import { LossyRelay } from '../../testkit/lossy-relay';
-import { sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { endpointPair, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 const withPort = (sdp: string, port: number) => sdp.replace(/m=audio \d+/, `m=audio ${port}`);
 
@@ -149,9 +149,7 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
     });
 
     it('malformed RTCP at an endpoint is counted and ignored; an XR from the far end is kept', async () => {
-      const a = await ms.createEndpoint();
-      const b = await ms.createEndpoint({ remoteSdp: a.local.sdp, near: a });
-      await a.modify(b.local.sdp);
+      const { a, b, destroy } = await endpointPair(ms);
       const sock = dgram.createSocket('udp4');
       await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
       try {
@@ -176,8 +174,7 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
         expect(after.packetsReceived).to.be.greaterThan(before.packetsReceived + 10);
       } finally {
         sock.close();
-        await a.destroy();
-        await b.destroy();
+        await destroy();
       }
     });
   });

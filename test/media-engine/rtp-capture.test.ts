@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { type MediaServer } from '../../media-engine';
 import { parseRtpCapture } from '../../core/media/rtp-capture';
-import { sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { endpointPair, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 describe('media-engine RTP capture', function () {
   this.timeout(60_000);
@@ -16,9 +16,7 @@ describe('media-engine RTP capture', function () {
   useMediaServer({ ports: 20, workers: 1 }, (f) => (ms = f.ms));
 
   it('headers-only: RTP cut after its header, RTCP whole, real ports and lengths, both directions, bounded', async () => {
-    const a = await ms.createEndpoint();
-    const b = await ms.createEndpoint({ remoteSdp: a.local.sdp, near: a });
-    await a.modify(b.local.sdp);
+    const { a, b, destroy } = await endpointPair(ms);
     const sock = dgram.createSocket('udp4');
     await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
     try {
@@ -51,15 +49,12 @@ describe('media-engine RTP capture', function () {
       expect(await b.takeRtpCapture(), 'the other leg captures nothing').to.equal(null);
     } finally {
       sock.close();
-      await a.destroy();
-      await b.destroy();
+      await destroy();
     }
   });
 
   it('full mode keeps whole packets; a bad bound is refused', async () => {
-    const a = await ms.createEndpoint();
-    const b = await ms.createEndpoint({ remoteSdp: a.local.sdp, near: a });
-    await a.modify(b.local.sdp);
+    const { a, destroy } = await endpointPair(ms);
     try {
       let err: Error | null = null;
       await a.captureRtp({ maxPackets: 0, headersOnly: false }).catch((e: Error) => (err = e));
@@ -71,8 +66,7 @@ describe('media-engine RTP capture', function () {
       expect(rtp.length).to.be.greaterThan(20);
       expect(rtp.every((r) => r.bytes.length === 172)).to.equal(true);
     } finally {
-      await a.destroy();
-      await b.destroy();
+      await destroy();
     }
   });
 });

@@ -51,6 +51,49 @@ function silentSoonAfter(p: { levels: number[]; arrivals: number[] }, before: nu
   expect(silenceMs).to.be.lessThan(100);
 }
 
+/** The first two messages: connected, then the start of an inbound µ-law stream of the call with `customParameters`; answers the start. */
+function expectOpening(conn: TwilioConn, customerId: string, callId: string, customParameters: Record<string, string>): TwilioConn['msgs'][number] {
+  expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+  const start = conn.msgs[1]!;
+  expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
+  expect(start.start).to.deep.equal({
+    streamSid: start.streamSid,
+    accountSid: accountSid(customerId),
+    callSid: callSid(callId),
+    tracks: ['inbound'],
+    customParameters,
+    mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+  });
+  return start;
+}
+
+/** The media messages, each inbound and numbered in order from 1. */
+function expectInboundChunks(conn: TwilioConn): ReturnType<typeof media> {
+  const ms = media(conn);
+  ms.forEach((m, i) => {
+    expect(m.track).to.equal('inbound');
+    expect(m.chunk).to.equal(String(i + 1));
+  });
+  return ms;
+}
+
+/**
+ * 1 s of tone in one media message, then the mark "one": the mark comes back once the second has played
+ * (0.9 to 1.6 s after it went), and the caller heard about 50 voiced frames. Answers the echoed mark and
+ * when the tone went out.
+ */
+async function secondThenMark(conn: TwilioConn, peer: { levels: number[]; voiced(from?: number): number }): Promise<{ one: TwilioMsg & { at: number }; sentAt: number }> {
+  const heard = peer.levels.length;
+  const sentAt = performance.now();
+  conn.send({ event: 'media', media: { payload: tonePayload(50) } });
+  conn.send({ event: 'mark', mark: { name: 'one' } });
+  const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
+  expect(one.at - sentAt).to.be.within(900, 1600);
+  await sleep(200);
+  expect(peer.voiced(heard)).to.be.within(40, 60);
+  return { one, sentAt };
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
@@ -79,23 +122,11 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const conn = await until(() => app.conns[0], 10_000, 'the node connected');
       expect(conn.path).to.equal('/agent');
       await until(() => media(conn).length > 60, 10_000, 'media');
-      expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      const start = conn.msgs[1]!;
+      const start = expectOpening(conn, owner.customer.id, call.callId, { greeting: 'hi', 'a&b': '<c "d">' });
       expect(start.event).to.equal('start');
       expect(start.sequenceNumber).to.equal('1');
-      expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
-      expect(start.start).to.deep.equal({
-        streamSid: start.streamSid,
-        accountSid: accountSid(owner.customer.id),
-        callSid: callSid(call.callId),
-        tracks: ['inbound'],
-        customParameters: { greeting: 'hi', 'a&b': '<c "d">' },
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      });
-      const ms = media(conn);
+      const ms = expectInboundChunks(conn);
       ms.forEach((m, i) => {
-        expect(m.track).to.equal('inbound');
-        expect(m.chunk).to.equal(String(i + 1));
         expect(m.seq).to.equal(i + 2);
         expect(Buffer.from(m.payload, 'base64').length).to.equal(160);
         if (i) expect(Number(m.timestamp)).to.be.at.least(Number(ms[i - 1]!.timestamp));
@@ -114,15 +145,8 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       conn.send({ event: 'mark', mark: {} });
 
       // 1 s of audio in one message, then a mark: heard by the caller, the mark echoed once it has played
-      const heard = call.peer.levels.length;
-      const sentAt = performance.now();
-      conn.send({ event: 'media', media: { payload: tonePayload(50) } });
-      conn.send({ event: 'mark', mark: { name: 'one' } });
-      const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
-      expect(one.at - sentAt).to.be.within(900, 1600);
+      const { one } = await secondThenMark(conn, call.peer);
       expect(one.streamSid).to.equal(start.streamSid);
-      await sleep(200);
-      expect(call.peer.voiced(heard)).to.be.within(40, 60);
       expect(conn.garbage).to.equal(0);
 
       // 10 s queued, a mark behind it, then clear: the mark comes back at once and the caller hears silence within 100 ms
@@ -346,34 +370,13 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       const conn = recordTwilio(client);
       await new Promise((r, j) => client.once('open', r).once('error', j));
       await until(() => media(conn).length > 40, 10_000, 'media');
-      expect(conn.msgs[0]).to.include({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-      const start = conn.msgs[1]!;
-      expect(start.streamSid).to.match(/^MZ[0-9a-f]{32}$/);
-      expect(start.start).to.deep.equal({
-        streamSid: start.streamSid,
-        accountSid: accountSid(owner.customer.id),
-        callSid: callSid(call.callId),
-        tracks: ['inbound'],
-        customParameters: {},
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      });
-      const ms = media(conn);
-      ms.forEach((m, i) => {
-        expect(m.track).to.equal('inbound');
-        expect(m.chunk).to.equal(String(i + 1));
-      });
+      expectOpening(conn, owner.customer.id, call.callId, {});
+      const ms = expectInboundChunks(conn);
       expect(ms.filter((m) => loud(m.payload)).length).to.be.greaterThan(ms.length * 0.5);
 
       conn.ws.send('not json');
       conn.send({ event: 'dance' });
-      const heard = call.peer.levels.length;
-      const sentAt = performance.now();
-      conn.send({ event: 'media', media: { payload: tonePayload(50) } });
-      conn.send({ event: 'mark', mark: { name: 'one' } });
-      const one = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'one'), 5000, 'mark one');
-      expect(one.at - sentAt).to.be.within(900, 1600);
-      await sleep(200);
-      expect(call.peer.voiced(heard)).to.be.within(40, 60);
+      const { one, sentAt } = await secondThenMark(conn, call.peer);
       // inbound only: the client does not get its own audio back
       const during = media(conn).filter((m) => m.at > sentAt + 100 && m.at < one.at);
       expect(during.length).to.be.greaterThan(20);

@@ -269,17 +269,4 @@ export class WsSipPhone {
 }
 
 /** A plain RTP offer/answer at a loopback port (the far end may send to it; nothing needs to listen). */
-export function plainSdp(port: number): string {
-  return [
-    'v=0',
-    `o=- ${Date.now()} 1 IN IP4 127.0.0.1`,
-    's=-',
-    'c=IN IP4 127.0.0.1',
-    't=0 0',
-    `m=audio ${port} RTP/AVP 0 101`,
-    'a=rtpmap:0 PCMU/8000',
-    'a=rtpmap:101 telephone-event/8000',
-    'a=sendrecv',
-    '',
-  ].join('\r\n');
-}
+export { plainSdp } from '../../testkit/srtp-far-end';

@@ -8,12 +8,11 @@
 // UpdatePrompt → PromptUpdated. A response is ConversationText assistant, AgentStartedSpeaking, a
 // tone as binary audio (faster than real time), AgentAudioDone; or a FunctionCallRequest. What the
 // client sent is kept.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { muLaw } from '../../media-engine';
 import type { RealtimeReply, RealtimeScript } from './realtime-server';
 import { EnergyVad, pcmTone } from './energy-vad';
+import { pacedAudio, serveStandIn, type SpeechStandIn } from './stand-in';
 
 export interface DeepgramReceived {
   at: number;
@@ -21,48 +20,19 @@ export interface DeepgramReceived {
   message: Record<string, unknown>;
 }
 
-export interface DeepgramAgentServer {
-  /** the base URL (DEEPGRAM_AGENT_BASE_URL) */
-  url: string;
-  key: string;
-  script: RealtimeScript;
-  /** ms before each response's first audio */
-  latencyMs: number;
+export interface DeepgramAgentServer extends SpeechStandIn {
   /** every JSON message of the client, as received */
   received: DeepgramReceived[];
   /** the Authorization header of the last accepted connection */
   authorization: string;
-  speechStartedAt: number[];
-  firstAudioAt: number[];
-  /** ms of caller audio received */
-  appendedMs: number;
-  refused: number;
-  close(): Promise<void>;
 }
 
 let seq = 0;
 
-export async function startDeepgramAgentServer(key: string, script: RealtimeScript): Promise<DeepgramAgentServer> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('token') ? 'token' : false) });
-  const state: DeepgramAgentServer = {
-    url: '',
-    key,
-    script,
-    latencyMs: 0,
-    received: [],
-    authorization: '',
-    speechStartedAt: [],
-    firstAudioAt: [],
-    appendedMs: 0,
-    refused: 0,
-    async close() {
-      for (const c of wss.clients) c.terminate();
-      wss.close();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-  server.on('upgrade', (req, socket, head) => {
+/** The stand-in on a free loopback port (`url` ws://…), taking `key`, answering as `script` says. */
+export function startDeepgramAgentServer(key: string, script: RealtimeScript): Promise<DeepgramAgentServer> {
+  const own = { received: [], authorization: '' };
+  return serveStandIn<DeepgramAgentServer>('ws', own, { key, script }, { handleProtocols: (p) => (p.has('token') ? 'token' : false) }, (state, wss, req, socket, head) => {
     const pathname = (req.url ?? '/').split('?')[0];
     if (pathname !== '/v1/agent/converse') {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
@@ -82,9 +52,6 @@ export async function startDeepgramAgentServer(key: string, script: RealtimeScri
     state.authorization = auth;
     wss.handleUpgrade(req, socket, head, (ws) => session(ws, state));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  state.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return state;
 }
 
 function session(ws: WebSocket, s: DeepgramAgentServer): void {
@@ -203,19 +170,10 @@ class AgentSession {
   private speak(reply: { say: string; ms: number; hz?: number }): void {
     const { s, ws } = this;
     const hz = reply.hz ?? 440;
-    let sent = 0;
-    let timer: NodeJS.Timeout | null = null;
     this.send({ type: 'ConversationText', role: 'assistant', content: reply.say });
-    const start = setTimeout(() => {
-      s.firstAudioAt.push(Date.now());
-      this.send({ type: 'AgentStartedSpeaking', total_latency: s.latencyMs / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 });
-      timer = setInterval(() => {
-        if (sent >= reply.ms) {
-          stop();
-          this.send({ type: 'AgentAudioDone' });
-          return;
-        }
-        const ms = Math.min(200, reply.ms - sent);
+    const handle = pacedAudio(s, reply.ms, {
+      first: () => this.send({ type: 'AgentStartedSpeaking', total_latency: s.latencyMs / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 }),
+      chunk: (ms, sent) => {
         const wide = this.wide;
         const pcm = pcmTone(ms, hz, wide ? 16000 : 8000, sent * (wide ? 16 : 8));
         if (wide) ws.send(pcm);
@@ -224,15 +182,12 @@ class AgentSession {
           for (let i = 0; i < ul.length; i++) ul[i] = muLaw.encodeSample(pcm.readInt16LE(i * 2));
           ws.send(ul);
         }
-        sent += ms;
-      }, 50);
-    }, s.latencyMs);
-    const stop = () => {
-      clearTimeout(start);
-      if (timer) clearInterval(timer);
-      if (this.active === handle) this.active = null;
-    };
-    const handle = { stop };
+      },
+      done: () => this.send({ type: 'AgentAudioDone' }),
+      ended: () => {
+        if (this.active === handle) this.active = null;
+      },
+    });
     this.active = handle;
   }
 }

@@ -8,11 +8,10 @@
 // turnComplete → a response (the greeting); toolResponse → the model's next response. A response is
 // a tone as modelTurn inlineData audio/pcm;rate=24000 (faster than real time, as the vendor sends)
 // with outputTranscription, then turnComplete; or a toolCall. What the client sent is kept.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { RealtimeReply, RealtimeScript } from './realtime-server';
 import { EnergyVad, pcmTone } from './energy-vad';
+import { pacedAudio, serveStandIn, type SpeechStandIn } from './stand-in';
 
 export const GEMINI_LIVE_PATH = '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
 
@@ -22,50 +21,19 @@ export interface GeminiReceived {
   message: Record<string, unknown>;
 }
 
-export interface GeminiLiveServer {
-  /** the base URL (GEMINI_BASE_URL) */
-  url: string;
-  key: string;
-  script: RealtimeScript;
-  /** ms before each response's first audio (the model's time to first byte) */
-  latencyMs: number;
+export interface GeminiLiveServer extends SpeechStandIn {
   /** every client message but realtimeInput audio, as received (kind: its one top-level field) */
   received: GeminiReceived[];
   /** the mimeTypes of the caller audio received */
   audioMimeTypes: Set<string>;
-  speechStartedAt: number[];
-  /** when each turn's first audio went out, and how long each turn's audio was (ms) */
-  firstAudioAt: number[];
-  /** ms of caller audio received */
-  appendedMs: number;
-  /** sessions refused for their key */
-  refused: number;
-  close(): Promise<void>;
 }
 
 let seq = 0;
 
-export async function startGeminiLiveServer(key: string, script: RealtimeScript): Promise<GeminiLiveServer> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ noServer: true });
-  const state: GeminiLiveServer = {
-    url: '',
-    key,
-    script,
-    latencyMs: 0,
-    received: [],
-    audioMimeTypes: new Set(),
-    speechStartedAt: [],
-    firstAudioAt: [],
-    appendedMs: 0,
-    refused: 0,
-    async close() {
-      for (const c of wss.clients) c.terminate();
-      wss.close();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-  server.on('upgrade', (req, socket, head) => {
+/** The stand-in on a free loopback port (`url` http://…, the SDK's base URL), taking `key`, answering as `script` says. */
+export function startGeminiLiveServer(key: string, script: RealtimeScript): Promise<GeminiLiveServer> {
+  const own = { received: [], audioMimeTypes: new Set<string>() };
+  return serveStandIn<GeminiLiveServer>('http', own, { key, script }, {}, (state, wss, req, socket, head) => {
     // the SDK joins its base URL's `/` and `/ws/...`: the service takes the doubled slash
     const [pathname = '', query = ''] = (req.url ?? '/').split('?');
     const u = new URL(`http://x/?${query}`);
@@ -83,9 +51,6 @@ export async function startGeminiLiveServer(key: string, script: RealtimeScript)
       session(ws, state);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return state;
 }
 
 function session(ws: WebSocket, s: GeminiLiveServer): void {
@@ -201,40 +166,29 @@ class LiveSession {
    * transcribed in step with the audio; then generationComplete and turnComplete. Stopped by the caller.
    */
   private speak(reply: { say: string; ms: number; hz?: number }): void {
-    const s = this.s;
     const send = (m: Record<string, unknown>) => this.send(m);
     const hz = reply.hz ?? 440;
     const words = reply.say.split(' ');
-    let sent = 0;
     let said = 0;
-    let timer: NodeJS.Timeout | null = null;
-    const start = setTimeout(() => {
-      s.firstAudioAt.push(Date.now());
-      timer = setInterval(() => {
-        if (sent >= reply.ms) {
-          stop();
-          // what is left of the words, then the end of the turn
-          if (said < words.length) send({ serverContent: { outputTranscription: { text: ` ${words.slice(said).join(' ')}` } } });
-          send({ serverContent: { generationComplete: true } });
-          send({ serverContent: { turnComplete: true } });
-          return;
-        }
-        const ms = Math.min(200, reply.ms - sent);
+    const handle = pacedAudio(this.s, reply.ms, {
+      chunk: (ms, sent) => {
         send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: 'audio/pcm;rate=24000', data: pcmTone(ms, hz, 24000, sent * 24).toString('base64') } }] } } });
         const upTo = Math.min(words.length, Math.ceil(((sent + ms) / reply.ms) * words.length));
         if (upTo > said) {
           send({ serverContent: { outputTranscription: { text: `${said ? ' ' : ''}${words.slice(said, upTo).join(' ')}` } } });
           said = upTo;
         }
-        sent += ms;
-      }, 50);
-    }, s.latencyMs);
-    const stop = () => {
-      clearTimeout(start);
-      if (timer) clearInterval(timer);
-      if (this.active === handle) this.active = null;
-    };
-    const handle = { stop };
+      },
+      done: () => {
+        // what is left of the words, then the end of the turn
+        if (said < words.length) send({ serverContent: { outputTranscription: { text: ` ${words.slice(said).join(' ')}` } } });
+        send({ serverContent: { generationComplete: true } });
+        send({ serverContent: { turnComplete: true } });
+      },
+      ended: () => {
+        if (this.active === handle) this.active = null;
+      },
+    });
     this.active = handle;
   }
 }

@@ -192,6 +192,21 @@ export function usePcmuEndpoint(server: () => MediaServer): { get: () => Endpoin
   };
 }
 
+/** Two engine endpoints of `ms` sending each other PCMU over loopback (`b` made near `a`); `destroy` ends both. */
+export async function endpointPair(ms: MediaServer): Promise<{ a: Endpoint; b: Endpoint; destroy(): Promise<void> }> {
+  const a = await ms.createEndpoint();
+  const b = await ms.createEndpoint({ remoteSdp: a.local.sdp, near: a });
+  await a.modify(b.local.sdp);
+  return {
+    a,
+    b,
+    async destroy() {
+      await a.destroy();
+      await b.destroy();
+    },
+  };
+}
+
 /** Both sockets of a freed RTP port can be bound again by somebody else. */
 export async function bindable(port: number): Promise<boolean> {
   const socks = [dgram.createSocket('udp4'), dgram.createSocket('udp4')];

@@ -204,12 +204,7 @@ export class Subscriber {
       `Contact: <sip:${o.user}@127.0.0.1:${this.port}>`,
       `Event: ${o.event}`,
       ...(o.accept !== undefined ? [`Accept: ${o.accept}`] : []),
-      `Expires: ${expires}`,
-      'Max-Forwards: 70',
-      ...(auth ? [auth] : []),
-      'Content-Length: 0',
-      '',
-      '',
+      ...endOfRequest(expires, auth),
     ].join('\r\n');
   }
 
@@ -233,12 +228,7 @@ export class Subscriber {
         `Call-ID: ${callId}`,
         `CSeq: ${cseq} REGISTER`,
         `Contact: <sip:${o.user}@127.0.0.1:${this.port}>`,
-        `Expires: ${o.expires}`,
-        'Max-Forwards: 70',
-        ...(auth ? [auth] : []),
-        'Content-Length: 0',
-        '',
-        '',
+        ...endOfRequest(o.expires, auth),
       ].join('\r\n');
     const r = await this.request(callId, '1 REGISTER', text(1));
     if (r.status !== 401 && r.status !== 407) return r;
@@ -289,4 +279,9 @@ export class Subscriber {
   close(): void {
     this.sock.close();
   }
+}
+
+/** The last lines of a bodiless REGISTER or SUBSCRIBE: Expires, Max-Forwards, the digest answer if any, no body. */
+function endOfRequest(expires: number, auth?: string): string[] {
+  return [`Expires: ${expires}`, 'Max-Forwards: 70', ...(auth ? [auth] : []), 'Content-Length: 0', '', ''];
 }
