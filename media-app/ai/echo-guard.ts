@@ -261,8 +261,8 @@ export class EchoGuard {
     // an echo is there whenever the agent is loud; a caller's speech that happens to look alike is not. A
     // first path must also explain the seconds before the window (the agent talking while the caller was
     // silent); a known one is followed over the window alone (the canceller may have left nothing of it since)
-    const seen = this.path ? ratios : this.ratiosAt(best.d, Math.min(Math.max(w, SEEN), this.nearCount));
-    if (seen.filter((r) => r > 0.02).length < 0.7 * seen.length) return false;
+    if (!this.path && !this.explainsHistory(best.d, Math.min(Math.max(w, SEEN), this.nearCount))) return false;
+    if (this.path && ratios.filter((r) => r > 0.02).length < 0.7 * ratios.length) return false;
     ratios.sort((a, b) => a - b);
     let gain = ratios[ratios.length >> 1]!;
     // an echo comes back attenuated: "echo" louder than what was sent is the caller's own speech
@@ -273,6 +273,29 @@ export class EchoGuard {
     this.lagBlocks = best.d + 1;
     this.path = { lagMs: this.lagBlocks * BLOCK_MS, gain, rho: best.rho };
     return true;
+  }
+
+  /**
+   * Whether an echo at lag `d` was there in 70 % of the last `w` near blocks where the agent was loud:
+   * near above 0.02 of far and above twice the line's own floor (its 20th percentile over those blocks), so
+   * a noisy line's hiss does not pass for an echo.
+   */
+  private explainsHistory(d: number, w: number): boolean {
+    const near: number[] = [];
+    const all: number[] = [];
+    for (let i = 0; i < w; i++) {
+      const k = (this.nearCount - w + i) % HISTORY;
+      all.push(this.near[k]!);
+      const j = this.nearRef[k]! - d - 1;
+      if (j < 0 || this.farCount - j >= HISTORY) continue;
+      const y = this.far[j % HISTORY]!;
+      if (y > FAR_FLOOR * 2) near.push(this.near[k]! / y, this.near[k]!);
+    }
+    all.sort((a, b) => a - b);
+    const floor = all[Math.floor(all.length * 0.2)] ?? 0;
+    let there = 0;
+    for (let i = 0; i < near.length; i += 2) if (near[i]! > 0.02 && near[i + 1]! > 2 * floor) there++;
+    return there >= 0.7 * (near.length / 2);
   }
 
   /** near/far over the last `w` near blocks where the far block `d + 1` blocks before was loud. */
