@@ -67,8 +67,8 @@ export function EvalTimeline(props: { run: EvalRun; call: EvalCallResult; index:
               <rect x={x(s.start)} y={y(s.line.role)} width={Math.max(2, x(s.end) - x(s.start))} height={LANE} rx="3" />
             </g>
           ))}
-          {ticks.map((t) => (
-            <text x={x(t)} y={2 * LANE + 50} class="tick">
+          {ticks.map((t, i) => (
+            <text x={x(t)} y={2 * LANE + 50} class="tick" text-anchor={i === ticks.length - 1 ? 'end' : 'middle'}>
               {(t / 1000).toFixed(1)} s
             </text>
           ))}

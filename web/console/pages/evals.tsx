@@ -55,18 +55,20 @@ function EvalRunsPage() {
 
 function EvalRunLoaded(props: { id: string; view: 'run' | 'call' | 'compare'; index?: number }) {
   const run = useLoad(() => api.get<EvalRun>(`/eval_runs/${encodeURIComponent(props.id)}`), [props.id]);
-  // the scenarios' names (a scenario deleted since the run shows its id)
-  const scenarios = useLoad(() => api.all<EvalScenario>('/eval_scenarios').catch(() => [] as EvalScenario[]));
+  // the scenarios' names (a scenario deleted since the run, or names that failed to load: its id, the failure said)
+  const scenarios = useLoad(() => api.all<EvalScenario>('/eval_scenarios'));
   const r = run.data;
   if (!r) return <Section title="Eval run">{run.error ? <ErrorLine error={run.error} /> : <p class="empty">Loading…</p>}</Section>;
   const nameOf = (sid: string) => scenarios.data?.find((s) => s.id === sid)?.name || sid.slice(0, 8);
-  if (props.view === 'compare') return <EvalCompare run={r} nameOf={nameOf} />;
-  if (props.view === 'call') {
-    const call = r.results[props.index ?? -1];
-    if (!call) return <p class="empty">Not found.</p>;
-    return <EvalTimeline run={r} call={call} index={props.index!} name={nameOf(call.scenario_id)} />;
-  }
-  return <EvalRunView run={r} nameOf={nameOf} />;
+  const call = props.view === 'call' ? r.results[props.index ?? -1] : undefined;
+  return (
+    <>
+      <ErrorLine error={scenarios.error && `The scenarios' names: ${scenarios.error}`} />
+      {props.view === 'compare' && <EvalCompare run={r} nameOf={nameOf} />}
+      {props.view === 'call' && (call ? <EvalTimeline run={r} call={call} index={props.index!} name={nameOf(call.scenario_id)} /> : <p class="empty">Not found.</p>)}
+      {props.view === 'run' && <EvalRunView run={r} nameOf={nameOf} />}
+    </>
+  );
 }
 
 function EvalRunView({ run, nameOf }: { run: EvalRun; nameOf: (id: string) => string }) {
