@@ -40,7 +40,7 @@ type Room = (typeof ROOMS)[number];
 const NOT_ROOMS = ['node_modules', 'dist', 'docs', 'deploy', 'reference', 'freeswitch'];
 
 /** The wire shapes the console shares with the server, each one zod declaration importing nothing but zod. */
-export const WEB_SHAPES: readonly string[] = ['core/calls/dashboard-schema'];
+export const WEB_SHAPES: readonly string[] = ['core/calls/dashboard-schema', 'core/evals/schema'];
 
 /** What each room may import of the other rooms (a path, or a folder and everything under it); 'any' for scripts and test. */
 const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {

@@ -24,6 +24,7 @@ import { OperatorPage } from './pages/operator';
 import { VoicemailPage } from './pages/voicemail';
 import { ParkedCallsPage } from './pages/parked-calls';
 import { BlfPage } from './pages/blf';
+import { EvalsPage } from './pages/evals';
 
 const NAV: { path: string; label: string; operator?: boolean; manager?: boolean }[] = [
   { path: 'calls', label: 'Live calls' },
@@ -36,6 +37,7 @@ const NAV: { path: string; label: string; operator?: boolean; manager?: boolean 
   { path: 'flows', label: 'Flows' },
   { path: 'recordings', label: 'Recordings' },
   { path: 'contact-center', label: 'Agents & queues' },
+  { path: 'evals', label: 'Evals' },
   { path: 'webhooks', label: 'Webhooks' },
   { path: 'accesskeys', label: 'Access keys' },
   { path: 'operator', label: 'Operator', operator: true },
@@ -178,6 +180,8 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
       return <RecordingsPage focus={id} />;
     case 'contact-center':
       return <ContactCenterPage />;
+    case 'evals':
+      return <EvalsPage path={route.path.slice(1)} />;
     case 'webhooks':
       return <WebhooksPage />;
     case 'accesskeys':
