@@ -19,6 +19,8 @@ import { newCallId } from './sip-caller';
 import { observeCall } from './observe';
 import type { CallEvents } from './call-events';
 import { judgeChecks } from './checks';
+import { withoutAiTalk } from './agent-kind';
+import { evalReachRepo } from '../core/repos/eval-reach';
 import { callFacts, callerLlm } from './call-facts';
 import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
@@ -84,7 +86,9 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
   const transcript = played.heardSegments ? attachHeard(merged, played.heardSegments) : merged;
   const env = deps.env ?? process.env;
   const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns: seen.turns });
-  const checks = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
+  const judged = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
+  // an agent outside the platform (ConversationRelay, Media Streams): what only ai_talk records is not there
+  const checks = (await evalReachRepo(deps.db).aiOfCall(run.customer_id, seen.callId)) ? judged : withoutAiTalk(scenario.checks, judged);
   return {
     scenario_id: scenario.id,
     call_id: seen.callId,

@@ -6,10 +6,13 @@
  */
 import { z } from 'zod';
 
-/** The target of a scenario. Today a number of the customer's (flows and AI configurations are to come). */
+/**
+ * The target of a scenario. Today a number of the customer's: a flow or an AI configuration is refused
+ * saying so (they are to be reached through a temporary number per run, docs/evals.md "Agent kinds").
+ */
 export const evalTargetSchema = z
   .object({
-    type: z.literal('number'),
+    type: z.literal('number', { error: (iss) => `only a number can be a target today, not ${JSON.stringify(iss.input)}` }),
     target: z.string().regex(/^\+\d{3,20}$/, 'an E.164 number (+ and 3 to 20 digits)'),
   })
   .strict();

@@ -1,0 +1,194 @@
+// One scenario, three kinds of agent (issue 56, docs/evals.md "Agent kinds"): an ai_talk agent on the
+// OpenAI-compatible stand-in, a ConversationRelay app and a Media Streams app (testkit/evals/agent-apps.ts,
+// real WebSocket servers on loopback), each behind a number whose TwiML comes from a real HTTP server on
+// loopback through the egress policy. The same simulated caller (over SIP and RTP through the edge)
+// talks over the greeting, waits for the answer, presses a digit and hangs up, hearing the agent through
+// pocketsphinx. What the caller heard and the barge-in pass for all three; the agent's text and its
+// latency stages are the platform's only for ai_talk: for the apps the checks reading them fail saying
+// why (evals/agent-kind.ts), transcript_not_contains too.
+import { expect } from 'chai';
+import request from 'supertest';
+import pino from 'pino';
+import twilio from 'twilio';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { aisRepo } from '../../core/repos/ais';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import { egressPolicyFor } from '../../core/net';
+import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { lastUser, type LlmReply, type LlmRequest, type LlmServer } from '../../testkit/llm-server';
+import { until, type Platform } from '../../testkit/media-app/harness';
+import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { loopbackTrunk } from '../../testkit/trunks';
+import { TwimlServer } from '../../testkit/twiml/server';
+import type { RelayApp } from '../../testkit/twiml/relay-app';
+import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
+import { loadEvalsConfig } from '../../evals/config';
+import { EvalWorker } from '../../evals/worker';
+import { NO_AI_TALK } from '../../evals/agent-kind';
+import type { EvalCallResult } from '../../core/evals/schema';
+
+const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise.';
+const ANSWER = 'We are open from nine to five.';
+const DIGIT = 'You pressed one.';
+const ASK = 'What are your opening hours?';
+const brain: Brain = { greeting: GREETING, answer: () => ANSWER, digit: (d) => (d === '1' ? DIGIT : 'Sorry?') };
+const PHRASES = [GREETING, ANSWER, DIGIT].map((s) => s.toLowerCase().replace(/[^a-z ]/g, ''));
+
+/** The ai_talk agent's LLM: the greeting, then the answer to whatever it heard. */
+const respond = (req: LlmRequest): LlmReply => ({ text: lastUser(req) ? ANSWER : GREETING });
+
+/** The scenario all three run. */
+const SCENARIO = (number: string) => ({
+  name: 'kinds',
+  target: { type: 'number', target: number },
+  caller: {
+    turns: [{ say: ASK, after_agent_ms: 1500 }, { wait_ms: 5000 }, { dtmf: '1' }, { wait_ms: 4500 }, { hangup: true }],
+    hear: { provider: 'pocketsphinx', phrases: PHRASES },
+  },
+  checks: [
+    { type: 'transcript_heard_contains', text: 'open from nine' },
+    { type: 'barge_in_within', ms: 2000 },
+    { type: 'ended_by', by: 'caller' },
+    { type: 'transcript_heard_contains', text: 'pressed one' },
+    { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
+    { type: 'latency_under', ms: 5000 },
+    { type: 'transcript_not_contains', role: 'agent', text: 'we are closed' },
+  ],
+});
+
+describe('evals: the same scenario against ai_talk, a ConversationRelay app and a Media Streams app', function () {
+  this.timeout(240_000);
+  let p: Platform;
+  let llm: LlmServer;
+  let t: TestApp;
+  let f: Fixture;
+  let twiml: TwimlServer;
+  let relay: RelayApp;
+  let streams: StreamsAgent;
+  let worker: EvalWorker | undefined;
+  useLiveAiStack('evals-kinds-', { respond }, (s) => ({ p, llm } = s));
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+
+  before(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
+    f = await createFixture(t.ctx);
+    await loopbackTrunk(t.ctx.db, f.customer.id, `trevkind${Date.now()}`);
+    const token = twilioAuthToken(p.config.jwtSecret, f.customer.id, 0);
+    twiml = await TwimlServer.start(token);
+    relay = await relayAgent(token, brain);
+    streams = await streamsAgent(brain);
+  });
+  after(async () => {
+    await worker?.close();
+    await relay?.close();
+    await streams?.close();
+    await twiml?.close();
+    await t?.close();
+  });
+
+  async function numberWith(number: string, actions: unknown[]): Promise<void> {
+    const flow = await flowsRepo(t.ctx.db).create({ customer_id: f.customer.id, actions: parseActions(actions) });
+    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
+  }
+
+  type Run = { status: string; error: string; results: EvalCallResult[] };
+  async function runOf(number: string): Promise<EvalCallResult> {
+    const s = await auth(request(t.app).post('/v1.0/eval_scenarios')).send(SCENARIO(number)).expect(200);
+    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
+      .send({ scenario_ids: [s.body.id] })
+      .expect(200);
+    if (!worker) {
+      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '15000' });
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
+      worker.start();
+    }
+    const run = await until(
+      async () => {
+        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
+        return r.body.status === 'running' ? null : (r.body as Run);
+      },
+      120_000,
+      'the run ended',
+    );
+    expect(run.status, run.error).to.equal('finished');
+    return run.results[0]!;
+  }
+
+  const verdicts = (r: EvalCallResult) => r.checks.map((c) => [c.type, c.passed]);
+  const shown = (r: EvalCallResult) => JSON.stringify({ checks: r.checks, heard: r.heard, transcript: r.transcript, streams: streams.log });
+  /** The checks every kind passes: heard the answer, cut by the talk-over, hung up by the caller. */
+  function common(r: EvalCallResult): void {
+    expect(verdicts(r).slice(0, 3), shown(r)).to.deep.equal([
+      ['transcript_heard_contains', true],
+      ['barge_in_within', true],
+      ['ended_by', true],
+    ]);
+    expect(r.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).to.deep.equal([ASK]);
+  }
+  /** An app outside the platform: no agent text nor latency stages recorded by the platform, and the checks needing them fail saying so. */
+  function external(r: EvalCallResult): void {
+    expect(r.turns, shown(r)).to.deep.equal([]);
+    expect(r.transcript.filter((l) => l.role === 'agent')).to.deep.equal([]);
+    expect(r.checks.slice(4)).to.deep.equal([
+      { type: 'transcript_contains', passed: false, evidence: `"open from nine" not in any of 0 agent line(s) (${NO_AI_TALK})` },
+      { type: 'latency_under', passed: false, evidence: `no agent turn was measured (${NO_AI_TALK})` },
+      // nothing to judge is no pass, even for a check that a silent agent would otherwise pass
+      { type: 'transcript_not_contains', passed: false, evidence: `"we are closed" in no agent line (${NO_AI_TALK})` },
+    ]);
+  }
+
+  it('ai_talk: everything but the digit (ai_talk does not take digits); its text and latency stages recorded', async () => {
+    const ai = await aisRepo(t.ctx.db).create(f.customer.id, {
+      name: 'bakery',
+      init_prompt: 'You are the bakery.',
+      engine_model: 'openai.gpt-test',
+      engine_url: llm.url,
+      parameter: { stt_phrases: [ASK.toLowerCase().replace('?', '')] },
+      vad_config: { stop_secs: 0.5 },
+    });
+    await numberWith('+899573000001', [{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]);
+    const r = await runOf('+899573000001');
+    common(r);
+    expect(verdicts(r).slice(3), shown(r)).to.deep.equal([
+      ['transcript_heard_contains', false],
+      ['transcript_contains', true],
+      ['latency_under', true],
+      ['transcript_not_contains', true],
+    ]);
+    expect(r.turns.length).to.be.at.least(2);
+    expect(
+      r.turns.some((x) => x.latency_ms !== null),
+      shown(r),
+    ).to.equal(true);
+  });
+
+  it('a ConversationRelay app: setup, interrupt, prompt and dtmf reach it; the caller hears both answers', async () => {
+    const doc = new twilio.twiml.VoiceResponse();
+    doc.connect().conversationRelay({ url: relay.url('/relay'), welcomeGreeting: GREETING, interruptible: 'any', dtmfDetection: true, hints: ASK.toLowerCase().replace('?', '') });
+    twiml.on('/relay', doc.toString());
+    await numberWith('+899573000002', [{ type: 'answer' }, { type: 'twiml', option: { url: twiml.url('/relay') } }]);
+    const r = await runOf('+899573000002');
+    common(r);
+    expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
+    external(r);
+    const s = relay.sessions.find((x) => x.path === '/relay')!;
+    expect(s.signed, 'X-Twilio-Signature on the upgrade').to.equal(true);
+    expect(s.messages.map((m) => m.type)).to.include.members(['setup', 'interrupt', 'prompt', 'dtmf']);
+    expect((await twiml.next('/relay')).signed).to.equal(true);
+  });
+
+  it('a Media Streams app with its own agent loop: it hears the caller, clears its audio when talked over, answers the digit', async () => {
+    const doc = new twilio.twiml.VoiceResponse();
+    doc.connect().stream({ url: streams.app.url });
+    twiml.on('/streams', doc.toString());
+    await numberWith('+899573000003', [{ type: 'answer' }, { type: 'twiml', option: { url: twiml.url('/streams') } }]);
+    const r = await runOf('+899573000003');
+    common(r);
+    expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
+    external(r);
+    expect(streams.log.slice(0, 3)).to.deep.equal([`say ${GREETING}`, 'clear', `say ${ANSWER}`]);
+    expect(streams.log).to.include(`say ${DIGIT}`);
+  });
+});
