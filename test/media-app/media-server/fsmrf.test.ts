@@ -79,6 +79,30 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(r.terminatorUsed).to.equal('#');
   });
 
+  it('record: what the far end sends is written to the file, for the time limit', async () => {
+    const { leg, peer } = await call();
+    const file = path.join(dir, 'rec.wav');
+    const playing = peer.play('tone_stream://%(3000,0,440)');
+    const r = await leg.record(file, { timeLimitSecs: 1 });
+    await peer.stopPlayback();
+    await playing.catch(() => undefined);
+    expect(r.recordMilliseconds).to.be.within(800, 1300);
+    expect(toneShare(readWav(file).samples, 440, 8000), 'the recording holds the tone').to.be.above(0.5);
+  });
+
+  it("bridge: one far end hears the other's audio; unbridge parks them again", async () => {
+    const a = await call();
+    const b = await call();
+    await a.leg.bridge(b.leg);
+    const heard = path.join(dir, 'bridged.wav');
+    const rec = await b.peer.startRecord(heard);
+    await a.peer.play('tone_stream://%(800,0,440)');
+    await b.peer.stopRecord(heard);
+    await rec.done;
+    expect(toneShare(readWav(heard).samples, 440, 8000), 'b hears a through the bridge').to.be.above(0.5);
+    await a.leg.unbridge();
+  });
+
   it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, a spoken collect prompt', async () => {
     const { leg } = await call();
     const refusals = [leg.forkAudioStart(), leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.playCollect({ say: { text: 'press one' } })];
