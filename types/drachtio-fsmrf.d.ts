@@ -33,6 +33,8 @@ declare module 'drachtio-fsmrf' {
     sip: { callId?: string };
     dtmfType?: string;
     execute(app: string, arg?: string): Promise<unknown>;
+    /** a re-INVITE with the far end's new SDP (its dialog's modify) */
+    modify(sdp: string): Promise<unknown>;
     destroy(): Promise<void>;
     /** `uuid_audio_fork <uuid> start …` (mod_audio_fork); rejects with the switch's `-ERR …` answer */
     forkAudioStart(opts: { wsUrl: string; mixType?: 'mono' | 'mixed' | 'stereo'; sampling?: string; bugname?: string; metadata?: string | object }): Promise<void>;

@@ -5,7 +5,7 @@ import type { Config } from '../../core/config';
 import type { EgressPolicy } from '../../core/net';
 import type { Knex } from '../../core/db/knex';
 import type { EventPublisher } from '../../core/events/bus';
-import type { MediaServer } from '../../media-engine';
+import type { MediaPort } from '../media-server/port';
 import type { MediaAppConfig } from '../kit/config';
 import type { Registrar } from '../registrar';
 import type { MediaRelay } from '../rtpengine';
@@ -14,7 +14,7 @@ import type { CallRegistry, OwnedCall } from './registry';
 
 export interface CallDeps {
   srf: Srf;
-  media: MediaServer;
+  media: MediaPort;
   db: Knex;
   redis: Redis;
   events: EventPublisher;

@@ -10,6 +10,7 @@ import type { QualityThresholds } from '../../core/quality/leg';
 import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp-capture';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
 import type { PinLockoutPolicy } from '../../core/voicemail/pin-lockout';
+import { parseMediaServer, type MediaServerSetting } from './media-server';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 
@@ -48,6 +49,8 @@ const schema = z.object({
   /** the watchdog's limit: share of one core a real-time media worker may use before it drops back (0.1..1) */
   MEDIA_WORKER_RT_MAX_CPU: z.coerce.number().min(0.1).max(1).default(0.8),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
+  /** The media backend (media-app/media-server/README.md): unset, the embedded engine; freeswitch://host:port?password=…, drachtio-fsmrf. */
+  MEDIA_SERVER: z.string().optional(),
   RTPENGINE_NG: z
     .string()
     .refine((v) => parseHostPort(v) !== null, 'must be host:port')
@@ -153,6 +156,8 @@ export interface MediaAppConfig {
     workerNice: number | undefined;
     workerRealtime: { priority: number; maxCpuShare: number } | undefined;
   };
+  /** The media backend: the embedded engine, or a FreeSWITCH event socket driven through drachtio-fsmrf. */
+  mediaServer: MediaServerSetting;
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -189,7 +194,9 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
   if (r.success && r.data.RTP_PORT_MIN >= r.data.RTP_PORT_MAX) problems.push('RTP_PORT_MIN: must be below RTP_PORT_MAX');
   if (r.success && r.data.SESSION_EXPIRES_SEC > 0 && r.data.SESSION_EXPIRES_SEC < r.data.SESSION_MIN_SE_SEC) problems.push('SESSION_EXPIRES_SEC: must not be below SESSION_MIN_SE_SEC');
   if (r.success && r.data.OUTREG_RETRY_MIN_MS > r.data.OUTREG_RETRY_MAX_MS) problems.push('OUTREG_RETRY_MIN_MS: must not exceed OUTREG_RETRY_MAX_MS');
-  if (problems.length || !r.success) throw new ConfigError(problems);
+  const mediaServer = parseMediaServer(input.MEDIA_SERVER);
+  if ('problem' in mediaServer) problems.push(`MEDIA_SERVER: ${mediaServer.problem}`);
+  if (problems.length || !r.success || 'problem' in mediaServer) throw new ConfigError(problems);
   const e = r.data;
   return {
     drachtio: { host: e.DRACHTIO_HOST, port: e.DRACHTIO_PORT, secret: e.DRACHTIO_SECRET },
@@ -206,6 +213,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       workerNice: e.MEDIA_WORKER_NICE,
       workerRealtime: e.MEDIA_WORKER_RT_PRIORITY === undefined ? undefined : { priority: e.MEDIA_WORKER_RT_PRIORITY, maxCpuShare: e.MEDIA_WORKER_RT_MAX_CPU },
     },
+    mediaServer,
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

@@ -16,7 +16,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Endpoint } from '../../media-engine';
-import type { MediaServer } from '../../media-engine';
+import type { MediaPort } from '../media-server/port';
 import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../kit/srf';
 import type { LeaveReason } from '../conference/room';
 import { Bridge, type BridgeParty } from '../call/bridge';
@@ -31,7 +31,7 @@ const REASONS: readonly LeaveReason[] = ['hangup', 'kicked', 'ejected', 'termina
 
 export interface BridgeLegDeps {
   srf: Srf;
-  media: MediaServer;
+  media: MediaPort;
   redis: Redis;
   keyPrefix: string;
   logger: Logger;

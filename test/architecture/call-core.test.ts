@@ -65,8 +65,14 @@ describe('architecture: the call core', () => {
 
   it("a call's media endpoint is made only in call/endpoint.ts", () => {
     // conference/accept-leg.ts: the host's end of a cross-node leg, in the room's mix; xnode/leg.ts: the
-    // participant's leg endpoint beside the call's own: neither is a call's endpoint
-    expect(callersOf(/\.createEndpoint\(/).sort()).to.deep.equal(['media-app/call/endpoint.ts', 'media-app/conference/accept-leg.ts', 'media-app/xnode/leg.ts']);
+    // participant's leg endpoint beside the call's own: neither is a call's endpoint; media-server/fsmrf:
+    // the fsmrf backend's createEndpoint, behind the port (it calls fsmrf's)
+    expect(callersOf(/\.createEndpoint\(/).sort()).to.deep.equal([
+      'media-app/call/endpoint.ts',
+      'media-app/conference/accept-leg.ts',
+      'media-app/media-server/fsmrf/backend.ts',
+      'media-app/xnode/leg.ts',
+    ]);
   });
 
   it("a call's timers are its phase's: call/session.ts arms no timer outside PhaseTimers", () => {

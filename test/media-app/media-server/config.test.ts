@@ -1,0 +1,77 @@
+// MEDIA_SERVER (media-app/kit/media-server.ts): unset is the embedded engine; freeswitch://host:port
+// names an event socket driven through drachtio-fsmrf; a bad value stops media-app/main.ts with exit
+// code 2 and a line naming MEDIA_SERVER, and the password never appears in what is printed.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describeMediaServer, parseMediaServer } from '../../../media-app/kit/media-server';
+import { loadMediaAppConfig } from '../../../media-app/kit/config';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+describe('MEDIA_SERVER', () => {
+  it('unset or empty: the embedded engine', () => {
+    expect(parseMediaServer(undefined)).to.deep.equal({ kind: 'embedded' });
+    expect(parseMediaServer(' ')).to.deep.equal({ kind: 'embedded' });
+    expect(loadMediaAppConfig({}).mediaServer).to.deep.equal({ kind: 'embedded' });
+  });
+
+  it('freeswitch://host:port with its password (FreeSWITCH default ClueCon), shown without it', () => {
+    const s = parseMediaServer('freeswitch://127.0.0.1:8021?password=s3cr3t');
+    expect(s).to.deep.equal({ kind: 'freeswitch', host: '127.0.0.1', port: 8021, password: 's3cr3t' });
+    expect(parseMediaServer('freeswitch://[::1]:8021')).to.deep.equal({ kind: 'freeswitch', host: '::1', port: 8021, password: 'ClueCon' });
+    expect(describeMediaServer(s as { kind: 'freeswitch'; host: string; port: number; password: string })).to.equal('freeswitch://127.0.0.1:8021');
+  });
+
+  it('each bad value is one problem that never quotes the value', () => {
+    for (const bad of [
+      'fs.example:8021',
+      'http://h:8021?password=s3cr3t',
+      'freeswitch://h?password=s3cr3t',
+      'freeswitch://u:s3cr3t@h:8021',
+      'freeswitch://h:8021/x?password=s3cr3t',
+      'freeswitch://h:8021?pw=s3cr3t',
+      'freeswitch://h:99999?password=s3cr3t',
+      'freeswitch://h:8021?password=',
+    ]) {
+      let msg = '';
+      try {
+        loadMediaAppConfig({ MEDIA_SERVER: bad });
+      } catch (e) {
+        msg = (e as Error).message;
+      }
+      expect(msg, bad).to.match(/^ {2}- MEDIA_SERVER: /m);
+      expect(msg, bad).not.to.include('s3cr3t');
+    }
+  });
+
+  it('media-app refuses to start on a bad value: exit code 2, MEDIA_SERVER named, the password not printed', async function () {
+    this.timeout(30_000);
+    const { code, out } = await startMediaApp('freeswitch://127.0.0.1?password=s3cr3t');
+    expect(code, out).to.equal(2);
+    expect(out).to.match(/MEDIA_SERVER: must name the event socket port/);
+    expect(out).not.to.include('s3cr3t');
+  });
+
+  it('a good freeswitch:// value is refused at start too while calls do not run on that backend (never the embedded engine in its place)', async function () {
+    this.timeout(30_000);
+    const { code, out } = await startMediaApp('freeswitch://127.0.0.1:8021?password=s3cr3t');
+    expect(code, out).to.equal(2);
+    expect(out).to.include('MEDIA_SERVER: freeswitch://127.0.0.1:8021: calls do not run on the fsmrf backend yet');
+    expect(out).not.to.include('s3cr3t');
+  });
+});
+
+/** media-app/main.ts with MEDIA_SERVER set: its exit code and what it printed. */
+async function startMediaApp(mediaServer: string): Promise<{ code: number | null; out: string }> {
+  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, MEDIA_SERVER: mediaServer, MEDIA_APP_METRICS_LISTEN: 'off' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((r) => proc.on('exit', (c) => r(c)));
+  return { code, out };
+}

@@ -1,0 +1,121 @@
+// media-app's fsmrf backend (media-app/media-server/fsmrf/backend.ts) against our engine's event socket
+// (test/esl/rig.ts: the switch, its SIP face, and an fsmrf-capable Srf, all real, on loopback): a leg's
+// endpoint made through drachtio-fsmrf answers a far end's offer, the far end hears what play and say
+// send, its RFC 4733 digits come back from playCollect, and what needs the engine's own taps (the AI
+// voice path, echo cancellation, VAD) is refused by name, never a silent no-op.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Endpoint } from '../../../media-engine';
+import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
+import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import { readWav, tmpDir } from '../../../testkit/media-engine/support';
+import { toneShare } from '../../../testkit/media-engine/far-end';
+import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
+import { PASSWORD } from '../../esl/support';
+
+describe('media-app fsmrf backend against our event socket', function () {
+  this.timeout(30_000);
+  let rig: FsmrfRig;
+  let backend: FsmrfBackend;
+  let dir: string;
+  const open: { leg: FsmrfCallEndpoint; peer: Endpoint }[] = [];
+
+  before(async () => {
+    rig = await startFsmrfRig();
+    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD });
+    dir = tmpDir();
+  });
+  afterEach(async () => {
+    for (const { leg, peer } of open.splice(0)) {
+      await leg.destroy().catch(() => undefined);
+      await peer.destroy().catch(() => undefined);
+    }
+  });
+  after(async () => {
+    backend?.close();
+    await rig?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A far end (an engine endpoint, real RTP) whose offer the backend's leg answers. */
+  async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
+    const peer = await rig.engine.createEndpoint({});
+    const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
+    await peer.modify(leg.localSdp);
+    open.push({ leg, peer });
+    return { leg, peer };
+  }
+
+  it('play: the far end hears the prompt; the result is the played length', async () => {
+    const { leg, peer } = await call();
+    const heard = path.join(dir, 'play.wav');
+    const rec = await peer.startRecord(heard);
+    const r = await leg.play('tone_stream://%(800,0,440)');
+    await peer.stopRecord(heard);
+    await rec.done;
+    expect(r.playbackMilliseconds).to.be.within(700, 900);
+    expect(toneShare(readWav(heard).samples, 440, 8000), 'the far end hears the tone').to.be.above(0.5);
+  });
+
+  it("say: the far end hears speech through the switch's speak", async () => {
+    const { leg, peer } = await call();
+    const heard = path.join(dir, 'say.wav');
+    const rec = await peer.startRecord(heard);
+    const r = await leg.say('one two three');
+    await peer.stopRecord(heard);
+    await rec.done;
+    expect(r.playbackMilliseconds).to.be.above(300);
+    const samples = readWav(heard).samples;
+    const loud = samples.filter((s) => Math.abs(s) > 1000).length;
+    expect(loud, 'speech, not silence').to.be.above(800);
+  });
+
+  it("playCollect: the far end's RFC 4733 digits reach the caller of the port, ended by the terminator", async () => {
+    const { leg, peer } = await call();
+    leg.fs.once('playback-start', () => void peer.sendDtmf('42#', 100));
+    const r = await leg.playCollect({ file: 'silence_stream://5000', min: 1, max: 4, timeout: 3000, digitTimeout: 3000 });
+    expect(r.digits).to.equal('42');
+    expect(r.terminatorUsed).to.equal('#');
+  });
+
+  it('record: what the far end sends is written to the file, for the time limit', async () => {
+    const { leg, peer } = await call();
+    const file = path.join(dir, 'rec.wav');
+    const playing = peer.play('tone_stream://%(3000,0,440)');
+    const r = await leg.record(file, { timeLimitSecs: 1 });
+    await peer.stopPlayback();
+    await playing.catch(() => undefined);
+    expect(r.recordMilliseconds).to.be.within(800, 1300);
+    expect(toneShare(readWav(file).samples, 440, 8000), 'the recording holds the tone').to.be.above(0.5);
+  });
+
+  it("bridge: one far end hears the other's audio; unbridge parks them again", async () => {
+    const a = await call();
+    const b = await call();
+    await a.leg.bridge(b.leg);
+    const heard = path.join(dir, 'bridged.wav');
+    const rec = await b.peer.startRecord(heard);
+    await a.peer.play('tone_stream://%(800,0,440)');
+    await b.peer.stopRecord(heard);
+    await rec.done;
+    expect(toneShare(readWav(heard).samples, 440, 8000), 'b hears a through the bridge').to.be.above(0.5);
+    await a.leg.unbridge();
+  });
+
+  it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, a spoken collect prompt', async () => {
+    const { leg } = await call();
+    const refusals = [leg.forkAudioStart(), leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.playCollect({ say: { text: 'press one' } })];
+    for (const p of refusals) {
+      const err = await p.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(MediaBackendUnsupported);
+      expect((err as Error).message).to.match(/not available on the fsmrf media backend/);
+    }
+    expect(backend.refuseAiTalk().message).to.equal(
+      "ai_talk (the AI voice path) is not available on the fsmrf media backend (MEDIA_SERVER=freeswitch://…): it needs the embedded engine's own media taps",
+    );
+  });
+});
