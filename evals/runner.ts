@@ -24,6 +24,7 @@ import { evalReachRepo } from '../core/repos/eval-reach';
 import { callFacts, callerLlm } from './call-facts';
 import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
+import { resolveTarget } from '../core/evals/targets';
 
 export interface RunDeps {
   db: Db;
@@ -73,9 +74,12 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortS
 async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
   const { scenario } = p;
   const base = { scenario_id: scenario.id, call_id: '', transcript: [] as EvalTranscriptLine[], turns: [], checks: [], passed: false };
+  // a flow or AI is dialled under the customer's number that routes to it, looked up before every call
+  const reached = await resolveTarget(deps.db, run.customer_id, scenario.target);
+  if ('refused' in reached) return { ...base, sip_call_id: '', ended_by: 'refused', error: `the target cannot be dialled: ${reached.refused}` };
   let played;
   try {
-    played = await place(deps, run, p, signal);
+    played = await place(deps, run, { ...p, scenario: { ...scenario, target: { type: 'number', target: reached.number } } }, signal);
   } catch (e) {
     return { ...base, sip_call_id: '', ended_by: 'error', error: `the simulated caller failed: ${(e as Error).message}` };
   }

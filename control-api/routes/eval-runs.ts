@@ -9,7 +9,7 @@ import { invalidArgument, notFound } from '../../core/errors';
 import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/evals/schema';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, evalRunJson } from '../../core/repos/eval-runs';
-import { numbersRepo } from '../../core/repos/numbers';
+import { resolveTarget } from '../../core/evals/targets';
 import { aisRepo } from '../../core/repos/ais';
 import { aiVersionsRepo } from '../../core/repos/ai-versions';
 import { LATENCY_MOVE_MS, LATENCY_MOVE_SHARE } from '../../core/evals/summary';
@@ -80,10 +80,9 @@ export const routes = [
       const absent = ids.filter((id) => !found.some((s) => s.id === id));
       if (absent.length) throw notFound('RESOURCE_NOT_FOUND', `eval scenario not found: ${absent.join(', ')}`);
       // a number may have changed hands since the scenario was written: a run dials only the customer's own
-      const numbers = numbersRepo(ctx.db);
       for (const s of found) {
-        if ((await numbers.getByNumber(s.target.target))?.customer_id !== auth.customerId)
-          throw invalidArgument(`the target of eval scenario ${s.id} is no longer a number of this customer`, [{ field: 'scenario_ids', issue: 'target not a number of this customer' }]);
+        const r = await resolveTarget(ctx.db, auth.customerId, s.target);
+        if ('refused' in r) throw invalidArgument(`the target of eval scenario ${s.id} cannot be dialled: ${r.refused}`, [{ field: 'scenario_ids', issue: `target ${r.issue}` }]);
       }
       if (ids.length * body.calls * (body.versions?.length ?? 1) > MAX_RUN_CALLS)
         throw invalidArgument(`a run places at most ${MAX_RUN_CALLS} calls (scenarios × calls × versions)`, [{ field: 'versions', issue: 'too many calls' }]);

@@ -8,7 +8,7 @@ import { defineRoute, idParams } from '../route';
 import { invalidArgument, notFound } from '../../core/errors';
 import { evalCallerSchema, evalCheckSchema, evalScenarioInput, evalTargetSchema, type EvalScenarioInput } from '../../core/evals/schema';
 import { evalScenariosRepo, evalScenarioJson } from '../../core/repos/eval-scenarios';
-import { numbersRepo } from '../../core/repos/numbers';
+import { resolveTarget } from '../../core/evals/targets';
 import type { AppContext } from '../context';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
@@ -26,10 +26,10 @@ const scenarioSchema = z.object({
 const missing = () => notFound('RESOURCE_NOT_FOUND', 'eval scenario not found');
 const tag = 'EvalScenario';
 
-/** The simulated caller dials the target through the SIP edge: only a number of this customer's may be dialled. */
+/** The simulated caller dials the target through the SIP edge: only under a number of this customer's (core/evals/targets.ts). */
 async function checkTarget(ctx: AppContext, customerId: string, input: EvalScenarioInput): Promise<void> {
-  const n = await numbersRepo(ctx.db).getByNumber(input.target.target);
-  if (n?.customer_id !== customerId) throw invalidArgument('target.target is not a number of this customer', [{ field: 'target.target', issue: 'not a number of this customer' }]);
+  const r = await resolveTarget(ctx.db, customerId, input.target);
+  if ('refused' in r) throw invalidArgument(`target.target: ${r.refused}`, [{ field: 'target.target', issue: r.issue }]);
 }
 
 export const routes = [

@@ -7,15 +7,19 @@
 import { z } from 'zod';
 
 /**
- * The target of a scenario. Today a number of the customer's: a flow or an AI configuration is refused
- * saying so (they are to be reached through a temporary number per run, docs/evals.md "Agent kinds").
+ * The target of a scenario: a number of the customer's, or a flow or an AI configuration of theirs, each
+ * reached through the SIP edge under the customer's number that routes to it (core/evals/targets.ts).
  */
-export const evalTargetSchema = z
-  .object({
-    type: z.literal('number', { error: (iss) => `only a number can be a target today, not ${JSON.stringify(iss.input)}` }),
-    target: z.string().regex(/^\+\d{3,20}$/, 'an E.164 number (+ and 3 to 20 digits)'),
-  })
-  .strict();
+export const evalTargetSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('number'),
+      target: z.string().regex(/^\+\d{3,20}$/, 'an E.164 number (+ and 3 to 20 digits)'),
+    })
+    .strict(),
+  z.object({ type: z.literal('flow'), target: z.guid().describe("a flow of the customer's, reached under a number whose call flow it is") }).strict(),
+  z.object({ type: z.literal('ai'), target: z.guid().describe("an AI configuration of the customer's, reached under a number whose call flow runs it with ai_talk") }).strict(),
+]);
 
 /** One scripted caller turn: exactly one of these fields. */
 export const evalTurnSchema = z.union([
