@@ -97,6 +97,7 @@ async function main() {
       `runs: @${LOW} ${low.status} ${low.results.filter((r) => r.passed).length}/${low.results.length} passed${low.error ? ` (${low.error})` : ''}; @${HIGH} ${high.status} ${high.results.filter((r) => r.passed).length}/${high.results.length} passed${high.error ? ` (${high.error})` : ''}`,
     );
     lines.push(`load average (1 min): ${load0.toFixed(2)} before, ${load1.toFixed(2)} after @${LOW}, ${load2.toFixed(2)} after @${HIGH}; ${os.cpus().length} cores`);
+    lines.push(...whyFailed(high));
     lines.push(...formatRows(rows, LOW, HIGH, TOLERANCE));
     pass = verdict(rows) === 'PASS';
   } finally {
@@ -110,6 +111,17 @@ async function main() {
   console.log(lines.join('\n'));
   console.log(`wrote ${path.relative(process.cwd(), out)}`);
   process.exit(pass ? 0 : 1);
+}
+
+/** What the failed calls of a run had in common: each distinct ended_by, error and failing check evidence, counted. */
+function whyFailed(run: EvalRunRow): string[] {
+  const why = new Map<string, number>();
+  for (const r of run.results.filter((x) => !x.passed)) {
+    const failing = r.checks.find((c) => !c.passed);
+    const key = `ended_by ${r.ended_by}, ${r.turns.length} turn(s)${r.error ? `, ${r.error}` : ''}${failing ? `, ${failing.type}: ${failing.evidence}` : ''}`;
+    why.set(key, (why.get(key) ?? 0) + 1);
+  }
+  return [...why].map(([k, n]) => `failed @${run.concurrency}: ${n}× ${k.slice(0, 300)}`);
 }
 
 void main().catch((e: unknown) => {
