@@ -18,6 +18,7 @@ import { playCall } from './call';
 import { newCallId } from './sip-caller';
 import { observeCall } from './observe';
 import type { CallEvents } from './call-events';
+import type { RunEvents } from './run-events';
 import { judgeChecks } from './checks';
 import { withoutAiTalk } from './agent-kind';
 import { evalReachRepo } from '../core/repos/eval-reach';
@@ -34,6 +35,8 @@ export interface RunDeps {
   worker: string;
   /** wakes the observations' settle waits */
   events: CallEvents;
+  /** the run's customer events (eval_run_progressed, _finished, _failed) */
+  runEvents: RunEvents;
   /** the platform's settings (the LLM vendors' keys a judge check may use; default process.env) */
   env?: NodeJS.ProcessEnv;
   /** what a judge check's request to the customer's LLM vendor goes through (default: the policy of `env`) */
@@ -135,6 +138,7 @@ export function stopReason(signal: AbortSignal): string {
 export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSignal): Promise<void> {
   const repo = evalRunsRepo(deps.db);
   const queue = callsOf(run);
+  const planned = queue.length;
   const results: EvalCallResult[] = [];
   // a lane that fails stops the others: their calls hang up and the run ends failed, once all have stopped
   const broken = new AbortController();
@@ -144,6 +148,7 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
       for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
         results.push(await oneCall(deps, run, s, stop));
         await repo.saveResults(run.id, deps.worker, results);
+        await deps.runEvents.progressed(run, planned, results);
       }
     } catch (e) {
       broken.abort();
@@ -155,11 +160,13 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   if (failure) {
     deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
     await repo.end(run.id, deps.worker, 'failed', results, 'the runner failed (see the evals worker log)');
+    await deps.runEvents.ended(run, 'failed', 'the runner failed (see the evals worker log)', results);
     await evalPinsRepo(deps.db).dropRun(run.id);
     return;
   }
   const error = signal.aborted ? stopReason(signal) : runError(results);
   await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error);
+  await deps.runEvents.ended(run, error ? 'failed' : 'finished', error, results);
   await evalPinsRepo(deps.db).dropRun(run.id);
   deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');
 }

@@ -18,6 +18,8 @@ import type { EvalsConfig } from './config';
 import { carryRun } from './runner';
 import { CallEvents } from './call-events';
 import { LeaseRenewal } from './lease-renewal';
+import { RunEvents } from './run-events';
+import { EventPublisher } from '../core/events/bus';
 import type { EgressPolicy } from '../core/net';
 
 /** Why a carried run was aborted (runner.ts stopReason): the words its log line and, when it still holds it, its row get. */
@@ -39,9 +41,12 @@ export class EvalWorker {
 
   /** the platform's events, read while a call's observation waits for it to settle */
   private readonly events: CallEvents;
+  /** the runs' customer events, on the platform's event stream */
+  private readonly runEvents: RunEvents;
 
   constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy }) {
     this.events = new CallEvents(deps);
+    this.runEvents = new RunEvents(new EventPublisher(deps.redis), deps.logger);
     this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());
   }
 
@@ -68,7 +73,7 @@ export class EvalWorker {
         this.deps.logger.info({ run_id: run.id, worker: this.name }, 'eval run claimed');
         const own = new AbortController();
         this.held.set(run.id, own);
-        const p = carryRun({ ...this.deps, worker: this.name, events: this.events }, run, AbortSignal.any([this.abort.signal, own.signal]))
+        const p = carryRun({ ...this.deps, worker: this.name, events: this.events, runEvents: this.runEvents }, run, AbortSignal.any([this.abort.signal, own.signal]))
           .catch((err: unknown) => this.deps.logger.error({ err, run_id: run.id }, 'eval run could not be ended'))
           .finally(() => {
             this.carrying.delete(p);

@@ -14,6 +14,8 @@ import { aisRepo } from '../../core/repos/ais';
 import { aiVersionsRepo } from '../../core/repos/ai-versions';
 import { LATENCY_MOVE_MS, LATENCY_MOVE_SHARE } from '../../core/evals/summary';
 import type { AppContext } from '../context';
+import { createdPayload, publishRunEvent } from '../../core/evals/events';
+import { eventsOf } from '../../core/ai/api';
 import { legacyTime, listOf, uuidOut } from './schemas';
 
 /** At most this many calls in one run (scenarios × calls). */
@@ -98,6 +100,7 @@ export const routes = [
         versions: body.versions,
         baselineRunId: body.baseline_run_id,
       });
+      await publishRunEvent(eventsOf(ctx.redis), 'eval_run_created', createdPayload(run)).catch((err: unknown) => ctx.logger.warn({ err, run_id: run.id }, 'publishing eval_run_created failed'));
       return evalRunJson(run, baseline);
     },
   }),

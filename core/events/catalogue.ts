@@ -68,6 +68,8 @@ const CATALOGUE = {
   // issue 37 voicemail (an extension): boxes and their messages (core/voicemail/)
   // a wrong PIN at the voice menu, a box or caller locked by wrong PINs (`caller`, `failures` / `locked`, `lock_sec` added), an admin's unlock
   voicemail_box: ['voicemail_box_created', 'voicemail_box_updated', 'voicemail_box_deleted', 'voicemail_box_login_failed', 'voicemail_box_locked', 'voicemail_box_unlocked'],
+  // issue 56 eval runs (core/evals/events.ts, payloads in zod there): created, each call ended, the run's end with its summary
+  eval_run: ['eval_run_created', 'eval_run_progressed', 'eval_run_finished', 'eval_run_failed'],
   voicemail_message: ['voicemail_message_created', 'voicemail_message_updated', 'voicemail_message_deleted'],
 } as const;
 
