@@ -8,6 +8,7 @@ import pino from 'pino';
 import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
 import { until } from '../../testkit/media-app/harness';
 import { evalRunsRepo } from '../../core/repos/eval-runs';
+import { numbersRepo } from '../../core/repos/numbers';
 import type { EvalRunScenario } from '../../core/repos/eval-scenarios';
 import { loadEvalsConfig } from '../../evals/config';
 import { parseSip, response, type SipMessage } from '../../evals/sip-message';
@@ -33,6 +34,8 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     await new Promise<void>((r) => silent.bind(0, '127.0.0.1', r));
     // this file's workers claim any running run: leave them only this file's
     await t.ctx.db('eval_runs').where({ status: 'running' }).update({ status: 'failed', error: 'parked by lease.test' });
+    // the runs' targets: numbers of the customer's (the worker dials only those, core/evals/targets.ts)
+    for (const number of ['+1555', '+1556']) await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual' });
   });
   after(async () => {
     for (const { m, from } of invites.values()) silent.send(response(m, 486, 'Busy Here', 'lease'), from.port, from.address);
