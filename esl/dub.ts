@@ -34,38 +34,62 @@ export function withGain(samples: Int16Array, db: number): Int16Array {
 /** C's atoi: the leading integer, 0 when none. */
 const atoi = (s: string | undefined) => Number.parseInt(s ?? '', 10) || 0;
 
-/** One track: its engine fork (opened at its first clip) and the clip it plays, looped by a timer it owns. */
+/**
+ * One track: its engine fork (opened at its first clip) and the clip it plays, looped by a timer it owns.
+ * Its plays, silences and close run one after another (two commands at once, bgapi or two connections,
+ * would each start a fork and a loop, and leak the first).
+ */
 class Track {
   private fork: AudioFork | null = null;
   private loop: NodeJS.Timeout | null = null;
   private closed = false;
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly endpoint: Endpoint) {}
 
   /** Plays `samples` (at 8 or 16 kHz) on the track from now, replacing what it played; `loop` again and again. */
-  async play(samples: Int16Array, rate: 8000 | 16000, loop: boolean): Promise<void> {
-    await this.silence();
-    this.fork ??= await this.endpoint.forkAudioStart({ mix: 'in', onFrame: () => undefined });
-    if (this.closed) return void this.endpoint.forkAudioStop(this.fork).catch(() => undefined);
-    const ms = (samples.length * 1000) / rate;
-    const once = () => this.fork?.inject(samples, rate);
-    once();
-    if (loop && ms >= 20) this.loop = setInterval(once, ms);
+  play(samples: Int16Array, rate: 8000 | 16000, loop: boolean): Promise<void> {
+    return this.serial(async () => {
+      if (this.closed) return;
+      await this.quiet();
+      this.fork ??= await this.endpoint.forkAudioStart({ mix: 'in', onFrame: () => undefined });
+      if (this.closed) return; // the close queued behind this stops the fork
+      const ms = (samples.length * 1000) / rate;
+      const once = () => this.fork?.inject(samples, rate);
+      once();
+      if (loop && ms >= 20) this.loop = setInterval(once, ms);
+    });
   }
 
   /** Drops what the track has not played and stops its loop; the track stays. */
-  async silence(): Promise<void> {
-    if (this.loop) clearInterval(this.loop);
-    this.loop = null;
+  silence(): Promise<void> {
+    return this.serial(() => this.quiet());
+  }
+
+  /** The loop stops now; the fork once what was asked before is done. */
+  close(): void {
+    this.closed = true;
+    this.stopLoop();
+    void this.serial(async () => {
+      if (this.fork) await this.endpoint.forkAudioStop(this.fork).catch(() => undefined);
+      this.fork = null;
+    });
+  }
+
+  private async quiet(): Promise<void> {
+    this.stopLoop();
     await this.fork?.clearInjected();
   }
 
-  close(): void {
-    this.closed = true;
+  private stopLoop(): void {
     if (this.loop) clearInterval(this.loop);
     this.loop = null;
-    if (this.fork) void this.endpoint.forkAudioStop(this.fork).catch(() => undefined);
-    this.fork = null;
+  }
+
+  private serial(op: () => Promise<void>): Promise<void> {
+    const run = this.tail.then(op);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 }
 

@@ -36,14 +36,23 @@ export class Baresip {
   log = '';
   private ctrlBuf = '';
   private ctrl: net.Socket | null = null;
-  private readonly waiting: ((line: Record<string, unknown>) => void)[] = [];
+  /** the commands waiting for their answer, by the token each sent (ctrl_tcp echoes it) */
+  private readonly waiting = new Map<string, (line: Record<string, unknown>) => void>();
+  private tokens = 0;
   readonly events: Record<string, unknown>[] = [];
+  /** who waits for an event of a type (`event`) */
+  private eventWaiters: { type: string; resolve: () => void }[] = [];
 
   private constructor(
     readonly dir: string,
     readonly sipPort: number,
     readonly ctrlPort: number,
   ) {}
+
+  /** The process id while baresip runs (the tests pause it with SIGSTOP). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
 
   /** The WAV file of what the phone heard in its last call (sndfile's `dump-...-dec.wav`), or '' before any. */
   get heardWav(): string {
@@ -92,7 +101,12 @@ export class Baresip {
       `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="${account.outboundProxy}";regint=${account.register === false ? 0 : 600};answermode=auto${account.params ?? ''}\n`,
     );
     if (account.contacts?.length) fs.writeFileSync(path.join(dir, 'contacts'), account.contacts.join('\n') + '\n');
-    await b.run(account.sipTrace ? ['-s'] : []);
+    try {
+      await b.run(account.sipTrace ? ['-s'] : []);
+    } catch (e) {
+      await b.dispose();
+      throw e;
+    }
     return b;
   }
 
@@ -101,6 +115,11 @@ export class Baresip {
     this.proc = proc;
     proc.stdout?.on('data', (d) => (this.log += d));
     proc.stderr?.on('data', (d) => (this.log += d));
+    // no baresip on PATH (ENOENT), or it cannot be run: the start fails below, the process goes on
+    proc.on('error', (e) => {
+      this.log += `${e.message}\n`;
+      if (this.proc === proc) this.proc = null;
+    });
     proc.on('exit', () => {
       if (this.proc === proc) this.proc = null;
     });
@@ -136,21 +155,54 @@ export class Baresip {
       } catch {
         continue;
       }
-      if (msg.event) this.events.push(msg);
-      else this.waiting.shift()?.(msg);
+      if (msg.event) {
+        this.events.push(msg);
+        const now = this.eventWaiters.filter((w) => w.type === msg.type);
+        this.eventWaiters = this.eventWaiters.filter((w) => w.type !== msg.type);
+        for (const w of now) w.resolve();
+        continue;
+      }
+      // an answer whose command timed out has no waiter any more: dropped
+      const token = typeof msg.token === 'string' ? msg.token : '';
+      const w = this.waiting.get(token);
+      this.waiting.delete(token);
+      w?.(msg);
     }
   }
 
-  /** One ctrl_tcp command; resolves with baresip's response. */
-  command(command: string, params = ''): Promise<Record<string, unknown>> {
-    const body = JSON.stringify({ command, params, token: `t${Date.now()}` });
+  /** One ctrl_tcp command; resolves with baresip's response to it (matched by its token), rejects after `timeoutMs`. */
+  command(command: string, params = '', timeoutMs = 5000): Promise<Record<string, unknown>> {
+    const token = `t${++this.tokens}`;
+    const body = JSON.stringify({ command, params, token });
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`baresip: no answer to ${command}`)), 5000);
-      this.waiting.push((m) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(token);
+        reject(new Error(`baresip: no answer to ${command}`));
+      }, timeoutMs);
+      this.waiting.set(token, (m) => {
         clearTimeout(timer);
         resolve(m);
       });
       this.ctrl!.write(`${Buffer.byteLength(body)}:${body},`);
+    });
+  }
+
+  /** Once an event of `type` was seen (now or before); rejects after `timeoutMs`. */
+  event(type: string, timeoutMs: number): Promise<void> {
+    if (this.saw(type)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w = {
+        type,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.eventWaiters = this.eventWaiters.filter((x) => x !== w);
+        reject(new Error(`baresip: no ${type} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.eventWaiters.push(w);
     });
   }
 

@@ -10,6 +10,9 @@ import { parseWavHeader, Resampler, type InjectRate } from '../../media-engine';
 /** The audio of a playAudio message, or why it is not audio the module plays. */
 export type PlayAudio = { samples: Int16Array; rate: number } | { refused: string };
 
+/** The rates a clip may have (the module's: multiples of 8000 up to 64000). */
+const RATES = [8000, 16000, 24000, 32000, 48000, 64000];
+
 /** Little-endian 16-bit samples of `buf` (an odd last byte dropped). */
 export function pcm16(buf: Buffer): Int16Array {
   const out = new Int16Array(buf.length >> 1);
@@ -21,11 +24,13 @@ export function pcm16(buf: Buffer): Int16Array {
 export function decodePlayAudio(data: Record<string, unknown>): PlayAudio {
   const content = data.audioContent;
   if (typeof content !== 'string') return { refused: 'no audioContent' };
+  // Buffer.from skips what is not base64: such content is refused, not played as noise
+  if (!/^[A-Za-z0-9+/\s]*={0,2}\s*$/.test(content)) return { refused: 'audioContent is not base64' };
   const type = data.audioContentType;
   const bytes = Buffer.from(content, 'base64');
   if (type === 'raw') {
     const sr = typeof data.sampleRate === 'number' ? Math.trunc(data.sampleRate) : 0;
-    const rate = [8000, 16000, 24000, 32000, 48000, 64000].includes(sr) ? sr : 16000;
+    const rate = RATES.includes(sr) ? sr : 16000;
     return { samples: pcm16(bytes), rate };
   }
   if (type === 'wav' || type === 'wave') {
@@ -33,6 +38,8 @@ export function decodePlayAudio(data: Record<string, unknown>): PlayAudio {
       const info = parseWavHeader(bytes);
       const f = info.format;
       if (f.encoding !== 'pcm' || f.bitsPerSample !== 16 || f.channels !== 1) return { refused: 'a WAV that is not 16-bit mono PCM' };
+      // the resampler takes 1000..192000 and a WAV header holds 2^32 - 1: only the rates a clip may have
+      if (!RATES.includes(f.sampleRate)) return { refused: `a WAV at ${f.sampleRate} Hz (not a multiple of 8000 up to 64000)` };
       return { samples: pcm16(bytes.subarray(info.dataOffset, info.dataOffset + info.dataBytes)), rate: f.sampleRate };
     } catch (e) {
       return { refused: (e as Error).message };

@@ -6,6 +6,7 @@
  * every end of the connection is an event except the ones we asked for (esl/README.md, "Audio fork").
  */
 import fs from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -16,6 +17,9 @@ import { decodePlayAudio, injectRateFor, StreamIn, toInjectRate, wavFile } from 
 
 /** The WebSocket sub-protocol mod_audio_fork asks for (MOD_AUDIO_FORK_SUBPROTOCOL_NAME's default). */
 export const SUBPROTOCOL = 'audio.drachtio.org';
+
+/** The playAudio files of every fork in the process are numbered by one counter: two bugs on a channel never share a name. */
+let fileSeq = 0;
 
 /** Largest text frame taken from the server; a larger one closes the connection (ws answers 1009). */
 const MAX_PAYLOAD = 1024 * 1024;
@@ -80,6 +84,8 @@ export class ForkSession {
   private pending: [Int16Array, 8000 | 16000][] = [];
   /** the playAudio files written (bidirectional audio off) */
   private readonly files: string[] = [];
+  /** the playAudio files being written, in the order their messages came (their events fire in that order) */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly host: ForkHost,
@@ -104,8 +110,13 @@ export class ForkSession {
     ws.on('error', (e: Error) => (this.failure ||= e.message));
     ws.on('open', () => void this.onOpen());
     ws.on('message', (data: WebSocket.RawData, binary: boolean) => {
-      if (!binary) this.onText(rawText(data));
-      else this.onBinary(rawBuffer(data));
+      // a throw here would be uncaught inside ws and end the process: it ends the fork instead
+      try {
+        if (!binary) this.onText(rawText(data));
+        else this.onBinary(rawBuffer(data));
+      } catch (e) {
+        this.fail(e);
+      }
     });
     ws.on('close', () => this.onClose());
   }
@@ -155,10 +166,21 @@ export class ForkSession {
     try {
       await this.openTaps();
     } catch (e) {
-      if (this.isOver()) return; // the channel went while the taps opened
-      this.host.failed(e instanceof Error ? e : new Error(String(e)));
-      this.stop(null);
+      this.fail(e);
     }
+  }
+
+  /**
+   * A bug of ours while the fork runs (the engine refusing a tap, a throw handling what the server
+   * sent): reported (the server's `failed`), `mod_audio_fork::error` with `{"reason": …}`, the fork
+   * stopped; the channel goes on. Nothing once the fork ended (the channel went meanwhile).
+   */
+  private fail(e: unknown): void {
+    if (this.isOver()) return;
+    const err = e instanceof Error ? e : new Error(String(e));
+    this.host.failed(err);
+    this.host.emit('error', JSON.stringify({ reason: err.message }));
+    this.stop(null);
   }
 
   /** The engine's forks: the caller (`mono`), both mixed (`mixed`), or both side by side (`stereo`). */
@@ -172,12 +194,28 @@ export class ForkSession {
     for (const [samples, rate] of this.pending.splice(0)) this.taps[0]?.fork.inject(samples, rate);
   }
 
-  /** A playAudio clip as a WAV file in the temporary directory (`<uuid>_<n>.tmp.wav`), removed when the fork ends. */
-  private playFile(samples: Int16Array, rate: number): string {
-    const file = path.join(os.tmpdir(), `${this.host.channelUuid}_${this.files.length}.tmp.wav`);
-    fs.writeFileSync(file, wavFile(samples, rate));
-    this.files.push(file);
-    return file;
+  /**
+   * A playAudio clip written as a WAV file in the temporary directory (`<uuid>_<bug>_<n>.tmp.wav`, the bug name's
+   * characters other than letters, digits, `-` and `_` as `_`, n unique in the process), then `play_audio` with its `file`; a failed write fires it without `file`. Written
+   * after the ones before, so the events keep the messages' order; the file is removed when the fork
+   * ends, and one whose fork ended while it was written is removed at once with no event.
+   */
+  private playFile(samples: Int16Array, rate: number, rest: Record<string, unknown>): void {
+    const bug = this.req.bug.replace(/[^A-Za-z0-9_-]/g, '_');
+    const file = path.join(os.tmpdir(), `${this.host.channelUuid}_${bug}_${fileSeq++}.tmp.wav`);
+    const bytes = wavFile(samples, rate);
+    this.writing = this.writing
+      .then(async () => {
+        if (this.isOver()) return;
+        const ok = await writeFile(file, bytes).then(
+          () => true,
+          () => false,
+        );
+        if (this.isOver()) return void fs.rm(file, { force: true }, () => undefined);
+        if (ok) this.files.push(file);
+        this.host.emit('play_audio', JSON.stringify(ok ? { ...rest, file } : rest));
+      })
+      .catch((e: unknown) => this.fail(e));
   }
 
   /** Audio from the server into what the channel sends, mixed over what it plays (the module's playout buffer). */
@@ -205,11 +243,14 @@ export class ForkSession {
     if (!data || typeof data !== 'object') return; // the module logs "missing data payload" and goes on
     const { audioContent: _audio, ...rest } = data as Record<string, unknown>;
     const audio = decodePlayAudio(data as Record<string, unknown>);
-    if ('samples' in audio) {
-      if (this.req.bidirectional.enabled) this.inject(toInjectRate(audio.samples, audio.rate), injectRateFor(audio.rate));
-      else rest.file = this.playFile(audio.samples, audio.rate);
-    }
-    this.host.emit('play_audio', JSON.stringify(rest));
+    if ('samples' in audio && !this.req.bidirectional.enabled) return this.playFile(audio.samples, audio.rate, rest);
+    if ('samples' in audio) this.inject(toInjectRate(audio.samples, audio.rate), injectRateFor(audio.rate));
+    // after the files being written: the events keep the messages' order
+    this.writing = this.writing
+      .then(() => {
+        if (!this.isOver()) this.host.emit('play_audio', JSON.stringify(rest));
+      })
+      .catch((e: unknown) => this.fail(e));
   }
 
   private onFrame(side: number, frame: Int16Array): void {

@@ -90,9 +90,11 @@ export async function connectCaller(ctx: E2eContext): Promise<string> {
   ctx.phone = await Baresip.start({ user: 'phone', domain: '127.0.0.1', password: 'unused', outboundProxy: `sip:${ctx.opts.sip}`, register: false }, mic);
   const phone = ctx.phone;
   await phone.dial(`sip:fsmrf-e2e@${ctx.opts.sip}`);
-  const caller = await Promise.race([connected, waitFor<Endpoint>(() => null, 15_000, 'connectCaller')]);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out after 15000 ms waiting for connectCaller')), 15_000)));
+  const caller = await Promise.race([connected, late]).finally(() => clearTimeout(timer));
   ctx.caller = caller;
-  await waitFor(() => phone.saw('CALL_ESTABLISHED'), 10_000, 'the phone to see the call established');
+  await phone.event('CALL_ESTABLISHED', 10_000);
   return `the phone's call answered through connectCaller in ${ms(t0)} (channel ${caller.uuid})`;
 }
 
@@ -223,7 +225,7 @@ export async function destroy(ctx: E2eContext): Promise<string> {
   await Promise.all([caller, ...(ctx.pair ? [ctx.pair.a, ctx.pair.b] : []), ...ctx.others].map((e) => e.destroy()));
   // the switch's channel and the phone's call are two dialogs (fsmrf's connectCaller is a back-to-back): the phone's BYE is the application's
   await need(ctx.callerDialog, "the phone's dialog").destroy();
-  await waitFor(() => phone.saw('CALL_CLOSED'), 5000, 'the phone to get the BYE');
+  await phone.event('CALL_CLOSED', 5000);
   const status = await m.api('status');
   const live = /^(\d+) session\(s\) - peak/m.exec(status)?.[1];
   const text = `every channel and the phone's call hung up in ${ms(t0)}; the switch reports ${live ?? '?'} live sessions`;

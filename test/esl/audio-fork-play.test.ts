@@ -12,10 +12,11 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import type { Endpoint } from '../../media-engine';
 import { readWav, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
+import { wavFile } from '../../esl/fork/playout';
 import { ForkServer, Heard } from './fork-support';
 import { startFsmrfRig, type FsmrfRig } from './rig';
 
-const EVENTS = ['connect', 'play_audio', 'kill_audio'].map((n) => `mod_audio_fork::${n}`);
+const EVENTS = ['connect', 'play_audio', 'kill_audio', 'error', 'disconnect'].map((n) => `mod_audio_fork::${n}`);
 
 /** `seconds` of a sine at `hz`, 16-bit at `rate`. */
 function sine(hz: number, seconds: number, rate: number): Int16Array {
@@ -24,6 +25,19 @@ function sine(hz: number, seconds: number, rate: number): Int16Array {
   return out;
 }
 const b64 = (s: Int16Array) => Buffer.from(s.buffer, s.byteOffset, s.byteLength).toString('base64');
+
+/** A 16-bit mono WAV of `samples` whose header says `rate` (any 32-bit value). */
+function wavAt(samples: Int16Array, rate: number): string {
+  const bytes = wavFile(samples, 8000);
+  bytes.writeUInt32LE(rate, 24);
+  bytes.writeUInt32LE((rate * 2) % 2 ** 32, 28);
+  return bytes.toString('base64');
+}
+
+/** Until `pred` holds, checked every 10 ms; fails the test after 5 s. */
+async function eventually(pred: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 5000; !pred(); await new Promise((r) => setTimeout(r, 10))) if (Date.now() > end) throw new Error(`${what}: not within 5 s`);
+}
 
 describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio through fsmrf', () => {
   let rig: FsmrfRig;
@@ -51,16 +65,16 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
   });
 
   /** A channel whose far end records what it hears, a fork to a fresh server (fsmrf's options), its connect. */
-  async function forked(opts: { bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: number } } = {}) {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    const heard = new Heard(ep, EVENTS);
+  async function forked(opts: { bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: number } } = {}, on?: { ep: FsEndpoint; peer: Endpoint; heard: Heard; bugname: string }) {
+    const peer = on?.peer ?? (await rig.engine.createEndpoint({}));
+    const ep = on?.ep ?? (await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp }));
+    if (!on) await peer.modify(ep.local.sdp!);
+    if (!on) open.push({ ep, peer });
+    const heard = on?.heard ?? new Heard(ep, EVENTS);
     const srv = new ForkServer();
     servers.push(srv);
     await srv.ready();
-    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', ...opts });
+    await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', ...(on ? { bugname: on.bugname } : {}), ...opts });
     const c = await srv.connection();
     await heard.next('mod_audio_fork::connect');
     return { ep, peer, heard, c };
@@ -119,7 +133,7 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
     c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 1, 8000)) } }));
     const body = (await heard.next('mod_audio_fork::play_audio')) as { file: string; sampleRate: number };
     expect(body.sampleRate).to.equal(8000);
-    expect(body.file).to.match(new RegExp(`${ep.uuid}_0\\.tmp\\.wav$`));
+    expect(body.file).to.match(new RegExp(`${ep.uuid}_audio_fork_\\d+\\.tmp\\.wav$`));
     expect(toneShare(await listen(peer, 'nothing-played', 500), 1000, 8000), 'not played by itself').to.be.below(0.1);
     const file = path.join(dir, 'played.wav');
     const rec = await peer.startRecord(file);
@@ -129,7 +143,70 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
     expect(toneShare(readWav(file).samples, 1000, 8000)).to.be.above(0.5);
     await ep.forkAudioStop();
     await c.closed;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(fs.existsSync(body.file), 'removed with the fork').to.equal(false);
+    await eventually(() => !fs.existsSync(body.file), 'the file removed with the fork');
+  });
+
+  it('two forks on one channel (bug names) write their playAudio files apart; each file goes with its own fork', async () => {
+    const off = { bidirectionalAudio: { enabled: 'false' } };
+    const one = await forked(off);
+    const two = await forked(off, { ...one, bugname: 'second' });
+    const clip = { type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } };
+    one.c.ws.send(JSON.stringify(clip));
+    const a = ((await one.heard.next('mod_audio_fork::play_audio')) as { file: string }).file;
+    two.c.ws.send(JSON.stringify(clip));
+    const b = ((await one.heard.next('mod_audio_fork::play_audio')) as { file: string }).file;
+    expect(a).to.not.equal(b);
+    expect(b).to.match(/_second_\d+\.tmp\.wav$/);
+    await one.ep.forkAudioStop('second');
+    await two.c.closed;
+    await eventually(() => !fs.existsSync(b), "the second fork's file removed");
+    expect(fs.existsSync(a), "the first fork's file stays while it runs").to.equal(true);
+  });
+
+  it('a playAudio the switch cannot play (WAV at 4 Hz, 500 Hz, 200 kHz, 2^32-1 Hz; not base64; an odd frame): play_audio with nothing played, the fork and the switch go on', async () => {
+    for (const enabled of ['true', 'false']) {
+      const { ep, peer, heard, c } = await forked({ bidirectionalAudio: { enabled, streaming: 'true', sampleRate: 8000 } });
+      for (const rate of [4, 500, 200000, 3e9, 0xffffffff]) {
+        c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'wav', audioContent: wavAt(sine(1000, 0.1, 8000), rate) } }));
+        expect(await heard.next('mod_audio_fork::play_audio'), `a WAV at ${rate} Hz`).to.deep.equal({ audioContentType: 'wav' });
+      }
+      c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: '%%% not base64 ***' } }));
+      expect(await heard.next('mod_audio_fork::play_audio')).to.deep.equal({ audioContentType: 'raw', sampleRate: 8000 });
+      c.ws.send(Buffer.from([1, 2, 3]));
+      // the fork still plays what the server sends, and the switch answers a command
+      c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 2, 8000)) } }));
+      const body = (await heard.next('mod_audio_fork::play_audio')) as { file?: string };
+      if (enabled === 'false') expect(fs.existsSync(body.file!), 'written after the bad ones').to.equal(true);
+      else expect(toneShare(await listen(peer, `after-bad-${enabled}`, 600), 1000, 8000), 'played after the bad ones').to.be.above(0.5);
+      expect(await ep.api('uuid_audio_fork', `${ep.uuid} send_text {"still":"here"}`).then((e) => e.getBody())).to.equal('+OK Success\n');
+      expect(heard.names(), 'no error, no disconnect').to.deep.equal([]);
+    }
+  });
+
+  it('a playAudio file that cannot be written: play_audio without a file; the fork goes on', async () => {
+    const { heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
+    const tmp = process.env.TMPDIR;
+    process.env.TMPDIR = path.join(dir, 'no-such-dir');
+    try {
+      c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } }));
+      expect(await heard.next('mod_audio_fork::play_audio')).to.deep.equal({ audioContentType: 'raw', sampleRate: 8000 });
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+    }
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } }));
+    expect(fs.existsSync(((await heard.next('mod_audio_fork::play_audio')) as { file: string }).file)).to.equal(true);
+  });
+
+  it('a server that resets the connection in the middle of playAudio: disconnect, the channel goes on', async () => {
+    const { ep, heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
+    c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 5, 8000)) } }));
+    c.ws.terminate();
+    await heard.next('mod_audio_fork::disconnect');
+    heard.got.splice(0); // the clip's play_audio, when its file was written before the reset
+    expect(await ep.api('uuid_audio_fork', `${ep.uuid} send_text {}`).then((e) => e.getBody()), 'the fork is gone').to.equal('-ERR Operation Failed\n');
+    const again = await forked({ bidirectionalAudio: { enabled: 'false' } }, { ep, peer: open.at(-1)!.peer, heard, bugname: '' });
+    again.c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } }));
+    await heard.next('mod_audio_fork::play_audio');
   });
 });

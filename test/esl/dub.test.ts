@@ -50,6 +50,26 @@ describe('esl: uuid_dub through fsmrf (mod_dub tracks over the channel audio)', 
     expect(fx.rig.esl.api.dub.tracks(ep.uuid)).to.deep.equal([]);
   });
 
+  it('two playOnTrack loop at once on a track (bgapi): one loop plays; silenceTrack silences it', async () => {
+    const { ep, peer } = await fx.call();
+    await ep.dub({ action: 'addTrack', track: 'ambient' });
+    const c = await fx.subscriber('BACKGROUND_JOB');
+    // both jobs run on their own, the second while the first awaits the engine
+    const play = `bgapi uuid_dub ${ep.uuid} playOnTrack ambient ${wav} loop\n\n`;
+    c.send(play + play);
+    const outputs: string[] = [];
+    while (outputs.length < 2) {
+      const f = await c.next();
+      if (f.headers['Content-Type'] === 'text/event-plain') outputs.push(f.body.slice(f.body.indexOf('\n\n') + 2));
+    }
+    expect(outputs).to.deep.equal(['+OK Success\n', '+OK Success\n']);
+    expect(toneShare(await listen(peer, 'twice', 600), 1000, 8000), 'the track plays').to.be.above(0.3);
+    await ep.dub({ action: 'silenceTrack', track: 'ambient' });
+    // the half-second clip's loop would come back within this
+    const quiet = await listen(peer, 'silenced-twice', 1500);
+    expect(toneShare(quiet.subarray(1600), 1000, 8000), 'no loop left').to.be.below(0.05);
+  });
+
   it('sayOnTrack: the text spoken on the track (espeak-ng) reaches the far end', async () => {
     const { ep, peer } = await fx.call();
     await ep.dub({ action: 'addTrack', track: 'voice' });
@@ -82,8 +102,10 @@ describe('esl: uuid_dub through fsmrf (mod_dub tracks over the channel audio)', 
     expect(await raw('00000000-0000-0000-0000-000000000000 addTrack a')).to.equal('-ERR Invalid session\n');
     expect(await raw(`${ep.uuid}`)).to.equal('-ERR Operation Failed\n');
     // the hang-up ends the channel's tracks
+    // the channel's engine endpoint going ends its tracks (its 'destroy', the dub's listener first)
+    const gone = new Promise((r) => fx.rig.esl.channels.get(ep.uuid)!.channel.endpoint.once('destroy', r));
     await ep.destroy();
-    await new Promise((r) => setTimeout(r, 200));
+    await gone;
     expect(fx.rig.esl.api.dub.tracks(ep.uuid)).to.deep.equal([]);
   });
 });

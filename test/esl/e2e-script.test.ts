@@ -88,7 +88,7 @@ async function stop(c: Child | undefined): Promise<void> {
     await ready(app, "the script's sip-server");
     await ready(switchSip, "the switch's sip-server");
     await ready(esl, 'esl/main.ts');
-    args = ['--drachtio', `127.0.0.1:${appDrachtio}`, '--drachtio-secret', 'app-secret', '--sip', `127.0.0.1:${appSip}`, '--esl', `127.0.0.1:${eslPort}`, '--esl-password', PASSWORD];
+    args = ['--drachtio', `127.0.0.1:${appDrachtio}`, '--drachtio-secret', 'app-secret', '--sip', `127.0.0.1:${appSip}`, '--esl', `127.0.0.1:${eslPort}`];
   });
 
   after(async () => {
@@ -96,7 +96,8 @@ async function stop(c: Child | undefined): Promise<void> {
   });
 
   it('every step passes: connect, connectCaller, play, playCollect, record, bridge, conference with a mute, forkAudioStart, destroy', async () => {
-    const script = start('scripts/fsmrf/e2e.ts', { ...process.env, LOG_LEVEL: 'silent' }, args);
+    // the password in the environment, as esl/README.md runs it (a flag shows in ps)
+    const script = start('scripts/fsmrf/e2e.ts', { ...process.env, LOG_LEVEL: 'silent', ESL_PASSWORD: PASSWORD }, args);
     children.push(script);
     const [code] = (await once(script.proc, 'exit')) as [number | null];
     const lines = script.out.split('\n').filter((l) => /^(PASS|FAIL|SKIP) /.test(l));

@@ -94,6 +94,34 @@ describe('esl: fsmrf createEndpoint and destroy on the media engine', () => {
     }
   });
 
+  it('a re-INVITE whose offer the engine refuses: 488, and the channel keeps its media; one without SDP: 200 with the current SDP', async () => {
+    const ep = await ms.createEndpoint();
+    const peer = await engine.createEndpoint({ remoteSdp: ep.local.sdp! });
+    const dir = tmpDir();
+    try {
+      await ep.modify(peer.local.sdp);
+      // fsmrf has no call for it: the dialog's own re-INVITE, without a body (before the refused one:
+      // drachtio-srf's Dialog never admits another re-INVITE after a non-200 answer)
+      const dialog = (ep as unknown as { dialog: { modify(opts: object): Promise<string> } }).dialog;
+      expect(await dialog.modify({}), 'the 200 carries the current SDP').to.equal(esl.channels.get(ep.uuid)!.channel.endpoint.local.sdp);
+      const refused = await ep.modify('v=0\r\nthis is no offer\r\n').then(
+        () => null,
+        (e: { status?: number }) => e,
+      );
+      expect(refused?.status, 'the refused offer').to.equal(488);
+      const heard = path.join(dir, 'heard.wav');
+      const rec = await peer.startRecord(heard);
+      await ep.play('tone_stream://%(1000,0,440)');
+      await peer.stopRecord(heard);
+      await rec.done;
+      expect(toneShare(readWav(heard).samples, 440, 8000), 'the media as before the refused offer').to.be.above(0.5);
+    } finally {
+      await ep.destroy();
+      await peer.destroy();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("with the caller's SDP: the remote media and DTMF type fsmrf reads come from the engine's answer", async () => {
     const port = await freePort();
     const sdp = farSdp(port);

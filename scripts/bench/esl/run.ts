@@ -12,7 +12,7 @@
  *     engine's `getStats()` (the same counters); p50/p95.
  *   - CPU per endpoint: N channels (fsmrf, each playing a tone to its far end) vs N engine endpoints
  *     doing the same directly, the process's CPU (all threads) over `--seconds`, per endpoint; the far
- *     ends are in both.
+ *     ends are in both; the direct endpoints are destroyed before the channels are measured.
  * Prints the figures and the load average (other work on the machine shows in it).
  */
 import { execFileSync } from 'node:child_process';
@@ -129,6 +129,8 @@ async function startRig() {
   const appSrf = await connectSrf(appSip.drachtioPort);
   const ms: FsMediaServer = await new Mrf(appSrf).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
   const peers: Endpoint[] = [];
+  /** the direct path's endpoints and their far ends (also in peers) */
+  const directs: Endpoint[] = [];
   const channels: FsEndpoint[] = [];
   return {
     dir,
@@ -140,7 +142,15 @@ async function startRig() {
       const b = await engine.createEndpoint({ remoteSdp: a.local.sdp });
       await a.modify(b.local.sdp);
       peers.push(a, b);
+      directs.push(a, b);
       return a;
+    },
+    /** every direct endpoint and its far end gone (before the fsmrf path's CPU is measured) */
+    async endDirect(): Promise<void> {
+      for (const x of directs.splice(0)) {
+        await x.destroy().catch(() => undefined);
+        peers.splice(peers.indexOf(x), 1);
+      }
     },
     /** an fsmrf channel sending to an engine endpoint (its far end) */
     async viaEsl(): Promise<FsEndpoint> {
@@ -191,7 +201,8 @@ async function cpu(rig: Awaited<ReturnType<typeof startRig>>): Promise<void> {
   const dirEps = await Promise.all(Array.from({ length: N }, () => rig.direct()));
   for (const x of dirEps) void x.play(tone).catch(() => undefined);
   const dCpu = await cpuPerEndpoint(N, SECONDS);
-  for (const x of dirEps) await x.stopPlayback();
+  // their idle cost would count as fsmrf's
+  await rig.endDirect();
   const eslEps = await Promise.all(Array.from({ length: N }, () => rig.viaEsl()));
   for (const x of eslEps) void x.play(tone).catch(() => undefined);
   const eCpu = await cpuPerEndpoint(N, SECONDS);
