@@ -191,11 +191,21 @@ export class CallFactory implements CallLegs {
     return port;
   }
 
-  /** Starts the call's activeflow and records it on the call. */
+  /**
+   * Records the call's new activeflow on the call, then starts it: its first action may answer the
+   * call (the box of an extension's voicemail), and the call's row and events then already name the
+   * flow that answered. A flow that does not start leaves the call as it was.
+   */
   async runFlow(call: CallSession, spec: FlowSpec): Promise<string> {
     const port = this.portOf(call);
+    const id = newId();
+    const flowId = spec.flowId || EMPTY_UUID;
+    const before = { activeflow_id: call.row.activeflow_id, flow_id: call.row.flow_id };
+    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, id, flowId));
+    call.state.patch({ activeflow_id: id, flow_id: flowId });
     const session = await inCallSpan(call, () =>
       this.manager.start({
+        id,
         customer_id: call.row.customer_id,
         flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
         actions: spec.actions,
@@ -205,9 +215,11 @@ export class CallFactory implements CallLegs {
         originator: port,
         variables: spec.variables,
       }),
-    );
-    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, session.id, spec.flowId || EMPTY_UUID));
-    call.state.patch({ activeflow_id: session.id, flow_id: spec.flowId || EMPTY_UUID });
+    ).catch(async (err: unknown) => {
+      await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, before.activeflow_id, before.flow_id));
+      call.state.patch(before);
+      throw err;
+    });
     return session.id;
   }
 
