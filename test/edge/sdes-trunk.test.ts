@@ -65,7 +65,15 @@ describe('SDES-SRTP trunk (baresip with srtp-mand as the PBX)', function () {
     // srtp-mand: baresip accepts only an RTP/SAVP answer with a=crypto, so an established call is an SRTP one
     expect(b.saw('CALL_ESTABLISHED'), b.log.slice(-1500)).to.equal(true);
     expect(toneShare(b.heardWav, 700), 'the PBX hears its 700 Hz tone back').to.be.greaterThan(0.5);
-    const call = await t.db('calls').where({ customer_id: t.cid }).first();
+    // the flow's BYE is sent as the call goes 'terminating'; 'hangup' is written once it is answered
+    const call = await until(
+      async () => {
+        const row = await t.db('calls').where({ customer_id: t.cid }).first();
+        return row?.status === 'hangup' ? row : null;
+      },
+      5000,
+      'the call row at hangup',
+    );
     expect(call).to.include({ direction: 'incoming', status: 'hangup' });
   });
 
