@@ -178,10 +178,14 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
       const plan = planRun(all, jobs, count, table.heavy ?? [], seconds);
       const biggest = Math.max(...all.map((u) => u.seconds));
-      for (const p of plan) expect(p.shard.seconds, `shard ${p.shard.index}`).to.be.at.most(Math.max(SHARD_TARGET_S, biggest));
+      // under the target, unless the table's work is more than the port slices' shards hold at the target: then
+      // balanced (within a minute of an equal share), and always under the 12 minutes a shard may take (issue 53)
+      const share = all.reduce((a, u) => a + u.seconds, 0) / count;
+      const bound = Math.min(12 * 60, Math.max(SHARD_TARGET_S, biggest, share + 60));
+      for (const p of plan) expect(p.shard.seconds, `shard ${p.shard.index}`).to.be.at.most(bound);
       const old = Math.max(...partition(all, jobs).map((s) => s.seconds));
       const rounds = Math.ceil(count / jobs);
-      expect(Math.max(...plan.map((p) => p.end)), 'the pool ends within its rounds of the target').to.be.at.most(Math.max(old, rounds * Math.max(SHARD_TARGET_S, biggest)));
+      expect(Math.max(...plan.map((p) => p.end)), 'the pool ends within its rounds of the target').to.be.at.most(Math.max(old, rounds * bound));
       expect(overlaps(plan)).to.deep.equal([]);
       expect(plan.flatMap((p) => p.files).sort(), 'every spec file in exactly one shard').to.deep.equal(all.flatMap((u) => u.files).sort());
       const lane = planLane(plan, split.lane)!;
@@ -200,7 +204,9 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
       const files = findTestFiles(ROOT, ['test/ai', 'test/core']);
       const split = splitRealtime(ROOT, files, table);
-      expect(split.lane).to.deep.equal([{ dir: 'test/ai/barge-in-interim.test.ts', files: ['test/ai/barge-in-interim.test.ts'], seconds: 35, estimated: false }]);
+      expect(split.lane).to.deep.equal([
+        { dir: 'test/ai/barge-in-interim.test.ts', files: ['test/ai/barge-in-interim.test.ts'], seconds: table.seconds['test/ai/barge-in-interim.test.ts'], estimated: false },
+      ]);
       expect(split.pool).to.deep.equal(files.filter((f) => f !== 'test/ai/barge-in-interim.test.ts'));
       const byDir = splitRealtime(ROOT, files, { seconds: table.seconds, realtime: ['test/core'] });
       expect(byDir.lane.map((u) => u.dir)).to.deep.equal(files.filter((f) => f.startsWith('test/core/')));
