@@ -9,6 +9,7 @@
 import Mrf, { type Endpoint as FsEndpoint, type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { PlayCollectOptions, PlayCollectResult, PlayResult } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
+import { eslArg, eslText } from './esl-arg';
 
 export interface FsmrfSetting {
   host: string;
@@ -48,13 +49,19 @@ export class FsmrfCallEndpoint {
   }
 
   async play(files: string | string[]): Promise<PlayResult> {
-    return playResult(await this.fs.play(files));
+    const checked = Array.isArray(files) ? files.map((f) => eslArg('play file', f)) : eslArg('play file', files);
+    return playResult(await this.fs.play(checked));
   }
 
   /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */
   async say(text: string, opts: { voice?: string; provider?: string } = {}): Promise<PlayResult> {
+    const speak = {
+      ttsEngine: eslArg('say provider', opts.provider ?? DEFAULT_TTS.engine, { pipe: true }),
+      voice: eslArg('say voice', opts.voice ?? DEFAULT_TTS.voice, { pipe: true }),
+      text: eslText('say text', text),
+    };
     const started = Date.now();
-    await this.fs.speak({ ttsEngine: opts.provider ?? DEFAULT_TTS.engine, voice: opts.voice ?? DEFAULT_TTS.voice, text });
+    await this.fs.speak(speak);
     // speak reports no playback_* variables: the time it took is what was spoken
     const ms = Date.now() - started;
     return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: false };
@@ -63,8 +70,11 @@ export class FsmrfCallEndpoint {
   /** play_and_get_digits: one prompt file (a `say` prompt is refused: the switch takes a file). */
   async playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
     if (opts.say) throw new MediaBackendUnsupported('fsmrf', 'a spoken prompt while collecting digits (play_and_get_digits takes a file)');
-    const file = Array.isArray(opts.file) ? opts.file.join('!') : (opts.file ?? 'silence_stream://1');
+    const file = eslArg('playCollect file', Array.isArray(opts.file) ? opts.file.join('!') : (opts.file ?? 'silence_stream://1'));
     const regexp = opts.regexp instanceof RegExp ? opts.regexp.source : opts.regexp;
+    if (regexp) eslArg('playCollect regexp', regexp);
+    if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
+    if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
     const r = await this.fs.playCollect({
       file,
       min: opts.min ?? 1,
@@ -80,7 +90,7 @@ export class FsmrfCallEndpoint {
   }
 
   async record(file: string, opts: { timeLimitSecs?: number } = {}): Promise<{ recordMilliseconds: number }> {
-    const r = await this.fs.record(file, opts.timeLimitSecs ? { timeLimitSecs: opts.timeLimitSecs } : {});
+    const r = await this.fs.record(eslArg('record file', file), opts.timeLimitSecs ? { timeLimitSecs: opts.timeLimitSecs } : {});
     return { recordMilliseconds: num(r.recordMilliseconds) };
   }
 

@@ -1,0 +1,30 @@
+/**
+ * A value that goes into an event-socket command as an application's argument. drachtio-fsmrf writes
+ * `execute-app-arg: <value>` into a `sendmsg` frame with no escaping, so a CR or LF in it would end the
+ * frame and the switch would read what follows as a command of its own (`api system …` on a real
+ * FreeSWITCH); a `|` in speak's engine or voice would reshape its `engine|voice|text`. Such values are
+ * refused with EslArgError, never sent. Spoken text is the one value whose line breaks mean nothing:
+ * they become spaces (eslText).
+ */
+export class EslArgError extends Error {
+  readonly code = 'esl_arg_refused';
+  constructor(
+    readonly field: string,
+    why: string,
+  ) {
+    super(`${field} cannot go to the media server: ${why}`);
+    this.name = 'EslArgError';
+  }
+}
+
+/** `value` as it may be sent; `pipe`: a `|` is refused too (a field of speak's `engine|voice|text`). */
+export function eslArg(field: string, value: string, o: { pipe?: boolean } = {}): string {
+  if (/[\r\n\0]/.test(value)) throw new EslArgError(field, 'it contains a line break or NUL, which would end the command');
+  if (o.pipe && value.includes('|')) throw new EslArgError(field, "it contains '|', which separates speak's engine, voice and text");
+  return value;
+}
+
+/** Spoken text: its line breaks as spaces (NUL refused). */
+export function eslText(field: string, value: string): string {
+  return eslArg(field, value.replace(/[\r\n]+/g, ' '));
+}
