@@ -137,10 +137,10 @@ export function callsRepo(db: Db) {
      * Moves the call from exactly `from` to `to` (the owner's guarded write: nothing changes when the
      * row is no longer in the status its owner saw); stamps tm_ringing/tm_progressing.
      */
-    async transitionFrom(id: string, from: CallStatus, to: Exclude<CallStatus, 'hangup'>): Promise<Transition> {
+    async transitionFrom(id: string, from: CallStatus, to: Exclude<CallStatus, 'hangup'>, fields: Partial<Pick<CallRow, 'activeflow_id' | 'flow_id'>> = {}): Promise<Transition> {
       const now = clock.now();
       const stamp = stampFor[to];
-      const update: Record<string, unknown> = { status: to, tm_update: now };
+      const update: Record<string, unknown> = { ...fields, status: to, tm_update: now };
       if (stamp) update[stamp] = now;
       const [row] = await table().where({ id, status: from }).update(update).returning('*');
       if (row) return { changed: true, call: row as CallRow };

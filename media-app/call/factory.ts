@@ -192,17 +192,18 @@ export class CallFactory implements CallLegs {
   }
 
   /**
-   * Records the call's new activeflow on the call, then starts it: its first action may answer the
-   * call (the box of an extension's voicemail), and the call's row and events then already name the
-   * flow that answered. A flow that does not start leaves the call as it was.
+   * Starts the call's new activeflow and records it on the call. The call holds the flow's id before the
+   * flow starts (CallState.setFlow): its first action may answer the call (the box of an extension's
+   * voicemail), and the answer's row and events then already name it; the flow never waits for a write
+   * of the call's row (a row locked elsewhere holds back only the row). A flow that does not start
+   * leaves the call as it was.
    */
   async runFlow(call: CallSession, spec: FlowSpec): Promise<string> {
     const port = this.portOf(call);
     const id = newId();
     const flowId = spec.flowId || EMPTY_UUID;
     const before = { activeflow_id: call.row.activeflow_id, flow_id: call.row.flow_id };
-    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, id, flowId));
-    call.state.patch({ activeflow_id: id, flow_id: flowId });
+    call.state.setFlow({ activeflow_id: id, flow_id: flowId });
     const session = await inCallSpan(call, () =>
       this.manager.start({
         id,
@@ -216,10 +217,12 @@ export class CallFactory implements CallLegs {
         variables: spec.variables,
       }),
     ).catch(async (err: unknown) => {
+      call.state.setFlow(before);
+      // a status write meanwhile may have carried the new id
       await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, before.activeflow_id, before.flow_id));
-      call.state.patch(before);
       throw err;
     });
+    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, id, flowId));
     return session.id;
   }
 

@@ -33,11 +33,20 @@ export interface CallStateEvents {
   stateChange: [to: CallStatus, from: CallStatus];
 }
 
+/** Which flow runs the call: its two fields of the row. */
+export type CallFlow = Pick<CallRow, 'activeflow_id' | 'flow_id'>;
+
 /** A status a call can be moved to (dialing is where every call starts). */
 export type CallMove = Exclude<CallStatus, 'dialing'>;
 
 export class CallState extends EventEmitter<CallStateEvents> {
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The call's flow as this node knows it. media-app alone writes it (runFlow), and sets it here before
+   * the flow starts: every status write carries it (a flow whose first action answers the call is named
+   * by the answer's row and events), and no row read back from a write undoes it.
+   */
+  private flow: CallFlow | null = null;
 
   constructor(
     private current: CallRow,
@@ -57,6 +66,12 @@ export class CallState extends EventEmitter<CallStateEvents> {
   /** A write outside the status (activeflow, mute) hands back the row it wrote. */
   patch(fields: Partial<Omit<CallRow, 'status'>>): void {
     this.current = { ...this.current, ...fields };
+  }
+
+  /** The call's flow from now on: held here, carried by the next status writes (see `flow`). */
+  setFlow(flow: CallFlow): void {
+    this.flow = flow;
+    this.current = { ...this.current, ...flow };
   }
 
   /** Whether `to` is an allowed move from the current state (before any queued move runs). */
@@ -86,8 +101,8 @@ export class CallState extends EventEmitter<CallStateEvents> {
     const repo = callsRepo(this.deps.db);
     const id = this.current.id;
     // retried through a short database outage (core/db/retry.ts): the write is guarded, so repeating it is safe
-    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause, steps) : repo.transitionFrom(id, from, to)));
-    if (t.call) this.current = t.call;
+    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause, steps) : repo.transitionFrom(id, from, to, this.flow ?? {})));
+    if (t.call) this.current = this.flow ? { ...t.call, ...this.flow } : t.call;
     if (!t.changed) return false;
     await publishCall(this.deps.events, `call_${to}`, this.current, this.deps.logger);
     this.emit('stateChange', to, from);

@@ -2,7 +2,7 @@
 // allowed moves write the row once and publish once; refused moves write nothing and publish nothing;
 // a row moved behind the owner's back is not overwritten; moves asked together land in order.
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID as randomUuid } from 'node:crypto';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import { EventPublisher } from '../../core/events/bus';
@@ -115,5 +115,25 @@ describe('call state table (CallState)', function () {
     expect(r).to.deep.equal([true, true, false]);
     expect(await published(row.id)).to.deep.equal(['call_ringing', 'call_progressing']);
     expect((await callsRepo(await testDb()).get(row.id))!.status).to.equal('progressing');
+  });
+
+  // The flow a call runs is set before the flow starts (runFlow); a flow whose first action answers the
+  // call must be named by the answer's row and event, and a write already in flight must not undo it.
+  it("the call's flow set before a move is written with it, published with it, and kept", async () => {
+    const { state, row } = await newCall();
+    const db = await testDb();
+    const flow = { activeflow_id: randomUuid(), flow_id: randomUuid() };
+    const ringing = state.move('ringing'); // in flight while the flow is set
+    state.setFlow(flow);
+    expect(await ringing).to.equal(true);
+    expect(state.row).to.include(flow);
+    expect(await state.move('progressing')).to.equal(true);
+    const stored = (await callsRepo(db).get(row.id))!;
+    expect(stored).to.include({ status: 'progressing', ...flow });
+    const entries = (await redis.xrange(stream, '-', '+')) as [string, string[]][];
+    const answered = entries
+      .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { event_type: string; resource_id: string; data: CallRow })
+      .find((e) => e.resource_id === row.id && e.event_type === 'call_progressing');
+    expect(answered?.data).to.include(flow);
   });
 });
