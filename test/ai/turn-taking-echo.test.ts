@@ -13,6 +13,7 @@ import { aiCallerScenario, speechSequencePcap, TimedSink } from '../../testkit/a
 import { EchoPhone, speechSamples } from '../../testkit/ai/echo-phone';
 import { EchoGuard, type EchoPath } from '../../media-app/ai/echo-guard';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
+import { babble, noise } from '../../evals/background';
 import { aiTalkNumber } from '../../testkit/ai/turn-calls';
 
 const PHRASES = ['tell me a story', 'okay', 'stop', 'this is sentence number one', 'a very long story'];
@@ -160,34 +161,55 @@ describe('echo guard', function () {
     const LINE =
       'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise, and deliver them to shops, cafes and homes all over the town, seven days a week.';
 
+    /** `loop` repeated to `n` samples (a background made once, as the evals' caller loops it). */
+    const tiled = (loop: Float64Array, n: number) => Float64Array.from({ length: n }, (_, i) => loop[i % loop.length]!);
+
+    /**
+     * The caller's words at starts 0.8 to 6 s into the agent's line, over `background`: each start where an
+     * echo path was made up or a loud frame of the words was silenced, said.
+     */
+    function madeUpPaths(background: ((n: number) => Float64Array) | null, stepMs: number): string[] {
+      const line = speechSamples(LINE);
+      const made: string[] = [];
+      for (const voice of [undefined, { speed: 140, pitch: 70 }]) {
+        const words = speechSamples('Please stop talking now', voice);
+        for (let atMs = 800; atMs <= 6000; atMs += stepMs) {
+          const c0 = atMs * 8;
+          const n = Math.min(line.length, c0 + words.length + 8000);
+          const near = background ? background(n) : new Float64Array(n);
+          for (let i = 0; i < words.length && c0 + i < n; i++) near[c0 + i]! += words[i]!;
+          const { outs, path } = through(line, near);
+          let silenced = 0;
+          outs.forEach((o, k) => {
+            const j = k * 160 - c0;
+            const level = j >= 0 && j + 160 <= words.length ? words.subarray(j, j + 160).reduce((a, v) => a + Math.abs(v), 0) / 160 : 0;
+            if (level > 300 && o.every((v) => v === 0)) silenced++;
+          });
+          if (path || silenced) made.push(`${atMs} ms${voice ? ' (other voice)' : ''}: ${silenced} frame(s) silenced, path ${JSON.stringify(path)}`);
+        }
+      }
+      return made;
+    }
+
     for (const dbfs of [null, -60, -50, -45]) {
       it(`a caller who starts over a long line it heard ${dbfs === null ? 'in silence' : `over ${dbfs} dBFS of hiss`}, 0.8 to 6 s into it, is not taken for its echo`, () => {
         // the agent's line and the words of test/evals/checks-live: before, at most of these starts a chance likeness
         // of the two envelopes made up an echo path (lag 430 ms, gain 1) and silenced the caller's "talking"; with hiss
         // on the line, "the echo was there" is judged above the line's own floor
-        const line = speechSamples(LINE);
-        const made: string[] = [];
-        for (const voice of [undefined, { speed: 140, pitch: 70 }]) {
-          const words = speechSamples('Please stop talking now', voice);
-          // every 200 ms on a silent line, every 400 ms under hiss (each start is a run of its own)
-          for (let atMs = 800; atMs <= 6000; atMs += dbfs === null ? 200 : 400) {
-            const c0 = atMs * 8;
-            const n = Math.min(line.length, c0 + words.length + 8000);
-            const near = dbfs === null ? new Float64Array(n) : hiss(n, dbfs);
-            for (let i = 0; i < words.length && c0 + i < n; i++) near[c0 + i]! += words[i]!;
-            const { outs, path } = through(line, near);
-            let silenced = 0;
-            outs.forEach((o, k) => {
-              const j = k * 160 - c0;
-              const level = j >= 0 && j + 160 <= words.length ? words.subarray(j, j + 160).reduce((a, v) => a + Math.abs(v), 0) / 160 : 0;
-              if (level > 300 && o.every((v) => v === 0)) silenced++;
-            });
-            if (path || silenced) made.push(`${atMs} ms${voice ? ' (other voice)' : ''}: ${silenced} frame(s) silenced, path ${JSON.stringify(path)}`);
-          }
-        }
+        // every 200 ms on a silent line, every 400 ms under hiss (each start is a run of its own)
+        const made = madeUpPaths(dbfs === null ? null : (n) => hiss(n, dbfs), dbfs === null ? 200 : 400);
         expect(made, made.join('; ')).to.deep.equal([]);
       });
     }
+
+    // the evals' own backgrounds at their defaults (core/evals/schema.ts): their envelopes move (pink noise's low
+    // wander, babble is speech), so many more of the agent's loud blocks clear the line's floor than under hiss
+    it('a caller over pink noise (-45 dBFS) or babble (4 voices, -35 dBFS), 0.8 to 6 s into the line, is not taken for its echo', async () => {
+      const pink = noise('pink', -45);
+      const talk = await babble(4, 'en-US', -35);
+      const made = [...madeUpPaths((n) => tiled(pink, n), 400).map((m) => `pink ${m}`), ...madeUpPaths((n) => tiled(talk, n), 400).map((m) => `babble ${m}`)];
+      expect(made, made.join('; ')).to.deep.equal([]);
+    });
 
     it('an echo that first appears 1.5 to 5 s into the line (none before) is found within 2.5 s (the limit the 3 s check costs)', () => {
       // a first path must explain the agent's last 3 s: echo-free seconds count against an echo that starts late
@@ -201,10 +223,18 @@ describe('echo guard', function () {
       ] as const) {
         const near = dbfs === null ? new Float64Array(line.length) : hiss(line.length, dbfs);
         for (let i = 0; i + 1200 < line.length; i++) if (i + 1200 >= fromMs * 8) near[i + 1200]! += line[i]! * 0.5;
-        const { pathAtMs, path } = through(line, near);
+        const { outs, pathAtMs, path } = through(line, near);
+        // the echo's loud frames passed on as if the caller spoke (a false barge-in while the path is unknown)
+        const passed = outs.filter((o, k) => {
+          const j = k * 160 - 1200;
+          const level = k * 160 >= fromMs * 8 && j >= 0 && j + 160 <= line.length ? line.subarray(j, j + 160).reduce((a, v) => a + Math.abs(v * 0.5), 0) / 160 : 0;
+          return level > 300 && o.some((v) => v !== 0);
+        }).length;
         expect(path, `echo from ${fromMs} ms`).to.not.equal(null);
         expect(path!.lagMs).to.be.within(130, 200);
         expect(pathAtMs - fromMs, `echo from ${fromMs} ms (${dbfs ?? 'no'} hiss): found at ${pathAtMs} ms`).to.be.within(0, 2500);
+        // measured 45-77 loud echo frames (0.9-1.5 s) passed before the path is known (docs/ai.md, limits)
+        expect(passed, `echo from ${fromMs} ms (${dbfs ?? 'no'} hiss): loud echo frames passed on`).to.be.at.most(85);
       }
     });
   });
