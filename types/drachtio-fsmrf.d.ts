@@ -28,6 +28,8 @@ declare module 'drachtio-fsmrf' {
   /** An Endpoint (lib/endpoint.js): one channel on the media server, read from its CHANNEL_DATA. */
   export class Endpoint extends EventEmitter {
     readonly uuid: string;
+    /** the channel's outbound connection (the switch dialled fsmrf for it); null once it ended */
+    readonly conn: EslConnection | null;
     local: { sdp?: string; mediaIp?: string; mediaPort?: string };
     remote: { sdp?: string; mediaIp?: string; mediaPort?: string };
     sip: { callId?: string };

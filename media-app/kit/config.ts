@@ -48,9 +48,11 @@ const schema = z.object({
   MEDIA_WORKER_RT_PRIORITY: z.coerce.number().int().min(1).max(99).optional(),
   /** the watchdog's limit: share of one core a real-time media worker may use before it drops back (0.1..1) */
   MEDIA_WORKER_RT_MAX_CPU: z.coerce.number().min(0.1).max(1).default(0.8),
-  /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   /** The media backend (media-app/media-server/README.md): unset, the embedded engine; freeswitch://host:port?password=…, drachtio-fsmrf. */
   MEDIA_SERVER: z.string().optional(),
+  /** How long connecting to MEDIA_SERVER's event socket may take (TCP, auth, the switch's answer) before it is given up. */
+  MEDIA_SERVER_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
     .refine((v) => parseHostPort(v) !== null, 'must be host:port')
@@ -158,6 +160,8 @@ export interface MediaAppConfig {
   };
   /** The media backend: the embedded engine, or a FreeSWITCH event socket driven through drachtio-fsmrf. */
   mediaServer: MediaServerSetting;
+  /** ms connecting to a freeswitch:// MEDIA_SERVER may take (fsmrf/connect.ts) */
+  mediaServerConnectTimeoutMs: number;
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -214,6 +218,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
       workerRealtime: e.MEDIA_WORKER_RT_PRIORITY === undefined ? undefined : { priority: e.MEDIA_WORKER_RT_PRIORITY, maxCpuShare: e.MEDIA_WORKER_RT_MAX_CPU },
     },
     mediaServer,
+    mediaServerConnectTimeoutMs: e.MEDIA_SERVER_CONNECT_TIMEOUT_MS,
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

@@ -6,10 +6,12 @@
  * backend cannot do (the AI voice taps, echo cancellation, VAD, transcription taps, RTP capture) throws
  * MediaBackendUnsupported naming the backend: never a silent no-op.
  */
-import Mrf, { type Endpoint as FsEndpoint, type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import type { Endpoint as FsEndpoint, MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { PlayCollectOptions, PlayCollectResult, PlayResult } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
+import { connectSwitch } from './connect';
 import { eslArg, eslText } from './esl-arg';
+import { LegSocket } from './leg-socket';
 
 export interface FsmrfSetting {
   host: string;
@@ -30,8 +32,12 @@ function playResult(r: { playbackSeconds?: string | null; playbackMilliseconds?:
 /** One call leg's media on the switch: an fsmrf Endpoint behind the port's method names. */
 export class FsmrfCallEndpoint {
   destroyed = false;
+  /** the channel socket: what is pending when it ends rejects (leg-socket.ts) */
+  private readonly socket: LegSocket;
 
-  constructor(readonly fs: FsEndpoint) {}
+  constructor(readonly fs: FsEndpoint) {
+    this.socket = new LegSocket(fs);
+  }
 
   get id(): string {
     return this.fs.uuid;
@@ -50,7 +56,7 @@ export class FsmrfCallEndpoint {
 
   async play(files: string | string[]): Promise<PlayResult> {
     const checked = Array.isArray(files) ? files.map((f) => eslArg('play file', f)) : eslArg('play file', files);
-    return playResult(await this.fs.play(checked));
+    return this.socket.run('play', async () => playResult(await this.fs.play(checked)));
   }
 
   /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */
@@ -61,7 +67,7 @@ export class FsmrfCallEndpoint {
       text: eslText('say text', text),
     };
     const started = Date.now();
-    await this.fs.speak(speak);
+    await this.socket.run('say', () => this.fs.speak(speak));
     // speak reports no playback_* variables: the time it took is what was spoken
     const ms = Date.now() - started;
     return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: false };
@@ -75,7 +81,7 @@ export class FsmrfCallEndpoint {
     if (regexp) eslArg('playCollect regexp', regexp);
     if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
     if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
-    const r = await this.fs.playCollect({
+    const collect = {
       file,
       min: opts.min ?? 1,
       max: opts.max ?? 128,
@@ -85,29 +91,31 @@ export class FsmrfCallEndpoint {
       terminators: opts.terminators ?? '#',
       ...(opts.invalidFile ? { invalidFile: opts.invalidFile } : {}),
       ...(regexp ? { regexp } : {}),
-    });
+    };
+    const r = await this.socket.run('playCollect', () => this.fs.playCollect(collect));
     return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
   }
 
   async record(file: string, opts: { timeLimitSecs?: number } = {}): Promise<{ recordMilliseconds: number }> {
-    const r = await this.fs.record(eslArg('record file', file), opts.timeLimitSecs ? { timeLimitSecs: opts.timeLimitSecs } : {});
+    const checked = eslArg('record file', file);
+    const r = await this.socket.run('record', () => this.fs.record(checked, opts.timeLimitSecs ? { timeLimitSecs: opts.timeLimitSecs } : {}));
     return { recordMilliseconds: num(r.recordMilliseconds) };
   }
 
   bridge(other: FsmrfCallEndpoint): Promise<void> {
-    return this.fs.bridge(other.fs);
+    return this.socket.run('bridge', () => this.fs.bridge(other.fs));
   }
 
   unbridge(): Promise<void> {
-    return this.fs.unbridge();
+    return this.socket.run('unbridge', () => this.fs.unbridge());
   }
 
   async mute(): Promise<void> {
-    await this.fs.mute();
+    await this.socket.run('mute', () => this.fs.mute());
   }
 
   async unmute(): Promise<void> {
-    await this.fs.unmute();
+    await this.socket.run('unmute', () => this.fs.unmute());
   }
 
   // What needs the embedded engine's own taps: refused, by name.
@@ -141,11 +149,12 @@ export class FsmrfBackend {
   private constructor(private readonly ms: FsMediaServer) {}
 
   /**
-   * Connects fsmrf to the event socket. `srf`: media-app's drachtio-srf (fsmrf sends its INVITEs to the
-   * switch's SIP profile through it); `listenAddress`: where fsmrf's outbound-socket server listens.
+   * Connects fsmrf to the event socket within `connectTimeoutMs` (connect.ts; rejects with a
+   * SwitchConnectError). `srf`: media-app's drachtio-srf (fsmrf sends its INVITEs to the switch's SIP
+   * profile through it); `listenAddress`: where fsmrf's outbound-socket server listens (loopback).
    */
-  static async connect(srf: unknown, setting: FsmrfSetting, opts: { listenAddress?: string } = {}): Promise<FsmrfBackend> {
-    const ms = await new Mrf(srf).connect({ address: setting.host, port: setting.port, secret: setting.password, listenAddress: opts.listenAddress ?? '127.0.0.1', listenPort: 0 });
+  static async connect(srf: unknown, setting: FsmrfSetting, opts: { connectTimeoutMs: number; listenAddress?: string }): Promise<FsmrfBackend> {
+    const ms = await connectSwitch(srf, setting, { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' });
     return new FsmrfBackend(ms);
   }
 

@@ -45,6 +45,65 @@ describe('MEDIA_SERVER', () => {
     }
   });
 
+  it("the password is percent-decoded as written: a literal '+' stays '+', %2B %23 %26 %25 %20 are + # & % space", () => {
+    const pw = (v: string) => (parseMediaServer(`freeswitch://127.0.0.1:8021?password=${v}`) as { password?: string }).password;
+    expect(pw('a+b')).to.equal('a+b');
+    expect(pw('a%2Bb')).to.equal('a+b');
+    expect(pw('x%23y%26z%25w%20v')).to.equal('x#y&z%w v');
+    expect(pw('k=v')).to.equal('k=v');
+  });
+
+  it("refuses what would silently change the password: an unencoded '#', an unencoded '&', a bad %-escape, two passwords", () => {
+    const cases: [string, RegExp][] = [
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t#tail', /percent-encode # in the password as %23/],
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t#', /percent-encode # in the password as %23/],
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t&tail', /takes only \?password=… \(percent-encode & in the password as %26\)/],
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t&password=tail', /password given twice/],
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t%zztail', /not valid percent-encoding \(write % as %25\)/],
+    ];
+    for (const [bad, problem] of cases) {
+      let msg = '';
+      try {
+        loadMediaAppConfig({ MEDIA_SERVER: bad });
+      } catch (e) {
+        msg = (e as Error).message;
+      }
+      expect(msg, bad).to.match(problem);
+      expect(msg, bad).not.to.include('s3cr3t');
+      expect(msg, bad).not.to.include('tail');
+    }
+  });
+
+  it("refuses a switch on another host (fsmrf's outbound-socket listener is loopback only); loopback ones pass", () => {
+    for (const remote of ['freeswitch://10.0.0.5:8021', 'freeswitch://fs.example:8021?password=s3cr3t', 'freeswitch://[2001:db8::1]:8021', 'freeswitch://0.0.0.0:8021']) {
+      const r = parseMediaServer(remote);
+      expect(r, remote)
+        .to.have.property('problem')
+        .that.matches(/^the switch must be on this host \(127\.0\.0\.1, ::1 or localhost\)/);
+    }
+    for (const [local, host] of [
+      ['freeswitch://127.0.0.2:8021', '127.0.0.2'],
+      ['freeswitch://[::1]:8021', '::1'],
+      ['freeswitch://localhost:8021', 'localhost'],
+    ]) {
+      expect(parseMediaServer(local), local).to.include({ kind: 'freeswitch', host });
+    }
+  });
+
+  it('MEDIA_SERVER_CONNECT_TIMEOUT_MS: 5000 by default, bounded', () => {
+    expect(loadMediaAppConfig({}).mediaServerConnectTimeoutMs).to.equal(5000);
+    expect(loadMediaAppConfig({ MEDIA_SERVER_CONNECT_TIMEOUT_MS: '250' }).mediaServerConnectTimeoutMs).to.equal(250);
+    expect(() => loadMediaAppConfig({ MEDIA_SERVER_CONNECT_TIMEOUT_MS: '0' })).to.throw(/MEDIA_SERVER_CONNECT_TIMEOUT_MS/);
+  });
+
+  it('media-app refuses to start on a non-loopback switch: exit code 2 and the reason', async function () {
+    this.timeout(30_000);
+    const { code, out } = await startMediaApp('freeswitch://10.0.0.5:8021?password=s3cr3t');
+    expect(code, out).to.equal(2);
+    expect(out).to.include('MEDIA_SERVER: the switch must be on this host');
+    expect(out).not.to.include('s3cr3t');
+  });
+
   it('media-app refuses to start on a bad value: exit code 2, MEDIA_SERVER named, the password not printed', async function () {
     this.timeout(30_000);
     const { code, out } = await startMediaApp('freeswitch://127.0.0.1?password=s3cr3t');

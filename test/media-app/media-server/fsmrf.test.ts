@@ -5,9 +5,11 @@
 // voice path, echo cancellation, VAD) is refused by name, never a silent no-op.
 import { expect } from 'chai';
 import fs from 'node:fs';
+import type net from 'node:net';
 import path from 'node:path';
 import type { Endpoint } from '../../../media-engine';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
+import { LegSocketClosed } from '../../../media-app/media-server/fsmrf/leg-socket';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { readWav, tmpDir } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
@@ -23,7 +25,7 @@ describe('media-app fsmrf backend against our event socket', function () {
 
   before(async () => {
     rig = await startFsmrfRig();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD });
+    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 });
     dir = tmpDir();
   });
   afterEach(async () => {
@@ -37,6 +39,25 @@ describe('media-app fsmrf backend against our event socket', function () {
     await rig?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  /** The switch's side of a leg's channel socket (the outbound connection it dialled to fsmrf for that channel). */
+  function channelSocket(uuid: string): net.Socket {
+    const listener = [...rig.esl.connections].find((l) => l.session?.channel.uuid === uuid);
+    if (!listener) throw new Error(`no channel socket for ${uuid}`);
+    return (listener as unknown as { socket: net.Socket }).socket; // the Listener's own socket, reset as a crash would
+  }
+
+  /** Resolves when the switch starts `app` on the leg (its CHANNEL_EXECUTE, on the leg's own socket). */
+  function executing(leg: FsmrfCallEndpoint, app: string): Promise<void> {
+    return new Promise((resolve) => {
+      const listener = (evt: { getHeader(name: string): string | null }) => {
+        if (evt.getHeader('Application') !== app) return;
+        leg.fs.conn?.off(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
+        resolve();
+      };
+      leg.fs.conn?.on(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
+    });
+  }
 
   /** A far end (an engine endpoint, real RTP) whose offer the backend's leg answers. */
   async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
@@ -103,9 +124,9 @@ describe('media-app fsmrf backend against our event socket', function () {
     await a.leg.unbridge();
   });
 
-  it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, a spoken collect prompt', async () => {
+  it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {
     const { leg } = await call();
-    const refusals = [leg.forkAudioStart(), leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.playCollect({ say: { text: 'press one' } })];
+    const refusals = [leg.forkAudioStart(), leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
     for (const p of refusals) {
       const err = await p.then(
         () => null,
@@ -118,4 +139,30 @@ describe('media-app fsmrf backend against our event socket', function () {
       "ai_talk (the AI voice path) is not available on the fsmrf media backend (MEDIA_SERVER=freeswitch://…): it needs the embedded engine's own media taps",
     );
   });
+
+  it("a reset of a leg's event socket mid-call: the pending play and say reject with LegSocketClosed (no hang), and what is asked after too", async () => {
+    const a = await call();
+    const b = await call();
+    const started = Promise.all([executing(a.leg, 'playback'), executing(b.leg, 'speak')]);
+    const playing = settled(a.leg.play('tone_stream://%(20000,0,440)'));
+    const saying = settled(b.leg.say('one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen'));
+    await started;
+    // the switch's side of each channel's socket sends a TCP reset (the switch crashed or the network cut it)
+    for (const leg of [a.leg, b.leg]) channelSocket(leg.id).resetAndDestroy();
+    const [played, said] = await Promise.all([playing, saying]);
+    expect(played).to.be.instanceOf(LegSocketClosed);
+    expect((played as Error).message).to.equal("play: the switch's event socket for this leg closed before it finished (a reset, the switch gone, or the channel hung up)");
+    expect(said).to.be.instanceOf(LegSocketClosed);
+    expect((said as Error).message).to.match(/^say: the switch's event socket for this leg closed/);
+    expect(await settled(a.leg.play('silence_stream://100'))).to.be.instanceOf(LegSocketClosed);
+    expect(await settled(b.leg.record(path.join(dir, 'after-reset.wav'), { timeLimitSecs: 1 }))).to.be.instanceOf(LegSocketClosed);
+  });
 });
+
+/** What a promise settled with: its error, or null when it resolved. */
+function settled(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+}

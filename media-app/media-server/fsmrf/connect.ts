@@ -1,0 +1,113 @@
+/**
+ * Connecting drachtio-fsmrf to a switch's event socket, within a deadline (README.md beside, "Connecting").
+ *
+ * This is Mrf#connect (drachtio-fsmrf lib/mrf.js) with what it lacks: it has no deadline (a blackholed
+ * switch waits for the TCP timeout, one that accepts and never speaks waits for ever), never settles on a
+ * refused password (drachtio-modesl reports `auth::fail`, fsmrf does not listen), leaves modesl's
+ * reconnect loop running after a failure (it has no handle to stop it), and debug-logs the password.
+ * So the connection is made here with the library's own drachtio-modesl and MediaServer (both unmodified,
+ * loaded from fsmrf's own directory so they are the copies it uses), and on any failure or at the
+ * deadline the connection is closed (modesl's `closing`: no reconnect) before the promise rejects.
+ */
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+
+/** drachtio-modesl's inbound Connection, the part used here (an EventEmitter2: `esl::…` event names). */
+interface EslInbound {
+  /** null once closed */
+  socket: Socket | null;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  disconnect(): void;
+}
+
+type EslConnectionCtor = new (host: string, port: number, password: string, ready: () => void) => EslInbound;
+/** lib/mediaserver.js: (conn, mrf, listenAddress, listenPort, advertisedAddress, advertisedPort, profile) */
+type MediaServerCtor = new (
+  conn: EslInbound,
+  mrf: Mrf,
+  listenAddress: string,
+  listenPort: number,
+  advertisedAddress: string | undefined,
+  advertisedPort: number | undefined,
+  profile: string,
+) => FsMediaServer;
+
+const fromFsmrf = createRequire(require.resolve('drachtio-fsmrf'));
+const { Connection } = fromFsmrf('drachtio-modesl') as { Connection: EslConnectionCtor };
+const MediaServer = fromFsmrf('./mediaserver') as MediaServerCtor;
+
+/** The SIP profile fsmrf sends its INVITEs to (`sofia status` names its address). */
+const PROFILE = 'drachtio_mrf';
+
+export interface SwitchAddress {
+  host: string;
+  port: number;
+  password: string;
+}
+
+export interface ConnectOptions {
+  /** how long the whole connect may take: TCP, auth, the outbound-socket listener, `sofia status` (MEDIA_SERVER_CONNECT_TIMEOUT_MS) */
+  timeoutMs: number;
+  /** where fsmrf's outbound-socket server listens (the switch connects back there for each channel) */
+  listenAddress: string;
+}
+
+/** Why connecting to the switch failed: never the password (the message names the address and the cause). */
+export class SwitchConnectError extends Error {
+  constructor(
+    readonly address: string,
+    readonly reason: string,
+  ) {
+    super(`event socket ${address}: ${reason}`);
+    this.name = 'SwitchConnectError';
+  }
+}
+
+/** fsmrf's MediaServer on the switch at `to`, ready (it answered `sofia status`), or a SwitchConnectError. */
+export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOptions): Promise<FsMediaServer> {
+  const where = `${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`;
+  return new Promise<FsMediaServer>((resolve, reject) => {
+    let settled = false;
+    let ms: FsMediaServer | null = null;
+    // the connect phase owns this timer: cleared when it settles either way
+    const deadline = setTimeout(() => fail(`no ready answer within ${opts.timeoutMs} ms`), opts.timeoutMs);
+    const fail = (reason: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      close();
+      reject(new SwitchConnectError(where, reason));
+    };
+    const close = () => {
+      // disconnect() sets modesl's `closing` (no reconnect) and ends the socket; a switch that never
+      // answers would hold a half-closed socket open, so it is destroyed too. Once MediaServer has its
+      // outbound-socket server it owns both (before that, its own 1 s readiness timer closes the server).
+      const socket = conn.socket;
+      if (ms && (ms as unknown as { _server?: unknown })._server) ms.disconnect();
+      else conn.disconnect();
+      socket?.destroy();
+    };
+    const conn = new Connection(to.host, to.port, to.password, () => {
+      if (settled) return;
+      ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
+      ms.once('ready', () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        resolve(ms!);
+      });
+      ms.on('error', (err: unknown) => fail(`the switch did not get ready: ${errorText(err)}`));
+    });
+    conn.on('error', (err) => fail(errorText(err)));
+    conn.on('esl::event::auth::fail', () => fail('the switch refused the password'));
+    conn.on('esl::event::raw::text/rude-rejection', () => fail('the switch refused this address (its ACL, or too many refused passwords)'));
+    conn.on('esl::end', () => fail('the switch closed the connection before it was ready'));
+  });
+}
+
+/** An error's message, or its code: what node or the library said, which never holds the password. */
+function errorText(err: unknown): string {
+  if (err instanceof Error) return (err as NodeJS.ErrnoException).code ? `${(err as NodeJS.ErrnoException).code}: ${err.message}` : err.message;
+  return String(err);
+}

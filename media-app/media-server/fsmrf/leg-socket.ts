@@ -1,0 +1,44 @@
+/**
+ * A leg's channel socket: the switch's outbound event-socket connection for one channel, which carries
+ * everything fsmrf does on it (play, speak, play_and_get_digits, record, uuid_bridge…). drachtio-modesl
+ * answers a command when its reply or CHANNEL_EXECUTE_COMPLETE arrives and drops nothing when the socket
+ * ends: a play pending when the socket resets (or the switch goes away) would wait for ever. Here the
+ * socket's end rejects what is pending, and what is asked after it, with LegSocketClosed.
+ */
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+
+/** An operation on a leg whose channel socket closed before it finished (or before it was asked). */
+export class LegSocketClosed extends Error {
+  constructor(readonly operation: string) {
+    super(`${operation}: the switch's event socket for this leg closed before it finished (a reset, the switch gone, or the channel hung up)`);
+    this.name = 'LegSocketClosed';
+  }
+}
+
+export class LegSocket {
+  private closed: boolean;
+  /** the rejections of the operations in flight, run once when the socket ends */
+  private readonly pending = new Set<() => void>();
+
+  constructor(fs: FsEndpoint) {
+    const conn = fs.conn;
+    this.closed = !conn;
+    conn?.on('esl::end', () => {
+      this.closed = true;
+      for (const reject of [...this.pending]) reject();
+      this.pending.clear();
+    });
+  }
+
+  /** `op` on the channel, rejected with LegSocketClosed when the socket ends first (or already has). */
+  run<T>(operation: string, op: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new LegSocketClosed(operation));
+    return new Promise<T>((resolve, reject) => {
+      const lost = () => reject(new LegSocketClosed(operation));
+      this.pending.add(lost);
+      op()
+        .then(resolve, reject)
+        .finally(() => this.pending.delete(lost));
+    });
+  }
+}
