@@ -1,63 +1,17 @@
 /**
  * An eval run's life as customer events (issue 56, docs/evals.md "Runs as events"): created when the
  * API accepts it, progressed as each call ends (that call's result in brief), finished or failed with the
- * run's summary. Each payload is defined once here; they go through the ordinary event stream, so the
- * customer's webhooks and WebSocket subscriptions (topic `customer_id:<cid>:eval_run:<id>`) receive them.
+ * run's summary. Each payload is defined once, in zod, in ./run-shape.ts (the console reads it too); they
+ * go through the ordinary event stream, so the customer's webhooks and WebSocket subscriptions (topic
+ * `customer_id:<cid>:eval_run:<id>`) receive them.
  */
-import { z } from 'zod';
 import type { EventPublisher } from '../events/bus';
 import { publishResourceEvent } from '../events/catalogue';
 import type { EvalCallResult } from './schema';
 import { summarize } from './summary';
+import { evalRunCreatedPayload, evalRunEndedPayload, evalRunProgressedPayload, type EvalRunCreatedPayload, type EvalRunEndedPayload, type EvalRunProgressedPayload } from './run-shape';
 
-const stage = z.object({ n: z.number().int(), p50: z.number(), p95: z.number(), p99: z.number() });
-
-/** eval_run_created: the run as accepted. */
-export const evalRunCreatedPayload = z.object({
-  id: z.string(),
-  customer_id: z.string(),
-  status: z.literal('running'),
-  scenario_ids: z.array(z.string()),
-  calls: z.number().int().describe('calls per scenario (and per version)'),
-  concurrency: z.number().int(),
-  planned: z.number().int().describe('every call the run will place: scenarios × calls × versions'),
-});
-
-/** eval_run_progressed: one call ended; its result in brief and the run's count so far. */
-export const evalRunProgressedPayload = z.object({
-  id: z.string(),
-  customer_id: z.string(),
-  done: z.number().int().describe('calls ended so far'),
-  planned: z.number().int(),
-  passed: z.number().int().describe('calls so far whose checks all passed'),
-  call: z.object({
-    scenario_id: z.string(),
-    call_id: z.string(),
-    sip_call_id: z.string(),
-    ended_by: z.enum(['caller', 'agent', 'refused', 'error']),
-    ai_version: z.number().int().optional(),
-    passed: z.boolean(),
-    checks_passed: z.number().int(),
-    checks: z.number().int(),
-    error: z.string().optional(),
-  }),
-});
-
-/** eval_run_finished / eval_run_failed: the run's summary (pass rate, latency percentiles of every stage). */
-export const evalRunEndedPayload = z.object({
-  id: z.string(),
-  customer_id: z.string(),
-  status: z.enum(['finished', 'failed']),
-  error: z.string().describe('why the run failed ("" when finished)'),
-  calls: z.number().int().describe('calls ended'),
-  passed: z.number().int(),
-  pass_rate: z.number().nullable(),
-  latency: z.record(z.string(), stage),
-});
-
-export type EvalRunCreatedPayload = z.output<typeof evalRunCreatedPayload>;
-export type EvalRunProgressedPayload = z.output<typeof evalRunProgressedPayload>;
-export type EvalRunEndedPayload = z.output<typeof evalRunEndedPayload>;
+export { evalRunCreatedPayload, evalRunEndedPayload, evalRunProgressedPayload, type EvalRunCreatedPayload, type EvalRunEndedPayload, type EvalRunProgressedPayload };
 
 interface RunRef {
   id: string;

@@ -6,31 +6,10 @@
  * the API computes them when a run is read and they are never out of step with the results.
  */
 import type { EvalCallResult } from './schema';
+import type { CheckMove, CheckTally, Comparison, LatencyMove, RunSummary, StageLatency } from './run-shape';
 
-/** A latency stage's percentiles (ms) over `n` measured turns: nearest rank, so each is a measured value. */
-export interface StageLatency {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-}
-
-/** One check of one scenario (by its place in the scenario), over the calls that judged it. */
-export interface CheckTally {
-  scenario_id: string;
-  index: number;
-  type: string;
-  passed: number;
-  of: number;
-}
-
-export interface RunSummary {
-  calls: number;
-  passed: number;
-  pass_rate: number | null;
-  checks: CheckTally[];
-  latency: Record<string, StageLatency>;
-}
+/** The summary's types are declared with the run's JSON (./run-shape.ts, shared with the console). */
+export type { CheckMove, CheckTally, Comparison, LatencyMove, RunSummary, StageLatency };
 
 /** A latency stage moved when its p50 or p95 changed by at least this share of the earlier value... */
 export const LATENCY_MOVE_SHARE = 0.1;
@@ -75,31 +54,6 @@ export function summarize(results: EvalCallResult[]): RunSummary {
   }
   const passed = results.filter((r) => r.passed).length;
   return { calls: results.length, passed, pass_rate: results.length ? passed / results.length : null, checks: [...tallies.values()], latency: latencyOf(results) };
-}
-
-export interface CheckMove {
-  scenario_id: string;
-  index: number;
-  type: string;
-  /** pass counts before (`from`) and after (`to`) */
-  from: { passed: number; of: number };
-  to: { passed: number; of: number };
-  moved: 'better' | 'worse';
-}
-
-export interface LatencyMove {
-  stage: string;
-  from: { p50: number; p95: number };
-  to: { p50: number; p95: number };
-  moved: 'faster' | 'slower';
-}
-
-export interface Comparison {
-  pass_rate: { from: number | null; to: number | null };
-  /** the checks whose pass rate differs (a check judged on one side only is not compared) */
-  checks: CheckMove[];
-  /** the stages whose p50 or p95 moved by LATENCY_MOVE_SHARE and LATENCY_MOVE_MS */
-  latency: LatencyMove[];
 }
 
 const rate = (t: { passed: number; of: number }) => t.passed / t.of;

@@ -11,6 +11,7 @@ import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { EvalCallResult } from '../evals/schema';
 import { compareSummaries, summarize } from '../evals/summary';
+import type { EvalRunJson } from '../evals/run-shape';
 import { EMPTY_UUID, newId } from '../ids';
 import type { EvalRunRow, EvalRunScenario } from '../db/rows/evals';
 export type { EvalRunRow } from '../db/rows/evals';
@@ -29,8 +30,8 @@ function summariesOf(r: EvalRunRow, baseline: EvalRunRow | null) {
   };
 }
 
-/** A run as the API shows it; `baseline` is the run named by baseline_run_id (null when none, or gone). */
-export function evalRunJson(r: EvalRunRow, baseline: EvalRunRow | null = null) {
+/** A run as the API shows it (the shape the console reads); `baseline` is the run named by baseline_run_id (null when none, or gone). */
+export function evalRunJson(r: EvalRunRow, baseline: EvalRunRow | null = null): EvalRunJson {
   const passed = r.results.filter((x) => x.passed).length;
   return {
     id: r.id,

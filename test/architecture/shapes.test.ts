@@ -1,7 +1,8 @@
 // A domain shape is declared once (issue 33). web/ is bundled on its own and imports nothing outside
 // web/ (imports.test.ts), so the console keeps a copy of the spec's Address: this test holds the copy to
 // the declaration in core/address.ts (the same fields, the same optionality, the same types). The dashboard's
-// response is declared once in zod (core/calls/dashboard-schema.ts) and the console takes its types by `import type`.
+// response is declared once in zod (core/calls/dashboard-schema.ts) and the console takes its types by `import type`;
+// so are an eval run's JSON and its summary's parts (core/evals/run-shape.ts).
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,6 +41,28 @@ describe('architecture: shared domain shapes', () => {
     };
     for (const room of ['core', 'control-api', 'web', 'test']) walk(room);
     expect(copies).to.deep.equal(['core/calls/dashboard-schema.ts']);
+  });
+
+  it("the console's eval run types are the server's: re-exported from core/evals/run-shape.ts (evalRunJson's return type), no copy in web/", () => {
+    const api = fs.readFileSync(path.join(ROOT, 'web/console/api.ts'), 'utf8');
+    const reexport = /^export type \{([^}]*)\} from '\.\.\/\.\.\/core\/evals\/run-shape';$/m.exec(api);
+    expect(reexport, 'api.ts re-exports core/evals/run-shape by type').to.not.equal(null);
+    for (const name of ['EvalRunJson as EvalRun', 'StageLatency as EvalStage', 'CheckTally as EvalCheckTally', 'Comparison as EvalComparison']) expect(reexport![1]).to.include(name);
+    expect(fs.readFileSync(path.join(ROOT, 'core/repos/eval-runs.ts'), 'utf8')).to.match(/export function evalRunJson\([^)]*\): EvalRunJson \{/);
+    const copies: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const rel = `${dir}/${e.name}`;
+        if (e.isDirectory()) walk(rel);
+        else if (
+          /\.tsx?$/.test(e.name) &&
+          /^(?:export )?(?:interface|type) (?:EvalRun|EvalStage|EvalCheckTally|EvalComparison|EvalRunJson|StageLatency|CheckTally|Comparison)\b/m.test(fs.readFileSync(path.join(ROOT, rel), 'utf8'))
+        )
+          copies.push(rel);
+      }
+    };
+    for (const room of ['core', 'control-api', 'web']) walk(room);
+    expect(copies).to.deep.equal(['core/evals/run-shape.ts']);
   });
 
   it('no other room declares its own address (Address, AgentAddress, ...) or activeflow record', () => {

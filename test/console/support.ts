@@ -23,6 +23,8 @@ export interface ConsoleRig {
   base: string;
   browser: TestBrowser;
   platform: Platform | null;
+  /** control-api's /v1.0/ws (its hub: the sockets and the topics each holds) */
+  ws: WebSocketService;
   shots: string;
   close(): Promise<void>;
 }
@@ -68,6 +70,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRi
     base,
     browser,
     platform,
+    ws,
     shots,
     async close() {
       await browser.close();

@@ -3,8 +3,6 @@
  * /auth, on the origin that served the page. Credentials are the HttpOnly `token` cookie that
  * POST /auth/login sets (same-origin requests carry it); the page never holds the token.
  */
-import type { EvalCallResult } from '../../core/evals/schema';
-
 export interface ErrorDetail {
   recovery_endpoint?: string;
   deletion_effective_at?: string;
@@ -202,45 +200,15 @@ export interface QualitySample {
 export type { AiLatency, AiLatencyStage, Dashboard, DashboardBucket, DashboardRange, Percentiles, WorstCall } from '../../core/calls/dashboard-schema';
 /** An eval run's call (GET /eval_runs/{id} `results[]`): the one declaration the server validates (type-only). */
 export type { EvalCallResult, EvalCheckResult, EvalHeardSegment, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
-export interface EvalStage {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-}
-export interface EvalCheckTally {
-  scenario_id: string;
-  index: number;
-  type: string;
-  passed: number;
-  of: number;
-}
-export interface EvalComparison {
-  pass_rate: { from: number | null; to: number | null };
-  checks: (Omit<EvalCheckTally, 'passed' | 'of'> & { from: { passed: number; of: number }; to: { passed: number; of: number }; moved: 'better' | 'worse' })[];
-  latency: { stage: string; from: { p50: number; p95: number }; to: { p50: number; p95: number }; moved: 'faster' | 'slower' }[];
-}
-/** GET /eval_runs/{id} (docs/evals.md). */
-export interface EvalRun {
-  id: string;
-  status: 'running' | 'finished' | 'failed';
-  scenario_ids: string[];
-  calls: number;
-  concurrency: number;
-  error: string;
-  results: EvalCallResult[];
-  pass_rate: number | null;
-  ai_id: string;
-  versions: number[];
-  baseline_run_id: string;
-  latency: Record<string, EvalStage>;
-  checks: EvalCheckTally[];
-  by_version: { version: number; calls: number; passed: number; pass_rate: number | null; checks: EvalCheckTally[]; latency: Record<string, EvalStage> }[];
-  compare: (EvalComparison & { from_version: number; to_version: number }) | null;
-  baseline: (EvalComparison & { run_id: string }) | null;
-  tm_create: string;
-  tm_end: string;
-}
+/** GET /eval_runs/{id}, its summary's parts and the run's events (docs/evals.md): the server's declarations (type-only). */
+export type {
+  CheckTally as EvalCheckTally,
+  Comparison as EvalComparison,
+  EvalRunEndedPayload,
+  EvalRunJson as EvalRun,
+  EvalRunProgressedPayload,
+  StageLatency as EvalStage,
+} from '../../core/evals/run-shape';
 export interface EvalScenario {
   id: string;
   name: string;

@@ -1,8 +1,13 @@
 /**
  * The /v1.0/ws event stream (the login cookie authenticates the upgrade). One socket per page;
- * components subscribe to topics and get `{event_type, timestamp, topic, data}` frames. The socket
- * reconnects with backoff and subscribes again to every topic still wanted.
+ * components subscribe to topics and get `{event_type, timestamp, topic, data}` frames. A socket that
+ * drops is reopened after a backoff (RETRY_MIN_MS doubling up to RETRY_MAX_MS, back to the least once
+ * open), subscribes again to every topic still wanted and tells `onReopen` listeners, which read again
+ * what they show: events published while it was down are not replayed.
  */
+
+export const RETRY_MIN_MS = 500;
+export const RETRY_MAX_MS = 15_000;
 
 export interface PlatformEvent {
   event_type: string;
@@ -17,7 +22,8 @@ export type SocketState = 'connecting' | 'open' | 'closed';
 export class EventStream {
   private socket: WebSocket | null = null;
   private readonly topics = new Map<string, Set<Listener>>();
-  private retryMs = 500;
+  private readonly reopenListeners = new Set<() => void>();
+  private retryMs = RETRY_MIN_MS;
   private timer: number | undefined;
   private stopped = false;
   state: SocketState = 'closed';
@@ -57,6 +63,15 @@ export class EventStream {
     };
   }
 
+  /**
+   * `fn` runs each time the socket opens after this call (a reconnect, or the first open when the socket
+   * was not yet open), once its topics are subscribed again; returns the remove function.
+   */
+  onReopen(fn: () => void): () => void {
+    this.reopenListeners.add(fn);
+    return () => this.reopenListeners.delete(fn);
+  }
+
   private setState(s: SocketState, reason = ''): void {
     this.state = s;
     this.onState?.(s, reason);
@@ -71,9 +86,10 @@ export class EventStream {
     const ws = new WebSocket(this.url);
     this.socket = ws;
     ws.onopen = () => {
-      this.retryMs = 500;
+      this.retryMs = RETRY_MIN_MS;
       this.setState('open');
       this.sendTopics('subscribe', [...this.topics.keys()]);
+      for (const fn of [...this.reopenListeners]) fn();
     };
     ws.onmessage = (m) => {
       let e: PlatformEvent;
@@ -91,7 +107,7 @@ export class EventStream {
       this.setState('closed', c.reason);
       if (this.stopped) return;
       this.timer = window.setTimeout(() => this.connect(), this.retryMs);
-      this.retryMs = Math.min(this.retryMs * 2, 15_000);
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     };
   }
 }

@@ -2,9 +2,11 @@
  * Evals (issue 56, docs/evals.md "Console"): the runs table (GET /eval_runs), a run's page (each call's
  * checks, the failing ones highlighted with their evidence, and its turns' latency stages), a call's
  * timeline (components/eval-timeline.tsx) and the two versions side by side (components/eval-compare.tsx).
+ * A running run's page follows its events (components/eval-live.ts): calls and counts as they end.
  * Every text of the customer's (transcripts, scenario names, evidence) is rendered as text by Preact.
  */
 import { api, type EvalCallResult, type EvalRun, type EvalScenario, type EvalStage } from '../api';
+import { useLiveRun, type LiveRun, type PendingCall } from '../components/eval-live';
 import { href } from '../router';
 import { ErrorLine, Section, Table, shortTime, useLoad } from '../components/common';
 import { EvalTimeline } from '../components/eval-timeline';
@@ -54,11 +56,12 @@ function EvalRunsPage() {
 }
 
 function EvalRunLoaded(props: { id: string; view: 'run' | 'call' | 'compare'; index?: number }) {
-  const run = useLoad(() => api.get<EvalRun>(`/eval_runs/${encodeURIComponent(props.id)}`), [props.id]);
+  // the run, kept current by its events while shown (components/eval-live.ts)
+  const { live, error } = useLiveRun(props.id);
   // the scenarios' names (a scenario deleted since the run, or names that failed to load: its id, the failure said)
   const scenarios = useLoad(() => api.all<EvalScenario>('/eval_scenarios'));
-  const r = run.data;
-  if (!r) return <Section title="Eval run">{run.error ? <ErrorLine error={run.error} /> : <p class="empty">Loading…</p>}</Section>;
+  if (!live) return <Section title="Eval run">{error ? <ErrorLine error={error} /> : <p class="empty">Loading…</p>}</Section>;
+  const r = live.run;
   const nameOf = (sid: string) => scenarios.data?.find((s) => s.id === sid)?.name || sid.slice(0, 8);
   const call = props.view === 'call' ? r.results[props.index ?? -1] : undefined;
   return (
@@ -66,12 +69,14 @@ function EvalRunLoaded(props: { id: string; view: 'run' | 'call' | 'compare'; in
       <ErrorLine error={scenarios.error && `The scenarios' names: ${scenarios.error}`} />
       {props.view === 'compare' && <EvalCompare run={r} nameOf={nameOf} />}
       {props.view === 'call' && (call ? <EvalTimeline run={r} call={call} index={props.index!} name={nameOf(call.scenario_id)} /> : <p class="empty">Not found.</p>)}
-      {props.view === 'run' && <EvalRunView run={r} nameOf={nameOf} />}
+      <ErrorLine error={error && `Reading the run again: ${error}`} />
+      {props.view === 'run' && <EvalRunView live={live} nameOf={nameOf} />}
     </>
   );
 }
 
-function EvalRunView({ run, nameOf }: { run: EvalRun; nameOf: (id: string) => string }) {
+function EvalRunView({ live, nameOf }: { live: LiveRun; nameOf: (id: string) => string }) {
+  const { run } = live;
   return (
     <>
       <Section title={`Eval run ${run.id.slice(0, 8)}`} actions={<a href={href('evals')}>All runs</a>}>
@@ -85,7 +90,9 @@ function EvalRunView({ run, nameOf }: { run: EvalRun; nameOf: (id: string) => st
           <dt>Pass rate</dt>
           <dd data-field="pass-rate">{pct(run.pass_rate)}</dd>
           <dt>Calls</dt>
-          <dd>{run.results.length}</dd>
+          <dd data-field="calls">
+            {live.done} / {live.planned}
+          </dd>
           <dt>Created</dt>
           <dd>{shortTime(run.tm_create)}</dd>
           {run.error && (
@@ -114,6 +121,9 @@ function EvalRunView({ run, nameOf }: { run: EvalRun; nameOf: (id: string) => st
       )}
       {run.results.map((c, i) => (
         <EvalCallCard run={run} call={c} index={i} name={nameOf(c.scenario_id)} />
+      ))}
+      {live.pending.map((c) => (
+        <PendingCallCard call={c} name={nameOf(c.scenario_id)} />
       ))}
     </>
   );
@@ -157,6 +167,27 @@ function EvalCallCard(props: { run: EvalRun; call: EvalCallResult; index: number
         ))}
       </ul>
       <TurnsTable turns={c.turns} />
+    </section>
+  );
+}
+
+/** A call its event announced (in brief) that the page has not read in full yet: the run's end reads it. */
+function PendingCallCard({ call: c, name }: { call: PendingCall; name: string }) {
+  return (
+    <section class={`card eval-call pending ${c.passed ? 'passed' : 'failed'}`} data-call={c.index} aria-label={`Call ${c.index + 1}`}>
+      <header class="card-head">
+        <h2>
+          Call {c.index + 1}: {name}
+          {c.ai_version !== undefined && ` · v${c.ai_version}`}
+        </h2>
+        <span class={`badge ${c.passed ? 'ev-passed' : 'ev-failed'}`} data-field="verdict">
+          {c.passed ? 'passed' : 'failed'}
+        </span>
+      </header>
+      {c.error && <p class="error">{c.error}</p>}
+      <p class="muted" data-field="checks">
+        {c.checks_passed} of {c.checks} checks passed · ended by {c.ended_by} · the checks' evidence and the turns when the run ends
+      </p>
     </section>
   );
 }
