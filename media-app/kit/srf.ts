@@ -4,6 +4,7 @@
  * the code they describe (drachtio-srf 5.x).
  */
 import type DrachtioSrf from 'drachtio-srf';
+import { redactDebugSecret } from './debug-redact';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- typed as the Srf above: an import would carry the declarations' constructor type
 const SrfCtor = require('drachtio-srf') as new (tags?: string[]) => Srf;
@@ -164,6 +165,7 @@ export function connectSrf(opts: ConnectOptions): Promise<Srf> {
         reject(err);
       } else resolve(srf);
     });
+    redactDebugSecret(opts.secret);
     srf.connect({
       host: opts.host,
       port: opts.port,
