@@ -105,23 +105,47 @@ function looped(loop: Float64Array): (frame: Int16Array) => void {
   };
 }
 
+/** Samples in a sent frame (20 ms at 8 kHz). */
+const FRAME = 160;
+
 /**
- * The echo: heard samples, scaled by the gain, wait in a delay line primed with `delayMs` of silence
- * (primed again whenever it ran dry: the agent's audio stopped), each sent frame takes the next 160.
+ * The echo's delay line: heard samples, scaled by the gain, wait behind `delayMs` of silence (primed
+ * again whenever it ran dry: the agent's audio stopped); each sent frame takes the next 160. Capped at
+ * the delay plus one frame, the oldest dropped: heard packets that come in a burst (jitter, a late
+ * batch after a gap) would otherwise lengthen the line for good, the echo ever later than `delayMs`.
  */
-function echo(phone: RtpPhone, gainDb: number, delayMs: number): { mix: (frame: Int16Array) => void; off: () => void } {
-  const k = 10 ** (gainDb / 20);
-  const line: number[] = [];
-  const off = phone.onHeard(({ pcm }) => {
-    if (line.length === 0) for (let i = 0; i < (delayMs * RATE) / 1000; i++) line.push(0);
-    for (const s of pcm) line.push(s * k);
-  });
-  const mix = (frame: Int16Array) => {
-    if (line.length < frame.length) return;
-    const take = line.splice(0, frame.length);
+export class EchoLine {
+  private readonly line: number[] = [];
+  private readonly k: number;
+  private readonly delay: number;
+
+  constructor(gainDb: number, delayMs: number) {
+    this.k = 10 ** (gainDb / 20);
+    this.delay = Math.round((delayMs * RATE) / 1000);
+  }
+
+  /** A heard packet's samples. */
+  heard(pcm: ArrayLike<number>): void {
+    const line = this.line;
+    if (line.length === 0) for (let i = 0; i < this.delay; i++) line.push(0);
+    for (let i = 0; i < pcm.length; i++) line.push(pcm[i]! * this.k);
+    const over = line.length - (this.delay + FRAME);
+    if (over > 0) line.splice(0, over);
+  }
+
+  /** Mixes the next frame's worth into `frame` (nothing while the line holds less than a frame). */
+  mix(frame: Int16Array): void {
+    if (this.line.length < frame.length) return;
+    const take = this.line.splice(0, frame.length);
     for (let i = 0; i < frame.length; i++) frame[i] = clamp(frame[i]! + take[i]!);
-  };
-  return { mix, off };
+  }
+}
+
+/** The echo fed by what `phone` hears. */
+function echo(phone: RtpPhone, gainDb: number, delayMs: number): { mix: (frame: Int16Array) => void; off: () => void } {
+  const line = new EchoLine(gainDb, delayMs);
+  const off = phone.onHeard(({ pcm }) => line.heard(pcm));
+  return { mix: (frame) => line.mix(frame), off };
 }
 
 /** The background, made (noise, babble) before the call. */

@@ -87,6 +87,25 @@ function agentTurn(g: GoalCall): Promise<{ from: number; to: number } | 'silent'
   });
 }
 
+/**
+ * The outcome a goal_reached call's arguments say: reached only when `reached` is true (missing, not a
+ * boolean, arguments that are not JSON: not reached); arguments that are not JSON end the call all the
+ * same, the reason saying so with their first 100 characters.
+ */
+export function goalEnd(argumentsText: string): { reached: boolean; reason: string } {
+  let args: unknown;
+  try {
+    args = JSON.parse(argumentsText || '{}');
+  } catch {
+    return { reached: false, reason: `the caller LLM's goal_reached arguments were not JSON: ${argumentsText.slice(0, 100)}` };
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return { reached: false, reason: `the caller LLM's goal_reached arguments were not a JSON object: ${argumentsText.slice(0, 100)}` };
+  }
+  const { reached, reason } = args as { reached?: unknown; reason?: unknown };
+  return { reached: reached === true, reason: typeof reason === 'string' && reason ? reason : 'the caller LLM ended the call (no reason given)' };
+}
+
 /** The caller LLM's next move: a line to say, and whether it ends the call with it. */
 async function nextMove(g: GoalCall, llm: ChatLlm, messages: ChatMessage[]): Promise<{ text: string; end: { reached: boolean; reason: string } | null }> {
   const d = deadline(g.signal, g.timeoutMs, "the caller LLM's answer");
@@ -101,15 +120,7 @@ async function nextMove(g: GoalCall, llm: ChatLlm, messages: ChatMessage[]): Pro
   }
   const text = answer.content.trim();
   const call = answer.tool_calls.find((c) => c.function.name === GOAL_TOOL.function.name);
-  if (call) {
-    let args: { reached?: unknown; reason?: unknown } = {};
-    try {
-      args = JSON.parse(call.function.arguments || '{}') as typeof args;
-    } catch {
-      // arguments that are not JSON: the call still ends, the reason says so
-    }
-    return { text, end: { reached: args.reached !== false, reason: typeof args.reason === 'string' && args.reason ? args.reason : 'the caller LLM ended the call (no reason given)' } };
-  }
+  if (call) return { text, end: goalEnd(call.function.arguments) };
   if (!text) throw new GoalCallerError(`the goal caller's LLM (${llm.label}) answered nothing to say and did not end the call`);
   return { text, end: null };
 }

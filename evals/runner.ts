@@ -147,8 +147,8 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
     try {
       for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
         results.push(await oneCall(deps, run, s, stop));
-        await repo.saveResults(run.id, deps.worker, results);
-        await deps.runEvents.progressed(run, planned, results);
+        // a run this worker no longer holds (swept, its lease lost) is not its to tell about
+        if (await repo.saveResults(run.id, deps.worker, results)) await deps.runEvents.progressed(run, planned, results);
       }
     } catch (e) {
       broken.abort();
@@ -159,14 +159,14 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
-    await repo.end(run.id, deps.worker, 'failed', results, 'the runner failed (see the evals worker log)');
-    await deps.runEvents.ended(run, 'failed', 'the runner failed (see the evals worker log)', results);
+    const why = 'the runner failed (see the evals worker log)';
+    if (await repo.end(run.id, deps.worker, 'failed', results, why)) await deps.runEvents.ended(run, 'failed', why, results);
     await evalPinsRepo(deps.db).dropRun(run.id);
     return;
   }
   const error = signal.aborted ? stopReason(signal) : runError(results);
-  await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error);
-  await deps.runEvents.ended(run, error ? 'failed' : 'finished', error, results);
+  // the row is the record: its end is published only when this worker wrote it (else whoever ended the row did)
+  if (await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error)) await deps.runEvents.ended(run, error ? 'failed' : 'finished', error, results);
   await evalPinsRepo(deps.db).dropRun(run.id);
   deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');
 }

@@ -3,7 +3,7 @@
  * look, cleared by close()), claims up to `maxRuns` at once (a guarded UPDATE: one worker per run, however
  * many workers run) and carries each (runner.ts). A claim is a lease: while it carries runs the worker
  * renews them every `leaseMs / 3` (one timer, armed while it carries a run); each look first ends
- * `failed` the runs whose lease lapsed (a dead worker's), and a run this worker finds it no longer
+ * `failed` the runs whose lease lapsed (a dead worker's; the sweep publishes their eval_run_failed), and a run this worker finds it no longer
  * holds is aborted. close() stops looking, aborts the runs it carries (their calls hang up, the runs
  * end failed) and resolves once they have.
  */
@@ -66,6 +66,8 @@ export class EvalWorker {
       for (const r of await evalRunsRepo(this.deps.db).failLapsed(this.deps.config.leaseMs)) {
         this.deps.logger.warn({ run_id: r.id, worker: r.claimed_by }, 'eval run failed: its lease lapsed');
         await evalPinsRepo(this.deps.db).dropRun(r.id);
+        // the dead worker cannot say so: the sweep that ended the row publishes its end (once: one sweep updates it)
+        await this.runEvents.ended(r, 'failed', r.error, r.results);
       }
       while (!this.closed && this.carrying.size < this.deps.config.maxRuns) {
         const run = await evalRunsRepo(this.deps.db).claim(this.name);

@@ -3,6 +3,8 @@
  * (XREAD BLOCK holds it), open only while at least one watch is held: the first watch opens it, the last
  * release closes it and its connection. `keyOf` says which key an event is about (null: none); each
  * event wakes that key's watchers. A wake is a hint to read the state again, never the state itself.
+ * A reader whose start fails (Redis away) rejects the `ready` of the watches it was opened for and is
+ * closed at once; the next watch opens a new one.
  * Used by evals' settle wait (evals/call-events.ts) and the Twilio redirect's flow wait
  * (control-api/twilio/flow-starts.ts).
  *
@@ -114,8 +116,16 @@ export class KeyedWakes {
     sub.on('event', this.onEvent);
     sub.on('error', (err: unknown) => logger.warn({ err: String(err) }, `${label} reader error`));
     const ready = sub.start();
-    ready.catch(() => undefined); // each watcher sees the failure through `ready`
-    return { redis, sub, ready };
+    const r: Reader = { redis, sub, ready };
+    // each watcher sees the failure through `ready`; the failed reader is let go of, so the next watch
+    // (Redis back) opens one of its own rather than getting this rejection while older watches are held
+    ready.catch(() => {
+      if (this.reader !== r) return; // already shut: its last watch was released
+      this.reader = null;
+      sub.off('event', this.onEvent);
+      redis.disconnect();
+    });
+    return r;
   }
 
   private shut(r: Reader): void {

@@ -53,6 +53,15 @@ export function evalRunJson(r: EvalRunRow, baseline: EvalRunRow | null = null): 
   };
 }
 
+/** A run the sweep ended failed (failLapsed): what its eval_run_failed says. */
+export interface LapsedRun {
+  id: string;
+  customer_id: string;
+  claimed_by: string;
+  results: EvalCallResult[];
+  error: string;
+}
+
 interface RunCreate {
   scenarios: EvalRunScenario[];
   calls: number;
@@ -107,28 +116,33 @@ export function evalRunsRepo(db: Db) {
       const rows = (await db('eval_runs').whereIn('id', ids).where({ claimed_by: worker, status: 'running' }).update({ tm_update: clock.now() }).returning('id')) as { id: string }[];
       return rows.map((r) => r.id);
     },
-    /** Ends `failed` every claimed run whose lease (tm_update) is older than `leaseMs`: its worker died or hung. */
-    async failLapsed(leaseMs: number): Promise<{ id: string; claimed_by: string }[]> {
+    /**
+     * Ends `failed` every claimed run whose lease (tm_update) is older than `leaseMs`: its worker died or
+     * hung. Returns what the sweeper publishes for each (eval_run_failed): its customer, results and error.
+     */
+    async failLapsed(leaseMs: number): Promise<LapsedRun[]> {
       const now = clock.now();
       return (await db('eval_runs')
         .where({ status: 'running' })
         .whereNotNull('claimed_by')
         .where('tm_update', '<', new Date(now.getTime() - leaseMs))
         .update({ status: 'failed', error: `the evals worker carrying it stopped renewing its claim (no renewal for ${leaseMs} ms)`, tm_update: now, tm_end: now })
-        .returning(['id', 'claimed_by'])) as { id: string; claimed_by: string }[];
+        .returning(['id', 'customer_id', 'claimed_by', 'results', 'error'])) as LapsedRun[];
     },
-    /** The results so far of a run this worker holds. */
-    async saveResults(id: string, worker: string, results: EvalCallResult[]): Promise<void> {
-      await db('eval_runs')
+    /** The results so far of a run this worker holds; false when it no longer holds it (nothing written). */
+    async saveResults(id: string, worker: string, results: EvalCallResult[]): Promise<boolean> {
+      const n = await db('eval_runs')
         .where({ id, claimed_by: worker, status: 'running' })
         .update({ results: JSON.stringify(results), tm_update: clock.now() });
+      return n > 0;
     },
-    /** Ends a run this worker holds. */
-    async end(id: string, worker: string, status: 'finished' | 'failed', results: EvalCallResult[], error = ''): Promise<void> {
+    /** Ends a run this worker holds; false when it no longer holds it (swept, ended elsewhere: nothing written). */
+    async end(id: string, worker: string, status: 'finished' | 'failed', results: EvalCallResult[], error = ''): Promise<boolean> {
       const now = clock.now();
-      await db('eval_runs')
+      const n = await db('eval_runs')
         .where({ id, claimed_by: worker, status: 'running' })
         .update({ status, results: JSON.stringify(results), error, tm_update: now, tm_end: now });
+      return n > 0;
     },
   };
 }

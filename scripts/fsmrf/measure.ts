@@ -52,6 +52,10 @@ export function level(samples: Int16Array): number {
 export class ForkSink {
   readonly texts: string[] = [];
   private pcm: Buffer[] = [];
+  /** bytes of PCM received so far */
+  private bytes = 0;
+  /** who waits for `samples >= n` (`untilSamples`), checked on each binary frame */
+  private waiters: { n: number; resolve: () => void }[] = [];
   connections = 0;
   private constructor(
     private readonly http: http.Server,
@@ -69,9 +73,37 @@ export class ForkSink {
     wss.on('connection', (ws: WebSocket) => {
       sink.connections++;
       ws.on('error', () => undefined);
-      ws.on('message', (data: Buffer, binary: boolean) => (binary ? sink.pcm.push(Buffer.from(data)) : sink.texts.push(data.toString())));
+      ws.on('message', (data: Buffer, binary: boolean) => (binary ? sink.received(Buffer.from(data)) : sink.texts.push(data.toString())));
     });
     return sink;
+  }
+
+  private received(b: Buffer): void {
+    this.pcm.push(b);
+    this.bytes += b.length;
+    const have = Math.floor(this.bytes / 2);
+    const now = this.waiters.filter((w) => have >= w.n);
+    this.waiters = this.waiters.filter((w) => have < w.n);
+    for (const w of now) w.resolve();
+  }
+
+  /** Resolves with the samples received once there are at least `n` (now or as frames come); rejects after `timeoutMs`. */
+  untilSamples(n: number, timeoutMs: number): Promise<Int16Array> {
+    if (this.bytes / 2 >= n) return Promise.resolve(this.samples());
+    return new Promise((resolve, reject) => {
+      const w = {
+        n,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(this.samples());
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${n} samples at the WebSocket server (${Math.floor(this.bytes / 2)} came)`));
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
   }
 
   /** The 16-bit little-endian samples received so far. */

@@ -50,6 +50,7 @@ const need = <T>(v: T | undefined, what: string): T => {
   return v;
 };
 
+/** Polls `f` (a file the phone's dump grows: no event tells when); events are waited on (Baresip.event, ForkSink.untilSamples). */
 async function waitFor<T>(f: () => T | null | undefined | false, timeoutMs: number, what: string): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -201,14 +202,9 @@ export async function forkAudio(ctx: E2eContext): Promise<string> {
   const sink = (ctx.sink = await ForkSink.start());
   const t0 = performance.now();
   await caller.forkAudioStart({ wsUrl: sink.url, mixType: 'mono', sampling: '8000', metadata: { e2e: true } });
-  const samples = await waitFor(
-    () => {
-      const s = sink.samples();
-      return s.length >= 8000 ? s : null;
-    },
-    5000,
-    "a second of the caller's audio at the WebSocket server",
-  );
+  const samples = await sink.untilSamples(8000, 5000).catch((e: Error) => {
+    throw new Error(`a second of the caller's audio at the WebSocket server: ${e.message}`);
+  });
   const took = ms(t0);
   await caller.forkAudioStop();
   const share = heardShare(samples, CALLER_HZ);

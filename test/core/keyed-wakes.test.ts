@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import net from 'node:net';
 import { Redis } from 'ioredis';
 import { EventPublisher, type PlatformEvent } from '../../core/events/bus';
 import { KeyedWakes } from '../../core/events/keyed-wakes';
@@ -16,6 +17,35 @@ function nextWake(watch: (wake: () => void) => void, ms = 5000): Promise<void> {
       resolve();
     });
   });
+}
+
+/** A TCP proxy on loopback in front of the real Redis; while `refusing`, it closes every connection at once (Redis away). */
+async function redisProxy(target: URL) {
+  const open = new Set<net.Socket>();
+  const state = { refusing: true };
+  const server = net.createServer((client) => {
+    client.on('error', () => undefined);
+    if (state.refusing) return void client.destroy();
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    for (const s of [client, upstream]) {
+      open.add(s);
+      s.on('close', () => open.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    state,
+    port: (server.address() as net.AddressInfo).port,
+    async close(): Promise<void> {
+      for (const s of open) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }
 
 describe('core/events KeyedWakes (real Redis stream)', () => {
@@ -80,5 +110,36 @@ describe('core/events KeyedWakes (real Redis stream)', () => {
     expect(await readerConnected()).to.equal(true);
     c.release();
     expect(w.reading).to.equal(false);
+  });
+
+  it('a reader whose start fails (Redis away) with a watch still held is let go of: the next watch, Redis back, gets a reader that works', async () => {
+    const url = new URL(REDIS_URL);
+    const proxy = await redisProxy(url);
+    // the connection the wakes duplicate for their reader goes through the proxy; a command fails after one reconnection
+    const via = new Redis({ host: '127.0.0.1', port: proxy.port, db: Number(url.pathname.slice(1) || 0), lazyConnect: true, maxRetriesPerRequest: 1 });
+    via.on('error', () => undefined);
+    const w = new KeyedWakes({ redis: via, logger: createLogger('silent'), connectionName: `${connectionName}-away`, label: 'test', keyOf, blockMs: 200, stream });
+    try {
+      const first = w.watch('a', () => undefined);
+      const failed = await first.ready.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(failed, "the first reader's start failed").to.be.an.instanceOf(Error);
+      proxy.state.refusing = false;
+      // the first watch is still held: the next one must not get its failed reader
+      let second: { ready: Promise<void>; release(): void } | undefined;
+      const woken = nextWake((wake) => (second = w.watch('b', wake)));
+      await second!.ready;
+      expect(w.stats()).to.deep.equal({ waiters: 2, keys: 2, reading: true, listeners: 1 });
+      await pub.publish('call_hangup', customer, 'b', {});
+      await woken;
+      first.release();
+      second!.release();
+      expect(w.reading).to.equal(false);
+    } finally {
+      via.disconnect();
+      await proxy.close();
+    }
   });
 });

@@ -13,6 +13,34 @@ import type { EvalRunScenario } from '../../core/repos/eval-scenarios';
 import { loadEvalsConfig } from '../../evals/config';
 import { parseSip, response, type SipMessage } from '../../evals/sip-message';
 import { EvalWorker, LEASE_LOST, WORKER_STOPPED } from '../../evals/worker';
+import { EventPublisher, EventSubscriber, type PlatformEvent } from '../../core/events/bus';
+import type { Redis } from 'ioredis';
+
+/**
+ * The eval run events published on the platform's stream from now on, read on a connection of their own.
+ * `upTo()` publishes a marker and resolves once it is read: every event published before it has been too.
+ */
+async function runEvents(redis: Redis) {
+  const conn = redis.duplicate();
+  const sub = new EventSubscriber(conn, { blockMs: 200 });
+  const seen: PlatformEvent[] = [];
+  sub.on('event', (e: PlatformEvent) => seen.push(e));
+  sub.on('error', () => undefined);
+  await sub.start();
+  return {
+    of: (runId: string) => seen.filter((e) => e.resource_id === runId && e.event_type.startsWith('eval_run_')),
+    async upTo(): Promise<void> {
+      const marker = `marker-${Date.now()}-${Math.random()}`;
+      await new EventPublisher(redis).publish('lease_test_marker', 'lease-test', marker, {});
+      await until(() => seen.some((e) => e.resource_id === marker), 5000, 'the marker event read back');
+    },
+    async stop(): Promise<void> {
+      const done = sub.stop();
+      conn.disconnect();
+      await done;
+    },
+  };
+}
 
 describe('evals: a claimed run is a lease, renewed by its worker, ended failed when its worker died', function () {
   this.timeout(30_000);
@@ -57,6 +85,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
 
   it("a carried run keeps its claim past the lease; a dead worker's run ends failed at another worker's look", async () => {
     const repo = evalRunsRepo(t.ctx.db);
+    const events = await runEvents(t.ctx.redis);
     const scenario = { id: 's', name: 'hold', target: { type: 'number', target: '+1555' }, caller: { language: 'en-US', turns: [{ wait_ms: 10_000 }] }, checks: [] } as unknown as EvalRunScenario;
     const live = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
     // one run per worker: A, carrying the live run, cannot take the next one before the dead worker does
@@ -78,6 +107,12 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     expect(Date.now() - claimedAt).to.be.at.least(LEASE);
     expect(swept).to.include({ status: 'failed', claimed_by: 'dead-worker', error: `the evals worker carrying it stopped renewing its claim (no renewal for ${LEASE} ms)` });
     expect(swept.tm_end).to.be.an.instanceOf(Date);
+    // the dead worker cannot tell the customer: the sweep publishes the run's end, once, with the row's error
+    await until(() => events.of(dead.id).length > 0, 5000, "the dead worker's run's eval_run_failed");
+    await events.upTo();
+    expect(events.of(dead.id).map((e) => e.event_type)).to.deep.equal(['eval_run_failed']);
+    expect(events.of(dead.id)[0]!.data).to.deep.include({ id: dead.id, customer_id: f.customer.id, status: 'failed', error: swept.error, calls: 0 });
+    await events.stop();
     // the live run was claimed before the dead one: unrenewed, the same sweep would have ended it too
     const carried = (await repo.get(f.customer.id, live.id))!;
     expect(carried).to.include({ status: 'running', claimed_by: a.name });
@@ -88,6 +123,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     const repo = evalRunsRepo(t.ctx.db);
     const scenario = { id: 's', name: 'hold', target: { type: 'number', target: '+1556' }, caller: { language: 'en-US', turns: [{ wait_ms: 10_000 }] }, checks: [] } as unknown as EvalRunScenario;
     const dialled = new Set(invites.keys());
+    const events = await runEvents(t.ctx.redis);
     const run = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
     worker();
     const holder = await until(async () => (await repo.get(f.customer.id, run.id))?.claimed_by, 5000, 'a worker claimed the run');
@@ -103,5 +139,9 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     expect(ended.error).to.not.equal(WORKER_STOPPED);
     // the sweep's row stays as the sweep wrote it: the worker writes only a run it holds
     expect(await repo.get(f.customer.id, run.id)).to.include({ status: 'failed', claimed_by: holder, error: 'swept by lease.test' });
+    // nor does it publish for it: no eval_run_progressed for its call, no eval_run_failed saying otherwise than the row
+    await events.upTo();
+    expect(events.of(run.id)).to.deep.equal([]);
+    await events.stop();
   });
 });

@@ -2,7 +2,8 @@
 // over SIP (concurrency 1; the number's flow answers and hangs up) seen in order by the customer's webhook
 // receiver (an HTTP server on loopback, through the egress policy as every webhook) and by a WebSocket
 // subscriber: eval_run_created, eval_run_progressed per call, eval_run_finished with the run's summary.
-// A run whose call the edge refuses ends eval_run_failed. Another customer's subscriber and webhook see nothing.
+// A run whose call the edge refuses ends eval_run_failed. Another customer's subscriber and webhook see nothing;
+// its subscription to the first customer's run topic is refused ("topic of another customer").
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
@@ -120,6 +121,13 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
     const subB: Client = await connect(`${wsUrl}?accesskey=${b.accesskey}`);
     subA.send({ type: 'subscribe', topics: [`customer_id:${a.customer.id}:eval_run:*`] });
     subB.send({ type: 'subscribe', topics: [`customer_id:${b.customer.id}`, `customer_id:${b.customer.id}:eval_run:*`] });
+    // B asking for A's run events is refused: the socket closes saying why, and gets none of them
+    const subBA: Client = await connect(`${wsUrl}?accesskey=${b.accesskey}`);
+    subBA.send({ type: 'subscribe', topics: [`customer_id:${a.customer.id}:eval_run:*`] });
+    let refused: { code: number; reason: string } | undefined;
+    void subBA.closed.then((c) => (refused = c));
+    await until(() => refused !== undefined, "B's subscription to A's topic refused", 5000);
+    expect(refused).to.deep.equal({ code: 1008, reason: 'topic of another customer' });
     await settle();
     const id = await runOn('+899570000101', [{ type: 'answer' }, { type: 'sleep', option: { duration: 500 } }, { type: 'hangup' }], 2);
     const expected = ['eval_run_created', 'eval_run_progressed', 'eval_run_progressed', 'eval_run_finished'];
@@ -141,6 +149,7 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
     const run = await request(t.app).get(`/v1.0/eval_runs/${id}`).set('Authorization', `Bearer ${a.token}`).expect(200);
     expect(run.body.status).to.equal('finished');
     expect(subB.frames).to.deep.equal([]);
+    expect(subBA.frames).to.deep.equal([]);
     expect(hookB.r!.got).to.deep.equal([]);
     subA.socket.close();
     subB.socket.close();

@@ -40,7 +40,7 @@ const VOICED = 400;
 
 export interface StreamsAgent {
   app: TwilioApp;
-  /** per stream: what the agent did, in order (`say <text>`, `clear`, `heard <ms>`), for a test's messages */
+  /** what the agent did, in order (`say <text>`, `say failed <text>: <why>`, `clear`), for a test's messages */
   log: string[];
   close(): Promise<void>;
 }
@@ -66,7 +66,7 @@ function loop(c: TwilioConn, brain: Brain, voice: (t: string) => Promise<Int16Ar
   let callerTalked = false;
   let turnTimer: NodeJS.Timeout | undefined;
   let marks = 0;
-  const say = async (text: string) => {
+  const sayNow = async (text: string) => {
     const pcm = await voice(text);
     if (c.ws.readyState !== c.ws.OPEN) return;
     log.push(`say ${text}`);
@@ -74,10 +74,12 @@ function loop(c: TwilioConn, brain: Brain, voice: (t: string) => Promise<Int16Ar
     speaking++;
     c.send({ event: 'mark', mark: { name: `line-${++marks}` } });
   };
+  // a line that cannot be voiced (espeak-ng failing) goes into the log, never an unhandled rejection
+  const say = (text: string) => void sayNow(text).catch((e: unknown) => log.push(`say failed ${text}: ${(e as Error).message}`));
   const endTurn = () => {
     turnTimer = undefined;
     callerTalked = false;
-    void say(brain.answer(''));
+    say(brain.answer(''));
   };
   c.ws.on('error', () => undefined);
   c.ws.on('close', () => clearTimeout(turnTimer));
@@ -88,11 +90,12 @@ function loop(c: TwilioConn, brain: Brain, voice: (t: string) => Promise<Int16Ar
     } catch {
       return;
     }
-    if (m.event === 'start') void say(brain.greeting);
+    if (m.event === 'start') say(brain.greeting);
     if (m.event === 'mark') speaking = Math.max(0, speaking - 1);
-    if (m.event === 'dtmf') void say(brain.digit(String((m.dtmf as { digit?: string } | undefined)?.digit ?? '')));
+    if (m.event === 'dtmf') say(brain.digit(String((m.dtmf as { digit?: string } | undefined)?.digit ?? '')));
     if (m.event !== 'media') return;
-    const pcm = mulawBase64ToPcm(String((m.media as { payload?: string }).payload ?? ''));
+    // a media message without media (or not an object) is silence, never a throw in the socket's listener
+    const pcm = mulawBase64ToPcm(String((m.media as { payload?: unknown } | null | undefined)?.payload ?? ''));
     let sum = 0;
     for (let i = 0; i + 1 < pcm.length; i += 2) sum += Math.abs(pcm.readInt16LE(i));
     const voiced = pcm.length > 0 && sum / (pcm.length / 2) > VOICED;
