@@ -143,19 +143,29 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   // a lane that fails stops the others: their calls hang up and the run ends failed, once all have stopped
   const broken = new AbortController();
   const stop = AbortSignal.any([signal, broken.signal]);
+  // each result is saved and told in the order the calls ended, one at a time: a lane's event names its own
+  // call and count, and no save lands after a later one
+  let reporting: Promise<unknown> = Promise.resolve();
+  const report = (result: EvalCallResult): Promise<unknown> => {
+    results.push(result);
+    const upTo = results.slice();
+    const next = reporting.then(async () => {
+      // a run this worker no longer holds (swept, its lease lost) is not its to tell about
+      if (await repo.saveResults(run.id, deps.worker, upTo)) await deps.runEvents.progressed(run, planned, upTo);
+    });
+    reporting = next.catch(() => undefined);
+    return next;
+  };
   const lanes = Array.from({ length: Math.min(run.concurrency, queue.length) }, async () => {
     try {
-      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
-        results.push(await oneCall(deps, run, s, stop));
-        // a run this worker no longer holds (swept, its lease lost) is not its to tell about
-        if (await repo.saveResults(run.id, deps.worker, results)) await deps.runEvents.progressed(run, planned, results);
-      }
+      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) await report(await oneCall(deps, run, s, stop));
     } catch (e) {
       broken.abort();
       throw e;
     }
   });
   const outcomes = await Promise.allSettled(lanes);
+  await reporting;
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) {
     deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');

@@ -144,4 +144,28 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     expect(events.of(run.id)).to.deep.equal([]);
     await events.stop();
   });
+
+  // found by the console's live page: with concurrency, a lane pushed its result, then awaited its save; another
+  // lane pushed meanwhile, and the first lane's eval_run_progressed named the other's call (a done count twice,
+  // another never), its save possibly landing after the later one's
+  it("concurrent lanes: each call's eval_run_progressed once, in order, each naming its own call", async () => {
+    const repo = evalRunsRepo(t.ctx.db);
+    const events = await runEvents(t.ctx.redis);
+    // numbers that are not the customer's: each call is refused at once, so the lanes finish together
+    const scenarios = ['+1901', '+1902', '+1903', '+1904'].map(
+      (target, i) => ({ id: `s${i}`, name: `refused ${i}`, target: { type: 'number', target }, caller: { language: 'en-US', turns: [] }, checks: [] }) as unknown as EvalRunScenario,
+    );
+    const run = await repo.create(f.customer.id, { scenarios, calls: 3, concurrency: 4 });
+    worker();
+    await until(async () => ((await repo.get(f.customer.id, run.id))?.status === 'running' ? null : true), 10_000, 'the run ended');
+    await events.upTo();
+    const progressed = events.of(run.id).filter((e) => e.event_type === 'eval_run_progressed');
+    const done = progressed.map((e) => (e.data as { done: number }).done);
+    expect(done).to.deep.equal(Array.from({ length: 12 }, (_, i) => i + 1));
+    // each event names the call its count added: the result saved at that place
+    const saved = (await repo.get(f.customer.id, run.id))!.results;
+    expect(saved).to.have.length(12);
+    progressed.forEach((e, i) => expect((e.data as { call: { scenario_id: string } }).call.scenario_id, `event ${i + 1}`).to.equal(saved[i]!.scenario_id));
+    await events.stop();
+  });
 });
