@@ -40,6 +40,8 @@ export interface PlayedCall {
   callerLines: EvalTranscriptLine[];
   /** each say's audio, from its first to its last packet (ms after the answer) */
   callerSpeech: { t_ms: number; end_ms: number }[];
+  /** each dtmf turn, from its first digit's first packet to its last digit's end packets (ms after the answer) */
+  callerDigits?: { t_ms: number; end_ms: number }[];
   talkOvers: TalkOver[];
   /** talk-over turns not said: the agent was not heard within `agentWaitMs` */
   talkOversSkipped: number;
@@ -129,8 +131,11 @@ async function playTurns(turns: EvalTurn[], speech: Map<number, Int16Array>, l: 
       played.callerLines.push({ role: 'caller', text: turn.say, t_ms: line.t_ms });
       played.callerSpeech.push(line);
       if (agentFrom !== null) played.talkOvers.push({ ...line, after_agent_ms: turn.after_agent_ms!, agent_from_ms: Math.round(agentFrom) });
-    } else if ('dtmf' in turn) await Promise.race([phone.dtmf(turn.dtmf), stop]);
-    else break;
+    } else if ('dtmf' in turn) {
+      const from = now();
+      const end = await Promise.race([phone.dtmf(turn.dtmf), stop.then(() => null)]);
+      if (end !== null) (played.callerDigits ??= []).push({ t_ms: Math.round(from), end_ms: Math.round(end - t0) });
+    } else break;
   }
 }
 

@@ -108,12 +108,15 @@ export class RtpPhone {
     return this.enqueue({ kind: 'speech', samples, code: 0 });
   }
 
-  /** Presses `digits` one after another; resolves once the last one's end packets went out. */
-  async dtmf(digits: string): Promise<void> {
+  /** Presses `digits` one after another; resolves after the gap that follows the last one, with when its end packets went out (performance.now()), null if none did. */
+  async dtmf(digits: string): Promise<number | null> {
+    let end: number | null = null;
     for (const d of digits) {
-      await this.enqueue({ kind: 'digit', samples: new Int16Array(0), code: EVENT_CODE[d] ?? Number(d) });
+      const started = await this.enqueue({ kind: 'digit', samples: new Int16Array(0), code: EVENT_CODE[d] ?? Number(d) });
+      end = started === null ? null : performance.now();
       await this.enqueue({ kind: 'speech', samples: new Int16Array(DIGIT_GAP_MS * 8), code: 0 });
     }
+    return end;
   }
 
   private enqueue(j: Pick<Job, 'kind' | 'samples' | 'code'>): Promise<number | null> {

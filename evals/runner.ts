@@ -21,6 +21,7 @@ import type { CallEvents } from './call-events';
 import type { RunEvents } from './run-events';
 import { judgeChecks } from './checks';
 import { withoutAiTalk } from './agent-kind';
+import { callerTurns } from './caller-turns';
 import { evalReachRepo } from '../core/repos/eval-reach';
 import { callFacts, callerLlm } from './call-facts';
 import { attachHeard } from './hearing';
@@ -92,10 +93,13 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
   const merged = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
   const transcript = played.heardSegments ? attachHeard(merged, played.heardSegments) : merged;
   const env = deps.env ?? process.env;
-  const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns: seen.turns });
+  // an agent outside the platform (ConversationRelay, Media Streams): no ai_talk records its text and
+  // turns, so its turns are measured at the caller (caller-turns.ts)
+  const aiTalk = !!(await evalReachRepo(deps.db).aiOfCall(run.customer_id, seen.callId));
+  const turns = aiTalk ? seen.turns : callerTurns([...played.callerSpeech, ...(played.callerDigits ?? [])], played.heard);
+  const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns });
   const judged = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
-  // an agent outside the platform (ConversationRelay, Media Streams): what only ai_talk records is not there
-  const checks = (await evalReachRepo(deps.db).aiOfCall(run.customer_id, seen.callId)) ? judged : withoutAiTalk(scenario.checks, judged);
+  const checks = aiTalk ? judged : withoutAiTalk(scenario.checks, judged);
   return {
     scenario_id: scenario.id,
     call_id: seen.callId,
@@ -106,7 +110,7 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
     transcript,
     ...(played.heardSegments ? { heard: played.heardSegments } : {}),
     ...(played.goal ? { goal: played.goal } : {}),
-    turns: seen.turns,
+    turns,
     checks,
     passed: !played.error && checks.every((c) => c.passed),
   };

@@ -14,7 +14,9 @@
  * - function calls: run by AiSession.callTool (the text path's tool mapping), answered through the
  *   link; a tool that ends the conversation ends it once the audio has played out; a team hand-off
  *   gives the link the next member's prompt and tools.
- * - transcripts (the caller's, the model's) become aimessages, in the order they arrive.
+ * - transcripts (the caller's, the model's) become aimessages, in the order they arrive; each reply's
+ *   latency (realtime-turns.ts: the caller's speech end, the vendor's end of turn, the model's first
+ *   audio, its first audio out) goes onto its message.
  */
 import { EventEmitter } from 'node:events';
 import type { AudioFork, Endpoint } from '../../media-engine';
@@ -22,6 +24,7 @@ import type { AiSession } from '../../core/ai/session';
 import type { VoiceEnd } from './voice';
 import type { LinkHost, LinkRate, LinkToolCall, ModelLink } from './s2s/link';
 import { OutFork } from './out-fork';
+import { RealtimeTurns } from './realtime-turns';
 
 export interface RealtimeAgentEvents {
   /** the model's audio was cut by the caller: ms of it that had been played */
@@ -50,6 +53,12 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private finished = false;
   private timers: NodeJS.Timeout[] = [];
   private resolveEnd!: (e: VoiceEnd) => void;
+  /** each reply's latency */
+  private readonly turns = new RealtimeTurns();
+  /** ms of caller audio given to the link, and when the last of it was (so a position in it has a time) */
+  private sentMs = 0;
+  private sentAt = 0;
+  private rate: LinkRate = 8000;
   readonly done: Promise<VoiceEnd>;
 
   constructor(
@@ -74,11 +83,17 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     // the caller's fork first: its rate (16 kHz on a wideband leg, for a link that takes it) is the session's
     this.inFork = await this.ep.forkAudioStart({ mix: 'in', legRate: this.link.legRate, maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
     const rate: LinkRate = this.inFork.rate === 16000 ? 16000 : 8000;
+    this.rate = rate;
     const host: LinkHost = {
-      audio: (item, pcm, r) => void this.play(item, pcm, r).catch((e: Error) => this.emit('error', e)),
+      audio: (item, pcm, r) => {
+        this.turns.modelAudio(item);
+        void this.play(item, pcm, r).catch((e: Error) => this.emit('error', e));
+      },
       callerSpeaking: () => this.bargeIn(),
+      // the caller's audio is sent as it comes: a position in it was sent (sentMs - position) before the last send
+      callerStopped: (atMs) => this.turns.callerEnded(this.sentAt ? this.sentAt - Math.max(0, this.sentMs - atMs) : Date.now()),
       heard: (text) => this.inOrder(() => this.session.recordSpoken('user', text)),
-      said: (text) => this.inOrder(() => this.session.recordSpoken('assistant', text)),
+      said: (text, item) => this.inOrder(() => this.saidReply(text, item)),
       toolCalls: (calls) => this.inOrder(() => this.runTools(calls)),
       fail: (message) => this.finish({ kind: 'error', message }),
       warn: (e) => this.emit('error', e),
@@ -103,6 +118,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     if (this.o.maxDurationMs && this.o.maxDurationMs > 0) this.timers.push(setTimeout(() => this.finish({ kind: 'duration' }), this.o.maxDurationMs));
     void this.done.then(() => signal.removeEventListener('abort', onAbort));
     // the agent speaks first
+    this.turns.asked();
     this.link.greet();
     return this;
   }
@@ -120,6 +136,15 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     }
     this.pending = [];
     this.link.sendAudio(pcm);
+    this.sentMs += n / (this.rate / 1000);
+    this.sentAt = Date.now();
+  }
+
+  /** The model's words as its aimessage, with the reply's latency once its first audio went out (or never will). */
+  private async saidReply(text: string, item: string | undefined): Promise<void> {
+    const row = await this.session.recordSpoken('assistant', text);
+    const latency = await this.turns.latencyOf(item, item ? this.cut.has(item) : false);
+    if (latency) await this.session.recordTurn([row.id], latency);
   }
 
   /** In the order of the events: messages are stored one after the other. */
@@ -129,11 +154,14 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   }
 
   private async play(itemId: string, pcm: Int16Array, rate: LinkRate): Promise<void> {
-    if (this.finished || this.cut.has(itemId) || !pcm.length) return;
+    if (!pcm.length) return;
+    if (this.finished || this.cut.has(itemId)) return this.turns.played(itemId, null);
     const fork = await this.outFork.get();
-    if (!fork || this.finished || this.cut.has(itemId)) return;
+    if (!fork || this.finished || this.cut.has(itemId)) return this.turns.played(itemId, null);
     const now = Date.now();
     if (this.playing?.itemId !== itemId) this.playing = { itemId, injectedMs: 0 };
+    // it plays once what is queued before it has
+    this.turns.played(itemId, Math.max(this.playEnd, now));
     fork.inject(pcm, rate);
     const ms = pcm.length / (rate / 1000);
     this.playing.injectedMs += ms;
@@ -187,6 +215,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private finish(e: VoiceEnd): void {
     if (this.finished) return;
     this.finished = true;
+    this.turns.close();
     for (const t of this.timers) clearTimeout(t);
     void this.inFork?.stop().catch(() => undefined);
     if (e.kind !== 'hangup') this.silence();

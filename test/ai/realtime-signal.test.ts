@@ -21,6 +21,7 @@ const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127
 const host: LinkHost = {
   audio: () => undefined,
   callerSpeaking: () => undefined,
+  callerStopped: () => undefined,
   heard: () => undefined,
   said: () => undefined,
   toolCalls: () => undefined,

@@ -4,8 +4,9 @@
 // loopback through the egress policy. The same simulated caller (over SIP and RTP through the edge)
 // talks over the greeting, waits for the answer, presses a digit and hangs up, hearing the agent through
 // pocketsphinx. What the caller heard and the barge-in pass for all three; the agent's text and its
-// latency stages are the platform's only for ai_talk: for the apps the checks reading them fail saying
-// why (evals/agent-kind.ts), transcript_not_contains too.
+// latency stages are the platform's only for ai_talk: for the apps the checks on the agent's text fail
+// saying why (evals/agent-kind.ts), transcript_not_contains too, and their turns are measured at the
+// caller (evals/caller-turns.ts): each app answers after a known delay, which its turn is at least.
 import { expect } from 'chai';
 import request from 'supertest';
 import pino from 'pino';
@@ -26,7 +27,7 @@ import type { RelayApp } from '../../testkit/twiml/relay-app';
 import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
-import { NO_AI_TALK } from '../../evals/agent-kind';
+import { CALLER_SIDE, NO_AI_TALK } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise.';
@@ -35,6 +36,11 @@ const DIGIT = 'You pressed one.';
 const ASK = 'What are your opening hours?';
 const brain: Brain = { greeting: GREETING, answer: () => ANSWER, digit: (d) => (d === '1' ? DIGIT : 'Sorry?') };
 const PHRASES = [GREETING, ANSWER, DIGIT].map((s) => s.toLowerCase().replace(/[^a-z ]/g, ''));
+/** The ConversationRelay app thinks this long before each answer; the Media Streams app waits this long of the caller's silence before taking its turn. */
+const RELAY_DELAY_MS = 1500;
+const STREAMS_END_OF_TURN_MS = 700;
+/** What a turn measured at the caller may add to the app's own delay: the platform's recogniser finalising (ConversationRelay), the voice, RTP both ways. */
+const TURN_SLACK_MS = 3000;
 
 /** The ai_talk agent's LLM: the greeting, then the answer to whatever it heard. */
 const respond = (req: LlmRequest): LlmReply => ({ text: lastUser(req) ? ANSWER : GREETING });
@@ -77,8 +83,8 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     await loopbackTrunk(t.ctx.db, f.customer.id, `trevkind${Date.now()}`);
     const token = twilioAuthToken(p.config.jwtSecret, f.customer.id, 0);
     twiml = await TwimlServer.start(token);
-    relay = await relayAgent(token, brain);
-    streams = await streamsAgent(brain);
+    relay = await relayAgent(token, brain, RELAY_DELAY_MS);
+    streams = await streamsAgent(brain, STREAMS_END_OF_TURN_MS);
   });
   after(async () => {
     await worker?.close();
@@ -117,7 +123,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
   }
 
   const verdicts = (r: EvalCallResult) => r.checks.map((c) => [c.type, c.passed]);
-  const shown = (r: EvalCallResult) => JSON.stringify({ checks: r.checks, heard: r.heard, transcript: r.transcript, streams: streams.log });
+  const shown = (r: EvalCallResult) => JSON.stringify({ checks: r.checks, heard: r.heard, transcript: r.transcript, turns: r.turns, streams: streams.log });
   /** The checks every kind passes: heard the answer, cut by the talk-over, hung up by the caller. */
   function common(r: EvalCallResult): void {
     expect(verdicts(r).slice(0, 3), shown(r)).to.deep.equal([
@@ -127,13 +133,30 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     ]);
     expect(r.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).to.deep.equal([ASK]);
   }
-  /** An app outside the platform: no agent text nor latency stages recorded by the platform, and the checks needing them fail saying so. */
-  function external(r: EvalCallResult): void {
-    expect(r.turns, shown(r)).to.deep.equal([]);
+  /**
+   * An app outside the platform: no agent text recorded by the platform, and the checks needing it fail
+   * saying so; its turns (the question's answer, the digit's) measured at the caller, the answer at least
+   * the app's known delay `answerMs` and the digit's at least `digitMs`, each within TURN_SLACK_MS of it.
+   */
+  function external(r: EvalCallResult, answerMs: number, digitMs: number): void {
     expect(r.transcript.filter((l) => l.role === 'agent')).to.deep.equal([]);
+    expect(
+      r.turns.map((x) => [x.measured, x.interrupted]),
+      shown(r),
+    ).to.deep.equal([
+      ['caller', false],
+      ['caller', false],
+    ]);
+    const [answer, digit] = r.turns.map((x) => x.latency_ms!);
+    expect(answer, shown(r))
+      .to.be.at.least(answerMs)
+      .and.below(answerMs + TURN_SLACK_MS);
+    expect(digit, shown(r))
+      .to.be.at.least(digitMs)
+      .and.below(digitMs + TURN_SLACK_MS);
     expect(r.checks.slice(4)).to.deep.equal([
       { type: 'transcript_contains', passed: false, evidence: `"open from nine" not in any of 0 agent line(s) (${NO_AI_TALK})` },
-      { type: 'latency_under', passed: false, evidence: `no agent turn was measured (${NO_AI_TALK})` },
+      { type: 'latency_under', passed: true, evidence: `2 turn(s), the slowest ${Math.max(answer!, digit!)} ms (${CALLER_SIDE})` },
       // nothing to judge is no pass, even for a check that a silent agent would otherwise pass
       { type: 'transcript_not_contains', passed: false, evidence: `"we are closed" in no agent line (${NO_AI_TALK})` },
     ]);
@@ -172,7 +195,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     const r = await runOf('+899573000002');
     common(r);
     expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
-    external(r);
+    external(r, RELAY_DELAY_MS, RELAY_DELAY_MS);
     const s = relay.sessions.find((x) => x.path === '/relay')!;
     expect(s.signed, 'X-Twilio-Signature on the upgrade').to.equal(true);
     expect(s.messages.map((m) => m.type)).to.include.members(['setup', 'interrupt', 'prompt', 'dtmf']);
@@ -187,7 +210,8 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     const r = await runOf('+899573000003');
     common(r);
     expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
-    external(r);
+    // the Media Streams app answers a digit at once
+    external(r, STREAMS_END_OF_TURN_MS, 0);
     expect(streams.log.slice(0, 3)).to.deep.equal([`say ${GREETING}`, 'clear', `say ${ANSWER}`]);
     expect(streams.log).to.include(`say ${DIGIT}`);
   });

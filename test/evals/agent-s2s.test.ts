@@ -2,8 +2,9 @@
 // realtime engine_model on the OpenAI Realtime stand-in test/ai uses (testkit/ai/realtime-server.ts,
 // wss on loopback: it hears the caller's audio and answers with tones and a transcript). The simulated
 // caller dials over SIP through the edge, waits for the greeting, asks, and hangs up; the result has
-// the two-sided transcript (the agent's lines are the model's transcripts ai_talk stored); such an
-// ai_talk records no latency stages yet, so there are no turns and latency_under fails saying so.
+// the two-sided transcript (the agent's lines are the model's transcripts ai_talk stored) and each
+// reply's latency stages as such an ai_talk records them (media-app/ai/realtime-turns.ts): the
+// vendor's end of the caller's turn, the model's first audio, its first audio out.
 import { expect } from 'chai';
 import request from 'supertest';
 import pino from 'pino';
@@ -52,7 +53,7 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
     await t?.close();
   });
 
-  it('the scenario runs: the transcript has the greeting, the question and the answer; no turns: latency_under fails', async () => {
+  it('the scenario runs: the transcript has the greeting, the question and the answer; each reply a turn with its stages', async () => {
     const ai = await aisRepo(t.ctx.db).create(f.customer.id, {
       name: 'rt',
       init_prompt: 'You are the bakery.',
@@ -106,11 +107,23 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
     expect(
       r.checks.map((c) => c.passed),
       shown,
-    ).to.deep.equal([true, true, false]);
-    // a speech-to-speech ai_talk records no latency stages (docs/evals.md "What is left"): no turn, and
-    // the check that needs one fails saying so, never passes
-    expect(r.turns, shown).to.deep.equal([]);
-    expect(r.checks[2]).to.deep.equal({ type: 'latency_under', passed: false, evidence: 'no agent turn was measured' });
+    ).to.deep.equal([true, true, true]);
+    // the greeting (measured from the ask) and the answer (from the caller's speech end), no stage of a
+    // recogniser, chat model or voice of the platform's
+    expect(r.turns, shown).to.have.length(2);
+    const [greeting, answer] = r.turns;
+    expect(greeting, shown).to.include({ end_of_turn_wait_ms: null, stt_final_ms: null, llm_first_token_ms: null, tts_first_byte_ms: null, interrupted: false });
+    expect(greeting!.latency_ms, shown)
+      .to.be.a('number')
+      .and.be.at.least(greeting!.model_first_audio_ms as number);
+    expect(answer, shown).to.include({ stt_final_ms: null, llm_first_token_ms: null, tts_first_byte_ms: null, interrupted: false });
+    // the stand-in's VAD ends the turn after the AI's 600 ms of silence (stop_secs), then answers
+    const wait = answer!.end_of_turn_wait_ms!;
+    const model = answer!.model_first_audio_ms as number;
+    expect(wait, shown).to.be.at.least(550).and.below(2000);
+    expect(model, shown).to.be.at.least(wait);
+    expect(answer!.latency_ms, shown).to.be.at.least(model).and.below(3000);
+    expect(r.checks[2], shown).to.deep.equal({ type: 'latency_under', passed: true, evidence: `2 turn(s), the slowest ${Math.max(greeting!.latency_ms!, answer!.latency_ms!)} ms` });
     // the stand-in answered from the caller's audio: the greeting and one turn
     expect(rt.received.filter((e) => e.type === 'response.create').length).to.be.at.least(1);
   });

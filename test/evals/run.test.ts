@@ -14,7 +14,7 @@ import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { endedFlowOfCall } from '../../testkit/call-ends';
 import type { EvalWorker } from '../../evals/worker';
-import { NO_AI_TALK } from '../../evals/agent-kind';
+import { CALLER_SIDE } from '../../evals/agent-kind';
 import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { runEvalFile } from '../../scripts/eval/run-file';
@@ -72,7 +72,7 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
     const [r] = run.results;
     expect(r!.ended_by).to.equal('agent');
     expect(r!.transcript).to.deep.equal([]);
-    expect(r!.checks).to.deep.equal([{ type: 'latency_under', passed: false, evidence: `no agent turn was measured (${NO_AI_TALK})` }]);
+    expect(r!.checks).to.deep.equal([{ type: 'latency_under', passed: false, evidence: `no agent turn was measured (${CALLER_SIDE})` }]);
     expect((await t.ctx.db('calls').where({ id: r!.call_id }).first())!.hangup_by).to.equal('local');
   });
 
@@ -98,7 +98,7 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
       expect(lines[0]).to.match(/^run [0-9a-f-]{36}: finished, 1 call\(s\), pass rate 0%$/);
       expect(lines[1]).to.match(/^scenario\s+call\s+ended_by\s+slowest turn\s+checks$/);
       expect(lines[2]).to.match(/^ci short\s+1\s+agent\s+-\s+0\/1\s+FAIL$/);
-      expect(lines[3]).to.equal(`  ✗ latency_under: no agent turn was measured (${NO_AI_TALK})`);
+      expect(lines[3]).to.equal(`  ✗ latency_under: no agent turn was measured (${CALLER_SIDE})`);
       expect(lines.join('\n')).not.to.contain(f.accesskey);
       lines.length = 0;
       expect(await runEvalFile(JSON.stringify({ scenarios: [scenario([])] }), o), lines.join('\n')).to.equal(0);

@@ -19,14 +19,23 @@ export interface Brain {
   digit(d: string): string;
 }
 
-/** A ConversationRelay app: the answer streamed as two text tokens, a digit answered alike; every session kept. */
-export async function relayAgent(authToken: string, brain: Brain): Promise<RelayApp> {
+/**
+ * A ConversationRelay app: the answer streamed as two text tokens, a digit answered alike, each
+ * `replyDelayMs` after the prompt or digit came (its "LLM" thinking; the timer goes with the session);
+ * every session kept.
+ */
+export async function relayAgent(authToken: string, brain: Brain, replyDelayMs = 0): Promise<RelayApp> {
   const app = await RelayApp.start(authToken);
-  const reply = (s: RelaySession, text: string) => {
+  const send = (s: RelaySession, text: string) => {
     const words = text.split(' ');
     const half = Math.ceil(words.length / 2);
     s.send({ type: 'text', token: `${words.slice(0, half).join(' ')} `, last: false });
     s.send({ type: 'text', token: words.slice(half).join(' '), last: true });
+  };
+  const reply = (s: RelaySession, text: string) => {
+    if (!replyDelayMs) return send(s, text);
+    const t = setTimeout(() => send(s, text), replyDelayMs);
+    s.ws.once('close', () => clearTimeout(t));
   };
   app.onMessage = (s, m) => {
     if (m.type === 'prompt' && m.last !== false) reply(s, brain.answer(String(m.voicePrompt ?? '')));

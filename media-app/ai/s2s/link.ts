@@ -34,10 +34,15 @@ export interface LinkHost {
   audio(item: string, pcm: Int16Array, rate: LinkRate): void;
   /** the vendor heard the caller start speaking (its own VAD): the model's audio is to be cut */
   callerSpeaking(): void;
+  /**
+   * the vendor ended the caller's turn: its speech ended `atMs` into the caller's audio sent on this
+   * link (for the turn's latency; a link whose vendor does not say reports nothing)
+   */
+  callerStopped(atMs: number): void;
   /** the caller's words (a whole utterance) */
   heard(text: string): void;
-  /** the model's words (a whole response) */
-  said(text: string): void;
+  /** the model's words (a whole response), and the item whose audio they are where the vendor says */
+  said(text: string, item?: string): void;
   toolCalls(calls: LinkToolCall[]): void;
   /** the session cannot go on (refused key, the vendor closed the connection) */
   fail(message: string): void;

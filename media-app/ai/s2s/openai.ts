@@ -8,6 +8,7 @@
  * - greeting: response.create right after the session.
  * - caller audio: input_audio_buffer.append; model audio: response.output_audio.delta.
  * - barge-in: input_audio_buffer.speech_started → (host) conversation.item.truncate at what was played.
+ * - the caller's turn ended: input_audio_buffer.speech_stopped (its audio_end_ms less the VAD's silence).
  * - function calls (response.done) → function_call_output, then response.create.
  */
 import OpenAI from 'openai';
@@ -122,11 +123,14 @@ export class OpenAiRealtimeLink implements ModelLink {
       }
       case 'input_audio_buffer.speech_started':
         return host.callerSpeaking();
+      case 'input_audio_buffer.speech_stopped':
+        // audio_end_ms is where the server VAD stopped: after its silence_duration_ms of silence
+        return host.callerStopped(Math.max(0, ev.audio_end_ms - (this.o.silenceMs ?? 500)));
       case 'conversation.item.input_audio_transcription.completed':
         if (ev.transcript.trim()) host.heard(ev.transcript.trim());
         return;
       case 'response.output_audio_transcript.done':
-        if (ev.transcript.trim()) host.said(ev.transcript.trim());
+        if (ev.transcript.trim()) host.said(ev.transcript.trim(), ev.item_id);
         return;
       case 'response.done': {
         const calls = (ev.response.output ?? []).flatMap((i) => (i.type === 'function_call' && i.call_id && i.name ? [{ callId: i.call_id, name: i.name, args: i.arguments ?? '' }] : []));
