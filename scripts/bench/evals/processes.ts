@@ -1,0 +1,117 @@
+/**
+ * The evals benchmark's processes (run.ts) and where their CPU went. Three rooms, as in production: the
+ * platform under measurement (this process: sip-server, media-app and its media worker thread), the
+ * vendors' stand-ins (stand-ins.ts) and the simulated callers (the evals worker, evals/main.ts), so
+ * that neither the callers' RTP pacing nor the stand-ins' recognition runs on the agent's event loop.
+ * CPU is read from /proc (Linux): each process's own time and its ended children's (pocketsphinx,
+ * espeak-ng, sox), and this process's main thread apart from its other threads.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+const TICK_MS = 10; // CLK_TCK is 100 on Linux
+
+/** utime + stime (and cutime + cstime: its waited-for children) of a /proc stat line, in ms. */
+function statMs(file: string): { own: number; children: number } {
+  try {
+    const line = fs.readFileSync(file, 'utf8');
+    const f = line.slice(line.lastIndexOf(')') + 2).split(' ');
+    // after "pid (comm) ": state is field 3, utime 14, stime 15, cutime 16, cstime 17
+    const n = (i: number) => Number(f[i - 3]) * TICK_MS;
+    return { own: n(14) + n(15), children: n(16) + n(17) };
+  } catch {
+    return { own: 0, children: 0 }; // the process is gone: counted up to its last sample
+  }
+}
+
+/** CPU ms of each part of the benchmark so far. */
+export interface CpuSample {
+  /** this process's main thread: sip-server, media-app's calls and ai_talk, the bench's bookkeeping */
+  platformMain: number;
+  /** this process's other threads: the media worker thread (RTP), V8's and libuv's */
+  platformThreads: number;
+  /** this process's ended children: the recognisers (pocketsphinx), the local voices */
+  platformChildren: number;
+  standIns: number;
+  callers: number;
+}
+
+/** `callers` null: the evals worker runs in this process (its CPU is the platform's main thread's). */
+export function sampleCpu(standIns: ChildProcess, callers: ChildProcess | null): CpuSample {
+  const self = statMs('/proc/self/stat');
+  const main = statMs(`/proc/self/task/${process.pid}/stat`).own;
+  const of = (c: ChildProcess | null) => {
+    if (!c) return 0;
+    const s = statMs(`/proc/${c.pid}/stat`);
+    return s.own + s.children;
+  };
+  return { platformMain: main, platformThreads: self.own - main, platformChildren: self.children, standIns: of(standIns), callers: of(callers) };
+}
+
+/** Each part's share of one core between two samples `wallMs` apart, as "main 41 %, …". */
+export function cpuShares(a: CpuSample, b: CpuSample, wallMs: number): string {
+  const pct = (k: keyof CpuSample) => `${Math.round(((b[k] - a[k]) / wallMs) * 100)} %`;
+  return `platform main thread ${pct('platformMain')}, its other threads ${pct('platformThreads')}, its child processes ${pct('platformChildren')}; stand-ins ${pct('standIns')}; simulated callers ${pct('callers')} (of one core)`;
+}
+
+/** The platform's event-loop delay over a run (the agent's timers and I/O wait this long for the loop). */
+export function loopDelay(): { stop(): string } {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    stop() {
+      h.disable();
+      const ms = (ns: number) => (ns / 1e6).toFixed(0);
+      return `p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms`;
+    },
+  };
+}
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+/** `script` (a path from the repository root) run by this Node with tsx; `readStdout`: its stdout is for the caller to read (else it goes to ours, as its stderr does). */
+export function tsxChild(script: string, args: string[], env: NodeJS.ProcessEnv, readStdout: boolean): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, env, stdio: ['pipe', readStdout ? 'pipe' : 'inherit', 'inherit'] });
+  child.on('error', (e) => console.error(`${script}: ${e.message}`));
+  child.stdin!.on('error', () => undefined);
+  return child;
+}
+
+/** The first line `child` prints, parsed; rejects if it exits first or prints nothing within `ms`. */
+export function firstLine<T>(child: ChildProcess, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => done(new Error(`no line from the child within ${ms} ms`)), ms);
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) done(null, buf.slice(0, nl));
+    };
+    const onExit = (code: number | null) => done(new Error(`the child exited (${code}) before its first line`));
+    const done = (err: Error | null, line?: string) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve(JSON.parse(line!) as T);
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+/** Ends `child` (its stdin closed, then SIGTERM) and waits for its exit, SIGKILL after `ms`. */
+export function endChild(child: ChildProcess, ms = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.stdin?.end();
+    child.kill('SIGTERM');
+  });
+}
