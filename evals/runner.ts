@@ -28,8 +28,6 @@ import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
 import { resolveTarget } from '../core/evals/targets';
 import type { ObjectStore } from '../core/storage/local';
-import { storageBackend } from '../core/storage/backend';
-import { loadConfig } from '../core/config';
 import { storeCallAudio } from './call-audio';
 import type { PlayedCall } from './call';
 
@@ -47,8 +45,8 @@ export interface RunDeps {
   env?: NodeJS.ProcessEnv;
   /** what a judge check's request to the customer's LLM vendor goes through (default: the policy of `env`) */
   egress?: EgressPolicy;
-  /** where the calls' audio tracks go (default: the files store of the platform configured by `env`, core/storage) */
-  storage?: ObjectStore;
+  /** where the calls' audio tracks go: the platform's object store (core/storage `files`), the one control-api serves them from */
+  storage: ObjectStore;
 }
 
 /** One call to place: a scenario, and the AI version its ai_talk runs when the run is over versions. */
@@ -127,8 +125,7 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
 async function keepAudio(deps: RunDeps, run: EvalRunRow, played: PlayedCall): Promise<Pick<EvalCallResult, 'audio' | 'audio_error'>> {
   if (!played.audio) return {};
   try {
-    const store = deps.storage ?? storageBackend(loadConfig(deps.env ?? process.env, { persistSecret: false })).files;
-    return { audio: await storeCallAudio(store, { customerId: run.customer_id, runId: run.id, sipCallId: played.sipCallId }, played.audio) };
+    return { audio: await storeCallAudio(deps.storage, { customerId: run.customer_id, runId: run.id, sipCallId: played.sipCallId }, played.audio) };
   } catch (e) {
     deps.logger.warn({ err: e, run_id: run.id, sip_call_id: played.sipCallId }, "an eval call's audio was not kept");
     return { audio_error: `the call's audio was not kept: ${(e as Error).message}` };

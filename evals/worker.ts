@@ -45,7 +45,7 @@ export class EvalWorker {
   /** the runs' customer events, on the platform's event stream */
   private readonly runEvents: RunEvents;
 
-  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy; storage?: ObjectStore }) {
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy; storage: ObjectStore }) {
     this.events = new CallEvents(deps);
     this.runEvents = new RunEvents(new EventPublisher(deps.redis), deps.logger);
     this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());

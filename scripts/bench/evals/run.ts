@@ -28,6 +28,7 @@ import { startLlmServer, lastUser } from '../../../testkit/llm-server';
 import { startPlatform } from '../../../testkit/media-app/harness';
 import { loadEvalsConfig } from '../../../evals/config';
 import { EvalWorker } from '../../../evals/worker';
+import { storageBackend } from '../../../core/storage/backend';
 import { compareStages, formatRows, verdict } from './verdict';
 
 const arg = (name: string, def: number) => {
@@ -47,7 +48,7 @@ async function main() {
   const redis = new Redis(process.env.TEST_REDIS_URL!);
   redis.on('error', () => undefined);
   const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '20000' });
-  const worker = new EvalWorker({ db, redis, config, logger: pino({ level: 'warn' }) });
+  const worker = new EvalWorker({ db, redis, config, storage: storageBackend(p.config).files, logger: pino({ level: 'warn' }) });
   const cid = (await repos(db).customers.create({ email: `bench-evals${Date.now()}@example.test`, status: 'active', name: 'bench' })).id;
   const lines: string[] = [];
   let pass = false;
