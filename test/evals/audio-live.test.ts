@@ -15,6 +15,7 @@ import type { EvalWorker } from '../../evals/worker';
 import { aiTalkActions, authed, evalRunEnded, evalsApiOf, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker } from '../../testkit/evals/live';
 import { bufferBody } from '../../testkit/buffer-body';
 import type { EvalCallResult } from '../../core/evals/schema';
+import { REANCHOR_MS } from '../../evals/call-audio';
 
 const QUESTION = 'What are your opening hours?';
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
@@ -122,7 +123,8 @@ describe('eval run: both audio tracks of a call over SIP', function () {
     expect(loudest(agentRms, 0, question[1] + 200), "the agent's track while the caller asked").to.be.below(VOICED_RMS);
     const spoke = stretches(agentRms);
     expect(spoke.length, JSON.stringify(spoke)).to.be.at.least(1);
-    expect(spoke[0]![0], "the agent's first voiced window, where the caller first heard it").to.be.within(firstHeard.t_ms - 40, firstHeard.t_ms + 40);
+    // placed by RTP timestamp from the stream's first packet: within REANCHOR_MS of its arrival (and a 20 ms window)
+    expect(spoke[0]![0], "the agent's first voiced window, where the caller first heard it").to.be.within(firstHeard.t_ms - REANCHOR_MS - 20, firstHeard.t_ms + REANCHOR_MS + 20);
     for (const h of heard) expect(loudest(agentRms, h.t_ms, h.end_ms), `heard ${h.t_ms}-${h.end_ms} ms`).to.be.above(2 * VOICED_RMS);
     // and the caller said nothing while it heard the agent (no background, no echo)
     for (const h of heard) expect(loudest(callerRms, h.t_ms, h.end_ms), `the caller's track at ${h.t_ms}-${h.end_ms} ms`).to.be.below(VOICED_RMS);
