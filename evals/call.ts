@@ -9,7 +9,7 @@
  * with `error`). The caller's background (background.ts) is mixed into all it sends; a caller that
  * hears (hearing.ts) transcribes the rest of what it heard once the call is over. The caller's side of
  * the transcript is what it said, timed from the answer; what it heard of the agent is kept for the
- * audio checks (checks/audio.ts).
+ * audio checks (checks/audio.ts), and both tracks of the call as audio (call-audio.ts).
  */
 import type { EvalRunScenario } from '../core/repos/eval-scenarios';
 import type { EvalCaller, EvalHeardSegment, EvalTranscriptLine, EvalTurn } from '../core/evals/schema';
@@ -22,6 +22,7 @@ import { utteranceAt, VOICED_LEVEL, type HeardPacket } from './checks/heard';
 import { attachBackground, prepareBackground } from './background';
 import { GoalCallerError, playGoal, type GoalOutcome } from './goal-caller';
 import { Hearing } from './hearing';
+import { CallAudio, type KeptAudio } from './call-audio';
 
 /** A say turn that talked over the agent: when it started and ended (ms after the answer), and since when the agent was talking. */
 export interface TalkOver {
@@ -53,9 +54,11 @@ export interface PlayedCall {
   heardSegments?: EvalHeardSegment[];
   /** a goal caller: how it ended */
   goal?: GoalOutcome;
+  /** both tracks of an answered call (call-audio.ts), at most `audioMaxS` of each */
+  audio?: KeptAudio;
 }
 
-type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs' | 'agentWaitMs' | 'judgeTimeoutMs' | 'goalReplySilenceMs'> & {
+type Deps = Pick<EvalsConfig, 'edge' | 'localHost' | 'answerTimeoutMs' | 'maxCallMs' | 'agentWaitMs' | 'judgeTimeoutMs' | 'goalReplySilenceMs' | 'audioMaxS'> & {
   /** the goal caller's LLM for the call of this SIP Call-ID (asked once, when its first line is due) */
   goalLlm?: (sipCallId: string) => Promise<ChatLlm | { error: string }>;
 };
@@ -178,6 +181,7 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
   for (const [i, turn] of (scenario.caller.turns ?? []).entries()) if ('say' in turn) speech.set(i, await speak(turn.say, scenario.caller.language));
   const background = scenario.caller.background ? await prepareBackground(scenario.caller.background, scenario.caller.language) : null;
   const hearing = hearingOf(scenario.caller);
+  const audio = new CallAudio(deps.audioMaxS * 1000);
   const phone = await RtpPhone.open(deps.localHost);
   let caller: SipCaller;
   try {
@@ -199,6 +203,7 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     t0 = performance.now();
     const now = () => performance.now() - t0;
     if (hearing) detach.push(hearing.attach(phone, t0));
+    detach.push(audio.attach(phone, t0));
     if (background) detach.push(attachBackground(phone, background));
     phone.start(dialled.remote);
     const aborted = new Promise<void>((r) => {
@@ -223,6 +228,7 @@ export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: Ab
     if (t0) {
       played.end_ms = Math.round(performance.now() - t0);
       played.heard = phone.heard.map((h) => ({ t_ms: Math.round((h.at - t0) * 10) / 10, level: Math.round(h.level) }));
+      played.audio = audio.finish(played.end_ms);
     }
     phone.close();
     caller.close();

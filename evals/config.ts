@@ -28,6 +28,8 @@ export interface EvalsConfig {
   judgeTimeoutMs: number;
   /** a goal caller answers once the agent has been silent this long after its last voiced packet */
   goalReplySilenceMs: number;
+  /** each call keeps at most this many seconds of each of its two audio tracks (the first ones) */
+  audioMaxS: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -57,6 +59,7 @@ const schema = z.object({
   EVALS_AGENT_WAIT_MS: ms(100).default(30_000),
   EVALS_JUDGE_TIMEOUT_MS: ms(100).default(60_000),
   EVALS_GOAL_REPLY_SILENCE_MS: ms(100).default(1000),
+  EVALS_AUDIO_MAX_S: z.coerce.number({ message: 'must be a number of seconds' }).int('must be an integer').min(1).max(3600).default(300),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
 });
 
@@ -80,5 +83,6 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     agentWaitMs: c.EVALS_AGENT_WAIT_MS,
     judgeTimeoutMs: c.EVALS_JUDGE_TIMEOUT_MS,
     goalReplySilenceMs: c.EVALS_GOAL_REPLY_SILENCE_MS,
+    audioMaxS: c.EVALS_AUDIO_MAX_S,
   };
 }

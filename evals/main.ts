@@ -10,6 +10,7 @@ import { createDb } from '../core/db/knex';
 import { createLogger } from '../core/logger';
 import { loadEvalsConfig } from './config';
 import { EvalWorker } from './worker';
+import { storageBackend } from '../core/storage/backend';
 
 async function main(): Promise<void> {
   const log = createLogger(process.env.LOG_LEVEL ?? 'info', 'evals');
@@ -19,7 +20,8 @@ async function main(): Promise<void> {
   // the platform's events (a call hung up, an ai_talk ended) end the observations' settle waits
   const redis = new Redis(platform.redisUrl, { maxRetriesPerRequest: 2 });
   redis.on('error', (err: unknown) => log.warn({ err: String(err) }, 'redis connection error'));
-  const worker = new EvalWorker({ db, redis, config, logger: log });
+  // the calls' audio tracks go to the platform's object store (local disk under DATA_DIR, or S3)
+  const worker = new EvalWorker({ db, redis, config, logger: log, storage: storageBackend(platform).files });
   worker.start();
   log.info({ edge: `${config.edge.host}:${config.edge.port}`, worker: worker.name }, 'evals worker started');
   const shutdown = (signal: string) => {

@@ -17,11 +17,16 @@ const DIGIT_GAP_MS = 60;
 const END_REPEATS = 3;
 const EVENT_CODE: Record<string, number> = { '*': 10, '#': 11, A: 12, B: 13, C: 14, D: 15 };
 
-/** A packet of the platform's audio: when it arrived (performance.now()) and its samples, µ-law decoded. */
+/** A packet of the platform's audio: when it arrived (performance.now()) and its samples, µ-law decoded; its RTP timestamp and SSRC. */
 export interface HeardAudio {
   at: number;
   pcm: Int16Array;
+  ts: number;
+  ssrc: number;
 }
+
+/** A 20 ms slot the phone sent: when it was due (performance.now()), its audio (speech and background) or the digit's event code. */
+export type SentAudio = { due: number; pcm: Int16Array } | { due: number; digit: number };
 
 interface Job {
   kind: 'speech' | 'digit';
@@ -51,6 +56,8 @@ export class RtpPhone {
   readonly heard: { at: number; level: number }[] = [];
   /** called on every packet heard with its decoded samples (a talk-over turn waiting for the agent's voice, the hearing, an echo) */
   private readonly listeners = new Set<(p: HeardAudio) => void>();
+  /** called on every 20 ms slot sent (the call's audio kept, call-audio.ts) */
+  private readonly sentListeners = new Set<(s: SentAudio) => void>();
   /** adds the caller's background into each 20 ms frame it sends, in place (background.ts) */
   private mix: ((frame: Int16Array) => void) | null = null;
 
@@ -148,6 +155,7 @@ export class RtpPhone {
       if (job.offset >= job.samples.length) this.next();
     }
     this.mix?.(pcm);
+    for (const l of this.sentListeners) l({ due: this.nextDue, pcm });
     this.packet(PT_PCMU, false, this.ts, Buffer.from(encodeG711('PCMU', pcm)));
     this.ts = (this.ts + FRAME) >>> 0;
   }
@@ -155,6 +163,7 @@ export class RtpPhone {
   /** One packet of an RFC 4733 event: the same timestamp throughout, the duration growing, the end bit on the last three. */
   private sendDigit(job: Job, now: number): void {
     job.startedAt ??= now;
+    for (const l of this.sentListeners) l({ due: this.nextDue, digit: job.code });
     const tonePackets = DIGIT_MS / 20;
     const end = job.sent >= tonePackets - 1;
     const duration = Math.min(job.sent + 1, tonePackets) * FRAME;
@@ -192,7 +201,13 @@ export class RtpPhone {
     for (let i = 0; i < payload.length; i++) sum += Math.abs((pcm[i] = G711_TABLES.muDecode[payload[i]!]!));
     const at = performance.now();
     this.heard.push({ at, level: payload.length ? sum / payload.length : 0 });
-    for (const l of [...this.listeners]) l({ at, pcm });
+    for (const l of [...this.listeners]) l({ at, pcm, ts: buf.readUInt32BE(4), ssrc: buf.readUInt32BE(8) });
+  }
+
+  /** Calls `fn` on every 20 ms slot sent from now on, until the returned function is called (or the phone closes). */
+  onSent(fn: (s: SentAudio) => void): () => void {
+    this.sentListeners.add(fn);
+    return () => this.sentListeners.delete(fn);
   }
 
   /** Calls `fn` on every packet heard from now on, until the returned function is called (or the phone closes). */
@@ -207,6 +222,7 @@ export class RtpPhone {
     if (this.clock) clearInterval(this.clock);
     this.clock = null;
     this.listeners.clear();
+    this.sentListeners.clear();
     for (const j of this.queue.splice(0)) j.done();
     try {
       this.sock.close();

@@ -6,6 +6,7 @@
  * not be placed (refused by the edge, not found on the platform), did not run the AI version it was
  * pinned to, or the run was aborted. A run over AI versions places every call once per version, each
  * under a SIP Call-ID pinned to its version (core/repos/eval-pins.ts) before the INVITE goes out.
+ * Both audio tracks of every answered call are written to the platform's object store (call-audio.ts).
  */
 import type { Db } from '../core/db/knex';
 import type { Logger } from '../core/logger';
@@ -27,6 +28,9 @@ import { callFacts, callerLlm } from './call-facts';
 import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
 import { resolveTarget } from '../core/evals/targets';
+import type { ObjectStore } from '../core/storage/local';
+import { storeCallAudio } from './call-audio';
+import type { PlayedCall } from './call';
 
 export interface RunDeps {
   db: Db;
@@ -42,6 +46,8 @@ export interface RunDeps {
   env?: NodeJS.ProcessEnv;
   /** what a judge check's request to the customer's LLM vendor goes through (default: the policy of `env`) */
   egress?: EgressPolicy;
+  /** where the calls' audio tracks go: the platform's object store (core/storage `files`), the one control-api serves them from */
+  storage: ObjectStore;
 }
 
 /** One call to place: a scenario, and the AI version its ai_talk runs when the run is over versions. */
@@ -88,8 +94,10 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
     return { ...base, sip_call_id: '', ended_by: 'error', error: `the simulated caller failed: ${(e as Error).message}` };
   }
   if (played.endedBy === 'refused') return { ...base, sip_call_id: played.sipCallId, ended_by: 'refused', error: played.error ?? 'refused' };
+  const audio = await keepAudio(deps, run, played);
   const seen = await observeCall(deps, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs, signal);
-  if (!seen) return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines };
+  if (!seen)
+    return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines, ...audio };
   const merged = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
   const transcript = played.heardSegments ? attachHeard(merged, played.heardSegments) : merged;
   const env = deps.env ?? process.env;
@@ -110,10 +118,22 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
     transcript,
     ...(played.heardSegments ? { heard: played.heardSegments } : {}),
     ...(played.goal ? { goal: played.goal } : {}),
+    ...audio,
     turns,
     checks,
     passed: !played.error && checks.every((c) => c.passed),
   };
+}
+
+/** Both tracks of an answered call, written under the run; the store refusing is said in `audio_error` (and logged): the verdicts stand. */
+async function keepAudio(deps: RunDeps, run: EvalRunRow, played: PlayedCall): Promise<Pick<EvalCallResult, 'audio' | 'audio_error'>> {
+  if (!played.audio) return {};
+  try {
+    return { audio: await storeCallAudio(deps.storage, { customerId: run.customer_id, runId: run.id, sipCallId: played.sipCallId }, played.audio) };
+  } catch (e) {
+    deps.logger.warn({ err: e, run_id: run.id, sip_call_id: played.sipCallId }, "an eval call's audio was not kept");
+    return { audio_error: `the call's audio was not kept: ${(e as Error).message}` };
+  }
 }
 
 const NOT_APPLIED = 'no ai_talk of AI';

@@ -21,6 +21,7 @@ import { LeaseRenewal } from './lease-renewal';
 import { RunEvents } from './run-events';
 import { EventPublisher } from '../core/events/bus';
 import type { EgressPolicy } from '../core/net';
+import type { ObjectStore } from '../core/storage/local';
 
 /** Why a carried run was aborted (runner.ts stopReason): the words its log line and, when it still holds it, its row get. */
 export const WORKER_STOPPED = 'the evals worker stopped before the run ended';
@@ -44,7 +45,7 @@ export class EvalWorker {
   /** the runs' customer events, on the platform's event stream */
   private readonly runEvents: RunEvents;
 
-  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy }) {
+  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy; storage: ObjectStore }) {
     this.events = new CallEvents(deps);
     this.runEvents = new RunEvents(new EventPublisher(deps.redis), deps.logger);
     this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());

@@ -1,10 +1,12 @@
 /**
  * /eval_runs: runs of eval scenarios (issue 56, docs/evals.md). POST keeps a copy of the scenarios
  * and leaves the run `running` for an evals worker (evals/worker.ts) to claim; its simulated callers
- * dial the targets through the SIP edge and the results fill in as calls end.
+ * dial the targets through the SIP edge and the results fill in as calls end. GET
+ * /eval_runs/{id}/audio/{file} serves a call's audio track that the worker wrote to the object store
+ * (core/evals/audio.ts names them), to the run's customer only.
  */
 import { z } from 'zod';
-import { defineRoute, idParams } from '../route';
+import { defineRoute, idParams, uuid } from '../route';
 import { invalidArgument, notFound } from '../../core/errors';
 import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/evals/schema';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
@@ -17,6 +19,9 @@ import type { AppContext } from '../context';
 import { createdPayload, publishRunEvent } from '../../core/evals/events';
 import { eventsOf } from '../../core/ai/api';
 import { legacyTime, listOf, uuidOut } from './schemas';
+import { EVAL_AUDIO_FILE, evalAudioKey, evalAudioPath } from '../../core/evals/audio';
+import { storageBackend, viaStorage } from '../../core/storage/backend';
+import { sendCustomerFile } from '../customer-file';
 
 /** At most this many calls in one run (scenarios × calls). */
 const MAX_RUN_CALLS = 200;
@@ -132,6 +137,31 @@ export const routes = [
       const r = await repo.get(auth.customerId, params.id);
       if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
       return evalRunJson(r, r.baseline_run_id ? await repo.get(auth.customerId, r.baseline_run_id) : null);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/eval_runs/:id/audio/:file',
+    tag,
+    summary: "Get one audio track of an eval run's call (the URL in its result's audio)",
+    description:
+      "A mono 16-bit 8 kHz WAV whose sample i is i/8 ms after the answer: `…-caller.wav` what the simulated caller sent, `…-agent.wav` what it heard. 404 for a run that is not the customer's or a file no call of the run names.",
+    permission: 'agent',
+    params: z.object({
+      id: uuid().describe('the eval run'),
+      file: z.string().max(64).regex(EVAL_AUDIO_FILE, 'a track file named by a result (<32 hex>-caller.wav or -agent.wav)'),
+    }),
+    response: z.string().describe('the track (audio/wav)'),
+    responseContentTypes: ['audio/wav'],
+    handler: async ({ ctx, auth, params, res }) => {
+      const r = await evalRunsRepo(ctx.db).get(auth.customerId, params.id);
+      if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
+      const path = evalAudioPath(r.id, params.file);
+      if (!r.results.some((c) => c.audio?.caller_url === path || c.audio?.agent_url === path)) throw notFound('FILE_NOT_FOUND', 'no call of this eval run has this audio track');
+      const obj = await viaStorage(() => storageBackend(ctx.config).files.get(evalAudioKey(r.customer_id, r.id, params.file)));
+      if (!obj) throw notFound('FILE_NOT_FOUND', "the call's audio track is not in storage");
+      await sendCustomerFile(res, { filename: params.file, contentType: 'audio/wav' }, obj);
+      return undefined;
     },
   }),
 ];

@@ -209,6 +209,18 @@ export const evalCheckResult = z.object({
   evidence: z.string().describe('what the verdict rests on: the line found, the turns over budget, ...'),
 });
 
+/** Both tracks of a call as the caller had them (docs/evals.md "Both tracks of a call"). */
+export const evalCallAudio = z.object({
+  caller_url: z.string().describe('what the caller sent (its speech, background, digits as their tones): a mono WAV served by GET /eval_runs/{id}/audio/{file}'),
+  agent_url: z.string().describe('what the caller heard (the agent): the same'),
+  format: z.literal('wav').describe('16-bit PCM, mono'),
+  sample_rate: z.literal(8000),
+  duration_ms: z.number().describe("each track's length: sample i is i/8 ms after the answer (the transcript's t_ms)"),
+  call_ms: z.number().describe('the call from its answer to its end'),
+  truncated: z.boolean().describe('the call was longer than the cap (EVALS_AUDIO_MAX_S): its first duration_ms are kept'),
+  note: z.string().optional().describe('when truncated, what was kept'),
+});
+
 export const evalCallResult = z.object({
   scenario_id: z.string(),
   /** the platform's call (found by the SIP Call-ID the simulated caller sent); '' if none was made */
@@ -225,6 +237,8 @@ export const evalCallResult = z.object({
     .object({ reached: z.boolean().describe('the caller LLM said the goal was reached (its goal_reached tool)'), turns: z.number().int().describe("the caller's lines said"), reason: z.string() })
     .optional()
     .describe('a goal caller: how it ended'),
+  audio: evalCallAudio.optional().describe('both tracks of the call (absent: not answered, or not kept: audio_error)'),
+  audio_error: z.string().optional().describe('why the tracks of an answered call were not kept (object storage failing)'),
   turns: z.array(evalTurnResult),
   checks: z.array(evalCheckResult),
   passed: z.boolean().describe('every check passed and the call was placed'),
@@ -235,3 +249,4 @@ export type EvalTurnResult = z.output<typeof evalTurnResult>;
 export type EvalCheckResult = z.output<typeof evalCheckResult>;
 export type EvalCallResult = z.output<typeof evalCallResult>;
 export type EvalHeardSegment = z.output<typeof evalHeardSegment>;
+export type EvalCallAudio = z.output<typeof evalCallAudio>;

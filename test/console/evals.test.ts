@@ -1,6 +1,7 @@
 // The evals views in Chromium (issue 56, docs/evals.md "Console"): the runs table, a run's page with its
 // failing check highlighted and its evidence, a call's timeline (both sides on a time axis, the talk-over)
-// and two versions side by side. The view alone is under test: the scenario and the finished run are rows
+// with both its audio tracks playing in the browser from the run's audio route, and two versions side by
+// side. The view alone is under test: the scenario and the finished run are rows
 // written through the repos (evalScenariosRepo, evalRunsRepo: create, claim, end as the evals worker does),
 // not a run over SIP (test/evals/run.test.ts and versions-run.test.ts place those); the page reads them
 // through the public API like any other client.
@@ -13,6 +14,19 @@ import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
 import { evalScenarioInput, type EvalCallResult } from '../../core/evals/schema';
 import { newId } from '../../core/ids';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { CallAudio, storeCallAudio } from '../../evals/call-audio';
+import { storageBackend } from '../../core/storage/backend';
+
+/** A call's two tracks as the worker keeps them: the caller voiced from 300 to 1300 ms, the agent heard from 1900 to 5200 ms, 6 s in all. */
+function tracks(): ReturnType<CallAudio['finish']> {
+  const a = new CallAudio(60_000);
+  const tone = (from: number) => Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * (from * 8 + i)) / 8000)));
+  for (let t = 0; t < 6000; t += 20) {
+    a.onSent({ due: t, pcm: t >= 300 && t < 1300 ? tone(t) : new Int16Array(160) }, 0);
+    if (t >= 1900 && t < 5200) a.onHeard({ at: t, pcm: tone(t), ts: t * 8, ssrc: 1 }, 0);
+  }
+  return a.finish(6000);
+}
 
 /** Customer text that would be markup if it reached innerHTML. */
 const HOSTILE = 'Thanks <img src=x id=injected onerror="window.__pwned=1">';
@@ -70,7 +84,14 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     const { id, name, target, caller, checks } = scenario;
     const created = await runs.create(f.customer.id, { scenarios: [{ id, name, target, caller, checks }], calls: 1, concurrency: 1, aiId: newId(), versions: [1, 2] });
     expect((await runs.claim('console-test'))?.id).to.equal(created.id);
-    const results = [call(1, 'We are open nine to five.', 800, true), call(2, 'I am not sure.', 2400, false)].map((r) => ({ ...r, scenario_id: id }));
+    const store = storageBackend(rig.t.ctx.config).files;
+    const results = await Promise.all(
+      [call(1, 'We are open nine to five.', 800, true), call(2, 'I am not sure.', 2400, false)].map(async (r) => ({
+        ...r,
+        scenario_id: id,
+        audio: await storeCallAudio(store, { customerId: f.customer.id, runId: created.id, sipCallId: r.sip_call_id }, tracks()),
+      })),
+    );
     await runs.end(created.id, 'console-test', 'finished', results);
     run = (await runs.get(f.customer.id, created.id))!;
     page = await signIn(rig, f.admin.username, f.password);
@@ -128,6 +149,41 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     expect(await js<number>(page, `document.querySelectorAll('svg.eval-timeline .talk-over').length`)).to.equal(1);
     expect(await js<boolean>(page, `document.getElementById('injected') === null && window.__pwned === undefined`)).to.equal(true);
     await shot(rig, page, 'evals-timeline');
+  });
+
+  it("a call's timeline plays both audio tracks from the run's audio route: each loads (200) with its duration", async () => {
+    // the first call's page: its tracks not loaded before (the timeline test above opened the second call's)
+    const audio = run.results[0]!.audio!;
+    const answers = new Map<string, number>();
+    const onResponse = (r: { url(): string; status(): number }) => {
+      if (r.url().includes('/audio/')) answers.set(new URL(r.url()).pathname, r.status());
+    };
+    page.on('response', onResponse);
+    try {
+      await open(`evals/${run.id}/call/0`, 'audio[data-track=agent]');
+      await page.waitForFunction(`[...document.querySelectorAll('.eval-audio audio')].every((a) => a.readyState >= 1)`, { timeout: 20_000 });
+      const players = await js<{ track: string; src: string; duration: number; error: unknown }[]>(
+        page,
+        `[...document.querySelectorAll('.eval-audio audio')].map((a) => ({ track: a.dataset.track, src: new URL(a.currentSrc).pathname, duration: a.duration, error: a.error && a.error.code }))`,
+      );
+      expect(players.map((p) => [p.track, p.src, p.error])).to.deep.equal([
+        ['caller', audio.caller_url, null],
+        ['agent', audio.agent_url, null],
+      ]);
+      for (const p of players) expect(p.duration, p.track).to.be.closeTo(6, 0.05);
+      expect(answers.get(audio.caller_url)).to.equal(200);
+      expect(answers.get(audio.agent_url)).to.equal(200);
+      expect(
+        [...answers.values()].every((st) => st === 200),
+        JSON.stringify([...answers]),
+      ).to.equal(true);
+      // playing both moves the playhead along the time axis
+      await page.click('button[data-action=play-both]');
+      await page.waitForSelector('svg.eval-timeline line.playhead');
+      await shot(rig, page, 'evals-timeline-audio');
+    } finally {
+      page.off('response', onResponse);
+    }
   });
 
   it('two versions side by side show the check and the latency that moved', async () => {

@@ -27,6 +27,7 @@ import type { RelayApp } from '../../testkit/twiml/relay-app';
 import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import { CALLER_SIDE, NO_AI_TALK } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
 
@@ -107,7 +108,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
       .expect(200);
     if (!worker) {
       const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '15000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
       worker.start();
     }
     const run = await until(

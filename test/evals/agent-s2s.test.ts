@@ -20,6 +20,7 @@ import type { RealtimeServer } from '../../testkit/ai/realtime-server';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const KEY = 'sk-evals-realtime-key';
@@ -83,7 +84,7 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
       .send({ scenario_ids: [s.body.id] })
       .expect(200);
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
+    worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
     worker.start();
     const run = await until(
       async () => {

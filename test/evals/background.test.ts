@@ -23,6 +23,7 @@ import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import { RtpPhone } from '../../evals/rtp-phone';
 import { attachBackground, prepareBackground } from '../../evals/background';
 import { speak } from '../../evals/speech';
@@ -217,7 +218,15 @@ describe('evals background echo over SIP: a speakerphone caller does not make ai
       })
       .expect(200);
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    worker = new EvalWorker({
+      db,
+      redis: t.ctx.redis,
+      config,
+      storage: storageBackend(t.ctx.config).files,
+      logger: pino({ level: 'silent' }),
+      env: {},
+      egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }),
+    });
     worker.start();
     const made = await auth(request(t.app).post('/v1.0/eval_runs'))
       .send({ scenario_ids: [s.body.id] })

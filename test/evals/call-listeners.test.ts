@@ -43,7 +43,16 @@ describe('evals: a call removes its listener from the run-wide signal', function
     try {
       const run = new AbortController();
       const scenario = { id: 's', name: 'short', target: { type: 'number', target: '+1555' }, caller: { language: 'en-US', turns: [{ hangup: true }] }, checks: [] } as unknown as EvalRunScenario;
-      const deps = { edge: { host: '127.0.0.1', port }, localHost: '127.0.0.1', answerTimeoutMs: 5000, maxCallMs: 10_000, agentWaitMs: 5000, judgeTimeoutMs: 5000, goalReplySilenceMs: 1000 };
+      const deps = {
+        edge: { host: '127.0.0.1', port },
+        localHost: '127.0.0.1',
+        answerTimeoutMs: 5000,
+        maxCallMs: 10_000,
+        agentWaitMs: 5000,
+        judgeTimeoutMs: 5000,
+        goalReplySilenceMs: 1000,
+        audioMaxS: 60,
+      };
       for (let i = 0; i < 12; i++) {
         const played = await playCall(scenario, deps, run.signal);
         expect(played.endedBy, played.error).to.equal('caller');

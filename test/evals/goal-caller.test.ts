@@ -21,6 +21,7 @@ import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import { GOAL_CALLER_PROMPT } from '../../evals/goal-caller';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { attachHeard } from '../../evals/hearing';
@@ -117,7 +118,7 @@ describe('evals goal caller over SIP: an LLM plays the caller, hearing through t
     }
     if (!worker) {
       const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }), env: {}, egress });
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress });
       workerEgress = egress;
       worker.start();
     }

@@ -13,6 +13,7 @@ import type { EvalRunScenario } from '../../core/repos/eval-scenarios';
 import { loadEvalsConfig } from '../../evals/config';
 import { parseSip, response, type SipMessage } from '../../evals/sip-message';
 import { EvalWorker, LEASE_LOST, WORKER_STOPPED } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import { EventPublisher, EventSubscriber, type PlatformEvent } from '../../core/events/bus';
 import type { Redis } from 'ioredis';
 
@@ -77,7 +78,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
 
   function worker(): EvalWorker {
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${silent.address().port}`, EVALS_POLL_MS: '50', EVALS_LEASE_MS: String(LEASE), EVALS_ANSWER_TIMEOUT_MS: '15000', EVALS_MAX_RUNS: '1' });
-    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger });
+    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger });
     workers.push(w);
     w.start();
     return w;

@@ -19,6 +19,7 @@ import { listenHook, type HookReceiver } from '../../testkit/hook-receiver';
 import { freePort } from '../../testkit/ports';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
 import { connect, settle, type Client } from '../control-api/events/support';
@@ -108,7 +109,7 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
       .expect(200);
     if (!worker) {
       const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '5000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }) });
       worker.start();
     }
     return made.body.id as string;

@@ -17,6 +17,7 @@ import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { storageBackend } from '../../core/storage/backend';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
@@ -68,7 +69,7 @@ describe('eval targets: a flow and an AI configuration, reached under their numb
   async function ended(runId: string): Promise<Run> {
     if (!worker) {
       const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, logger: pino({ level: 'silent' }) });
+      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }) });
       worker.start();
     }
     return until(

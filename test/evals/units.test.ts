@@ -29,6 +29,7 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
       agentWaitMs: 30_000,
       judgeTimeoutMs: 60_000,
       goalReplySilenceMs: 1000,
+      audioMaxS: 300,
     });
     expect(loadEvalsConfig({ EVALS_SIP_EDGE: '10.0.0.2:5080', EVALS_POLL_MS: '' }).edge).to.deep.equal({ host: '10.0.0.2', port: 5080 });
     expect(() => loadEvalsConfig({ EVALS_SIP_EDGE: 'sip.example.com', EVALS_POLL_MS: 'soon', EVALS_MAX_RUNS: '0' }))

@@ -14,6 +14,7 @@ import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
 import type { Fixture, TestApp } from '../api';
 import { until } from '../media-app/harness';
+import { storageBackend } from '../../core/storage/backend';
 
 /** The suite's app and the customer whose token it calls the API with. */
 export interface EvalsApi {
@@ -70,7 +71,9 @@ export function startEvalWorker(api: EvalsApi, sipPort: number, opts: { config?:
   const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', ...opts.config });
   const { db, redis } = api.t.ctx;
   const { env, egress } = opts;
-  const worker = new EvalWorker({ db, redis, config, logger: pino({ level: 'silent' }), ...(env ? { env } : {}), ...(egress ? { egress } : {}) });
+  // the calls' audio goes where the suite's control-api reads it (its DATA_DIR)
+  const storage = storageBackend(api.t.ctx.config).files;
+  const worker = new EvalWorker({ db, redis, config, logger: pino({ level: 'silent' }), storage, ...(env ? { env } : {}), ...(egress ? { egress } : {}) });
   worker.start();
   return worker;
 }

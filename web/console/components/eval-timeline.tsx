@@ -3,11 +3,14 @@
  * an agent line spanning what the caller heard of it (its `heard` segment) or until the next line, the
  * caller lines that started while the agent was speaking marked as talk-over; then the lines as a list
  * and the agent turns' latency stages. Drawn in SVG attributes (the CSP allows no inline style).
+ * Under it both audio tracks of the call (eval-audio.tsx); the time played is a playhead on the axis.
  */
+import { useState } from 'preact/hooks';
 import type { EvalCallResult, EvalRun, EvalTranscriptLine } from '../api';
 import { href } from '../router';
 import { Section } from './common';
 import { TurnsTable, ms } from './eval-format';
+import { EvalCallAudio } from './eval-audio';
 
 interface Span {
   line: EvalTranscriptLine;
@@ -43,7 +46,8 @@ const LANE = 34;
 export function EvalTimeline(props: { run: EvalRun; call: EvalCallResult; index: number; name: string }) {
   const { call, run } = props;
   const spans = spansOf(call);
-  const total = Math.max(1000, ...spans.map((s) => s.end));
+  const [played, setPlayed] = useState<number | null>(null);
+  const total = Math.max(1000, call.audio?.duration_ms ?? 0, ...spans.map((s) => s.end));
   const x = (t: number) => 70 + (t / total) * (W - 80);
   const y = (role: string) => (role === 'caller' ? 20 : 20 + LANE + 8);
   const ticks = Array.from({ length: 6 }, (_, i) => Math.round((total * i) / 5));
@@ -72,7 +76,9 @@ export function EvalTimeline(props: { run: EvalRun; call: EvalCallResult; index:
               {(t / 1000).toFixed(1)} s
             </text>
           ))}
+          {played !== null && <line class="playhead" x1={x(played)} x2={x(played)} y1="14" y2={2 * LANE + 34} />}
         </svg>
+        <EvalCallAudio call={call} onTime={setPlayed} />
         <ol class="eval-lines" aria-label="Transcript">
           {spans.map((s) => (
             <li class={`line-${s.line.role}${s.talkOver ? ' talk-over' : ''}`} data-role={s.line.role}>
