@@ -6,13 +6,12 @@
 // through the public API like any other client.
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { chromiumAvailable } from '../../testkit/browser';
+import type { Fixture } from '../../testkit/api';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
 import { evalScenarioInput, type EvalCallResult } from '../../core/evals/schema';
 import { newId } from '../../core/ids';
-import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { js, shot, textOf, type ConsoleRig, useConsolePage } from './support';
 
 /** Customer text that would be markup if it reached innerHTML. */
 const HOSTILE = 'Thanks <img src=x id=injected onerror="window.__pwned=1">';
@@ -45,15 +44,9 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
   let f: Fixture;
   let page: Page;
   let run: EvalRunRow;
-  const open = async (hash: string, ready: string) => {
-    await page.goto(`${rig.base}/console/#/${hash}`);
-    await page.waitForSelector(ready);
-  };
+  const { open } = useConsolePage({}, (s) => ({ rig, f, page } = s));
 
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    rig = await startConsole();
-    f = await createFixture(rig.t.ctx);
+  before(async () => {
     const scenario = await evalScenariosRepo(rig.t.ctx.db).create(
       f.customer.id,
       evalScenarioInput.parse({
@@ -73,12 +66,6 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     const results = [call(1, 'We are open nine to five.', 800, true), call(2, 'I am not sure.', 2400, false)].map((r) => ({ ...r, scenario_id: id }));
     await runs.end(created.id, 'console-test', 'finished', results);
     run = (await runs.get(f.customer.id, created.id))!;
-    page = await signIn(rig, f.admin.username, f.password);
-    await page.waitForSelector('nav a[aria-current=page]');
-  });
-  after(async () => {
-    await page?.close();
-    await rig?.close();
   });
 
   it('the runs table shows the run: status, scenarios, pass rate, latency percentiles', async () => {
