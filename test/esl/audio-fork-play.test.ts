@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
-import { readWav } from '../../testkit/media-engine/support';
+import { heardFor, readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { wavFile } from '../../esl/fork/playout';
 import { Heard, useForkRig } from './fork-support';
@@ -50,15 +50,8 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
     return { ep, peer, heard, c };
   }
 
-  /** What `peer` hears for `ms`. */
-  async function listen(peer: Endpoint, name: string, ms: number): Promise<Int16Array> {
-    const file = path.join(fx.dir, `${name}.wav`);
-    const rec = await peer.startRecord(file);
-    await new Promise((r) => setTimeout(r, ms));
-    await peer.stopRecord(file);
-    await rec.done;
-    return readWav(file).samples;
-  }
+  /** What `peer` hears for `ms` (a WAV `name` in the rig's folder). */
+  const listen = (peer: Endpoint, name: string, ms: number) => heardFor(peer, path.join(fx.dir, `${name}.wav`), ms);
 
   it('playAudio (raw, 16 kHz): the far end hears it over what the channel plays; play_audio fires without the audio', async () => {
     const { ep, peer, heard, c } = await forked();
