@@ -7,6 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, sipPortPair, sippMediaPort } from './ports';
+import { captureOutput, endProcess } from './child-process';
 
 export interface BaresipAccount {
   user: string;
@@ -113,8 +114,7 @@ export class Baresip {
   private async run(args: string[]): Promise<void> {
     const proc = spawn('baresip', ['-f', this.dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
-    proc.stdout?.on('data', (d) => (this.log += d));
-    proc.stderr?.on('data', (d) => (this.log += d));
+    captureOutput(proc, (d) => (this.log += d));
     // no baresip on PATH (ENOENT), or it cannot be run: the start fails below, the process goes on
     proc.on('error', (e) => {
       this.log += `${e.message}\n`;
@@ -220,27 +220,17 @@ export class Baresip {
   }
 
   /** SIGKILL: the phone dies at once, without a BYE or a REGISTER; resolves once it has exited. */
-  async kill(): Promise<void> {
-    this.ctrl?.destroy();
-    const p = this.proc;
-    if (p) {
-      const gone = new Promise<void>((r) => p.once('exit', () => r()));
-      p.kill('SIGKILL');
-      await gone;
-    }
-    this.proc = null;
+  kill(): Promise<void> {
+    return this.end('SIGKILL');
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.end('SIGTERM');
+  }
+
+  private async end(signal: NodeJS.Signals): Promise<void> {
     this.ctrl?.destroy();
-    const p = this.proc;
-    if (p) {
-      const gone = new Promise<void>((r) => p.once('exit', () => r()));
-      p.kill('SIGTERM');
-      const killer = setTimeout(() => p.kill('SIGKILL'), 3000);
-      await gone;
-      clearTimeout(killer);
-    }
+    if (this.proc) await endProcess(this.proc, signal, 3000);
     this.proc = null;
   }
 

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { captureOutput, endProcess } from './child-process';
 
 const run = promisify(execFile);
 const TEMPLATE = path.join(__dirname, 'kamailio', 'registrar.cfg');
@@ -48,8 +49,7 @@ export class KamailioProcess {
     const args = ['-f', this.cfg, '-DD', '-E', '-Y', this.rundir, '-P', path.join(this.rundir, 'kamailio.pid'), '-w', this.rundir, '-m', String(this.memory.shm), '-M', String(this.memory.pkg)];
     const proc = spawn('kamailio', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
-    proc.stdout?.on('data', (d) => (this.log = (this.log + d).slice(-200_000)));
-    proc.stderr?.on('data', (d) => (this.log = (this.log + d).slice(-200_000)));
+    captureOutput(proc, (d) => (this.log = (this.log + d).slice(-200_000)));
     proc.on('exit', () => {
       if (this.proc === proc) this.proc = null;
     });
@@ -69,13 +69,7 @@ export class KamailioProcess {
   }
 
   async stop(): Promise<void> {
-    const p = this.proc;
-    if (!p) return;
-    const gone = new Promise<void>((r) => p.once('exit', () => r()));
-    p.kill('SIGTERM');
-    const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
-    await gone;
-    clearTimeout(killer);
+    if (this.proc) await endProcess(this.proc, 'SIGTERM', 5000);
     this.proc = null;
   }
 

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, portBlock } from './ports';
+import { captureOutput, endProcess } from './child-process';
 
 export interface RtpengineOptions {
   /** Media ports [min, max]; a random block of 200 in this test process's share of 54000–59999 when not given. */
@@ -89,8 +90,7 @@ export class Rtpengine {
     ];
     const proc = spawn('rtpengine', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
-    proc.stdout?.on('data', (d) => (this.log += d));
-    proc.stderr?.on('data', (d) => (this.log += d));
+    captureOutput(proc, (d) => (this.log += d));
     proc.on('exit', () => {
       if (this.proc === proc) this.proc = null;
     });
@@ -104,13 +104,7 @@ export class Rtpengine {
   }
 
   private async end(signal: NodeJS.Signals): Promise<void> {
-    const p = this.proc;
-    if (!p) return;
-    const gone = new Promise<void>((r) => p.once('exit', () => r()));
-    p.kill(signal);
-    const killer = setTimeout(() => p.kill('SIGKILL'), 5000);
-    await gone;
-    clearTimeout(killer);
+    if (this.proc) await endProcess(this.proc, signal, 5000);
     this.proc = null;
   }
 

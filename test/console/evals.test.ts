@@ -7,13 +7,12 @@
 // through the public API like any other client.
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { chromiumAvailable } from '../../testkit/browser';
+import type { Fixture } from '../../testkit/api';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
 import { evalScenarioInput, type EvalCallResult } from '../../core/evals/schema';
 import { newId } from '../../core/ids';
-import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { js, shot, textOf, type ConsoleRig, useConsolePage } from './support';
 import { CallAudio, storeCallAudio } from '../../evals/call-audio';
 import { storageBackend } from '../../core/storage/backend';
 
@@ -59,15 +58,9 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
   let f: Fixture;
   let page: Page;
   let run: EvalRunRow;
-  const open = async (hash: string, ready: string) => {
-    await page.goto(`${rig.base}/console/#/${hash}`);
-    await page.waitForSelector(ready);
-  };
+  const { open } = useConsolePage({}, (s) => ({ rig, f, page } = s));
 
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    rig = await startConsole();
-    f = await createFixture(rig.t.ctx);
+  before(async () => {
     const scenario = await evalScenariosRepo(rig.t.ctx.db).create(
       f.customer.id,
       evalScenarioInput.parse({
@@ -94,12 +87,6 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     );
     await runs.end(created.id, 'console-test', 'finished', results);
     run = (await runs.get(f.customer.id, created.id))!;
-    page = await signIn(rig, f.admin.username, f.password);
-    await page.waitForSelector('nav a[aria-current=page]');
-  });
-  after(async () => {
-    await page?.close();
-    await rig?.close();
   });
 
   it('the runs table shows the run: status, scenarios, pass rate, latency percentiles', async () => {

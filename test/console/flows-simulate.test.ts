@@ -5,10 +5,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { chromiumAvailable } from '../../testkit/browser';
+import type { Fixture } from '../../testkit/api';
 import { closeCommandBus } from '../../control-api/calls/bus';
-import { js, LAPTOP, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { js, LAPTOP, PHONE, shot, textOf, type ConsoleRig, useConsolePage } from './support';
 
 interface Entry {
   t: number;
@@ -53,18 +52,11 @@ describe('console: the flow simulator on the flow page (Chromium)', function () 
     await page.waitForSelector('button[data-action=simulate]');
   };
 
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    rig = await startConsole({ platform: true });
-    f = await createFixture(rig.t.ctx);
-    page = await signIn(rig, f.admin.username, f.password);
-    await page.waitForSelector('nav a[aria-current=page]');
-  });
+  // the command bus is closed before the console (useConsolePage's hooks run after this one)
   after(async () => {
-    await page?.close();
     if (rig) await closeCommandBus(rig.t.ctx);
-    await rig?.close();
   });
+  useConsolePage({ platform: true }, (s) => ({ rig, f, page } = s));
 
   it("a flow edited in the page is saved, and the path its simulation shows is the API's for the same script", async () => {
     const flow = (await api('post', '/flows').send({ name: 'Reception', actions: [{ type: 'answer' }, { type: 'talk', option: { text: 'Hello.' } }, { type: 'hangup' }] })).body as { id: string };

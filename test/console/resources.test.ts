@@ -8,11 +8,10 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Page } from 'puppeteer-core';
-import { createFixture, type Fixture } from '../../testkit/api';
-import { chromiumAvailable } from '../../testkit/browser';
+import type { Fixture } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
 import { until } from '../../testkit/media-app/harness';
-import { js, PHONE, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
+import { js, PHONE, shot, textOf, type ConsoleRig, useConsolePage } from './support';
 
 const run = promisify(execFile);
 
@@ -22,23 +21,7 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
   let f: Fixture;
   let page: Page;
   const api = (method: 'get' | 'post' | 'put' | 'delete', p: string, key = f.accesskey) => request(rig.t.app)[method](`/v1.0${p}`).query({ accesskey: key });
-  const open = async (hash: string, ready: string) => {
-    await page.goto(`${rig.base}/console/#/${hash}`);
-    await page.waitForSelector(ready);
-  };
-
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    rig = await startConsole();
-    f = await createFixture(rig.t.ctx);
-    page = await signIn(rig, f.admin.username, f.password);
-    await page.waitForSelector('nav a[aria-current=page]');
-    page.on('dialog', (d) => void d.accept());
-  });
-  after(async () => {
-    await page?.close();
-    await rig?.close();
-  });
+  const { open } = useConsolePage({}, (s) => ({ rig, f, page } = s));
 
   it('an extension created in the page shows a QR code that decodes to the provisioning URL the API returned, counting down', async () => {
     await open('extensions', 'form[aria-label="Create an extension"]');

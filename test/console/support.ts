@@ -10,9 +10,9 @@ import path from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { buildWebApp } from '../../scripts/build-web';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
-import { buildTestApp, type TestApp } from '../../testkit/api';
+import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
-import { launchBrowser, type TestBrowser } from '../../testkit/browser';
+import { chromiumAvailable, launchBrowser, type TestBrowser } from '../../testkit/browser';
 import { startPlatform, type Platform } from '../../testkit/media-app/harness';
 import { startEventStore } from '../../core/events/store';
 import { newId } from '../../core/ids';
@@ -125,6 +125,43 @@ export async function signUpInPage(rig: ConsoleRig, email: string, name: string,
   await page.click('form[aria-label="Sign up"] button[type=submit]');
   await page.waitForFunction(`document.body.innerText.includes('Check your mailbox')`);
   return page;
+}
+
+export interface ConsolePage {
+  rig: ConsoleRig;
+  /** the customer whose admin is signed in on `page` */
+  f: Fixture;
+  page: Page;
+}
+
+/**
+ * Mocha hooks of a console suite on one signed-in page (all skipped where Chromium is missing): the
+ * console (`opts`), a customer, and its admin signed in on a laptop-sized page, dialogs accepted; the page
+ * and then the console closed after the suite. `ready` gets them once up; `open` shows a route of the
+ * console on that page (`#/hash`) once `ready` (a selector) is there.
+ */
+export function useConsolePage(opts: ConsoleOptions, ready: (s: ConsolePage) => void): { open(hash: string, ready: string): Promise<void> } {
+  let rig: ConsoleRig | undefined;
+  let page: Page | undefined;
+  before(async function () {
+    if (!chromiumAvailable()) this.skip();
+    rig = await startConsole(opts);
+    const f = await createFixture(rig.t.ctx);
+    page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('nav a[aria-current=page]');
+    page.on('dialog', (d) => void d.accept());
+    ready({ rig, f, page });
+  });
+  after(async () => {
+    await page?.close();
+    await rig?.close();
+  });
+  return {
+    async open(hash, selector) {
+      await page!.goto(`${rig!.base}/console/#/${hash}`);
+      await page!.waitForSelector(selector);
+    },
+  };
 }
 
 /** A screenshot into the rig's folder (a PNG per page and viewport). */

@@ -4,50 +4,21 @@
 // action they hear. baresip 1.0 gives up at the first digest algorithm it does not know, so this
 // holds the challenge default (MD5 offered first) to what real phones accept.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { truncateAll, testDb } from '../../testkit/db';
-import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from './baresip';
-import { loudness, toneShare, toneWav } from './audio';
+import { testDb } from '../../testkit/db';
+import { createExtension, until } from '../../testkit/media-app/harness';
+import { loudness, toneShare } from './audio';
+import { useBaresipSuite } from './baresip-suite';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
 
 (HAVE_BARESIP ? describe : describe.skip)('edge: baresip 1.0 with default settings', function () {
   this.timeout(90_000);
-  let p: Platform;
-  const phones: Baresip[] = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-tones-'));
-  const tone = (hz: number) => {
-    const f = path.join(dir, `${hz}.wav`);
-    if (!fs.existsSync(f)) toneWav(f, hz);
-    return f;
-  };
-
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  afterEach(async () => {
-    await Promise.all(phones.splice(0).map((b) => b.dispose()));
-  });
-  after(async () => {
-    await p?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  const phone = async (ext: { username: string }, domain: string, password: string, hz: number) => {
-    const b = await Baresip.start({ user: ext.username, domain, password, outboundProxy: `sip:127.0.0.1:${p.sipPort}` }, tone(hz));
-    phones.push(b);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`).catch((err: Error) => {
-      throw new Error(`${err.message}\n${b.log.slice(-3000)}`);
-    });
-    return b;
-  };
+  const suite = useBaresipSuite();
+  const phone = (ext: { username: string }, domain: string, password: string, hz: number) => suite.phone(ext, domain, password, suite.tone(hz));
 
   it('registers, and two baresip phones call each other with audio both ways', async () => {
     const a = await createExtension();

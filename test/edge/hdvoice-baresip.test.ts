@@ -8,51 +8,21 @@
 // - Opus ↔ Opus, digits: baresip 1.0 offers Opus with telephone-event/8000 only (issue 52); the
 //   platform answers it at 8000 and the digits Alice keys reach Bob as telephone-events.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { extensionsRepo } from '../../core/repos/extensions';
-import { truncateAll, testDb } from '../../testkit/db';
-import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from './baresip';
-import { loudness, toneShare, toneWav } from './audio';
+import { testDb } from '../../testkit/db';
+import { createExtension, until } from '../../testkit/media-app/harness';
+import type { Baresip } from './baresip';
+import { loudness, toneShare } from './audio';
+import { useBaresipSuite } from './baresip-suite';
 
 const MODULES = '/usr/lib/baresip/modules';
 const HAVE = (m: string) => fs.existsSync('/usr/bin/baresip') && fs.existsSync(path.join(MODULES, m));
 
 describe('edge: HD voice between baresip phones (G.722, Opus): a 6 kHz tone crosses only wideband paths', function () {
   this.timeout(120_000);
-  let p: Platform;
-  const phones: Baresip[] = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baresip-hd-'));
-  // baresip's opus runs at 48 kHz stereo, and aufile wants its file in the codec's own format
-  const tone = (hz: number, rate: number) => {
-    const f = path.join(dir, `${hz}-${rate}.wav`);
-    if (!fs.existsSync(f)) toneWav(f, hz, rate, rate === 48000 ? 2 : 1);
-    return f;
-  };
-
-  before(async function () {
-    if (!HAVE('g722.so')) this.skip();
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  });
-  afterEach(async () => {
-    await Promise.all(phones.splice(0).map((b) => b.dispose()));
-  });
-  after(async () => {
-    await p?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  const phone = async (ext: { username: string }, domain: string, password: string, mic: string, codecModules: string[]) => {
-    const b = await Baresip.start({ user: ext.username, domain, password, outboundProxy: `sip:127.0.0.1:${p.sipPort}`, codecModules }, mic);
-    phones.push(b);
-    await until(async () => (await p.app.registrar.bindings.get(`${ext.username}@${domain}`)).length > 0 || null, 10_000, `${ext.username} registered`).catch((err: Error) => {
-      throw new Error(`${err.message}\n${b.log.slice(-3000)}`);
-    });
-    return b;
-  };
+  const { tone, phone } = useBaresipSuite(() => !HAVE('g722.so'));
 
   /**
    * Alice (6 kHz) calls Bob (1 kHz); 4 s of talk; both phones stopped so their WAVs are whole. baresip's

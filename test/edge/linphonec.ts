@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, sippMediaPort } from '../../testkit/ports';
+import { captureOutput, endProcess } from '../../testkit/child-process';
 
 export class Linphonec {
   private proc: ChildProcess | null = null;
@@ -65,12 +66,10 @@ export class Linphonec {
       env: { ...process.env, HOME: this.dir },
     });
     this.proc = proc;
-    const take = (d: Buffer) => {
+    captureOutput(proc, (d) => {
       this.log += d;
       for (const w of [...this.logWaiters]) w();
-    };
-    proc.stdout?.on('data', take);
-    proc.stderr?.on('data', take);
+    });
     // a command written after linphonec is gone is an EPIPE on its stdin: said in the log (which a failing
     // test prints) with how it ended, not thrown from nowhere into whatever test runs then
     proc.stdin?.on('error', (e) => (this.log += `\n[linphonec stdin: ${e.message}]\n`));
@@ -135,13 +134,7 @@ export class Linphonec {
   }
 
   async stop(): Promise<void> {
-    const p = this.proc;
-    if (!p) return;
-    const gone = new Promise<void>((r) => p.once('exit', () => r()));
-    this.send('quit');
-    const killer = setTimeout(() => p.kill('SIGKILL'), 4000);
-    await gone;
-    clearTimeout(killer);
+    if (this.proc) await endProcess(this.proc, () => this.send('quit'), 4000);
     this.proc = null;
   }
 

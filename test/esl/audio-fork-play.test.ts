@@ -8,13 +8,11 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import type { Endpoint } from '../../media-engine';
-import { readWav, tmpDir } from '../../testkit/media-engine/support';
+import { heardFor, readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { wavFile } from '../../esl/fork/playout';
-import { ForkServer, Heard } from './fork-support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { Heard, useForkRig } from './fork-support';
 
 const EVENTS = ['connect', 'play_audio', 'kill_audio', 'error', 'disconnect'].map((n) => `mod_audio_fork::${n}`);
 
@@ -40,55 +38,20 @@ async function eventually(pred: () => boolean, what: string): Promise<void> {
 }
 
 describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio through fsmrf', () => {
-  let rig: FsmrfRig;
-  let dir: string;
-  const servers: ForkServer[] = [];
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-  const failures: Error[] = [];
+  const fx = useForkRig();
 
-  before(async () => {
-    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 });
-    rig.esl.on('failed', (e: Error) => failures.push(e));
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-    for (const s of servers.splice(0)) await s.close();
-    expect(failures, 'no command failed inside the switch').to.deep.equal([]);
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** A channel whose far end records what it hears, a fork to a fresh server (fsmrf's options), its connect. */
+  /** A channel whose far end records what it hears (or the channel `on`), a fork to a fresh server (fsmrf's options), its connect. */
   async function forked(opts: { bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: number } } = {}, on?: { ep: FsEndpoint; peer: Endpoint; heard: Heard; bugname: string }) {
-    const peer = on?.peer ?? (await rig.engine.createEndpoint({}));
-    const ep = on?.ep ?? (await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp }));
-    if (!on) await peer.modify(ep.local.sdp!);
-    if (!on) open.push({ ep, peer });
-    const heard = on?.heard ?? new Heard(ep, EVENTS);
-    const srv = new ForkServer();
-    servers.push(srv);
-    await srv.ready();
+    const { ep, peer, heard } = on ?? (await fx.heardCall(EVENTS));
+    const srv = await fx.server();
     await ep.forkAudioStart({ wsUrl: srv.url, mixType: 'mono', sampling: '8000', ...(on ? { bugname: on.bugname } : {}), ...opts });
     const c = await srv.connection();
     await heard.next('mod_audio_fork::connect');
     return { ep, peer, heard, c };
   }
 
-  /** What `peer` hears for `ms`. */
-  async function listen(peer: Endpoint, name: string, ms: number): Promise<Int16Array> {
-    const file = path.join(dir, `${name}.wav`);
-    const rec = await peer.startRecord(file);
-    await new Promise((r) => setTimeout(r, ms));
-    await peer.stopRecord(file);
-    await rec.done;
-    return readWav(file).samples;
-  }
+  /** What `peer` hears for `ms` (a WAV `name` in the rig's folder). */
+  const listen = (peer: Endpoint, name: string, ms: number) => heardFor(peer, path.join(fx.dir, `${name}.wav`), ms);
 
   it('playAudio (raw, 16 kHz): the far end hears it over what the channel plays; play_audio fires without the audio', async () => {
     const { ep, peer, heard, c } = await forked();
@@ -135,7 +98,7 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
     expect(body.sampleRate).to.equal(8000);
     expect(body.file).to.match(new RegExp(`${ep.uuid}_audio_fork_\\d+\\.tmp\\.wav$`));
     expect(toneShare(await listen(peer, 'nothing-played', 500), 1000, 8000), 'not played by itself').to.be.below(0.1);
-    const file = path.join(dir, 'played.wav');
+    const file = path.join(fx.dir, 'played.wav');
     const rec = await peer.startRecord(file);
     await ep.play(body.file);
     await peer.stopRecord(file);
@@ -186,7 +149,7 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
   it('a playAudio file that cannot be written: play_audio without a file; the fork goes on', async () => {
     const { heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
     const tmp = process.env.TMPDIR;
-    process.env.TMPDIR = path.join(dir, 'no-such-dir');
+    process.env.TMPDIR = path.join(fx.dir, 'no-such-dir');
     try {
       c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } }));
       expect(await heard.next('mod_audio_fork::play_audio')).to.deep.equal({ audioContentType: 'raw', sampleRate: 8000 });
@@ -199,13 +162,13 @@ describe('esl: mod_audio_fork playAudio, killAudio and bidirectional audio throu
   });
 
   it('a server that resets the connection in the middle of playAudio: disconnect, the channel goes on', async () => {
-    const { ep, heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
+    const { ep, peer, heard, c } = await forked({ bidirectionalAudio: { enabled: 'false' } });
     c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 5, 8000)) } }));
     c.ws.terminate();
     await heard.next('mod_audio_fork::disconnect');
     heard.got.splice(0); // the clip's play_audio, when its file was written before the reset
     expect(await ep.api('uuid_audio_fork', `${ep.uuid} send_text {}`).then((e) => e.getBody()), 'the fork is gone').to.equal('-ERR Operation Failed\n');
-    const again = await forked({ bidirectionalAudio: { enabled: 'false' } }, { ep, peer: open.at(-1)!.peer, heard, bugname: '' });
+    const again = await forked({ bidirectionalAudio: { enabled: 'false' } }, { ep, peer, heard, bugname: '' });
     again.c.ws.send(JSON.stringify({ type: 'playAudio', data: { audioContentType: 'raw', sampleRate: 8000, audioContent: b64(sine(1000, 0.2, 8000)) } }));
     await heard.next('mod_audio_fork::play_audio');
   });

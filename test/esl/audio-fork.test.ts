@@ -5,63 +5,28 @@
 // The URL goes through the egress policy: loopback is allowed here only by EGRESS_ALLOW_CIDRS.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import type { Endpoint } from '../../media-engine';
 import { SUBPROTOCOL } from '../../esl/fork/session';
-import { tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
-import { ForkServer, Heard, samplesOf, until } from './fork-support';
+import { ForkServer, Heard, samplesOf, until, useForkRig } from './fork-support';
 import { startFsmrfRig, type FsmrfRig } from './rig';
 import { startDnsServer, type DnsServer } from '../support/dns-server';
 
 const FORK_EVENTS = ['connect', 'connect_failed', 'disconnect', 'json', 'transcription', 'buffer_overrun'].map((n) => `mod_audio_fork::${n}`);
 
 describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)', () => {
-  let rig: FsmrfRig;
-  let dir: string;
+  const fx = useForkRig();
+  const { server } = fx;
+  const call = () => fx.heardCall(FORK_EVENTS);
   let wav: string;
-  const servers: ForkServer[] = [];
-  const open: { ep: FsEndpoint; peer: Endpoint }[] = [];
-  const failures: Error[] = [];
 
-  before(async () => {
-    // loopback is allowed by the operator's allowlist, as the test suites do (core/net/README.md)
-    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 });
-    rig.esl.on('failed', (e: Error) => failures.push(e));
-    dir = tmpDir();
-    wav = path.join(dir, 'tone440.wav');
+  before(() => {
+    wav = path.join(fx.dir, 'tone440.wav');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'synth', '1', 'sine', '440']);
   });
-  afterEach(async () => {
-    for (const { ep, peer } of open.splice(0)) {
-      await ep.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-    for (const s of servers.splice(0)) await s.close();
-    expect(failures, 'no command failed inside the switch').to.deep.equal([]);
-  });
-  after(async () => {
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function call(): Promise<{ ep: FsEndpoint; peer: Endpoint; heard: Heard }> {
-    const peer = await rig.engine.createEndpoint({});
-    const ep = await rig.ms.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(ep.local.sdp!);
-    open.push({ ep, peer });
-    return { ep, peer, heard: new Heard(ep, FORK_EVENTS) };
-  }
-
-  async function server(opts?: ConstructorParameters<typeof ForkServer>[0]): Promise<ForkServer> {
-    const s = new ForkServer(opts);
-    servers.push(s);
-    return s.ready();
-  }
 
   it('start: the metadata first, then the caller as 8 kHz L16; a server text frame is an event; stop closes normally', async () => {
     const { ep, peer, heard } = await call();
@@ -151,8 +116,7 @@ describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)',
     // the name is free again: the failed bug is gone
     const closed = await server();
     const port = (closed.wss.address() as { port: number }).port;
-    await closed.close();
-    servers.splice(servers.indexOf(closed), 1);
+    await closed.close(); // closed again after the test: a no-op
     await ep.forkAudioStart({ wsUrl: `ws://127.0.0.1:${port}/`, mixType: 'mono', sampling: '8000' });
     expect(((await heard.next('mod_audio_fork::connect_failed')) as { reason: string }).reason).to.match(/ECONNREFUSED/);
     expect(heard.names()).to.not.include('mod_audio_fork::connect');
@@ -201,7 +165,7 @@ describe('esl: uuid_audio_fork through fsmrf (mod_audio_fork over a WebSocket)',
     // a command's answer on the channel's connection comes after every event fired before it
     await ep.api('uuid_exists', ep.uuid);
     expect(heard.names(), 'no connect, no disconnect').to.deep.equal([]);
-    expect(rig.esl.api.forks.bugs(ep.uuid), 'the bug ended').to.deep.equal([]);
+    expect(fx.rig.esl.api.forks.bugs(ep.uuid), 'the bug ended').to.deep.equal([]);
   });
 
   it('the hang-up closes the fork without an event', async () => {

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Endpoint } from '../../media-engine';
-import { readWav } from '../../testkit/media-engine/support';
+import { heardFor } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { useFsmrfRig } from './rig';
 
@@ -19,15 +19,8 @@ describe('esl: uuid_dub through fsmrf (mod_dub tracks over the channel audio)', 
     execFileSync('sox', ['-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'synth', '0.5', 'sine', '1000', 'vol', '0.5']);
   });
 
-  /** What `peer` hears for `ms`. */
-  async function listen(peer: Endpoint, name: string, ms: number): Promise<Int16Array> {
-    const file = path.join(fx.dir, `${name}.wav`);
-    const rec = await peer.startRecord(file);
-    await new Promise((r) => setTimeout(r, ms));
-    await peer.stopRecord(file);
-    await rec.done;
-    return readWav(file).samples;
-  }
+  /** What `peer` hears for `ms` (a WAV `name` in the rig's folder). */
+  const listen = (peer: Endpoint, name: string, ms: number) => heardFor(peer, path.join(fx.dir, `${name}.wav`), ms);
 
   it('playOnTrack loop: the far end hears the file over the prompt; silenceTrack stops it, the track stays; removeTrack ends it', async () => {
     const { ep, peer } = await fx.call();

@@ -1,8 +1,11 @@
-// What the audio fork tests share: the custom events fsmrf hands an Endpoint, and a WebSocket server
-// on loopback that keeps what each connection sent.
+// What the audio fork tests share: the custom events fsmrf hands an Endpoint, a WebSocket server
+// on loopback that keeps what each connection sent, and the rig their suites run on.
 import type { IncomingMessage } from 'node:http';
+import { expect } from 'chai';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import WebSocket, { WebSocketServer } from 'ws';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import { useFsmrfRig, type FsmrfFixture, type RigCall } from './rig';
 
 /** The custom events fsmrf hands the Endpoint, in order, each awaitable. */
 export class Heard {
@@ -81,6 +84,50 @@ export class ForkServer {
     for (const c of this.wss.clients) c.terminate();
     return new Promise((r) => this.wss.close(() => r()));
   }
+}
+
+export interface ForkRig extends FsmrfFixture {
+  /** A channel (as `call`) whose fsmrf Endpoint's custom `events` a Heard collects from the start. */
+  heardCall(events: string[]): Promise<RigCall & { heard: Heard }>;
+  /** A fork server on loopback, listening (`opts`: its WebSocket server's); closed after the test. */
+  server(opts?: ConstructorParameters<typeof ForkServer>[0]): Promise<ForkServer>;
+}
+
+/**
+ * The audio fork suites' rig (useFsmrfRig): a fork may dial loopback (the operator's allowlist, as the
+ * suites allow it: core/net/README.md) and gives up connecting after 2 s. After each test its calls are
+ * hung up, then its fork servers closed, and no command may have failed inside the switch.
+ */
+export function useForkRig(): ForkRig {
+  const fx = useFsmrfRig(() => ({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 }));
+  const servers: ForkServer[] = [];
+  const failures: Error[] = [];
+  before(() => {
+    fx.rig.esl.on('failed', (e: Error) => failures.push(e));
+  });
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+    expect(failures, 'no command failed inside the switch').to.deep.equal([]);
+  });
+  return {
+    get rig() {
+      return fx.rig;
+    },
+    get dir() {
+      return fx.dir;
+    },
+    call: () => fx.call(),
+    subscriber: (events) => fx.subscriber(events),
+    async heardCall(events) {
+      const c = await fx.call();
+      return { ...c, heard: new Heard(c.ep, events) };
+    },
+    server(opts) {
+      const s = new ForkServer(opts);
+      servers.push(s);
+      return s.ready();
+    },
+  };
 }
 
 /** Until `pred` holds, checked whenever the server gets a frame; fails the test after 5 s. */

@@ -8,26 +8,16 @@
 // saying why (evals/agent-kind.ts), transcript_not_contains too, and their turns are measured at the
 // caller (evals/caller-turns.ts): each app answers after a known delay, which its turn is at least.
 import { expect } from 'chai';
-import request from 'supertest';
-import pino from 'pino';
 import twilio from 'twilio';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { aisRepo } from '../../core/repos/ais';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { egressPolicyFor } from '../../core/net';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import type { Fixture } from '../../testkit/api';
 import { lastUser, type LlmReply, type LlmRequest, type LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
+import type { Platform } from '../../testkit/media-app/harness';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import { TwimlServer } from '../../testkit/twiml/server';
 import type { RelayApp } from '../../testkit/twiml/relay-app';
 import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
-import { storageBackend } from '../../core/storage/backend';
 import { CALLER_SIDE, NO_AI_TALK } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
 
@@ -69,56 +59,31 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
   this.timeout(240_000);
   let p: Platform;
   let llm: LlmServer;
-  let t: TestApp;
   let f: Fixture;
   let twiml: TwimlServer;
   let relay: RelayApp;
   let streams: StreamsAgent;
-  let worker: EvalWorker | undefined;
-  useLiveAiStack('evals-kinds-', { respond }, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+  const api = useLiveEvals('evals-kinds-', respond, (s) => ({ p, llm, f } = s));
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevkind${Date.now()}`);
     const token = twilioAuthToken(p.config.jwtSecret, f.customer.id, 0);
     twiml = await TwimlServer.start(token);
     relay = await relayAgent(token, brain, RELAY_DELAY_MS);
     streams = await streamsAgent(brain, STREAMS_END_OF_TURN_MS);
   });
   after(async () => {
-    await worker?.close();
     await relay?.close();
     await streams?.close();
     await twiml?.close();
-    await t?.close();
   });
 
-  async function numberWith(number: string, actions: unknown[]): Promise<void> {
-    const flow = await flowsRepo(t.ctx.db).create({ customer_id: f.customer.id, actions: parseActions(actions) });
-    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number, type: 'virtual', call_flow_id: flow.id });
-  }
+  const numberWith = (number: string, actions: unknown[]) => numberWithFlow(api, number, actions);
 
   type Run = { status: string; error: string; results: EvalCallResult[] };
   async function runOf(number: string): Promise<EvalCallResult> {
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios')).send(SCENARIO(number)).expect(200);
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
-    if (!worker) {
-      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '15000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
-      worker.start();
-    }
-    const run = await until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      120_000,
-      'the run ended',
-    );
+    const runId = await postEvalRun(api, { scenario_ids: [await postEvalScenario(api, SCENARIO(number))] });
+    api.worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '15000' }, env: {}, egress: egressPolicyFor({}) });
+    const run = await evalRunEnded<Run>(api, runId, 120_000);
     expect(run.status, run.error).to.equal('finished');
     return run.results[0]!;
   }
@@ -164,15 +129,8 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
   }
 
   it('ai_talk: everything but the digit (ai_talk does not take digits); its text and latency stages recorded', async () => {
-    const ai = await aisRepo(t.ctx.db).create(f.customer.id, {
-      name: 'bakery',
-      init_prompt: 'You are the bakery.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      parameter: { stt_phrases: [ASK.toLowerCase().replace('?', '')] },
-      vad_config: { stop_secs: 0.5 },
-    });
-    await numberWith('+899573000001', [{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]);
+    const ai = await standInAi(api, llm.url, { name: 'bakery', init_prompt: 'You are the bakery.', tool_names: [], parameter: { stt_phrases: [ASK.toLowerCase().replace('?', '')] } });
+    await numberWith('+899573000001', aiTalkActions(ai.id));
     const r = await runOf('+899573000001');
     common(r);
     expect(verdicts(r).slice(3), shown(r)).to.deep.equal([

@@ -6,21 +6,12 @@
 // reply's latency stages as such an ai_talk records them (media-app/ai/realtime-turns.ts): the
 // vendor's end of the caller's turn, the model's first audio, its first audio out.
 import { expect } from 'chai';
-import request from 'supertest';
-import pino from 'pino';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
 import { aisRepo } from '../../core/repos/ais';
 import { egressPolicyFor } from '../../core/net';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { until, type Platform } from '../../testkit/media-app/harness';
+import type { Platform } from '../../testkit/media-app/harness';
 import { useRealtimeStack } from '../../testkit/ai/s2s-calls';
 import type { RealtimeServer } from '../../testkit/ai/realtime-server';
-import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
-import { storageBackend } from '../../core/storage/backend';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, startEvalWorker, useEvalsCustomer } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const KEY = 'sk-evals-realtime-key';
@@ -32,9 +23,6 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
   this.timeout(150_000);
   let p: Platform;
   let rt: RealtimeServer;
-  let t: TestApp;
-  let f: Fixture;
-  let worker: EvalWorker | undefined;
   useRealtimeStack(
     'evals-s2s-',
     KEY,
@@ -42,20 +30,10 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
     (stand) => ({ OPENAI_BASE_URL: stand.url, OPENAI_API_KEY: KEY }),
     (s) => ({ p, rt } = s),
   );
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevs2s${Date.now()}`);
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
-  });
+  const api = useEvalsCustomer('evals-s2s-');
 
   it('the scenario runs: the transcript has the greeting, the question and the answer; each reply a turn with its stages', async () => {
-    const ai = await aisRepo(t.ctx.db).create(f.customer.id, {
+    const ai = await aisRepo(api.t.ctx.db).create(api.f.customer.id, {
       name: 'rt',
       init_prompt: 'You are the bakery.',
       engine_model: 'openai-realtime.gpt-realtime',
@@ -63,37 +41,20 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
       parameter: {},
       vad_config: { stop_secs: 0.6 },
     });
-    const flow = await flowsRepo(t.ctx.db).create({
-      customer_id: f.customer.id,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
+    await numberWithFlow(api, '+899574000001', aiTalkActions(ai.id));
+    const scenarioId = await postEvalScenario(api, {
+      name: 's2s',
+      target: { type: 'number', target: '+899574000001' },
+      caller: { turns: [{ wait_ms: 2500 }, { say: ASK }, { wait_ms: 4000 }, { hangup: true }] },
+      checks: [
+        { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
+        { type: 'ended_by', by: 'caller' },
+        { type: 'latency_under', ms: 5000 },
+      ],
     });
-    await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number: '+899574000001', type: 'virtual', call_flow_id: flow.id });
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
-      .send({
-        name: 's2s',
-        target: { type: 'number', target: '+899574000001' },
-        caller: { turns: [{ wait_ms: 2500 }, { say: ASK }, { wait_ms: 4000 }, { hangup: true }] },
-        checks: [
-          { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
-          { type: 'ended_by', by: 'caller' },
-          { type: 'latency_under', ms: 5000 },
-        ],
-      })
-      .expect(200);
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
-    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress: egressPolicyFor({}) });
-    worker.start();
-    const run = await until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as { status: string; error: string; results: EvalCallResult[] });
-      },
-      90_000,
-      'the run ended',
-    );
+    const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
+    api.worker = startEvalWorker(api, p.sipPort, { env: {}, egress: egressPolicyFor({}) });
+    const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;
     const shown = JSON.stringify(r);

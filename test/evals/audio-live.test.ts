@@ -6,13 +6,10 @@
 // recogniser's heard segments, timed on arrival) and nothing while the caller asked.
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import type { TestApp } from '../../testkit/api';
 import { lastUser, type LlmServer } from '../../testkit/llm-server';
 import type { Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import type { EvalWorker } from '../../evals/worker';
-import { aiTalkActions, authed, evalRunEnded, evalsApiOf, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker } from '../../testkit/evals/live';
+import { aiTalkActions, authed, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import { bufferBody } from '../../testkit/buffer-body';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { REANCHOR_MS } from '../../evals/call-audio';
@@ -54,23 +51,13 @@ describe('eval run: both audio tracks of a call over SIP', function () {
   let p: Platform;
   let llm: LlmServer;
   let t: TestApp;
-  let f: Fixture;
-  let worker: EvalWorker | undefined;
   const NUMBER = '+899570000051';
-  useLiveAiStack('evals-audio-', {}, (s) => ({ p, llm } = s));
-  const api = evalsApiOf(() => ({ t, f }));
+  const api = useLiveEvals('evals-audio-', undefined, (s) => ({ p, llm, t } = s));
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `traudio${Date.now()}`);
     const ai = await standInAi(api, llm.url, { parameter: { stt_phrases: ['what are your opening hours', 'thank you goodbye'] } });
     await numberWithFlow(api, NUMBER, aiTalkActions(ai.id));
     llm.options.respond = (req) => (lastUser(req) ? { text: ANSWER } : { text: '' });
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
   });
 
   it("the caller's track holds what the caller said where it said it, the agent's what the agent said where the caller heard it", async () => {
@@ -85,7 +72,7 @@ describe('eval run: both audio tracks of a call over SIP', function () {
       checks: [{ type: 'transcript_contains', role: 'agent', text: 'open from nine' }],
     });
     const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
-    worker = startEvalWorker(api, p.sipPort);
+    api.worker = startEvalWorker(api, p.sipPort);
     const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;

@@ -8,22 +8,11 @@
 // case of caller speech over the agent, media-app/ai/echo-guard.ts, not this test's).
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import request from 'supertest';
-import pino from 'pino';
 import { encodeG711, G711_TABLES, PT_PCMU } from '../../core/audio/g711';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { aisRepo } from '../../core/repos/ais';
 import { egressPolicyFor } from '../../core/net';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
-import { storageBackend } from '../../core/storage/backend';
+import { lastUser, type LlmRequest, type LlmReply } from '../../testkit/llm-server';
+import { until } from '../../testkit/media-app/harness';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import { RtpPhone } from '../../evals/rtp-phone';
 import { attachBackground, prepareBackground } from '../../evals/background';
 import { speak } from '../../evals/speech';
@@ -169,76 +158,30 @@ function respond(req: LlmRequest): LlmReply {
 
 describe('evals background echo over SIP: a speakerphone caller does not make ai_talk cut itself', function () {
   this.timeout(150_000);
-  let p: Platform;
-  let llm: LlmServer;
-  let t: TestApp;
-  let f: Fixture;
-  let worker: EvalWorker | undefined;
-  useLiveAiStack('evals-bg-', { respond }, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevbg${Date.now()}`);
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
-  });
+  const api = useLiveEvals('evals-bg-', respond);
 
   it('the greeting echoed back at -20 dB after 60 ms: no self-interruption, the question still answered', async () => {
-    const db = t.ctx.db;
-    const cid = f.customer.id;
-    const ai = await aisRepo(db).create(cid, {
+    const ai = await standInAi(api, api.llm.url, {
       name: 'bakery',
       init_prompt: 'You are the bakery.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
+      tool_names: [],
       // the recogniser knows the greeting's words too: its echo, were it passed on, would be heard as the caller saying them
       parameter: { stt_phrases: [ASK.toLowerCase().replace('?', ''), 'welcome to the corner bakery', 'we bake bread rolls and cakes every morning'] },
-      vad_config: { stop_secs: 0.5 },
     });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
-    });
-    await numbersRepo(db).create({ customer_id: cid, number: '+899573000001', type: 'virtual', call_flow_id: flow.id });
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
-      .send({
-        name: 'speakerphone',
-        target: { type: 'number', target: '+899573000001' },
-        caller: {
-          turns: [{ wait_ms: 12_000 }, { say: ASK }, { wait_ms: 6000 }, { hangup: true }],
-          background: { type: 'echo', gain_db: -20, delay_ms: 60 },
-          // a scripted caller that transcribes what it heard, after the call
-          hear: { phrases: ['welcome to the corner bakery', 'we open at nine in the morning'] },
-        },
-        checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }, { type: 'transcript_heard_contains', text: 'nine in the morning' }],
-      })
-      .expect(200);
-    const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-    worker = new EvalWorker({
-      db,
-      redis: t.ctx.redis,
-      config,
-      storage: storageBackend(t.ctx.config).files,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }),
-    });
-    worker.start();
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
-    const run = await until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as { status: string; error: string; results: EvalCallResult[] });
+    await numberWithFlow(api, '+899573000001', aiTalkActions(ai.id));
+    const scenarioId = await postEvalScenario(api, {
+      name: 'speakerphone',
+      target: { type: 'number', target: '+899573000001' },
+      caller: {
+        turns: [{ wait_ms: 12_000 }, { say: ASK }, { wait_ms: 6000 }, { hangup: true }],
+        background: { type: 'echo', gain_db: -20, delay_ms: 60 },
+        // a scripted caller that transcribes what it heard, after the call
+        hear: { phrases: ['welcome to the corner bakery', 'we open at nine in the morning'] },
       },
-      90_000,
-      'the run ended',
-    );
+      checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }, { type: 'transcript_heard_contains', text: 'nine in the morning' }],
+    });
+    api.worker = startEvalWorker(api, api.p.sipPort, { env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, await postEvalRun(api, { scenario_ids: [scenarioId] }));
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;
     const dump = JSON.stringify(r);

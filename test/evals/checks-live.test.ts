@@ -9,14 +9,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { egressPolicyFor } from '../../core/net';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
 import { answeringUas, sipp, type Platform } from '../../testkit/media-app/harness';
 import { freePort } from '../../testkit/ports';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import type { EvalWorker } from '../../evals/worker';
-import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import { JUDGE_PROMPT } from '../../evals/checks/judge';
 import type { EvalCallResult } from '../../core/evals/schema';
 
@@ -45,22 +41,7 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
   this.timeout(150_000);
   let p: Platform;
   let llm: LlmServer;
-  let t: TestApp;
-  let f: Fixture;
-  let worker: EvalWorker | undefined;
-  useLiveAiStack('evals-checks-', { respond }, (s) => ({ p, llm } = s));
-
-  const api = evalsApiOf(() => ({ t, f }));
-
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevchk${Date.now()}`);
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
-  });
+  const api = useLiveEvals('evals-checks-', respond, (s) => ({ p, llm } = s));
 
   /** A number whose flow is answer → ai_talk with an AI (prompt `prompt`, `parameter` over the phrases) → hangup. */
   async function agent(number: string, prompt: string, parameter: Record<string, unknown> = {}): Promise<void> {
@@ -73,14 +54,14 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     const scenarioId = await postEvalScenario(api, { name: 'checks', target: { type: 'number', target: number }, caller: { turns }, checks });
     const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
     // the judge reaches the customer's vendor (the stand-in on loopback) through this policy
-    worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    api.worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
     const run = await evalRunEnded<Run>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     return run.results[0]!;
   }
 
   it('the OpenAPI document has each new check and the talk-over field', async () => {
-    const doc = JSON.stringify((await request(t.app).get('/v1.0/openapi.json').expect(200)).body);
+    const doc = JSON.stringify((await request(api.t.app).get('/v1.0/openapi.json').expect(200)).body);
     for (const type of ['barge_in_within', 'no_self_interruption', 'tool_called', 'ended_by', 'transferred', 'judge']) {
       expect(doc.split(`"const":"${type}"`).length - 1 || doc.split(`"enum":["${type}"]`).length - 1, type).to.be.at.least(1);
     }

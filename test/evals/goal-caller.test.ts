@@ -7,21 +7,12 @@
 // saying so; under the default egress policy its request to the stand-in on loopback is refused. A
 // caller naming its LLM's AI configuration gets that one's vendor, never another customer's.
 import { expect } from 'chai';
-import request from 'supertest';
-import pino from 'pino';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
 import { aisRepo } from '../../core/repos/ais';
 import { egressPolicyFor, type EgressPolicy } from '../../core/net';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { lastUser, type LlmRequest, type LlmReply, type LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
-import { storageBackend } from '../../core/storage/backend';
+import type { Platform } from '../../testkit/media-app/harness';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import { GOAL_CALLER_PROMPT } from '../../evals/goal-caller';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { attachHeard } from '../../evals/hearing';
@@ -72,67 +63,34 @@ describe('evals goal caller over SIP: an LLM plays the caller, hearing through t
   let llm: LlmServer;
   let t: TestApp;
   let f: Fixture;
-  let worker: EvalWorker | undefined;
   let workerEgress: EgressPolicy | undefined;
   const loopbackAllowed = egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-  useLiveAiStack('evals-goal-', { respond }, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-
-  before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevgoal${Date.now()}`);
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
-  });
+  const api = useLiveEvals('evals-goal-', respond, (s) => ({ p, llm, t, f } = s));
 
   /** A number whose flow is answer → ai_talk (the bakery on the stand-in, hearing the caller's lines by phrase) → hangup. */
   async function agent(number: string): Promise<void> {
-    const db = t.ctx.db;
-    const cid = f.customer.id;
-    const ai = await aisRepo(db).create(cid, {
+    const ai = await standInAi(api, llm.url, {
       name: 'bakery',
       init_prompt: 'You are the bakery.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
+      tool_names: [],
       parameter: { stt_phrases: [ASK.toLowerCase().replace('?', ''), 'hello', BYE.toLowerCase().replace(/[,.]/g, '')] },
-      vad_config: { stop_secs: 0.5 },
     });
-    const flow = await flowsRepo(db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: ai.id, duration: 40 } }, { type: 'hangup' }]),
-    });
-    await numbersRepo(db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id });
+    await numberWithFlow(api, number, aiTalkActions(ai.id));
   }
 
   type Run = { status: string; error: string; results: EvalCallResult[] };
+  /** A run of one scenario; the worker (re)started when the caller's egress policy is another than its. */
   async function runOf(number: string, caller: Record<string, unknown>, checks: unknown[], egress = loopbackAllowed): Promise<Run> {
-    const s = await auth(request(t.app).post('/v1.0/eval_scenarios'))
-      .send({ name: 'goal', target: { type: 'number', target: number }, caller, checks })
-      .expect(200);
-    if (worker && workerEgress !== egress) {
-      await worker.close();
-      worker = undefined;
+    const scenarioId = await postEvalScenario(api, { name: 'goal', target: { type: 'number', target: number }, caller, checks });
+    if (api.worker && workerEgress !== egress) {
+      await api.worker.close();
+      api.worker = undefined;
     }
-    if (!worker) {
-      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', EVALS_AGENT_WAIT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }), env: {}, egress });
+    if (!api.worker) {
+      api.worker = startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress });
       workerEgress = egress;
-      worker.start();
     }
-    const made = await auth(request(t.app).post('/v1.0/eval_runs'))
-      .send({ scenario_ids: [s.body.id] })
-      .expect(200);
-    return until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${made.body.id as string}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      90_000,
-      'the run ended',
-    );
+    return evalRunEnded<Run>(api, await postEvalRun(api, { scenario_ids: [scenarioId] }));
   }
 
   const goal = { goal: 'Find out when the bakery opens.', persona: 'A hurried customer.', max_turns: 4, hear: { phrases: PHRASES } };

@@ -7,15 +7,12 @@
 // deliberately wrong transcript_contains fails with its evidence.
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import type { TestApp, Fixture } from '../../testkit/api';
 import { lastUser, type LlmServer } from '../../testkit/llm-server';
 import type { Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
 import { endedFlowOfCall } from '../../testkit/call-ends';
-import type { EvalWorker } from '../../evals/worker';
 import { CALLER_SIDE } from '../../evals/agent-kind';
-import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 import { runEvalFile } from '../../scripts/eval/run-file';
 import { serveApp } from '../../testkit/twilio';
@@ -29,29 +26,19 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
   let llm: LlmServer;
   let t: TestApp;
   let f: Fixture;
-  let worker: EvalWorker | undefined;
   const NUMBER = '+899570000001';
-  useLiveAiStack('evals-run-', {}, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-
-  const api = evalsApiOf(() => ({ t, f }));
+  const api = useLiveEvals('evals-run-', undefined, (s) => ({ p, llm, t, f } = s));
+  const { auth } = api;
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trevals${Date.now()}`);
     const ai = await standInAi(api, llm.url, { parameter: { stt_phrases: PHRASES } });
     await numberWithFlow(api, NUMBER, aiTalkActions(ai.id));
     llm.options.respond = (req) => (lastUser(req) ? { text: ANSWER } : { text: '' });
   });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
-  });
 
   /** The worker, started once (the first test that needs it), dialling this suite's edge. */
   function startWorker(): void {
-    worker ??= startEvalWorker(api, p.sipPort);
+    api.worker ??= startEvalWorker(api, p.sipPort);
   }
 
   type Run = { status: string; error: string; results: EvalCallResult[]; pass_rate: number | null };

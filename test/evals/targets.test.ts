@@ -5,19 +5,13 @@
 // target plays its flow and an AI target talks with that AI's ai_talk (the OpenAI-compatible stand-in).
 import { expect } from 'chai';
 import request from 'supertest';
-import pino from 'pino';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { aisRepo } from '../../core/repos/ais';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import { createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { lastUser, type LlmServer } from '../../testkit/llm-server';
-import { until, type Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import { loadEvalsConfig } from '../../evals/config';
-import { EvalWorker } from '../../evals/worker';
-import { storageBackend } from '../../core/storage/backend';
+import type { Platform } from '../../testkit/media-app/harness';
+import { evalRunEnded, postEvalRun, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
@@ -28,30 +22,16 @@ describe('eval targets: a flow and an AI configuration, reached under their numb
   let llm: LlmServer;
   let t: TestApp;
   let f: Fixture;
-  let worker: EvalWorker | undefined;
   let aiId = '';
-  useLiveAiStack('evals-targets-', {}, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
+  const api = useLiveEvals(
+    'evals-targets-',
+    (req) => (lastUser(req) ? { text: ANSWER } : { text: '' }),
+    (s) => ({ p, llm, t, f } = s),
+  );
+  const { auth } = api;
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trtargets${Date.now()}`);
-    const ai = await aisRepo(t.ctx.db).create(f.customer.id, {
-      name: 'desk',
-      init_prompt: 'You answer questions about the shop.',
-      engine_model: 'openai.gpt-test',
-      engine_url: llm.url,
-      tool_names: ['all'],
-      parameter: { stt_phrases: ['what are your opening hours'] },
-      vad_config: { stop_secs: 0.5 },
-    });
-    aiId = ai.id;
-    llm.options.respond = (req) => (lastUser(req) ? { text: ANSWER } : { text: '' });
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
+    aiId = (await standInAi(api, llm.url, { parameter: { stt_phrases: ['what are your opening hours'] } })).id;
   });
 
   async function flowOf(actions: unknown[]): Promise<string> {
@@ -59,27 +39,10 @@ describe('eval targets: a flow and an AI configuration, reached under their numb
   }
   const scenario = (target: unknown, turns: unknown[], checks: unknown[] = []) => auth(request(t.app).post('/v1.0/eval_scenarios')).send({ name: 'target', target, caller: { turns }, checks });
   type Run = { status: string; error: string; results: EvalCallResult[] };
-  async function run(scenarioId: string): Promise<string> {
-    return (
-      await auth(request(t.app).post('/v1.0/eval_runs'))
-        .send({ scenario_ids: [scenarioId] })
-        .expect(200)
-    ).body.id as string;
-  }
-  async function ended(runId: string): Promise<Run> {
-    if (!worker) {
-      const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }) });
-      worker.start();
-    }
-    return until(
-      async () => {
-        const r = await auth(request(t.app).get(`/v1.0/eval_runs/${runId}`)).expect(200);
-        return r.body.status === 'running' ? null : (r.body as Run);
-      },
-      90_000,
-      'the run ended',
-    );
+  const run = (scenarioId: string) => postEvalRun(api, { scenario_ids: [scenarioId] });
+  function ended(runId: string): Promise<Run> {
+    api.worker ??= startEvalWorker(api, p.sipPort);
+    return evalRunEnded<Run>(api, runId);
   }
 
   it('refuses a flow or an AI that no number of the customer routes to, or that is not the customer’s', async () => {

@@ -8,13 +8,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { aisRepo } from '../../core/repos/ais';
-import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
+import type { TestApp, Fixture } from '../../testkit/api';
 import type { LlmRequest, LlmServer } from '../../testkit/llm-server';
 import type { Platform } from '../../testkit/media-app/harness';
-import { useLiveAiStack } from '../../testkit/ai/turn-calls';
-import { loopbackTrunk } from '../../testkit/trunks';
-import type { EvalWorker } from '../../evals/worker';
-import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, evalsApiOf } from '../../testkit/evals/live';
+import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
@@ -35,21 +32,15 @@ describe('eval run over two AI versions side by side, over SIP', function () {
   let llm: LlmServer;
   let t: TestApp;
   let f: Fixture;
-  let worker: EvalWorker | undefined;
   let aiId = '';
   const NUMBER = '+899570000101';
   const PINNED = '+899570000102';
   const NO_AI = '+899570000103';
-  useLiveAiStack('evals-versions-', {}, (s) => ({ p, llm } = s));
-  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${f.token}`);
-
-  const api = evalsApiOf(() => ({ t, f }));
+  const api = useLiveEvals('evals-versions-', respond, (s) => ({ p, llm, t, f } = s));
+  const { auth } = api;
   const talk = (more: Record<string, unknown> = {}) => aiTalkActions(aiId, more);
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0' } });
-    f = await createFixture(t.ctx);
-    await loopbackTrunk(t.ctx.db, f.customer.id, `trversions${Date.now()}`);
     const ai = await standInAi(api, llm.url, { parameter: { stt_phrases: PHRASES } });
     aiId = ai.id;
     // version 2: its instructions broken on purpose
@@ -57,12 +48,7 @@ describe('eval run over two AI versions side by side, over SIP', function () {
     await numberWithFlow(api, NUMBER, talk());
     await numberWithFlow(api, PINNED, talk({ ai_version: 1 }));
     await numberWithFlow(api, NO_AI, [{ type: 'answer' }, { type: 'sleep', option: { duration: 1000 } }, { type: 'hangup' }]);
-    llm.options.respond = respond;
-    worker = startEvalWorker(api, p.sipPort);
-  });
-  after(async () => {
-    await worker?.close();
-    await t?.close();
+    api.worker = startEvalWorker(api, p.sipPort);
   });
 
   type Summary = {

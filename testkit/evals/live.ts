@@ -1,5 +1,7 @@
 /**
- * What the live eval suites share (test/evals/run, checks-live, versions-run): an ai_talk agent on the
+ * What the live eval suites share (test/evals: run, checks-live, versions-run, targets, goal-caller,
+ * background, agent-kinds, agent-s2s): their set-up (`useLiveEvals`: the platform, the LLM stand-in, the
+ * app with a customer whose trunk is loopback, the worker closed after), an ai_talk agent on the
  * OpenAI-compatible stand-in behind a number, an evals worker dialling the platform's SIP edge, and a
  * run posted over the API and read until it ends.
  */
@@ -12,8 +14,11 @@ import { aisRepo, type AiInput } from '../../core/repos/ais';
 import type { EgressPolicy } from '../../core/net';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
-import type { Fixture, TestApp } from '../api';
-import { until } from '../media-app/harness';
+import { useTestApp, type Fixture, type TestApp } from '../api';
+import { until, type Platform } from '../media-app/harness';
+import { useLiveAiStack } from '../ai/turn-calls';
+import type { LlmServer, LlmServerOptions } from '../llm-server';
+import { loopbackTrunk } from '../trunks';
 import { storageBackend } from '../../core/storage/backend';
 
 /** The suite's app and the customer whose token it calls the API with. */
@@ -34,6 +39,51 @@ export const evalsApiOf = (get: () => EvalsApi): EvalsApi => ({
 
 /** `r` with the customer's bearer token. */
 export const authed = (api: EvalsApi, r: request.Test): request.Test => r.set('Authorization', `Bearer ${api.f.token}`);
+
+/** A live evals suite's app and customer (filled in by its hooks), its worker and its requests' auth. */
+export interface EvalsSuite extends EvalsApi {
+  /** the evals worker a test started (at most one at a time): closed after the suite, before the app */
+  worker: EvalWorker | undefined;
+  /** `r` with the customer's bearer token */
+  auth: (r: request.Test) => request.Test;
+}
+
+/** A live evals suite on the LLM stand-in: its platform (sip-server and media-app) and the stand-in besides. */
+export interface LiveEvals extends EvalsSuite {
+  p: Platform;
+  llm: LlmServer;
+}
+
+/**
+ * Mocha hooks of a live evals suite, registered after its platform's: the test app (no rate limits) with
+ * a customer whose trunk is loopback (named from `prefix`), so the edge takes the evals callers' calls as
+ * that customer's; after the suite the worker a test left in `worker` is closed, then the app. `ready`
+ * gets the suite once up; the answer's fields are read when a hook or test runs, never before.
+ */
+export function useEvalsCustomer(prefix: string, ready: (s: EvalsSuite) => void = () => undefined): EvalsSuite {
+  const s = { worker: undefined, auth: (r: request.Test) => authed(s, r) } as EvalsSuite;
+  after(async () => {
+    await s.worker?.close();
+    s.worker = undefined;
+  });
+  useTestApp(({ t, f }) => Object.assign(s, { t, f }));
+  before(async () => {
+    await loopbackTrunk(s.t.ctx.db, s.f.customer.id, `tr${prefix.replace(/[^a-z0-9]/gi, '')}${Date.now()}`);
+    ready(s);
+  });
+  return s;
+}
+
+/**
+ * The whole set-up of a live evals suite over SIP against ai_talk on the LLM stand-in: `useLiveAiStack`
+ * (a scratch folder named from `prefix`, the stand-in answering by `respond`, a platform that reaches
+ * it), then `useEvalsCustomer`. A suite on another stand-in calls its stack's hooks and `useEvalsCustomer`.
+ */
+export function useLiveEvals(prefix: string, respond?: LlmServerOptions['respond'], ready: (s: LiveEvals) => void = () => undefined): LiveEvals {
+  useLiveAiStack(prefix, respond ? { respond } : {}, ({ p, llm }) => Object.assign(s, { p, llm }));
+  const s = useEvalsCustomer(prefix, () => ready(s)) as LiveEvals;
+  return s;
+}
 
 /** An AI of the customer's on the stand-in at `llmUrl` (ends a turn after 0.5 s of silence); `over` changes any field. */
 export async function standInAi(api: EvalsApi, llmUrl: string, over: Partial<AiInput> = {}): Promise<{ id: string }> {

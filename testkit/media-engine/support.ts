@@ -121,6 +121,15 @@ export function pcmuOffer(port: number, host = '127.0.0.1', telephoneEvent = fal
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** What `peer` hears for `ms` (the measurement's length), recorded into the WAV `file` and read back. */
+export async function heardFor(peer: Endpoint, file: string, ms: number): Promise<Int16Array> {
+  const rec = await peer.startRecord(file);
+  await sleep(ms);
+  await peer.stopRecord(file);
+  await rec.done;
+  return readWav(file).samples;
+}
+
 /** The error a promise rejects with (fails the test when it resolves). */
 export async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
