@@ -14,7 +14,7 @@ import { realtimeModel } from '../../core/speech/voices';
 import type { AiRow } from '../../core/repos/ais';
 import { egressPolicyFor } from '../../core/net';
 import { publishResourceEvent } from '../../core/events/catalogue';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { CallPort } from '../flow/call-port';
 import { Speaker } from '../voices';
 import { assistanceOf, startFailure, startSession } from './assistance';
@@ -38,7 +38,7 @@ type TtsEvent = 'aicall_tts_fallback' | 'aicall_tts_failed' | 'aicall_stt_fallba
 interface Run {
   readonly svc: AiService;
   readonly call: CallPort;
-  readonly ep: Endpoint;
+  readonly ep: CallEndpoint;
   readonly session: AiSession;
   readonly flow: AiTalkFlow;
   readonly signal: AbortSignal;

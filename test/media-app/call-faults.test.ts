@@ -20,6 +20,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { dialingCall } from '../../testkit/media-app/originate';
+import { embeddedEndpoint } from '../../media-app/media-server/endpoint';
 
 describe('call close cascade under faults', function () {
   this.timeout(120_000);
@@ -135,7 +136,7 @@ describe('call close cascade under faults', function () {
       // one of them is recording: the recording is finished (row ended) when its call goes
       const { recording_id } = await live[0]!.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: '', duration: 0, beep_start: false });
       await until(async () => (await db('recordings').where({ id: recording_id }).first())?.status === 'recording', 5000, 'recording');
-      const worker = live[0]!.endpoint!.host;
+      const worker = embeddedEndpoint(live[0]!.endpoint!, 'the worker of a leg').host;
       const killedAt = Date.now();
       await worker.kill();
       const rows = await until(
