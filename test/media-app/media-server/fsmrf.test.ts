@@ -42,7 +42,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
     const peer = await rig.engine.createEndpoint({});
     const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(leg.localSdp);
+    await peer.modify(leg.local.sdp);
     open.push({ leg, peer });
     return { leg, peer };
   }
@@ -83,7 +83,7 @@ describe('media-app fsmrf backend against our event socket', function () {
     const { leg, peer } = await call();
     const file = path.join(dir, 'rec.wav');
     const playing = peer.play('tone_stream://%(3000,0,440)');
-    const r = await leg.record(file, { timeLimitSecs: 1 });
+    const r = await leg.record(file, { duration: 1 });
     await peer.stopPlayback();
     await playing.catch(() => undefined);
     expect(r.recordMilliseconds).to.be.within(800, 1300);
