@@ -104,3 +104,11 @@ export function embeddedEndpoint(ep: CallEndpoint, feature: string): Endpoint {
   if (ep instanceof Endpoint) return ep;
   throw new MediaBackendUnsupported('fsmrf', feature);
 }
+
+/** ai_talk as a refusal names it. */
+export const AI_TALK_FEATURE = 'ai_talk (the AI voice path)';
+
+/** Why `feature` cannot run on `ep`'s backend (it needs the embedded engine's own taps), or null on the engine. */
+export function engineOnly(ep: CallEndpoint, feature: string): MediaBackendUnsupported | null {
+  return ep instanceof Endpoint ? null : new MediaBackendUnsupported('fsmrf', feature);
+}

@@ -165,6 +165,26 @@ export function ivrSuite(backend: 'embedded' | 'fsmrf', numbers: string): void {
       expect(await db('recordings').where({ reference_id: call.id })).to.have.length(0);
     });
 
+    if (backend === 'fsmrf')
+      it('ai_talk fails its action with a reason naming the fsmrf backend (the AI voice path needs the engine), and the call ends', async () => {
+        const cid = await numberWithFlow(numbers + '05', [
+          { type: 'answer' },
+          { type: 'ai_talk', option: { assistance_type: 'ai', assistance_id: '1a000000-0000-4000-8000-0000000000a1', duration: 10 } },
+          { type: 'hangup' },
+        ]);
+        const sink = await RtpSink.open();
+        try {
+          const r = await sipp(uacWaitsForBye(`${numbers}05@127.0.0.1:${p.sipPort}`, 'pbx', sink.port), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 30_000 }).done;
+          expect(r.code, r.errors + r.messages).to.equal(0);
+        } finally {
+          sink.close();
+        }
+        const { af } = await finished(cid);
+        expect((af.executed_actions as { type: string }[]).map((a) => a.type)).to.deep.equal(['answer', 'ai_talk']);
+        expect(JSON.stringify(af)).to.include('ai_talk (the AI voice path) is not available on the fsmrf media backend');
+        expect(await (await testDb())('aicalls').where({ reference_id: af.reference_id }), 'no AI call was started').to.have.length(0);
+      });
+
     it('a play URL that a variable turned into a local path is refused at run time, and the call still ends', async () => {
       const cid = await numberWithFlow(numbers + '03', [
         { type: 'answer' },

@@ -9,6 +9,7 @@ import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
+import { AI_TALK_FEATURE } from '../endpoint';
 
 export { FsmrfCallEndpoint } from './endpoint';
 
@@ -66,7 +67,7 @@ export class FsmrfBackend implements MediaPort {
 
   /** The AI voice path needs the embedded engine's taps: a flow's ai_talk fails with this reason here. */
   refuseAiTalk(): MediaBackendUnsupported {
-    return new MediaBackendUnsupported('fsmrf', 'ai_talk (the AI voice path)');
+    return new MediaBackendUnsupported('fsmrf', AI_TALK_FEATURE);
   }
 
   close(): void {
