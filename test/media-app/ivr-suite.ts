@@ -14,6 +14,8 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
+import request from 'supertest';
+import { buildTestApp } from '../../testkit/api';
 import { readWav, rms } from '../../testkit/media-engine/support';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
@@ -144,6 +146,16 @@ export function ivrSuite(backend: 'embedded' | 'fsmrf', numbers: string): void {
       expect(wav.rate).to.equal(8000);
       expect(wav.samples.length / 8000).to.be.within(2, 3.5);
       expect(rms(wav.samples), 'caller audio in the recording').to.be.greaterThan(200);
+      // and the API lists it for the customer (GET /v1.0/recordings), as on any backend
+      const api = await buildTestApp();
+      try {
+        const { token } = await repos(db).accesskeys.create({ customer_id: cid, name: 'ivr' });
+        const list = await request(api.app).get('/v1.0/recordings').query({ accesskey: token });
+        expect(list.status).to.equal(200);
+        expect(list.body.result.map((x: { id: string }) => x.id)).to.include(rec.id);
+      } finally {
+        await api.close();
+      }
     });
 
     it('another digit takes the default branch and never fetches the sales prompt', async () => {
