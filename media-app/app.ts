@@ -188,10 +188,14 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
  * once the Srf is, where the embedded engine starts before it), to the switch's event socket; its
  * endpoints are the calls' legs. Closed after the calls are hung up.
  */
-async function connectSwitch({ app, logger }: MediaAppDeps, srf: Srf, closers: Closers): Promise<MediaPort> {
+async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, closers: Closers): Promise<MediaPort> {
   const setting = app.mediaServer;
   if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
-  const backend = await FsmrfBackend.connect(srf, setting);
+  // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
+  const egress = new EgressPolicy(config.egress);
+  const backend = (await FsmrfBackend.connect(srf, setting)).checkUrlsWith(async (url) => {
+    await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
+  });
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');
   return backend;

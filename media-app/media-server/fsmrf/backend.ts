@@ -8,7 +8,7 @@
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
-import { FsmrfCallEndpoint } from './endpoint';
+import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 
 export { FsmrfCallEndpoint } from './endpoint';
@@ -23,7 +23,16 @@ export interface FsmrfSetting {
 export class FsmrfBackend implements MediaPort {
   readonly name = 'fsmrf' as const;
 
+  /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
+  private checkUrl: UrlCheck | null = null;
+
   private constructor(private readonly ms: FsMediaServer) {}
+
+  /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
+  checkUrlsWith(check: UrlCheck): this {
+    this.checkUrl = check;
+    return this;
+  }
 
   /**
    * Connects fsmrf to the event socket. `srf`: media-app's drachtio-srf (fsmrf sends its INVITEs to the
@@ -43,7 +52,7 @@ export class FsmrfBackend implements MediaPort {
   async createEndpoint(opts: CallEndpointOptions = {}): Promise<FsmrfCallEndpoint> {
     if (opts.direction && opts.direction !== 'sendrecv') throw new MediaBackendUnsupported('fsmrf', `an endpoint made ${opts.direction}`);
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs);
+    const ep = new FsmrfCallEndpoint(fs, this.checkUrl);
     if (opts.inbandDtmf) {
       try {
         await fs.execute('start_dtmf');

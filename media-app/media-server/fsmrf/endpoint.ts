@@ -39,6 +39,14 @@ function header(evt: unknown, name: string): string | null {
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
 
+/**
+ * Checks a URL the switch is about to fetch for this platform (media-app's egress policy: app.ts);
+ * throws to refuse it.
+ */
+export type UrlCheck = (url: string) => Promise<void>;
+
+const isUrl = (f: string) => /^https?:\/\//i.test(f);
+
 export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements CallEndpoint {
   destroyed = false;
   /** the embedded engine's conferences never hold this leg */
@@ -46,7 +54,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
-  constructor(readonly fs: FsEndpoint) {
+  /** `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such prompts are refused). */
+  constructor(
+    readonly fs: FsEndpoint,
+    private readonly checkUrl: UrlCheck | null = null,
+  ) {
     super();
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
@@ -89,6 +101,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   async play(fileOrUrls: PlaySpec | PlaySpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     const specs = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
     const files = specs.map((s) => (typeof s === 'string' ? eslArg('play file', s) : eslArg('play file', s.file)));
+    // the switch fetches a URL itself: it goes through the platform's egress policy first
+    for (const url of files.filter(isUrl)) {
+      if (!this.checkUrl) throw new Error('play: an http(s) prompt needs the egress check of the fsmrf backend (FsmrfBackend.checkUrlsWith)');
+      await this.checkUrl(url);
+    }
     const first = specs[0];
     const seek = specs.length === 1 && first !== undefined && typeof first !== 'string' ? first.seekSamples : 0;
     return this.playing_(opts.bargeIn, async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Endpoint } from '../../../media-engine';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../../core/net';
 import { readWav, tmpDir } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
@@ -23,7 +24,11 @@ describe('media-app fsmrf backend against our event socket', function () {
 
   before(async () => {
     rig = await startFsmrfRig();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD });
+    // as app.ts sets it: media-app's egress policy (here the default: public addresses only) checks a prompt URL first
+    const egress = new EgressPolicy(egressSettingsFromEnv({}));
+    backend = (await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD })).checkUrlsWith(async (url) => {
+      await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
+    });
     dir = tmpDir();
   });
   afterEach(async () => {
@@ -101,6 +106,16 @@ describe('media-app fsmrf backend against our event socket', function () {
     await rec.done;
     expect(toneShare(readWav(heard).samples, 440, 8000), 'b hears a through the bridge').to.be.above(0.5);
     await a.leg.unbridge();
+  });
+
+  it("an http(s) prompt passes media-app's egress policy before the switch is asked to fetch it", async () => {
+    const { leg } = await call();
+    const err = await leg.play(['silence_stream://100', 'http://127.0.0.1:9/prompt.wav']).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(EgressRefused);
+    expect((err as EgressRefused).reason).to.equal('loopback');
   });
 
   it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, a spoken collect prompt', async () => {
