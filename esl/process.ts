@@ -6,6 +6,7 @@
  * socket, no worker), so the process ends by itself.
  */
 import type DrachtioSrf from 'drachtio-srf';
+import { EgressPolicy, type EgressSettings } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { EslConfig } from './config';
 import type { EslProcessConfig } from './main-config';
@@ -73,8 +74,10 @@ function connectFace(srf: Srf, proc: EslProcessConfig, log: SwitchLog): Promise<
   });
 }
 
-export async function startSwitch(cfg: EslConfig, proc: EslProcessConfig, log: SwitchLog): Promise<RunningSwitch> {
+/** `egress`: what the switch may fetch and connect to (play URLs, audio forks); default: the engine's (public addresses) and the event socket's (EGRESS_*) own. */
+export async function startSwitch(cfg: EslConfig, proc: EslProcessConfig, log: SwitchLog, egress?: EgressSettings): Promise<RunningSwitch> {
   const engine = await MediaServer.start({
+    ...(egress ? { egress } : {}),
     bindAddress: proc.rtp.bindHost,
     advertisedAddress: proc.rtp.advertisedHost,
     rtpPorts: { min: proc.rtp.min, max: proc.rtp.max },
@@ -89,6 +92,7 @@ export async function startSwitch(cfg: EslConfig, proc: EslProcessConfig, log: S
     maxSessions: cfg.maxSessions,
     forkConnectTimeoutMs: cfg.forkConnectTimeoutMs,
     conferenceFiles: cfg.conferenceFiles,
+    ...(egress ? { egress: new EgressPolicy(egress) } : {}),
   });
   esl.on('rejected', (address: string, reason: string) => log.warn({ address, reason }, 'event socket connection refused'));
   esl.on('failed', (err: Error) => log.error({ err: err.message }, 'event socket command failed'));

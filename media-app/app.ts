@@ -16,6 +16,9 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/c
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import type { MediaAppConfig } from './kit/config';
+import { describeMediaServer } from './kit/media-server';
+import type { MediaPort } from './media-server/port';
+import { FsmrfBackend } from './media-server/fsmrf/backend';
 import { connectSrf, disconnectSrf, type Srf } from './kit/srf';
 import { watchSipServer } from './call/sip-gone';
 import { Registrar } from './registrar';
@@ -44,7 +47,10 @@ export interface MediaAppDeps {
 export interface MediaApp {
   nodeId: string;
   srf: Srf;
-  media: MediaServer;
+  /** the media backend the calls use: the embedded engine, or the fsmrf backend (MEDIA_SERVER) */
+  media: MediaPort;
+  /** the embedded engine, when it is the backend (null on the fsmrf backend) */
+  engine: MediaServer | null;
   registrar: Registrar;
   calls: CallRegistry;
   factory: CallFactory;
@@ -80,7 +86,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
   }
   const closers: Closers = [];
   try {
-    const media = await startMedia(deps, closers);
+    const engine = app.mediaServer.kind === 'embedded' ? await startMedia(deps, closers) : null;
     // What a previous run under this node id left when it died (restarted before the sweeper saw
     // its heartbeat expire): finalise those calls and fail their commands before taking new ones.
     await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
@@ -92,6 +98,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     });
     closers.push(async () => disconnectSrf(srf));
     logger.info({ drachtio: `${app.drachtio.host}:${app.drachtio.port}`, node: app.nodeId }, 'connected to sip-server');
+    const media: MediaPort = engine ?? (await connectSwitch(deps, srf, closers));
     srf.use(trustedEdge(app.trustedProxies)); // the real source of requests relayed by the edge
     srf.use(requestChecks); // before every handler below
     srf.use(sessionIntervalCheck(() => app.sessionTimer)); // RFC 4028: a Session-Expires below our Min-SE gets 422
@@ -118,6 +125,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
       nodeId: app.nodeId,
       srf,
       media,
+      engine,
       registrar,
       calls,
       factory,
@@ -173,6 +181,24 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
   closers.push(() => media.destroy());
   media.on('error', (err: Error) => logger.error({ err: err.message }, 'media worker died'));
   return media;
+}
+
+/**
+ * The fsmrf backend (MEDIA_SERVER=freeswitch://…): drachtio-fsmrf on media-app's own Srf (so connected
+ * once the Srf is, where the embedded engine starts before it), to the switch's event socket; its
+ * endpoints are the calls' legs. Closed after the calls are hung up.
+ */
+async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, closers: Closers): Promise<MediaPort> {
+  const setting = app.mediaServer;
+  if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
+  // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
+  const egress = new EgressPolicy(config.egress);
+  const backend = (await FsmrfBackend.connect(srf, setting, { connectTimeoutMs: app.mediaServerConnectTimeoutMs })).checkUrlsWith(async (url) => {
+    await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
+  });
+  closers.push(async () => backend.close());
+  logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');
+  return backend;
 }
 
 /** rtpengine (RTPENGINE_NG) for the legs that need it, and the node heartbeat its health rides on (/readyz). */

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { startTracing, TracingConfigError, type Tracing } from '../core/tracing';
 import { loadMediaAppConfig } from './kit/config';
-import { describeMediaServer, type MediaServerSetting } from './kit/media-server';
+import { describeMediaServer } from './kit/media-server';
 import { startMediaApp } from './app';
 import { nodeLabel } from '../core/calls/node-keys';
 import { collectDefaultMetrics } from 'prom-client';
@@ -18,16 +18,6 @@ import { MetricsListenError, metricsListenFromEnv, startMetricsServer, type Metr
 
 /** media-app's /metrics (calls_ended_total, egress_refusals_total... of core/metrics.ts, process stats). */
 const DEFAULT_METRICS_LISTEN = '127.0.0.1:9466';
-
-/**
- * The fsmrf backend (media-app/media-server/fsmrf/) drives a switch, but the call core does not take its
- * endpoints yet (media-app/media-server/README.md "What is left"): a deployment that asks for it is
- * refused at start rather than silently given the embedded engine.
- */
-function refuseUnwiredBackend(app: { mediaServer: MediaServerSetting }): void {
-  if (app.mediaServer.kind === 'embedded') return;
-  throw new ConfigError([`MEDIA_SERVER: ${describeMediaServer(app.mediaServer)}: calls do not run on the fsmrf backend yet (media-app/media-server/README.md); unset it for the embedded engine`]);
-}
 
 async function main(): Promise<void> {
   let config;
@@ -39,7 +29,6 @@ async function main(): Promise<void> {
     app = loadMediaAppConfig();
     metricsAt = metricsListenFromEnv('MEDIA_APP_METRICS_LISTEN', DEFAULT_METRICS_LISTEN);
     tracing = startTracing('media-app');
-    refuseUnwiredBackend(app);
   } catch (err) {
     if (err instanceof ConfigError || err instanceof MetricsListenError || err instanceof TracingConfigError) {
       console.error(err.message);
@@ -59,7 +48,10 @@ async function main(): Promise<void> {
     });
   }
   const running = await startMediaApp({ config, app, logger });
-  logger.info({ node: running.nodeId, node_label: nodeLabel(running.nodeId), metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off' }, 'media-app ready');
+  logger.info(
+    { node: running.nodeId, node_label: nodeLabel(running.nodeId), media_server: describeMediaServer(app.mediaServer), metrics: metrics ? `${metricsAt!.host}:${metrics.port}` : 'off' },
+    'media-app ready',
+  );
   if (process.env.MEDIA_APP_READY_LINE) process.stdout.write(`READY ${JSON.stringify({ node: running.nodeId })}\n`);
 
   let stopping = false;

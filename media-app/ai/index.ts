@@ -1,7 +1,7 @@
 /** The AI subsystem of a media-app node: fills services.ai for ai_talk, ai_task and ai_summary. */
 import fs from 'node:fs';
 import type { Subsystem } from '../subsystem';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { AiService } from './service';
 import { EgressPolicy } from '../../core/net';
 import { aiTalk } from './talk';
@@ -20,8 +20,8 @@ export const subsystem: Subsystem = {
       voices: ctx.deps.config.voices,
       speechToSpeech: ctx.deps.config.speechToSpeech,
       realtimeCa: ctx.deps.config.openaiRealtimeCaFile ? fs.readFileSync(ctx.deps.config.openaiRealtimeCaFile) : null,
-      endpointOf(callId: string): Endpoint | null {
-        const call = ctx.deps.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
+      endpointOf(callId: string): CallEndpoint | null {
+        const call = ctx.deps.calls.get(callId) as { endpoint?: CallEndpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
       talk: (call, option, signal, flow) => aiTalk(service, call, option, signal, flow),

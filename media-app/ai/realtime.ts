@@ -19,7 +19,8 @@
  *   audio, its first audio out) goes onto its message.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork, Endpoint } from '../../media-engine';
+import type { AudioFork } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { AiSession } from '../../core/ai/session';
 import type { VoiceEnd } from './voice';
 import type { LinkHost, LinkRate, LinkToolCall, ModelLink } from './s2s/link';
@@ -62,7 +63,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   readonly done: Promise<VoiceEnd>;
 
   constructor(
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     private readonly session: AiSession,
     private readonly link: ModelLink,
     private readonly o: { maxDurationMs?: number } = {},

@@ -3,7 +3,7 @@
  * (database, events, the live endpoint of a call, the data directory for recordings).
  */
 import type { Logger } from 'pino';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { AiDeps } from '../../core/ai/session';
 import type { VoiceVendors } from '../../core/speech/vendors';
 import type { SpeechToSpeechVendors } from '../../core/speech/s2s-vendors';
@@ -25,7 +25,7 @@ export interface AiService {
   /** Gemini Live's and Deepgram Voice Agent's URLs and platform keys (config.speechToSpeech) */
   readonly speechToSpeech: SpeechToSpeechVendors;
   /** The media endpoint of a live call this node owns. */
-  endpointOf(callId: string): Endpoint | null;
+  endpointOf(callId: string): CallEndpoint | null;
   /**
    * ai_talk: a voice conversation with the AI (or team) the option names on `call`, run to its end
    * (media-app/ai/talk.ts). An abort of `signal` rejects it, as does a failure that is not the flow's error.

@@ -14,7 +14,6 @@ import { realtimeModel } from '../../core/speech/voices';
 import type { AiRow } from '../../core/repos/ais';
 import { egressPolicyFor } from '../../core/net';
 import { publishResourceEvent } from '../../core/events/catalogue';
-import type { Endpoint } from '../../media-engine';
 import type { CallPort } from '../flow/call-port';
 import { Speaker } from '../voices';
 import { assistanceOf, startFailure, startSession } from './assistance';
@@ -23,6 +22,7 @@ import { VoiceAgent, type AgentVoice, type VoiceEnd } from './voice';
 import { RealtimeAgent } from './realtime';
 import { linkFor } from './s2s';
 import type { AiService } from './service';
+import { AI_TALK_FEATURE, engineOnly, type CallEndpoint } from '../media-server/endpoint';
 
 export type AiTalkOption = z.infer<typeof later.ai_talk>;
 
@@ -38,7 +38,7 @@ type TtsEvent = 'aicall_tts_fallback' | 'aicall_tts_failed' | 'aicall_stt_fallba
 interface Run {
   readonly svc: AiService;
   readonly call: CallPort;
-  readonly ep: Endpoint;
+  readonly ep: CallEndpoint;
   readonly session: AiSession;
   readonly flow: AiTalkFlow;
   readonly signal: AbortSignal;
@@ -53,6 +53,9 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   await call.prepareMedia(signal);
   const ep = svc.endpointOf(call.info.id);
   if (!ep) return { kind: 'failed', message: 'ai_talk: the call has no media on this node' };
+  // the AI voice path needs the embedded engine's taps: on another media backend the action fails, saying so
+  const refused = engineOnly(ep, AI_TALK_FEATURE);
+  if (refused) return { kind: 'failed', message: refused.message };
   let run: Run | null = null;
   let aiVersion: number | undefined;
   try {

@@ -6,7 +6,7 @@
  * the turn judge (turn-judge.ts), which holds the session's state.
  */
 import type { EventEmitter } from 'node:events';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { AiSession } from '../../core/ai/session';
 import type { AimessageRow } from '../../core/repos/ai-calls';
 import type { Prefetch } from '../../core/ai/prefetch';
@@ -39,7 +39,7 @@ export class AgentReply {
   private lastVoice: AgentVoice | null = null;
 
   constructor(
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     private readonly session: AiSession,
     private readonly o: VoiceOptions,
     private readonly judge: TurnJudge,

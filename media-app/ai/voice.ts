@@ -3,7 +3,7 @@
  * fvad tap in the media worker; each reports only where the caller's turns start and stop) drives
  * turn detection and barge-in, and the caller's audio (an 'in' fork of the endpoint) goes to a
  * streaming recogniser for the words. The media worker cancels the agent's echo in the caller's audio
- * (Endpoint.echoCancel, libspeexdsp) while the session runs; both hear the caller through the echo guard (echo-guard.ts),
+ * (CallEndpoint.echoCancel, libspeexdsp) while the session runs; both hear the caller through the echo guard (echo-guard.ts),
  * which compares it with what the call sent (an 'out' fork) and silences the agent's own echo;
  * at the end of each caller turn the recognised text goes to the AI session, whose streamed answer
  * is spoken sentence by sentence (endpoint.say) as the LLM produces it.
@@ -15,7 +15,8 @@
  * the session's clock (VoiceOptions.clock), owned by the state or the life that armed it.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork, Endpoint, SpeechEvent, TranscriptEvent } from '../../media-engine';
+import type { AudioFork, SpeechEvent, TranscriptEvent } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { Recogniser } from './recogniser';
 import type { AiSession } from '../../core/ai/session';
 import { TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
@@ -57,7 +58,7 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private readonly preempt: Preemption;
 
   constructor(
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     session: AiSession,
     private readonly o: VoiceOptions,
   ) {

@@ -7,7 +7,7 @@
  *     │       └──┘       │            │           (open → open, paused → paused: a replace)
  *     └───────┴──────────┴────────────┴──► closed
  */
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 
 export type BridgeState = 'idle' | 'open' | 'paused' | 'consulting' | 'closed';
 
@@ -30,7 +30,7 @@ export function canMoveBridge(from: BridgeState, to: BridgeState): boolean {
  */
 export interface BridgeParty {
   readonly id: string;
-  readonly endpoint: Endpoint | null;
+  readonly endpoint: CallEndpoint | null;
   readonly isEnded: boolean;
   readonly done: Promise<unknown>;
   /** reasonHeader: the Reason (RFC 3326) of its BYE, e.g. what its dead peer told it (close-reason.ts). */

@@ -4,7 +4,7 @@
  * the outcome to the session (relay leg, dtmf_mode, the dialog, progressing; or the call's end with the
  * outcome's cause). outbound/ never drives a session: the direction is call/ → outbound/ only.
  */
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { dial, offerCodecs, type DialHost, type DialOptions, type DialOutcome } from '../outbound/dialer';
 import type { DialTarget } from '../outbound/targets';
 import type { CallDeps } from './deps';
@@ -26,7 +26,7 @@ export function dialedSip(call: CallSession): DialedSip | undefined {
 }
 
 /** The session as the dialler sees it. */
-function hostOf(call: CallSession, endpoint: Endpoint): DialHost {
+function hostOf(call: CallSession, endpoint: CallEndpoint): DialHost {
   return {
     onSip: (f) => {
       const was = dialed.get(call);
@@ -69,7 +69,7 @@ async function applyOutcome(call: CallSession, r: DialOutcome): Promise<boolean>
  * Dials `targets` for an outgoing call; true once answered, false when it ended (the call has been
  * closed with its cause). `near`: the endpoint is made on the worker of this one (a connect leg, bridged to its master).
  */
-export async function dialCall(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions & { timeoutMs: number; near?: Endpoint }): Promise<boolean> {
+export async function dialCall(deps: CallDeps, call: CallSession, targets: DialTarget[], opts: DialOptions & { timeoutMs: number; near?: CallEndpoint }): Promise<boolean> {
   if (!targets.length) {
     await call.finish('failure');
     return false;

@@ -9,7 +9,8 @@
  *   party takes (`dtmfForm`): its dtmf_mode, RFC 4733 only when its SDP negotiated telephone-event.
  */
 import type { DtmfMode } from '../../core/calls/dtmf-mode';
-import type { DtmfEvent, Endpoint } from '../../media-engine';
+import type { DtmfEvent } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { CallDialog } from './session-types';
 
@@ -61,7 +62,7 @@ export function infoBody(digit: string, durationMs: number): string {
 }
 
 /** How a digit goes to this leg's party: its dtmf_mode, with RFC 4733 only where telephone-event was negotiated. */
-export function dtmfForm(mode: DtmfMode, ep: Endpoint | null): DtmfMode {
+export function dtmfForm(mode: DtmfMode, ep: CallEndpoint | null): DtmfMode {
   if (mode === 'rfc4733' && !ep?.telephoneEvent) return 'info';
   return mode;
 }
@@ -70,7 +71,7 @@ export function dtmfForm(mode: DtmfMode, ep: Endpoint | null): DtmfMode {
 export interface DtmfCall {
   readonly id: string;
   readonly dtmfMode: DtmfMode;
-  readonly endpoint: Endpoint | null;
+  readonly endpoint: CallEndpoint | null;
   readonly dialog: CallDialog | null;
   readonly isEnded: boolean;
   /** a digit of this call (no endpoint to carry it: straight to the call's listeners) */

@@ -6,12 +6,13 @@
  * fails (cause `failure`, the reason logged) before anything is dialled; an inbound INVITE is refused
  * (488, call/media-refusal.ts) before any call exists. No path retries or goes on without media.
  */
-import type { CreateEndpointOptions, Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
+import type { CallEndpointOptions } from '../media-server/port';
 import type { CallDeps } from './deps';
 import type { CallSession } from './session';
 
 /** A new endpoint, or the media engine's reason for not giving one (never throws). */
-export async function createCallEndpoint(deps: Pick<CallDeps, 'media'>, opts: CreateEndpointOptions = {}): Promise<{ endpoint: Endpoint } | { error: string }> {
+export async function createCallEndpoint(deps: Pick<CallDeps, 'media'>, opts: CallEndpointOptions = {}): Promise<{ endpoint: CallEndpoint } | { error: string }> {
   try {
     return { endpoint: await deps.media.createEndpoint(opts) };
   } catch (err) {
@@ -25,7 +26,7 @@ export async function createCallEndpoint(deps: Pick<CallDeps, 'media'>, opts: Cr
  * cause `failure`). `ready`: work that must be done before the call may close (its owner written):
  * the endpoint is made meanwhile. A call that has its endpoint keeps it.
  */
-export async function allocateEndpoint(deps: CallDeps, call: CallSession, opts: CreateEndpointOptions = {}, o: { own?: boolean; ready?: Promise<unknown> } = {}): Promise<Endpoint | null> {
+export async function allocateEndpoint(deps: CallDeps, call: CallSession, opts: CallEndpointOptions = {}, o: { own?: boolean; ready?: Promise<unknown> } = {}): Promise<CallEndpoint | null> {
   const own = o.own ?? true;
   if (own && call.endpoint) {
     await o.ready;

@@ -23,7 +23,8 @@ import { internalDestination } from '../outbound/internal';
 import { dialInternal } from './internal-dial';
 import { dialCall } from './dial';
 import { allocateEndpoint } from './endpoint';
-import type { AudioCodecName, Endpoint } from '../../media-engine';
+import type { AudioCodecName } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { CallDeps } from './deps';
 import { escapeSipUser, nameAddr } from '../kit/sip-uri';
 import { CallSession } from './session';
@@ -173,7 +174,7 @@ export class CallFactory implements CallLegs {
   }
 
   /** An incoming call that came from no INVITE: the far side of an internal call (outbound/internal.ts). */
-  async incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<CallSession> {
+  async incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: CallEndpoint): Promise<CallSession> {
     const row = await this.createRow({ customer_id: c.customerId, source: c.source, destination: c.destination, direction: 'incoming', status: 'dialing', node_id: this.deps.calls.nodeId });
     const call = new CallSession(row, this.deps);
     call.endpoint = endpoint;

@@ -5,7 +5,8 @@
  * ask for the operation. Media methods stop the endpoint's playback when the runner's signal aborts.
  */
 import { EventEmitter } from 'node:events';
-import type { Endpoint, PlayResult } from '../../media-engine';
+import type { PlayResult } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { AmdResult, CallInfo, CallPort, ConnectRequest, ConnectResult, DigitsRequest, DigitsResult, HangupInfo, OriginateRequest, RecordingEnded, RecordingRequest } from '../flow/call-port';
 import type { CallStatus } from '../../core/calls/model';
 import { collectDigits } from '../flow/digit-collector';
@@ -71,7 +72,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   /** Ensures the preconditions of `op`; resolves with the endpoint when the operation needs one. */
-  private async ready(op: MediaOp, signal: AbortSignal): Promise<Endpoint> {
+  private async ready(op: MediaOp, signal: AbortSignal): Promise<CallEndpoint> {
     const needs: readonly Precondition[] = NEEDS[op];
     if (signal.aborted) throw abortError(signal);
     // the call does something else after its bridged party died: its end is no longer that party's
@@ -86,7 +87,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   /** Runs a media operation once its preconditions hold; on abort, stops playback and rejects. */
-  private async media<T>(op: MediaOp, signal: AbortSignal, run: (ep: Endpoint) => Promise<T>): Promise<T> {
+  private async media<T>(op: MediaOp, signal: AbortSignal, run: (ep: CallEndpoint) => Promise<T>): Promise<T> {
     const ep = await this.ready(op, signal);
     const onAbort = () => void ep.stopPlayback().catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -127,7 +128,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
    * streamed into the call as it arrives, no fallback (a vendor error fails the action, and so the
    * flow). The action's voice_id, when set, is the vendor's voice id.
    */
-  private async talkCloud(ep: Endpoint, cloud: { type: string; voice: string }, req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<PlayResult> {
+  private async talkCloud(ep: CallEndpoint, cloud: { type: string; voice: string }, req: { text: string; language: string; voice_id?: string }, signal: AbortSignal): Promise<PlayResult> {
     const d = this.call.deps;
     const speaker = new Speaker(ep, { type: cloud.type, voice: req.voice_id || cloud.voice, key: '' }, null, req.language || 'en-US', 0, {
       egress: d.egress,
@@ -196,7 +197,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   /** Runs an endpoint analysis that stops (stopAmd) when the runner's signal aborts. */
-  private async analysis<T>(signal: AbortSignal, ep: Endpoint, op: () => Promise<T>): Promise<T> {
+  private async analysis<T>(signal: AbortSignal, ep: CallEndpoint, op: () => Promise<T>): Promise<T> {
     if (signal.aborted) throw abortError(signal);
     const onAbort = () => void ep.stopAmd().catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });

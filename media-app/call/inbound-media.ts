@@ -6,14 +6,15 @@
  * is not there for an offer that needs it.
  */
 import { randomBytes } from 'node:crypto';
-import type { AudioCodecName, Endpoint } from '../../media-engine';
+import type { AudioCodecName } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { MediaEncryption } from '../../core/sip/media-encryption';
 import { satisfies, sdpNeeds, type RelayLeg } from '../rtpengine';
 import type { SrfRequest } from '../kit/srf';
 import type { CallDeps } from './deps';
 import { createCallEndpoint } from './endpoint';
 
-export type InboundMedia = { endpoint: Endpoint; relay: RelayLeg | null } | { refused: string };
+export type InboundMedia = { endpoint: CallEndpoint; relay: RelayLeg | null } | { refused: string };
 
 export async function inboundMedia(deps: CallDeps, req: SrfRequest, required: MediaEncryption, codecs?: AudioCodecName[]): Promise<InboundMedia> {
   const offer = req.body || undefined;

@@ -11,7 +11,7 @@
  */
 import type { Address } from '../../core/repos/calls';
 import { causeFromSipStatus, type HangupCause } from '../../core/calls/model';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { dialogPair } from '../outbound/internal';
 import type { CallDeps } from './deps';
 import { allocateEndpoint } from './endpoint';
@@ -22,7 +22,7 @@ import type { CallSession } from './session';
 export interface InternalCallHost {
   readonly deps: CallDeps;
   /** A new incoming call of this node that did not come from an INVITE (dialing, owned, announced). */
-  incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: Endpoint): Promise<CallSession>;
+  incomingLeg(c: { customerId: string; source: Address; destination: Address }, endpoint: CallEndpoint): Promise<CallSession>;
   runFlow(call: CallSession, spec: { flowId: string }): Promise<string>;
 }
 

@@ -3,7 +3,7 @@
  * DTLS-SRTP + ICE, the rtpengine relay leg in front of it (the engine always sees plain RTP). Plain
  * legs go straight to the endpoint and send no ng traffic.
  */
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { RelayLeg } from '../rtpengine';
 
 export interface MediaPath {
@@ -15,7 +15,7 @@ export interface MediaPath {
   applyAnswer(sdp: string): Promise<void>;
 }
 
-export function mediaPath(endpoint: Endpoint, relay: RelayLeg | null): MediaPath {
+export function mediaPath(endpoint: CallEndpoint, relay: RelayLeg | null): MediaPath {
   if (!relay) {
     return {
       answerOffer: (sdp) => endpoint.modify(sdp),

@@ -13,7 +13,7 @@
  * Writes run one at a time, in order, each from the state at the time it runs.
  */
 import type { MuteDirection } from '../../core/calls/model';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 
 export interface MediaFlags {
   /** The call's mute (POST|DELETE /calls/{id}/mute, the flow's mute action): its row's mute_direction. */
@@ -66,7 +66,7 @@ export class CallMediaState {
 
   /** `endpoint` gives the endpoint to write to, or null when there is none (or the call ended). */
   constructor(
-    private readonly endpoint: () => Endpoint | null,
+    private readonly endpoint: () => CallEndpoint | null,
     mute: MuteDirection = '',
   ) {
     this.state = { ...NONE, mute };
@@ -104,7 +104,7 @@ export class CallMediaState {
   }
 
   /** Plays `music` again each time it ends, while it is still the music wanted on this endpoint. */
-  private loop(ep: Endpoint, music: string): void {
+  private loop(ep: CallEndpoint, music: string): void {
     const current = () => this.playing === music && this.endpoint() === ep && !ep.destroyed;
     const run = async (): Promise<void> => {
       while (current()) {

@@ -5,7 +5,7 @@
  * an internal call (internal-dial.ts: its answer or refusal is what the caller's ringing leg hears).
  */
 import { spanEvent } from '../../core/tracing';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { RelayLeg } from '../rtpengine';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { CallDeps } from './deps';
@@ -20,7 +20,7 @@ export interface IncomingOffer {
   /** The far end is another call of this node: nothing of it goes through sip-server. */
   readonly internal: boolean;
   /** Answers with the endpoint's SDP: the dialog, and for a late offer the ACK's answer being applied. */
-  accept(media: { endpoint: Endpoint; relay: RelayLeg | null }): Promise<{ dialog: CallDialog; ack: Promise<void> | null }>;
+  accept(media: { endpoint: CallEndpoint; relay: RelayLeg | null }): Promise<{ dialog: CallDialog; ack: Promise<void> | null }>;
   /** The final response of an offer that ends unanswered; nothing when one has been sent. */
   refuse(status: number): void;
   /** The far end gave up before the answer (a CANCEL). */

@@ -7,7 +7,8 @@
  * thrown: quality never ends or delays a call.
  */
 import type { Logger } from 'pino';
-import type { Endpoint, EndpointStats } from '../../media-engine';
+import type { EndpointStats } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { platformMetrics } from '../../core/metrics';
@@ -29,7 +30,7 @@ export interface QualityMeterDeps {
 export class CallQualityMeter {
   private readonly leg: LegQuality;
   private timer: NodeJS.Timeout | null = null;
-  private ep: Endpoint | null = null;
+  private ep: CallEndpoint | null = null;
   /** the sample being taken (one at a time: the final one waits for a periodic one in flight) */
   private inFlight: Promise<void> = Promise.resolve();
   /** the samples' events, in order (a sample's alarms, then the sample) */
@@ -45,7 +46,7 @@ export class CallQualityMeter {
   }
 
   /** Meters `ep` from now on (null: none). A new endpoint is a new source: its counts start over. */
-  attach(ep: Endpoint | null): void {
+  attach(ep: CallEndpoint | null): void {
     if (this.finished || ep === this.ep) return;
     this.ep = ep;
     if (this.timer) clearInterval(this.timer);
@@ -95,7 +96,7 @@ export class CallQualityMeter {
   }
 
   /** The endpoint's statistics within FINAL_SAMPLE_WAIT_MS, or null (gone, failed, too slow: logged). */
-  private async read(ep: Endpoint): Promise<EndpointStats | null> {
+  private async read(ep: CallEndpoint): Promise<EndpointStats | null> {
     if (ep.destroyed) return null;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), FINAL_SAMPLE_WAIT_MS)));

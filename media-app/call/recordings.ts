@@ -12,7 +12,8 @@ import { retryWrite } from '../../core/db/retry';
 import type { RecordingEnded, RecordingRequest } from '../flow/call-port';
 import type { CallDeps } from './deps';
 import { publishRecording } from '../../core/conferences/events';
-import type { Endpoint, RecordResult } from '../../media-engine';
+import type { RecordResult } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { CallRow } from '../../core/repos/calls';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { traceRecord } from '../kit/media-trace';
@@ -21,7 +22,7 @@ import { traceRecord } from '../kit/media-trace';
 export interface RecordedCall {
   readonly id: string;
   readonly row: CallRow;
-  readonly endpoint: Endpoint | null;
+  readonly endpoint: CallEndpoint | null;
   /** Takes the fields the recording wrote to the call's row and publishes call_updated. */
   updated(fields: Partial<Omit<CallRow, 'status'>>): Promise<void>;
 }

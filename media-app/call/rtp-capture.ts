@@ -7,13 +7,13 @@
  */
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { storeRtpCapture, type RtpCaptureSettings } from '../../core/media/rtp-capture';
 
 const TAKE_WAIT_MS = 2000;
 
 export class CallRtpCapture {
-  private ep: Endpoint | null = null;
+  private ep: CallEndpoint | null = null;
   /** what earlier endpoints of the call captured (a re-INVITE or a new media path replaced them) */
   private readonly chunks: Promise<Uint8Array | null>[] = [];
   private finished = false;
@@ -28,7 +28,7 @@ export class CallRtpCapture {
   }
 
   /** The call's endpoint from now on (null: none); the previous one's capture is kept. */
-  attach(ep: Endpoint | null): void {
+  attach(ep: CallEndpoint | null): void {
     if (!this.enabled || this.finished || ep === this.ep) return;
     if (this.ep && !this.ep.destroyed) this.chunks.push(this.take(this.ep));
     this.ep = ep;
@@ -52,7 +52,7 @@ export class CallRtpCapture {
   }
 
   /** The endpoint's capture within TAKE_WAIT_MS, or null. */
-  private async take(ep: Endpoint): Promise<Uint8Array | null> {
+  private async take(ep: CallEndpoint): Promise<Uint8Array | null> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), TAKE_WAIT_MS)));
     try {

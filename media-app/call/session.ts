@@ -24,7 +24,8 @@ import { inSpan } from '../../core/tracing';
 import type { CallStatus, HangupCause } from '../../core/calls/model';
 import type { CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
-import type { DtmfEvent, Endpoint, RxTimeoutEvent } from '../../media-engine';
+import type { DtmfEvent, RxTimeoutEvent } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import { publishCall, type CallEventType } from './events';
 import type { CallDeps } from './deps';
@@ -60,7 +61,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   private readonly quality: CallQualityMeter;
   /** The leg's RTP capture for its pcap, when the node has RTP_CAPTURE on (rtp-capture.ts). */
   private readonly rtpCapture: CallRtpCapture;
-  private ep: Endpoint | null = null;
+  private ep: CallEndpoint | null = null;
   private rl: RelayLeg | null = null;
   private sip: SipLeg = { kind: 'none' };
   private life: Life = { phase: 'live' };
@@ -128,7 +129,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
     return s.kind === 'offered' ? !s.offer.internal : s.kind === 'inviting' ? !s.invite.internal : s.kind === 'up' && !(s.dialog instanceof InternalDialog);
   }
 
-  get endpoint(): Endpoint | null {
+  get endpoint(): CallEndpoint | null {
     return this.ep;
   }
 
@@ -143,7 +144,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
   }
 
   /** The session owns its endpoint: its DTMF become the call's, its death ends the call. */
-  set endpoint(ep: Endpoint | null) {
+  set endpoint(ep: CallEndpoint | null) {
     if (this.ep === ep) return;
     this.ep?.off('dtmf', this.onDtmf).off('peerDtmf', this.onPeerDtmf).off('destroy', this.onEndpointGone).off('rxTimeout', this.onRxTimeout);
     this.ep = ep;

@@ -12,7 +12,7 @@
 import { TwimlError } from '../../core/twiml/compile';
 import { MAX_TWIML_BYTES } from '../../core/twiml/parse';
 import { compileWaitDocument, isAudioUrl, type WaitStep } from '../../core/twiml/wait';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { FlowHttp } from '../kit/http';
 import { fetchTwiml } from '../twiml/fetch';
 
@@ -30,12 +30,12 @@ export interface AnnounceDeps {
 }
 
 /** The endpoints to play to, read at each step (one that left is skipped). */
-export type Targets = () => Endpoint[];
+export type Targets = () => CallEndpoint[];
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** One step on one endpoint, `times` over. */
-async function playOn(ep: Endpoint, step: WaitStep & { kind: 'media' }): Promise<void> {
+async function playOn(ep: CallEndpoint, step: WaitStep & { kind: 'media' }): Promise<void> {
   const o = step.action.option as Record<string, unknown>;
   for (let i = 0; i < step.times && !ep.destroyed; i++) {
     if (step.action.type === 'play') await ep.play(Array.isArray(o.stream_urls) ? o.stream_urls.map(text) : []);

@@ -24,7 +24,8 @@ import { conferencesRepo, type ConferenceRow } from '../../core/repos/conference
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
-import type { Conference, Endpoint } from '../../media-engine';
+import type { Conference } from '../../media-engine';
+import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
 import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
@@ -35,7 +36,7 @@ export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host
 
 /** What the room needs of a participant's audio: a call of this node, or a bridge leg from the call's node. */
 export interface RoomParty {
-  readonly endpoint: Endpoint | null;
+  readonly endpoint: CallEndpoint | null;
   readonly isEnded: boolean;
   answer(): Promise<void>;
 }
@@ -301,11 +302,12 @@ export class Room extends EventEmitter<RoomEvents> {
   async mute(ccId: string, direction: MuteDirection, on: boolean): Promise<void> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
-    await (on ? this.media.mute(ep, direction) : this.media.unmute(ep, direction));
+    const mixed = embeddedEndpoint(ep, 'a conference mute');
+    await (on ? this.media.mute(mixed, direction) : this.media.unmute(mixed, direction));
   }
 
   /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
-  audience(ccId: string | null): () => Endpoint[] {
+  audience(ccId: string | null): () => CallEndpoint[] {
     return () => {
       const ms = ccId ? [this.members.get(ccId)].filter((m) => m !== undefined) : [...this.members.values()];
       return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [m.call.endpoint] : []));
@@ -336,17 +338,17 @@ export class Room extends EventEmitter<RoomEvents> {
     const row = await this.calls.get(ccId);
     if (!ep || !row) return;
     if (row.coach_call_id) await this.coach(ep, row.coach_call_id);
-    else await this.media.whisper(ep, null);
+    else await this.media.whisper(embeddedEndpoint(ep, 'conference coaching'), null);
   }
 
   /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
-  private async coach(ep: Endpoint, callId: string): Promise<void> {
+  private async coach(ep: CallEndpoint, callId: string): Promise<void> {
     const target = [...this.members.values()].find((x) => x.cc.reference_id === callId)?.call.endpoint;
     if (!target) {
       this.d.logger.info({ conference: this.id, coached: callId }, 'the coached call is not in the room: the coach is heard by all');
       return;
     }
-    await this.media.whisper(ep, target);
+    await this.media.whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
   }
 
   /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */

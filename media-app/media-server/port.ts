@@ -4,10 +4,20 @@
  * fsmrf backend (./fsmrf/) implements the part a FreeSWITCH event socket can do and refuses the rest
  * with MediaBackendUnsupported, never a silent no-op.
  */
-import type { MediaServer } from '../../media-engine';
+import type { Conference, CreateEndpointOptions } from '../../media-engine';
+import type { CallEndpoint } from './endpoint';
+
+/** createEndpoint's options: the engine's, `near` naming a leg of the call code (or a conference mix). */
+export type CallEndpointOptions = Omit<CreateEndpointOptions, 'near'> & { near?: CallEndpoint | Conference };
 
 /** The media server surface the call core depends on (CallDeps.media). */
-export type MediaPort = Pick<MediaServer, 'createEndpoint' | 'createConference' | 'getConference'>;
+export interface MediaPort {
+  /** A leg's endpoint (the embedded engine's Endpoint, or the fsmrf backend's FsmrfCallEndpoint). */
+  createEndpoint(opts?: CallEndpointOptions): Promise<CallEndpoint>;
+  /** The embedded engine's conference mix (`near`: an endpoint whose worker should host it). */
+  createConference(name?: string, opts?: { near?: CallEndpoint }): Promise<Conference>;
+  getConference(name: string): Conference | undefined;
+}
 
 /** Which backend a refusal came from, as its message names it. */
 export type MediaBackendName = 'embedded' | 'fsmrf';

@@ -5,7 +5,7 @@
  * (Bridge.replace); the parked call leaving makes the bridge hang the holder up, which frees the slot.
  */
 import { randomUUID } from 'node:crypto';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { BridgeParty } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
 import { createCallEndpoint } from '../call/endpoint';
@@ -17,7 +17,7 @@ export class ParkHolder implements BridgeParty {
   private resolveDone!: (why: string) => void;
   private ended = false;
 
-  private constructor(readonly endpoint: Endpoint) {
+  private constructor(readonly endpoint: CallEndpoint) {
     this.done = new Promise((r) => (this.resolveDone = r));
   }
 

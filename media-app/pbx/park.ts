@@ -19,7 +19,7 @@ import { publishResourceEvent, type EventType } from '../../core/events/catalogu
 import type { Address } from '../../core/repos/calls';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
 import { parkSlots, type ParkedCall } from '../../core/pbx/park-slots';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { Bridge, type BridgeParty } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { mohFile } from '../kit/moh-source';
@@ -196,7 +196,7 @@ export class ParkService {
     slot: number,
     callId: string,
     byCallId: string,
-    answer: (near: Endpoint | null) => Promise<BridgeParty | null>,
+    answer: (near: CallEndpoint | null) => Promise<BridgeParty | null>,
   ): Promise<'retrieved' | 'empty' | 'gone'> {
     const p = this.byCall.get(callId);
     if (!p || p.rec.slot !== slot || p.rec.customer_id !== customerId || p.call.isEnded) return 'empty';

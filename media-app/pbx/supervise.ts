@@ -17,7 +17,8 @@ import { randomUUID } from 'node:crypto';
 import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
 import { MODE_KEYS, supervisions, type SuperviseMode, type Supervision } from '../../core/pbx/supervisions';
 import type { Address } from '../../core/repos/calls';
-import type { Conference, Endpoint } from '../../media-engine';
+import type { Conference } from '../../media-engine';
+import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
 import type { Bridge } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { CallSession } from '../call/session';
@@ -43,7 +44,7 @@ export class SuperviseError extends Error {
  */
 export interface SupervisorParty {
   readonly id: string;
-  readonly endpoint: Endpoint | null;
+  readonly endpoint: CallEndpoint | null;
   readonly isEnded: boolean;
   readonly done: Promise<unknown>;
   hangup(why?: string): Promise<void>;
@@ -59,7 +60,7 @@ interface Live {
   ended: boolean;
 }
 
-const endpointOf = (c: SupervisorParty): Endpoint => {
+const endpointOf = (c: SupervisorParty): CallEndpoint => {
   const ep = c.endpoint;
   if (!ep) throw new SuperviseError(`${c.id} has no media`, 'ended');
   return ep;
@@ -230,8 +231,8 @@ export class SupervisorService {
 
   /** The mode's mix: listen mutes the supervisor's input, whisper lets the target alone hear it. */
   private async apply(live: Live, mode: SuperviseMode): Promise<void> {
-    const sup = endpointOf(live.supervisor);
-    await live.conference.whisper(sup, mode === 'whisper' ? endpointOf(live.target) : null);
+    const sup = embeddedEndpoint(endpointOf(live.supervisor), 'supervision');
+    await live.conference.whisper(sup, mode === 'whisper' ? embeddedEndpoint(endpointOf(live.target), 'supervision') : null);
     if (mode === 'listen') await live.conference.mute(sup, 'in');
     else await live.conference.unmute(sup, 'in');
   }

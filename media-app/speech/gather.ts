@@ -9,7 +9,8 @@
  * States: waiting (no speech yet) → speaking (VAD start) → done (VAD stop, `maxSpeechMs`, stop()).
  */
 import { EventEmitter } from 'node:events';
-import { Transcriber, type Endpoint, type SpeechEvent, type Transcript } from '../../media-engine';
+import { Transcriber, type SpeechEvent, type Transcript } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 
 export interface ListenOptions {
   language: string;
@@ -51,7 +52,7 @@ export class SpeechListener extends EventEmitter<SpeechListenerEvents> {
   readonly result: Promise<Heard>;
 
   private constructor(
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     private readonly t: Transcriber,
     private readonly o: ListenOptions,
   ) {
@@ -60,7 +61,7 @@ export class SpeechListener extends EventEmitter<SpeechListenerEvents> {
   }
 
   /** Starts the VAD tap and the recogniser; rejects (nothing left running) when either cannot start. */
-  static async start(ep: Endpoint, o: ListenOptions): Promise<SpeechListener> {
+  static async start(ep: CallEndpoint, o: ListenOptions): Promise<SpeechListener> {
     const t = new Transcriber({ language: o.language, direction: 'in', provider: o.provider || undefined, phrases: o.phrases?.length ? o.phrases : undefined });
     const l = new SpeechListener(ep, t, o);
     t.on('transcript', (x: Transcript) => {

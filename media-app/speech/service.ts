@@ -12,7 +12,7 @@ import { checkStt } from '../../core/speech/providers';
 import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { callsRepo } from '../../core/repos/calls';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { SpeakingSession, type Forkable } from './speaking';
 import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
@@ -137,8 +137,8 @@ export class SpeechService {
    * Where the speech goes: `in` toward the call's remote party (its endpoint), `out` toward the
    * local party (the calls chained to it, e.g. the other leg of a connect), `both` to all of them.
    */
-  private endpointsFor(call: CallSession, row: SpeakingRow): Endpoint[] {
-    const out: Endpoint[] = [];
+  private endpointsFor(call: CallSession, row: SpeakingRow): CallEndpoint[] {
+    const out: CallEndpoint[] = [];
     if (row.direction !== 'out' && call.endpoint) out.push(call.endpoint);
     if (row.direction !== 'in') {
       const ids = [...(call.row.chained_call_ids ?? []), call.row.master_call_id].filter((id) => id && id !== EMPTY_UUID);

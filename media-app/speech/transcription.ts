@@ -5,7 +5,8 @@
  * progressing → done on stop or hangup (transcribe_done), and its on_end_flow_id, if any, runs.
  */
 import type { Logger } from 'pino';
-import { Transcriber, type Conference, type Endpoint, type Transcript } from '../../media-engine';
+import { Transcriber, type Conference, type Transcript } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { EventPublisher } from '../../core/events/bus';
 import type { Db } from '../../core/db/knex';
@@ -50,14 +51,14 @@ export class LiveTranscription {
 
   private constructor(
     readonly row: TranscribeRow,
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     private readonly deps: SpeechDeps,
   ) {
     this.speech = new SpeechEvents(row, deps.events, deps.logger);
   }
 
   /** Starts recognising; rejects (leaving nothing running) when the provider cannot start. */
-  static async start(row: TranscribeRow, ep: Endpoint, deps: SpeechDeps, phrases?: string[]): Promise<LiveTranscription> {
+  static async start(row: TranscribeRow, ep: CallEndpoint, deps: SpeechDeps, phrases?: string[]): Promise<LiveTranscription> {
     const lt = new LiveTranscription(row, ep, deps);
     const onTranscript = (t: Transcript) => lt.onSegment(t);
     const onError = (e: Error) => deps.logger.warn({ err: e.message, transcribe: row.id }, 'transcription error');

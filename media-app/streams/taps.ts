@@ -3,7 +3,8 @@
  * (both parties mixed: what the caller says plus what the caller hears) or of a conference's whole
  * mix. Audio sent back is injected: the caller hears it, or every participant does.
  */
-import type { AudioFork, Conference, Endpoint, ForkMix } from '../../media-engine';
+import type { AudioFork, Conference, ForkMix } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
@@ -75,7 +76,7 @@ function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void, span
 export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string, onFrame: (pcm: Buffer) => void, mix: ForkMix = 'both'): Promise<AudioTap> {
   const call = deps.calls.get(callId) as CallSession | undefined;
   if (!call || call.isEnded) throw new TapError('notFound', 'the call is not live on this node');
-  const ep: Endpoint | null = call.endpoint;
+  const ep: CallEndpoint | null = call.endpoint;
   if (!ep || ep.destroyed || call.status !== 'progressing') throw new TapError('notReady', `the call is ${call.status}, not progressing`);
   let onGone: () => void = () => undefined;
   const ended = new Promise<string>((resolve) => {

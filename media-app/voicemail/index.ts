@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Subsystem } from '../subsystem';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import { publisherFor } from '../../core/messaging/deps';
 import { emailTransport } from '../../core/smtp/transport';
 import { EgressPolicy } from '../../core/net';
@@ -40,8 +40,8 @@ export const subsystem: Subsystem = {
         from: d.config.mailFrom,
         recordingsDir: path.join(d.config.dataDir, 'recordings'),
       },
-      endpointOf(callId: string): Endpoint | null {
-        const call = d.calls.get(callId) as { endpoint?: Endpoint | null; isEnded?: boolean } | undefined;
+      endpointOf(callId: string): CallEndpoint | null {
+        const call = d.calls.get(callId) as { endpoint?: CallEndpoint | null; isEnded?: boolean } | undefined;
         return call && !call.isEnded ? (call.endpoint ?? null) : null;
       },
       egress: new EgressPolicy(d.config.egress),

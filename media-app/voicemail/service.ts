@@ -12,7 +12,7 @@ import type { EventPublisher } from '../../core/events/bus';
 import type { EmailDeps } from '../../core/email/send';
 import type { EgressPolicy } from '../../core/net';
 import type { PinLockout } from '../../core/voicemail/pin-lockout';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { SpeechService } from '../speech/service';
 import type { CallPort } from '../flow/call-port';
 import type { LeaveOptions, LeaveResult } from './leave';
@@ -35,7 +35,7 @@ export interface VoicemailDeps {
   /** The mail path (core/email) for notifications with the audio attached. */
   readonly email: EmailDeps;
   /** The call's endpoint while it is live (local files are played on it, never through play's URLs). */
-  endpointOf(callId: string): Endpoint | null;
+  endpointOf(callId: string): CallEndpoint | null;
   /** What the AI summary's LLM requests go through (core/net). */
   readonly egress: EgressPolicy;
   /** Wrong PINs across calls, per box and per caller (core/voicemail/pin-lockout.ts). */

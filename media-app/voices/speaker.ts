@@ -8,7 +8,8 @@
  * later ones too) and `onFallback` reports it; without one, the error ends the speech.
  */
 import path from 'node:path';
-import { createTtsProvider, readWav, type AudioFork, type Endpoint, type TtsProvider } from '../../media-engine';
+import { createTtsProvider, readWav, type AudioFork, type TtsProvider } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { EgressPolicy } from '../../core/net';
 import { isVendorTts } from '../../core/speech/voices';
 import { vendorKeyVariable, type VoiceVendors } from '../../core/speech/vendors';
@@ -57,7 +58,7 @@ export class Speaker {
   private onFallbackVoice = false;
 
   constructor(
-    private readonly ep: Endpoint,
+    private readonly ep: CallEndpoint,
     private readonly primary: VoiceChoice,
     private readonly fallback: VoiceChoice | null,
     private readonly language: string,

@@ -15,7 +15,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { MediaPort } from '../media-server/port';
 import type { Srf, SrfDialog, SrfRequest, SrfSentInvite } from '../kit/srf';
 import type { LeaveReason } from '../conference/room';
@@ -67,7 +67,7 @@ export async function joinThroughLeg(d: BridgeLegDeps, call: CallSession, hostNo
   await call.answer();
   const ep = call.endpoint;
   if (!ep || call.isEnded || signal.aborted) return 'hangup';
-  const leg: Endpoint = await d.media.createEndpoint({ near: ep });
+  const leg: CallEndpoint = await d.media.createEndpoint({ near: ep });
   let pending: SrfSentInvite | null = null;
   const cancel = () => {
     try {
@@ -164,7 +164,7 @@ export class HostLeg implements BridgeParty {
 
   constructor(
     readonly id: string,
-    readonly endpoint: Endpoint,
+    readonly endpoint: CallEndpoint,
     private readonly dialog: SrfDialog,
   ) {
     this.done = new Promise((r) => (this.resolveDone = r));

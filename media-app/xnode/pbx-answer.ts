@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { callNodeKey } from '../../core/commands/contracts';
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { BridgeParty } from '../call/bridge';
 import type { CallDeps } from '../call/deps';
 import { createCallEndpoint } from '../call/endpoint';
@@ -34,7 +34,7 @@ export class AskerLeg implements BridgeParty {
 
   constructor(
     readonly id: string,
-    readonly endpoint: Endpoint,
+    readonly endpoint: CallEndpoint,
     private readonly dialog: SrfDialog,
   ) {
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -80,7 +80,7 @@ export class AskerLeg implements BridgeParty {
  * Answers the leg's INVITE with an endpoint near `near` (the call asked for); null when it could not
  * (the INVITE got its refusal: 488 no usable offer, 503 no media).
  */
-export async function answerPbxLeg(deps: CallDeps, req: SrfRequest, res: SrfResponse, claims: PbxLegClaims, near: Endpoint | null, watchMs?: number): Promise<AskerLeg | null> {
+export async function answerPbxLeg(deps: CallDeps, req: SrfRequest, res: SrfResponse, claims: PbxLegClaims, near: CallEndpoint | null, watchMs?: number): Promise<AskerLeg | null> {
   if (!req.body) return (res.send(488), null);
   const made = await createCallEndpoint(deps, { remoteSdp: req.body, ...(near ? { near } : {}) });
   if ('error' in made) {

@@ -12,7 +12,7 @@
  * every second, also while the INVITE is pending: a dead node's INVITE is cancelled at once rather
  * than waiting for SIP's 32 s).
  */
-import type { Endpoint } from '../../media-engine';
+import type { CallEndpoint } from '../media-server/endpoint';
 import type { SrfDialog, SrfRequest, SrfSentInvite } from '../kit/srf';
 import { createCallEndpoint } from '../call/endpoint';
 import { sendInvite } from '../outbound/uac';
@@ -39,7 +39,7 @@ function untilAborted(signal: AbortSignal | undefined): { promise: Promise<'left
  * on the same media worker); resolves once the leg is up or refused. `signal` aborting before the answer
  * (the asking call left) CANCELs the INVITE: 487, not lost.
  */
-export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<PbxLegClaims, 'expires'>, near: Endpoint | null, signal?: AbortSignal): Promise<PbxLegOutcome> {
+export async function dialPbxLeg(d: BridgeLegDeps, node: string, claims: Omit<PbxLegClaims, 'expires'>, near: CallEndpoint | null, signal?: AbortSignal): Promise<PbxLegOutcome> {
   let header: string;
   try {
     header = signPbxLeg(await d.secret(), claims);

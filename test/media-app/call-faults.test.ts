@@ -20,6 +20,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { dialingCall } from '../../testkit/media-app/originate';
+import { embeddedEndpoint } from '../../media-app/media-server/endpoint';
 
 describe('call close cascade under faults', function () {
   this.timeout(120_000);
@@ -129,13 +130,13 @@ describe('call close cascade under faults', function () {
       );
       await sleep(1000);
       expect(sink.packets, 'RTP from the platform').to.be.greaterThan(0);
-      expect(p.app.media.ports.allocated).to.equal(N);
+      expect(p.engine().ports.allocated).to.equal(N);
       const live = p.app.calls.all().map((c) => p.app.factory.get(c.id)!);
       expect(live).to.have.length(N);
       // one of them is recording: the recording is finished (row ended) when its call goes
       const { recording_id } = await live[0]!.recordings.start({ format: 'wav', end_of_silence: 0, end_of_key: '', duration: 0, beep_start: false });
       await until(async () => (await db('recordings').where({ id: recording_id }).first())?.status === 'recording', 5000, 'recording');
-      const worker = live[0]!.endpoint!.host;
+      const worker = embeddedEndpoint(live[0]!.endpoint!, 'the worker of a leg').host;
       const killedAt = Date.now();
       await worker.kill();
       const rows = await until(
@@ -160,7 +161,7 @@ describe('call close cascade under faults', function () {
       const result = await run.done;
       expect(result.code, result.errors + result.messages).to.equal(0);
       expect((result.messages.match(/^BYE sip:/gm) ?? []).length, 'a BYE per call').to.equal(N);
-      expect(p.app.media.ports.allocated).to.equal(0);
+      expect(p.engine().ports.allocated).to.equal(0);
       await until(() => p.app.calls.size === 0, 2000, 'live map empty');
       await until(async () => (await db('recordings').where({ id: recording_id }).first())?.status === 'ended', 3000, 'recording ended');
       expect((await eventsFor(p.redis, recording_id)).map((e) => e.event_type)).to.deep.equal(['recording_started', 'recording_finished']);

@@ -60,7 +60,7 @@ describe('media-app: a call without a media endpoint fails', function () {
   async function exhaustMedia(): Promise<string> {
     for (let i = 0; i < 2000; i++) {
       try {
-        held.push(await p.app.media.createEndpoint());
+        held.push(await p.engine().createEndpoint());
       } catch (err) {
         return (err as Error).message;
       }

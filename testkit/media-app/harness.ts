@@ -19,6 +19,9 @@ import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
 import { loadMediaAppConfig } from '../../media-app/kit/config';
 import { startMediaApp, type MediaApp } from '../../media-app/app';
+import type { MediaServer } from '../../media-engine';
+import { egressSettingsFromEnv, type EgressSettings } from '../../core/net';
+import { startTestSwitch, type TestSwitch } from './switch';
 import { freePort, portBlock, sippMediaPort } from '../ports';
 import { TEST_JWT_SECRET } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
@@ -39,6 +42,10 @@ export interface Platform {
   redis: Redis;
   /** The SIP capture, when the env said SIP_CAPTURE=on (off by default in tests). */
   capture: RunningCapture | null;
+  /** Our switch, when media-app runs on the fsmrf backend (startPlatform's `mediaServer: 'fsmrf'`). */
+  switch: TestSwitch | null;
+  /** The embedded media engine (throws on the fsmrf backend, which has none). */
+  engine(): MediaServer;
   close(): Promise<void>;
 }
 
@@ -77,8 +84,12 @@ export async function startSipServer(logger: pino.Logger, secret = SECRET, dnsSe
   return { sipPort, drachtioPort, stack, drachtio };
 }
 
-/** `log`: the platform's log lines (JSON, level info and up) also go there, for a test that reads them. */
-export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput; log?: NodeJS.WritableStream } = {}): Promise<Platform> {
+/**
+ * `log`: the platform's log lines (JSON, level info and up) also go there, for a test that reads them.
+ * `mediaServer: 'fsmrf'`: media-app's calls on the fsmrf backend, against our switch (testkit/media-app/
+ * switch.ts) with its SIP face on a sip-server of its own; MEDIA_SERVER names the switch's event socket.
+ */
+export async function startPlatform(env: Record<string, string> = {}, opts: { sip?: SipConfigInput; log?: NodeJS.WritableStream; mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Platform> {
   const logger = opts.log ? pino({ level: 'info' }, opts.log) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const sipDns = (env.SIP_DNS_SERVERS ?? '').split(',').filter(Boolean);
   const redisUrl = process.env.TEST_REDIS_URL;
@@ -86,6 +97,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const keyPrefix = env.REDIS_KEY_PREFIX ?? `tma${process.pid}_${randomBytes(4).toString('hex')}:`;
   const capture = startCapture({ SIP_CAPTURE: 'off', ...env, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }, logger);
   const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip, capture?.capture);
+  const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env })) : null;
   const db = await testDb();
   const range = rtpRange();
   const fullEnv = {
@@ -103,6 +115,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
     RTP_PORT_MIN: String(range.min),
     RTP_PORT_MAX: String(range.max),
     MEDIA_WORKERS: '1',
+    ...(fsmrf ? { MEDIA_SERVER: fsmrf.sw.mediaServer } : {}),
     ...env,
   } as NodeJS.ProcessEnv;
   const config = loadConfig(fullEnv, { persistSecret: false });
@@ -118,14 +131,40 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
     config,
     redis,
     capture,
+    switch: fsmrf?.sw ?? null,
+    engine() {
+      if (!app.engine) throw new Error('media-app runs on the fsmrf backend: there is no embedded engine');
+      return app.engine;
+    },
     async close() {
       await app.stop();
+      await fsmrf?.close();
       await drachtio.close();
       await stack.stop();
       await capture?.close();
       redis.disconnect();
     },
   };
+}
+
+/** Our switch with its SIP face on a sip-server of its own; close() stops both. */
+async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
+  const face = await startSipServer(logger);
+  try {
+    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress);
+    return {
+      sw,
+      async close() {
+        await sw.stop();
+        await face.drachtio.close();
+        await face.stack.stop();
+      },
+    };
+  } catch (e) {
+    await face.drachtio.close();
+    await face.stack.stop();
+    throw e;
+  }
 }
 
 let seq = 0;

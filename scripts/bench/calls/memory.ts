@@ -98,7 +98,7 @@ async function main(): Promise<void> {
 /** The memory at `calls` established calls, once the ramp's work has settled and after GCs; one line of it printed. */
 async function measure(p: Platform, calls: number): Promise<Sample> {
   await sleep(3000); // let the ramp's transient work (events, queue jobs) finish
-  const workers = await p.app.media.memory();
+  const workers = await p.engine().memory();
   for (let i = 0; i < 3; i++) {
     gc();
     await sleep(100);

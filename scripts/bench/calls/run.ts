@@ -146,7 +146,7 @@ async function concurrentPrompts(rig: Rig) {
   const c = sipp('', ['-sn', 'uas', '-i', '127.0.0.1', '-p', String(cport), '-m', String(CONCURRENT)], { killAfterMs: 240_000 });
   await sleep(300);
   const cids = await dialingRows(rig, talkFlow.id, 'hold', cport, CONCURRENT);
-  await p.app.media.resetStats();
+  await p.engine().resetStats();
   const t2 = Date.now();
   for (const id of cids) void bus.originate([id], cid);
   let up = 0;
@@ -159,7 +159,7 @@ async function concurrentPrompts(rig: Rig) {
   }
   const rampSecs = (Date.now() - t2) / 1000;
   await sleep(5000); // all of them playing
-  const stats = await p.app.media.stats();
+  const stats = await p.engine().stats();
   const liveCalls = p.app.calls.size;
   for (const id of cids) void bus.toCallOwner({ type: 'call.hangup', callId: id });
   await c.done;

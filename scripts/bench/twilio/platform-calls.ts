@@ -52,7 +52,7 @@ export function serve(platform: Platform): (body: unknown) => Promise<unknown> {
   return async (body) => {
     const ask = body as PlatformAsk;
     if (ask.op === 'call') return liveCall(ask.number, ask.timeoutMs);
-    if (ask.op === 'threads') return { pid: process.pid, workerTids: platform.app.media.workerTids.filter((t): t is number => t !== undefined) } satisfies Threads;
+    if (ask.op === 'threads') return { pid: process.pid, workerTids: platform.engine().workerTids.filter((t): t is number => t !== undefined) } satisfies Threads;
     const d: LoopDelay = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) };
     if (ask.reset) loop.reset();
     return d;

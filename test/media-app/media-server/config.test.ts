@@ -1,11 +1,18 @@
 // MEDIA_SERVER (media-app/kit/media-server.ts): unset is the embedded engine; freeswitch://host:port
 // names an event socket driven through drachtio-fsmrf; a bad value stops media-app/main.ts with exit
-// code 2 and a line naming MEDIA_SERVER, and the password never appears in what is printed.
+// code 2 and a line naming MEDIA_SERVER, and the password never appears in what is printed; a good
+// one runs media-app on the fsmrf backend, connected to that switch.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describeMediaServer, parseMediaServer } from '../../../media-app/kit/media-server';
 import { loadMediaAppConfig } from '../../../media-app/kit/config';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import pino from 'pino';
+import { testDatabaseUrl } from '../../../testkit/db';
+import { SECRET, startSipServer } from '../../../testkit/media-app/harness';
+import { startTestSwitch, TEST_SWITCH_PASSWORD } from '../../../testkit/media-app/switch';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -112,12 +119,61 @@ describe('MEDIA_SERVER', () => {
     expect(out).not.to.include('s3cr3t');
   });
 
-  it('a good freeswitch:// value is refused at start too while calls do not run on that backend (never the embedded engine in its place)', async function () {
-    this.timeout(30_000);
-    const { code, out } = await startMediaApp('freeswitch://127.0.0.1:8021?password=s3cr3t');
-    expect(code, out).to.equal(2);
-    expect(out).to.include('MEDIA_SERVER: freeswitch://127.0.0.1:8021: calls do not run on the fsmrf backend yet');
-    expect(out).not.to.include('s3cr3t');
+  it('a good freeswitch:// value runs media-app on the fsmrf backend: it connects to that event socket, never the embedded engine', async function () {
+    this.timeout(60_000);
+    const logger = pino({ level: 'silent' });
+    const sip = await startSipServer(logger);
+    const face = await startSipServer(logger);
+    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger);
+    const port = sw.sw.listening.port;
+    const proc = spawn(process.execPath, ['--require', 'tsx/cjs', 'media-app/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        MEDIA_SERVER: sw.mediaServer,
+        MEDIA_APP_METRICS_LISTEN: 'off',
+        DATABASE_URL: await testDatabaseUrl(),
+        REDIS_URL: process.env.TEST_REDIS_URL,
+        REDIS_KEY_PREFIX: `tmsw${process.pid}_${randomBytes(3).toString('hex')}:`,
+        DATA_DIR: path.join(os.tmpdir(), `media-app-fsmrf-${process.pid}`),
+        SIP_DOMAIN: 'sip.test',
+        JWT_SECRET: 'y'.repeat(40),
+        DRACHTIO_HOST: '127.0.0.1',
+        DRACHTIO_PORT: String(sip.drachtioPort),
+        DRACHTIO_SECRET: SECRET,
+        MEDIA_APP_NODE_ID: `fsmrf-${process.pid}`,
+        MEDIA_APP_READY_LINE: '1',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((r) => proc.on('exit', (c) => r(c)));
+    try {
+      const ready = new Promise<void>((resolve) => {
+        const look = (d: Buffer) => {
+          out += d;
+          if (/^READY /m.test(out)) resolve();
+        };
+        proc.stdout.on('data', look);
+        proc.stderr.on('data', look);
+      });
+      const first = await Promise.race([ready.then(() => 'ready'), exited.then((c) => `exited ${c}`)]);
+      expect(first, out).to.equal('ready');
+      expect(out).to.include('media on the fsmrf backend');
+      expect(out).to.include(`"media_server":"freeswitch://127.0.0.1:${port}"`);
+      expect(out).not.to.include(TEST_SWITCH_PASSWORD);
+      // fsmrf's connection to the switch is there (an authenticated event-socket client)
+      expect(sw.sw.esl.authenticatedFrom('127.0.0.1'), 'media-app is connected to the event socket').to.equal(true);
+    } finally {
+      if (proc.exitCode === null) proc.kill('SIGINT');
+      await exited;
+      await sw.stop();
+      for (const s of [face, sip]) {
+        await s.drachtio.close();
+        await s.stack.stop();
+      }
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 // What the fsmrf backend sends as an event-socket argument (media-app/media-server/fsmrf/esl-arg.ts): a
 // CR/LF would end fsmrf's unescaped sendmsg frame and let the rest be read as a command of its own, a `|`
 // would reshape speak's engine|voice|text; each is refused before anything reaches the switch (an
-// endpoint whose fsmrf side has no methods at all: any call to it would throw a TypeError instead).
+// endpoint whose fsmrf side has no methods but `on`, which the leg subscribes with: any other call to
+// it would throw a TypeError instead).
 import { expect } from 'chai';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { EslArgError, eslArg, eslText } from '../../../media-app/media-server/fsmrf/esl-arg';
@@ -17,7 +18,7 @@ describe('fsmrf backend: event-socket arguments', () => {
   });
 
   it('each method refuses such a value before it reaches fsmrf', async () => {
-    const ep = new FsmrfCallEndpoint({ uuid: 'u' } as unknown as FsEndpoint);
+    const ep = new FsmrfCallEndpoint({ uuid: 'u', on: () => undefined } as unknown as FsEndpoint);
     const refused = async (p: () => Promise<unknown>) => {
       const e = await p().then(
         () => null,
@@ -34,5 +35,6 @@ describe('fsmrf backend: event-socket arguments', () => {
     await refused(() => ep.playCollect({ file: 'a.wav', invalidFile: 'b\nc' }));
     await refused(() => ep.playCollect({ file: 'a.wav', terminators: '#\n' }));
     await refused(() => ep.record('/tmp/r.wav\r\napi status'));
+    await refused(() => ep.record('/tmp/r.wav', { end_of_key: '#\n' }));
   });
 });

@@ -11,6 +11,7 @@ import type { Endpoint } from '../../../media-engine';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { LegSocketClosed } from '../../../media-app/media-server/fsmrf/leg-socket';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../../core/net';
 import { readWav, tmpDir } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
@@ -25,7 +26,11 @@ describe('media-app fsmrf backend against our event socket', function () {
 
   before(async () => {
     rig = await startFsmrfRig();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 });
+    // as app.ts sets it: media-app's egress policy (here the default: public addresses only) checks a prompt URL first
+    const egress = new EgressPolicy(egressSettingsFromEnv({}));
+    backend = (await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 })).checkUrlsWith(async (url) => {
+      await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
+    });
     dir = tmpDir();
   });
   afterEach(async () => {
@@ -63,7 +68,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
     const peer = await rig.engine.createEndpoint({});
     const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(leg.localSdp);
+    await peer.modify(leg.local.sdp);
     open.push({ leg, peer });
     return { leg, peer };
   }
@@ -104,7 +109,7 @@ describe('media-app fsmrf backend against our event socket', function () {
     const { leg, peer } = await call();
     const file = path.join(dir, 'rec.wav');
     const playing = peer.play('tone_stream://%(3000,0,440)');
-    const r = await leg.record(file, { timeLimitSecs: 1 });
+    const r = await leg.record(file, { duration: 1 });
     await peer.stopPlayback();
     await playing.catch(() => undefined);
     expect(r.recordMilliseconds).to.be.within(800, 1300);
@@ -122,6 +127,16 @@ describe('media-app fsmrf backend against our event socket', function () {
     await rec.done;
     expect(toneShare(readWav(heard).samples, 440, 8000), 'b hears a through the bridge').to.be.above(0.5);
     await a.leg.unbridge();
+  });
+
+  it("an http(s) prompt passes media-app's egress policy before the switch is asked to fetch it", async () => {
+    const { leg } = await call();
+    const err = await leg.play(['silence_stream://100', 'http://127.0.0.1:9/prompt.wav']).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(EgressRefused);
+    expect((err as EgressRefused).reason).to.equal('loopback');
   });
 
   it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {
@@ -155,7 +170,7 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(said).to.be.instanceOf(LegSocketClosed);
     expect((said as Error).message).to.match(/^say: the switch's event socket for this leg closed/);
     expect(await settled(a.leg.play('silence_stream://100'))).to.be.instanceOf(LegSocketClosed);
-    expect(await settled(b.leg.record(path.join(dir, 'after-reset.wav'), { timeLimitSecs: 1 }))).to.be.instanceOf(LegSocketClosed);
+    expect(await settled(b.leg.record(path.join(dir, 'after-reset.wav'), { duration: 1 }))).to.be.instanceOf(LegSocketClosed);
   });
 });
 

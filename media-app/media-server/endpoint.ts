@@ -1,0 +1,114 @@
+/**
+ * A call leg's media endpoint as media-app's call code sees it (README.md beside): the subset of
+ * media-engine's Endpoint class that media-app uses, as an interface. The embedded engine's Endpoint
+ * satisfies it unchanged (`tsc --noEmit` proves it: MediaPort's createEndpoint returns one); the fsmrf
+ * backend's FsmrfCallEndpoint implements it over drachtio-fsmrf, and refuses what needs the engine's
+ * own taps (the AI voice path, echo cancellation, VAD, transcription, RTP capture, quality stats...)
+ * with MediaBackendUnsupported: never a silent no-op.
+ */
+import type { EventEmitter } from 'node:events';
+import { Endpoint } from '../../media-engine';
+import type {
+  AmdRequest,
+  AmdResult,
+  AudioFork,
+  BeepResult,
+  Conference,
+  DtmfForm,
+  EchoCancelOptions,
+  EndpointEvents,
+  EndpointStats,
+  ForkOptions,
+  ForkStats,
+  NegotiatedMedia,
+  PlayCollectOptions,
+  PlayCollectResult,
+  PlayResult,
+  PlaySpec,
+  RecordOptions,
+  RecordResult,
+  Recording,
+  TranscribeOptions,
+  VadTapOptions,
+} from '../../media-engine';
+
+import { MediaBackendUnsupported } from './port';
+
+type Direction = 'in' | 'out' | 'both';
+
+/** One leg's media: SDP, prompts, digits, recording, bridge, conference, mute, and the engine's taps. */
+export interface CallEndpoint extends EventEmitter<EndpointEvents> {
+  readonly id: string;
+  readonly uuid: string;
+  /** our side's SDP and where our RTP is */
+  readonly local: { sdp: string; address: string; port: number };
+  /** the far end's SDP and what was negotiated with it (null before it is known) */
+  readonly remote: { sdp: string | null; media: NegotiatedMedia | null };
+  destroyed: boolean;
+  /** the embedded engine's conference the leg is in */
+  conference: Conference | null;
+
+  /** Applies the far end's SDP (answer, re-INVITE); resolves with our SDP. */
+  modify(remoteSdp: string): Promise<string>;
+  /** A fresh offer of ours (a re-INVITE we send). */
+  offer(): Promise<string>;
+  /** The receive watch: 'rxTimeout' when the far end sends nothing for `timeoutMs`. */
+  watchRx(timeoutMs: number): Promise<void>;
+
+  play(fileOrUrls: PlaySpec | PlaySpec[], opts?: { bargeIn?: boolean }): Promise<PlayResult>;
+  say(text: string, opts?: { language?: string; voice?: string; provider?: string; bargeIn?: boolean }): Promise<PlayResult>;
+  stopPlayback(): Promise<void>;
+  playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult>;
+
+  sendDtmf(digits: string, durationMs?: number, form?: DtmfForm, maxWaiting?: number): Promise<void>;
+  /** whether the far end takes RFC 4733 telephone-events */
+  readonly telephoneEvent: boolean;
+  /** A digit its owner received in signalling (SIP INFO), delivered as the leg's own 'dtmf'. */
+  injectDtmf(digit: string, durationMs: number): Promise<void>;
+
+  record(path: string, opts?: RecordOptions): Promise<RecordResult>;
+  startRecord(path: string, opts?: RecordOptions): Promise<Recording>;
+  stopRecord(path?: string): Promise<void>;
+
+  bridge(other: CallEndpoint): Promise<void>;
+  unbridge(): Promise<void>;
+  joinConference(conf: Conference, opts?: { mute?: Direction }): Promise<{ memberId: string; confUuid: string }>;
+  leaveConference(): Promise<void>;
+  mute(direction?: Direction): Promise<void>;
+  unmute(direction?: Direction): Promise<void>;
+  echo(on?: boolean): Promise<void>;
+
+  // the engine's own taps (the fsmrf backend refuses each with MediaBackendUnsupported)
+  echoCancel(opts: EchoCancelOptions | null): Promise<void>;
+  forkAudioStart(opts: ForkOptions): Promise<AudioFork>;
+  forkAudioStop(fork?: AudioFork): Promise<ForkStats | null>;
+  amd(opts?: AmdRequest): Promise<AmdResult>;
+  stopAmd(): Promise<void>;
+  waitForBeep(opts?: { timeoutMs?: number }): Promise<BeepResult>;
+  transcribeStart(opts?: TranscribeOptions): Promise<void>;
+  transcribeStop(): Promise<void>;
+  vadStart(opts?: VadTapOptions): Promise<void>;
+  vadStop(): Promise<void>;
+  getStats(): Promise<EndpointStats>;
+  captureRtp(opts: { maxPackets: number; headersOnly: boolean }): Promise<void>;
+  takeRtpCapture(): Promise<Uint8Array | null>;
+
+  destroy(): Promise<void>;
+}
+
+/**
+ * The embedded engine's Endpoint behind `ep`, for what only the engine's own mix takes (its conference's
+ * whisper and mute, a worker's host); on another backend, MediaBackendUnsupported naming `feature`.
+ */
+export function embeddedEndpoint(ep: CallEndpoint, feature: string): Endpoint {
+  if (ep instanceof Endpoint) return ep;
+  throw new MediaBackendUnsupported('fsmrf', feature);
+}
+
+/** ai_talk as a refusal names it. */
+export const AI_TALK_FEATURE = 'ai_talk (the AI voice path)';
+
+/** Why `feature` cannot run on `ep`'s backend (it needs the embedded engine's own taps), or null on the engine. */
+export function engineOnly(ep: CallEndpoint, feature: string): MediaBackendUnsupported | null {
+  return ep instanceof Endpoint ? null : new MediaBackendUnsupported('fsmrf', feature);
+}

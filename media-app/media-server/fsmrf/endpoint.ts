@@ -1,0 +1,304 @@
+/**
+ * One call leg's media on a switch driven through drachtio-fsmrf (unmodified): the CallEndpoint
+ * interface (../endpoint.ts) over an fsmrf Endpoint. SDP offer/answer through fsmrf's dialog, play,
+ * say (the switch's speak), playCollect (play_and_get_digits), record, bridge (uuid_bridge), mute
+ * (set_mute), the switch's DTMF events as the leg's 'dtmf', destroy. What needs the embedded engine's
+ * own taps is refused with MediaBackendUnsupported naming the backend: never a silent no-op.
+ */
+import { LegSocket } from './leg-socket';
+import { EventEmitter } from 'node:events';
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import type { DtmfEvent, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
+import type { CallEndpoint } from '../endpoint';
+import { MediaBackendUnsupported } from '../port';
+import { eslArg, eslText } from './esl-arg';
+
+/** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
+const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
+
+/** A string of the switch's playback_* / record_* variables as a number (0 when absent). */
+const num = (v: string | null | undefined): number => (v ? Number(v) || 0 : 0);
+
+/** DTMF-Source (switch_channel_queue_dtmf's names) as the engine's. */
+const DTMF_SOURCE: Record<string, DtmfEvent['source']> = { RTP: 'rfc2833', INBAND_AUDIO: 'inband', INBOUND_SIGNALING: 'info' };
+
+type Direction = 'in' | 'out' | 'both';
+/** set_mute's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
+const MUTE_SIDES: Record<Direction, string[]> = { in: ['read'], out: ['write'], both: ['read', 'write'] };
+
+/** drachtio-modesl's event: its headers by name. */
+function isEslEvent(e: unknown): e is { getHeader(name: string): unknown } {
+  return !!e && typeof e === 'object' && 'getHeader' in e && typeof e.getHeader === 'function';
+}
+
+/** A header of the CHANNEL_EXECUTE_COMPLETE event fsmrf's execute resolves with (null when absent). */
+function header(evt: unknown, name: string): string | null {
+  if (!isEslEvent(evt)) return null;
+  const v = evt.getHeader(name);
+  return typeof v === 'string' ? v : null;
+}
+
+const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
+
+/**
+ * Checks a URL the switch is about to fetch for this platform (media-app's egress policy: app.ts);
+ * throws to refuse it.
+ */
+export type UrlCheck = (url: string) => Promise<void>;
+
+const isUrl = (f: string) => /^https?:\/\//i.test(f);
+
+export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements CallEndpoint {
+  destroyed = false;
+  /** the embedded engine's conferences never hold this leg */
+  conference = null;
+  /** the channel socket: what is pending when it ends rejects (leg-socket.ts) */
+  private readonly socket: LegSocket;
+  /** set while a play or say runs: stopPlayback marks it interrupted */
+  private playing: { interrupted: boolean } | null = null;
+
+  /** `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such prompts are refused). */
+  constructor(
+    readonly fs: FsEndpoint,
+    private readonly checkUrl: UrlCheck | null = null,
+  ) {
+    super();
+    this.socket = new LegSocket(fs);
+    fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
+      if (this.destroyed) return;
+      // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
+      this.emit('dtmf', { dtmf: e.dtmf, duration: Math.round(num(e.duration) / 8), source: DTMF_SOURCE[e.source ?? ''] ?? 'rfc2833' });
+    });
+    // the switch ended the channel (its BYE, or the event socket gone): the leg is gone
+    fs.on('destroy', (e?: { reason?: string }) => this.gone({ reason: 'worker-died', message: `the media server ended the channel${e?.reason ? ` (${e.reason})` : ''}` }));
+  }
+
+  get id(): string {
+    return this.fs.uuid;
+  }
+
+  get uuid(): string {
+    return this.fs.uuid;
+  }
+
+  /** our side's SDP (the switch's answer or offer) and where its RTP is */
+  get local(): { sdp: string; address: string; port: number } {
+    return { sdp: this.fs.local.sdp ?? '', address: this.fs.local.mediaIp ?? '', port: num(this.fs.local.mediaPort) };
+  }
+
+  /** the far end's SDP; the negotiation itself is the switch's (not parsed here) */
+  get remote(): { sdp: string | null; media: null } {
+    return { sdp: this.fs.remote.sdp ?? null, media: null };
+  }
+
+  /** whether the switch's SDP offers RFC 4733 telephone-events */
+  get telephoneEvent(): boolean {
+    return /telephone-event/i.test(this.fs.local.sdp ?? '');
+  }
+
+  /** The far end's SDP (an answer to the switch's offer, a re-INVITE): fsmrf's modify; resolves with the switch's SDP. */
+  async modify(remoteSdp: string): Promise<string> {
+    await this.fs.modify(remoteSdp);
+    return this.local.sdp;
+  }
+
+  async play(fileOrUrls: PlaySpec | PlaySpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
+    const specs = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
+    const files = specs.map((s) => (typeof s === 'string' ? eslArg('play file', s) : eslArg('play file', s.file)));
+    // the switch fetches a URL itself: it goes through the platform's egress policy first
+    for (const url of files.filter(isUrl)) {
+      if (!this.checkUrl) throw new Error('play: an http(s) prompt needs the egress check of the fsmrf backend (FsmrfBackend.checkUrlsWith)');
+      await this.checkUrl(url);
+    }
+    const first = specs[0];
+    const seek = specs.length === 1 && first !== undefined && typeof first !== 'string' ? first.seekSamples : 0;
+    return this.playing_(opts.bargeIn, async () => {
+      const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files[0]!, seekOffset: seek } : files.length === 1 ? files[0]! : files));
+      return { playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds), playbackLastOffsetPos: num(r.playbackLastOffsetPos) };
+    });
+  }
+
+  /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */
+  async say(text: string, opts: { language?: string; voice?: string; provider?: string; bargeIn?: boolean } = {}): Promise<PlayResult> {
+    const speak = {
+      ttsEngine: eslArg('say provider', opts.provider ?? DEFAULT_TTS.engine, { pipe: true }),
+      voice: eslArg('say voice', opts.voice ?? opts.language?.toLowerCase() ?? DEFAULT_TTS.voice, { pipe: true }),
+      text: eslText('say text', text),
+    };
+    return this.playing_(opts.bargeIn, async () => {
+      const started = Date.now();
+      await this.socket.run('say', () => this.fs.speak(speak));
+      // speak reports no playback_* variables: the time it took is what was spoken
+      const ms = Date.now() - started;
+      return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0 };
+    });
+  }
+
+  /** Runs a prompt; `bargeIn`: the far end's first digit stops it. `interrupted` when stopPlayback ended it. */
+  private async playing_(bargeIn: boolean | undefined, run: () => Promise<Omit<PlayResult, 'interrupted'>>): Promise<PlayResult> {
+    const mark = { interrupted: false };
+    this.playing = mark;
+    const onDigit = () => void this.stopPlayback().catch(() => undefined);
+    if (bargeIn) this.once('dtmf', onDigit);
+    try {
+      return { ...(await run()), interrupted: mark.interrupted };
+    } finally {
+      this.off('dtmf', onDigit);
+      if (this.playing === mark) this.playing = null;
+    }
+  }
+
+  /** uuid_break: what plays on the leg stops (its play resolves, interrupted). */
+  async stopPlayback(): Promise<void> {
+    if (this.destroyed) return;
+    if (this.playing) this.playing.interrupted = true;
+    await this.fs.api('uuid_break', this.fs.uuid);
+  }
+
+  /** play_and_get_digits: one prompt file (a `say` prompt is refused: the switch takes a file). */
+  async playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
+    if (opts.say) throw new MediaBackendUnsupported('fsmrf', 'a spoken prompt while collecting digits (play_and_get_digits takes a file)');
+    const file = eslArg('playCollect file', Array.isArray(opts.file) ? opts.file.join('!') : (opts.file ?? 'silence_stream://1'));
+    const regexp = opts.regexp instanceof RegExp ? opts.regexp.source : opts.regexp;
+    if (regexp) eslArg('playCollect regexp', regexp);
+    if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
+    if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
+    const r = await this.socket.run('playCollect', () =>
+      this.fs.playCollect({
+        file,
+        min: opts.min ?? 1,
+        max: opts.max ?? 128,
+        tries: opts.tries ?? 1,
+        timeout: opts.timeout ?? 5000,
+        digitTimeout: opts.digitTimeout ?? opts.timeout ?? 5000,
+        terminators: opts.terminators ?? '#',
+        ...(opts.invalidFile ? { invalidFile: opts.invalidFile } : {}),
+        ...(regexp ? { regexp } : {}),
+      }),
+    );
+    return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
+  }
+
+  /** A digit its owner received in signalling (SIP INFO): the leg's own 'dtmf', as the engine delivers it. */
+  injectDtmf(digit: string, durationMs: number): Promise<void> {
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    this.emit('dtmf', { dtmf: digit, duration: durationMs, source: 'info' });
+    return Promise.resolve();
+  }
+
+  /**
+   * The switch's `record` app (`<path> <limit secs> <silence thresh> <silence secs>`): what the far end
+   * sends, until the time limit, the silence limit, one of `end_of_key` (playback_terminators) or
+   * stopRecord (uuid_break). The reason is read back from the record_* / terminator variables.
+   */
+  async record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+    const file = eslArg('record file', path);
+    const keys = eslArg('record end_of_key', opts.end_of_key ?? '');
+    if (opts.separate) throw new MediaBackendUnsupported('fsmrf', 'recording each direction to its own file');
+    await this.socket.run('record', () => this.fs.execute('set', `playback_terminators=${keys || 'none'}`));
+    const silence = opts.end_of_silence && opts.end_of_silence > 0 ? ` ${opts.silenceThreshold ?? 200} ${opts.end_of_silence}` : '';
+    const limit = opts.duration && opts.duration > 0 ? opts.duration : 0;
+    const done = await this.socket.run('record', () => this.fs.execute('record', `${file} ${limit}${silence}`));
+    const ms = num(header(done, 'variable_record_ms'));
+    const key = header(done, 'variable_playback_terminator_used') || null;
+    const reason = key ? 'end_of_key' : header(done, 'variable_silence_hits_exhausted') === 'true' ? 'end_of_silence' : limit && ms >= limit * 1000 - 100 ? 'duration' : 'stopped';
+    return { path, reason, terminatorUsed: key, recordSeconds: Math.floor(ms / 1000), recordMilliseconds: ms, rate: 8000, files: [] };
+  }
+
+  bridge(other: CallEndpoint): Promise<void> {
+    if (!(other instanceof FsmrfCallEndpoint)) return refuse('a bridge to a leg of another media server');
+    return this.socket.run('bridge', () => this.fs.bridge(other.fs));
+  }
+
+  unbridge(): Promise<void> {
+    return this.socket.run('unbridge', () => this.fs.unbridge());
+  }
+
+  async mute(direction: Direction = 'both'): Promise<void> {
+    for (const side of MUTE_SIDES[direction]) await this.socket.run('mute', () => this.fs.execute('set_mute', `${side} true`));
+  }
+
+  async unmute(direction: Direction = 'both'): Promise<void> {
+    for (const side of MUTE_SIDES[direction]) await this.socket.run('unmute', () => this.fs.execute('set_mute', `${side} false`));
+  }
+
+  // What the switch is not asked for here, or what needs the embedded engine's own taps: refused, by name.
+  offer(): Promise<string> {
+    return refuse('a new SDP offer of ours (a re-INVITE we send)');
+  }
+  watchRx(): Promise<void> {
+    return refuse('the RTP receive watch (media timeout)');
+  }
+  sendDtmf(): Promise<void> {
+    return refuse('sending DTMF to the far end');
+  }
+  startRecord(): Promise<never> {
+    return refuse('a recording armed before the next prompt (record_session)');
+  }
+  /** Ends what record() records: uuid_break stops the record app, which then reports its file. */
+  async stopRecord(): Promise<void> {
+    if (this.destroyed) return;
+    await this.fs.api('uuid_break', this.fs.uuid);
+  }
+  joinConference(): Promise<never> {
+    return refuse("the embedded engine's conference mix");
+  }
+  leaveConference(): Promise<void> {
+    return refuse("the embedded engine's conference mix");
+  }
+  echo(): Promise<void> {
+    return refuse('echo (the far end hearing itself)');
+  }
+  echoCancel(): Promise<void> {
+    return refuse('echo cancellation');
+  }
+  forkAudioStart(): Promise<never> {
+    return refuse("the AI voice path (the engine's audio taps)");
+  }
+  forkAudioStop(): Promise<null> {
+    return refuse("the AI voice path (the engine's audio taps)");
+  }
+  amd(): Promise<never> {
+    return refuse('answering-machine detection');
+  }
+  stopAmd(): Promise<void> {
+    return refuse('answering-machine detection');
+  }
+  waitForBeep(): Promise<never> {
+    return refuse('beep detection');
+  }
+  transcribeStart(): Promise<void> {
+    return refuse('live transcription');
+  }
+  transcribeStop(): Promise<void> {
+    return refuse('live transcription');
+  }
+  vadStart(): Promise<void> {
+    return refuse('voice activity detection');
+  }
+  vadStop(): Promise<void> {
+    return refuse('voice activity detection');
+  }
+  getStats(): Promise<never> {
+    return refuse("call quality statistics (the engine's RTP counters)");
+  }
+  captureRtp(): Promise<void> {
+    return refuse('RTP capture');
+  }
+  takeRtpCapture(): Promise<null> {
+    return refuse('RTP capture');
+  }
+
+  /** Hangs the channel up on the switch; 'destroy' once. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.gone({ reason: 'destroyed' });
+    await this.fs.destroy();
+  }
+
+  private gone(end: EndpointEnd): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit('destroy', end);
+  }
+}
