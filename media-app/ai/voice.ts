@@ -36,6 +36,15 @@ export type { AgentVoice, VoiceAgentEvents, VoiceEnd, VoiceOptions } from './voi
 /** silence inside a caller turn after which a finished sentence is answered ahead (at most half the short wait), ms */
 const PAUSE_MS = 200;
 
+/**
+ * Frames each of the agent's forks may have unacknowledged before the media worker drops: 500, 10 s.
+ * Their consumers are synchronous, so frames wait only while this process's event loop is held up (at
+ * 50 calls starting at once it stalled ~1 s); at the forks' default (50, 1 s) the worker then dropped
+ * the caller's first words (docs/evals.md "Performance"). A stall ends, so the frames are bounded
+ * (320 KB a fork at 16 kHz) and caught up with at once.
+ */
+export const AGENT_FORK_MAX_IN_FLIGHT = 500;
+
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
   private fork: AudioFork | null = null;
   /** what the call sends (the agent's audio): the echo guard's reference */
@@ -109,9 +118,9 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     // and the guard hear it (docs/ai.md "Turn-taking", "Echo cancellation")
     if (this.o.echoCancel) await startEchoCancel(this.ep);
     // the agent's audio as the caller hears it, then the caller's: the echo guard compares them
-    this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: 50, legRate: true, onFrame: (f) => this.onFarFrame(f) });
+    this.outFork = await this.ep.forkAudioStart({ mix: 'out', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, onFrame: (f) => this.onFarFrame(f) });
     // the caller's audio at the leg's rate (16 kHz on G.722 or Opus; the recogniser is told it), early: as its packets are read
-    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: 50, legRate: true, early: true, onFrame: (f) => this.onFrame(f) });
+    this.fork = await this.ep.forkAudioStart({ mix: 'in', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, early: true, onFrame: (f) => this.onFrame(f) });
     stt.rate = this.fork.rate === 16000 ? 16000 : 8000;
     stt.on('transcript', (t: TranscriptEvent) => this.guarded(() => this.judge.transcript(t, this.stt?.wallTimeOf(t.offsetMs + t.durationMs) ?? null)));
     stt.on('fallback', (f) => this.emit('stt_fallback', f));

@@ -1,0 +1,102 @@
+// The caller's audio to ai_talk's recogniser through a stalled event loop (docs/evals.md "Performance"):
+// at 50 calls starting at once media-app's event loop stalled ~1 s, the acknowledgements of the agent's
+// forks waited with it, and the media worker dropped the caller's first words past 50 frames. A far end in
+// its own thread (so it keeps time while this one stalls) sends 150 numbered frames; this thread stalls
+// 1.5 s meanwhile. The fork opened as the agent opens its own (media-app/ai/voice.ts) hears each frame,
+// once, in order; none dropped.
+import { expect } from 'chai';
+import dgram from 'node:dgram';
+import { Worker } from 'node:worker_threads';
+import type { Endpoint, MediaServer } from '../../media-engine';
+import { encodeG711 } from '../../core/audio/g711';
+import { AGENT_FORK_MAX_IN_FLIGHT } from '../../media-app/ai/voice';
+import { pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
+
+const FRAMES = 150;
+const STALL_MS = 1500;
+
+/** frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence */
+function numbered(n: number): Int16Array {
+  const f = new Int16Array(160);
+  for (let b = 0; b < 8; b++) f[b] = (n >> b) & 1 ? 8000 : -8000;
+  return f;
+}
+
+function numberOf(f: Int16Array): number {
+  let n = 0;
+  for (let b = 0; b < 8; b++) {
+    if (Math.abs(f[b]!) < 2000) return -1;
+    if (f[b]! > 0) n |= 1 << b;
+  }
+  return n;
+}
+
+function packet(n: number): Buffer {
+  const p = Buffer.alloc(12 + 160);
+  p[0] = 0x80;
+  p.writeUInt16BE(n, 2);
+  p.writeUInt32BE(n * 160, 4);
+  p.writeUInt32BE(0x1234abcd, 8);
+  Buffer.from(encodeG711('PCMU', numbered(n))).copy(p, 12);
+  return p;
+}
+
+// paced by the clock from its start; posts 'started', then 'done' after the last packet
+const SENDER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const dgram = require('node:dgram');
+const sock = dgram.createSocket('udp4');
+sock.on('error', () => undefined);
+const t0 = performance.now();
+parentPort.postMessage('started');
+let i = 0;
+const next = () => {
+  if (i === workerData.packets.length) return sock.close(() => parentPort.postMessage('done'));
+  sock.send(workerData.packets[i++], workerData.port, '127.0.0.1');
+  setTimeout(next, Math.max(0, t0 + i * 20 - performance.now()));
+};
+next();
+`;
+
+describe('ai_talk: the caller heard through a stalled event loop', function () {
+  this.timeout(30_000);
+  let ms: MediaServer;
+  useMediaServer({ ports: 20, workers: 1 }, (f) => ({ ms } = f));
+
+  let sock: dgram.Socket;
+  let ep: Endpoint;
+  beforeEach(async () => {
+    sock = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(sock.address().port) });
+  });
+  afterEach(async () => {
+    await ep.destroy();
+    sock.close();
+  });
+
+  it(`a ${STALL_MS} ms stall loses none of the caller's frames on a fork opened as the agent's`, async () => {
+    const heard: number[] = [];
+    const fork = await ep.forkAudioStart({ mix: 'in', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, early: true, onFrame: (f) => void heard.push(numberOf(f)) });
+    const packets = Array.from({ length: FRAMES }, (_, i) => packet(i + 1));
+    const sender = new Worker(SENDER, { eval: true, workerData: { packets, port: ep.local.port } });
+    const done = new Promise<void>((resolve, reject) => {
+      sender.on('error', reject);
+      sender.on('message', (m) => m === 'done' && resolve());
+    });
+    await new Promise<void>((r) => sender.once('message', () => r()));
+    await sleep(400);
+    // the stall: this thread busy, as media-app's was with 50 calls starting
+    const until = performance.now() + STALL_MS;
+    while (performance.now() < until);
+    await done;
+    await sleep(300);
+    await sender.terminate();
+    const stats = await fork.stop();
+    const numbers = heard.filter((n) => n >= 0);
+    expect(numbers.slice(0, FRAMES), 'every frame, once, in order').to.deep.equal(Array.from({ length: FRAMES }, (_, i) => i + 1));
+    // then the jitter buffer's concealment of the last one, once it stopped coming
+    expect(numbers.slice(FRAMES).every((n) => n === FRAMES)).to.equal(true);
+    expect(stats!.dropped, 'frames the worker dropped').to.equal(0);
+  });
+});
