@@ -22,7 +22,7 @@ import { EventEmitter } from 'node:events';
 import type { AudioFork } from '../../media-engine';
 import type { CallEndpoint } from '../media-server/endpoint';
 import type { AiSession } from '../../core/ai/session';
-import type { VoiceEnd } from './voice';
+import { AGENT_FORK_MAX_IN_FLIGHT, type VoiceEnd } from './voice';
 import type { LinkHost, LinkRate, LinkToolCall, ModelLink } from './s2s/link';
 import { OutFork } from './out-fork';
 import { RealtimeTurns } from './realtime-turns';
@@ -82,7 +82,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   /** Connects (refused URL, refused key, unreachable vendor: throws), configures the session, greets. */
   async start(signal: AbortSignal): Promise<this> {
     // the caller's fork first: its rate (16 kHz on a wideband leg, for a link that takes it) is the session's
-    this.inFork = await this.ep.forkAudioStart({ mix: 'in', legRate: this.link.legRate, maxInFlight: 50, onFrame: (f) => this.onFrame(f) });
+    this.inFork = await this.ep.forkAudioStart({ mix: 'in', legRate: this.link.legRate, maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, onFrame: (f) => this.onFrame(f) });
     const rate: LinkRate = this.inFork.rate === 16000 ? 16000 : 8000;
     this.rate = rate;
     const host: LinkHost = {
