@@ -150,7 +150,7 @@ export function callsRepo(db: Db) {
      * Ends the call once: hangup_by and hangup_reason derive from the status it had (core/calls/model.ts).
      * `steps` run in the same transaction, only when this write ended the row (the caller's billing step).
      */
-    async hangup(id: string, cause: HangupCause, steps: readonly HangupStep[] = []): Promise<Transition> {
+    async hangup(id: string, cause: HangupCause, steps: readonly HangupStep[] = [], fields: Partial<Pick<CallRow, 'activeflow_id' | 'flow_id'>> = {}): Promise<Transition> {
       const t = await db.transaction(async (trx): Promise<Transition> => {
         const current = (await trx('calls').where({ id }).forUpdate().first()) as CallRow | undefined;
         if (!current) return { changed: false, call: null };
@@ -159,6 +159,7 @@ export function callsRepo(db: Db) {
         const [row] = await trx('calls')
           .where({ id })
           .update({
+            ...fields,
             status: 'hangup',
             hangup_by: hangupByFor(current.status),
             hangup_reason: hangupReasonFor(current.direction, current.status, cause),

@@ -223,7 +223,10 @@ export class CallFactory implements CallLegs {
       await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, before.activeflow_id, before.flow_id));
       throw err;
     });
-    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, id, flowId));
+    // the flow runs: a write that fails for good is logged, not thrown (the call's status writes carry the id)
+    await retryWrite(this.deps.logger, `call ${call.id} activeflow`, () => this.repo.setActiveflow(call.id, id, flowId)).catch((err: unknown) =>
+      this.deps.logger.error({ err, call: call.id, activeflow_id: id }, "could not write the call's activeflow; its next status write carries it"),
+    );
     return session.id;
   }
 

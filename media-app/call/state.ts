@@ -101,7 +101,8 @@ export class CallState extends EventEmitter<CallStateEvents> {
     const repo = callsRepo(this.deps.db);
     const id = this.current.id;
     // retried through a short database outage (core/db/retry.ts): the write is guarded, so repeating it is safe
-    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause, steps) : repo.transitionFrom(id, from, to, this.flow ?? {})));
+    const flow = this.flow ?? {};
+    const t = await retryWrite(this.deps.logger, `call ${id} ${to}`, () => (to === 'hangup' ? repo.hangup(id, cause, steps, flow) : repo.transitionFrom(id, from, to, flow)));
     if (t.call) this.current = this.flow ? { ...t.call, ...this.flow } : t.call;
     if (!t.changed) return false;
     await publishCall(this.deps.events, `call_${to}`, this.current, this.deps.logger);

@@ -136,4 +136,12 @@ describe('call state table (CallState)', function () {
       .find((e) => e.resource_id === row.id && e.event_type === 'call_progressing');
     expect(answered?.data).to.include(flow);
   });
+
+  it("a hang-up before the flow's own write lands carries the flow too", async () => {
+    const { state, row } = await newCall();
+    const flow = { activeflow_id: randomUuid(), flow_id: randomUuid() };
+    state.setFlow(flow);
+    expect(await state.move('hangup', 'normal_clearing')).to.equal(true);
+    expect((await callsRepo(await testDb()).get(row.id))!).to.include({ status: 'hangup', ...flow });
+  });
 });

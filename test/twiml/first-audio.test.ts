@@ -95,4 +95,33 @@ describe('a talk answers the call and speaks without waiting for the status writ
     await sleep(50);
     call.peer.close();
   });
+
+  // the flow's own write of its id on the call (after the flow started) failing for good: the flow runs on,
+  // the call's status writes carry the id
+  it("the write of the call's activeflow failing for good: the flow runs on and the ended row names it", async () => {
+    const db = await testDb();
+    const fn = `refuse_af_${process.pid}`;
+    // only that write: the row's status unchanged, its activeflow changed
+    await db.raw(`create or replace function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$`);
+    await db.raw(
+      `create trigger ${fn} before update on calls for each row when (new.customer_id = '${f.customer.id}' and new.status = old.status and new.activeflow_id <> old.activeflow_id) execute function ${fn}()`,
+    );
+    try {
+      const call = await placeCall(stack, f.customer.id, [{ type: 'talk', option: { text: 'The flow goes on without its write.' } }, { type: 'hangup' }], { talk: false, live: false });
+      const heard = await until(async () => (call.peer.voiced() >= 10 ? true : null), 15_000, 'the prompt heard').catch(() => false);
+      expect(heard, 'the prompt heard').to.equal(true);
+      const ended = await hungUp(call.callId);
+      expect(ended.hangup_by).to.equal('local');
+      expect(ended.hangup_reason).to.equal('normal');
+      const af = await db('activeflows').where({ reference_id: call.callId }).first();
+      expect(ended.activeflow_id, 'the ended row names the flow').to.equal(af?.id);
+      const r = await call.sipp;
+      expect(r.code, r.errors).to.equal(0);
+      await sleep(50);
+      call.peer.close();
+    } finally {
+      await db.raw(`drop trigger if exists ${fn} on calls`);
+      await db.raw(`drop function if exists ${fn}()`);
+    }
+  });
 });
