@@ -5,6 +5,7 @@
 // server drops is reopened and the page reads the run once more, so a call whose event it missed appears;
 // leaving the page drops the run's subscription on the server (and its reopen listener in the page),
 // while the console's one socket stays for its other pages (web/console/README.md "Live").
+import { claimRun } from '../../testkit/evals/claimed';
 import { expect } from 'chai';
 import type { HTTPRequest, Page } from 'puppeteer-core';
 import { createFixture, type Fixture } from '../../testkit/api';
@@ -61,7 +62,7 @@ describe('console: a running eval run followed live over the WebSocket (Chromium
   async function runningRun(calls: number): Promise<EvalRunRow> {
     const s = (await evalScenariosRepo(rig.t.ctx.db).get(f.customer.id, scenarioId))!;
     const created = await runs().create(f.customer.id, { scenarios: [{ id: s.id, name: s.name, target: s.target, caller: s.caller, checks: s.checks }], calls, concurrency: 1 });
-    expect((await runs().claim(WORKER))?.id).to.equal(created.id);
+    await claimRun(rig.t.ctx.db, created.id, WORKER);
     return created;
   }
 

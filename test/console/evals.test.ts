@@ -5,6 +5,7 @@
 // written through the repos (evalScenariosRepo, evalRunsRepo: create, claim, end as the evals worker does),
 // not a run over SIP (test/evals/run.test.ts and versions-run.test.ts place those); the page reads them
 // through the public API like any other client.
+import { claimRun } from '../../testkit/evals/claimed';
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
 import type { Fixture } from '../../testkit/api';
@@ -76,7 +77,7 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     const runs = evalRunsRepo(rig.t.ctx.db);
     const { id, name, target, caller, checks } = scenario;
     const created = await runs.create(f.customer.id, { scenarios: [{ id, name, target, caller, checks }], calls: 1, concurrency: 1, aiId: newId(), versions: [1, 2] });
-    expect((await runs.claim('console-test'))?.id).to.equal(created.id);
+    await claimRun(rig.t.ctx.db, created.id, 'console-test');
     const store = storageBackend(rig.t.ctx.config).files;
     const results = await Promise.all(
       [call(1, 'We are open nine to five.', 800, true), call(2, 'I am not sure.', 2400, false)].map(async (r) => ({

@@ -4,6 +4,7 @@
 // in the error envelope, a malformed name a 400 naming it; and the route is in the OpenAPI document.
 // The tracks are written as the worker writes them (storeCallAudio into the app's object store); a run
 // over SIP keeps real ones in test/evals/audio-live.test.ts.
+import { claimRun } from '../../testkit/evals/claimed';
 import { expect } from 'chai';
 import request from 'supertest';
 import { useTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
@@ -31,7 +32,7 @@ describe('eval runs API: the audio tracks of a call', () => {
     const runs = evalRunsRepo(t.ctx.db);
     const scenario = { id: newId(), name: 'short', target: { type: 'number' as const, target: '+899560000009' }, caller: { language: 'en-US', turns: [{ hangup: true as const }] }, checks: [] };
     const run = await runs.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
-    expect((await runs.claim('audio-api-test'))?.id).to.equal(run.id);
+    await claimRun(t.ctx.db, run.id, 'audio-api-test');
     const a = new CallAudio(60_000);
     for (let k = 0; k < 50; k++) a.onSent({ due: k * 20, pcm: new Int16Array(160).fill(k < 25 ? 3000 : 0) }, 0);
     for (let k = 0; k < 50; k++) a.onHeard({ at: 5 + k * 20, pcm: new Int16Array(160).fill(k >= 25 ? -2000 : 0), ts: k * 160, ssrc: 9 }, 0);
