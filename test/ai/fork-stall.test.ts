@@ -10,26 +10,10 @@ import { Worker } from 'node:worker_threads';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { encodeG711 } from '../../core/audio/g711';
 import { AGENT_FORK_MAX_IN_FLIGHT } from '../../media-app/ai/voice';
-import { pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { numbered, numberOf, pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 const FRAMES = 150;
 const STALL_MS = 1500;
-
-/** frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence */
-function numbered(n: number): Int16Array {
-  const f = new Int16Array(160);
-  for (let b = 0; b < 8; b++) f[b] = (n >> b) & 1 ? 8000 : -8000;
-  return f;
-}
-
-function numberOf(f: Int16Array): number {
-  let n = 0;
-  for (let b = 0; b < 8; b++) {
-    if (Math.abs(f[b]!) < 2000) return -1;
-    if (f[b]! > 0) n |= 1 << b;
-  }
-  return n;
-}
 
 function packet(n: number): Buffer {
   const p = Buffer.alloc(12 + 160);

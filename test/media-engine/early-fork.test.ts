@@ -10,24 +10,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
 import { encodeG711 } from '../../core/audio/g711';
-import { pcmuOffer, rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
-
-/** frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence */
-function numbered(n: number): Int16Array {
-  const f = new Int16Array(160);
-  for (let b = 0; b < 8; b++) f[b] = (n >> b) & 1 ? 8000 : -8000;
-  return f;
-}
-
-/** the number a frame carries, or -1 for silence (or a frame that carries none) */
-function numberOf(f: Int16Array): number {
-  let n = 0;
-  for (let b = 0; b < 8; b++) {
-    if (Math.abs(f[b]!) < 2000) return -1;
-    if (f[b]! > 0) n |= 1 << b;
-  }
-  return n;
-}
+import { numbered, numberOf, pcmuOffer, rejection, sleep, useMediaServer } from '../../testkit/media-engine/support';
 
 interface Heard {
   n: number;

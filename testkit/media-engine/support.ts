@@ -263,3 +263,20 @@ export function errnoOf(f: () => unknown): string | undefined {
   }
   return 'no error';
 }
+
+/** Frame `n`'s 160 samples: its number in the signs of the first 8, the rest silence (a fork's order and losses, read back by numberOf). */
+export function numbered(n: number): Int16Array {
+  const f = new Int16Array(160);
+  for (let b = 0; b < 8; b++) f[b] = (n >> b) & 1 ? 8000 : -8000;
+  return f;
+}
+
+/** The number a frame carries (numbered), or -1 for silence (or a frame that carries none). */
+export function numberOf(f: Int16Array): number {
+  let n = 0;
+  for (let b = 0; b < 8; b++) {
+    if (Math.abs(f[b]!) < 2000) return -1;
+    if (f[b]! > 0) n |= 1 << b;
+  }
+  return n;
+}
