@@ -88,7 +88,11 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     const host: LinkHost = {
       audio: (item, pcm, r) => {
         this.turns.modelAudio(item);
-        void this.play(item, pcm, r).catch((e: Error) => this.emit('error', e));
+        void this.play(item, pcm, r).catch((e: Error) => {
+          // nothing of it went out: its reply's latency is known not to come
+          this.turns.played(item, null);
+          this.emit('error', e);
+        });
       },
       callerSpeaking: () => this.bargeIn(),
       // the caller's audio is sent as it comes: a position in it was sent (sentMs - position) before the last send
@@ -141,11 +145,18 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     this.sentAt = Date.now();
   }
 
-  /** The model's words as its aimessage, with the reply's latency once its first audio went out (or never will). */
+  /**
+   * The model's words as its aimessage (in the events' order), then the reply's latency once its first
+   * audio went out (or never will): waited for outside the ordered chain, so a reply whose audio never
+   * plays holds back no later message or tool call.
+   */
   private async saidReply(text: string, item: string | undefined): Promise<void> {
     const row = await this.session.recordSpoken('assistant', text);
-    const latency = await this.turns.latencyOf(item, item ? this.cut.has(item) : false);
-    if (latency) await this.session.recordTurn([row.id], latency);
+    const cut = item ? this.cut.has(item) : false;
+    void this.turns
+      .latencyOf(item, cut)
+      .then((latency) => (latency ? this.session.recordTurn([row.id], latency) : undefined))
+      .catch((e: Error) => this.emit('error', e));
   }
 
   /** In the order of the events: messages are stored one after the other. */
