@@ -2,7 +2,8 @@
  * A program the harness runs as a child process (baresip, linphonec, rtpengine, Kamailio): what it
  * writes kept as it comes, and its end asked for, forced when it does not come, and waited on.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 
 /** Hands `take` each chunk `proc` writes to its stdout and its stderr (piped), as it comes. */
 export function captureOutput(proc: ChildProcess, take: (chunk: string) => void): void {
@@ -23,4 +24,20 @@ export async function endProcess(proc: ChildProcess, ask: NodeJS.Signals | ((p: 
   const killer = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
   await gone;
   clearTimeout(killer);
+}
+
+/**
+ * Runs a TypeScript file of the repository (under tsx) in a child process with `env` added to this one's,
+ * and resolves with everything it wrote (stdout and stderr, in order) and its exit code; SIGKILLed after
+ * `killAfterMs`. For what only a fresh process shows (DEBUG is read when `debug` loads).
+ */
+export async function runTsChild(root: string, script: string, env: Record<string, string>, killAfterMs = 20_000): Promise<{ out: string; code: number | null }> {
+  const proc = spawn(process.execPath, ['--require', 'tsx/cjs', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  captureOutput(proc, (chunk) => (out += chunk));
+  const exited = once(proc, 'exit') as Promise<[number | null]>;
+  const kill = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+  const [code] = await exited;
+  clearTimeout(kill);
+  return { out, code };
 }

@@ -18,6 +18,8 @@ interface EslInbound {
   /** null once closed */
   socket: Socket | null;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
+  /** an `api` command; the reply's body by getBody() */
+  api(command: string, cb: (res: { getBody(): string }) => void): unknown;
   disconnect(): void;
 }
 
@@ -90,6 +92,15 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
     };
     const conn = new Connection(to.host, to.port, to.password, () => {
       if (settled) return;
+      // fsmrf's MediaServer throws inside the reply's callback when the profile is missing (an uncaught
+      // exception: a misconfigured switch would end media-app): asked here first, refused as a connect failure
+      conn.api('sofia status', (res) => {
+        if (settled) return;
+        if (!profileAddress(res.getBody())) return fail(`the switch has no ${PROFILE} SIP profile with an IPv4 address (sofia status)`);
+        start();
+      });
+    });
+    const start = () => {
       ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
       ms.once('ready', () => {
         if (settled) return;
@@ -98,12 +109,17 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         resolve(ms!);
       });
       ms.on('error', (err: unknown) => fail(`the switch did not get ready: ${errorText(err)}`));
-    });
+    };
     conn.on('error', (err) => fail(errorText(err)));
     conn.on('esl::event::auth::fail', () => fail('the switch refused the password'));
     conn.on('esl::event::raw::text/rude-rejection', () => fail('the switch refused this address (its ACL, or too many refused passwords)'));
     conn.on('esl::end', () => fail('the switch closed the connection before it was ready'));
   });
+}
+
+/** The profile's SIP address in `sofia status` as fsmrf's MediaServer reads it (lib/mediaserver.js), or null. */
+export function profileAddress(status: string): string | null {
+  return new RegExp(`^\\s*${PROFILE}\\s.*sip:mod_sofia@((?:[0-9]{1,3}\\.){3}[0-9]{1,3}:\\d+)`, 'm').exec(status)?.[1] ?? null;
 }
 
 /** An error's message, or its code: what node or the library said, which never holds the password. */

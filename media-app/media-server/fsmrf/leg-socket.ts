@@ -36,7 +36,9 @@ export class LegSocket {
     return new Promise<T>((resolve, reject) => {
       const lost = () => reject(new LegSocketClosed(operation));
       this.pending.add(lost);
-      op()
+      // a synchronous throw of op() rejects like its promise would, and still leaves `pending`
+      Promise.resolve()
+        .then(op)
         .then(resolve, reject)
         .finally(() => this.pending.delete(lost));
     });

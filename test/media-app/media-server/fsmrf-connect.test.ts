@@ -3,8 +3,8 @@
 // accepts and never speaks each end in a SwitchConnectError within the deadline, with the connection
 // closed (no reconnect loop left behind), and the password appears neither in the error nor in anything
 // the process prints, DEBUG=drachtio:* included.
+import { runTsChild } from '../../../testkit/child-process';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
@@ -68,6 +68,29 @@ describe('media-app fsmrf backend: connecting to the switch', function () {
     expect((await connectOutcome(started.port, GOOD)).err).to.equal(null);
   });
 
+  // fsmrf's MediaServer throws inside modesl's reply callback when the profile is missing: an uncaught
+  // exception that ended the process on a misconfigured switch's answer
+  it('a switch with no drachtio_mrf profile: rejects naming it; nothing thrown past the connect', async () => {
+    const started = await startServer({ password: GOOD, profile: { name: 'other_profile', address: '127.0.0.1:5080' } });
+    esl = started.server;
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    const listeners = process.listeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { err } = await connectOutcome(started.port, GOOD);
+      expect(err).to.be.instanceOf(SwitchConnectError);
+      expect(err!.message).to.equal(`event socket 127.0.0.1:${started.port}: the switch has no drachtio_mrf SIP profile with an IPv4 address (sofia status)`);
+      // a reply still in flight would throw now
+      await new Promise((r) => setImmediate(r));
+      expect(uncaught).to.deep.equal([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      for (const l of listeners) process.on('uncaughtException', l);
+    }
+  });
+
   it('a refused port: rejects at once with ECONNREFUSED, and modesl does not retry behind it', async () => {
     const port = await freePort();
     const { err, ms } = await connectOutcome(port, GOOD);
@@ -100,18 +123,14 @@ describe('media-app fsmrf backend: connecting to the switch', function () {
     this.timeout(30_000);
     const started = await startServer({ password: GOOD });
     esl = started.server;
-    const proc = spawn(process.execPath, ['--require', 'tsx/cjs', 'test/media-app/media-server/connect-child.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, DEBUG: 'drachtio:*', DEBUG_COLORS: 'no', ESL_PORT: String(started.port), ESL_GOOD_PASSWORD: GOOD, ESL_BAD_PASSWORD: BAD },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    proc.stdout.on('data', (d) => (out += d));
-    proc.stderr.on('data', (d) => (out += d));
     // bounded: a connect that never settles fails here, with what was printed so far
-    const kill = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-    const [code] = (await once(proc, 'exit')) as [number | null];
-    clearTimeout(kill);
+    const { out, code } = await runTsChild(ROOT, 'test/media-app/media-server/connect-child.ts', {
+      DEBUG: 'drachtio:*',
+      DEBUG_COLORS: 'no',
+      ESL_PORT: String(started.port),
+      ESL_GOOD_PASSWORD: GOOD,
+      ESL_BAD_PASSWORD: BAD,
+    });
     expect(out, 'fsmrf debug output was on').to.include('drachtio:fsmrf');
     expect(out).not.to.include(GOOD);
     expect(out).not.to.include(BAD);
