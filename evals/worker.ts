@@ -66,9 +66,12 @@ export class EvalWorker {
     try {
       for (const r of await evalRunsRepo(this.deps.db).failLapsed(this.deps.config.leaseMs)) {
         this.deps.logger.warn({ run_id: r.id, worker: r.claimed_by }, 'eval run failed: its lease lapsed');
-        await evalPinsRepo(this.deps.db).dropRun(r.id);
-        // the dead worker cannot say so: the sweep that ended the row publishes its end (once: one sweep updates it)
+        // the dead worker cannot say so: the sweep that ended the row publishes its end (once: one sweep updates
+        // it), first (RunEvents never throws), so a pin's failed drop costs no run its event
         await this.runEvents.ended(r, 'failed', r.error, r.results);
+        await evalPinsRepo(this.deps.db)
+          .dropRun(r.id)
+          .catch((err: unknown) => this.deps.logger.warn({ err, run_id: r.id }, "could not drop a lapsed run's pins"));
       }
       while (!this.closed && this.carrying.size < this.deps.config.maxRuns) {
         const run = await evalRunsRepo(this.deps.db).claim(this.name);

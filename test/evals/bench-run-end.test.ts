@@ -31,14 +31,11 @@ describe('evals benchmark: a run awaited through its end event', () => {
     const cid = newId();
     const run = newId();
     const publisher = new EventPublisher(redis, stream);
+    // the events go out before create() answers the id: an end read meanwhile must not be dropped
     const create = async () => {
-      setTimeout(() => {
-        void (async () => {
-          await publisher.publish('eval_run_finished', cid, newId(), { status: 'finished' }); // another run
-          await publisher.publish('eval_run_progressed', cid, run, { done: 1 });
-          await publisher.publish('eval_run_finished', cid, run, { status: 'finished', passed: 1 });
-        })();
-      }, 50);
+      await publisher.publish('eval_run_finished', cid, newId(), { status: 'finished' }); // another run
+      await publisher.publish('eval_run_progressed', cid, run, { done: 1 });
+      await publisher.publish('eval_run_finished', cid, run, { status: 'finished', passed: 1 });
       return run;
     };
     const e = await awaitRunEnd(redis, cid, create, 5000, stream);
@@ -52,7 +49,7 @@ describe('evals benchmark: a run awaited through its end event', () => {
     const run = newId();
     const publisher = new EventPublisher(redis, stream);
     const create = async () => {
-      setTimeout(() => void publisher.publish('eval_run_failed', cid, run, { status: 'failed', error: 'lease lapsed' }), 50);
+      await publisher.publish('eval_run_failed', cid, run, { status: 'failed', error: 'lease lapsed' });
       return run;
     };
     expect((await awaitRunEnd(redis, cid, create, 5000, stream)).event_type).to.equal('eval_run_failed');

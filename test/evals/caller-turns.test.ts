@@ -11,6 +11,19 @@ function heard(to: number, spans: [number, number][]): HeardPacket[] {
   return out;
 }
 
+/** A turn measured at the caller: `latency_ms` from the input's end to the reply heard; the platform's stages unknown. */
+const turn = (latency_ms: number, caller_end_at: number, agent_heard_at: number, interrupted = false) => ({
+  latency_ms,
+  end_of_turn_wait_ms: null,
+  stt_final_ms: null,
+  llm_first_token_ms: null,
+  tts_first_byte_ms: null,
+  interrupted,
+  measured: 'caller',
+  caller_end_at,
+  agent_heard_at,
+});
+
 describe('evals caller-side turns: from the end of each caller input to the agent utterance heard after it', () => {
   it('each answered input is a turn: its end to the start of the next utterance, with where it was taken', () => {
     const turns = callerTurns(
@@ -24,30 +37,7 @@ describe('evals caller-side turns: from the end of each caller input to the agen
         [9840, 11_000],
       ]),
     );
-    expect(turns).to.deep.equal([
-      {
-        latency_ms: 1500,
-        end_of_turn_wait_ms: null,
-        stt_final_ms: null,
-        llm_first_token_ms: null,
-        tts_first_byte_ms: null,
-        interrupted: false,
-        measured: 'caller',
-        caller_end_at: 4000,
-        agent_heard_at: 5500,
-      },
-      {
-        latency_ms: 740,
-        end_of_turn_wait_ms: null,
-        stt_final_ms: null,
-        llm_first_token_ms: null,
-        tts_first_byte_ms: null,
-        interrupted: false,
-        measured: 'caller',
-        caller_end_at: 9100,
-        agent_heard_at: 9840,
-      },
-    ]);
+    expect(turns).to.deep.equal([turn(1500, 4000, 5500), turn(740, 9100, 9840)]);
   });
 
   it('an utterance still heard when the input ended is not its reply; pauses under 1 s are inside an utterance', () => {

@@ -6,6 +6,7 @@
  * CPU is read from /proc (Linux): each process's own time and its ended children's (pocketsphinx,
  * espeak-ng, sox), and this process's main thread apart from its other threads.
  */
+import { endProcess } from '../../../testkit/child-process';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,16 +103,14 @@ export function firstLine<T>(child: ChildProcess, ms: number): Promise<T> {
   });
 }
 
-/** Ends `child` (its stdin closed, then SIGTERM) and waits for its exit, SIGKILL after `ms`. */
+/** Ends `child` (its stdin closed, then SIGTERM) and waits for its exit, SIGKILL after `ms` (testkit's endProcess). */
 export function endChild(child: ChildProcess, ms = 15_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.stdin?.end();
-    child.kill('SIGTERM');
-  });
+  return endProcess(
+    child,
+    (c) => {
+      c.stdin?.end();
+      c.kill('SIGTERM');
+    },
+    ms,
+  );
 }

@@ -40,16 +40,26 @@ export async function awaitRunEnd(redis: Redis, customerId: string, create: () =
   let timer: NodeJS.Timeout | undefined;
   try {
     await sub.start();
+    // end events read before the run's id is known are kept, then looked through once it is
+    const seen: PlatformEvent[] = [];
     let topic = '';
+    let done: ((e: PlatformEvent) => void) | null = null;
+    const isEnd = (e: PlatformEvent) => (e.event_type === 'eval_run_finished' || e.event_type === 'eval_run_failed') && topicOf(e) === topic;
     const ended = new Promise<PlatformEvent>((resolve, reject) => {
-      sub.on('event', (e: PlatformEvent) => {
-        if ((e.event_type === 'eval_run_finished' || e.event_type === 'eval_run_failed') && topicOf(e) === topic) resolve(e);
-      });
-      sub.on('error', (err: unknown) => console.error(`event stream: ${String(err)}`));
+      done = resolve;
       timer = setTimeout(() => reject(new Error(`the run did not end within its deadline (${Math.round(deadlineMs / 1000)} s)`)), deadlineMs);
     });
+    ended.catch(() => undefined); // a deadline passing while create() runs is read below
+    sub.on('event', (e: PlatformEvent) => {
+      if (!topic) {
+        if (e.event_type === 'eval_run_finished' || e.event_type === 'eval_run_failed') seen.push(e);
+      } else if (isEnd(e)) done?.(e);
+    });
+    sub.on('error', (err: unknown) => console.error(`event stream: ${String(err)}`));
     const id = await create();
     topic = `customer_id:${customerId}:eval_run:${id}`;
+    const early = seen.find(isEnd);
+    if (early) return early;
     return await ended;
   } finally {
     clearTimeout(timer);

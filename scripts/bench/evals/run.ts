@@ -138,10 +138,9 @@ async function main() {
     lines.push(`bench failed: ${e instanceof Error ? e.message : String(e)}`);
     code = 2;
   } finally {
-    await inline?.close();
-    if (callers) await endChild(callers);
-    await p.close();
-    await endChild(standIns.child);
+    // each step runs whatever the others do: the children first (they end only when asked)
+    const ended = await Promise.allSettled([callers ? endChild(callers) : null, endChild(standIns.child), inline?.close(), p.close()]);
+    for (const e of ended) if (e.status === 'rejected') lines.push(`clean-up: ${e.reason instanceof Error ? e.reason.message : String(e.reason)}`);
     redis.disconnect();
   }
   const out = reportPath('evals');
@@ -175,16 +174,18 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   let waiting = 0;
   const sampler = setInterval(() => (waiting = Math.max(waiting, pool.numPendingAcquires())), 50);
   let id = '';
+  let delayText = '';
   try {
     const create = async () => (id = (await evalRunsRepo(c.db).create(c.cid, { scenarios: [c.scenario], calls, concurrency: calls })).id);
     await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, calls, bounds));
   } finally {
     clearInterval(sampler);
+    delayText = delay.stop();
   }
   const wall = Date.now() - t0;
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delay.stop()}; platform DB pool: at most ${waiting} queries waiting for a connection`,
+    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB pool: at most ${waiting} queries waiting for a connection`,
   );
   return (await evalRunsRepo(c.db).get(c.cid, id))!;
 }

@@ -50,6 +50,8 @@ export function useLiveRun(id: string): { live: LiveRun | null; error: string } 
   const [run, setRun] = useState<EvalRun | null>(null);
   const [error, setError] = useState('');
   const [heard, setHeard] = useState<Heard>({ progressed: [], ended: null });
+  // the topic's name, not the console's function making it (a new one each render): the effect follows the name
+  const runTopic = topic('eval_run', id);
   useEffect(() => {
     let mounted = true;
     let asked = 0;
@@ -61,7 +63,7 @@ export function useLiveRun(id: string): { live: LiveRun | null; error: string } 
         (e: unknown) => mounted && n === asked && setError(errorText(e)),
       );
     };
-    const unsubscribe = events.subscribe(topic('eval_run', id), (e) => {
+    const unsubscribe = events.subscribe(runTopic, (e) => {
       if (e.event_type === 'eval_run_progressed') {
         const p = e.data as EvalRunProgressedPayload;
         setHeard((h) => ({ ...h, progressed: [...h.progressed, p] }));
@@ -78,6 +80,6 @@ export function useLiveRun(id: string): { live: LiveRun | null; error: string } 
       unsubscribe();
       offReopen();
     };
-  }, [events, id]);
+  }, [events, runTopic, id]);
   return { live: run ? liveRun(run, heard) : null, error };
 }
