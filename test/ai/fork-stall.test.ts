@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { encodeG711 } from '../../core/audio/g711';
 import { AGENT_FORK_MAX_IN_FLIGHT } from '../../media-app/ai/voice';
-import { numbered, numberOf, pcmuOffer, sleep, useMediaServer } from '../../testkit/media-engine/support';
+import { numbered, numberOf, pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
 
 const FRAMES = 150;
 const STALL_MS = 1500;
@@ -61,20 +61,31 @@ describe('ai_talk: the caller heard through a stalled event loop', function () {
 
   it(`a ${STALL_MS} ms stall loses none of the caller's frames on a fork opened as the agent's`, async () => {
     const heard: number[] = [];
-    const fork = await ep.forkAudioStart({ mix: 'in', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, early: true, onFrame: (f) => void heard.push(numberOf(f)) });
+    // resolved by the fork's frames: once a frame numbered `n` or more was heard
+    const waits: { n: number; resolve: () => void }[] = [];
+    const onFrame = (f: Int16Array) => {
+      const n = numberOf(f);
+      heard.push(n);
+      for (const w of waits.filter((x) => n >= x.n)) {
+        waits.splice(waits.indexOf(w), 1);
+        w.resolve();
+      }
+    };
+    const heardUpTo = (n: number) => new Promise<void>((resolve) => waits.push({ n, resolve }));
+    const fork = await ep.forkAudioStart({ mix: 'in', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, early: true, onFrame });
     const packets = Array.from({ length: FRAMES }, (_, i) => packet(i + 1));
     const sender = new Worker(SENDER, { eval: true, workerData: { packets, port: ep.local.port } });
     const done = new Promise<void>((resolve, reject) => {
       sender.on('error', reject);
       sender.on('message', (m) => m === 'done' && resolve());
     });
-    await new Promise<void>((r) => sender.once('message', () => r()));
-    await sleep(400);
+    // the stream flowing through the fork (20 frames, 400 ms) before the stall
+    await heardUpTo(20);
     // the stall: this thread busy, as media-app's was with 50 calls starting
     const until = performance.now() + STALL_MS;
     while (performance.now() < until);
     await done;
-    await sleep(300);
+    await heardUpTo(FRAMES);
     await sender.terminate();
     const stats = await fork.stop();
     const numbers = heard.filter((n) => n >= 0);
