@@ -11,7 +11,7 @@
  * first capMs and says so. Written through the platform's object store once the call is over.
  */
 import type { ObjectStore } from '../core/storage/local';
-import { wavBytes } from '../core/storage/wav';
+import { wavFile } from '../core/audio/wav';
 import { evalAudioFile, evalAudioKey, evalAudioPath } from '../core/evals/audio';
 import type { EvalCallAudio } from '../core/evals/schema';
 import type { HeardAudio, RtpPhone, SentAudio } from './rtp-phone';
@@ -121,8 +121,8 @@ export class CallAudio {
     const cap = this.capMs * PER_MS;
     const n = Math.min(callSamples, cap);
     return {
-      caller: wavBytes(this.sent.samples(n), RATE),
-      agent: wavBytes(this.heard.samples(n), RATE),
+      caller: wavFile(this.sent.samples(n), RATE),
+      agent: wavFile(this.heard.samples(n), RATE),
       duration_ms: n / PER_MS,
       call_ms: Math.round(endMs),
       truncated: callSamples > cap || this.sent.dropped || this.heard.dropped,

@@ -32,6 +32,7 @@ export type { RtcpReceived } from './worker/rtp-session';
 export type { ReportBlock, VoipMetrics } from './rtp-packet/rtcp';
 // what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
 export { readWav, parseWavHeader, WavWriter } from './audio/wav';
+export { wavFile } from '../core/audio/wav';
 export { createSttProvider } from './stt';
 export type { SttStream, TranscriptEvent } from './stt';
 export { transcribeWavFile } from './stt/file';

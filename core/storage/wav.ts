@@ -1,7 +1,6 @@
 /**
  * Just enough WAV reading for playfile entries: duration from the header and a coarse peak
  * envelope (0..1) of 16-bit PCM. control-api does not import media-engine; this reads the same files.
- * And the writing of a whole mono 16-bit PCM file at once (an eval call's tracks, evals/call-audio.ts).
  */
 import fs from 'node:fs';
 
@@ -53,24 +52,4 @@ export function summarizeWav(file: string, buckets = 100): WavSummary | null {
     off = body + size + (size & 1);
   }
   return { filesize, duration: 0, peaks: [] };
-}
-
-/** A mono 16-bit PCM WAV file of `samples` at `rate`: the 44-byte header, then the samples little-endian. */
-export function wavBytes(samples: Int16Array, rate: number): Buffer {
-  const data = samples.length * 2;
-  const b = Buffer.alloc(44 + data);
-  b.write('RIFF', 0, 'ascii');
-  b.writeUInt32LE(36 + data, 4);
-  b.write('WAVEfmt ', 8, 'ascii');
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36, 'ascii');
-  b.writeUInt32LE(data, 40);
-  for (let i = 0; i < samples.length; i++) b.writeInt16LE(samples[i]!, 44 + i * 2);
-  return b;
 }

@@ -89,23 +89,3 @@ export class StreamIn {
     this.resampler = null;
   }
 }
-
-/** A 16-bit mono PCM WAV file's bytes. */
-export function wavFile(samples: Int16Array, rate: number): Buffer {
-  const data = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) data.writeInt16LE(samples[i]!, i * 2);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
-}

@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { EgressRefused, type EgressPolicy } from '../../core/net';
-import { Resampler, type AudioFork, type Endpoint, type ForkMix } from '../../media-engine';
+import { Resampler, wavFile, type AudioFork, type Endpoint, type ForkMix } from '../../media-engine';
 import type { ForkStart } from './args';
-import { decodePlayAudio, injectRateFor, StreamIn, toInjectRate, wavFile } from './playout';
+import { decodePlayAudio, injectRateFor, StreamIn, toInjectRate } from './playout';
 
 /** The WebSocket sub-protocol mod_audio_fork asks for (MOD_AUDIO_FORK_SUBPROTOCOL_NAME's default). */
 export const SUBPROTOCOL = 'audio.drachtio.org';

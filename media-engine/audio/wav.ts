@@ -5,6 +5,7 @@
  * The writer writes a complete header first and rewrites the two size fields after every flush,
  * so a recording cut short by a crash or a kill is still a valid WAV holding everything flushed.
  */
+import { wavHeader } from '../../core/audio/wav';
 import fs from 'node:fs';
 import os from 'node:os';
 
@@ -148,24 +149,6 @@ export function decodeToInt16(data: Buffer, f: WavFormat): Int16Array {
   return out;
 }
 
-/** A 44-byte canonical PCM WAV header for `dataBytes` of 16-bit audio. */
-export function wavHeader(dataBytes: number, sampleRate = 8000, channels = 1): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(channels, 22);
-  h.writeUInt32LE(sampleRate, 24);
-  h.writeUInt32LE(sampleRate * channels * 2, 28);
-  h.writeUInt16LE(channels * 2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
-}
-
 /** Write a whole 16-bit mono WAV in one go (fixtures, TTS output). */
 export function writeWav(path: string, samples: Int16Array, sampleRate = 8000): void {
   const body = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
@@ -296,3 +279,5 @@ export function peaksOf(samples: Int16Array, buckets: number): number[] {
   }
   return bucketPeaks(fp, buckets);
 }
+
+export { wavHeader };

@@ -4,24 +4,7 @@
  * everything flushed so far, even when the process dies mid-recording.
  */
 import fs from 'node:fs';
-
-function header(dataBytes: number, rate: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'ascii');
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVE', 8, 'ascii');
-  h.write('fmt ', 12, 'ascii');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20); // PCM
-  h.writeUInt16LE(1, 22); // mono
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'ascii');
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
-}
+import { wavHeader } from '../../core/audio/wav';
 
 export class WavSink {
   private fd: number;
@@ -50,7 +33,7 @@ export class WavSink {
     this.view = new Int16Array(this.buf.buffer, this.buf.byteOffset, this.buf.length >> 1);
     // the first flush comes at a random fill, so recordings started together do not all write in one tick
     this.flushAt = Math.floor(this.flushSamples * (0.25 + 0.75 * Math.random())) * 2;
-    this.head = header(0, rate);
+    this.head = wavHeader(0, rate);
     this.fd = fs.openSync(path, 'w');
     fs.writeSync(this.fd, this.head, 0, 44, 0);
   }

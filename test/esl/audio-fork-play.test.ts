@@ -11,7 +11,7 @@ import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { Endpoint } from '../../media-engine';
 import { heardFor, readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
-import { wavFile } from '../../esl/fork/playout';
+import { wavFile } from '../../core/audio/wav';
 import { Heard, useForkRig } from './fork-support';
 
 const EVENTS = ['connect', 'play_audio', 'kill_audio', 'error', 'disconnect'].map((n) => `mod_audio_fork::${n}`);
