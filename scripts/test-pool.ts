@@ -10,7 +10,7 @@
  * as the simulation; their real times drift from the expected ones, so the separation is the plan's, not
  * a lock (as with the fixed places of the split it replaces).
  */
-import { MAX_TEST_SHARDS } from '../testkit/ports';
+import { MAX_PORT_SLICES } from '../testkit/ports';
 import { layout, partition, shardFiles, type Shard, type Unit } from './test-plan';
 
 /**
@@ -21,10 +21,15 @@ import { layout, partition, shardFiles, type Shard, type Unit } from './test-pla
 export const DEFAULT_JOBS = 3;
 /**
  * The expected seconds a shard should stay under, with TEST_JOBS of them running together (the table's
- * seconds are measured so): 10 minutes. CI's shards ran up to a fifth over the table (895 s against
- * 744 expected on 2026-11-26), and issue 53 wants each at most 12 minutes: 600 × 1.2 = 720.
+ * seconds are measured so): 9 minutes. CI's shards ran up to a fifth over the table (895 s against
+ * 744 expected on 2026-11-26), and issue 53 wants each at most 12 minutes: 540 × 1.2 = 648, with room.
  */
-export const SHARD_TARGET_S = 600;
+export const SHARD_TARGET_S = 540;
+/**
+ * The most shards in a pool. A shard's port slice is its pool worker's (portSlot), so the ports do not
+ * bound this; it only keeps a typo in TEST_SHARDS from starting a thousand processes.
+ */
+export const MAX_POOL_SHARDS = 32;
 /** CI's limit on one shard's wall time: 15 minutes on two cores; the run flags a shard over it. */
 export const CI_SHARD_LIMIT_S = 15 * 60;
 
@@ -154,12 +159,10 @@ export function overlaps(plan: readonly PlannedShard[]): Array<[number, number, 
 
 /**
  * The shard count when TEST_SHARDS is not set: today's split over `jobs` processes (its longest one) cut
- * into rounds of at most SHARD_TARGET_S each, `jobs` shards a round: a multiple of `jobs` when the port
- * slices allow, so that the pool's rounds are full. When they do not (three rounds of three would be 9
- * with the real-time lane's slice taken), as many shards as there are slices: a short last round costs
- * wall time, a shard over CI's limit fails the run. At most the number of directories.
+ * into rounds of at most SHARD_TARGET_S each, `jobs` shards a round (a multiple of `jobs`, so that the
+ * pool's rounds are full). At most MAX_POOL_SHARDS and the number of directories.
  */
-export function defaultShardCount(all: Unit[], jobs: number, max = MAX_TEST_SHARDS, target = SHARD_TARGET_S): number {
+export function defaultShardCount(all: Unit[], jobs: number, max = MAX_POOL_SHARDS, target = SHARD_TARGET_S): number {
   if (all.length === 0) return 1;
   const longest = Math.max(...partition(all, jobs).map((s) => s.seconds));
   const rounds = Math.max(1, Math.ceil(longest / target));
@@ -169,35 +172,35 @@ export function defaultShardCount(all: Unit[], jobs: number, max = MAX_TEST_SHAR
 const whole = (raw: string | undefined): number | null => (raw === undefined || raw.trim() === '' ? null : /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN);
 
 /**
- * TEST_JOBS (default DEFAULT_JOBS) and TEST_SHARDS (default `defaultShardCount`), checked: the pool's
- * shards. With a real-time lane (`lane`), it takes one more shard index of the MAX_TEST_SHARDS.
+ * TEST_JOBS (default DEFAULT_JOBS; at most MAX_PORT_SLICES, a port slice each) and TEST_SHARDS (default
+ * `defaultShardCount`, at most MAX_POOL_SHARDS), checked: the pool's shards. The real-time lane, when
+ * there is one, runs after them on the first worker's slot.
  */
-export function poolSettings(env: NodeJS.ProcessEnv, all: Unit[], lane = false): { jobs: number; count: number; fromTable: boolean } {
-  const max = lane ? MAX_TEST_SHARDS - 1 : MAX_TEST_SHARDS;
+export function poolSettings(env: NodeJS.ProcessEnv, all: Unit[]): { jobs: number; count: number; fromTable: boolean } {
   const jobs = whole(env.TEST_JOBS) ?? DEFAULT_JOBS;
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number ≥ 1, got ${env.TEST_JOBS}`);
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > MAX_PORT_SLICES) throw new Error(`TEST_JOBS must be a whole number from 1 to ${MAX_PORT_SLICES} (a port slice each), got ${env.TEST_JOBS}`);
   const count = whole(env.TEST_SHARDS);
-  if (count === null) return { jobs, count: defaultShardCount(all, jobs, max), fromTable: true };
-  if (!Number.isInteger(count) || count < 1 || count > max)
-    throw new Error(`TEST_SHARDS must be a whole number from 1 to ${max}${lane ? ` (the real-time lane takes shard ${max + 1} of the ${MAX_TEST_SHARDS})` : ''}, got ${env.TEST_SHARDS}`);
+  if (count === null) return { jobs, count: defaultShardCount(all, jobs), fromTable: true };
+  if (!Number.isInteger(count) || count < 1 || count > MAX_POOL_SHARDS) throw new Error(`TEST_SHARDS must be a whole number from 1 to ${MAX_POOL_SHARDS}, got ${env.TEST_SHARDS}`);
   return { jobs, count, fromTable: false };
 }
 
 /**
  * Runs `items` in their order, at most `jobs` at once, the next one starting when one ends; the results
- * in the items' order. `run` is the child runner (a mocha process in scripts/test-run.ts).
+ * in the items' order. `run` is the child runner (a mocha process in scripts/test-run.ts); it is given
+ * the worker's slot (1..jobs), which no other item holds while it runs.
  */
-export async function runPool<T, R>(items: readonly T[], jobs: number, run: (item: T) => Promise<R>): Promise<R[]> {
+export async function runPool<T, R>(items: readonly T[], jobs: number, run: (item: T, slot: number) => Promise<R>): Promise<R[]> {
   if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`jobs must be a whole number ≥ 1, got ${jobs}`);
   const results: R[] = new Array<R>(items.length);
   let next = 0;
-  const lane = async (): Promise<void> => {
+  const worker = async (slot: number): Promise<void> => {
     while (next < items.length) {
       const i = next++;
-      results[i] = await run(items[i]!);
+      results[i] = await run(items[i]!, slot);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, (_, i) => worker(i + 1)));
   return results;
 }
 

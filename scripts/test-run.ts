@@ -7,11 +7,12 @@
  *
  * The spec files are grouped by directory and the directories split into shards by expected seconds
  * (scripts/test-plan.ts, table test/support/test-times.json): TEST_SHARDS of them, by default the
- * count that keeps each under 10 minutes of expected time (scripts/test-pool.ts defaultShardCount).
+ * count that keeps each under 9 minutes of expected time (scripts/test-pool.ts defaultShardCount).
  * Each shard is one mocha process; TEST_JOBS run at once as a pool, longest first, the next starting
  * when one ends (scripts/test-pool.ts). A shard is TEST_SHARD of TEST_SHARDS in its environment: its own
- * database and Redis prefix as every mocha process has, and its own slice of the test port ranges
- * (testkit/ports.ts). A shard's output is buffered and printed whole when it ends, framed by a header
+ * database and Redis prefix as every mocha process has, and the slice of the test port ranges of the
+ * pool worker that runs it (TEST_PORT_SLOT of TEST_PORT_SLOTS = TEST_JOBS, testkit/ports.ts): no two
+ * shards running at once share one, and the number of shards is not bound by the ports. A shard's output is buffered and printed whole when it ends, framed by a header
  * with its wall time; its own closing line reads "[shard i/n] N passed, ...". The last line of all is the
  * sum over the shards, "N passed, N failed, N skipped"; before it, each shard's wall time, flagged when
  * over CI's 15 minutes. The exit status is non-zero when any shard failed or ended without its summary
@@ -23,8 +24,8 @@
  * placed in the pool's expected schedule so that no two shards run theirs at the same time.
  * The table's "realtime" spec files (wall-clock bounds of real-time media that hold only on a machine no
  * other mocha process shares) are taken out of the pool's shards and run once the pool has ended, as
- * one more mocha process alone: the real-time lane, shard n of n (the pool's shards are 1..n-1, so it
- * has its own port slice; at most MAX_TEST_SHARDS in all), with its own output, summary, time limit and
+ * one more mocha process alone: the real-time lane, shard n of n (the pool's shards are 1..n-1; it runs
+ * on the first worker's port slot), with its own output, summary, time limit and
  * line like any shard, its counts in the sum. An entry of either list ("heavy", "realtime") that names no
  * spec file or directory stops the run before any shard starts.
  * The run names its slowest spec files before its last lines. TEST_TIMES_WRITE=1 merges the measured
@@ -102,6 +103,8 @@ function runNarrowed(args: string[]): void {
   const env = { ...process.env };
   delete env.TEST_SHARD;
   delete env.TEST_SHARDS;
+  delete env.TEST_PORT_SLOT;
+  delete env.TEST_PORT_SLOTS;
   delete env.TEST_SUMMARY_FILE;
   delete env.TEST_QUARANTINE_RETRY;
   const child = spawn(MOCHA, ['--reporter', REPORTER, ...args], { cwd: ROOT, env, stdio: 'inherit' });
@@ -132,13 +135,21 @@ function signalGroup(c: ChildProcess, sig: NodeJS.Signals): void {
   }
 }
 
-function runShard(p: PlannedShard, count: number, dir: string, limitS: number): Promise<ShardResult> {
+function runShard(p: PlannedShard, count: number, dir: string, limitS: number, slot: { index: number; count: number }): Promise<ShardResult> {
   const { shard } = p;
   const summaryFile = path.join(dir, `shard-${shard.index}.json`);
   const started = Date.now();
   const child = spawn(MOCHA, ['--reporter', REPORTER, '--retries', RETRIES, ...p.files], {
     cwd: ROOT,
-    env: { ...process.env, TEST_SHARD: String(shard.index), TEST_SHARDS: String(count), TEST_SUMMARY_FILE: summaryFile, TEST_QUARANTINE_RETRY: '1' },
+    env: {
+      ...process.env,
+      TEST_SHARD: String(shard.index),
+      TEST_SHARDS: String(count),
+      TEST_PORT_SLOT: String(slot.index),
+      TEST_PORT_SLOTS: String(slot.count),
+      TEST_SUMMARY_FILE: summaryFile,
+      TEST_QUARANTINE_RETRY: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -248,19 +259,20 @@ async function runAll(plan: readonly PlannedShard[], lane: PlannedShard | null, 
   }, HEARTBEAT_MS);
   forwardSignals([]);
   const order = poolOrder(plan.map((p) => ({ index: p.shard.index, seconds: p.shard.seconds, p })));
-  const one = async (p: PlannedShard): Promise<ShardResult> => {
+  // a shard's port slice is its pool worker's (testkit/ports.ts portSlot); the lane runs alone after the pool, on the first
+  const one = async (p: PlannedShard, slot: number): Promise<ShardResult> => {
     waiting.delete(p.shard.index);
     if (stoppedBy) return { shard: p.shard, code: null, signal: stoppedBy, seconds: 0, summary: null, timedOut: false, notStarted: true, ...(p.lane ? { lane: true } : {}) };
     running.add(p.shard.index);
-    const r = await runShard(p, n, tmp, limits.get(p.shard.index)!);
+    const r = await runShard(p, n, tmp, limits.get(p.shard.index)!, { index: slot, count: jobs });
     running.delete(p.shard.index);
     return r;
   };
   try {
-    const results = await runPool(order, jobs, ({ p }) => one(p));
+    const results = await runPool(order, jobs, ({ p }, slot) => one(p, slot));
     if (!lane) return results;
     if (!stoppedBy) say(`the pool has ended: the real-time lane (shard ${n}/${n}) runs alone`);
-    return [...results, await one(lane)];
+    return [...results, await one(lane, 1)];
   } finally {
     clearInterval(beat);
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -279,7 +291,7 @@ async function runSharded(): Promise<number> {
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
   const split = splitRealtime(ROOT, files, table);
   const all = units(ROOT, split.pool, table);
-  const pool = poolSettings(process.env, all, split.lane.length > 0);
+  const pool = poolSettings(process.env, all);
   const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
   const plan = planRun(all, pool.jobs, pool.count, table.heavy ?? [], seconds);
   const lane = planLane(plan, split.lane);

@@ -3,12 +3,12 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 
 /**
- * The suite's port ranges. scripts/test-run.ts splits the suites into shards (TEST_SHARD of TEST_SHARDS,
- * 1-based) and runs a few at a time; each shard takes an equal, disjoint slice of every range, so two
- * processes never race for one port, whichever of them run together. Every fixed range a test hands out
+ * The suite's port ranges. scripts/test-run.ts splits the suites into shards and runs a few at a time;
+ * each running mocha process takes an equal, disjoint slice of every range (portSlot), so two processes
+ * never race for one port, whichever of them run together. Every fixed range a test hands out
  * (its own listeners, sipp's media, the RTP ranges of the engines it starts, rtpengine's media) comes
  * from here. The kernel's ephemeral ports (32768–60999) overlap the engines' ranges; the engines skip
- * ports in use. The ranges are sized so that each of up to MAX_TEST_SHARDS slices still holds the largest
+ * ports in use. The ranges are sized so that each of up to MAX_PORT_SLICES slices still holds the largest
  * blocks the suite takes (test/scripts/test-run.test.ts lists them).
  */
 export const PORT_RANGES = {
@@ -31,28 +31,35 @@ export const PORT_RANGES = {
 export type PortRangeName = keyof typeof PORT_RANGES;
 
 /**
- * The most shards the ranges are cut for: at 10, engineRtp's slice would be smaller than the 1300 ports
- * of test/media-engine/worker-realtime.test.ts. testShard refuses more.
+ * The most slices the ranges are cut for: at 10, engineRtp's slice would be smaller than the 1300 ports
+ * of test/media-engine/worker-realtime.test.ts. portSlot refuses more. A slice belongs to a mocha process
+ * while it runs, not to a shard: scripts/test-run.ts runs TEST_JOBS shards at once, each on the slot of
+ * the pool's worker that runs it, so the pool may hold any number of shards.
  */
-export const MAX_TEST_SHARDS = 9;
+export const MAX_PORT_SLICES = 9;
 
-/** This process's shard: TEST_SHARD of TEST_SHARDS (1-based, at most MAX_TEST_SHARDS), 1 of 1 when they are not set. */
-export function testShard(env: NodeJS.ProcessEnv = process.env): { index: number; count: number } {
-  const count = env.TEST_SHARDS === undefined ? 1 : Number(env.TEST_SHARDS);
-  const index = env.TEST_SHARD === undefined ? 1 : Number(env.TEST_SHARD);
-  if (!Number.isInteger(count) || count < 1 || count > MAX_TEST_SHARDS || !Number.isInteger(index) || index < 1 || index > count) {
-    throw new Error(`TEST_SHARD/TEST_SHARDS: want 1 <= TEST_SHARD <= TEST_SHARDS <= ${MAX_TEST_SHARDS}, got ${env.TEST_SHARD}/${env.TEST_SHARDS}`);
+/**
+ * This process's slice of the port ranges: TEST_PORT_SLOT of TEST_PORT_SLOTS (1-based, at most
+ * MAX_PORT_SLICES; scripts/test-run.ts sets them: the pool worker running the shard), else TEST_SHARD of
+ * TEST_SHARDS (a process started by hand beside others), 1 of 1 when neither is set.
+ */
+export function portSlot(env: NodeJS.ProcessEnv = process.env): { index: number; count: number } {
+  const [slotVar, countVar] = env.TEST_PORT_SLOT !== undefined || env.TEST_PORT_SLOTS !== undefined ? ['TEST_PORT_SLOT', 'TEST_PORT_SLOTS'] : ['TEST_SHARD', 'TEST_SHARDS'];
+  const count = env[countVar] === undefined ? 1 : Number(env[countVar]);
+  const index = env[slotVar] === undefined ? 1 : Number(env[slotVar]);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PORT_SLICES || !Number.isInteger(index) || index < 1 || index > count) {
+    throw new Error(`${slotVar}/${countVar}: want 1 <= ${slotVar} <= ${countVar} <= ${MAX_PORT_SLICES}, got ${env[slotVar]}/${env[countVar]}`);
   }
   return { index, count };
 }
 
 /**
- * This shard's slice of a range: the range cut into TEST_SHARDS consecutive parts whose bounds fall on
- * multiples of `align` from the range's start (so blocks of `align` never straddle two shards).
+ * This process's slice of a range: the range cut into its slot count (portSlot) of consecutive parts whose
+ * bounds fall on multiples of `align` from the range's start (so blocks of `align` never straddle two slices).
  */
 export function shardSlice(name: PortRangeName, align = 1, env: NodeJS.ProcessEnv = process.env): { min: number; max: number } {
   const [lo, hi] = PORT_RANGES[name];
-  const { index, count } = testShard(env);
+  const { index, count } = portSlot(env);
   const units = Math.floor((hi - lo + 1) / align);
   const per = Math.floor(units / count);
   if (per < 1) throw new Error(`port range ${name} is too small for ${count} shards of ${align}`);

@@ -9,6 +9,7 @@ import { fileSeconds, findTestFiles, missingListed, partition, readTimes, splitR
 import {
   CI_SHARD_LIMIT_S,
   defaultShardCount,
+  MAX_POOL_SHARDS,
   overlaps,
   placeHeavy,
   planLane,
@@ -21,7 +22,7 @@ import {
   tally,
   type ShardOutcome,
 } from '../../scripts/test-pool';
-import { MAX_TEST_SHARDS } from '../../testkit/ports';
+import { MAX_PORT_SLICES } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -37,16 +38,21 @@ async function virtualPool(shards: { index: number; seconds: number }[], jobs: n
   let running = 0;
   let most = 0;
   const started = new Map<number, number>();
+  const slots = new Set<number>();
+  const slotClash: string[] = [];
   const ends: { at: number; index: number; done: () => void }[] = [];
-  const pool = runPool(poolOrder(shards), jobs, (s) => {
+  const pool = runPool(poolOrder(shards), jobs, (s, slot) => {
     started.set(s.index, now);
     most = Math.max(most, ++running);
+    if (slots.has(slot) || slot < 1 || slot > jobs) slotClash.push(`shard ${s.index} on slot ${slot}`);
+    slots.add(slot);
     return new Promise<number>((resolve) =>
       ends.push({
         at: now + s.seconds,
         index: s.index,
         done: () => {
           running--;
+          slots.delete(slot);
           resolve(s.index);
         },
       }),
@@ -60,7 +66,7 @@ async function virtualPool(shards: { index: number; seconds: number }[], jobs: n
     now = next.at;
     next.done();
   }
-  return { results: await pool, started, most, end: now };
+  return { results: await pool, started, most, end: now, slotClash };
 }
 
 describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes', () => {
@@ -85,8 +91,9 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
         [5, 70, 80],
         [6, 80, 85],
       ]);
-      const { results, started, most, end } = await virtualPool(shards, 2);
+      const { results, started, most, end, slotClash } = await virtualPool(shards, 2);
       expect(most, 'never more than TEST_JOBS at once').to.equal(2);
+      expect(slotClash, 'each running shard on a port slot of 1..TEST_JOBS no other running one holds').to.deep.equal([]);
       expect(Object.fromEntries(started)).to.deep.equal(Object.fromEntries([...expected].map(([i, t]) => [i, t.start])));
       expect(end).to.equal(85);
       expect(results, "results in the items' order").to.deep.equal([1, 2, 3, 4, 5, 6]);
@@ -96,6 +103,7 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       const wide = await virtualPool(shards, 9);
       expect(wide.most, 'no more at once than there are shards').to.equal(6);
       expect(wide.end).to.equal(50);
+      expect([...one.slotClash, ...wide.slotClash]).to.deep.equal([]);
     });
 
     it('refuses a pool of no process, and runs an empty list to an empty result', async () => {
@@ -165,23 +173,24 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       const all = [unit('test/a', 10), unit('test/b', 10)];
       expect(poolSettings({}, all)).to.deep.equal({ jobs: 3, count: 2, fromTable: true });
       expect(poolSettings({ TEST_JOBS: '1', TEST_SHARDS: '' }, all)).to.deep.equal({ jobs: 1, count: 1, fromTable: true });
-      expect(poolSettings({ TEST_JOBS: '2', TEST_SHARDS: String(MAX_TEST_SHARDS) }, all)).to.deep.equal({ jobs: 2, count: MAX_TEST_SHARDS, fromTable: false });
-      for (const bad of ['0', '-1', '1.5', 'two']) expect(() => poolSettings({ TEST_JOBS: bad }, all), bad).to.throw(/TEST_JOBS must be a whole number ≥ 1/);
-      for (const bad of ['0', '1.5', 'x', String(MAX_TEST_SHARDS + 1)]) expect(() => poolSettings({ TEST_SHARDS: bad }, all), bad).to.throw(/TEST_SHARDS must be a whole number from 1 to/);
+      expect(poolSettings({ TEST_JOBS: '2', TEST_SHARDS: String(MAX_POOL_SHARDS) }, all)).to.deep.equal({ jobs: 2, count: MAX_POOL_SHARDS, fromTable: false });
+      expect(poolSettings({ TEST_JOBS: String(MAX_PORT_SLICES) }, all).jobs, 'a port slice a job').to.equal(MAX_PORT_SLICES);
+      for (const bad of ['0', '-1', '1.5', 'two', String(MAX_PORT_SLICES + 1)])
+        expect(() => poolSettings({ TEST_JOBS: bad }, all), bad).to.throw(`TEST_JOBS must be a whole number from 1 to ${MAX_PORT_SLICES} (a port slice each), got ${bad}`);
+      for (const bad of ['0', '1.5', 'x', String(MAX_POOL_SHARDS + 1)]) expect(() => poolSettings({ TEST_SHARDS: bad }, all), bad).to.throw(/TEST_SHARDS must be a whole number from 1 to/);
     });
 
     it("on the repository's table: shards under the target, the pool's end within its rounds, no heavy blocks together", () => {
       const table = readTimes(path.join(ROOT, 'test/support/test-times.json'));
       const split = splitRealtime(ROOT, findTestFiles(ROOT, ['test']), table);
       const all = units(ROOT, split.pool, table);
-      const { jobs, count } = poolSettings({}, all, split.lane.length > 0);
+      const { jobs, count } = poolSettings({}, all);
       const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
       const plan = planRun(all, jobs, count, table.heavy ?? [], seconds);
       const biggest = Math.max(...all.map((u) => u.seconds));
-      // under the target, unless the table's work is more than the port slices' shards hold at the target: then
-      // balanced (within a minute of an equal share), and always under the 12 minutes a shard may take (issue 53)
-      const share = all.reduce((a, u) => a + u.seconds, 0) / count;
-      const bound = Math.min(12 * 60, Math.max(SHARD_TARGET_S, biggest, share + 60));
+      // under the target, unless one directory alone is more (a directory is never split), and always under the
+      // 12 minutes a shard may take (issue 53)
+      const bound = Math.min(12 * 60, Math.max(SHARD_TARGET_S, biggest));
       for (const p of plan) expect(p.shard.seconds, `shard ${p.shard.index}`).to.be.at.most(bound);
       const old = Math.max(...partition(all, jobs).map((s) => s.seconds));
       const rounds = Math.ceil(count / jobs);
@@ -189,9 +198,7 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       expect(overlaps(plan)).to.deep.equal([]);
       expect(plan.flatMap((p) => p.files).sort(), 'every spec file in exactly one shard').to.deep.equal(all.flatMap((u) => u.files).sort());
       const lane = planLane(plan, split.lane)!;
-      expect(lane.shard.index, 'the lane within the port slices')
-        .to.equal(count + 1)
-        .and.be.at.most(MAX_TEST_SHARDS);
+      expect(lane.shard.index, 'the lane numbered after the pool').to.equal(count + 1);
       // the lane runs alone after the pool: every second of it is wall time (the evals' simulated callers
       // over SIP, whose recogniser waits on the caller's words, took it from two minutes to three)
       expect(lane.shard.seconds, 'the lane kept short: under three minutes').to.be.at.most(180);
@@ -239,14 +246,12 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
         .and.nested.include({ 'shard.index': 1 });
     });
 
-    it('takes one of the MAX_TEST_SHARDS indexes: the pool gets one fewer', () => {
-      const many = Array.from({ length: 30 }, (_, i) => unit(`test/d${String(i).padStart(2, '0')}`, 100));
-      expect(defaultShardCount(many, 3, MAX_TEST_SHARDS, 100)).to.equal(9);
-      expect(poolSettings({}, many, true).count, 'the default leaves the lane its index').to.be.at.most(MAX_TEST_SHARDS - 1);
-      expect(poolSettings({ TEST_SHARDS: String(MAX_TEST_SHARDS - 1) }, many, true).count).to.equal(MAX_TEST_SHARDS - 1);
-      expect(() => poolSettings({ TEST_SHARDS: String(MAX_TEST_SHARDS) }, many, true)).to.throw(
-        `TEST_SHARDS must be a whole number from 1 to ${MAX_TEST_SHARDS - 1} (the real-time lane takes shard ${MAX_TEST_SHARDS} of the ${MAX_TEST_SHARDS}), got ${MAX_TEST_SHARDS}`,
-      );
+    it('the pool is not bound by the port slices: more shards than slices, the default as the rounds need', () => {
+      const many = Array.from({ length: 40 }, (_, i) => unit(`test/d${String(i).padStart(2, '0')}`, 100));
+      expect(defaultShardCount(many, 3, MAX_POOL_SHARDS, 300), 'five rounds of three').to.equal(15);
+      expect(defaultShardCount(many, 3, MAX_POOL_SHARDS, 100), 'capped').to.equal(MAX_POOL_SHARDS);
+      expect(MAX_POOL_SHARDS).to.be.greaterThan(MAX_PORT_SLICES);
+      expect(poolSettings({ TEST_SHARDS: String(MAX_PORT_SLICES + 3) }, many).count).to.equal(MAX_PORT_SLICES + 3);
     });
   });
 

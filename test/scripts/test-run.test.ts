@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileSeconds, findTestFiles, isHeavy, layout, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
-import { MAX_TEST_SHARDS, PORT_RANGES, shardSlice, testShard, type PortRangeName } from '../../testkit/ports';
+import { MAX_PORT_SLICES, PORT_RANGES, portSlot, shardSlice, type PortRangeName } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -147,7 +147,7 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
 
   describe('the ports of the shards', () => {
     it('each range is cut into disjoint slices inside it, one per shard', () => {
-      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
+      for (let count = 1; count <= MAX_PORT_SLICES; count++) {
         for (const name of Object.keys(PORT_RANGES) as PortRangeName[]) {
           const align = name.endsWith('Rtp') || name === 'rtpengine' ? 200 : name === 'sippMedia' ? 4 : name === 'sipPair' ? 2 : 1;
           const slices = Array.from({ length: count }, (_, i) => shardSlice(name, align, { TEST_SHARD: String(i + 1), TEST_SHARDS: String(count) }));
@@ -162,7 +162,7 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       }
     });
 
-    it('at every shard count up to MAX_TEST_SHARDS, each slice holds the largest blocks the suite takes of its range', () => {
+    it('at every shard count up to MAX_PORT_SLICES, each slice holds the largest blocks the suite takes of its range', () => {
       // [range, ports in one block, alignment, blocks one test holds at once], as the suite asks for them
       const needs: [PortRangeName, number, number, number][] = [
         ['platformRtp', 1000, 1000, 1], // testkit/reliability/supervised.ts, its default
@@ -174,7 +174,7 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
         ['sipPair', 2, 2, 1],
         ['free', 1, 1, 1],
       ];
-      for (let count = 1; count <= MAX_TEST_SHARDS; count++) {
+      for (let count = 1; count <= MAX_PORT_SLICES; count++) {
         for (const [name, size, align, blocks] of needs) {
           for (const index of [1, count]) {
             const s = shardSlice(name, align, { TEST_SHARD: String(index), TEST_SHARDS: String(count) });
@@ -182,7 +182,8 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
           }
         }
       }
-      expect(() => testShard({ TEST_SHARD: '1', TEST_SHARDS: String(MAX_TEST_SHARDS + 1) })).to.throw(/TEST_SHARDS <= /);
+      expect(() => portSlot({ TEST_SHARD: '1', TEST_SHARDS: String(MAX_PORT_SLICES + 1) })).to.throw(/TEST_SHARDS <= /);
+      expect(() => portSlot({ TEST_PORT_SLOT: '1', TEST_PORT_SLOTS: String(MAX_PORT_SLICES + 1) })).to.throw(/TEST_PORT_SLOTS <= /);
     });
 
     it('the named ranges do not overlap each other', () => {
@@ -190,15 +191,18 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       for (let i = 1; i < ranges.length; i++) expect(ranges[i]![1][0], `${ranges[i]![0]} after ${ranges[i - 1]![0]}`).to.be.greaterThan(ranges[i - 1]![1][1]);
     });
 
-    it('refuses a bad TEST_SHARD / TEST_SHARDS', () => {
-      expect(testShard({})).to.deep.equal({ index: 1, count: 1 });
+    it("a process's slot: TEST_PORT_SLOT of TEST_PORT_SLOTS (the pool's worker) before TEST_SHARD of TEST_SHARDS; bad ones refused", () => {
+      expect(portSlot({})).to.deep.equal({ index: 1, count: 1 });
+      expect(portSlot({ TEST_SHARD: '7', TEST_SHARDS: '12', TEST_PORT_SLOT: '2', TEST_PORT_SLOTS: '3' })).to.deep.equal({ index: 2, count: 3 });
+      expect(portSlot({ TEST_SHARD: '2', TEST_SHARDS: '3' })).to.deep.equal({ index: 2, count: 3 });
+      expect(() => portSlot({ TEST_SHARD: '1', TEST_SHARDS: '2', TEST_PORT_SLOT: '3', TEST_PORT_SLOTS: '2' })).to.throw(/TEST_PORT_SLOT/);
       for (const env of [
         { TEST_SHARD: '3', TEST_SHARDS: '2' },
         { TEST_SHARD: '0', TEST_SHARDS: '2' },
         { TEST_SHARD: 'x', TEST_SHARDS: '2' },
         { TEST_SHARD: '1', TEST_SHARDS: '0' },
       ]) {
-        expect(() => testShard(env), JSON.stringify(env)).to.throw(/TEST_SHARD/);
+        expect(() => portSlot(env), JSON.stringify(env)).to.throw(/TEST_SHARD/);
       }
     });
   });
@@ -208,7 +212,8 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
     let repo = '';
     const env = (): NodeJS.ProcessEnv => {
       const e = { ...process.env };
-      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE', 'TEST_RETRIES', 'TEST_QUARANTINE_RETRY']) delete e[k];
+      for (const k of ['TEST_SHARD', 'TEST_SHARDS', 'TEST_PORT_SLOT', 'TEST_PORT_SLOTS', 'TEST_SUMMARY_FILE', 'TEST_DIRS', 'TEST_JOBS', 'TEST_TIMES_WRITE', 'TEST_RETRIES', 'TEST_QUARANTINE_RETRY'])
+        delete e[k];
       return e;
     };
     /** The copy's quarantine list. */
@@ -312,11 +317,15 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
         expect(Object.keys(spans).sort(), out).to.deep.equal(['p1', 'p2', 'p3']);
         expect(spans.p3!.from, 'p3 starts after p2 has ended').to.be.at.least(spans.p2!.to);
         expect(spans.p3!.from, 'p3 starts while p1 runs').to.be.below(spans.p1!.to);
+        const slice = (shard: string) => [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].filter((m) => m[1] === shard).map((m) => JSON.parse(m[2]!) as { min: number; max: number })[0]!;
+        const [s1, s2, s3] = ['1', '2', '3'].map(slice);
+        expect(s3, "p3 on the slot p2's end freed: p2's ports").to.deep.equal(s2);
+        expect(s1!.max < s3!.min || s3!.max < s1!.min, 'p1 and p3 run together on disjoint ports').to.equal(true);
         for (const i of [1, 2, 3]) expect(out).to.match(new RegExp(`^\\[test\\] shard ${i}/3: \\d+ s \\(about ${40 - i * 10} s expected\\), 1 passed, 0 failed, 0 skipped, exit 0$`, 'm'));
         expect(out.trimEnd().split('\n').at(-1)).to.equal('3 passed, 0 failed, 0 skipped');
-        const bad = await run(repo, [], { ...env(), TEST_SHARDS: '10', TEST_DIRS: 'test/p3' });
+        const bad = await run(repo, [], { ...env(), TEST_SHARDS: '33', TEST_DIRS: 'test/p3' });
         expect(bad.code, bad.out).to.equal(2);
-        expect(bad.out).to.include('TEST_SHARDS must be a whole number from 1 to 9, got 10');
+        expect(bad.out).to.include('TEST_SHARDS must be a whole number from 1 to 32, got 33');
         expect(bad.out.trimEnd().split('\n').at(-1)).to.equal('0 passed, 1 failed, 0 skipped');
       } finally {
         for (const d of ['test/p1', 'test/p2', 'test/p3']) fs.rmSync(path.join(repo, d), { recursive: true, force: true });
@@ -452,8 +461,11 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
         expect(out, 'the lane in no pool shard').not.to.match(/^\[shard [12]\/3\] .*lane/m);
         expect(out).to.match(/^\[test\] shard 3\/3 \(real-time lane\): \d+ s \(about 3 s expected\), 1 passed, 0 failed, 0 skipped, exit 0$/m);
         const slices = [...out.matchAll(/^slice (\d) (\{.*\})$/gm)].map((m) => ({ shard: m[1], ...(JSON.parse(m[2]!) as { min: number; max: number }) }));
-        const lane = slices.find((x) => x.shard === '3')!;
-        for (const other of slices.filter((x) => x.shard !== '3')) expect(lane.max < other.min || other.max < lane.min, JSON.stringify(slices)).to.equal(true);
+        // alone after the pool: on the first worker's slot, 1 of TEST_JOBS
+        expect(
+          slices.find((x) => x.shard === '3'),
+          JSON.stringify(slices),
+        ).to.deep.include(shardSlice('free', 1, { TEST_PORT_SLOT: '1', TEST_PORT_SLOTS: '2' }));
         expect(lines.at(-1)).to.equal('3 passed, 1 failed, 0 skipped');
         // narrowed to the lane alone: no pool shard, the lane is shard 1/1
         const alone = await run(repo, [], { ...env(), TEST_DIRS: 'test/q/lane.test.ts' });
