@@ -170,6 +170,8 @@ function runShard(p: PlannedShard, count: number, dir: string, limitS: number, s
       clearTimeout(limit);
       clearTimeout(kill);
       children.delete(child);
+      // what its tests started and left behind ends with it: the next shard on this worker takes the same ports
+      signalGroup(child, 'SIGKILL');
       const seconds = Math.round((Date.now() - started) / 1000);
       const summary = timedOut ? null : readSummary(summaryFile);
       const head = `shard ${shard.index}/${count}${p.lane ? ' (real-time lane, alone)' : ''}: ${shard.units.map((u) => u.dir).join(' ')}`;

@@ -333,6 +333,35 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       }
     });
 
+    it("a shard's leftovers (a process its tests started and did not end) end with it: the next shard on its worker takes its ports", async () => {
+      const pidFile = path.join(repo, 'leftover.pid');
+      fs.mkdirSync(path.join(repo, 'test/z'), { recursive: true });
+      fs.writeFileSync(
+        path.join(repo, 'test/z/z.test.ts'),
+        spec(
+          `describe('z', () => { it('leaves a process behind', () => { const c = require('node:child_process').spawn('sleep', ['120'], { stdio: 'ignore' }); c.unref(); require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); }); });`,
+        ),
+      );
+      try {
+        const { code, out } = await run(repo, [], { ...env(), TEST_DIRS: 'test/z' });
+        expect(code, out).to.equal(0);
+        const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+        // running, not a zombie waiting for its reaper (/proc/<pid>/stat's state)
+        const alive = () => {
+          try {
+            return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+          } catch {
+            return false;
+          }
+        };
+        for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(alive(), `sleep ${pid} still running after its shard ended`).to.equal(false);
+      } finally {
+        fs.rmSync(path.join(repo, 'test/z'), { recursive: true, force: true });
+        fs.rmSync(pidFile, { force: true });
+      }
+    });
+
     it('TEST_DIRS narrows the split to those directories; all passing exits 0', async () => {
       const { code, out } = await run(repo, [], { ...env(), TEST_JOBS: '2', TEST_DIRS: 'test/a test/c' });
       expect(code, out).to.equal(0);
