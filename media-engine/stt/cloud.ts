@@ -10,7 +10,8 @@
  * what was held and itself at once (the same audio in the same order; speech never waits).
  * A backlog costs one write, not one a frame: frames written in the same turn of the event loop (a
  * stalled loop's queue of the media worker's batches, delivered at once) go out as one message at the
- * end of that turn (setImmediate); a frame written alone, as each is in real time, still goes at once.
+ * end of that turn (setImmediate; BURST_FRAMES at most a message); a frame written alone, as each is
+ * in real time, still goes at once.
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
@@ -62,6 +63,11 @@ export interface CloudWire {
 
 /** Frames sent in one message once the line is quiet (100 ms of audio). */
 export const HOLD_FRAMES = 5;
+/**
+ * Frames of one turn sent in one message at most (200 ms of audio: the chunk Deepgram recommends at
+ * most 250 ms of), so a long backlog goes in chunks a vendor takes.
+ */
+export const BURST_FRAMES = 10;
 /** The default quiet hold, ms: over the 1 s utterance end and the endpointing the platform asks for. */
 export const QUIET_AFTER_MS = 2000;
 /** A frame is quiet under this mean square (QUIET_LINE_DBFS). */
@@ -174,7 +180,8 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     if (this.held.length) this.sendHeld();
     // the frame is not ours to keep: the copy goes at the end of this turn, with any written after it
     this.burst.push(Buffer.from(pcm));
-    this.burstFlush ??= setImmediate(() => this.sendBurst());
+    if (this.burst.length >= BURST_FRAMES) this.sendBurst();
+    else this.burstFlush ??= setImmediate(() => this.sendBurst());
   }
 
   /** What was held, as one message (after this turn's frames: they came first). */
