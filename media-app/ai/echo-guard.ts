@@ -67,6 +67,10 @@ export class EchoGuard {
   private readonly silence: Int16Array;
   /** followResidual's near/far ratios (no allocation per estimate) */
   private readonly ratios = new Float64Array(WINDOW);
+  /** update's envelopes, reused (it runs every 100 ms of every call, and on each held frame) */
+  private readonly scratch = { xs: new Float64Array(WINDOW), ys: new Float64Array(WINDOW), lx: new Float64Array(WINDOW), ly: new Float64Array(WINDOW), loud: new Int32Array(WINDOW) };
+  /** the last far block over the floor update looks for a lag at (FAR_FLOOR / 4) */
+  private lastFarAudible = -1_000_000;
   readonly stats: EchoGuardStats = { echoFrames: 0, callerFrames: 0 };
 
   /** `rate`: both forks' sample rate (8000 or 16000). */
@@ -86,6 +90,7 @@ export class EchoGuard {
       const a = meanAbs(frame, i, this.blockLen);
       this.far[this.farCount % HISTORY] = a;
       if (a > FAR_FLOOR) this.lastFarLoud = this.farCount;
+      if (a >= FAR_FLOOR / 4) this.lastFarAudible = this.farCount;
       this.farCount++;
     }
   }
@@ -223,27 +228,36 @@ export class EchoGuard {
     const w = Math.min(want, this.nearCount);
     if (w < SHORT) return false;
     let best = { rho: -1, d: 0 };
-    const xs = new Float64Array(w);
-    const ys = new Float64Array(w);
-    for (let i = 0; i < w; i++) xs[i] = this.near[(this.nearCount - w + i) % HISTORY]!;
-    if (sum(xs) / w < NEAR_FLOOR / 4) return false;
+    const { xs, ys, lx, ly, loud } = this.scratch;
+    let sx = 0;
+    for (let i = 0; i < w; i++) sx += xs[i] = this.near[(this.nearCount - w + i) % HISTORY]!;
+    if (sx / w < NEAR_FLOOR / 4) return false;
     // compared where the caller's side is loud: silence before an onset would make any onset look alike
-    const loud: number[] = [];
-    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 2) loud.push(i);
-    if (loud.length < 25) return false;
-    const lx = Float64Array.from(loud, (i) => xs[i]!);
-    const ly = new Float64Array(loud.length);
+    let n = 0;
+    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 2) loud[n++] = i;
+    if (n < 25) return false;
+    // no far block any lag reaches is audible (the agent silent for the window and the longest lag): no lag
+    // can pass the far side's floor below, so none is looked at (the same answer, without the 61 correlations)
+    if (this.lastFarAudible < this.nearRef[(this.nearCount - w) % HISTORY]! - MAX_LAG - 1) {
+      this.candidate = null;
+      return false;
+    }
+    for (let k = 0; k < n; k++) lx[k] = xs[loud[k]!]!;
+    const near = moments(lx, n);
     for (let d = 0; d <= MAX_LAG; d++) {
       let ok = true;
+      let sy = 0;
       for (let i = 0; i < w && ok; i++) {
         const j = this.nearRef[(this.nearCount - w + i) % HISTORY]! - d - 1;
         // before the first far block: the call was silent
         if (this.farCount - j >= HISTORY) ok = false;
-        else ys[i] = j < 0 ? 0 : this.far[j % HISTORY]!;
+        else sy += ys[i] = j < 0 ? 0 : this.far[j % HISTORY]!;
       }
-      if (!ok || sum(ys) / w < FAR_FLOOR / 4) continue;
-      loud.forEach((i, k) => (ly[k] = ys[i]!));
-      const rho = pearson(lx, ly);
+      // past the history at this lag is past it at every longer one
+      if (!ok) break;
+      if (sy / w < FAR_FLOOR / 4) continue;
+      for (let k = 0; k < n; k++) ly[k] = ys[loud[k]!]!;
+      const rho = pearsonWith(near, lx, ly, n);
       if (rho > best.rho) best = { rho, d };
     }
     if (best.rho < min) {
@@ -318,25 +332,27 @@ function meanAbs(x: Int16Array, from: number, n: number): number {
   return s / n;
 }
 
-function sum(x: Float64Array): number {
+/** The mean and the sum of squared deviations of the first `n` of `x` (the near side's, once per update). */
+function moments(x: Float64Array, n: number): { mean: number; sxx: number } {
   let s = 0;
-  for (const v of x) s += v;
-  return s;
+  for (let i = 0; i < n; i++) s += x[i]!;
+  const mean = s / n;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) sxx += (x[i]! - mean) * (x[i]! - mean);
+  return { mean, sxx };
 }
 
-function pearson(x: Float64Array, y: Float64Array): number {
-  const n = x.length;
-  const mx = sum(x) / n;
-  const my = sum(y) / n;
+/** Pearson's correlation of the first `n` of `x` (its moments `m`) and `y`. */
+function pearsonWith(m: { mean: number; sxx: number }, x: Float64Array, y: Float64Array, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += y[i]!;
+  const my = s / n;
   let sxy = 0;
-  let sxx = 0;
   let syy = 0;
   for (let i = 0; i < n; i++) {
-    const a = x[i]! - mx;
     const b = y[i]! - my;
-    sxy += a * b;
-    sxx += a * a;
+    sxy += (x[i]! - m.mean) * b;
     syy += b * b;
   }
-  return sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : 0;
+  return m.sxx > 0 && syy > 0 ? sxy / Math.sqrt(m.sxx * syy) : 0;
 }

@@ -8,6 +8,10 @@
  * A quiet line costs fewer writes: once it has been quiet longer than anything the vendor ends on
  * (`quietAfterMs`), quiet frames go out HOLD_FRAMES at a time, and the first frame with sound sends
  * what was held and itself at once (the same audio in the same order; speech never waits).
+ * A backlog costs one write, not one a frame: frames written in the same turn of the event loop (a
+ * stalled loop's queue of the media worker's batches, delivered at once) go out as one message at the
+ * end of that turn (setImmediate; BURST_FRAMES at most a message); a frame written alone, as each is
+ * in real time, still goes at once.
  */
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
@@ -59,6 +63,11 @@ export interface CloudWire {
 
 /** Frames sent in one message once the line is quiet (100 ms of audio). */
 export const HOLD_FRAMES = 5;
+/**
+ * Frames of one turn sent in one message at most (200 ms of audio: the chunk Deepgram recommends at
+ * most 250 ms of), so a long backlog goes in chunks a vendor takes.
+ */
+export const BURST_FRAMES = 10;
 /** The default quiet hold, ms: over the 1 s utterance end and the endpointing the platform asks for. */
 export const QUIET_AFTER_MS = 2000;
 /** A frame is quiet under this mean square (QUIET_LINE_DBFS). */
@@ -87,6 +96,9 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
   private quietRun = 0;
   /** quiet frames not sent yet (copies), at most HOLD_FRAMES - 1 between writes */
   private held: Buffer[] = [];
+  /** frames of this turn of the event loop not sent yet (copies): one message at its end */
+  private burst: Buffer[] = [];
+  private burstFlush: NodeJS.Immediate | null = null;
   private readonly quietAfterFrames: number;
 
   constructor(
@@ -164,16 +176,32 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
       if (this.held.length >= HOLD_FRAMES) this.sendHeld();
       return;
     }
-    this.sendHeld();
-    this.send(pcm, 1);
+    // what was held came before this frame (and this turn's frames before what was held)
+    if (this.held.length) this.sendHeld();
+    // the frame is not ours to keep: the copy goes at the end of this turn, with any written after it
+    this.burst.push(Buffer.from(pcm));
+    if (this.burst.length >= BURST_FRAMES) this.sendBurst();
+    else this.burstFlush ??= setImmediate(() => this.sendBurst());
   }
 
-  /** What was held, as one message. */
+  /** What was held, as one message (after this turn's frames: they came first). */
   private sendHeld(): void {
+    this.sendBurst();
     if (!this.held.length) return;
     const frames = this.held.length;
     const pcm = frames === 1 ? this.held[0]! : Buffer.concat(this.held);
     this.held = [];
+    this.send(pcm, frames);
+  }
+
+  /** This turn's frames, as one message. */
+  private sendBurst(): void {
+    if (this.burstFlush) clearImmediate(this.burstFlush);
+    this.burstFlush = null;
+    if (!this.burst.length) return;
+    const frames = this.burst.length;
+    const pcm = frames === 1 ? this.burst[0]! : Buffer.concat(this.burst);
+    this.burst = [];
     this.send(pcm, frames);
   }
 
@@ -208,6 +236,7 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
 
   abort(): void {
     this.ended = true;
+    this.dropBurst();
     if (this.ws) this.ws.terminate();
     else this.markClosed();
   }
@@ -226,8 +255,16 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     else this.ws.terminate();
   }
 
+  /** This turn's frames, not sent (the stream is aborted or closed). */
+  private dropBurst(): void {
+    if (this.burstFlush) clearImmediate(this.burstFlush);
+    this.burstFlush = null;
+    this.burst = [];
+  }
+
   private markClosed(): void {
     if (this.keepAliveTimer) clearInterval(this.keepAliveTimer);
+    this.dropBurst();
     if (this.closed) return;
     this.closed = true;
     this.resolveClosed();

@@ -3,12 +3,14 @@
 // silence while the agent speaks. Once the line has been quiet longer than anything the vendor ends
 // on (its endpointing, its utterance end), quiet frames go out five at a time; the first loud frame
 // sends what was held and itself at once, so speech is never late, and the vendor gets the same audio
-// in the same order. Against a real WebSocket server on loopback.
+// in the same order. Against a real WebSocket server on loopback. Frames are written one a turn of
+// the event loop, as a fork delivers them in real time; frames written in one turn (a stalled loop's
+// backlog) go in messages of up to BURST_FRAMES (the last test).
 import { expect } from 'chai';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import { CloudSttStream, type CloudWire } from '../../media-engine/stt/cloud';
+import { BURST_FRAMES, CloudSttStream, type CloudWire } from '../../media-engine/stt/cloud';
 
 const FRAME = 160;
 const loopback = () => new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
@@ -65,6 +67,9 @@ describe('cloud recogniser socket on a quiet line', function () {
     await new Promise((r) => wss.close(r));
   });
 
+  /** the next turn of the event loop (a fork's next frame comes in a later one) */
+  const turn = () => new Promise((r) => setImmediate(r));
+
   const open = async () => {
     await sock;
     // the first frame waits for the open socket; give it the moment it takes
@@ -81,7 +86,10 @@ describe('cloud recogniser socket on a quiet line', function () {
     write(frame(3000, 1));
     await open();
     // 3 s of a quiet line (-65 dBFS noise-like square wave), then speech
-    for (let i = 0; i < 150; i++) write(frame(18, 2));
+    for (let i = 0; i < 150; i++) {
+      write(frame(18, 2));
+      await turn();
+    }
     await new Promise((r) => setTimeout(r, 200));
     const beforeSpeech = got.length;
     const speechAt = performance.now();
@@ -105,7 +113,10 @@ describe('cloud recogniser socket on a quiet line', function () {
     s.write(frame(3000, 1));
     await open();
     // -40 dBFS: quiet to the ear, far over the gate
-    for (let i = 0; i < 60; i++) s.write(frame(330, 2));
+    for (let i = 0; i < 60; i++) {
+      s.write(frame(330, 2));
+      await turn();
+    }
     await s.end();
     expect(got.length).to.equal(61);
   });
@@ -114,11 +125,47 @@ describe('cloud recogniser socket on a quiet line', function () {
     const s = new CloudSttStream(wire(url, 100), loopback(), 1 << 20);
     s.write(frame(3000, 1));
     await open();
-    for (let i = 0; i < 8; i++) s.write(frame(0, 2));
+    for (let i = 0; i < 8; i++) {
+      s.write(frame(0, 2));
+      await turn();
+    }
     await s.end();
     const bytes = got.reduce((n, g) => n + g.bytes.length, 0);
     expect(bytes, 'every frame reached the vendor').to.equal(9 * FRAME * 2);
     // 1 loud, 5 quiet inside the 100 ms hold one by one, the last 3 held and sent by end()
     expect(got.length).to.equal(1 + 5 + 1);
+  });
+
+  it('sends a backlog written in one turn in messages of BURST_FRAMES frames, the same audio in order', async () => {
+    // a loop held up (docs/evals.md "Performance") gets the media worker's queued batches at once: one
+    // message a frame was one WebSocket frame and one write each, 50 calls' worth in that one turn
+    const s = new CloudSttStream(wire(url, 400), loopback(), 1 << 20);
+    const sent: Int16Array[] = [frame(3000, 1)];
+    s.write(sent[0]!);
+    await open();
+    for (let i = 0; i < 50; i++) {
+      const f = frame(3000, 10 + i);
+      sent.push(f.slice());
+      s.write(f);
+      f.fill(0); // the caller may reuse its frame once written
+    }
+    const chunks = 50 / BURST_FRAMES;
+    for (let i = 0; i < 50 && got.length < 1 + chunks; i++) await new Promise((r) => setTimeout(r, 5));
+    const backlogAt = got.length;
+    // the next frame, alone in its turn, goes alone and at once
+    const lone = frame(3000, 99);
+    sent.push(lone.slice());
+    const t = performance.now();
+    s.write(lone);
+    for (let i = 0; i < 50 && got.length < 2 + chunks; i++) await new Promise((r) => setTimeout(r, 5));
+    const loneMs = got.length >= 2 + chunks ? got[1 + chunks]!.at - t : Infinity;
+    await s.end();
+    expect(backlogAt, 'messages: the first frame, then the backlog').to.equal(1 + chunks);
+    for (let k = 1; k <= chunks; k++) expect(got[k]!.bytes.length, `the backlog's message ${k}`).to.equal(BURST_FRAMES * FRAME * 2);
+    expect(got.length, 'messages in all').to.equal(2 + chunks);
+    expect(loneMs, 'ms from a lone frame to its message').to.be.below(100);
+    const all = Buffer.concat(got.map((g) => g.bytes));
+    const want = Buffer.concat(sent.map((f) => Buffer.from(f.buffer, f.byteOffset, f.byteLength)));
+    expect(all.equals(want), 'the same audio, in order').to.equal(true);
   });
 });

@@ -10,7 +10,7 @@ import { endProcess } from '../../../testkit/child-process';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 const TICK_MS = 10; // CLK_TCK is 100 on Linux
 
@@ -57,15 +57,33 @@ export function cpuShares(a: CpuSample, b: CpuSample, wallMs: number): string {
   return `platform main thread ${pct('platformMain')}, its other threads ${pct('platformThreads')}, its child processes ${pct('platformChildren')}; stand-ins ${pct('standIns')}; simulated callers ${pct('callers')} (of one core)`;
 }
 
-/** The platform's event-loop delay over a run (the agent's timers and I/O wait this long for the loop). */
+/**
+ * The platform's event-loop delay over a run (the agent's timers and I/O wait this long for the loop),
+ * and when in the run its longest holds fell (a 10 ms timer's lateness, each over 100 ms, as seconds
+ * since the run's start): the calls' start, their greeting or their question.
+ */
 export function loopDelay(): { stop(): string } {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
+  const t0 = performance.now();
+  const stalls: { at: number; ms: number }[] = [];
+  let last = t0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const late = now - last - 10;
+    if (late > 100) stalls.push({ at: (last - t0) / 1000, ms: late });
+    last = now;
+  }, 10);
   return {
     stop() {
+      clearInterval(timer);
       h.disable();
       const ms = (ns: number) => (ns / 1e6).toFixed(0);
-      return `p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms`;
+      const worst = stalls
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map((s) => `${s.ms.toFixed(0)} ms at +${s.at.toFixed(1)} s`);
+      return `p50 ${ms(h.percentile(50))} ms, p99 ${ms(h.percentile(99))} ms, max ${ms(h.max)} ms (longest: ${worst.join(', ') || 'none over 100 ms'})`;
     },
   };
 }

@@ -10,6 +10,7 @@
  *
  *   source .data/env && npx tsx scripts/bench/evals/run.ts [--low 5] [--high 50] [--tolerance 0.1]
  *     [--stt deepgram|pocketsphinx] [--tts deepgram|espeak-ng] [--callers own-process|same-process] [--ask-at <ms>]
+ *     [--queries]
  *
  * `--stt pocketsphinx` / `--tts espeak-ng`: the agent on the platform's local recogniser / voice (child
  * processes of the platform) instead of the vendors' stand-ins; `--callers same-process`: the evals worker
@@ -53,6 +54,8 @@ const TOLERANCE = Number(arg('tolerance', '0.1'));
 const STT = arg('stt', 'deepgram');
 const TTS = arg('tts', 'deepgram');
 const CALLERS = arg('callers', 'own-process');
+/** `--queries`: each run's platform queries listed by statement (how many a call makes), not only counted */
+const LIST_QUERIES = process.argv.includes('--queries');
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
 /**
@@ -173,6 +176,10 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   const pool = (c.db.client as { pool: { numPendingAcquires(): number } }).pool;
   let waiting = 0;
   const sampler = setInterval(() => (waiting = Math.max(waiting, pool.numPendingAcquires())), 50);
+  // the platform's queries (media-app shares this knex): each statement's count
+  const statements = new Map<string, number>();
+  const onQuery = (q: { sql: string }) => statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1);
+  c.db.on('query', onQuery);
   let id = '';
   let delayText = '';
   try {
@@ -180,13 +187,16 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
     await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, calls, bounds));
   } finally {
     clearInterval(sampler);
+    c.db.off('query', onQuery);
     delayText = delay.stop();
   }
   const wall = Date.now() - t0;
+  const queries = [...statements.values()].reduce((a, b) => a + b, 0);
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB pool: at most ${waiting} queries waiting for a connection`,
+    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection`,
   );
+  if (LIST_QUERIES) for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1])) c.lines.push(`  ${(n / calls).toFixed(1)} a call: ${sql.slice(0, 160)}`);
   return (await evalRunsRepo(c.db).get(c.cid, id))!;
 }
 
