@@ -3,7 +3,7 @@
  * every ai_talk on it terminated, or `settleMs` passed, or the run aborted; woken by the platform's
  * events, call-events.ts): the platform's call id (by the caller's
  * SIP Call-ID), the agent's side of the transcript (ai_talk's assistant aimessages, timed from the
- * caller's answer) and each agent turn's latency stages (the `metadata.latency` ai_talk writes onto a
+ * caller's answer; a ConversationRelay app's replies, relay_lines, timed from the platform's answer) and each agent turn's latency stages (the `metadata.latency` ai_talk writes onto a
  * reply's messages, media-app/ai/turn-latency.ts: one turn per reply, however many messages it spans).
  */
 import type { Db } from '../core/db/knex';
@@ -14,6 +14,8 @@ import type { CallEvents } from './call-events';
 export interface Observed {
   callId: string;
   agentLines: EvalTranscriptLine[];
+  /** how many of agentLines are a ConversationRelay app's replies (relay_lines) */
+  relayLines: number;
   turns: EvalTurnResult[];
 }
 
@@ -103,6 +105,9 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
   }
   if (!call) return null;
   const messages = await reach.aiMessages(customerId, call.id);
-  const agentLines = messages.filter((m) => m.role === 'assistant' && m.content.trim()).map((m) => ({ role: 'agent' as const, text: m.content, t_ms: m.tm_create.getTime() - answeredAt }));
-  return { callId: call.id, agentLines, turns: turnsOf(messages) };
+  const aiLines = messages.filter((m) => m.role === 'assistant' && m.content.trim()).map((m) => ({ role: 'agent' as const, text: m.content, t_ms: m.tm_create.getTime() - answeredAt }));
+  // a ConversationRelay app's replies, timed by the platform from the call's answer (the 200 OK it sent)
+  const relay = (await reach.relayLines(customerId, call.id)).map((l) => ({ role: 'agent' as const, text: l.text, t_ms: l.t_ms, interrupted: l.interrupted }));
+  const agentLines = [...aiLines, ...relay].sort((a, b) => a.t_ms - b.t_ms);
+  return { callId: call.id, agentLines, relayLines: relay.length, turns: turnsOf(messages) };
 }

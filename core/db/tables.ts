@@ -56,7 +56,7 @@ import type { SpeakingRow } from './rows/speakings';
 import type { StorageAccountRow, StorageFileRow } from './rows/storage';
 import type { SummaryRow } from './rows/summaries';
 import type { TagRow } from './rows/tags';
-import type { EvalCallPinRow, EvalRunRow, EvalScenarioRow } from './rows/evals';
+import type { EvalCallPinRow, EvalRunRow, EvalScenarioRow, RelayLineRow } from './rows/evals';
 import type { TeamRow } from './rows/teams';
 import type { TimelineAnalysisRow } from './rows/timeline-analyses';
 import type { TranscribeRow } from './rows/transcribes';
@@ -198,6 +198,7 @@ declare module 'knex/types/tables' {
     rag_sources: Table<RagSourceRow>;
     rags: Table<RagRow>;
     recordings: Table<RecordingRow, 'options'>;
+    relay_lines: Table<RelayLineRow>;
     routes: Table<RouteRow>;
     speakings: Table<SpeakingRow>;
     storage_accounts: Table<StorageAccountRow>;

@@ -182,6 +182,7 @@ export const evalTranscriptLine = z.object({
   t_ms: z.number().describe('ms after the call was answered (the caller saw its 200 OK)'),
   heard_text: z.string().optional().describe("an agent line: what the caller's recogniser heard of it (caller.hear or a goal caller)"),
   heard_t_ms: z.number().optional().describe('an agent line: when the caller started hearing it, ms after the answer'),
+  interrupted: z.boolean().optional().describe("a ConversationRelay app's line: the caller cut it before all of it was said"),
 });
 
 /** One stretch of the agent's audio as the caller heard it and its recogniser transcribed it. */

@@ -1,10 +1,11 @@
 /**
  * What an eval run reads of a call it placed (issue 56, docs/evals.md): the platform's call that its
  * SIP Call-ID made, and the messages ai_talk recorded for it (the agent's side of the transcript and
- * each turn's latency, media-app/ai/turn-latency.ts). Everything is the run's customer's only: a call
+ * each turn's latency, media-app/ai/turn-latency.ts), or the replies a ConversationRelay app sent on it. Everything is the run's customer's only: a call
  * or conversation of another customer is never found.
  */
 import type { Db } from '../db/knex';
+import { relayLinesRepo, type RelayLine } from './relay-lines';
 
 export interface ReachedMessage {
   role: string;
@@ -39,6 +40,10 @@ export function evalReachRepo(db: Db) {
     async aiMessages(customerId: string, callId: string): Promise<ReachedMessage[]> {
       const aicalls = db('aicalls').select('id').where({ customer_id: customerId, reference_type: 'call', reference_id: callId });
       return db('aimessages').where({ customer_id: customerId }).whereIn('aicall_id', aicalls).whereNull('tm_delete').orderBy('tm_create').select('role', 'content', 'metadata', 'tm_create');
+    },
+    /** The replies a ConversationRelay app sent on this call, in order (relay_lines, written by the relay). */
+    async relayLines(customerId: string, callId: string): Promise<RelayLine[]> {
+      return relayLinesRepo(db).ofCall(customerId, callId);
     },
     /** The assistant messages' tool calls on this call, oldest first (as ai_talk recorded them). */
     async toolCalls(customerId: string, callId: string): Promise<{ tool_calls: unknown[]; tm_create: Date }[]> {

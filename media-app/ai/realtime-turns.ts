@@ -44,6 +44,11 @@ export class RealtimeTurns {
     this.opening = { speechEndAt: Math.min(speechEndAt, at), decidedAt: at, askedAt: at };
   }
 
+  /** The vendor ended the caller's turn, its speech having ended at `speechEndAt`, without saying when it decided. */
+  callerEndedUndecided(speechEndAt: number, at = Date.now()): void {
+    this.opening = { speechEndAt: Math.min(speechEndAt, at), decidedAt: null, askedAt: at };
+  }
+
   /** Model audio of `item` came: the first of an item after an opening starts its reply. */
   modelAudio(item: string, at = Date.now()): void {
     this.lastItem = item;
@@ -92,6 +97,7 @@ function json(o: Opening, modelAt: number | null, playedAt: number | null, inter
   const from = o.speechEndAt ?? o.askedAt;
   const since = (at: number | null) => (at === null ? null : Math.max(0, Math.round(at - from)));
   const j: LatencyJson = {
+    // null for the greeting, and where the vendor does not say when it decided
     end_of_turn_wait_ms: o.speechEndAt === null ? null : since(o.decidedAt),
     model_first_audio_ms: since(modelAt),
     first_rtp_ms: since(playedAt),

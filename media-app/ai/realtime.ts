@@ -97,6 +97,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       callerSpeaking: () => this.bargeIn(),
       // the caller's audio is sent as it comes: a position in it was sent (sentMs - position) before the last send
       callerStopped: (atMs) => this.turns.callerEnded(this.sentAt ? this.sentAt - Math.max(0, this.sentMs - atMs) : Date.now()),
+      callerSpeechEnded: (speechEndAt) => this.turns.callerEndedUndecided(speechEndAt),
       heard: (text) => this.inOrder(() => this.session.recordSpoken('user', text)),
       said: (text, item) => this.inOrder(() => this.saidReply(text, item)),
       toolCalls: (calls) => this.inOrder(() => this.runTools(calls)),

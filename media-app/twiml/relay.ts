@@ -14,6 +14,9 @@
  *   flag: true = any, false = none), stops what plays, drops what is queued and sends `interrupt`
  *   with the text whose speech had started since the agent began speaking and the ms since then.
  * - A bad app message is answered with an `error` message (Twilio's 64107) and dropped; the session goes on.
+ * - Each reply of the app (its `text` tokens up to `last`, the welcome greeting) is written once its text
+ *   is whole (relay-lines.ts): a reply the caller cuts is marked interrupted, and tokens cut short before
+ *   their `last` are written then, interrupted; tokens after a cut start the next reply.
  */
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
@@ -23,6 +26,8 @@ import { rawText } from '../../core/net/ws-text';
 import { parseAppMessage, setupMessage, type RelayIn, type RelayOut, type SetupFields } from '../../core/twilio/relay-protocol';
 import type { CallPort } from '../flow/call-port';
 import type { SpeechListener } from '../speech/gather';
+import { clock } from '../../core/clock';
+import type { RelayLineSink } from './relay-lines';
 
 type Option = z.infer<typeof conversation_relay>;
 type Mode = 'any' | 'speech' | 'dtmf' | 'none';
@@ -46,9 +51,19 @@ export interface RelayDeps {
   signal: AbortSignal;
   /** Each refused app message (for the activeflow's trace). */
   onBadMessage: (problem: string) => void;
+  /** Where the app's replies are written (relay_lines). */
+  lines: RelayLineSink;
 }
 
-type Item = { kind: 'say'; text: string; mode: Mode; lang: string } | { kind: 'play'; url: string; loop: number; mode: Mode };
+/** One reply of the app: its text so far, when its first token came, its row once written, whether the caller cut it. */
+interface Reply {
+  text: string;
+  at: Date;
+  written: { cut(): void } | null;
+  cut: boolean;
+}
+
+type Item = { kind: 'say'; text: string; mode: Mode; lang: string; reply: Reply } | { kind: 'play'; url: string; loop: number; mode: Mode };
 
 const SENTENCE_END = /[.!?;:]["')\]]?\s*$/;
 
@@ -63,6 +78,8 @@ export class RelayConversation {
   private readonly queue: Item[] = [];
   private tokens = '';
   private tokenMode: Mode;
+  /** the reply whose tokens are coming (until its `last`) */
+  private reply: Reply | null = null;
   private playing: { item: Item; stop: AbortController } | null = null;
   /** since the agent began speaking (idle → speaking): when, and the text whose speech started */
   private turn: { at: number; said: string[] } | null = null;
@@ -101,12 +118,16 @@ export class RelayConversation {
     call.on('dtmf', onDtmf);
     try {
       this.send(setupMessage(this.d.setup));
-      if (this.o.welcome_greeting) this.enqueue({ kind: 'say', text: this.o.welcome_greeting, mode: this.o.welcome_greeting_interruptible ?? this.mode, lang: this.ttsLanguage });
+      if (this.o.welcome_greeting) {
+        const reply = this.written({ text: this.o.welcome_greeting, at: clock.now(), written: null, cut: false });
+        this.enqueue({ kind: 'say', text: this.o.welcome_greeting, mode: this.o.welcome_greeting_interruptible ?? this.mode, lang: this.ttsLanguage, reply });
+      }
       void this.listenLoop();
       return await this.ended;
     } finally {
       signal.removeEventListener('abort', onAbort);
       call.off('dtmf', onDtmf);
+      this.closeReply();
       this.listener?.abort();
       this.stopSpeech();
       if (ws.readyState === ws.OPEN) ws.close(1000, 'session ended');
@@ -163,11 +184,36 @@ export class RelayConversation {
     if (mode === 'none' || (mode !== 'any' && mode !== by)) return;
     const utterance = this.turn.said.join(' ');
     const ms = Math.round(performance.now() - this.turn.at);
+    this.cutReplies([p.item, ...this.queue]);
     this.queue.length = 0;
     this.tokens = '';
     this.stopSpeech();
     this.turn = null;
     this.send({ type: 'interrupt', utteranceUntilInterrupt: utterance, durationUntilInterruptMs: ms });
+  }
+
+  /** The replies of these items and the one still coming are cut: marked (or written) interrupted. */
+  private cutReplies(items: Item[]): void {
+    const replies = new Set(items.flatMap((i) => (i.kind === 'say' ? [i.reply] : [])));
+    for (const r of replies) {
+      if (r.cut) continue;
+      r.cut = true;
+      r.written?.cut();
+    }
+    if (this.reply) this.reply.cut = true;
+    this.closeReply();
+  }
+
+  /** Writes the reply whose tokens were coming, if it has text; the next token starts another. */
+  private closeReply(): void {
+    const r = this.reply;
+    this.reply = null;
+    if (r && !r.written && r.text.trim()) this.written(r);
+  }
+
+  private written(r: Reply): Reply {
+    r.written = this.d.lines.write(r.text.trim(), r.at, r.cut);
+    return r;
   }
 
   private stopSpeech(): void {
@@ -192,11 +238,14 @@ export class RelayConversation {
       case 'text': {
         if (!this.tokens) this.tokenMode = modeOf(m.interruptible, this.mode);
         this.tokens += m.token;
+        const reply = (this.reply ??= { text: '', at: clock.now(), written: null, cut: false });
+        reply.text += m.token;
         if (m.last || SENTENCE_END.test(this.tokens)) {
           const text = this.tokens.trim();
           this.tokens = '';
-          if (text) this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang: m.lang ?? this.ttsLanguage });
+          if (text) this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang: m.lang ?? this.ttsLanguage, reply });
         }
+        if (m.last) this.closeReply();
         return;
       }
       case 'play':

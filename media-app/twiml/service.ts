@@ -29,6 +29,7 @@ import { callParams, twilioParty } from './params';
 import { PartialResults, type PartialTarget } from './partial-results';
 import { RelayConversation, type RelayDeps, type RelayEnd } from './relay';
 import { RelayConnectError } from './relay-socket';
+import { relayLineSink, type RelayLineSink } from './relay-lines';
 import { runRecordingJob, type RecordingJob } from './recording-callbacks';
 import { playWaitDocument, type WaitDocument, type WaitEnd } from './wait-document';
 
@@ -61,6 +62,8 @@ export interface TwimlService {
   openRelay(url: string, authToken: string): Promise<{ ws: WebSocket } | { failed: string }>;
   /** A <ConversationRelay> session on the open socket (relay.ts); run() resolves when it ends. */
   relay(deps: RelayDeps, option: z.infer<typeof conversation_relay>): { run(): Promise<RelayEnd> };
+  /** Where a <ConversationRelay> session on the customer's call writes the app's replies (relay-lines.ts). */
+  relayLines(customerId: string, callId: string): RelayLineSink;
   /** Records a Twilio debugger alert of the customer's (alerts.ts); never rejects. */
   alert: AlertRecorder;
   /** Fetches a document on a call's behalf, signed, through `http` (fetch.ts); failures are TwimlError 11200 / 12300. */
@@ -124,6 +127,7 @@ function twimlService(ctx: SubsystemContext, debuggerHook: DebuggerDeliveries): 
       }
     },
     relay: (deps, option) => new RelayConversation(deps, option),
+    relayLines: (customerId, callId) => relayLineSink(db, ctx.logger, customerId, callId),
     alert: alertRecorder(db, ctx.logger, debuggerHook),
     fetch: fetchTwiml,
     callParams,

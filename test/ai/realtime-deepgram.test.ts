@@ -7,7 +7,7 @@
 // (HTTP 401), a refused (private) URL.
 import { expect } from 'chai';
 import { startDeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
-import { aiFlow, bargeInCall, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
+import { aiFlow, bargeInCall, expectAnswerStages, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'dg-platform-key-0123456789';
 const MODEL = 'deepgram-agent.gpt-4o-mini';
@@ -20,7 +20,7 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
     (dg) => ({ DEEPGRAM_AGENT_BASE_URL: dg.url, DEEPGRAM_API_KEY: KEY }),
   );
 
-  it('an outbound call: the greeting first within 1 s, hears the callee, runs set_variables and stop_service, stores the transcripts', async () => {
+  it('an outbound call: the greeting first within 1 s, hears the callee, runs set_variables and stop_service, stores the transcripts and the answer stages', async () => {
     // the greeting is the flow's parameter.greeting, sent in the Settings: the stand-in says nothing of its own
     suite.use(orderScript('', 'stop_service'));
     const f = await aiFlow({ engine_model: MODEL, tts_voice_id: 'aura-2-orion-en', parameter: { shop: 'Acme Bikes', greeting: 'Hello, Acme Bikes, how can I help?' } });
@@ -42,6 +42,9 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
     const response = dg.received.find((e) => e.type === 'FunctionCallResponse')!.message;
     expect(response).to.include({ name: 'set_variables' });
     await expectOrderTranscripts(f, 'stop_service');
+    // the caller's turn measured: from the utterance's end (AgentStartedSpeaking less its total_latency),
+    // which the stand-in's VAD found 500 ms of silence before its ConversationText user
+    await expectAnswerStages(f, 500);
   });
 
   it('barge-in: the caller speaks over a long greeting; UserStartedSpeaking cuts it at what was played', async () => {

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
 import type { RealtimeScript } from '../../testkit/ai/realtime-server';
-import { aiFlow, bargeInCall, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
+import { aiFlow, bargeInCall, expectAnswerStages, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
 
 const KEY = 'gemini-platform-key-0123456789';
 const MODEL = 'gemini-live.gemini-2.5-flash-native-audio-preview';
@@ -27,7 +27,7 @@ describe('ai_talk with a speech-to-speech model (Gemini Live)', function () {
     gm.audioMimeTypes.clear();
   }
 
-  it('an outbound call: greets first within 1 s, hears the callee, runs set_variables and stop_flow, stores the transcripts', async () => {
+  it('an outbound call: greets first within 1 s, hears the callee, runs set_variables and stop_flow, stores the transcripts and the answer stages', async () => {
     useScript(orderScript('Hello, Acme Bikes, how can I help?', 'stop_flow'));
     const f = await aiFlow({ engine_model: MODEL, tts_voice_id: 'Puck' });
     await orderCall(suite, f);
@@ -51,6 +51,8 @@ describe('ai_talk with a speech-to-speech model (Gemini Live)', function () {
     // the callee's audio reached the model as PCM 16 kHz
     expect([...gm.audioMimeTypes]).to.deep.equal(['audio/pcm;rate=16000']);
     await expectOrderTranscripts(f, 'stop_flow');
+    // the caller's turn measured: from its last words' transcript (inputTranscription) to the reply's audio
+    await expectAnswerStages(f, 0);
   });
 
   it('barge-in: the caller speaks over a long greeting; the vendor interrupts and the caller hears only what was played', async () => {

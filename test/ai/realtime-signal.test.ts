@@ -22,6 +22,7 @@ const host: LinkHost = {
   audio: () => undefined,
   callerSpeaking: () => undefined,
   callerStopped: () => undefined,
+  callerSpeechEnded: () => undefined,
   heard: () => undefined,
   said: () => undefined,
   toolCalls: () => undefined,

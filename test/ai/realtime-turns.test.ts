@@ -51,6 +51,14 @@ describe('ai_talk speech-to-speech: each reply timed from the caller speech end 
     expect(await t.latencyOf(undefined, false)).to.equal(null);
   });
 
+  it('a vendor that places the speech end but not its decision (Gemini, Deepgram): no end_of_turn_wait_ms, the rest from the speech end', async () => {
+    const t = new RealtimeTurns();
+    t.callerEndedUndecided(2000, 2700);
+    t.modelAudio('a', 2700);
+    t.played('a', 2750);
+    expect(await t.latencyOf('a', false)).to.deep.equal({ end_of_turn_wait_ms: null, model_first_audio_ms: 700, first_rtp_ms: 750, interrupted: false });
+  });
+
   it('words with no audio answer the opening still waiting', async () => {
     const t = new RealtimeTurns();
     t.callerEnded(100, 600);

@@ -3,10 +3,11 @@
 // real WebSocket servers on loopback), each behind a number whose TwiML comes from a real HTTP server on
 // loopback through the egress policy. The same simulated caller (over SIP and RTP through the edge)
 // talks over the greeting, waits for the answer, presses a digit and hangs up, hearing the agent through
-// pocketsphinx. What the caller heard and the barge-in pass for all three; the agent's text and its
-// latency stages are the platform's only for ai_talk: for the apps the checks on the agent's text fail
-// saying why (evals/agent-kind.ts), transcript_not_contains too, and their turns are measured at the
-// caller (evals/caller-turns.ts): each app answers after a known delay, which its turn is at least.
+// pocketsphinx. What the caller heard and the barge-in pass for all three; the latency stages are the
+// platform's only for ai_talk, the agent's text for ai_talk and the ConversationRelay app (the replies it
+// sent, relay_lines): for the Media Streams app the checks on the agent's text fail saying why
+// (evals/agent-kind.ts), transcript_not_contains too; the apps' turns are measured at the caller
+// (evals/caller-turns.ts): each app answers after a known delay, which its turn is at least.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
@@ -18,7 +19,7 @@ import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScena
 import { TwimlServer } from '../../testkit/twiml/server';
 import type { RelayApp } from '../../testkit/twiml/relay-app';
 import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
-import { CALLER_SIDE, NO_AI_TALK } from '../../evals/agent-kind';
+import { CALLER_SIDE, NO_AI_TALK, RELAY_TEXT } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise.';
@@ -52,6 +53,8 @@ const SCENARIO = (number: string) => ({
     { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
     { type: 'latency_under', ms: 5000 },
     { type: 'transcript_not_contains', role: 'agent', text: 'we are closed' },
+    // words no agent says: fails on every kind
+    { type: 'transcript_contains', role: 'agent', text: 'we are closed' },
   ],
 });
 
@@ -100,12 +103,12 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     expect(r.transcript.filter((l) => l.role === 'caller').map((l) => l.text)).to.deep.equal([ASK]);
   }
   /**
-   * An app outside the platform: no agent text recorded by the platform, and the checks needing it fail
-   * saying so; its turns (the question's answer, the digit's) measured at the caller, the answer at least
-   * the app's known delay `answerMs` and the digit's at least `digitMs`, each within TURN_SLACK_MS of it.
+   * An app outside the platform: its turns (the question's answer, the digit's) measured at the caller, the
+   * answer at least the app's known delay `answerMs` and the digit's at least `digitMs`, each within
+   * TURN_SLACK_MS of it. The checks on the agent's text: judged on the ConversationRelay app's replies
+   * (`relay`), else failing saying why.
    */
-  function external(r: EvalCallResult, answerMs: number, digitMs: number): void {
-    expect(r.transcript.filter((l) => l.role === 'agent')).to.deep.equal([]);
+  function external(r: EvalCallResult, answerMs: number, digitMs: number, relay: boolean): void {
     expect(
       r.turns.map((x) => [x.measured, x.interrupted]),
       shown(r),
@@ -120,11 +123,24 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     expect(digit, shown(r))
       .to.be.at.least(digitMs)
       .and.below(digitMs + TURN_SLACK_MS);
+    const latency = { type: 'latency_under', passed: true, evidence: `2 turn(s), the slowest ${Math.max(answer!, digit!)} ms (${CALLER_SIDE})` };
+    if (relay) {
+      const answerLine = r.transcript.find((l) => l.role === 'agent' && l.text === ANSWER)!;
+      expect(r.checks.slice(4), shown(r)).to.deep.equal([
+        { type: 'transcript_contains', passed: true, evidence: `agent at ${answerLine.t_ms} ms: "${ANSWER}" (${RELAY_TEXT})` },
+        latency,
+        { type: 'transcript_not_contains', passed: true, evidence: `"we are closed" in no agent line (${RELAY_TEXT})` },
+        { type: 'transcript_contains', passed: false, evidence: `"we are closed" not in any of 3 agent line(s) (${RELAY_TEXT})` },
+      ]);
+      return;
+    }
+    expect(r.transcript.filter((l) => l.role === 'agent')).to.deep.equal([]);
     expect(r.checks.slice(4)).to.deep.equal([
       { type: 'transcript_contains', passed: false, evidence: `"open from nine" not in any of 0 agent line(s) (${NO_AI_TALK})` },
-      { type: 'latency_under', passed: true, evidence: `2 turn(s), the slowest ${Math.max(answer!, digit!)} ms (${CALLER_SIDE})` },
+      latency,
       // nothing to judge is no pass, even for a check that a silent agent would otherwise pass
       { type: 'transcript_not_contains', passed: false, evidence: `"we are closed" in no agent line (${NO_AI_TALK})` },
+      { type: 'transcript_contains', passed: false, evidence: `"we are closed" not in any of 0 agent line(s) (${NO_AI_TALK})` },
     ]);
   }
 
@@ -138,6 +154,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
       ['transcript_contains', true],
       ['latency_under', true],
       ['transcript_not_contains', true],
+      ['transcript_contains', false],
     ]);
     expect(r.turns.length).to.be.at.least(2);
     expect(
@@ -146,7 +163,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     ).to.equal(true);
   });
 
-  it('a ConversationRelay app: setup, interrupt, prompt and dtmf reach it; the caller hears both answers', async () => {
+  it('a ConversationRelay app: setup, interrupt, prompt and dtmf reach it; the caller hears both answers; its replies are the agent lines', async () => {
     const doc = new twilio.twiml.VoiceResponse();
     doc.connect().conversationRelay({ url: relay.url('/relay'), welcomeGreeting: GREETING, interruptible: 'any', dtmfDetection: true, hints: ASK.toLowerCase().replace('?', '') });
     twiml.on('/relay', doc.toString());
@@ -154,7 +171,20 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     const r = await runOf('+899573000002');
     common(r);
     expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
-    external(r, RELAY_DELAY_MS, RELAY_DELAY_MS);
+    external(r, RELAY_DELAY_MS, RELAY_DELAY_MS, true);
+    // the app's own words, one line per reply (its tokens joined), timed from the answer; the greeting cut by the talk-over
+    const lines = r.transcript.map((l) => [l.role, l.text, l.interrupted]);
+    expect(lines, shown(r)).to.deep.equal([
+      ['agent', GREETING, true],
+      ['caller', ASK, undefined],
+      ['agent', ANSWER, false],
+      ['agent', DIGIT, false],
+    ]);
+    const [greeting, ask, answer] = r.transcript;
+    expect(greeting!.t_ms, shown(r)).to.be.at.least(0).and.below(ask!.t_ms);
+    // the app answers RELAY_DELAY_MS after the prompt, which comes once the caller has said the question
+    expect(answer!.t_ms - ask!.t_ms, shown(r)).to.be.at.least(RELAY_DELAY_MS);
+    expect(answer!.heard_text, shown(r)).to.contain('open from nine');
     const s = relay.sessions.find((x) => x.path === '/relay')!;
     expect(s.signed, 'X-Twilio-Signature on the upgrade').to.equal(true);
     expect(s.messages.map((m) => m.type)).to.include.members(['setup', 'interrupt', 'prompt', 'dtmf']);
@@ -170,7 +200,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
     common(r);
     expect(r.checks[3], shown(r)).to.deep.include({ passed: true });
     // the Media Streams app answers a digit at once
-    external(r, STREAMS_END_OF_TURN_MS, 0);
+    external(r, STREAMS_END_OF_TURN_MS, 0, false);
     expect(streams.log.slice(0, 3)).to.deep.equal([`say ${GREETING}`, 'clear', `say ${ANSWER}`]);
     expect(streams.log).to.include(`say ${DIGIT}`);
   });

@@ -13,21 +13,37 @@ import { useRealtimeStack } from '../../testkit/ai/s2s-calls';
 import type { RealtimeServer } from '../../testkit/ai/realtime-server';
 import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, startEvalWorker, useEvalsCustomer } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
+import type { RealtimeScript } from '../../testkit/ai/realtime-server';
+import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
+import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
 
 const KEY = 'sk-evals-realtime-key';
 const GREETING = 'Hello, the corner bakery, how can I help?';
 const ANSWER = 'We are open from nine to five.';
 const ASK = 'What are your opening hours?';
 
+const SCRIPT: RealtimeScript = { greeting: { say: GREETING, ms: 1200, hz: 440 }, turn: () => ({ heard: ASK.toLowerCase(), reply: { say: ANSWER, ms: 1000, hz: 660 } }), afterCall: () => null };
+
 describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-in) as the target', function () {
   this.timeout(150_000);
   let p: Platform;
   let rt: RealtimeServer;
+  // Gemini Live's and Deepgram's stand-ins, up before the platform that is pointed at them
+  let gm: GeminiLiveServer;
+  let dg: DeepgramAgentServer;
+  before(async () => {
+    gm = await startGeminiLiveServer(KEY, SCRIPT);
+    dg = await startDeepgramAgentServer(KEY, SCRIPT);
+  });
+  after(async () => {
+    await gm?.close();
+    await dg?.close();
+  });
   useRealtimeStack(
     'evals-s2s-',
     KEY,
-    { greeting: { say: GREETING, ms: 1200, hz: 440 }, turn: () => ({ heard: ASK.toLowerCase(), reply: { say: ANSWER, ms: 1000, hz: 660 } }), afterCall: () => null },
-    (stand) => ({ OPENAI_BASE_URL: stand.url, OPENAI_API_KEY: KEY }),
+    SCRIPT,
+    (stand) => ({ OPENAI_BASE_URL: stand.url, OPENAI_API_KEY: KEY, GEMINI_BASE_URL: gm.url, GEMINI_API_KEY: KEY, DEEPGRAM_AGENT_BASE_URL: dg.url, DEEPGRAM_API_KEY: KEY }),
     (s) => ({ p, rt } = s),
   );
   const api = useEvalsCustomer('evals-s2s-');
@@ -89,4 +105,57 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
     // the stand-in answered from the caller's audio: the greeting and one turn
     expect(rt.received.filter((e) => e.type === 'response.create').length).to.be.at.least(1);
   });
+
+  // Gemini Live and Deepgram send no end of the caller's speech: the answer's stages are derived from the
+  // events they do send (docs/ai.md "Latency per reply"), with no end_of_turn_wait_ms
+  const vendors = [
+    { name: 'Gemini Live', model: 'gemini-live.gemini-2.5-flash-native-audio-preview', voice: 'Puck', number: '+899574000002' },
+    { name: 'Deepgram Voice Agent', model: 'deepgram-agent.gpt-4o-mini', voice: 'aura-2-orion-en', number: '+899574000003' },
+  ];
+  for (const v of vendors) {
+    it(`${v.name}: the answer to the caller's turn is a turn with its latency_ms and stages`, async () => {
+      const ai = await aisRepo(api.t.ctx.db).create(api.f.customer.id, {
+        name: v.name,
+        init_prompt: 'You are the bakery.',
+        engine_model: v.model,
+        tts_voice_id: v.voice,
+        parameter: {},
+        vad_config: { stop_secs: 0.6 },
+      });
+      await numberWithFlow(api, v.number, aiTalkActions(ai.id));
+      const scenarioId = await postEvalScenario(api, {
+        name: v.name,
+        target: { type: 'number', target: v.number },
+        caller: { turns: [{ wait_ms: 2500 }, { say: ASK }, { wait_ms: 4000 }, { hangup: true }] },
+        checks: [
+          { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
+          { type: 'latency_under', ms: 5000 },
+        ],
+      });
+      const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
+      api.worker ??= startEvalWorker(api, p.sipPort, { env: {}, egress: egressPolicyFor({}) });
+      const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId);
+      expect(run.status, run.error).to.equal('finished');
+      const r = run.results[0]!;
+      const shown = JSON.stringify(r);
+      expect(
+        r.transcript.map((l) => [l.role, l.text]),
+        shown,
+      ).to.deep.equal([
+        ['agent', GREETING],
+        ['caller', ASK],
+        ['agent', ANSWER],
+      ]);
+      expect(r.turns, shown).to.have.length(2);
+      const answer = r.turns[1]!;
+      expect(answer, shown).to.include({ end_of_turn_wait_ms: null, stt_final_ms: null, llm_first_token_ms: null, tts_first_byte_ms: null, interrupted: false });
+      const model = answer.model_first_audio_ms as number;
+      expect(model, shown).to.be.a('number').and.be.at.least(0);
+      expect(answer.latency_ms, shown).to.be.a('number').and.be.at.least(model).and.below(5000);
+      expect(
+        r.checks.map((c) => c.passed),
+        shown,
+      ).to.deep.equal([true, true]);
+    });
+  }
 });

@@ -7,7 +7,9 @@
 // InjectUserMessage / InjectAgentMessage → a response; FunctionCallResponse → the agent's next response;
 // UpdatePrompt → PromptUpdated. A response is ConversationText assistant, AgentStartedSpeaking, a
 // tone as binary audio (faster than real time), AgentAudioDone; or a FunctionCallRequest. What the
-// client sent is kept.
+// client sent is kept. AgentStartedSpeaking's total_latency is, as the reference defines it, the
+// seconds from the end of the caller's utterance (its VAD's stop less the silence that ended it) to the
+// reply's audio, through any function calls between; the greeting's is the stand-in's latency.
 import type { WebSocket } from 'ws';
 import { muLaw } from '../../media-engine';
 import type { RealtimeReply, RealtimeScript } from './realtime-server';
@@ -67,6 +69,8 @@ function session(ws: WebSocket, s: DeepgramAgentServer): void {
 class AgentSession {
   private readonly vad = new EnergyVad();
   private turns = 0;
+  /** when the caller's last utterance ended (Date.now()), until a reply's audio starts; null: none */
+  private utteranceEndAt: number | null = null;
   /** linear16 at 16 kHz both ways (Settings' audio.input), else µ-law at 8 kHz */
   private wide = false;
   private settings: Record<string, unknown> | null = null;
@@ -148,6 +152,7 @@ class AgentSession {
       this.active?.stop();
       this.send({ type: 'UserStartedSpeaking' });
     } else if (v === 'stop') {
+      this.utteranceEndAt = Date.now() - this.vad.silenceMs;
       const t = s.script.turn(this.turns++);
       this.send({ type: 'ConversationText', role: 'user', content: t.heard });
       this.send({ type: 'AgentThinking', content: '' });
@@ -172,7 +177,11 @@ class AgentSession {
     const hz = reply.hz ?? 440;
     this.send({ type: 'ConversationText', role: 'assistant', content: reply.say });
     const handle = pacedAudio(s, reply.ms, {
-      first: () => this.send({ type: 'AgentStartedSpeaking', total_latency: s.latencyMs / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 }),
+      first: () => {
+        const total = this.utteranceEndAt === null ? s.latencyMs : Date.now() - this.utteranceEndAt;
+        this.utteranceEndAt = null;
+        this.send({ type: 'AgentStartedSpeaking', total_latency: total / 1000, tts_latency: 0.05, ttt_latency: s.latencyMs / 1000 });
+      },
       chunk: (ms, sent) => {
         const wide = this.wide;
         const pcm = pcmTone(ms, hz, wide ? 16000 : 8000, sent * (wide ? 16 : 8));

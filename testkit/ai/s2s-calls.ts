@@ -318,3 +318,22 @@ export async function privateUrlCall(suite: S2sVendorSuite<S2sStandIn>, model: s
   expect(r.error).to.include(`${vendor}: the egress policy refused the vendor URL`);
   expect(String(r.event?.reason)).to.include('egress policy refused');
 }
+
+/**
+ * The order call's answer to the caller's first turn ('Noted, order forty two.', after its tool call):
+ * a reply with its stages, timed from the end of the caller's speech as the vendor's events place it:
+ * no end_of_turn_wait_ms (Gemini and Deepgram do not say when they decided), the model's first audio at
+ * least `minModelMs` after it, its first audio out after that, both within 5 s.
+ */
+export async function expectAnswerStages(f: { db: Db; cid: string }, minModelMs: number): Promise<void> {
+  const msgs = await aimessagesOf(f.db, f.cid);
+  const latencyOf = (m: (typeof msgs)[number]) => (m.metadata as { latency?: Record<string, unknown> } | null)?.latency;
+  const shown = JSON.stringify(msgs.map((m) => [m.role, m.content, latencyOf(m)]));
+  const answer = msgs.find((m) => m.role === 'assistant' && m.content === 'Noted, order forty two.');
+  const latency = answer && latencyOf(answer);
+  expect(latency, shown).to.be.an('object');
+  expect(latency, shown).to.include({ end_of_turn_wait_ms: null, interrupted: false });
+  const model = latency!.model_first_audio_ms as number;
+  expect(model, shown).to.be.a('number').and.at.least(minModelMs).and.below(5000);
+  expect(latency!.first_rtp_ms, shown).to.be.a('number').and.at.least(model).and.below(5000);
+}

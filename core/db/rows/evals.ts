@@ -48,3 +48,18 @@ export interface EvalCallPinRow {
   /** when ai_talk ran the pinned version on the call; null: not (yet) */
   tm_used: Date | null;
 }
+
+/** One reply of a ConversationRelay app on a call (relay_lines), as the relay wrote it (core/repos/relay-lines.ts). */
+export interface RelayLineRow {
+  id: string;
+  customer_id: string;
+  call_id: string;
+  /** the call's replies in order, from 1 */
+  seq: number;
+  text: string;
+  /** ms from the call's answer to the reply's first token */
+  t_ms: number;
+  /** the caller cut it (barge-in) before all of it was said */
+  interrupted: boolean;
+  tm_create: Date;
+}

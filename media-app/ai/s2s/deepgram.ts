@@ -11,8 +11,14 @@
  * - caller audio and model audio: binary frames.
  * - barge-in: UserStartedSpeaking (the vendor stopped its own speech); no truncate message exists,
  *   the cut is the host's dropping of what was not yet played. A response ends with AgentAudioDone.
- * - transcripts: ConversationText (user, assistant).
+ * - transcripts: ConversationText (user, assistant); the assistant's comes before its response's audio
+ *   and is reported with it (at its first audio frame, else before the next message).
  * - function calls: FunctionCallRequest (client_side) → FunctionCallResponse; the agent goes on.
+ * - the caller's turn: ConversationText role user is the vendor's transcript of the caller's whole
+ *   utterance (its turn over); the next AgentStartedSpeaking, sent as the reply's audio starts, has
+ *   `total_latency`, the seconds from the end of that utterance to the reply: the speech end reported
+ *   (callerSpeechEnded) is its arrival less total_latency. Deepgram says nothing of when its end-of-turn
+ *   detection decided.
  */
 import WebSocket from 'ws';
 import { DeepgramClient, type DeepgramTransport, type DeepgramTransportMessage } from '@deepgram/sdk';
@@ -42,6 +48,10 @@ export class DeepgramAgentLink implements ModelLink {
   private rate: LinkRate = 8000;
   private response = 1;
   private speaking = false;
+  /** the caller's utterance was transcribed (ConversationText user) and no reply has started since */
+  private callerTurn = false;
+  /** the agent's words (ConversationText assistant) waiting for their response's first audio */
+  private saidText: string | null = null;
   /** messages in arrival order (binary audio is read asynchronously from its Blob) */
   private queue: Promise<void> = Promise.resolve();
 
@@ -153,10 +163,15 @@ export class DeepgramAgentLink implements ModelLink {
       if (this.closed || !bytes.length) return;
       this.speaking = true;
       const pcm = this.rate === 16000 ? new Int16Array(bytes.slice(0, bytes.length & ~1).buffer) : ulawToPcm(bytes);
-      host.audio(`response-${this.response}`, pcm, this.rate);
+      const item = `response-${this.response}`;
+      host.audio(item, pcm, this.rate);
+      // the words of this response came before its audio: they are its words
+      this.flushSaid(host, item);
       return;
     }
     const msg = (typeof m === 'string' ? JSON.parse(m) : m) as { type?: string } & Record<string, unknown>;
+    // words whose audio did not follow (cut, a function call): reported on their own before anything else
+    if (msg.type !== 'AgentStartedSpeaking' && msg.type !== 'AgentThinking') this.flushSaid(host);
     switch (msg.type) {
       case 'UserStartedSpeaking':
         host.callerSpeaking();
@@ -164,11 +179,24 @@ export class DeepgramAgentLink implements ModelLink {
         return;
       case 'AgentAudioDone':
         return this.nextResponse();
+      case 'AgentStartedSpeaking': {
+        const total = (msg as unknown as dg.AgentV1AgentStartedSpeaking).total_latency;
+        if (this.callerTurn && typeof total === 'number' && Number.isFinite(total) && total >= 0) host.callerSpeechEnded(Date.now() - total * 1000);
+        this.callerTurn = false;
+        return;
+      }
       case 'ConversationText': {
         const c = msg as unknown as dg.AgentV1ConversationText;
         const text = c.content.trim();
         if (!text) return;
-        return c.role === 'user' ? host.heard(text) : host.said(text);
+        if (c.role === 'user') {
+          this.callerTurn = true;
+          return host.heard(text);
+        }
+        // the agent's words come before the response's audio (AgentStartedSpeaking, binary frames): held
+        // until its first audio, so the reply they are recorded with is the one being heard
+        this.saidText = text;
+        return;
       }
       case 'FunctionCallRequest': {
         const calls = (msg as unknown as dg.AgentV1FunctionCallRequest).functions.filter((f) => f.client_side);
@@ -183,6 +211,12 @@ export class DeepgramAgentLink implements ModelLink {
         return;
       }
     }
+  }
+
+  private flushSaid(host: LinkHost, item?: string): void {
+    const text = this.saidText;
+    this.saidText = null;
+    if (text) host.said(text, item);
   }
 
   private nextResponse(): void {

@@ -16,6 +16,11 @@
  *   than real time, may be over); Gemini has no truncate message, so the cut is the host's dropping
  *   of what was not yet played.
  * - function calls: toolCall.functionCalls → toolResponse.functionResponses; the model goes on.
+ * - the caller's turn: Gemini sends no event at the end of the caller's speech nor at its VAD's
+ *   decision; the caller's words (inputTranscription) followed by the model's audio of a new turn
+ *   say the turn ended, and the last words' arrival is the speech end reported (callerSpeechEnded,
+ *   just before that audio): the transcript of the last words comes after they were said, so the
+ *   stages measured from it are, if anything, short.
  */
 import { GoogleGenAI, Live, Modality, type LiveServerMessage, type Session } from '@google/genai';
 import WebSocket from 'ws';
@@ -58,6 +63,10 @@ export class GeminiLiveLink implements ModelLink {
   private turn = 1;
   private heardText = '';
   private saidText = '';
+  /** when the caller's last words since the model's last audio came (inputTranscription); null: none */
+  private lastWordsAt: number | null = null;
+  /** the current turn (`turn`) has had model audio */
+  private turnAudio = false;
 
   constructor(private readonly o: LinkOptions) {}
 
@@ -171,11 +180,12 @@ export class GeminiLiveLink implements ModelLink {
         // while it is generating, and it generates faster than real time; the host cuts what is playing
         host.callerSpeaking();
         this.heardText += sc.inputTranscription.text;
+        this.lastWordsAt = Date.now();
       }
       if (sc.interrupted) {
         host.callerSpeaking();
         this.flushSaid(host);
-        this.turn++;
+        this.nextTurn();
       }
       for (const part of sc.modelTurn?.parts ?? []) {
         const audio = part.inlineData;
@@ -187,7 +197,12 @@ export class GeminiLiveLink implements ModelLink {
           this.down = { inRate, conv: new PcmToRate(inRate, this.rate) };
         }
         const pcm = this.down.conv.push(Buffer.from(audio.data, 'base64'));
-        if (pcm.length) host.audio(`turn-${this.turn}`, pcm, this.rate);
+        if (!pcm.length) continue;
+        // the model's first audio of a turn after the caller's words: the caller's turn ended
+        if (!this.turnAudio && this.lastWordsAt !== null) host.callerSpeechEnded(this.lastWordsAt);
+        this.turnAudio = true;
+        this.lastWordsAt = null;
+        host.audio(`turn-${this.turn}`, pcm, this.rate);
       }
       if (sc.outputTranscription?.text) {
         this.flushHeard(host);
@@ -196,7 +211,7 @@ export class GeminiLiveLink implements ModelLink {
       if (sc.turnComplete) {
         this.flushHeard(host);
         this.flushSaid(host);
-        this.turn++;
+        this.nextTurn();
       }
     }
     const calls = m.toolCall?.functionCalls ?? [];
@@ -206,6 +221,11 @@ export class GeminiLiveLink implements ModelLink {
       host.toolCalls(calls.map((c, i) => ({ callId: c.id ?? `call-${this.turn}-${i}`, name: c.name ?? '', args: JSON.stringify(c.args ?? {}) })));
     }
     if (m.goAway) host.warn(new Error(`${VENDOR}: the vendor will close the session in ${m.goAway.timeLeft ?? '?'}`));
+  }
+
+  private nextTurn(): void {
+    this.turn++;
+    this.turnAudio = false;
   }
 
   close(): void {

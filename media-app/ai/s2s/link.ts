@@ -39,6 +39,11 @@ export interface LinkHost {
    * link (for the turn's latency; a link whose vendor does not say reports nothing)
    */
   callerStopped(atMs: number): void;
+  /**
+   * the vendor's events place the end of the caller's speech at `speechEndAt` (wall clock, ms) and say
+   * its turn is over, without saying when its end-of-turn detection decided (Gemini, Deepgram)
+   */
+  callerSpeechEnded(speechEndAt: number): void;
   /** the caller's words (a whole utterance) */
   heard(text: string): void;
   /** the model's words (a whole response), and the item whose audio they are where the vendor says */

@@ -77,6 +77,7 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
         logger: twiml.logger,
         signal: ctx.signal,
         onBadMessage: (problem) => ctx.note('twiml_error', { code: 64107, message: `ConversationRelay: ${problem}`, url: o.url }),
+        lines: twiml.relayLines(ctx.customerId, info.id),
       },
       o,
     );
