@@ -52,8 +52,10 @@ function frameBuffer(frame: Int16Array): Buffer {
 }
 
 /** `span`: the tap's `media fork`, ended when it stops or its source goes away. */
-function wrap(fork: MediaFork, ended: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
+function wrap(fork: MediaFork, source: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
   let stopped = false;
+  // a fork over a connection of its own (the fsmrf backend's) may end by itself: the tap ends with it
+  const ended = fork.ended ? Promise.race([source, fork.ended.then((why) => (why === 'stopped' ? source : `media fork ended: ${why}`))]) : source;
   void ended.then((why) => span.end(why));
   return {
     ended,

@@ -171,6 +171,8 @@ export class TwilioStream extends EventEmitter {
         throw new TwilioStreamError('the stream closed while starting');
       }
       this.forks.push(fork);
+      // a fork over a connection of its own (the fsmrf backend's) may end by itself: the stream ends with it
+      void fork.ended?.then((why) => why !== 'stopped' && this.stop(`media fork ended: ${why}`));
     }
     if (this.req.bidirectional) call.on('dtmf', this.onDtmf);
     ep.once('destroy', this.onCallGone);

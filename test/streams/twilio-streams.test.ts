@@ -94,6 +94,105 @@ async function secondThenMark(conn: TwilioConn, peer: { levels: number[]; voiced
   return { one, sentAt };
 }
 
+/**
+ * <Connect> (wait): Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf,
+ * and the flow goes on when the server closes (`sink`: the status callbacks' receiver).
+ */
+async function connectStream(stack: Stack, owner: Fixture, sink: CallbackSink): Promise<void> {
+  const app = await twilioApp('/agent');
+  const call = await placeCall(stack, owner.customer.id, [
+    { type: 'answer' },
+    {
+      type: 'external_media_start',
+      option: { url: app.url, encapsulation: 'twilio', wait: true, name: 'agent', twilio_parameters: { greeting: 'hi', 'a&b': '<c "d">' }, status_callback: sink.url },
+    },
+    { type: 'hangup' },
+  ]);
+  try {
+    const conn = await until(() => app.conns[0], 10_000, 'the node connected');
+    expect(conn.path).to.equal('/agent');
+    await until(() => media(conn).length > 60, 10_000, 'media');
+    const start = expectOpening(conn, owner.customer.id, call.callId, { greeting: 'hi', 'a&b': '<c "d">' });
+    expect(start.event).to.equal('start');
+    expect(start.sequenceNumber).to.equal('1');
+    const ms = expectInboundChunks(conn);
+    ms.forEach((m, i) => {
+      expect(m.seq).to.equal(i + 2);
+      expect(Buffer.from(m.payload, 'base64').length).to.equal(160);
+      if (i) expect(Number(m.timestamp)).to.be.at.least(Number(ms[i - 1]!.timestamp));
+    });
+    // the caller's tone, 20 ms a chunk at about real time
+    expect(ms.filter((m) => loud(m.payload)).length).to.be.greaterThan(ms.length * 0.5);
+    const span = Number(ms[ms.length - 1]!.timestamp) - Number(ms[0]!.timestamp);
+    expect(span / (ms.length - 1)).to.be.within(15, 25);
+
+    // malformed messages are ignored: the stream stays up
+    conn.ws.send('not json');
+    conn.ws.send(Buffer.from([1, 2, 3]));
+    conn.send({ event: 'dance' });
+    conn.send({ event: 'media', streamSid: 'MZ00000000000000000000000000000000', media: { payload: tonePayload(50) } });
+    conn.send({ event: 'media', media: { payload: '!!not base64!!' } });
+    conn.send({ event: 'mark', mark: {} });
+
+    // 1 s of audio in one message, then a mark: heard by the caller, the mark echoed once it has played
+    const { one } = await secondThenMark(conn, call.peer);
+    expect(one.streamSid).to.equal(start.streamSid);
+    expect(conn.garbage).to.equal(0);
+
+    // 10 s queued, a mark behind it, then clear: the mark comes back at once and the caller hears silence within 100 ms
+    conn.send({ event: 'media', media: { payload: tonePayload(500) } });
+    conn.send({ event: 'mark', mark: { name: 'two' } });
+    await sleep(1000);
+    const before = call.peer.levels.length;
+    expect(call.peer.voiced(before - 20)).to.be.greaterThan(15);
+    const clearAt = performance.now();
+    conn.send({ event: 'clear' });
+    const two = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'two'), 2000, 'mark two echoed on clear');
+    expect(two.at - clearAt).to.be.lessThan(100);
+    await sleep(500);
+    silentSoonAfter(call.peer, before, clearAt, 'clear → silence');
+    expect(call.peer.voiced(call.peer.levels.length - 15)).to.equal(0);
+
+    // the caller's RFC 4733 digits
+    await call.peer.digit('5', call.live.endpoint!.local.port);
+    await sleep(100);
+    await call.peer.digit('#', call.live.endpoint!.local.port);
+    await until(() => conn.of('dtmf').length >= 2, 5000, 'dtmf events');
+    expect(conn.of('dtmf').map((m) => m.dtmf)).to.deep.equal([
+      { track: 'inbound_track', digit: '5' },
+      { track: 'inbound_track', digit: '#' },
+    ]);
+    expect(conn.of('dtmf')[0]!.streamSid).to.equal(start.streamSid);
+
+    // wait: the flow is still in the action (the call is up) until the server closes, then goes on (hangup)
+    const row = await (await testDb())('calls').where({ id: call.callId }).first();
+    expect(row!.status).to.equal('progressing');
+    const closedAt = Date.now();
+    conn.ws.close(1000, 'bye');
+    const r = await call.sipp;
+    expect(r.code, r.errors).to.equal(0);
+    const ended = await hungUpCall(call.callId);
+    expect(ended.hangup_by).to.equal('local');
+    expect(new Date(ended.tm_hangup ?? 0).getTime()).to.be.at.least(closedAt - 1000);
+
+    const cbs = await until(
+      () => (sink.got.filter((c) => c.params.StreamSid === start.streamSid).length >= 2 ? sink.got.filter((c) => c.params.StreamSid === start.streamSid) : null),
+      5000,
+      'callbacks',
+    );
+    expect(cbs.map((c) => c.params.StreamEvent)).to.deep.equal(['stream-started', 'stream-stopped']);
+    for (const c of cbs) {
+      expect(c.valid, 'X-Twilio-Signature checked by twilio.validateRequest').to.equal(true);
+      expect(c.method).to.equal('POST');
+      expect(c.params).to.include({ AccountSid: accountSid(owner.customer.id), CallSid: callSid(call.callId), StreamName: 'agent' });
+      expect(new Date(c.params.Timestamp!).getTime()).to.be.greaterThan(0);
+    }
+  } finally {
+    call.peer.close();
+    await app.close();
+  }
+}
+
 describe('media streams: Twilio Media Streams (external_media_start encapsulation twilio)', function () {
   this.timeout(180_000);
   let stack: Stack;
@@ -108,100 +207,7 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
     await sink?.close();
   });
 
-  it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', async () => {
-    const app = await twilioApp('/agent');
-    const call = await placeCall(stack, owner.customer.id, [
-      { type: 'answer' },
-      {
-        type: 'external_media_start',
-        option: { url: app.url, encapsulation: 'twilio', wait: true, name: 'agent', twilio_parameters: { greeting: 'hi', 'a&b': '<c "d">' }, status_callback: sink.url },
-      },
-      { type: 'hangup' },
-    ]);
-    try {
-      const conn = await until(() => app.conns[0], 10_000, 'the node connected');
-      expect(conn.path).to.equal('/agent');
-      await until(() => media(conn).length > 60, 10_000, 'media');
-      const start = expectOpening(conn, owner.customer.id, call.callId, { greeting: 'hi', 'a&b': '<c "d">' });
-      expect(start.event).to.equal('start');
-      expect(start.sequenceNumber).to.equal('1');
-      const ms = expectInboundChunks(conn);
-      ms.forEach((m, i) => {
-        expect(m.seq).to.equal(i + 2);
-        expect(Buffer.from(m.payload, 'base64').length).to.equal(160);
-        if (i) expect(Number(m.timestamp)).to.be.at.least(Number(ms[i - 1]!.timestamp));
-      });
-      // the caller's tone, 20 ms a chunk at about real time
-      expect(ms.filter((m) => loud(m.payload)).length).to.be.greaterThan(ms.length * 0.5);
-      const span = Number(ms[ms.length - 1]!.timestamp) - Number(ms[0]!.timestamp);
-      expect(span / (ms.length - 1)).to.be.within(15, 25);
-
-      // malformed messages are ignored: the stream stays up
-      conn.ws.send('not json');
-      conn.ws.send(Buffer.from([1, 2, 3]));
-      conn.send({ event: 'dance' });
-      conn.send({ event: 'media', streamSid: 'MZ00000000000000000000000000000000', media: { payload: tonePayload(50) } });
-      conn.send({ event: 'media', media: { payload: '!!not base64!!' } });
-      conn.send({ event: 'mark', mark: {} });
-
-      // 1 s of audio in one message, then a mark: heard by the caller, the mark echoed once it has played
-      const { one } = await secondThenMark(conn, call.peer);
-      expect(one.streamSid).to.equal(start.streamSid);
-      expect(conn.garbage).to.equal(0);
-
-      // 10 s queued, a mark behind it, then clear: the mark comes back at once and the caller hears silence within 100 ms
-      conn.send({ event: 'media', media: { payload: tonePayload(500) } });
-      conn.send({ event: 'mark', mark: { name: 'two' } });
-      await sleep(1000);
-      const before = call.peer.levels.length;
-      expect(call.peer.voiced(before - 20)).to.be.greaterThan(15);
-      const clearAt = performance.now();
-      conn.send({ event: 'clear' });
-      const two = await until(() => conn.of('mark').find((m) => (m.mark as { name: string }).name === 'two'), 2000, 'mark two echoed on clear');
-      expect(two.at - clearAt).to.be.lessThan(100);
-      await sleep(500);
-      silentSoonAfter(call.peer, before, clearAt, 'clear → silence');
-      expect(call.peer.voiced(call.peer.levels.length - 15)).to.equal(0);
-
-      // the caller's RFC 4733 digits
-      await call.peer.digit('5', call.live.endpoint!.local.port);
-      await sleep(100);
-      await call.peer.digit('#', call.live.endpoint!.local.port);
-      await until(() => conn.of('dtmf').length >= 2, 5000, 'dtmf events');
-      expect(conn.of('dtmf').map((m) => m.dtmf)).to.deep.equal([
-        { track: 'inbound_track', digit: '5' },
-        { track: 'inbound_track', digit: '#' },
-      ]);
-      expect(conn.of('dtmf')[0]!.streamSid).to.equal(start.streamSid);
-
-      // wait: the flow is still in the action (the call is up) until the server closes, then goes on (hangup)
-      const row = await (await testDb())('calls').where({ id: call.callId }).first();
-      expect(row!.status).to.equal('progressing');
-      const closedAt = Date.now();
-      conn.ws.close(1000, 'bye');
-      const r = await call.sipp;
-      expect(r.code, r.errors).to.equal(0);
-      const ended = await hungUpCall(call.callId);
-      expect(ended.hangup_by).to.equal('local');
-      expect(new Date(ended.tm_hangup ?? 0).getTime()).to.be.at.least(closedAt - 1000);
-
-      const cbs = await until(
-        () => (sink.got.filter((c) => c.params.StreamSid === start.streamSid).length >= 2 ? sink.got.filter((c) => c.params.StreamSid === start.streamSid) : null),
-        5000,
-        'callbacks',
-      );
-      expect(cbs.map((c) => c.params.StreamEvent)).to.deep.equal(['stream-started', 'stream-stopped']);
-      for (const c of cbs) {
-        expect(c.valid, 'X-Twilio-Signature checked by twilio.validateRequest').to.equal(true);
-        expect(c.method).to.equal('POST');
-        expect(c.params).to.include({ AccountSid: accountSid(owner.customer.id), CallSid: callSid(call.callId), StreamName: 'agent' });
-        expect(new Date(c.params.Timestamp!).getTime()).to.be.greaterThan(0);
-      }
-    } finally {
-      call.peer.close();
-      await app.close();
-    }
-  });
+  it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', () => connectStream(stack, owner, sink));
 
   it('<Start>: inbound, outbound and both tracks forked side by side; stop by name sends stop; the hangup stops the rest', async () => {
     const app = await twilioApp('/fork');
@@ -403,4 +409,23 @@ describe('media streams: Twilio Media Streams (external_media_start encapsulatio
       call.peer.close();
     }
   });
+});
+
+// <Connect> on the fsmrf backend: the call's audio through the switch's mod_audio_fork to the node's
+// fork server (media-server/fsmrf/fork-tap.ts), the server's audio back on the same fork.
+describe('media streams: Twilio Media Streams <Connect> on the fsmrf media backend', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let owner: Fixture;
+  let sink: CallbackSink;
+
+  useStreamStack((s) => ({ stack, owner } = s), { mediaServer: 'fsmrf' });
+  before(async () => {
+    sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
+  });
+  after(async () => {
+    await sink?.close();
+  });
+
+  it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', () => connectStream(stack, owner, sink));
 });
