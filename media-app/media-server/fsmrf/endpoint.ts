@@ -8,11 +8,27 @@
 import { LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { DtmfEvent, EndpointEnd, EndpointEvents, ForkOptions, ForkStats, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
+import type {
+  AmdRequest,
+  AmdResult,
+  BeepResult,
+  DtmfEvent,
+  EndpointEnd,
+  EndpointEvents,
+  ForkOptions,
+  ForkStats,
+  PlayCollectOptions,
+  PlayCollectResult,
+  PlayResult,
+  PlaySpec,
+  RecordOptions,
+  RecordResult,
+} from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
+import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
@@ -61,6 +77,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
 
   /** the leg's audio forks (fork-tap.ts) not stopped yet */
   private readonly forks = new Set<MediaFork>();
+  /** AMD and the beep on the engine's classifiers, fed by a fork of the leg (amd-tap.ts) */
+  private readonly analysis = new ForkAnalysis((o) => this.forkAudioStart(o));
 
   /**
    * `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such
@@ -279,14 +297,17 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     }
     return last;
   }
-  amd(): Promise<never> {
-    return refuse('answering-machine detection');
+  /** app_amd's verdict on what the caller says: the engine's classifier on the leg's fork (amd-tap.ts). */
+  amd(opts?: AmdRequest): Promise<AmdResult> {
+    return this.analysis.amd(opts);
   }
+  /** Cancels a running amd() and waitForBeep() (they reject with ECANCELED). */
   stopAmd(): Promise<void> {
-    return refuse('answering-machine detection');
+    return this.analysis.stop();
   }
-  waitForBeep(): Promise<never> {
-    return refuse('beep detection');
+  /** The voicemail beep: the engine's detector on the leg's fork; rejects with code ETIMEDOUT after timeoutMs. */
+  waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
+    return this.analysis.waitForBeep(opts.timeoutMs ?? 20000);
   }
   transcribeStart(): Promise<void> {
     return refuse('live transcription');
@@ -320,6 +341,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private gone(end: EndpointEnd): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.analysis.close();
     this.emit('destroy', end);
   }
 }

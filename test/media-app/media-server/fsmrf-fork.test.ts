@@ -132,6 +132,43 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     await again.stop();
   });
 
+  it("AMD and the beep on the leg's fork: a beep found, a beep wait timing out (ETIMEDOUT), a dropped fork failing AMD (EPIPE), no fork left after", async () => {
+    const { leg, peer } = await call();
+    const beepWav = path.join(dir, 'beep.wav');
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', beepWav, 'synth', '0.3', 'sine', '0', ':', 'synth', '0.6', 'sine', '1000', 'vol', '0.4']);
+    const waiting = leg.waitForBeep({ timeoutMs: 5000 });
+    await peer.play(beepWav);
+    const beep = await waiting;
+    expect(beep.frequency).to.be.within(950, 1050);
+    const taps = (backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss;
+    /** until the fork server holds `n` connections (the detections' forks) */
+    const connections = (n: number) =>
+      new Promise<void>((resolve) => {
+        const t = setInterval(() => {
+          if (taps.clients.size !== n) return;
+          clearInterval(t);
+          resolve();
+        }, 20);
+      });
+    await connections(0); // the beep found, its fork stopped
+    const timedOut = await leg.waitForBeep({ timeoutMs: 300 }).then(
+      () => null,
+      (e: { code?: string }) => e.code,
+    );
+    expect(timedOut).to.equal('ETIMEDOUT');
+    // the caller says nothing for long: AMD runs until its connection drops
+    const verdict = leg.amd({ initialSilence: 20_000, totalAnalysisTime: 30_000 }).then(
+      () => null,
+      (e: { code?: string; message: string }) => e,
+    );
+    await connections(1);
+    for (const ws of taps.clients) ws.terminate();
+    const err = await verdict;
+    expect(err?.code).to.equal('EPIPE');
+    expect(err?.message).to.match(/^the audio fork ended: the switch's audio fork connection closed/);
+    await connections(0);
+  });
+
   it('a connection whose token no fork waits for is refused before the upgrade (403)', async () => {
     const port = await backend.taps.port();
     for (const p of ['/fork/AAAAAAAAAAAAAAAAAAAAAAAA', '/fork/', '/']) {
