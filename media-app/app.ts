@@ -193,7 +193,7 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
   // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
   const egress = new EgressPolicy(config.egress);
-  const backend = (await FsmrfBackend.connect(srf, setting, { connectTimeoutMs: app.mediaServerConnectTimeoutMs })).checkUrlsWith(async (url) => {
+  const backend = (await FsmrfBackend.connect(srf, setting, { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps })).checkUrlsWith(async (url) => {
     await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
   });
   closers.push(async () => backend.close());

@@ -27,6 +27,8 @@ export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
 export { muLaw, decodeG711, encodeG711Range } from '../core/audio/g711';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
+/** The classifiers a leg runs on its caller's frames (AMD, the beep): the fsmrf backend feeds them a fork's frames. */
+export { LegAnalysis, AnalysisError } from './worker/leg-analysis';
 export type { TranscribeOptions, TranscribeDirection, Transcript } from './transcriber';
 export type { RtcpReceived } from './worker/rtp-session';
 export type { ReportBlock, VoipMetrics } from './rtp-packet/rtcp';

@@ -40,7 +40,7 @@ export interface TranscriberEvents {
 }
 
 export class Transcriber extends EventEmitter<TranscriberEvents> {
-  private readonly parts: Array<{ fork: AudioFork | null; stream: SttStream | null }> = [];
+  private readonly parts: Array<{ fork: Pick<AudioFork, 'rate' | 'stop'> | null; stream: SttStream | null }> = [];
   private stopped = false;
 
   constructor(private readonly opts: TranscribeOptions) {
@@ -54,7 +54,7 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
    * endpoint's forkAudioStart), then its recogniser told that rate. Frames that arrive before the
    * recogniser exists (none in practice: the fork's reply comes first) are held and written first.
    */
-  async start(openFork: (o: ForkOptions) => Promise<AudioFork>): Promise<this> {
+  async start(openFork: (o: ForkOptions) => Promise<Pick<AudioFork, 'rate' | 'stop'>>): Promise<this> {
     const d = this.opts.direction ?? 'in';
     const sides: Array<'in' | 'out'> = d === 'both' ? ['in', 'out'] : [d];
     const provider = createSttProvider(this.opts.provider);
@@ -64,7 +64,7 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
         let stream: SttStream | null = null;
         // write() never blocks: past its backlog the recogniser drops and counts frames
         const fork = await openFork({ mix: side, maxInFlight: 50, legRate: true, onFrame: (f) => (stream ? stream.write(f) : void early.push(f)) });
-        const part: { fork: AudioFork | null; stream: SttStream | null } = { fork, stream: null };
+        const part: { fork: Pick<AudioFork, 'rate' | 'stop'> | null; stream: SttStream | null } = { fork, stream: null };
         this.parts.push(part);
         const s = provider.createStream({
           language: this.opts.language,

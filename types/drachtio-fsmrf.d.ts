@@ -39,7 +39,15 @@ declare module 'drachtio-fsmrf' {
     modify(sdp: string): Promise<unknown>;
     destroy(): Promise<void>;
     /** `uuid_audio_fork <uuid> start …` (mod_audio_fork); rejects with the switch's `-ERR …` answer */
-    forkAudioStart(opts: { wsUrl: string; mixType?: 'mono' | 'mixed' | 'stereo'; sampling?: string; bugname?: string; metadata?: string | object }): Promise<void>;
+    forkAudioStart(opts: {
+      wsUrl: string;
+      mixType?: 'mono' | 'mixed' | 'stereo';
+      sampling?: string;
+      bugname?: string;
+      metadata?: string | object;
+      /** audio back from the server: `enabled` playAudio, `streaming` binary frames, at `sampleRate` (strings, as fsmrf sends them) */
+      bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: string };
+    }): Promise<void>;
     /** `stop [bug] [text]`, `send_text [bug] <text>`, `pause [bug]`, `resume [bug]`: fsmrf's argument shuffles (lib/endpoint.js) */
     forkAudioStop(bugname?: string | object, metadata?: string | object): Promise<void>;
     forkAudioSendText(bugname: string | object, metadata?: string | object): Promise<void>;

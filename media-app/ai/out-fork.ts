@@ -5,25 +5,25 @@
  * was dropped or closed is stopped at once and never handed out; it would otherwise stay on the call's
  * endpoint after the session, as one did before this owner existed.
  */
-import type { AudioFork } from '../../media-engine';
+import type { MediaFork } from '../media-server/tap';
 
 export class OutFork {
-  private fork: AudioFork | null = null;
-  private opening: Promise<AudioFork | null> | null = null;
+  private fork: MediaFork | null = null;
+  private opening: Promise<MediaFork | null> | null = null;
   private closed = false;
 
-  constructor(private readonly open: () => Promise<AudioFork>) {}
+  constructor(private readonly open: () => Promise<MediaFork>) {}
 
   /** The open fork, opened if there is none; null when it was dropped or closed while it opened. */
-  get(): Promise<AudioFork | null> {
+  get(): Promise<MediaFork | null> {
     if (this.fork) return Promise.resolve(this.fork);
     if (this.closed) return Promise.resolve(null);
     this.opening ??= this.start();
     return this.opening;
   }
 
-  private start(): Promise<AudioFork | null> {
-    const opening: Promise<AudioFork | null> = this.open().then(
+  private start(): Promise<MediaFork | null> {
+    const opening: Promise<MediaFork | null> = this.open().then(
       (f) => {
         if (this.closed || this.opening !== opening) {
           void f.stop().catch(() => undefined);

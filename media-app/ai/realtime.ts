@@ -19,8 +19,8 @@
  *   audio, its first audio out) goes onto its message.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork } from '../../media-engine';
 import type { CallEndpoint } from '../media-server/endpoint';
+import type { MediaFork } from '../media-server/tap';
 import type { AiSession } from '../../core/ai/session';
 import { AGENT_FORK_MAX_IN_FLIGHT, type VoiceEnd } from './voice';
 import type { LinkHost, LinkRate, LinkToolCall, ModelLink } from './s2s/link';
@@ -38,7 +38,7 @@ export interface RealtimeAgentEvents {
 const FRAMES_PER_SEND = 2;
 
 export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
-  private inFork: AudioFork | null = null;
+  private inFork: MediaFork | null = null;
   /** the fork the model's audio is injected into: its one owner */
   private readonly outFork: OutFork;
   private ready = false;

@@ -15,8 +15,9 @@
  * the session's clock (VoiceOptions.clock), owned by the state or the life that armed it.
  */
 import { EventEmitter } from 'node:events';
-import type { AudioFork, SpeechEvent, TranscriptEvent } from '../../media-engine';
+import type { SpeechEvent, TranscriptEvent } from '../../media-engine';
 import type { CallEndpoint } from '../media-server/endpoint';
+import type { MediaFork } from '../media-server/tap';
 import { Recogniser } from './recogniser';
 import type { AiSession } from '../../core/ai/session';
 import { TURN_DEFAULTS, type TurnSettings } from '../../core/ai/turns';
@@ -46,9 +47,9 @@ const PAUSE_MS = 200;
 export const AGENT_FORK_MAX_IN_FLIGHT = 500;
 
 export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
-  private fork: AudioFork | null = null;
+  private fork: MediaFork | null = null;
   /** what the call sends (the agent's audio): the echo guard's reference */
-  private outFork: AudioFork | null = null;
+  private outFork: MediaFork | null = null;
   private guard: EchoGuard | null = null;
   private vad: SileroVad | null = null;
   private stt: Recogniser | null = null;

@@ -52,6 +52,13 @@ const schema = z.object({
   MEDIA_SERVER: z.string().optional(),
   /** How long connecting to MEDIA_SERVER's event socket may take (TCP, auth, the switch's answer) before it is given up. */
   MEDIA_SERVER_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  /** host:port where the fsmrf backend's audio fork server listens; the switch's mod_audio_fork dials it there (port 0: any free one). */
+  MEDIA_SERVER_TAP_LISTEN: z
+    .string()
+    .refine((v) => parseHostPort(v) !== null, 'must be host:port')
+    .default('127.0.0.1:0'),
+  /** How long the switch may take to connect an audio fork to that server before the fork fails. */
+  MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -162,6 +169,8 @@ export interface MediaAppConfig {
   mediaServer: MediaServerSetting;
   /** ms connecting to a freeswitch:// MEDIA_SERVER may take (fsmrf/connect.ts) */
   mediaServerConnectTimeoutMs: number;
+  /** the fsmrf backend's audio fork server (media-server/fsmrf/fork-tap.ts) */
+  mediaServerTaps: { host: string; port: number; connectTimeoutMs: number };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -219,6 +228,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     mediaServer,
     mediaServerConnectTimeoutMs: e.MEDIA_SERVER_CONNECT_TIMEOUT_MS,
+    mediaServerTaps: { ...parseHostPort(e.MEDIA_SERVER_TAP_LISTEN)!, connectTimeoutMs: e.MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

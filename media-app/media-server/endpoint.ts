@@ -11,7 +11,6 @@ import { Endpoint } from '../../media-engine';
 import type {
   AmdRequest,
   AmdResult,
-  AudioFork,
   BeepResult,
   Conference,
   DtmfForm,
@@ -33,6 +32,7 @@ import type {
 } from '../../media-engine';
 
 import { MediaBackendUnsupported } from './port';
+import type { MediaFork } from './tap';
 
 type Direction = 'in' | 'out' | 'both';
 
@@ -78,10 +78,10 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
   unmute(direction?: Direction): Promise<void>;
   echo(on?: boolean): Promise<void>;
 
-  // the engine's own taps (the fsmrf backend refuses each with MediaBackendUnsupported)
+  // the engine's own taps (the fsmrf backend refuses those it cannot give with MediaBackendUnsupported)
   echoCancel(opts: EchoCancelOptions | null): Promise<void>;
-  forkAudioStart(opts: ForkOptions): Promise<AudioFork>;
-  forkAudioStop(fork?: AudioFork): Promise<ForkStats | null>;
+  forkAudioStart(opts: ForkOptions): Promise<MediaFork>;
+  forkAudioStop(fork?: MediaFork): Promise<ForkStats | null>;
   amd(opts?: AmdRequest): Promise<AmdResult>;
   stopAmd(): Promise<void>;
   waitForBeep(opts?: { timeoutMs?: number }): Promise<BeepResult>;

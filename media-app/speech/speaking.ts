@@ -11,7 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { createTtsProvider, EspeakProvider, espeakPool, readWav, type AudioFork, type EspeakStreamOptions, type ForkOptions, type TtsProvider } from '../../media-engine';
+import { createTtsProvider, EspeakProvider, espeakPool, readWav, type EspeakStreamOptions, type ForkOptions, type TtsProvider } from '../../media-engine';
 import type { SpeakingRow } from '../../core/repos/speakings';
 import { PcmCache } from './pcm-cache';
 import type { TalkVoice } from '../../core/speech/talk-voices';
@@ -19,6 +19,7 @@ import type { VoiceVendors } from '../../core/speech/vendors';
 import { vendorKeyVariable } from '../../core/speech/vendors';
 import type { EgressPolicy } from '../../core/net';
 import { VENDOR_VOICES, VoiceError } from '../voices';
+import type { MediaFork } from '../media-server/tap';
 
 /** A speaking whose provider the operator mapped to a cloud voice (core/speech/talk-voices.ts). */
 export interface SpeakingCloud {
@@ -73,13 +74,13 @@ export interface SpeakingSessionEvents {
 
 /** Something speech can be injected into: an Endpoint (one party hears it) or a Conference (all do). */
 export interface Forkable {
-  forkAudioStart(o: ForkOptions): Promise<AudioFork>;
+  forkAudioStart(o: ForkOptions): Promise<MediaFork>;
 }
 
 export class SpeakingSession extends EventEmitter<SpeakingSessionEvents> {
   private readonly texts = new Map<number, { text: string; arrivedAt: number }>();
   private nextSeq = 1;
-  private forks: AudioFork[] = [];
+  private forks: MediaFork[] = [];
   private targets: Forkable[] = [];
   private draining = false;
   private aheadUntil = 0;

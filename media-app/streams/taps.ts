@@ -3,8 +3,9 @@
  * (both parties mixed: what the caller says plus what the caller hears) or of a conference's whole
  * mix. Audio sent back is injected: the caller hears it, or every participant does.
  */
-import type { AudioFork, Conference, ForkMix } from '../../media-engine';
+import type { Conference, ForkMix } from '../../media-engine';
 import type { CallEndpoint } from '../media-server/endpoint';
+import type { MediaFork } from '../media-server/tap';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
@@ -51,8 +52,10 @@ function frameBuffer(frame: Int16Array): Buffer {
 }
 
 /** `span`: the tap's `media fork`, ended when it stops or its source goes away. */
-function wrap(fork: AudioFork, ended: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
+function wrap(fork: MediaFork, source: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
   let stopped = false;
+  // a fork over a connection of its own (the fsmrf backend's) may end by itself: the tap ends with it
+  const ended = fork.ended ? Promise.race([source, fork.ended.then((why) => (why === 'stopped' ? source : `media fork ended: ${why}`))]) : source;
   void ended.then((why) => span.end(why));
   return {
     ended,

@@ -18,7 +18,7 @@ import { CLOSE_NORMAL } from '../../core/streams/stream-socket';
 import { TwilioPlayback } from '../../core/streams/twilio-playback';
 import { parseServerMessage, tracksOf, TwilioMessages, type TwilioMediaTrack, type TwilioTrack } from '../../core/streams/twilio';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import type { AudioFork } from '../../media-engine';
+import type { MediaFork } from '../media-server/tap';
 import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import { StreamStatusCallback, streamAuthToken, type StatusCallbackTarget } from './twilio-callback';
@@ -53,7 +53,7 @@ export class TwilioStream extends EventEmitter {
   private readonly machine = new StreamStateMachine();
   private readonly msgs: TwilioMessages;
   private ws: WebSocket | null = null;
-  private readonly forks: AudioFork[] = [];
+  private readonly forks: MediaFork[] = [];
   /** the stream's `media fork` span (kit/media-trace.ts), ended with the teardown */
   private forkSpan: MediaSpan | null = null;
   private readonly playback = new TwilioPlayback({
@@ -171,6 +171,8 @@ export class TwilioStream extends EventEmitter {
         throw new TwilioStreamError('the stream closed while starting');
       }
       this.forks.push(fork);
+      // a fork over a connection of its own (the fsmrf backend's) may end by itself: the stream ends with it
+      void fork.ended?.then((why) => why !== 'stopped' && this.stop(`media fork ended: ${why}`));
     }
     if (this.req.bidirectional) call.on('dtmf', this.onDtmf);
     ep.once('destroy', this.onCallGone);

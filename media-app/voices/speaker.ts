@@ -8,7 +8,7 @@
  * later ones too) and `onFallback` reports it; without one, the error ends the speech.
  */
 import path from 'node:path';
-import { createTtsProvider, readWav, type AudioFork, type TtsProvider } from '../../media-engine';
+import { createTtsProvider, readWav, type TtsProvider } from '../../media-engine';
 import type { CallEndpoint } from '../media-server/endpoint';
 import type { EgressPolicy } from '../../core/net';
 import { isVendorTts } from '../../core/speech/voices';
@@ -17,6 +17,7 @@ import { VENDOR_VOICES } from './registry';
 import { VoiceError } from './vendor';
 import { PcmToRate } from './pcm';
 import { onceAborted } from '../kit/clock';
+import type { MediaFork } from '../media-server/tap';
 
 export interface VoiceChoice {
   /** a tts_type: a vendor or a local voice */
@@ -50,8 +51,8 @@ const locals = new Map<string, TtsProvider>();
 const FIRST_OUT_WAIT_MS = 2000;
 
 export class Speaker {
-  private fork: AudioFork | null = null;
-  private opening: Promise<AudioFork> | null = null;
+  private fork: MediaFork | null = null;
+  private opening: Promise<MediaFork> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private playEnd = 0;
   private generation = 0;
@@ -90,7 +91,7 @@ export class Speaker {
     await f?.stop().catch(() => null);
   }
 
-  private async out(): Promise<AudioFork> {
+  private async out(): Promise<MediaFork> {
     if (this.fork) return this.fork;
     // at the leg's rate: its `rate` (16000 on a G.722 or Opus leg) is the rate the voice is injected at
     this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts: true }).then((f) => (this.fork = f));

@@ -43,6 +43,67 @@ function clientFrame(enc: string, n: number, seq: number): Buffer {
   return Buffer.concat([h, pcm]);
 }
 
+/**
+ * The stream of `call` in encapsulation `enc` (`url`: the media_stream URL with the owner's token): 50
+ * chunks a second of the right size with the caller's tone in them, and the client's audio heard on
+ * the call.
+ */
+async function streamsTheCall(enc: 'rtp' | 'sln' | 'audiosocket', url: string, call: PlacedCall): Promise<void> {
+  const ws = await accept(url);
+  const msgs: { at: number; m: Buffer }[] = [];
+  ws.on('message', (m: Buffer) => msgs.push({ at: Date.now(), m }));
+  await until(() => msgs.length > 5, 5000, 'first chunks');
+  const start = msgs.length;
+  const t0 = Date.now();
+  await sleep(2000);
+  const window = msgs.slice(start).filter((x) => x.at - t0 <= 2000);
+  // 100 chunks expected in 2 s; a busy shared machine may bunch or delay some
+  expect(window.length, 'chunks in 2 s').to.be.within(80, 120);
+  if (enc === 'audiosocket') {
+    expect(msgs[0]!.m[0]).to.equal(AS_UUID);
+    expect(bytesToUuid(msgs[0]!.m.subarray(3))).to.equal(call.callId);
+  }
+  const pcms = msgs.map((x) => payloadOf(enc, x.m)).filter((p): p is Buffer => p !== null);
+  if (enc === 'rtp') {
+    const seqs = msgs.map((x) => x.m.readUInt16BE(2));
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]).to.equal((seqs[i - 1]! + 1) & 0xffff);
+    const ts = msgs.map((x) => x.m.readUInt32BE(4));
+    expect((ts[ts.length - 1]! - ts[0]!) >>> 0).to.equal(160 * (ts.length - 1));
+  }
+  const loud = pcms.filter((p) => level(p) > 1000).length;
+  expect(
+    loud,
+    `levels ${pcms
+      .slice(0, 120)
+      .map((p) => Math.round(level(p)))
+      .join(',')}`,
+  ).to.be.greaterThan(pcms.length * 0.4);
+
+  // the client talks for a second: the caller hears it
+  const heardBefore = call.peer.levels.length;
+  let n = 0;
+  await new Promise<void>((resolve) => {
+    const t = setInterval(() => {
+      ws.send(clientFrame(enc, n, n), { binary: true });
+      if (++n >= 50) {
+        clearInterval(t);
+        resolve();
+      }
+    }, 20);
+  });
+  await sleep(600);
+  expect(
+    call.peer.voiced(heardBefore),
+    `levels ${call.peer.levels
+      .slice(heardBefore, heardBefore + 60)
+      .map(Math.round)
+      .join(',')}`,
+  ).to.be.greaterThan(30);
+  const bye = closed(ws);
+  ws.close(1000);
+  expect((await bye).code).to.equal(1000);
+}
+
 describe('media streams: GET /calls/{id}/media_stream', function () {
   this.timeout(120_000);
   let stack: Stack;
@@ -66,61 +127,8 @@ describe('media streams: GET /calls/{id}/media_stream', function () {
   const url = (id: string, q: string) => `${stack.base}/v1.0/calls/${id}/media_stream?${q}`;
 
   for (const enc of ['rtp', 'sln', 'audiosocket'] as const) {
-    it(`${enc}: 50 chunks a second of the right size with the caller's audio; the client's audio is heard on the call`, async () => {
-      const ws = await accept(url(call.callId, `encapsulation=${enc}&token=${owner.token}`));
-      const msgs: { at: number; m: Buffer }[] = [];
-      ws.on('message', (m: Buffer) => msgs.push({ at: Date.now(), m }));
-      await until(() => msgs.length > 5, 5000, 'first chunks');
-      const start = msgs.length;
-      const t0 = Date.now();
-      await sleep(2000);
-      const window = msgs.slice(start).filter((x) => x.at - t0 <= 2000);
-      // 100 chunks expected in 2 s; a busy shared machine may bunch or delay some
-      expect(window.length, 'chunks in 2 s').to.be.within(80, 120);
-      if (enc === 'audiosocket') {
-        expect(msgs[0]!.m[0]).to.equal(AS_UUID);
-        expect(bytesToUuid(msgs[0]!.m.subarray(3))).to.equal(call.callId);
-      }
-      const pcms = msgs.map((x) => payloadOf(enc, x.m)).filter((p): p is Buffer => p !== null);
-      if (enc === 'rtp') {
-        const seqs = msgs.map((x) => x.m.readUInt16BE(2));
-        for (let i = 1; i < seqs.length; i++) expect(seqs[i]).to.equal((seqs[i - 1]! + 1) & 0xffff);
-        const ts = msgs.map((x) => x.m.readUInt32BE(4));
-        expect((ts[ts.length - 1]! - ts[0]!) >>> 0).to.equal(160 * (ts.length - 1));
-      }
-      const loud = pcms.filter((p) => level(p) > 1000).length;
-      expect(
-        loud,
-        `levels ${pcms
-          .slice(0, 120)
-          .map((p) => Math.round(level(p)))
-          .join(',')}`,
-      ).to.be.greaterThan(pcms.length * 0.4);
-
-      // the client talks for a second: the caller hears it
-      const heardBefore = call.peer.levels.length;
-      let n = 0;
-      await new Promise<void>((resolve) => {
-        const t = setInterval(() => {
-          ws.send(clientFrame(enc, n, n), { binary: true });
-          if (++n >= 50) {
-            clearInterval(t);
-            resolve();
-          }
-        }, 20);
-      });
-      await sleep(600);
-      expect(
-        call.peer.voiced(heardBefore),
-        `levels ${call.peer.levels
-          .slice(heardBefore, heardBefore + 60)
-          .map(Math.round)
-          .join(',')}`,
-      ).to.be.greaterThan(30);
-      const bye = closed(ws);
-      ws.close(1000);
-      expect((await bye).code).to.equal(1000);
-    });
+    it(`${enc}: 50 chunks a second of the right size with the caller's audio; the client's audio is heard on the call`, () =>
+      streamsTheCall(enc, url(call.callId, `encapsulation=${enc}&token=${owner.token}`), call));
   }
 
   it('accepts the credential as an accesskey or an Authorization header', async () => {
@@ -206,4 +214,30 @@ describe('media streams: GET /calls/{id}/media_stream', function () {
       short.peer.close();
     }
   });
+});
+
+// The same stream on the fsmrf backend: the node's calls on drachtio-fsmrf against our switch (esl/), the
+// call's audio through the switch's mod_audio_fork to the node's fork server (media-server/fsmrf/fork-tap.ts).
+describe('media streams on the fsmrf media backend', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let owner: Fixture;
+  let call: PlacedCall;
+
+  before(async () => {
+    await truncateAll();
+    stack = await startStack({}, { mediaServer: 'fsmrf' });
+    owner = await customerWithTrunk(stack.api);
+    call = await placeCall(stack, owner.customer.id, [{ type: 'answer' }, { type: 'sleep', option: { duration: 40_000 } }, { type: 'hangup' }]);
+  });
+  after(async () => {
+    call?.peer.close();
+    killAllSipp();
+    await stack?.close();
+  });
+
+  for (const enc of ['rtp', 'sln'] as const) {
+    it(`${enc}: 50 chunks a second of the caller's audio; the client's audio is heard on the call`, () =>
+      streamsTheCall(enc, `${stack.base}/v1.0/calls/${call.callId}/media_stream?encapsulation=${enc}&token=${owner.token}`, call));
+  }
 });

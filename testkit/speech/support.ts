@@ -17,8 +17,9 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const p = await startPlatform(env);
+/** `mediaServer`: the node's media backend (startPlatform's). */
+export async function startStack(env: Record<string, string> = {}, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Stack> {
+  const p = await startPlatform(env, opts);
   const t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir, ...env } });
   return {
     p,

@@ -25,11 +25,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** `env`: more media-app settings (a benchmark's wider RTP_PORT_MIN/MAX). */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+/** `env`: more media-app settings (a benchmark's wider RTP_PORT_MIN/MAX); `mediaServer`: the node's media backend (startPlatform's). */
+export async function startStack(env: Record<string, string> = {}, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Stack> {
   const prefix = `tst${process.pid}_${randomBytes(4).toString('hex')}:`;
   // the customers' WebSocket servers (external media) and SIP parties listen on loopback: opted in
-  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
+  const platform = await startPlatform({ REDIS_KEY_PREFIX: prefix, SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env }, opts);
   // one platform, one DATA_DIR: the API serves the recordings the node writes
   const api = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: prefix, DATA_DIR: platform.config.dataDir } });
   const server = http.createServer(api.app);
@@ -392,11 +392,11 @@ export function closed(ws: WebSocket): Promise<{ code: number; reason: string }>
  * Mocha hooks of the stream suites: on an emptied database, a stack and a customer with a trunk (the
  * owner of the calls), handed to `set` once up; every sipp killed and the stack closed after.
  */
-export function useStreamStack(set: (s: { stack: Stack; owner: Fixture }) => void): void {
+export function useStreamStack(set: (s: { stack: Stack; owner: Fixture }) => void, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): void {
   let stack: Stack | undefined;
   before(async () => {
     await truncateAll();
-    stack = await startStack();
+    stack = await startStack({}, opts);
     set({ stack, owner: await customerWithTrunk(stack.api) });
   });
   after(async () => {

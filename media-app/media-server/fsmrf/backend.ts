@@ -11,8 +11,12 @@ import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } fro
 import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
+import { ForkTapServer, type ForkTapSetting } from './fork-tap';
 
 export { FsmrfCallEndpoint } from './endpoint';
+
+/** The audio fork server's defaults (MEDIA_SERVER_TAP_LISTEN, MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS). */
+export const DEFAULT_TAPS: ForkTapSetting = { host: '127.0.0.1', port: 0, connectTimeoutMs: 5000 };
 
 export interface FsmrfSetting {
   host: string;
@@ -27,7 +31,11 @@ export class FsmrfBackend implements MediaPort {
   /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
   private checkUrl: UrlCheck | null = null;
 
-  private constructor(private readonly ms: FsMediaServer) {}
+  private constructor(
+    private readonly ms: FsMediaServer,
+    /** where the switch's audio forks connect (fork-tap.ts), listening from the first fork on */
+    readonly taps: ForkTapServer,
+  ) {}
 
   /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
   checkUrlsWith(check: UrlCheck): this {
@@ -38,11 +46,12 @@ export class FsmrfBackend implements MediaPort {
   /**
    * Connects fsmrf to the event socket within `connectTimeoutMs` (connect.ts; rejects with a
    * SwitchConnectError). `srf`: media-app's drachtio-srf (fsmrf sends its INVITEs to the switch's SIP
-   * profile through it); `listenAddress`: where fsmrf's outbound-socket server listens (loopback).
+   * profile through it); `listenAddress`: where fsmrf's outbound-socket server listens (loopback);
+   * `taps`: where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect).
    */
-  static async connect(srf: unknown, setting: FsmrfSetting, opts: { connectTimeoutMs: number; listenAddress?: string }): Promise<FsmrfBackend> {
+  static async connect(srf: unknown, setting: FsmrfSetting, opts: { connectTimeoutMs: number; listenAddress?: string; taps?: ForkTapSetting }): Promise<FsmrfBackend> {
     const ms = await connectSwitch(srf, setting, { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' });
-    return new FsmrfBackend(ms);
+    return new FsmrfBackend(ms, new ForkTapServer(opts.taps ?? DEFAULT_TAPS));
   }
 
   /**
@@ -54,7 +63,7 @@ export class FsmrfBackend implements MediaPort {
   async createEndpoint(opts: CallEndpointOptions = {}): Promise<FsmrfCallEndpoint> {
     if (opts.direction && opts.direction !== 'sendrecv') throw new MediaBackendUnsupported('fsmrf', `an endpoint made ${opts.direction}`);
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs, this.checkUrl);
+    const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps);
     if (opts.inbandDtmf) {
       try {
         await fs.execute('start_dtmf');
@@ -82,6 +91,7 @@ export class FsmrfBackend implements MediaPort {
   }
 
   close(): void {
+    void this.taps.close();
     this.ms.disconnect();
   }
 }

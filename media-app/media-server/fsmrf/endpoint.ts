@@ -8,10 +8,28 @@
 import { LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { DtmfEvent, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
+import type {
+  AmdRequest,
+  AmdResult,
+  BeepResult,
+  DtmfEvent,
+  EndpointEnd,
+  EndpointEvents,
+  ForkOptions,
+  ForkStats,
+  PlayCollectOptions,
+  PlayCollectResult,
+  PlayResult,
+  PlaySpec,
+  RecordOptions,
+  RecordResult,
+} from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
+import type { ForkTapServer } from './fork-tap';
+import { ForkAnalysis } from './amd-tap';
+import type { MediaFork } from '../tap';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -57,10 +75,19 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
-  /** `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such prompts are refused). */
+  /** the leg's audio forks (fork-tap.ts) not stopped yet */
+  private readonly forks = new Set<MediaFork>();
+  /** AMD and the beep on the engine's classifiers, fed by a fork of the leg (amd-tap.ts) */
+  private readonly analysis = new ForkAnalysis((o) => this.forkAudioStart(o));
+
+  /**
+   * `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such
+   * prompts are refused); `taps`: the backend's audio fork server (none: forks are refused).
+   */
   constructor(
     readonly fs: FsEndpoint,
     private readonly checkUrl: UrlCheck | null = null,
+    private readonly taps: ForkTapServer | null = null,
   ) {
     super();
     this.socket = new LegSocket(fs);
@@ -252,20 +279,35 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   echoCancel(): Promise<void> {
     return refuse('echo cancellation');
   }
-  forkAudioStart(): Promise<never> {
-    return refuse("the AI voice path (the engine's audio taps)");
+  /** The switch's mod_audio_fork of the leg, over the backend's fork server (fork-tap.ts). */
+  async forkAudioStart(opts: ForkOptions): Promise<MediaFork> {
+    if (!this.taps) throw new MediaBackendUnsupported('fsmrf', 'audio taps (no audio fork server given to the backend)');
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const fork = await this.taps.open({ fs: this.fs, run: (op, f) => this.socket.run(op, f) }, opts);
+    this.forks.add(fork);
+    void fork.ended.then(() => this.forks.delete(fork));
+    return fork;
   }
-  forkAudioStop(): Promise<null> {
-    return refuse("the AI voice path (the engine's audio taps)");
+  /** Stops `fork`, or every fork of the leg; the last one's counters. */
+  async forkAudioStop(fork?: MediaFork): Promise<ForkStats | null> {
+    let last: ForkStats | null = null;
+    for (const f of fork ? [fork] : [...this.forks]) {
+      this.forks.delete(f);
+      last = (await f.stop()) ?? last;
+    }
+    return last;
   }
-  amd(): Promise<never> {
-    return refuse('answering-machine detection');
+  /** app_amd's verdict on what the caller says: the engine's classifier on the leg's fork (amd-tap.ts). */
+  amd(opts?: AmdRequest): Promise<AmdResult> {
+    return this.analysis.amd(opts);
   }
+  /** Cancels a running amd() and waitForBeep() (they reject with ECANCELED). */
   stopAmd(): Promise<void> {
-    return refuse('answering-machine detection');
+    return this.analysis.stop();
   }
-  waitForBeep(): Promise<never> {
-    return refuse('beep detection');
+  /** The voicemail beep: the engine's detector on the leg's fork; rejects with code ETIMEDOUT after timeoutMs. */
+  waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
+    return this.analysis.waitForBeep(opts.timeoutMs ?? 20000);
   }
   transcribeStart(): Promise<void> {
     return refuse('live transcription');
@@ -299,6 +341,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private gone(end: EndpointEnd): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.analysis.close();
     this.emit('destroy', end);
   }
 }

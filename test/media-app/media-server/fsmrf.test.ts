@@ -139,9 +139,9 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect((err as EgressRefused).reason).to.equal('loopback');
   });
 
-  it('refuses by name what needs the engine taps: the AI voice path, echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {
+  it('refuses by name what needs the engine taps: echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {
     const { leg } = await call();
-    const refusals = [leg.forkAudioStart(), leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
+    const refusals = [leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
     for (const p of refusals) {
       const err = await p.then(
         () => null,

@@ -1,0 +1,263 @@
+/**
+ * Audio taps on the fsmrf backend (README.md beside, "Audio taps"): the switch's mod_audio_fork
+ * (`uuid_audio_fork <uuid> start <ws-url> …`) sends a leg's audio as binary 16-bit little-endian PCM to a
+ * WebSocket server of media-app's, one per backend (ForkTapServer: loopback and port 0 unless
+ * configured), where a per-fork token in the URL's path is the only way in: a connection without a
+ * waiting token is refused (403) before the upgrade, and a token serves one connection. Each 20 ms frame
+ * goes to the fork's onFrame once, in order, however the switch cut its messages. Audio injected goes
+ * back on the same socket (the fork's bidirectional streaming, played into the channel as it comes);
+ * clearInjected is `stop_play`. stop ends the switch's fork, then the socket. A socket that drops ends
+ * the fork (`ended` says why); a switch that never connects rejects forkAudioStart after
+ * `connectTimeoutMs`, never a hang.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import type { ForkOptions, ForkStats, InjectRate } from '../../../media-engine';
+import { MediaBackendUnsupported } from '../port';
+import type { MediaFork } from '../tap';
+
+/** The sub-protocol mod_audio_fork asks for. */
+export const FORK_SUBPROTOCOL = 'audio.drachtio.org';
+
+/** The frames' rate: mod_audio_fork is asked for 8 kHz whatever the leg (a `legRate` fork too). */
+const RATE = 8000;
+const FRAME_SAMPLES = RATE / 50;
+
+/** Largest message taken from the switch (it sends 20 ms frames; a few buffered ones at most). */
+const MAX_PAYLOAD = 256 * 1024;
+
+export interface ForkTapSetting {
+  /** where the server listens; the switch must reach it there (MEDIA_SERVER_TAP_LISTEN) */
+  host: string;
+  port: number;
+  /** how long the switch may take to connect a fork after `uuid_audio_fork start` (MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS) */
+  connectTimeoutMs: number;
+}
+
+/** A fork that could not start or whose connection failed: what happened, never the token. */
+export class ForkTapError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForkTapError';
+  }
+}
+
+/** The leg a fork taps: its fsmrf Endpoint and its channel socket's guard (leg-socket.ts). */
+export interface ForkLeg {
+  readonly fs: FsEndpoint;
+  run<T>(operation: string, op: () => Promise<T>): Promise<T>;
+}
+
+/** The switch's fork type for the engine's mix: stereo is the caller left, what the caller hears right. */
+const MIX_TYPE = { in: 'mono', both: 'mixed', out: 'stereo' } as const;
+
+let bugSeq = 0;
+
+/** The server the switch's forks connect to: one per backend, listening from the first fork on. */
+export class ForkTapServer {
+  private wss: WebSocketServer | null = null;
+  private listening: Promise<number> | null = null;
+  /** the forks whose connection is awaited, by token */
+  private readonly waiting = new Map<string, (ws: WebSocket) => void>();
+  private closed = false;
+
+  constructor(readonly setting: ForkTapSetting) {}
+
+  /** The port it listens on (starting it the first time). */
+  port(): Promise<number> {
+    if (this.closed) return Promise.reject(new ForkTapError('the audio fork server is closed'));
+    this.listening ??= this.listen().catch((e: unknown) => {
+      this.listening = null;
+      throw e;
+    });
+    return this.listening;
+  }
+
+  private listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const wss = new WebSocketServer({
+        host: this.setting.host,
+        port: this.setting.port,
+        maxPayload: MAX_PAYLOAD,
+        perMessageDeflate: false,
+        verifyClient: (info: { req: IncomingMessage }, cb: (ok: boolean, code?: number) => void) => cb(this.waiting.has(tokenOf(info.req)), 403),
+        handleProtocols: (protocols: Set<string>) => (protocols.has(FORK_SUBPROTOCOL) ? FORK_SUBPROTOCOL : false),
+      });
+      // first: a failure to listen rejects; later ones (none expected) are no one's to throw
+      wss.on('error', (e: Error) => {
+        if (!this.wss) reject(new ForkTapError(`the audio fork server could not listen on ${this.setting.host}:${this.setting.port}: ${e.message}`));
+      });
+      wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+        ws.on('error', () => undefined);
+        const token = tokenOf(req);
+        const take = this.waiting.get(token);
+        this.waiting.delete(token);
+        if (take) take(ws);
+        else ws.terminate(); // its fork gave up between the check and the upgrade
+      });
+      wss.once('listening', () => {
+        this.wss = wss;
+        resolve((wss.address() as { port: number }).port);
+      });
+    });
+  }
+
+  /** Starts mod_audio_fork on `leg` towards this server; resolves once the switch connected. */
+  async open(leg: ForkLeg, opts: ForkOptions): Promise<FsmrfFork> {
+    if (!opts.onFrame && !opts.stream) throw new TypeError('forkAudioStart needs onFrame or stream');
+    if (opts.reportStarts) throw new MediaBackendUnsupported('fsmrf', "reports of when injected audio starts (a fork's reportStarts)");
+    const port = await this.port();
+    const token = randomBytes(18).toString('base64url');
+    const mix = opts.mix ?? 'both';
+    const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix);
+    let timer: NodeJS.Timeout | undefined;
+    const connected = new Promise<void>((resolve, reject) => {
+      this.waiting.set(token, (ws) => {
+        fork.attach(ws);
+        resolve();
+      });
+      const ms = this.setting.connectTimeoutMs;
+      timer = setTimeout(() => reject(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`)), ms);
+    });
+    connected.catch(() => undefined); // awaited below; a timeout while the start is still asked must not go unhandled
+    try {
+      const url = `ws://${hostForUrl(this.setting.host)}:${port}/fork/${token}`;
+      await leg.run('forkAudioStart', () =>
+        leg.fs.forkAudioStart({ wsUrl: url, mixType: MIX_TYPE[mix], sampling: String(RATE), bugname: fork.bug, bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: String(RATE) } }),
+      );
+      await connected;
+      return fork;
+    } catch (e) {
+      await fork.stop();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      this.waiting.delete(token);
+    }
+  }
+
+  /** Stops listening; the forks' connections end (each fork's `ended`). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.waiting.clear();
+    const wss = this.wss;
+    if (!wss) return;
+    for (const c of wss.clients) c.terminate();
+    await new Promise<void>((r) => wss.close(() => r()));
+  }
+}
+
+/** One fork of a leg: the switch's bug `bug`, its frames from the socket, injected audio back on it. */
+export class FsmrfFork implements MediaFork {
+  readonly rate = RATE;
+  readonly ended: Promise<string>;
+  private endWith: (why: string) => void = () => undefined;
+  private ws: WebSocket | null = null;
+  private over = false;
+  /** bytes of a frame not complete yet */
+  private rest: Buffer = Buffer.alloc(0);
+  private readonly frameBytes: number;
+  private readonly stats: ForkStats = { sent: 0, dropped: 0, injected: 0 };
+
+  constructor(
+    private readonly leg: ForkLeg,
+    private readonly opts: ForkOptions,
+    readonly bug: string,
+    private readonly mix: 'in' | 'out' | 'both',
+  ) {
+    this.frameBytes = FRAME_SAMPLES * 2 * (mix === 'out' ? 2 : 1);
+    this.ended = new Promise((resolve) => (this.endWith = resolve));
+  }
+
+  /** The switch's connection for this fork (its 'error' is handled already). */
+  attach(ws: WebSocket): void {
+    this.ws = ws;
+    ws.on('message', (data: WebSocket.RawData, binary: boolean) => {
+      if (binary) this.onAudio(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer));
+    });
+    ws.once('close', (code: number) => this.lost(`the switch's audio fork connection closed (code ${code})`));
+    if (this.over) ws.close(1000);
+  }
+
+  private onAudio(buf: Buffer): void {
+    if (this.over) return;
+    let all = this.rest.length ? Buffer.concat([this.rest, buf]) : buf;
+    while (all.length >= this.frameBytes) {
+      this.deliver(all.subarray(0, this.frameBytes));
+      all = all.subarray(this.frameBytes);
+    }
+    this.rest = Buffer.from(all);
+  }
+
+  /** One 20 ms frame (stereo: the right channel, what the caller hears). */
+  private deliver(bytes: Buffer): void {
+    const frame = new Int16Array(FRAME_SAMPLES);
+    const step = this.mix === 'out' ? 4 : 2;
+    const at = this.mix === 'out' ? 2 : 0;
+    for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = bytes.readInt16LE(i * step + at);
+    this.stats.sent++;
+    if (this.opts.stream) {
+      this.opts.stream.write(Buffer.from(frame.buffer));
+      return;
+    }
+    try {
+      const r = this.opts.onFrame!(frame);
+      if (r) r.catch(() => undefined);
+    } catch {
+      // the consumer's failure is its own: the next frame still comes
+    }
+  }
+
+  /** Audio back into the call at 8 kHz (the fork streams at 8 kHz; 16 kHz is refused). */
+  inject(samples: Int16Array, rate: InjectRate = 8000): void {
+    if (rate !== 8000 && rate !== 16000) throw new TypeError(`inject: rate must be 8000 or 16000, not ${String(rate)}`);
+    if (rate !== RATE) throw new MediaBackendUnsupported('fsmrf', 'injecting 16 kHz audio (the fork streams back at 8 kHz)');
+    const ws = this.ws;
+    if (this.over || !ws || ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
+    const buf = Buffer.alloc(samples.length * 2);
+    for (let i = 0; i < samples.length; i++) buf.writeInt16LE(samples[i]!, i * 2);
+    ws.send(buf, { binary: true });
+    this.stats.injected += Math.ceil(samples.length / FRAME_SAMPLES);
+  }
+
+  /** `stop_play`: the switch drops the fork's audio not played yet. */
+  async clearInjected(): Promise<void> {
+    if (this.over) return;
+    const r = await this.leg.run('clearInjected', () => this.leg.fs.api('uuid_audio_fork', `${this.leg.fs.uuid} stop_play ${this.bug}`));
+    const body = r.getBody();
+    if (!body.startsWith('+OK')) throw new ForkTapError(`stop_play: the switch answered ${body.trim()}`);
+  }
+
+  nextStart(): Promise<number | null> {
+    throw new TypeError('nextStart: the fork was started without reportStarts');
+  }
+
+  /** Ends the switch's fork, then the connection; the counters, or null when it had ended already. */
+  async stop(): Promise<ForkStats | null> {
+    if (this.over) return null;
+    this.over = true;
+    this.endWith('stopped');
+    await this.leg.run('forkAudioStop', () => this.leg.fs.forkAudioStop(this.bug)).catch(() => undefined);
+    this.ws?.close(1000);
+    return { ...this.stats };
+  }
+
+  private lost(why: string): void {
+    if (this.over) return;
+    this.over = true;
+    this.endWith(why);
+  }
+}
+
+/** The token in a fork connection's path (`/fork/<token>`), '' when there is none. */
+function tokenOf(req: IncomingMessage): string {
+  const m = /^\/fork\/([A-Za-z0-9_-]{16,64})$/.exec((req.url ?? '').split('?')[0]!);
+  return m?.[1] ?? '';
+}
+
+/** An IPv6 literal is bracketed in a URL. */
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
