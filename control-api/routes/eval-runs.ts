@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
-import { invalidArgument, notFound } from '../../core/errors';
+import { invalidArgument, notFound, stateInvalid } from '../../core/errors';
+import { removeQueuedAudio } from '../../core/evals/audio-removal';
 import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/evals/schema';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, evalRunJson } from '../../core/repos/eval-runs';
@@ -60,6 +61,7 @@ const runSchema = z.object({
   tm_create: legacyTime(),
   tm_update: legacyTime(),
   tm_end: legacyTime(),
+  tm_delete: legacyTime(),
 });
 const tag = 'EvalRun';
 
@@ -137,6 +139,26 @@ export const routes = [
       const r = await repo.get(auth.customerId, params.id);
       if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
       return evalRunJson(r, r.baseline_run_id ? await repo.get(auth.customerId, r.baseline_run_id) : null);
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/eval_runs/:id',
+    tag,
+    summary: "Delete an eval run and its calls' audio",
+    description:
+      "Soft deletion (tm_delete set; the run is no longer listed nor read, and a run naming it as baseline compares with nothing). A running run is refused (409 STATE_INVALID): it ends by itself. The calls' audio tracks are removed from the object store at once; a removal the store refuses is logged and retried by control-api's eval audio sweep (EVALS_AUDIO_SWEEP_MS).",
+    permission: 'manager',
+    params: idParams,
+    response: runSchema,
+    errors: [409],
+    handler: async ({ ctx, auth, params }) => {
+      const r = await evalRunsRepo(ctx.db).remove(auth.customerId, params.id);
+      if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
+      if (r === 'running') throw stateInvalid('the eval run is running: it can be deleted once it has ended');
+      const gone = await removeQueuedAudio({ db: ctx.db, store: storageBackend(ctx.config).files, logger: ctx.logger }, r.id);
+      if (gone.failed) ctx.logger.warn({ run_id: r.id, ...gone }, "some of a deleted eval run's audio stays queued for the sweep");
+      return evalRunJson(r);
     },
   }),
   defineRoute({
