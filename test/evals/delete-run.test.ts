@@ -15,6 +15,7 @@ import { EvalAudioSweep } from '../../core/evals/audio-removal';
 import { deleteCustomerAccount } from '../../control-api/jobs/account-deletion';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 import type { EvalRunRow } from '../../core/repos/eval-runs';
+import { bufferBody } from '../../testkit/buffer-body';
 
 describe('eval runs API: deleting a run removes its calls audio', function () {
   this.timeout(20_000);
@@ -93,6 +94,15 @@ describe('eval runs API: deleting a run removes its calls audio', function () {
     });
     const inBucket = (run: EvalRunRow) => evalAudioKeysOf(run).filter((k) => [...s3.objects.keys()].some((o) => o.endsWith(k)));
     const sweep = () => new EvalAudioSweep({ db: t.ctx.db, store: files(), logger, retentionDays: 0, everyMs: 60_000 });
+
+    it('a track in the bucket answers a Range request with just those bytes', async () => {
+      const run = await runWithAudio(t.ctx.db, files(), f.customer.id);
+      const url = run.results[0]!.audio!.agent_url;
+      const whole = (await auth(request(t.app).get(url)).buffer(true).parse(bufferBody).expect(200)).body as Buffer;
+      const part = await auth(request(t.app).get(url)).set('Range', 'bytes=1000-1999').buffer(true).parse(bufferBody).expect(206);
+      expect(part.headers['content-range']).to.equal(`bytes 1000-1999/${whole.length}`);
+      expect(Buffer.compare(part.body as Buffer, whole.subarray(1000, 2000))).to.equal(0);
+    });
 
     it('the deletes it refused stay queued with their error; the sweep deletes them once it answers', async () => {
       const run = await runWithAudio(t.ctx.db, files(), f.customer.id);
