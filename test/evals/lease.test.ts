@@ -152,26 +152,30 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
   // event, and the other lapsed runs are still dropped (before, a throwing drop ended the sweep's loop there)
   it("a lapsed run whose pins cannot be dropped: every lapsed run still gets its eval_run_failed, the others' pins go", async () => {
     const repo = evalRunsRepo(t.ctx.db);
-    const pins = evalPinsRepo(t.ctx.db);
     const scenario = { id: 's', name: 'dead', target: { type: 'number', target: '+1555' }, caller: { language: 'en-US', turns: [] }, checks: [] } as unknown as EvalRunScenario;
-    const runs = [];
-    for (let i = 0; i < 3; i++) {
-      const run = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
-      // claimed by a worker that died at once: its lease lapsed long ago
-      await t.ctx
-        .db('eval_runs')
-        .where({ id: run.id })
-        .update({ claimed_by: `dead-${i}`, tm_update: new Date(Date.now() - 60_000) });
-      await pins.pin({ customerId: f.customer.id, runId: run.id, sipCallId: `lease-drop-${run.id}`, aiId: newId(), version: 1 });
-      runs.push(run);
-    }
-    const refused = runs[1]!;
-    // Postgres refuses to delete the pins of one run (a real failing DELETE, as a lost connection or a lock timeout would)
+    // Postgres refuses to delete one run's pin (a real failing DELETE, as a lost connection or a lock timeout would)
+    const refusedPin = `lease-drop-refused-${newId()}`;
     await t.ctx.db.raw(
-      `CREATE OR REPLACE FUNCTION lease_test_refuse_pin_drop() RETURNS trigger AS $$ BEGIN IF OLD.run_id = '${refused.id}' THEN RAISE EXCEPTION 'lease.test refuses this drop'; END IF; RETURN OLD; END $$ LANGUAGE plpgsql`,
+      `CREATE OR REPLACE FUNCTION lease_test_refuse_pin_drop() RETURNS trigger AS $$ BEGIN IF OLD.sip_call_id = '${refusedPin}' THEN RAISE EXCEPTION 'lease.test refuses this drop'; END IF; RETURN OLD; END $$ LANGUAGE plpgsql`,
     );
     await t.ctx.db.raw('CREATE TRIGGER lease_test_refuse_pin_drop BEFORE DELETE ON eval_call_pins FOR EACH ROW EXECUTE FUNCTION lease_test_refuse_pin_drop()');
+    // read from before the runs lapse: the workers of the tests before this one are still looking
     const events = await runEvents(t.ctx.redis);
+    // three runs claimed by workers that died at once (their lease lapsed long ago), each with a pin, all
+    // appearing at once: the workers still looking can neither claim them nor sweep one before it is whole
+    const runs = await t.ctx.db.transaction(async (trx) => {
+      const made = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await evalRunsRepo(trx).create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
+        await trx('eval_runs')
+          .where({ id: run.id })
+          .update({ claimed_by: `dead-${i}`, tm_update: new Date(Date.now() - 60_000) });
+        await evalPinsRepo(trx).pin({ customerId: f.customer.id, runId: run.id, sipCallId: i === 1 ? refusedPin : `lease-drop-${run.id}`, aiId: newId(), version: 1 });
+        made.push(run);
+      }
+      return made;
+    });
+    const refused = runs[1]!;
     try {
       worker();
       for (const run of runs) await until(() => events.of(run.id).length > 0, 10_000, `run ${run.id}'s eval_run_failed`);
