@@ -13,8 +13,10 @@
  * to media subresources).
  */
 import type { Readable } from 'node:stream';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
+import { ApiError } from '../core/errors';
+import { contentRange, requestedRange, type ByteRange } from '../core/storage/range';
 
 export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
 
@@ -73,8 +75,45 @@ export function customerFileHeaders(res: Response, f: { filename: string; conten
  */
 export async function sendCustomerFile(res: Response, f: { filename: string; contentType: string }, obj: { stream: Readable; size?: number }): Promise<void> {
   customerFileHeaders(res, { ...f, size: obj.size });
+  await pipeBody(res, obj.stream);
+}
+
+/**
+ * Answers a GET of a customer file that an <audio> element may seek in (RFC 9110 §14): `Accept-Ranges:
+ * bytes`; one byte range asked (`Range`, core/storage/range.ts): 206 with `Content-Range` and only those
+ * bytes, read as such from the store (`open(range)`); a range starting past the end: 416
+ * RANGE_NOT_SATISFIABLE in the error envelope with `Content-Range: bytes *\/<size>`; no Range, one served
+ * whole (several ranges, another unit, malformed) or an `If-Range` (the file has no validator to match):
+ * 200 with the whole file. `open` resolves null when the file is absent: so does this, having sent nothing.
+ */
+export async function sendCustomerFileRanges(
+  req: Request,
+  res: Response,
+  f: { filename: string; contentType: string },
+  open: (range?: ByteRange) => Promise<{ stream: Readable; size: number } | null>,
+): Promise<boolean> {
+  const whole = await open();
+  if (!whole) return false;
+  res.set('Accept-Ranges', 'bytes');
+  const range = req.headers['if-range'] === undefined ? requestedRange(req.headers.range, whole.size) : null;
+  if (range === null) {
+    await sendCustomerFile(res, f, whole);
+    return true;
+  }
+  whole.stream.destroy();
+  if (range === 'unsatisfiable')
+    throw new ApiError('RANGE_NOT_SATISFIABLE', `the range ${req.headers.range} is not within the file's ${whole.size} bytes`, { headers: { 'Content-Range': contentRange(null, whole.size) } });
+  const part = await open(range);
+  if (!part) return false;
+  customerFileHeaders(res, { ...f, size: range.end - range.start + 1 });
+  res.status(206).set('Content-Range', contentRange(range, whole.size));
+  await pipeBody(res, part.stream);
+  return true;
+}
+
+async function pipeBody(res: Response, stream: Readable): Promise<void> {
   try {
-    await pipeline(obj.stream, res);
+    await pipeline(stream, res);
   } catch (e) {
     // the client going away is not an error of ours
     if ((e as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;

@@ -94,6 +94,7 @@ export function buildOpenApi(routes: AnyRoute[], opts: { serverUrl: string }): J
         '400': errRef,
         ...(r.permission === 'public' ? {} : { '401': errRef, '403': errRef, '429': errRef }),
         ...(r.params ? { '404': errRef } : {}),
+        ...Object.fromEntries((r.errors ?? []).map((s) => [String(s), errRef])),
         '500': errRef,
       },
       ...(r.permission === 'public' ? { security: [] } : {}),

@@ -62,6 +62,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   responseContentTypes?: string[];
   /** Success status, default 200. */
   status?: 200 | 201 | 202 | 204;
+  /** Error statuses beyond the ones every route may answer (400, 401, 403, 404, 429, 500), e.g. 409: documented as the error envelope. */
+  errors?: (409 | 416 | 503)[];
   handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown; // a value or a promise of one
 }
 

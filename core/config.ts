@@ -90,6 +90,8 @@ const schema = z.object({
   TWILIO_REDIRECT_MAX_WAITING: z.coerce.number().int().min(1).max(100_000).default(500),
   TWILIO_ALERTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   TWILIO_ALERTS_RETENTION_EVERY_MS: z.coerce.number().int().min(100).max(86_400_000).default(3_600_000),
+  EVALS_AUDIO_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  EVALS_AUDIO_SWEEP_MS: z.coerce.number().int().min(10).max(86_400_000).default(600_000),
   BOOTSTRAP_ADMIN_USERNAME: z.string().min(1).default('admin'),
   DIRECT_SCOPE_VERSION: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(1).default(1),
   METRICS_LISTEN: z
@@ -250,6 +252,10 @@ export interface Config {
   twilioAlertsRetentionDays: number;
   /** How often that pass runs (ms). */
   twilioAlertsRetentionEveryMs: number;
+  /** Eval call audio is removed this many days after its run ended (0: kept with the run; core/evals/audio-removal.ts). */
+  evalsAudioRetentionDays: number;
+  /** How often control-api's eval audio sweep runs (ms): the retention, and deletions the store refused retried. */
+  evalsAudioSweepMs: number;
   bootstrapAdminUsername: string;
   /** Direct tokens carry this; raising it invalidates every outstanding direct token. */
   directScopeVersion: number;
@@ -359,6 +365,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { persist
     twilioRedirectMaxWaiting: e.TWILIO_REDIRECT_MAX_WAITING,
     twilioAlertsRetentionDays: e.TWILIO_ALERTS_RETENTION_DAYS,
     twilioAlertsRetentionEveryMs: e.TWILIO_ALERTS_RETENTION_EVERY_MS,
+    evalsAudioRetentionDays: e.EVALS_AUDIO_RETENTION_DAYS,
+    evalsAudioSweepMs: e.EVALS_AUDIO_SWEEP_MS,
     bootstrapAdminUsername: e.BOOTSTRAP_ADMIN_USERNAME,
     directScopeVersion: e.DIRECT_SCOPE_VERSION,
     metricsListen: e.METRICS_LISTEN.toLowerCase() === 'off' ? null : parseHostPort(e.METRICS_LISTEN),

@@ -70,6 +70,8 @@ export const REASONS = {
   // Additions (append-only): duplicate create, oversized body.
   ALREADY_EXISTS: [409, 'ALREADY_EXISTS'],
   PAYLOAD_TOO_LARGE: [413, 'INVALID_ARGUMENT'],
+  // a Range of a file download starting past its end (RFC 9110 §15.5.17)
+  RANGE_NOT_SATISFIABLE: [416, 'INVALID_ARGUMENT'],
 } as const satisfies Record<string, readonly [number, ErrorStatus]>;
 export type Reason = keyof typeof REASONS;
 

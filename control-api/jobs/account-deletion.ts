@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import { clock } from '../../core/clock';
 import { customerErasureRepo } from '../../core/repos/customer-lifecycle';
+import { evalAudioRepo } from '../../core/repos/eval-audio';
 
 /** Emits 'customer_deleted' (customerId) after the deletion committed: hook for files, Redis state, calls. */
 export const accountEvents = new EventEmitter();
@@ -25,6 +26,9 @@ export async function deleteCustomerAccount(db: Knex, customerId: string, opts: 
     if (!cu || cu.status === 'deleted') return false;
     // The grace-period job passes its cutoff: checked under the row lock, so a recovery racing it wins.
     if (opts.frozenSince && !(cu.status === 'frozen' && cu.tm_deletion_scheduled && cu.tm_deletion_scheduled <= opts.frozenSince)) return false;
+    // objects in the files store named by rows about to go: queued first (eval_audio_deletions has no
+    // customer_id), the eval audio sweep deletes them (core/evals/audio-removal.ts)
+    await evalAudioRepo(trx).queueCustomer(trx, customerId);
     let pending = await erasure.tablesWithCustomerRows(CASCADE_EXCLUDED_TABLES);
     while (pending.length > 0) {
       const blocked: string[] = [];

@@ -3,11 +3,13 @@ import type { AppContext } from '../context';
 import { startLifecycleScheduler, type LifecycleScheduler } from './scheduler';
 import { startAlertsRetention } from './alerts-retention';
 import { publishRecheck } from '../ws/guard';
+import { EvalAudioSweep } from '../../core/evals/audio-removal';
+import { storageBackend } from '../../core/storage/backend';
 
 export { runLifecyclePass } from './account-lifecycle';
 export { deleteCustomerAccount, accountEvents } from './account-deletion';
 
-/** The periodic jobs: the account lifecycle pass and the Twilio alerts retention pass; close() stops both. */
+/** The periodic jobs: the account lifecycle pass, the Twilio alerts retention pass and the eval audio sweep; close() stops them. */
 export async function startJobs(ctx: AppContext): Promise<LifecycleScheduler> {
   const prefix = `${ctx.config.redisKeyPrefix}bull`;
   const alerts = await startAlertsRetention({
@@ -31,9 +33,18 @@ export async function startJobs(ctx: AppContext): Promise<LifecycleScheduler> {
     await alerts.close();
     throw e;
   });
+  // eval call audio past its retention, and deletions the object store refused (core/evals/audio-removal.ts)
+  const evalAudio = new EvalAudioSweep({
+    db: ctx.db,
+    store: storageBackend(ctx.config).files,
+    logger: ctx.logger,
+    retentionDays: ctx.config.evalsAudioRetentionDays,
+    everyMs: ctx.config.evalsAudioSweepMs,
+  });
+  evalAudio.start();
   return {
     async close() {
-      await Promise.all([lifecycle.close(), alerts.close()]);
+      await Promise.all([lifecycle.close(), alerts.close(), evalAudio.close()]);
     },
   };
 }

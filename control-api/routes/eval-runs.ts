@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { defineRoute, idParams, uuid } from '../route';
-import { invalidArgument, notFound } from '../../core/errors';
+import { invalidArgument, notFound, stateInvalid } from '../../core/errors';
+import { removeQueuedAudio } from '../../core/evals/audio-removal';
 import { evalCallResult, evalRunInput, EVAL_RUN_STATUSES } from '../../core/evals/schema';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, evalRunJson } from '../../core/repos/eval-runs';
@@ -21,7 +22,7 @@ import { eventsOf } from '../../core/ai/api';
 import { legacyTime, listOf, uuidOut } from './schemas';
 import { EVAL_AUDIO_FILE, evalAudioKey, evalAudioPath } from '../../core/evals/audio';
 import { storageBackend, viaStorage } from '../../core/storage/backend';
-import { sendCustomerFile } from '../customer-file';
+import { sendCustomerFileRanges } from '../customer-file';
 
 /** At most this many calls in one run (scenarios × calls). */
 const MAX_RUN_CALLS = 200;
@@ -60,6 +61,7 @@ const runSchema = z.object({
   tm_create: legacyTime(),
   tm_update: legacyTime(),
   tm_end: legacyTime(),
+  tm_delete: legacyTime(),
 });
 const tag = 'EvalRun';
 
@@ -140,12 +142,32 @@ export const routes = [
     },
   }),
   defineRoute({
+    method: 'delete',
+    path: '/eval_runs/:id',
+    tag,
+    summary: "Delete an eval run and its calls' audio",
+    description:
+      "Soft deletion (tm_delete set; the run is no longer listed nor read, and a run naming it as baseline compares with nothing). A running run is refused (409 STATE_INVALID): it ends by itself. The calls' audio tracks are removed from the object store at once; a removal the store refuses is logged and retried by control-api's eval audio sweep (EVALS_AUDIO_SWEEP_MS).",
+    permission: 'manager',
+    params: idParams,
+    response: runSchema,
+    errors: [409],
+    handler: async ({ ctx, auth, params }) => {
+      const r = await evalRunsRepo(ctx.db).remove(auth.customerId, params.id);
+      if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
+      if (r === 'running') throw stateInvalid('the eval run is running: it can be deleted once it has ended');
+      const gone = await removeQueuedAudio({ db: ctx.db, store: storageBackend(ctx.config).files, logger: ctx.logger }, r.id);
+      if (gone.failed) ctx.logger.warn({ run_id: r.id, ...gone }, "some of a deleted eval run's audio stays queued for the sweep");
+      return evalRunJson(r);
+    },
+  }),
+  defineRoute({
     method: 'get',
     path: '/eval_runs/:id/audio/:file',
     tag,
     summary: "Get one audio track of an eval run's call (the URL in its result's audio)",
     description:
-      "A mono 16-bit 8 kHz WAV whose sample i is i/8 ms after the answer: `…-caller.wav` what the simulated caller sent, `…-agent.wav` what it heard. 404 for a run that is not the customer's or a file no call of the run names.",
+      "A mono 16-bit 8 kHz WAV whose sample i is i/8 ms after the answer: `…-caller.wav` what the simulated caller sent, `…-agent.wav` what it heard. 404 for a run that is not the customer's or a file no call of the run names. Takes one byte range (`Range: bytes=…`, Accept-Ranges: bytes): 206 Partial Content with Content-Range, 416 RANGE_NOT_SATISFIABLE for a range past the end.",
     permission: 'agent',
     params: z.object({
       id: uuid().describe('the eval run'),
@@ -153,14 +175,15 @@ export const routes = [
     }),
     response: z.string().describe('the track (audio/wav)'),
     responseContentTypes: ['audio/wav'],
-    handler: async ({ ctx, auth, params, res }) => {
+    errors: [416],
+    handler: async ({ ctx, auth, params, req, res }) => {
       const r = await evalRunsRepo(ctx.db).get(auth.customerId, params.id);
       if (!r) throw notFound('RESOURCE_NOT_FOUND', 'eval run not found');
       const path = evalAudioPath(r.id, params.file);
       if (!r.results.some((c) => c.audio?.caller_url === path || c.audio?.agent_url === path)) throw notFound('FILE_NOT_FOUND', 'no call of this eval run has this audio track');
-      const obj = await viaStorage(() => storageBackend(ctx.config).files.get(evalAudioKey(r.customer_id, r.id, params.file)));
-      if (!obj) throw notFound('FILE_NOT_FOUND', "the call's audio track is not in storage");
-      await sendCustomerFile(res, { filename: params.file, contentType: 'audio/wav' }, obj);
+      const key = evalAudioKey(r.customer_id, r.id, params.file);
+      const found = await sendCustomerFileRanges(req, res, { filename: params.file, contentType: 'audio/wav' }, (range) => viaStorage(() => storageBackend(ctx.config).files.get(key, range)));
+      if (!found) throw notFound('FILE_NOT_FOUND', "the call's audio track is not in storage");
       return undefined;
     },
   }),

@@ -14,7 +14,7 @@ import { clock } from '../../core/clock';
 import { formatLegacy } from '../../core/time';
 import type { AppContext } from '../context';
 import { listOf } from './schemas';
-import { sendCustomerFile } from '../customer-file';
+import { sendCustomerFileRanges } from '../customer-file';
 
 /** Lifetime of a playfile URL; playfiles re-signs when less than a quarter is left (idempotent otherwise). */
 export const DOWNLOAD_TTL_SEC = 3600;
@@ -161,11 +161,13 @@ export const routes = [
     path: '/recordingfiles/:id',
     tag,
     summary: 'Download a recording file through its signed URL (from playfiles)',
+    description: 'Takes one byte range (`Range: bytes=…`, Accept-Ranges: bytes), so a player can seek: 206 Partial Content with Content-Range, 416 RANGE_NOT_SATISFIABLE for a range past the end.',
+    errors: [416],
     permission: 'public',
     params: idParams,
     query: z.object({ filename: z.string().max(255).optional(), expires: z.string().max(20), signature: z.string().max(100) }),
     response: z.any().describe('audio/wav'),
-    handler: async ({ ctx, params, query, res }) => {
+    handler: async ({ ctx, params, query, req, res }) => {
       const key = keyOf(ctx);
       if (!key) throw notConfigured();
       const r = await recordingsReadRepo(ctx.db).getById(params.id);
@@ -174,9 +176,8 @@ export const routes = [
       if (verdict === 'invalid') throw new ApiError('PERMISSION_DENIED', 'download signature invalid');
       if (verdict === 'expired') throw new ApiError('PERMISSION_DENIED', 'download URL expired; get a fresh one from /recordings/{id}/playfiles');
       if (!r || !r.filenames.includes(filename)) throw missing();
-      const obj = await viaStorage(() => storageBackend(ctx.config).recordings.open(filename));
-      if (!obj) throw notFound('FILE_NOT_FOUND', 'recording file not found');
-      await sendCustomerFile(res, { filename, contentType: 'audio/wav' }, obj);
+      const found = await sendCustomerFileRanges(req, res, { filename, contentType: 'audio/wav' }, (range) => viaStorage(() => storageBackend(ctx.config).recordings.open(filename, range)));
+      if (!found) throw notFound('FILE_NOT_FOUND', 'recording file not found');
       return undefined;
     },
   }),

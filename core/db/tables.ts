@@ -56,7 +56,7 @@ import type { SpeakingRow } from './rows/speakings';
 import type { StorageAccountRow, StorageFileRow } from './rows/storage';
 import type { SummaryRow } from './rows/summaries';
 import type { TagRow } from './rows/tags';
-import type { EvalCallPinRow, EvalRunRow, EvalScenarioRow, RelayLineRow } from './rows/evals';
+import type { EvalAudioDeletionRow, EvalCallPinRow, EvalRunRow, EvalScenarioRow, RelayLineRow } from './rows/evals';
 import type { TeamRow } from './rows/teams';
 import type { TimelineAnalysisRow } from './rows/timeline-analyses';
 import type { TranscribeRow } from './rows/transcribes';
@@ -170,6 +170,7 @@ declare module 'knex/types/tables' {
     customers: Table<CustomerRow, 'metadata'>;
     email_verification_tokens: Table<VerificationTokenRow>;
     emails: Table<EmailRow, 'source' | 'destinations' | 'attachments'>;
+    eval_audio_deletions: Table<EvalAudioDeletionRow>;
     eval_call_pins: Table<EvalCallPinRow>;
     eval_runs: Table<EvalRunRow, 'scenarios' | 'results' | 'versions'>;
     eval_scenarios: Table<EvalScenarioRow, 'target' | 'caller' | 'checks'>;

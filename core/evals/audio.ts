@@ -26,3 +26,9 @@ export function evalAudioKey(customerId: string, runId: string, file: string): s
 export function evalAudioPath(runId: string, file: string): string {
   return `/v1.0/eval_runs/${runId}/audio/${file}`;
 }
+
+/** The object keys of every track a run's results name (what goes when the run, or its audio, does). */
+export function evalAudioKeysOf(run: { id: string; customer_id: string; results: { audio?: { caller_url: string; agent_url: string } }[] }): string[] {
+  const files = run.results.flatMap((r) => (r.audio ? [r.audio.caller_url, r.audio.agent_url] : [])).map((url) => url.slice(url.lastIndexOf('/') + 1));
+  return [...new Set(files.filter((f) => EVAL_AUDIO_FILE.test(f)))].map((f) => evalAudioKey(run.customer_id, run.id, f));
+}

@@ -80,6 +80,8 @@ export interface EvalRunJson {
   tm_create: string;
   tm_update: string;
   tm_end: string;
+  /** 9999-01-01 00:00:00.000000 (the spec's sentinel) until the run is deleted */
+  tm_delete: string;
 }
 
 const stage = z.object({ n: z.number().int(), p50: z.number(), p95: z.number(), p99: z.number() });

@@ -239,7 +239,7 @@ export const evalCallResult = z.object({
     .optional()
     .describe('a goal caller: how it ended'),
   audio: evalCallAudio.optional().describe('both tracks of the call (absent: not answered, or not kept: audio_error)'),
-  audio_error: z.string().optional().describe('why the tracks of an answered call were not kept (object storage failing)'),
+  audio_error: z.string().optional().describe('why the tracks of an answered call were not kept (object storage failing), or are no longer (removed past the retention)'),
   turns: z.array(evalTurnResult),
   checks: z.array(evalCheckResult),
   passed: z.boolean().describe('every check passed and the call was placed'),

@@ -14,6 +14,7 @@ import { compareSummaries, summarize } from '../evals/summary';
 import type { EvalRunJson } from '../evals/run-shape';
 import { EMPTY_UUID, newId } from '../ids';
 import type { EvalRunRow, EvalRunScenario } from '../db/rows/evals';
+import { evalAudioRepo } from './eval-audio';
 export type { EvalRunRow } from '../db/rows/evals';
 
 /** The run's summaries: all calls, each version's (a run over versions), and what moved (two versions; the baseline). */
@@ -50,6 +51,7 @@ export function evalRunJson(r: EvalRunRow, baseline: EvalRunRow | null = null): 
     tm_create: formatLegacy(r.tm_create),
     tm_update: formatLegacy(r.tm_update),
     tm_end: formatLegacy(r.tm_end),
+    tm_delete: formatLegacy(r.tm_delete),
   };
 }
 
@@ -93,13 +95,29 @@ export function evalRunsRepo(db: Db) {
     /** The runs of these ids that are the customer's (the baselines of a page of runs). */
     async many(customerId: string, ids: string[]): Promise<EvalRunRow[]> {
       if (!ids.length) return [];
-      return db('eval_runs').where({ customer_id: customerId }).whereIn('id', ids);
+      return db('eval_runs').where({ customer_id: customerId }).whereNull('tm_delete').whereIn('id', ids);
     },
     async get(customerId: string, id: string): Promise<EvalRunRow | null> {
-      return (await db('eval_runs').where({ id, customer_id: customerId }).first()) ?? null;
+      return (await db('eval_runs').where({ id, customer_id: customerId }).whereNull('tm_delete').first()) ?? null;
+    },
+    /**
+     * Deletes a run (softly: tm_delete) that is not running, queueing its calls' audio for deletion in the
+     * same transaction (eval_audio_deletions). 'running' when it is still running (nothing done); null when
+     * there is no such live run of the customer's.
+     */
+    async remove(customerId: string, id: string): Promise<EvalRunRow | 'running' | null> {
+      return db.transaction(async (trx) => {
+        const r = await trx('eval_runs').where({ id, customer_id: customerId }).whereNull('tm_delete').forUpdate().first();
+        if (!r) return null;
+        if (r.status === 'running') return 'running';
+        if (!r.tm_audio_removed) await evalAudioRepo(db).queueRuns(trx, [r], 'run deleted');
+        const now = clock.now();
+        const [row] = await trx('eval_runs').where({ id }).update({ tm_delete: now, tm_update: now }).returning('*');
+        return row!;
+      });
     },
     async list(customerId: string, params: PageParams): Promise<Page<EvalRunRow>> {
-      return toPage(await paginate<EvalRunRow>(db('eval_runs').where({ customer_id: customerId }).select('*'), params), (r) => r);
+      return toPage(await paginate<EvalRunRow>(db('eval_runs').where({ customer_id: customerId }).whereNull('tm_delete').select('*'), params), (r) => r);
     },
     /** Claims the oldest unclaimed running run for `worker`, or null when there is none (another worker may win the race). */
     async claim(worker: string): Promise<EvalRunRow | null> {

@@ -70,7 +70,7 @@ export function createBackend(dataDir: string, s3: S3Settings | null): StorageBa
 function answering(store: ObjectStore): ObjectStore {
   return {
     put: (key, data) => viaStorage(() => store.put(key, data)),
-    get: (key) => viaStorage(() => store.get(key)),
+    get: (key, range) => viaStorage(() => store.get(key, range)),
     delete: (key) => viaStorage(() => store.delete(key)),
   };
 }

@@ -13,13 +13,15 @@ import { pipeline } from 'node:stream/promises';
 import { recordingPath } from './local';
 import { summarizeWav, type WavSummary } from './wav';
 import type { S3Client } from './s3';
+import type { ByteRange } from './range';
 
 export const RECORDING_PREFIX = 'recordings/';
 
 export interface RecordingFiles {
   /** Size, duration and peaks; null when the file is nowhere. */
   summary(filename: string): Promise<WavSummary | null>;
-  open(filename: string): Promise<{ size: number; stream: Readable } | null>;
+  /** `size` is the whole file's; with `range` the stream carries only those bytes. */
+  open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null>;
   /** Removes the file wherever it is (idempotent). Throws when object storage refuses. */
   remove(filename: string): Promise<void>;
   /** S3 only: uploads a finished local file, then removes it locally. False when there is nothing local. */
@@ -43,10 +45,10 @@ export class LocalRecordingFiles implements RecordingFiles {
     return file ? summarizeWav(file) : null;
   }
 
-  async open(filename: string): Promise<{ size: number; stream: Readable } | null> {
+  async open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
     const file = recordingPath(this.dataDir, filename);
     const st = await localStat(file);
-    return file && st ? { size: st.size, stream: fs.createReadStream(file) } : null;
+    return file && st ? { size: st.size, stream: fs.createReadStream(file, range ? { start: range.start, end: range.end } : undefined) } : null;
   }
 
   async remove(filename: string): Promise<void> {
@@ -86,11 +88,11 @@ export class S3RecordingFiles extends LocalRecordingFiles {
     return { filesize: h.size, duration: Number(h.metadata.duration ?? 0) || 0, peaks };
   }
 
-  override async open(filename: string): Promise<{ size: number; stream: Readable } | null> {
-    const local = await super.open(filename);
+  override async open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+    const local = await super.open(filename, range);
     if (local) return local;
     if (!recordingPath('/', filename)) return null;
-    return this.s3.get(RECORDING_PREFIX + filename);
+    return this.s3.get(RECORDING_PREFIX + filename, range);
   }
 
   override async remove(filename: string): Promise<void> {

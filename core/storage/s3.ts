@@ -10,6 +10,7 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { presignQuery, sha256Hex, signHeaders, uriEncode, type Credentials } from './sigv4';
 import type { ObjectStore } from './local';
+import { sliceStream, type ByteRange } from './range';
 
 export interface S3Settings {
   /** e.g. https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 */
@@ -112,16 +113,25 @@ export class S3Client {
     res.resume();
   }
 
-  /** null when the object does not exist. The stream must be consumed or destroyed. */
-  async get(key: string): Promise<{ size: number; stream: Readable; metadata: Record<string, string> } | null> {
-    const res = await this.request('GET', key);
+  /**
+   * null when the object does not exist. The stream must be consumed or destroyed. With `range` (within the
+   * object) the stream carries only those bytes and `size` is still the object's: asked of the bucket as a
+   * Range GET; a server that answers it whole (200) has the bytes cut here.
+   */
+  async get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable; metadata: Record<string, string> } | null> {
+    const res = await this.request('GET', key, range ? { headers: { range: `bytes=${range.start}-${range.end}` } } : {});
     if (res.statusCode === 404) {
       const err = await this.failure(res, 'GetObject', key);
       if (err.code === 'NoSuchKey') return null;
       throw err;
     }
+    if (range && res.statusCode === 206) {
+      const total = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''));
+      return { size: Number(total?.[1] ?? 0), stream: res, metadata: metadataOf(res) };
+    }
     if (res.statusCode !== 200) throw await this.failure(res, 'GetObject', key);
-    return { size: Number(res.headers['content-length'] ?? 0), stream: res, metadata: metadataOf(res) };
+    const size = Number(res.headers['content-length'] ?? 0);
+    return { size, stream: range ? sliceStream(res, range) : res, metadata: metadataOf(res) };
   }
 
   /** null when the object does not exist. */
@@ -166,8 +176,8 @@ export class S3ObjectStore implements ObjectStore {
     return this.client.put(this.prefix + key, data);
   }
 
-  get(key: string): Promise<{ size: number; stream: Readable } | null> {
-    return this.client.get(this.prefix + key);
+  get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+    return this.client.get(this.prefix + key, range);
   }
 
   delete(key: string): Promise<void> {

@@ -78,12 +78,43 @@ describe('eval runs API: the audio tracks of a call', () => {
     expect(gone.body.error).to.include({ reason: 'FILE_NOT_FOUND', message: "the call's audio track is not in storage" });
   });
 
+  // an <audio> element seeks with Range requests: without them it must download the whole track first
+  it('a track answers Range requests: 206 with Content-Range, a suffix, 416 past the end, the whole file for several ranges', async () => {
+    const url = audio.caller_url;
+    const size = wav.caller.length;
+    const get = (range: string) => auth(request(t.app).get(url)).set('Range', range).buffer(true).parse(bufferBody);
+    const whole = await auth(request(t.app).get(url)).buffer(true).parse(bufferBody).expect(200);
+    expect(whole.headers['accept-ranges']).to.equal('bytes');
+    const part = await get('bytes=100-8099').expect(206);
+    expect(part.headers).to.include({
+      'content-range': `bytes 100-8099/${size}`,
+      'content-length': '8000',
+      'content-type': 'audio/wav',
+      'accept-ranges': 'bytes',
+      'x-content-type-options': 'nosniff',
+    });
+    expect(Buffer.compare(part.body as Buffer, wav.caller.subarray(100, 8100))).to.equal(0);
+    const open = await get(`bytes=${size - 10}-`).expect(206);
+    expect(open.headers['content-range']).to.equal(`bytes ${size - 10}-${size - 1}/${size}`);
+    expect(Buffer.compare(open.body as Buffer, wav.caller.subarray(size - 10))).to.equal(0);
+    const suffix = await get('bytes=-44').expect(206);
+    expect(Buffer.compare(suffix.body as Buffer, wav.caller.subarray(size - 44))).to.equal(0);
+    const beyond = await get(`bytes=0-${size + 1000}`).expect(206);
+    expect(beyond.headers['content-range']).to.equal(`bytes 0-${size - 1}/${size}`);
+    const past = await auth(request(t.app).get(url)).set('Range', `bytes=${size}-`).expect(416);
+    expect(past.headers['content-range']).to.equal(`bytes */${size}`);
+    expect(past.body.error).to.include({ reason: 'RANGE_NOT_SATISFIABLE' });
+    const several = await get('bytes=0-9,20-29').expect(200);
+    expect(Buffer.compare(several.body as Buffer, wav.caller)).to.equal(0);
+  });
+
   it('is in the OpenAPI document: the route (audio/wav) and the result fields', async () => {
     const doc = (await request(t.app).get('/v1.0/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { responses: Record<string, { content?: object }> }>> };
     const key = Object.keys(doc.paths).find((k) => k.endsWith('/eval_runs/{id}/audio/{file}'))!;
     expect(key, 'the route').to.be.a('string');
     expect(Object.keys(doc.paths[key]!.get!.responses['200']!.content!)).to.deep.equal(['audio/wav']);
     expect(doc.paths[key]!.get!.responses['404']).to.be.an('object');
+    expect(doc.paths[key]!.get!.responses['416']).to.be.an('object');
     const run = JSON.stringify(doc.paths[Object.keys(doc.paths).find((k) => k.endsWith('/eval_runs/{id}'))!]);
     for (const field of ['caller_url', 'agent_url', 'duration_ms', 'truncated', 'audio_error']) expect(run).to.contain(field);
   });

@@ -8,6 +8,8 @@ import pino from 'pino';
 import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
 import { until } from '../../testkit/media-app/harness';
 import { evalRunsRepo } from '../../core/repos/eval-runs';
+import { evalPinsRepo } from '../../core/repos/eval-pins';
+import { newId } from '../../core/ids';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { EvalRunScenario } from '../../core/repos/eval-scenarios';
 import { loadEvalsConfig } from '../../evals/config';
@@ -144,6 +146,61 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     await events.upTo();
     expect(events.of(run.id)).to.deep.equal([]);
     await events.stop();
+  });
+
+  // the sweep publishes a lapsed run's end before it drops the run's pins: one drop failing must cost no run its
+  // event, and the other lapsed runs are still dropped (before, a throwing drop ended the sweep's loop there)
+  it("a lapsed run whose pins cannot be dropped: every lapsed run still gets its eval_run_failed, the others' pins go", async () => {
+    const repo = evalRunsRepo(t.ctx.db);
+    const scenario = { id: 's', name: 'dead', target: { type: 'number', target: '+1555' }, caller: { language: 'en-US', turns: [] }, checks: [] } as unknown as EvalRunScenario;
+    // Postgres refuses to delete one run's pin (a real failing DELETE, as a lost connection or a lock timeout would)
+    const refusedPin = `lease-drop-refused-${newId()}`;
+    await t.ctx.db.raw(
+      `CREATE OR REPLACE FUNCTION lease_test_refuse_pin_drop() RETURNS trigger AS $$ BEGIN IF OLD.sip_call_id = '${refusedPin}' THEN RAISE EXCEPTION 'lease.test refuses this drop'; END IF; RETURN OLD; END $$ LANGUAGE plpgsql`,
+    );
+    await t.ctx.db.raw('CREATE TRIGGER lease_test_refuse_pin_drop BEFORE DELETE ON eval_call_pins FOR EACH ROW EXECUTE FUNCTION lease_test_refuse_pin_drop()');
+    // read from before the runs lapse: the workers of the tests before this one are still looking
+    const events = await runEvents(t.ctx.redis);
+    // three runs claimed by workers that died at once (their lease lapsed long ago), each with a pin, all
+    // appearing at once: the workers still looking can neither claim them nor sweep one before it is whole
+    const runs = await t.ctx.db.transaction(async (trx) => {
+      const made = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await evalRunsRepo(trx).create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
+        await trx('eval_runs')
+          .where({ id: run.id })
+          .update({ claimed_by: `dead-${i}`, tm_update: new Date(Date.now() - 60_000) });
+        await evalPinsRepo(trx).pin({ customerId: f.customer.id, runId: run.id, sipCallId: i === 1 ? refusedPin : `lease-drop-${run.id}`, aiId: newId(), version: 1 });
+        made.push(run);
+      }
+      return made;
+    });
+    const refused = runs[1]!;
+    try {
+      worker();
+      for (const run of runs) await until(() => events.of(run.id).length > 0, 10_000, `run ${run.id}'s eval_run_failed`);
+      await events.upTo();
+      for (const run of runs) {
+        expect(
+          events.of(run.id).map((e) => e.event_type),
+          run.id,
+        ).to.deep.equal(['eval_run_failed']);
+        expect(await repo.get(f.customer.id, run.id)).to.include({ status: 'failed' });
+      }
+      await until(() => logged.find((l) => l.msg === "could not drop a lapsed run's pins" && l.run_id === refused.id), 5000, 'the refused drop logged');
+      const left = (await t.ctx
+        .db('eval_call_pins')
+        .whereIn(
+          'run_id',
+          runs.map((r) => r.id),
+        )
+        .select('run_id')) as { run_id: string }[];
+      expect(left.map((p) => p.run_id)).to.deep.equal([refused.id]);
+    } finally {
+      await events.stop();
+      await t.ctx.db.raw('DROP TRIGGER lease_test_refuse_pin_drop ON eval_call_pins');
+      await t.ctx.db.raw('DROP FUNCTION lease_test_refuse_pin_drop()');
+    }
   });
 
   // found by the console's live page: with concurrency, a lane pushed its result, then awaited its save; another

@@ -34,6 +34,22 @@ export interface EvalRunRow {
   tm_create: Date;
   tm_update: Date | null;
   tm_end: Date | null;
+  /** deleted (DELETE /eval_runs/{id}): no longer listed nor read */
+  tm_delete: Date | null;
+  /** its calls' audio was queued for deletion (eval_audio_deletions): at its deletion or past the retention */
+  tm_audio_removed: Date | null;
+}
+
+/** An object of an eval run's call audio still to delete from the files store (core/repos/eval-audio.ts). */
+export interface EvalAudioDeletionRow {
+  id: string;
+  key: string;
+  run_id: string;
+  reason: string;
+  attempts: number;
+  last_error: string;
+  tm_create: Date;
+  tm_update: Date | null;
 }
 
 /** Which version of an AI a simulated call's ai_talk runs (eval_call_pins): by the SIP Call-ID its caller sent. */

@@ -87,6 +87,29 @@ describe('recordings and signed downloads', function () {
     }
   });
 
+  it('a signed download answers Range requests, so a player can seek: 206, 416, Accept-Ranges', async () => {
+    const r = await recording(f.customer.id);
+    const u = new URL(((await api('get', `/recordings/${r.id}/playfiles`)).body as { uri_download: string }[])[0]!.uri_download);
+    const get = (range?: string) => {
+      const q = request(t.app).get(u.pathname + u.search);
+      return (range ? q.set('Range', range) : q).buffer(true).parse(bufferBody);
+    };
+    const whole = await get();
+    expect(whole.status).to.equal(200);
+    expect(whole.headers['accept-ranges']).to.equal('bytes');
+    const part = await get('bytes=44-1043');
+    expect(part.status).to.equal(206);
+    expect(part.headers['content-range']).to.equal(`bytes 44-1043/${r.bytes.length}`);
+    expect(part.headers['content-length']).to.equal('1000');
+    expect(Buffer.compare(part.body as Buffer, r.bytes.subarray(44, 1044))).to.equal(0);
+    const past = await request(t.app)
+      .get(u.pathname + u.search)
+      .set('Range', `bytes=${r.bytes.length}-`);
+    expect(past.status).to.equal(416);
+    expect(past.headers['content-range']).to.equal(`bytes */${r.bytes.length}`);
+    expect(past.body.error).to.include({ reason: 'RANGE_NOT_SATISFIABLE' });
+  });
+
   it('delete removes the recording and its file', async () => {
     const r = await recording(f.customer.id);
     expect((await api('delete', `/recordings/${r.id}`)).status).to.equal(200);
