@@ -52,6 +52,9 @@ const schema = z.object({
   MEDIA_SERVER: z.string().optional(),
   /** How long connecting to MEDIA_SERVER's event socket may take (TCP, auth, the switch's answer) before it is given up. */
   MEDIA_SERVER_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  /** After a lost event socket: the first reconnect's delay, doubled after each failed attempt up to MEDIA_SERVER_RECONNECT_MAX_MS. */
+  MEDIA_SERVER_RECONNECT_MIN_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  MEDIA_SERVER_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -162,6 +165,8 @@ export interface MediaAppConfig {
   mediaServer: MediaServerSetting;
   /** ms connecting to a freeswitch:// MEDIA_SERVER may take (fsmrf/connect.ts) */
   mediaServerConnectTimeoutMs: number;
+  /** the reconnect after a lost event socket (fsmrf/switch-link.ts): min doubling up to max, ms */
+  mediaServerReconnect: { minMs: number; maxMs: number };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -219,6 +224,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     },
     mediaServer,
     mediaServerConnectTimeoutMs: e.MEDIA_SERVER_CONNECT_TIMEOUT_MS,
+    mediaServerReconnect: { minMs: e.MEDIA_SERVER_RECONNECT_MIN_MS, maxMs: Math.max(e.MEDIA_SERVER_RECONNECT_MIN_MS, e.MEDIA_SERVER_RECONNECT_MAX_MS) },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

@@ -296,6 +296,13 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     await this.fs.destroy();
   }
 
+  /** The switch's event socket was lost (backend.ts): the leg ends now, its channel hung up if it still can be. */
+  serverLost(message: string): void {
+    if (this.destroyed) return;
+    this.gone({ reason: 'worker-died', message });
+    this.fs.destroy().catch(() => undefined);
+  }
+
   private gone(end: EndpointEnd): void {
     if (this.destroyed) return;
     this.destroyed = true;
