@@ -8,7 +8,7 @@
 import { LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { DtmfEvent, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
+import type { DtmfEvent, DtmfForm, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
@@ -36,6 +36,12 @@ function header(evt: unknown, name: string): string | null {
   if (!isEslEvent(evt)) return null;
   const v = evt.getHeader(name);
   return typeof v === 'string' ? v : null;
+}
+
+/** The body of an api reply (drachtio-modesl's event), or '' */
+function apiBody(res: unknown): string {
+  if (!isEslEvent(res) || !('getBody' in res) || typeof res.getBody !== 'function') return '';
+  return String((res as { getBody(): unknown }).getBody());
 }
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
@@ -229,8 +235,18 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   watchRx(): Promise<void> {
     return refuse('the RTP receive watch (media timeout)');
   }
-  sendDtmf(): Promise<void> {
-    return refuse('sending DTMF to the far end');
+  /**
+   * uuid_send_dtmf `<uuid> <digits>@<ms>`: the switch sends them to the far end (RFC 2833 where it
+   * negotiated telephone-event). Tones in the audio (`inband`) are refused: the switch picks the form.
+   */
+  async sendDtmf(digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): Promise<void> {
+    if (form !== 'rfc4733') throw new MediaBackendUnsupported('fsmrf', 'sending DTMF as in-band tones');
+    if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new Error(`sendDtmf: invalid DTMF digits: ${JSON.stringify(digits.slice(0, 40))}`);
+    if (!Number.isFinite(durationMs) || durationMs <= 0) throw new Error(`sendDtmf: invalid DTMF duration: ${durationMs}`);
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const res = await this.fs.api('uuid_send_dtmf', `${this.fs.uuid} ${digits}@${Math.round(durationMs)}`);
+    const body = apiBody(res);
+    if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${body.trim().slice(0, 200)}`);
   }
   startRecord(): Promise<never> {
     return refuse('a recording armed before the next prompt (record_session)');
