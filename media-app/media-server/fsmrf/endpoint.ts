@@ -8,10 +8,11 @@
 import { LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { DtmfEvent, DtmfForm, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult } from '../../../media-engine';
+import type { DtmfEvent, DtmfForm, EndpointEnd, EndpointEvents, PlayCollectOptions, PlayCollectResult, PlayResult, PlaySpec, RecordOptions, RecordResult, Recording } from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
+import { SessionRecordings } from './record-session';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -60,6 +61,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   conference = null;
   /** the channel socket: what is pending when it ends rejects (leg-socket.ts) */
   private readonly socket: LegSocket;
+  /** the record_session recordings running (startRecord) */
+  private readonly sessions: SessionRecordings;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -70,6 +73,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   ) {
     super();
     this.socket = new LegSocket(fs);
+    this.sessions = new SessionRecordings(fs);
+    this.once('destroy', () => this.sessions.hangup());
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
       // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
@@ -248,12 +253,19 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const body = apiBody(res);
     if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${body.trim().slice(0, 200)}`);
   }
-  startRecord(): Promise<never> {
-    return refuse('a recording armed before the next prompt (record_session)');
+  /** record_session (record-session.ts): resolves once the switch armed it; `done` with its RECORD_STOP. */
+  startRecord(path: string, opts: RecordOptions = {}): Promise<Recording> {
+    if (opts.separate) return refuse('recording each direction to its own file');
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.socket.run('startRecord', () => this.sessions.start(eslArg('record file', path), opts));
   }
-  /** Ends what record() records: uuid_break stops the record app, which then reports its file. */
-  async stopRecord(): Promise<void> {
+  /**
+   * Ends a record_session recording (`path`, or every one: stop_record_session), else what record()
+   * records (uuid_break stops the record app, which then reports its file).
+   */
+  async stopRecord(path?: string): Promise<void> {
     if (this.destroyed) return;
+    if (this.sessions.size) return this.sessions.stop(path === undefined ? undefined : eslArg('record file', path));
     await this.fs.api('uuid_break', this.fs.uuid);
   }
   joinConference(): Promise<never> {
