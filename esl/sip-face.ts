@@ -5,6 +5,7 @@
  * INVITE's `X-esl-outbound` address for the channel (`socket <host:port> async full`). One call per
  * channel: its dialog, its endpoint, its outbound connection; `hangup` ends all three once.
  */
+import { breakRecord } from './apps/record';
 import net from 'node:net';
 import type Srf from 'drachtio-srf';
 import { guardSocket } from '../core/net/socket-guard';
@@ -125,7 +126,7 @@ class ChannelCall implements OutboundSession {
   /** uuid_break: stops what the channel plays (the running application goes on); `all` drops the queued ones too. */
   async breakMedia(all: boolean): Promise<void> {
     if (all) this.generation++;
-    if (!this.ended) await this.channel.endpoint.stopPlayback();
+    if (!this.ended) await Promise.all([this.channel.endpoint.stopPlayback(), breakRecord(this.channel.endpoint)]);
   }
 
   /** A channel event to every connection subscribed to it. */

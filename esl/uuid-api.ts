@@ -186,6 +186,38 @@ async function uuidBreak(args: string, ctx: ApiContext): Promise<string> {
   return '+OK\n';
 }
 
+/** FreeSWITCH's digit length when `@<ms>` is absent (SWITCH_DEFAULT_DTMF_DURATION, 2000 samples at 8 kHz) */
+const DTMF_DEFAULT_MS = 250;
+/** its bounds (switch_core_min_dtmf_duration 400 samples; the engine's longest digit) */
+const DTMF_MIN_MS = 50;
+const DTMF_MAX_MS = 8000;
+
+/**
+ * uuid_send_dtmf `<uuid> <digits>[@<ms>]` (mod_commands, switch_core_session_send_dtmf_string): the
+ * digits to the channel's far end, RFC 2833 when it negotiated telephone-event, else as in-band tones
+ * (what this switch can send instead of FreeSWITCH's per-profile dtmf_type). Characters that are not
+ * digits are skipped, as FreeSWITCH skips them; its `w`/`W` pauses are among them here (not served).
+ */
+async function uuidSendDtmf(args: string, ctx: ApiContext): Promise<string> {
+  const argv = separate(args.trim(), 2);
+  if (argv.length < 2 || !argv[0] || !argv[1]) return '-USAGE: <uuid> <dtmf_data>\n';
+  const call = ctx.channels.get(argv[0]);
+  if (!call) return '-ERR Cannot locate session!\n';
+  const at = argv[1].indexOf('@');
+  const digits = (at < 0 ? argv[1] : argv[1].slice(0, at)).replace(/[^0-9A-Da-d*#]/g, '').toUpperCase();
+  const asked = at < 0 ? DTMF_DEFAULT_MS : Number.parseInt(argv[1].slice(at + 1), 10);
+  const ms = Number.isFinite(asked) ? Math.min(DTMF_MAX_MS, Math.max(DTMF_MIN_MS, asked)) : DTMF_DEFAULT_MS;
+  if (!digits) return '+OK Success\n';
+  const ep = call.channel.endpoint;
+  try {
+    await ep.sendDtmf(digits, ms, ep.telephoneEvent ? 'rfc4733' : 'inband');
+  } catch (e) {
+    // the engine refused (too many digits waiting, the leg gone): the client is told, as a failure of its request
+    return `-ERR ${e instanceof Error ? e.message : String(e)}\n`;
+  }
+  return '+OK Success\n';
+}
+
 export const UUID_COMMANDS: Readonly<Record<string, UuidCommand>> = {
   uuid_bridge: uuidBridge,
   uuid_transfer: uuidTransfer,
@@ -197,4 +229,5 @@ export const UUID_COMMANDS: Readonly<Record<string, UuidCommand>> = {
   uuid_set_media_stats: uuidSetMediaStats,
   uuid_kill: uuidKill,
   uuid_break: uuidBreak,
+  uuid_send_dtmf: uuidSendDtmf,
 };

@@ -112,8 +112,7 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     watchSipServer(srf, calls, logger); // its drop ends the calls; its return sends their far ends a BYE
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });
     const inbound = new InboundRouter(factory);
-    srf.invite((req, res) => (state.draining ? res.send(503, { headers: { 'Retry-After': '30' } }) : inbound.handle(req, res)));
-    srf.options((_req, res) => res.send(state.draining ? 503 : 200));
+    takeNewRequests(srf, state, media, inbound);
 
     // registering to carriers once INVITEs can be taken; unregistered (expiry 0) at stop, before calls end
     const outreg = startOutboundRegistrations({ srf, db, redis, events, config, app, logger: logger.child({ component: 'outreg' }) });
@@ -145,6 +144,23 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     await Promise.allSettled([redis.quit(), workerRedis.quit(), ownDb ? db.destroy() : Promise.resolve()]);
     throw err;
   }
+}
+
+/** The reason phrase of the 503 a new call and OPTIONS get while the fsmrf backend's switch is lost. */
+export const MEDIA_DOWN_REASON = 'Media Server Unavailable';
+
+/**
+ * New INVITEs to the inbound router and OPTIONS answered 200, unless the node is draining or the fsmrf
+ * backend's switch is lost (reconnecting): then both get 503, as the edge's dispatcher expects.
+ */
+function takeNewRequests(srf: Srf, state: NodeState, media: MediaPort, inbound: InboundRouter): void {
+  const mediaDown = () => media instanceof FsmrfBackend && !media.up;
+  srf.invite((req, res) => {
+    if (state.draining) return res.send(503, { headers: { 'Retry-After': '30' } });
+    if (mediaDown()) return res.send(503, MEDIA_DOWN_REASON, { headers: { 'Retry-After': '30' } });
+    inbound.handle(req, res);
+  });
+  srf.options((_req, res) => (mediaDown() ? res.send(503, MEDIA_DOWN_REASON) : res.send(state.draining ? 503 : 200)));
 }
 
 /** What stop() runs, last pushed first. */
@@ -193,7 +209,9 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
   // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
   const egress = new EgressPolicy(config.egress);
-  const backend = (await FsmrfBackend.connect(srf, setting, { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps })).checkUrlsWith(async (url) => {
+  const log = logger.child({ component: 'media-server' });
+  const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log };
+  const backend = (await FsmrfBackend.connect(srf, setting, opts)).checkUrlsWith(async (url) => {
     await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
   });
   closers.push(async () => backend.close());

@@ -21,6 +21,18 @@ function recordVars(ctx: AppContext, r: RecordResult): void {
   setVar(ctx, 'record_ms', String(Math.floor(samples / (r.rate / 1000))));
 }
 
+/** The file the `record` app is writing on a channel (its engine endpoint), while it runs. */
+const recording = new WeakMap<object, string>();
+
+/**
+ * uuid_break on a channel: a running `record` app ends (FreeSWITCH's record_file returns on CF_BREAK,
+ * its file kept, as after a terminator); record_session's recordings (media bugs) go on.
+ */
+export async function breakRecord(endpoint: AppContext['channel']['endpoint']): Promise<void> {
+  const file = recording.get(endpoint);
+  if (file) await endpoint.stopRecord(file);
+}
+
 /** record_function: `<path> [time_limit_secs] [silence_thresh] [silence_hits]`. */
 export async function record(ctx: AppContext, data: string): Promise<string> {
   const a = recordArgs(data);
@@ -29,12 +41,16 @@ export async function record(ctx: AppContext, data: string): Promise<string> {
   setVar(ctx, 'playback_terminator_used', '');
   setVar(ctx, 'silence_hits_exhausted', 'false');
   ctx.fire('RECORD_START', [['Record-File-Path', a.path]]);
-  const r = await ctx.channel.endpoint.record(a.path, {
-    duration: a.limitSecs,
-    end_of_silence: a.silenceSecs,
-    silenceThreshold: a.silenceThresh || undefined,
-    end_of_key: playbackTerminators(varOf(ctx, 'playback_terminators')),
-  });
+  const ep = ctx.channel.endpoint;
+  recording.set(ep, a.path);
+  const r = await ep
+    .record(a.path, {
+      duration: a.limitSecs,
+      end_of_silence: a.silenceSecs,
+      silenceThreshold: a.silenceThresh || undefined,
+      end_of_key: playbackTerminators(varOf(ctx, 'playback_terminators')),
+    })
+    .finally(() => recording.delete(ep));
   if (r.terminatorUsed) setVar(ctx, 'playback_terminator_used', r.terminatorUsed);
   if (r.reason === 'end_of_silence') setVar(ctx, 'silence_hits_exhausted', 'true');
   recordVars(ctx, r);

@@ -59,6 +59,9 @@ const schema = z.object({
     .default('127.0.0.1:0'),
   /** How long the switch may take to connect an audio fork to that server before the fork fails. */
   MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** After a lost event socket: the first reconnect's delay, doubled after each failed attempt up to MEDIA_SERVER_RECONNECT_MAX_MS. */
+  MEDIA_SERVER_RECONNECT_MIN_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  MEDIA_SERVER_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -171,6 +174,8 @@ export interface MediaAppConfig {
   mediaServerConnectTimeoutMs: number;
   /** the fsmrf backend's audio fork server (media-server/fsmrf/fork-tap.ts) */
   mediaServerTaps: { host: string; port: number; connectTimeoutMs: number };
+  /** the reconnect after a lost event socket (fsmrf/switch-link.ts): min doubling up to max, ms */
+  mediaServerReconnect: { minMs: number; maxMs: number };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -229,6 +234,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     mediaServer,
     mediaServerConnectTimeoutMs: e.MEDIA_SERVER_CONNECT_TIMEOUT_MS,
     mediaServerTaps: { ...parseHostPort(e.MEDIA_SERVER_TAP_LISTEN)!, connectTimeoutMs: e.MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS },
+    mediaServerReconnect: { minMs: e.MEDIA_SERVER_RECONNECT_MIN_MS, maxMs: Math.max(e.MEDIA_SERVER_RECONNECT_MIN_MS, e.MEDIA_SERVER_RECONNECT_MAX_MS) },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

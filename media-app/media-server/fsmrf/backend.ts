@@ -12,6 +12,7 @@ import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
+import { SwitchLink, type LinkLog, type ReconnectDelays } from './switch-link';
 
 export { FsmrfCallEndpoint } from './endpoint';
 
@@ -24,6 +25,28 @@ export interface FsmrfSetting {
   password: string;
 }
 
+/** Why a new leg is refused while the switch is lost (app.ts answers a new INVITE 503 before it gets here). */
+export class MediaServerDown extends Error {
+  constructor() {
+    super('the media server (MEDIA_SERVER) is unreachable: reconnecting');
+    this.name = 'MediaServerDown';
+  }
+}
+
+/** What connect() needs beside the address. */
+export interface FsmrfConnectOptions {
+  connectTimeoutMs: number;
+  listenAddress?: string;
+  /** the reconnect after a lost event socket (switch-link.ts); defaults 500 ms doubling to 30 s */
+  reconnect?: ReconnectDelays;
+  /** media-app's logger: the loss, the retries, the return */
+  log?: LinkLog;
+  /** where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect) */
+  taps?: ForkTapSetting;
+}
+
+const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
 /** The connection to the switch and the endpoints made on it. */
 export class FsmrfBackend implements MediaPort {
   readonly name = 'fsmrf' as const;
@@ -31,11 +54,27 @@ export class FsmrfBackend implements MediaPort {
   /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
   private checkUrl: UrlCheck | null = null;
 
+  /** the legs live on the switch: ended when it is lost */
+  private readonly live = new Set<FsmrfCallEndpoint>();
+
   private constructor(
-    private readonly ms: FsMediaServer,
+    readonly link: SwitchLink,
     /** where the switch's audio forks connect (fork-tap.ts), listening from the first fork on */
     readonly taps: ForkTapServer,
-  ) {}
+  ) {
+    link.on('down', (reason) => {
+      for (const ep of [...this.live]) ep.serverLost(`the media server connection was lost (${reason})`);
+    });
+  }
+
+  private get ms(): FsMediaServer {
+    return this.link.ms;
+  }
+
+  /** false while the switch is lost (reconnecting) and after close(): new legs are refused */
+  get up(): boolean {
+    return this.link.state === 'up';
+  }
 
   /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
   checkUrlsWith(check: UrlCheck): this {
@@ -49,9 +88,12 @@ export class FsmrfBackend implements MediaPort {
    * profile through it); `listenAddress`: where fsmrf's outbound-socket server listens (loopback);
    * `taps`: where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect).
    */
-  static async connect(srf: unknown, setting: FsmrfSetting, opts: { connectTimeoutMs: number; listenAddress?: string; taps?: ForkTapSetting }): Promise<FsmrfBackend> {
-    const ms = await connectSwitch(srf, setting, { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' });
-    return new FsmrfBackend(ms, new ForkTapServer(opts.taps ?? DEFAULT_TAPS));
+  static async connect(srf: unknown, setting: FsmrfSetting, opts: FsmrfConnectOptions): Promise<FsmrfBackend> {
+    const to = { host: setting.host, port: setting.port, password: setting.password };
+    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
+    const ms = await connectSwitch(srf, to, connect);
+    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT });
+    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS));
   }
 
   /**
@@ -62,8 +104,11 @@ export class FsmrfBackend implements MediaPort {
    */
   async createEndpoint(opts: CallEndpointOptions = {}): Promise<FsmrfCallEndpoint> {
     if (opts.direction && opts.direction !== 'sendrecv') throw new MediaBackendUnsupported('fsmrf', `an endpoint made ${opts.direction}`);
+    if (!this.up) throw new MediaServerDown();
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
     const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps);
+    this.live.add(ep);
+    ep.once('destroy', () => this.live.delete(ep));
     if (opts.inbandDtmf) {
       try {
         await fs.execute('start_dtmf');
@@ -90,8 +135,9 @@ export class FsmrfBackend implements MediaPort {
     return new MediaBackendUnsupported('fsmrf', AI_TALK_FEATURE);
   }
 
+  /** For good: no reconnect after (the link's timer cancelled). */
   close(): void {
     void this.taps.close();
-    this.ms.disconnect();
+    this.link.close();
   }
 }

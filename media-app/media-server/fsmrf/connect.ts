@@ -18,6 +18,10 @@ interface EslInbound {
   /** null once closed */
   socket: Socket | null;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
+  listeners(event: string): unknown[];
+  /** drachtio-modesl's reconnect settings (`maxAttempts` 1: it never reconnects; the backend does, switch-link.ts) */
+  reconnectOpts: { maxAttempts?: number };
   /** an `api` command; the reply's body by getBody() */
   api(command: string, cb: (res: { getBody(): string }) => void): unknown;
   disconnect(): void;
@@ -106,14 +110,31 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
+        // the connect phase ends here: its listeners go with it (what follows is switch-link.ts's)
+        detach();
         resolve(ms!);
       });
-      ms.on('error', (err: unknown) => fail(`the switch did not get ready: ${errorText(err)}`));
+      ms.on('error', onMsError);
     };
-    conn.on('error', (err) => fail(errorText(err)));
-    conn.on('esl::event::auth::fail', () => fail('the switch refused the password'));
-    conn.on('esl::event::raw::text/rude-rejection', () => fail('the switch refused this address (its ACL, or too many refused passwords)'));
-    conn.on('esl::end', () => fail('the switch closed the connection before it was ready'));
+    const onMsError = (err: unknown) => fail(`the switch did not get ready: ${errorText(err)}`);
+    const onError = (err: unknown) => fail(errorText(err));
+    const onAuthFail = () => fail('the switch refused the password');
+    const onRude = () => fail('the switch refused this address (its ACL, or too many refused passwords)');
+    const onEnd = () => fail('the switch closed the connection before it was ready');
+    const detach = () => {
+      conn.off('error', onError);
+      conn.off('esl::event::auth::fail', onAuthFail);
+      conn.off('esl::event::raw::text/rude-rejection', onRude);
+      conn.off('esl::end', onEnd);
+      ms?.off('error', onMsError);
+    };
+    // modesl's own reconnect (a growing delay, no cap, a retry timer disconnect() does not cancel) is off:
+    // a connection lost after start-up is reconnected by switch-link.ts, on a timer it owns
+    conn.reconnectOpts.maxAttempts = 1;
+    conn.on('error', onError);
+    conn.on('esl::event::auth::fail', onAuthFail);
+    conn.on('esl::event::raw::text/rude-rejection', onRude);
+    conn.on('esl::end', onEnd);
   });
 }
 

@@ -13,6 +13,7 @@ import type {
   AmdResult,
   BeepResult,
   DtmfEvent,
+  DtmfForm,
   EndpointEnd,
   EndpointEvents,
   ForkOptions,
@@ -23,6 +24,7 @@ import type {
   PlaySpec,
   RecordOptions,
   RecordResult,
+  Recording,
 } from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
@@ -30,6 +32,7 @@ import { eslArg, eslText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
+import { SessionRecordings } from './record-session';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -56,6 +59,12 @@ function header(evt: unknown, name: string): string | null {
   return typeof v === 'string' ? v : null;
 }
 
+/** The body of an api reply (drachtio-modesl's event), or '' */
+function apiBody(res: unknown): string {
+  if (!isEslEvent(res) || !('getBody' in res) || typeof res.getBody !== 'function') return '';
+  return String((res as { getBody(): unknown }).getBody());
+}
+
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
 
 /**
@@ -72,6 +81,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   conference = null;
   /** the channel socket: what is pending when it ends rejects (leg-socket.ts) */
   private readonly socket: LegSocket;
+  /** the record_session recordings running (startRecord) */
+  private readonly sessions: SessionRecordings;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -91,6 +102,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   ) {
     super();
     this.socket = new LegSocket(fs);
+    this.sessions = new SessionRecordings(fs);
+    this.once('destroy', () => this.sessions.hangup());
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
       // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
@@ -256,15 +269,32 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   watchRx(): Promise<void> {
     return refuse('the RTP receive watch (media timeout)');
   }
-  sendDtmf(): Promise<void> {
-    return refuse('sending DTMF to the far end');
+  /**
+   * uuid_send_dtmf `<uuid> <digits>@<ms>`: the switch sends them to the far end (RFC 2833 where it
+   * negotiated telephone-event). Tones in the audio (`inband`) are refused: the switch picks the form.
+   */
+  async sendDtmf(digits: string, durationMs = 100, form: DtmfForm = 'rfc4733'): Promise<void> {
+    if (form !== 'rfc4733') throw new MediaBackendUnsupported('fsmrf', 'sending DTMF as in-band tones');
+    if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new Error(`sendDtmf: invalid DTMF digits: ${JSON.stringify(digits.slice(0, 40))}`);
+    if (!Number.isFinite(durationMs) || durationMs <= 0) throw new Error(`sendDtmf: invalid DTMF duration: ${durationMs}`);
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const res = await this.fs.api('uuid_send_dtmf', `${this.fs.uuid} ${digits}@${Math.round(durationMs)}`);
+    const body = apiBody(res);
+    if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${body.trim().slice(0, 200)}`);
   }
-  startRecord(): Promise<never> {
-    return refuse('a recording armed before the next prompt (record_session)');
+  /** record_session (record-session.ts): resolves once the switch armed it; `done` with its RECORD_STOP. */
+  startRecord(path: string, opts: RecordOptions = {}): Promise<Recording> {
+    if (opts.separate) return refuse('recording each direction to its own file');
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.socket.run('startRecord', () => this.sessions.start(eslArg('record file', path), opts));
   }
-  /** Ends what record() records: uuid_break stops the record app, which then reports its file. */
-  async stopRecord(): Promise<void> {
+  /**
+   * Ends a record_session recording (`path`, or every one: stop_record_session), else what record()
+   * records (uuid_break stops the record app, which then reports its file).
+   */
+  async stopRecord(path?: string): Promise<void> {
     if (this.destroyed) return;
+    if (this.sessions.size) return this.sessions.stop(path === undefined ? undefined : eslArg('record file', path));
     await this.fs.api('uuid_break', this.fs.uuid);
   }
   joinConference(): Promise<never> {
@@ -336,6 +366,13 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (this.destroyed) return;
     this.gone({ reason: 'destroyed' });
     await this.fs.destroy();
+  }
+
+  /** The switch's event socket was lost (backend.ts): the leg ends now, its channel hung up if it still can be. */
+  serverLost(message: string): void {
+    if (this.destroyed) return;
+    this.gone({ reason: 'worker-died', message });
+    this.fs.destroy().catch(() => undefined);
   }
 
   private gone(end: EndpointEnd): void {

@@ -97,6 +97,13 @@ describe('MEDIA_SERVER', () => {
     }
   });
 
+  it('MEDIA_SERVER_RECONNECT_MIN_MS / _MAX_MS: 500 doubling to 30000 by default; the cap never below the first delay', () => {
+    expect(loadMediaAppConfig({}).mediaServerReconnect).to.deep.equal({ minMs: 500, maxMs: 30_000 });
+    expect(loadMediaAppConfig({ MEDIA_SERVER_RECONNECT_MIN_MS: '50', MEDIA_SERVER_RECONNECT_MAX_MS: '200' }).mediaServerReconnect).to.deep.equal({ minMs: 50, maxMs: 200 });
+    expect(loadMediaAppConfig({ MEDIA_SERVER_RECONNECT_MIN_MS: '800', MEDIA_SERVER_RECONNECT_MAX_MS: '200' }).mediaServerReconnect).to.deep.equal({ minMs: 800, maxMs: 800 });
+    expect(() => loadMediaAppConfig({ MEDIA_SERVER_RECONNECT_MIN_MS: '0' })).to.throw(/MEDIA_SERVER_RECONNECT_MIN_MS/);
+  });
+
   it('MEDIA_SERVER_CONNECT_TIMEOUT_MS: 5000 by default, bounded', () => {
     expect(loadMediaAppConfig({}).mediaServerConnectTimeoutMs).to.equal(5000);
     expect(loadMediaAppConfig({ MEDIA_SERVER_CONNECT_TIMEOUT_MS: '250' }).mediaServerConnectTimeoutMs).to.equal(250);

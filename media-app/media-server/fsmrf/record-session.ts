@@ -1,0 +1,85 @@
+/**
+ * startRecord on the fsmrf backend (README.md beside): the switch's `record_session <path> [+<limit>]`
+ * (fsmrf's recordSession), which returns once its media bug is armed and records until
+ * `stop_record_session <path|all>`, its limit or the hang-up. The end is the channel's RECORD_STOP
+ * for that path (subscribed on the leg's own channel connection, fsmrf's Endpoint#conn; fsmrf does not
+ * subscribe to it itself); the length then comes from the record_* variables (uuid_dump through
+ * getChannelVariables). A leg that ends first ends the recording with what is known.
+ */
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import type { RecordOptions, RecordResult, Recording } from '../../../media-engine';
+
+/** drachtio-modesl's channel connection, the part used here. */
+interface ChannelConn {
+  subscribe(events: string): unknown;
+  on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
+  off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
+}
+
+/** The session recordings running on one leg, by path. */
+export class SessionRecordings {
+  private readonly running = new Map<string, { finish: (r: RecordResult | null) => void; stopped: boolean; limit: number }>();
+  private subscribed = false;
+
+  constructor(private readonly fs: FsEndpoint) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** record_session on `path` (`duration`: its limit, s); resolves once the switch armed it. */
+  async start(path: string, opts: RecordOptions): Promise<Recording> {
+    if (this.running.has(path)) throw new Error(`startRecord: ${path} is already being recorded`);
+    const conn = this.fs.conn as unknown as ChannelConn | null;
+    if (!conn) throw new Error('endpoint no longer active');
+    if (!this.subscribed) {
+      conn.subscribe('RECORD_STOP');
+      this.subscribed = true;
+    }
+    const limit = opts.duration && opts.duration > 0 ? Math.ceil(opts.duration) : 0;
+    let finish!: (r: RecordResult | null) => void;
+    const ended = new Promise<RecordResult | null>((resolve) => (finish = resolve));
+    const event = `esl::event::RECORD_STOP::${this.fs.uuid}`;
+    const onStop = (evt: { getHeader(name: string): unknown }) => {
+      if (evt.getHeader('Record-File-Path') !== path) return;
+      void this.result(path, entry).then(finish, () => finish(null));
+    };
+    const entry = { finish, stopped: false, limit };
+    this.running.set(path, entry);
+    conn.on(event, onStop);
+    const done = ended.then((r) => {
+      conn.off(event, onStop);
+      this.running.delete(path);
+      return r ?? { path, reason: 'hangup' as const, terminatorUsed: null, recordSeconds: 0, recordMilliseconds: 0, rate: 8000, files: [] };
+    });
+    try {
+      await this.fs.recordSession(path, ...(limit ? [`+${limit}`] : []));
+    } catch (err) {
+      finish(null);
+      await done;
+      throw err;
+    }
+    return { path, rate: 8000, done };
+  }
+
+  /** stop_record_session for `path` (every one without it); each `done` settles with its RECORD_STOP. */
+  async stop(path?: string): Promise<void> {
+    const which = path === undefined ? [...this.running.keys()] : this.running.has(path) ? [path] : [];
+    for (const p of which) this.running.get(p)!.stopped = true;
+    if (which.length) await this.fs.execute('stop_record_session', path ?? 'all');
+  }
+
+  /** The leg ended: what still records ends with it. */
+  hangup(): void {
+    for (const e of this.running.values()) e.finish(null);
+  }
+
+  /** The record_* variables the switch set before RECORD_STOP. */
+  private async result(path: string, how: { stopped: boolean; limit: number }): Promise<RecordResult> {
+    const vars = await this.fs.getChannelVariables();
+    const ms = Number(vars['variable_record_ms'] ?? 0) || 0;
+    // stopped by us, else its limit reached (within a frame or so), else the channel's end
+    const reason: RecordResult['reason'] = how.stopped ? 'stopped' : how.limit && ms >= how.limit * 1000 - 200 ? 'duration' : 'hangup';
+    return { path, reason, terminatorUsed: null, recordSeconds: Math.floor(ms / 1000), recordMilliseconds: ms, rate: 8000, files: [] };
+  }
+}

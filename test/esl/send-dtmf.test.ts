@@ -1,0 +1,34 @@
+// uuid_send_dtmf (mod_commands) on our switch, through fsmrf's public api(): the channel's far end (an
+// engine endpoint, real RTP on loopback) receives the digits as RFC 2833 telephone-events with the
+// length asked; FreeSWITCH's answers to a missing argument and an unknown uuid.
+import { expect } from 'chai';
+import type { DtmfEvent } from '../../media-engine';
+import { useFsmrfRig } from './rig';
+
+/** An api reply's body (drachtio-modesl's event). */
+const body = (r: unknown) => String((r as { getBody(): string }).getBody());
+
+describe('esl: uuid_send_dtmf through fsmrf on the media engine', function () {
+  this.timeout(20_000);
+  const fx = useFsmrfRig();
+
+  it('sends the digits to the far end as RFC 2833, each as long as `@<ms>` says', async () => {
+    const { ep, peer } = await fx.call();
+    const got: DtmfEvent[] = [];
+    peer.on('dtmf', (e) => got.push(e));
+    expect(body(await ep.api('uuid_send_dtmf', `${ep.uuid} 1#@160`))).to.equal('+OK Success\n');
+    const end = Date.now() + 5000;
+    while (got.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(got.map((e) => e.dtmf)).to.deep.equal(['1', '#']);
+    for (const e of got) {
+      expect(e.source).to.equal('rfc2833');
+      expect(e.duration).to.be.within(140, 200);
+    }
+  });
+
+  it("answers FreeSWITCH's usage and unknown-session errors", async () => {
+    const { ep } = await fx.call();
+    expect(body(await ep.api('uuid_send_dtmf', ep.uuid))).to.equal('-USAGE: <uuid> <dtmf_data>\n');
+    expect(body(await ep.api('uuid_send_dtmf', '00000000-0000-4000-8000-000000000000 1'))).to.equal('-ERR Cannot locate session!\n');
+  });
+});
