@@ -5,6 +5,7 @@
 // platform's SIP edge; each hears the two others and not itself, a mute and a kick take effect, a
 // hangup leaves, and the room (made ends_when_empty) ends when its last member is out. The API
 // lists the members throughout.
+import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
 import { parseActions } from '../../core/flow';
@@ -15,7 +16,8 @@ import { conferencesRepo } from '../../core/repos/conferences';
 import { testDb } from '../../testkit/db';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { RtpParty } from '../../testkit/conference/party';
+import { RtpParty, toneIn } from '../../testkit/conference/party';
+import { readWav } from '../../media-engine/audio/wav';
 import { MediaBackendUnsupported } from '../../media-app/media-server/port';
 import { uacWaitsForBye } from './sipp';
 
@@ -76,7 +78,7 @@ for (const { backend, prefix } of BACKENDS)
       return x.presence(freq, t0, Date.now());
     }
 
-    it('three callers hear each other; a mute, a kick and a hangup take effect; the room ends when empty', async () => {
+    it('three callers hear each other; the mix is recorded; a mute, a kick and a hangup take effect; the room ends when empty', async () => {
       const db = await testDb();
       const conf = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', name: `${backend} room`, ends_when_empty: true });
       const flow = await flowsRepo(db).create({
@@ -132,6 +134,25 @@ for (const { backend, prefix } of BACKENDS)
         for (const o of others) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
         expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
       }
+
+      // the whole mix recorded (on fsmrf the switch writes the platform's WAV): all three in it
+      const rec = await api().post(`/conferences/${conf.id}/recording_start`, { format: 'wav', duration: 0 });
+      expect(rec.status, JSON.stringify(rec.body)).to.equal(200);
+      await sleep(2500);
+      expect((await api().post(`/conferences/${conf.id}/recording_stop`)).status).to.equal(200);
+      const recording = await until(
+        async () => {
+          const r = await db('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
+          return r?.status === 'ended' ? r : null;
+        },
+        10_000,
+        'recording ended',
+      );
+      const wav = readWav(path.join(p.config.dataDir, 'recordings', recording.filenames[0]));
+      expect(wav.info.format).to.include({ encoding: 'pcm', sampleRate: 8000, channels: 1, bitsPerSample: 16 });
+      let allThree = 0;
+      for (let w = 0; w + 160 <= wav.samples.length; w += 160) if ([A, B, C].every((hz) => toneIn(wav.samples, w, 160, hz))) allThree++;
+      expect(allThree * 0.02, 'seconds of the recorded mix with all three callers').to.be.greaterThan(1.2);
 
       // what only the engine's mixer gives: on fsmrf refused by name, never a silent nothing
       if (backend === 'fsmrf') expect(() => p.app.factory.services.conferences!.mixOf(conf.id)).to.throw(MediaBackendUnsupported, /fsmrf/);
