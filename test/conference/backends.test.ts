@@ -19,6 +19,7 @@ import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '.
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { readWav } from '../../media-engine/audio/wav';
 import { MediaBackendUnsupported } from '../../media-app/media-server/port';
+import type { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
 import { uacWaitsForBye } from './sipp';
 
 const A = 500;
@@ -77,6 +78,25 @@ for (const { backend, prefix } of BACKENDS)
       await sleep(ms);
       return x.presence(freq, t0, Date.now());
     }
+
+    if (backend === 'fsmrf')
+      it('a room the switch already has is refused with an Error naming it; destroy() ends the room on the switch', async () => {
+        const media = p.app.media as FsmrfBackend;
+        const name = `dup-${Date.now()}`;
+        const first = await media.createMix(name);
+        try {
+          expect(p.switch!.sw.esl.api.conferences?.get(name), "the switch's room").to.not.equal(undefined);
+          const err: unknown = await media.createMix(name).then(
+            () => null,
+            (e: unknown) => e,
+          );
+          expect(err).to.be.instanceOf(Error);
+          expect((err as Error).message).to.match(/could not make conference dup-\d+: conference exists/);
+        } finally {
+          await first.destroy();
+        }
+        await until(async () => (p.switch!.sw.esl.api.conferences?.get(name) ? null : true), 10_000, "the switch's room gone");
+      });
 
     it('three callers hear each other; the mix is recorded; a mute, a kick and a hangup take effect; the room ends when empty', async () => {
       const db = await testDb();

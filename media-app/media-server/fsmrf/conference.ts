@@ -42,9 +42,16 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     conf.endpoint.on('destroy', () => this.gone('worker-died'));
   }
 
-  /** A new room called `name` on the switch (fsmrf refuses a name already in use). */
+  /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
   static async create(ms: FsMediaServer, name: string): Promise<FsmrfMix> {
-    return new FsmrfMix(await ms.createConference(eslArg('conference name', name)));
+    const room = eslArg('conference name', name);
+    try {
+      return new FsmrfMix(await ms.createConference(room));
+    } catch (err) {
+      // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
+      if (err instanceof Error) throw err;
+      throw new Error(`the switch could not make conference ${room}: ${String(err)}`);
+    }
   }
 
   get name(): string {
