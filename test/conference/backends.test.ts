@@ -20,6 +20,7 @@ import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { readWav } from '../../media-engine/audio/wav';
 import { MediaBackendUnsupported } from '../../media-app/media-server/port';
 import type { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
+import type { ConferenceHost } from '../../media-app/conference';
 import { uacWaitsForBye } from './sipp';
 
 const A = 500;
@@ -98,7 +99,7 @@ for (const { backend, prefix } of BACKENDS)
         await until(async () => (p.switch!.sw.esl.api.conferences?.get(name) ? null : true), 10_000, "the switch's room gone");
       });
 
-    it('three callers hear each other; the mix is recorded; a mute, a kick and a hangup take effect; the room ends when empty', async () => {
+    it('three callers hear each other; the mix is recorded; a mute, a kick, talking and hangups take effect; the room ends when empty', async () => {
       const db = await testDb();
       const conf = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', name: `${backend} room`, ends_when_empty: true });
       const flow = await flowsRepo(db).create({
@@ -197,6 +198,14 @@ for (const { backend, prefix } of BACKENDS)
       const rc = await calls[2]!;
       expect(rc.code, rc.errors + rc.messages).to.equal(0);
       expect((await api().get(`/conferences/${conf.id}`)).body.conferencecall_ids).to.have.members([ccOf(a!), ccOf(b!)]);
+
+      // B goes quiet: the mix reports that it stopped talking (the room's speaker events: on fsmrf the switch's stop-talking)
+      const mix = (p.app.factory.services.conferences as ConferenceHost).room(conf.id)!.media;
+      const bLeg = p.app.factory.get(callIds.get(B)!)!.endpoint!.uuid;
+      let stopped = false;
+      mix.on('speaker', (e) => (stopped ||= e.memberId === bLeg && !e.talking));
+      b!.quiet();
+      await until(async () => (stopped ? true : null), 5000, 'quiet B stopped talking');
 
       // B's call is hung up: it leaves; A alone is still in the room
       expect((await api().post(`/calls/${callIds.get(B)}/hangup`)).status).to.equal(200);
