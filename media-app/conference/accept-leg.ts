@@ -57,7 +57,7 @@ export async function acceptLeg(a: AcceptLegDeps, req: SrfRequest, res: SrfRespo
   if (cc.status !== 'joining' && cc.status !== 'joined') return void res.send(480, 'Participant Left');
   if (!req.body) return void res.send(488);
 
-  const leg = await a.deps.media.createEndpoint({ remoteSdp: req.body, near: room.media });
+  const leg = await a.deps.media.createEndpoint({ remoteSdp: req.body, near: room.media.engine ?? undefined });
   let ended = false;
   const gone = new AbortController();
   let dialog;

@@ -35,6 +35,8 @@ import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { announce } from './announce';
 import { enterRoom, type EnterRoomResult, type RoomChoice } from './enter-named';
+import { engineMix, openMix } from '../media-server/conference';
+import { MediaBackendUnsupported } from '../media-server/port';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -94,7 +96,8 @@ export interface ConferenceService {
   /**
    * The media-engine Conference of a conference hosted on this node, or undefined: its
    * forkAudioStart() gives the whole mix frame by frame and injects audio every member hears
-   * (the media_stream WebSocket uses it).
+   * (the media_stream WebSocket uses it). A room on another media backend (fsmrf) has none:
+   * MediaBackendUnsupported.
    */
   mixOf(conferenceId: string): Conference | undefined;
   /** An INVITE claiming to be a bridge leg from another node (accept-leg.ts): refused unless signed. */
@@ -138,7 +141,8 @@ export class ConferenceHost implements ConferenceService {
   }
 
   mixOf(conferenceId: string): Conference | undefined {
-    return this.room(conferenceId)?.media;
+    const room = this.room(conferenceId);
+    return room ? engineMix(room.media, "a conference mix's audio stream or transcription") : undefined;
   }
 
   enterRoom(room: RoomChoice, req: Omit<EnterRequest, 'conferenceId'>): Promise<EnterRoomResult> {
@@ -175,7 +179,7 @@ export class ConferenceHost implements ConferenceService {
     if (!row) throw new ConferenceError(`conference ${conferenceId} not found`);
     if (row.status === 'terminating' || row.status === 'terminated') throw new ConferenceError(`conference ${conferenceId} is ${row.status}`);
     await this.claim(conferenceId);
-    const media = await this.deps.media.createConference(conferenceId);
+    const media = await openMix(this.deps.media, conferenceId);
     const t = await repo.transition(conferenceId, 'progressing', { node_id: this.nodeId });
     // a room already progressing (its host died, node sweep): this node hosts it now
     if (!t.changed && t.conference?.status === 'progressing' && t.conference.node_id !== this.nodeId) t.conference = (await repo.setNode(conferenceId, this.nodeId)) ?? t.conference;
@@ -410,6 +414,8 @@ export class ConferenceHost implements ConferenceService {
     if (!room) return;
     const cc = c.conferencecallId ? room.memberRow(c.conferencecallId) : null;
     if (c.conferencecallId && !cc) return room.announced(c.url, null, 'the participant is not in the conference');
+    // on the switch a member's prompt would wait behind its `conference` application: refused by name
+    if (!room.media.engine) return room.announced(c.url, cc, new MediaBackendUnsupported('fsmrf', 'a conference announcement (AnnounceUrl)').message);
     const customer = await customersRepo(this.deps.db).get(room.row.customer_id);
     if (!customer) return;
     const params: Record<string, string> = {

@@ -1,5 +1,6 @@
 /**
- * One hosted conference: its confbridge (a media-engine Conference mixing N-1 for every member),
+ * One hosted conference: its confbridge (a ConferenceMix of the media backend, media-app/media-server/
+ * conference.ts: the engine's mixer or the switch's conference, N-1 for every member),
  * its participants, its recording and its timeout.
  *
  * Conference:     starting → progressing → terminating → terminated
@@ -24,8 +25,8 @@ import { conferencesRepo, type ConferenceRow } from '../../core/repos/conference
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
-import type { Conference } from '../../media-engine';
 import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
+import { engineMix, type ConferenceMix } from '../media-server/conference';
 import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
@@ -109,7 +110,7 @@ export class Room extends EventEmitter<RoomEvents> {
 
   constructor(
     public row: ConferenceRow,
-    readonly media: Conference,
+    readonly media: ConferenceMix,
     private readonly d: RoomDeps,
   ) {
     super();
@@ -204,7 +205,7 @@ export class Room extends EventEmitter<RoomEvents> {
     const span = traceMix(this.id, cc.id);
     let unwatch = () => {};
     try {
-      await ep.joinConference(this.media);
+      await this.media.join(ep);
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
@@ -260,7 +261,8 @@ export class Room extends EventEmitter<RoomEvents> {
     // end_on_exit and beep as they stand now (REST Participants update may have changed them)
     const fresh = await this.calls.get(member.cc.id).catch(() => null);
     const m = fresh ? { ...member, cc: fresh } : member;
-    if (!m.call.isEnded) await m.call.endpoint?.leaveConference().catch(() => undefined);
+    const ep = m.call.endpoint;
+    if (!m.call.isEnded && ep) await this.media.leave(ep).catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
     void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
@@ -302,8 +304,7 @@ export class Room extends EventEmitter<RoomEvents> {
   async mute(ccId: string, direction: MuteDirection, on: boolean): Promise<void> {
     const ep = this.members.get(ccId)?.call.endpoint;
     if (!ep) return;
-    const mixed = embeddedEndpoint(ep, 'a conference mute');
-    await (on ? this.media.mute(mixed, direction) : this.media.unmute(mixed, direction));
+    await this.media.mute(ep, direction, on);
   }
 
   /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
@@ -338,7 +339,7 @@ export class Room extends EventEmitter<RoomEvents> {
     const row = await this.calls.get(ccId);
     if (!ep || !row) return;
     if (row.coach_call_id) await this.coach(ep, row.coach_call_id);
-    else await this.media.whisper(embeddedEndpoint(ep, 'conference coaching'), null);
+    else await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), null);
   }
 
   /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
@@ -348,13 +349,13 @@ export class Room extends EventEmitter<RoomEvents> {
       this.d.logger.info({ conference: this.id, coached: callId }, 'the coached call is not in the room: the coach is heard by all');
       return;
     }
-    await this.media.whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
+    await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
   }
 
   /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */
   private async beep(): Promise<void> {
     try {
-      const fork = await this.media.forkAudioStart({ onFrame: () => undefined });
+      const fork = await engineMix(this.media, 'a conference beep').forkAudioStart({ onFrame: () => undefined });
       fork.inject(BEEP);
       // the fork ends once the tone has played (its unplayed audio would go with it)
       setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();

@@ -97,14 +97,16 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const keyPrefix = env.REDIS_KEY_PREFIX ?? `tma${process.pid}_${randomBytes(4).toString('hex')}:`;
   const capture = startCapture({ SIP_CAPTURE: 'off', ...env, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }, logger);
   const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip, capture?.capture);
-  const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env })) : null;
+  const dataDir = env.DATA_DIR ?? path.join(os.tmpdir(), `media-app-test-${process.pid}`);
+  // the switch writes the platform's conference recordings (`conference … recording start <path>`)
+  const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env }), path.join(dataDir, 'recordings')) : null;
   const db = await testDb();
   const range = rtpRange();
   const fullEnv = {
     DATABASE_URL: await testDatabaseUrl(),
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: keyPrefix,
-    DATA_DIR: path.join(os.tmpdir(), `media-app-test-${process.pid}`),
+    DATA_DIR: dataDir,
     SIP_DOMAIN,
     // one platform, one secret: the API's and media-app's (the AI keys sealed by one are opened by the other)
     JWT_SECRET: TEST_JWT_SECRET,
@@ -148,10 +150,10 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
 }
 
 /** Our switch with its SIP face on a sip-server of its own; close() stops both. */
-async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
+async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, recordingsDir: string): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
   const face = await startSipServer(logger);
   try {
-    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress);
+    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress, { recordingsDir });
     return {
       sw,
       async close() {

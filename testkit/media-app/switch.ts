@@ -23,10 +23,22 @@ export interface TestSwitch {
 
 /** The switch, its SIP face on the sip-server `face` (its SIP and drachtio ports, the drachtio secret). */
 /** `egress`: what it may fetch (the platform's EGRESS_* settings, as a FreeSWITCH beside it would be allowed). */
-export async function startTestSwitch(face: { sipPort: number; drachtioPort: number; secret: string }, log: SwitchLog, egress?: EgressSettings): Promise<TestSwitch> {
+/** `recordingsDir`: where `conference … recording start` may write (ESL_RECORDINGS_DIR; the platform's recordings directory). */
+export async function startTestSwitch(
+  face: { sipPort: number; drachtioPort: number; secret: string },
+  log: SwitchLog,
+  egress?: EgressSettings,
+  opts: { recordingsDir?: string } = {},
+): Promise<TestSwitch> {
   const port = await freePort();
   const rtp = portRange();
-  const cfg = loadEslConfig({ ESL_LISTEN: `127.0.0.1:${port}`, ESL_PASSWORD: TEST_SWITCH_PASSWORD, ESL_SIP_ADDRESS: `127.0.0.1:${face.sipPort}`, ESL_HEARTBEAT_MS: '0' });
+  const cfg = loadEslConfig({
+    ESL_LISTEN: `127.0.0.1:${port}`,
+    ESL_PASSWORD: TEST_SWITCH_PASSWORD,
+    ESL_SIP_ADDRESS: `127.0.0.1:${face.sipPort}`,
+    ESL_HEARTBEAT_MS: '0',
+    ...(opts.recordingsDir ? { ESL_RECORDINGS_DIR: opts.recordingsDir } : {}),
+  });
   if (!cfg) throw new Error('the test switch has no event socket configuration');
   const proc = loadEslProcessConfig({
     ESL_DRACHTIO_HOST: '127.0.0.1',

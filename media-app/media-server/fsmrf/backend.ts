@@ -2,7 +2,8 @@
  * The media backend over drachtio-fsmrf (README.md beside): one fsmrf MediaServer connected to a
  * FreeSWITCH event socket (MEDIA_SERVER=freeswitch://host:port?password=…), an fsmrf Endpoint per call
  * leg made through fsmrf's createEndpoint on media-app's own Srf (endpoint.ts: the CallEndpoint over
- * it). What the backend cannot do (conferences here, the AI voice taps, echo cancellation, VAD,
+ * it), a conference room per conference (createMix: conference.ts, the switch's own conference). What
+ * the backend cannot do (the engine's conference mixer, the AI voice taps, echo cancellation, VAD,
  * transcription taps, RTP capture) throws MediaBackendUnsupported naming the backend: never a silent no-op.
  */
 import type { MediaServer as FsMediaServer } from 'drachtio-fsmrf';
@@ -13,6 +14,8 @@ import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
 import { SwitchLink, type LinkLog, type ReconnectDelays } from './switch-link';
+import type { MixPort } from '../conference';
+import { FsmrfMix } from './conference';
 
 export { FsmrfCallEndpoint } from './endpoint';
 
@@ -48,7 +51,7 @@ export interface FsmrfConnectOptions {
 const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The connection to the switch and the endpoints made on it. */
-export class FsmrfBackend implements MediaPort {
+export class FsmrfBackend implements MediaPort, MixPort {
   readonly name = 'fsmrf' as const;
 
   /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
@@ -120,9 +123,14 @@ export class FsmrfBackend implements MediaPort {
     return ep;
   }
 
-  /** The conference mix is the embedded engine's (fsmrf's Conference is not wired yet): refused. */
+  /** A conference room on the switch (conference.ts: fsmrf's Conference): what media-app/conference hosts a room in. */
+  createMix(name: string): Promise<FsmrfMix> {
+    return FsmrfMix.create(this.ms, name);
+  }
+
+  /** The embedded engine's conference mixer (pbx supervision's whisper mix): refused; rooms use createMix. */
   createConference(): Promise<Conference> {
-    return Promise.reject(new MediaBackendUnsupported('fsmrf', 'conferences'));
+    return Promise.reject(new MediaBackendUnsupported('fsmrf', "the embedded engine's conference mixer (supervision: listen, whisper, barge)"));
   }
 
   /** No engine conference lives here. */

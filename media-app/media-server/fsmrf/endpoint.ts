@@ -12,6 +12,7 @@ import type {
   AmdRequest,
   AmdResult,
   BeepResult,
+  Conference,
   DtmfEvent,
   DtmfForm,
   EndpointEnd,
@@ -297,11 +298,22 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (this.sessions.size) return this.sessions.stop(path === undefined ? undefined : eslArg('record file', path));
     await this.fs.api('uuid_break', this.fs.uuid);
   }
-  joinConference(): Promise<never> {
-    return refuse("the embedded engine's conference mix");
+  /**
+   * Enters the switch's conference `{ switchRoom }` (a room of fsmrf/conference.ts): fsmrf's
+   * Endpoint.join, resolved at the member's add-member; `mute` as it enters (`in`: mute, `out`: deaf).
+   * The embedded engine's Conference is refused: its mix runs in another process than this leg.
+   */
+  async joinConference(conf: Conference | { switchRoom: string }, opts: { mute?: Direction } = {}): Promise<{ memberId: string; confUuid: string }> {
+    if (!('switchRoom' in conf)) return refuse("the embedded engine's conference mix");
+    const name = eslArg('conference name', conf.switchRoom);
+    const flags = { mute: opts.mute === 'in' || opts.mute === 'both', deaf: opts.mute === 'out' || opts.mute === 'both' };
+    const r = await this.socket.run('joinConference', () => this.fs.join(name, { flags }));
+    return { memberId: String(r.memberId), confUuid: r.confUuid };
   }
-  leaveConference(): Promise<void> {
-    return refuse("the embedded engine's conference mix");
+  /** Out of the switch's conference it joined (`conference <name> kick <member>`): the channel goes on. */
+  async leaveConference(): Promise<void> {
+    if (this.destroyed || !this.fs.conf.memberId) return;
+    await this.socket.run('leaveConference', () => this.fs.confKick());
   }
   echo(): Promise<void> {
     return refuse('echo (the far end hearing itself)');

@@ -1,0 +1,62 @@
+/**
+ * A conference room's mix as media-app's conferences use it (README.md beside, "Conferences"): the
+ * seam between media-app/conference/ and the media server that mixes. The embedded engine's
+ * Conference serves it through EngineMix (engine-mix.ts); the fsmrf backend through the switch's own
+ * conference (fsmrf/conference.ts: fsmrf's Conference, `conference <name> …`). What only the engine's
+ * mixer can do (whisper/coaching, raw frames of the mix, a beep injected into it) is reached through
+ * `engineMix`, which refuses it by name with MediaBackendUnsupported on another backend.
+ */
+import type { EventEmitter } from 'node:events';
+import type { Conference } from '../../media-engine';
+import type { CallEndpoint } from './endpoint';
+import { MediaBackendUnsupported, type MediaPort } from './port';
+import { EngineMix } from './engine-mix';
+
+export type MixDirection = 'in' | 'out' | 'both';
+
+/** What a mix reports (event name → listener arguments). */
+export interface MixEvents {
+  /** a member started or stopped talking; `memberId` is its endpoint's uuid */
+  speaker: [{ memberId: string; talking: boolean }];
+  /** the mix is gone: destroy() ('destroyed') or the media server lost it ('worker-died') */
+  destroy: [{ reason: 'destroyed' | 'worker-died' }];
+}
+
+export interface ConferenceMix extends EventEmitter<MixEvents> {
+  /** the name the media server knows the room by */
+  readonly name: string;
+  readonly destroyed: boolean;
+  /** the embedded engine's Conference behind this mix; null on another backend */
+  readonly engine: Conference | null;
+  /** The leg's endpoint hears the room and is heard (N-1); `mute` as it enters. */
+  join(ep: CallEndpoint, opts?: { mute?: MixDirection }): Promise<void>;
+  /** The leg leaves the mix (a kick, a hangup, the room ending); its call goes on. Idempotent. */
+  leave(ep: CallEndpoint): Promise<void>;
+  /** `in`: the others do not hear the member; `out`: it hears nothing; `on` false undoes it. */
+  mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void>;
+  /** Records the whole mix into `path` (a WAV); resolves when stopRecording(), `duration` (s) or the end of the room ends it. */
+  startRecording(path: string, opts?: { duration?: number }): Promise<unknown>;
+  /** Stops the recording (none running: nothing). */
+  stopRecording(): Promise<void>;
+  /** Ends the room: every member is out, its recording closed. */
+  destroy(): Promise<void>;
+}
+
+/** A media port whose backend has a conference mix of its own (the fsmrf backend). */
+export interface MixPort {
+  createMix(name: string): Promise<ConferenceMix>;
+}
+
+const hasOwnMix = (media: MediaPort): media is MediaPort & MixPort => typeof (media as Partial<MixPort>).createMix === 'function';
+
+/** A room's mix on `media`: the backend's own, else the embedded engine's Conference (EngineMix). */
+export async function openMix(media: MediaPort, name: string): Promise<ConferenceMix> {
+  if (hasOwnMix(media)) return media.createMix(name);
+  return new EngineMix(await media.createConference(name));
+}
+
+/** The engine's Conference behind `mix`, for what only its mixer does; on another backend MediaBackendUnsupported naming `feature`. */
+export function engineMix(mix: ConferenceMix, feature: string): Conference {
+  if (mix.engine) return mix.engine;
+  throw new MediaBackendUnsupported('fsmrf', feature);
+}

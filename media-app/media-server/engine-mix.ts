@@ -1,0 +1,50 @@
+/**
+ * The embedded engine's Conference as a ConferenceMix (conference.ts): members join and leave
+ * through their endpoints as before, mute is the engine mixer's per-member mute, the recording is
+ * the engine's WAV of the whole mix. Its events are the Conference's.
+ */
+import { EventEmitter } from 'node:events';
+import type { Conference } from '../../media-engine';
+import type { ConferenceMix, MixDirection, MixEvents } from './conference';
+import { embeddedEndpoint, type CallEndpoint } from './endpoint';
+
+export class EngineMix extends EventEmitter<MixEvents> implements ConferenceMix {
+  constructor(readonly engine: Conference) {
+    super();
+    engine.on('speaker', (e) => this.emit('speaker', e));
+    engine.on('destroy', (e) => this.emit('destroy', e));
+  }
+
+  get name(): string {
+    return this.engine.name;
+  }
+
+  get destroyed(): boolean {
+    return this.engine.destroyed;
+  }
+
+  async join(ep: CallEndpoint, opts: { mute?: MixDirection } = {}): Promise<void> {
+    await ep.joinConference(this.engine, opts);
+  }
+
+  leave(ep: CallEndpoint): Promise<void> {
+    return ep.leaveConference();
+  }
+
+  mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void> {
+    const mixed = embeddedEndpoint(ep, 'a conference mute');
+    return on ? this.engine.mute(mixed, direction) : this.engine.unmute(mixed, direction);
+  }
+
+  startRecording(path: string, opts: { duration?: number } = {}): Promise<unknown> {
+    return this.engine.startRecording(path, opts);
+  }
+
+  async stopRecording(): Promise<void> {
+    await this.engine.stopRecording();
+  }
+
+  destroy(): Promise<void> {
+    return this.engine.destroy();
+  }
+}

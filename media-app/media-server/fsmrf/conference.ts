@@ -1,0 +1,161 @@
+/**
+ * A conference room on the switch (README.md beside, "Conferences"): a ConferenceMix over drachtio-fsmrf's
+ * Conference (unmodified). The room is `ms.createConference(name)` (its control leg joins with
+ * endconf, so destroying it ends the room); a member enters with its endpoint's joinConference
+ * (fsmrf's Endpoint.join) and leaves with `conference <name> kick <id>`; mute and deaf, recording
+ * start/stop are `conference <name> …` commands on the control leg; the switch's start-/stop-talking
+ * events are the members' 'speaker'. What only the engine's mixer does (whisper/coaching, the mix's raw
+ * frames, a beep injected into it) has no engine here: conference.ts's engineMix refuses it by name.
+ */
+import { EventEmitter } from 'node:events';
+import type { Conference as FsConference, EslEvent, MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import type { ConferenceMix, MixDirection, MixEvents } from '../conference';
+import type { CallEndpoint } from '../endpoint';
+import { MediaBackendUnsupported } from '../port';
+import { FsmrfCallEndpoint } from './endpoint';
+import { eslArg } from './esl-arg';
+
+/** The switch's member operations for a direction: `in` (the others do not hear it) is mute, `out` (it hears nothing) deaf. */
+const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out: ['deaf'], both: ['mute', 'deaf'] };
+
+/** A recording of the room: its path, how its end is told, its duration timer. */
+interface Recording {
+  file: string;
+  ended: () => void;
+  timer: NodeJS.Timeout | null;
+}
+
+export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
+  readonly engine = null;
+  destroyed = false;
+  /** member id on the switch by endpoint uuid, while the member is in */
+  private readonly members = new Map<string, number>();
+  private recording: Recording | null = null;
+
+  private constructor(private readonly conf: FsConference) {
+    super();
+    conf.on('startTalking', (e: EslEvent) => this.talking(e, true));
+    conf.on('stopTalking', (e: EslEvent) => this.talking(e, false));
+    conf.on('delMember', (e: EslEvent) => this.memberGone(e));
+    conf.on('stopRecording', (e: EslEvent) => this.recordingStopped(e.getHeader('Path')));
+    // the control leg gone (the switch ended it, its socket lost): the room is gone with it
+    conf.endpoint.on('destroy', () => this.gone('worker-died'));
+  }
+
+  /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
+  static async create(ms: FsMediaServer, name: string): Promise<FsmrfMix> {
+    const room = eslArg('conference name', name);
+    try {
+      return new FsmrfMix(await ms.createConference(room));
+    } catch (err) {
+      // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
+      if (err instanceof Error) throw err;
+      throw new Error(`the switch could not make conference ${room}: ${String(err)}`);
+    }
+  }
+
+  get name(): string {
+    return this.conf.name;
+  }
+
+  async join(ep: CallEndpoint, opts: { mute?: MixDirection } = {}): Promise<void> {
+    if (!(ep instanceof FsmrfCallEndpoint)) throw new MediaBackendUnsupported('fsmrf', 'a conference member whose media is on another media server');
+    if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
+    const { memberId } = await ep.joinConference({ switchRoom: this.conf.name }, opts);
+    this.members.set(ep.uuid, Number(memberId));
+  }
+
+  async leave(ep: CallEndpoint): Promise<void> {
+    if (!this.members.delete(ep.uuid) || this.destroyed) return;
+    await ep.leaveConference();
+  }
+
+  async mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void> {
+    const id = this.members.get(ep.uuid);
+    if (id === undefined) return;
+    for (const op of MUTE_OPS[direction]) await this.command(`${on ? '' : 'un'}${op} ${id}`, /^\+?OK\s/);
+  }
+
+  /**
+   * `recording start <path>` (the switch writes the WAV: the path must be one it may write); resolves at
+   * its stop-recording (stopRecording, `duration`, the room's end). A file the switch cannot open
+   * (start-recording with an Error) rejects.
+   */
+  async startRecording(path: string, opts: { duration?: number } = {}): Promise<void> {
+    if (this.recording) throw new Error(`conference ${this.name} is already recording`);
+    const file = eslArg('conference recording file', path);
+    const r: Recording = { file, timer: null, ended: () => undefined };
+    const done = new Promise<void>((resolve, reject) => {
+      const failed = (e: EslEvent) => {
+        if (e.getHeader('Path') !== file || !e.getHeader('Error')) return;
+        this.recordingStopped(file);
+        reject(new Error(`the switch could not record ${file}: ${e.getHeader('Error')}`));
+      };
+      this.conf.on('startRecording', failed);
+      r.ended = () => {
+        this.conf.off('startRecording', failed);
+        resolve();
+      };
+    });
+    // a start-recording Error may come before the +OK's reply is read: handled until returned
+    done.catch(() => undefined);
+    this.recording = r;
+    try {
+      await this.conf.startRecording(file);
+    } catch (err) {
+      this.recordingStopped(file);
+      throw err;
+    }
+    if (this.recording === r && opts.duration && opts.duration > 0) r.timer = setTimeout(() => void this.stopRecording().catch(() => undefined), opts.duration * 1000);
+    return done;
+  }
+
+  async stopRecording(): Promise<void> {
+    const r = this.recording;
+    if (!r || this.destroyed) return;
+    await this.conf.stopRecording(r.file);
+    this.recordingStopped(r.file);
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.gone('destroyed');
+    await this.conf.destroy();
+  }
+
+  /** `conference <name> <args>` on the control leg; a reply not matching `ok` rejects with it. */
+  private async command(args: string, ok: RegExp): Promise<void> {
+    const evt = await this.conf.endpoint.api('conference', `${this.conf.name} ${args}`);
+    const body = evt.getBody();
+    if (!ok.test(body)) throw new Error(`conference ${this.name} ${args}: ${body.trim()}`);
+  }
+
+  private talking(e: EslEvent, talking: boolean): void {
+    const uuid = e.getHeader('Channel-Call-UUID');
+    if (uuid && this.members.has(uuid)) this.emit('speaker', { memberId: uuid, talking });
+  }
+
+  /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it. */
+  private memberGone(e: EslEvent): void {
+    const uuid = e.getHeader('Channel-Call-UUID');
+    if (uuid && this.members.get(uuid) === Number(e.getHeader('Member-ID'))) this.members.delete(uuid);
+  }
+
+  /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */
+  private recordingStopped(file: string | undefined): void {
+    const r = this.recording;
+    if (!r || r.file !== file) return;
+    this.recording = null;
+    if (r.timer) clearTimeout(r.timer);
+    r.ended();
+  }
+
+  private gone(reason: 'destroyed' | 'worker-died'): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    const r = this.recording;
+    if (r) this.recordingStopped(r.file);
+    this.members.clear();
+    this.emit('destroy', { reason });
+  }
+}
