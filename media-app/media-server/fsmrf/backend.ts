@@ -57,8 +57,9 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
   private checkUrl: UrlCheck | null = null;
 
-  /** the legs live on the switch: ended when it is lost */
+  /** the legs and rooms live on the switch: ended when it is lost */
   private readonly live = new Set<FsmrfCallEndpoint>();
+  private readonly rooms = new Set<FsmrfMix>();
 
   private constructor(
     readonly link: SwitchLink,
@@ -67,6 +68,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
   ) {
     link.on('down', (reason) => {
       for (const ep of [...this.live]) ep.serverLost(`the media server connection was lost (${reason})`);
+      for (const mix of [...this.rooms]) mix.serverLost();
     });
   }
 
@@ -110,6 +112,11 @@ export class FsmrfBackend implements MediaPort, MixPort {
     if (!this.up) throw new MediaServerDown();
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
     const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps);
+    // the switch lost while it answered: the 'down' that ended the live legs did not see this one
+    if (!this.up) {
+      ep.serverLost('the media server connection was lost while the leg was made');
+      throw new MediaServerDown();
+    }
     this.live.add(ep);
     ep.once('destroy', () => this.live.delete(ep));
     if (opts.inbandDtmf) {
@@ -124,8 +131,16 @@ export class FsmrfBackend implements MediaPort, MixPort {
   }
 
   /** A conference room on the switch (conference.ts: fsmrf's Conference): what media-app/conference hosts a room in. */
-  createMix(name: string): Promise<FsmrfMix> {
-    return FsmrfMix.create(this.ms, name);
+  async createMix(name: string): Promise<FsmrfMix> {
+    if (!this.up) throw new MediaServerDown();
+    const mix = await FsmrfMix.create(this.ms, name);
+    if (!this.up) {
+      mix.serverLost();
+      throw new MediaServerDown();
+    }
+    this.rooms.add(mix);
+    mix.once('destroy', () => this.rooms.delete(mix));
+    return mix;
   }
 
   /** The embedded engine's conference mixer (pbx supervision's whisper mix): refused; rooms use createMix. */

@@ -14,6 +14,10 @@ import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg } from './esl-arg';
+import { LegSocket } from './leg-socket';
+
+/** A room's name on the switch: `conference` reads spaces, `@profile`, `+flags` and `{vars}` in it; ours are ids. */
+const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** The switch's member operations for a direction: `in` (the others do not hear it) is mute, `out` (it hears nothing) deaf. */
 const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out: ['deaf'], both: ['mute', 'deaf'] };
@@ -31,9 +35,12 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   /** member id on the switch by endpoint uuid, while the member is in */
   private readonly members = new Map<string, number>();
   private recording: Recording | null = null;
+  /** the control leg's channel socket: its end rejects a command in flight (modesl would leave it pending) */
+  private readonly socket: LegSocket;
 
   private constructor(private readonly conf: FsConference) {
     super();
+    this.socket = new LegSocket(conf.endpoint);
     conf.on('startTalking', (e: EslEvent) => this.talking(e, true));
     conf.on('stopTalking', (e: EslEvent) => this.talking(e, false));
     conf.on('delMember', (e: EslEvent) => this.memberGone(e));
@@ -44,6 +51,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
   static async create(ms: FsMediaServer, name: string): Promise<FsmrfMix> {
+    if (!ROOM_NAME.test(name)) throw new Error(`a conference name on the switch is 1-128 of A-Z a-z 0-9 _ . - (got ${JSON.stringify(name.slice(0, 40))})`);
     const room = eslArg('conference name', name);
     try {
       return new FsmrfMix(await ms.createConference(room));
@@ -56,6 +64,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   get name(): string {
     return this.conf.name;
+  }
+
+  /** the switch's channel of the room's control leg (its commands go on that channel's socket) */
+  get controlLegUuid(): string {
+    return this.conf.endpoint.uuid;
   }
 
   async join(ep: CallEndpoint, opts: { mute?: MixDirection } = {}): Promise<void> {
@@ -101,7 +114,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     done.catch(() => undefined);
     this.recording = r;
     try {
-      await this.conf.startRecording(file);
+      await this.socket.run('conference recording start', () => this.conf.startRecording(file));
     } catch (err) {
       this.recordingStopped(file);
       throw err;
@@ -113,19 +126,20 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   async stopRecording(): Promise<void> {
     const r = this.recording;
     if (!r || this.destroyed) return;
-    await this.conf.stopRecording(r.file);
+    await this.socket.run('conference recording stop', () => this.conf.stopRecording(r.file));
     this.recordingStopped(r.file);
   }
 
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.gone('destroyed');
+    // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP)
     await this.conf.destroy();
   }
 
   /** `conference <name> <args>` on the control leg; a reply not matching `ok` rejects with it. */
   private async command(args: string, ok: RegExp): Promise<void> {
-    const evt = await this.conf.endpoint.api('conference', `${this.conf.name} ${args}`);
+    const evt = await this.socket.run(`conference ${args.split(' ')[0]}`, () => this.conf.endpoint.api('conference', `${this.conf.name} ${args}`));
     const body = evt.getBody();
     if (!ok.test(body)) throw new Error(`conference ${this.name} ${args}: ${body.trim()}`);
   }
@@ -148,6 +162,13 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     this.recording = null;
     if (r.timer) clearTimeout(r.timer);
     r.ended();
+  }
+
+  /** The switch's event socket was lost (backend.ts): the room ends now, its control leg hung up if it still can be. */
+  serverLost(): void {
+    if (this.destroyed) return;
+    this.gone('worker-died');
+    this.conf.destroy().catch(() => undefined);
   }
 
   private gone(reason: 'destroyed' | 'worker-died'): void {

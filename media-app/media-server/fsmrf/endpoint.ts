@@ -193,7 +193,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   async stopPlayback(): Promise<void> {
     if (this.destroyed) return;
     if (this.playing) this.playing.interrupted = true;
-    await this.fs.api('uuid_break', this.fs.uuid);
+    await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }
 
   /** play_and_get_digits: one prompt file (a `say` prompt is refused: the switch takes a file). */
@@ -279,7 +279,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (!/^[0-9A-Da-d*#]+$/.test(digits)) throw new Error(`sendDtmf: invalid DTMF digits: ${JSON.stringify(digits.slice(0, 40))}`);
     if (!Number.isFinite(durationMs) || durationMs <= 0) throw new Error(`sendDtmf: invalid DTMF duration: ${durationMs}`);
     if (this.destroyed) throw new Error('endpoint is destroyed');
-    const res = await this.fs.api('uuid_send_dtmf', `${this.fs.uuid} ${digits}@${Math.round(durationMs)}`);
+    const res = await this.socket.run('sendDtmf', () => this.fs.api('uuid_send_dtmf', `${this.fs.uuid} ${digits}@${Math.round(durationMs)}`));
     const body = apiBody(res);
     if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${body.trim().slice(0, 200)}`);
   }
@@ -295,8 +295,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
    */
   async stopRecord(path?: string): Promise<void> {
     if (this.destroyed) return;
-    if (this.sessions.size) return this.sessions.stop(path === undefined ? undefined : eslArg('record file', path));
-    await this.fs.api('uuid_break', this.fs.uuid);
+    if (this.sessions.size) return this.socket.run('stopRecord', () => this.sessions.stop(path === undefined ? undefined : eslArg('record file', path)));
+    await this.socket.run('stopRecord', () => this.fs.api('uuid_break', this.fs.uuid));
   }
   /**
    * Enters the switch's conference `{ switchRoom }` (a room of fsmrf/conference.ts): fsmrf's

@@ -138,18 +138,31 @@ describe('media-app fsmrf backend: a live leg when the switch is lost', function
     await parts.faceSip?.close();
   });
 
-  it("the leg ends ('destroy', worker-died, naming the loss) and its channel is hung up; a leg is made again once up", async () => {
+  it("the leg and the room end ('destroy', worker-died, naming the loss), their channels hung up; new ones refused while down, made again once up", async () => {
     const backend = parts.backend!;
     const esl = parts.esl!;
     const ep = await backend.createEndpoint();
     expect(esl.connections.size, 'the event socket and the channel socket').to.equal(2);
+    const mix = await backend.createMix(`loss-room-${Date.now()}`);
+    const roomEnded = once(mix, 'destroy');
     const ended = once(ep, 'destroy');
     // only the inbound event socket: the leg's channel socket (the switch's outbound connection) stays
     for (const l of esl.connections) if (!(l as unknown as { session: unknown }).session) (l as unknown as { socket: net.Socket }).socket.destroy();
     const [end] = (await ended) as [{ reason: string; message: string }];
+    // down now (the reconnect is 200 ms away): a room is refused like a leg
+    expect(
+      await backend.createMix('while-down').then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(MediaServerDown);
     expect(end.reason).to.equal('worker-died');
     expect(end.message).to.match(/media server connection was lost/);
     expect(ep.destroyed).to.equal(true);
+    // the room on the switch ends with it (its control leg is a channel like the leg's)
+    const [roomEnd] = (await roomEnded) as [{ reason: string }];
+    expect(roomEnd.reason).to.equal('worker-died');
+    expect(mix.destroyed).to.equal(true);
     // the channel is hung up on the switch: its channel socket goes
     await until('the channel hung up', () => [...esl.connections].every((l) => !(l as unknown as { session: unknown }).session));
     await once(backend.link, 'up');

@@ -4,50 +4,30 @@
 // send, its RFC 4733 digits come back from playCollect, and what needs the engine's own taps (the AI
 // voice path, echo cancellation, VAD) is refused by name, never a silent no-op.
 import { expect } from 'chai';
-import fs from 'node:fs';
 import type net from 'node:net';
 import path from 'node:path';
-import type { Endpoint } from '../../../media-engine';
-import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
+import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { LegSocketClosed } from '../../../media-app/media-server/fsmrf/leg-socket';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../../core/net';
-import { readWav, tmpDir } from '../../../testkit/media-engine/support';
+import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
-import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend against our event socket', function () {
   this.timeout(30_000);
-  let rig: FsmrfRig;
-  let backend: FsmrfBackend;
-  let dir: string;
-  const open: { leg: FsmrfCallEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    rig = await startFsmrfRig();
-    // as app.ts sets it: media-app's egress policy (here the default: public addresses only) checks a prompt URL first
-    const egress = new EgressPolicy(egressSettingsFromEnv({}));
-    backend = (await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 })).checkUrlsWith(async (url) => {
-      await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
-    });
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { leg, peer } of open.splice(0)) {
-      await leg.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    backend?.close();
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  // as app.ts sets it: media-app's egress policy (here the default: public addresses only) checks a prompt URL first
+  const egress = new EgressPolicy(egressSettingsFromEnv({}));
+  const suite = useFsmrfSuite({
+    ready: (backend) =>
+      backend.checkUrlsWith(async (url) => {
+        await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
+      }),
   });
 
   /** The switch's side of a leg's channel socket (the outbound connection it dialled to fsmrf for that channel). */
   function channelSocket(uuid: string): net.Socket {
-    const listener = [...rig.esl.connections].find((l) => l.session?.channel.uuid === uuid);
+    const listener = [...suite.rig.esl.connections].find((l) => l.session?.channel.uuid === uuid);
     if (!listener) throw new Error(`no channel socket for ${uuid}`);
     return (listener as unknown as { socket: net.Socket }).socket; // the Listener's own socket, reset as a crash would
   }
@@ -64,18 +44,9 @@ describe('media-app fsmrf backend against our event socket', function () {
     });
   }
 
-  /** A far end (an engine endpoint, real RTP) whose offer the backend's leg answers. */
-  async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(leg.local.sdp);
-    open.push({ leg, peer });
-    return { leg, peer };
-  }
-
   it('play: the far end hears the prompt; the result is the played length', async () => {
-    const { leg, peer } = await call();
-    const heard = path.join(dir, 'play.wav');
+    const { leg, peer } = await suite.call();
+    const heard = path.join(suite.dir, 'play.wav');
     const rec = await peer.startRecord(heard);
     const r = await leg.play('tone_stream://%(800,0,440)');
     await peer.stopRecord(heard);
@@ -85,8 +56,8 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it("say: the far end hears speech through the switch's speak", async () => {
-    const { leg, peer } = await call();
-    const heard = path.join(dir, 'say.wav');
+    const { leg, peer } = await suite.call();
+    const heard = path.join(suite.dir, 'say.wav');
     const rec = await peer.startRecord(heard);
     const r = await leg.say('one two three');
     await peer.stopRecord(heard);
@@ -98,7 +69,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it("playCollect: the far end's RFC 4733 digits reach the caller of the port, ended by the terminator", async () => {
-    const { leg, peer } = await call();
+    const { leg, peer } = await suite.call();
     leg.fs.once('playback-start', () => void peer.sendDtmf('42#', 100));
     const r = await leg.playCollect({ file: 'silence_stream://5000', min: 1, max: 4, timeout: 3000, digitTimeout: 3000 });
     expect(r.digits).to.equal('42');
@@ -106,8 +77,8 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it('record: what the far end sends is written to the file, for the time limit', async () => {
-    const { leg, peer } = await call();
-    const file = path.join(dir, 'rec.wav');
+    const { leg, peer } = await suite.call();
+    const file = path.join(suite.dir, 'rec.wav');
     const playing = peer.play('tone_stream://%(3000,0,440)');
     const r = await leg.record(file, { duration: 1 });
     await peer.stopPlayback();
@@ -117,10 +88,10 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it("bridge: one far end hears the other's audio; unbridge parks them again", async () => {
-    const a = await call();
-    const b = await call();
+    const a = await suite.call();
+    const b = await suite.call();
     await a.leg.bridge(b.leg);
-    const heard = path.join(dir, 'bridged.wav');
+    const heard = path.join(suite.dir, 'bridged.wav');
     const rec = await b.peer.startRecord(heard);
     await a.peer.play('tone_stream://%(800,0,440)');
     await b.peer.stopRecord(heard);
@@ -130,7 +101,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it("an http(s) prompt passes media-app's egress policy before the switch is asked to fetch it", async () => {
-    const { leg } = await call();
+    const { leg } = await suite.call();
     const err = await leg.play(['silence_stream://100', 'http://127.0.0.1:9/prompt.wav']).then(
       () => null,
       (e: unknown) => e,
@@ -140,7 +111,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   });
 
   it('refuses by name what needs the engine taps: echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {
-    const { leg } = await call();
+    const { leg } = await suite.call();
     const refusals = [leg.echoCancel(), leg.vadStart(), leg.transcribeStart(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
     for (const p of refusals) {
       const err = await p.then(
@@ -150,14 +121,14 @@ describe('media-app fsmrf backend against our event socket', function () {
       expect(err).to.be.instanceOf(MediaBackendUnsupported);
       expect((err as Error).message).to.match(/not available on the fsmrf media backend/);
     }
-    expect(backend.refuseAiTalk().message).to.equal(
+    expect(suite.backend.refuseAiTalk().message).to.equal(
       "ai_talk (the AI voice path) is not available on the fsmrf media backend (MEDIA_SERVER=freeswitch://…): it needs the embedded engine's own media taps",
     );
   });
 
   it("a reset of a leg's event socket mid-call: the pending play and say reject with LegSocketClosed (no hang), and what is asked after too", async () => {
-    const a = await call();
-    const b = await call();
+    const a = await suite.call();
+    const b = await suite.call();
     const started = Promise.all([executing(a.leg, 'playback'), executing(b.leg, 'speak')]);
     const playing = settled(a.leg.play('tone_stream://%(20000,0,440)'));
     const saying = settled(b.leg.say('one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen'));
@@ -170,7 +141,30 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(said).to.be.instanceOf(LegSocketClosed);
     expect((said as Error).message).to.match(/^say: the switch's event socket for this leg closed/);
     expect(await settled(a.leg.play('silence_stream://100'))).to.be.instanceOf(LegSocketClosed);
-    expect(await settled(b.leg.record(path.join(dir, 'after-reset.wav'), { duration: 1 }))).to.be.instanceOf(LegSocketClosed);
+    expect(await settled(b.leg.record(path.join(suite.dir, 'after-reset.wav'), { duration: 1 }))).to.be.instanceOf(LegSocketClosed);
+  });
+
+  it("a command in flight when the leg's or the room's socket resets rejects with LegSocketClosed: sendDtmf, stopPlayback, stopRecord, a room's recording", async () => {
+    const a = await suite.call();
+    const mix = await suite.backend.createMix(`reset-room-${Date.now()}`);
+    // the switch stops reading each socket (so nothing is answered), then the socket resets: what was asked is in flight
+    const sockets = [channelSocket(a.leg.id), channelSocket(mix.controlLegUuid)];
+    for (const s of sockets) s.pause();
+    const asked = [a.leg.sendDtmf('12'), a.leg.stopPlayback(), a.leg.stopRecord(), mix.startRecording(path.join(suite.dir, 'room.wav'))].map(settled);
+    for (const s of sockets) s.resetAndDestroy();
+    const [dtmf, stop, stopRec, rec] = await Promise.all(asked);
+    for (const [what, err] of Object.entries({ dtmf, stop, stopRec, rec })) expect(err, what).to.be.instanceOf(LegSocketClosed);
+    expect((rec as Error).message).to.match(/^conference recording start: the switch's event socket/);
+    await mix.destroy().catch(() => undefined);
+  });
+
+  it('a room whose name the switch would read as more than a name (a space, @profile, +flags, {vars}) is refused before it is asked', async () => {
+    for (const name of ['a b', 'room@wideband', 'room+flags{mute}', '{x=1}room', '']) {
+      expect(await settled(suite.backend.createMix(name)), name)
+        .to.be.instanceOf(Error)
+        .with.property('message')
+        .match(/conference name on the switch/);
+    }
   });
 });
 
