@@ -98,6 +98,12 @@ export class ForkTapServer {
         else ws.terminate(); // its fork gave up between the check and the upgrade
       });
       wss.once('listening', () => {
+        // closed while it started listening: it stops here, its port not left bound
+        if (this.closed) {
+          wss.close();
+          reject(new ForkTapError('the audio fork server is closed'));
+          return;
+        }
         this.wss = wss;
         resolve((wss.address() as { port: number }).port);
       });
@@ -160,6 +166,11 @@ export class FsmrfFork implements MediaFork {
   private rest: Buffer = Buffer.alloc(0);
   private readonly frameBytes: number;
   private readonly stats: ForkStats = { sent: 0, dropped: 0, injected: 0 };
+  /** onFrame calls whose promise has not settled: past maxInFlight a frame is dropped and counted, as the engine does */
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  /** the stream asked to wait ('drain'): frames meanwhile are dropped and counted */
+  private draining = false;
 
   constructor(
     private readonly leg: ForkLeg,
@@ -168,6 +179,7 @@ export class FsmrfFork implements MediaFork {
     private readonly mix: 'in' | 'out' | 'both',
   ) {
     this.frameBytes = FRAME_SAMPLES * 2 * (mix === 'out' ? 2 : 1);
+    this.maxInFlight = opts.maxInFlight ?? 50;
     this.ended = new Promise((resolve) => (this.endWith = resolve));
   }
 
@@ -197,14 +209,30 @@ export class FsmrfFork implements MediaFork {
     const step = this.mix === 'out' ? 4 : 2;
     const at = this.mix === 'out' ? 2 : 0;
     for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = bytes.readInt16LE(i * step + at);
-    this.stats.sent++;
-    if (this.opts.stream) {
-      this.opts.stream.write(Buffer.from(frame.buffer));
+    const stream = this.opts.stream;
+    if (stream) {
+      if (this.draining) {
+        this.stats.dropped++;
+        return;
+      }
+      this.stats.sent++;
+      if (!stream.write(Buffer.from(frame.buffer))) {
+        this.draining = true;
+        stream.once('drain', () => (this.draining = false));
+      }
       return;
     }
+    if (this.inFlight >= this.maxInFlight) {
+      this.stats.dropped++;
+      return;
+    }
+    this.stats.sent++;
     try {
       const r = this.opts.onFrame!(frame);
-      if (r) r.catch(() => undefined);
+      if (r) {
+        this.inFlight++;
+        r.catch(() => undefined).finally(() => this.inFlight--);
+      }
     } catch {
       // the consumer's failure is its own: the next frame still comes
     }

@@ -5,59 +5,27 @@
 // and a connection with a token no fork waits for is refused before the upgrade.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import type { Endpoint } from '../../../media-engine';
-import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
-import { FORK_SUBPROTOCOL } from '../../../media-app/media-server/fsmrf/fork-tap';
+import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
-import { readWav, tmpDir } from '../../../testkit/media-engine/support';
+import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
-import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () {
   this.timeout(30_000);
-  let rig: FsmrfRig;
-  let backend: FsmrfBackend;
-  let dir: string;
+  // the switch dials media-app's fork server on loopback: its egress policy allows it (the operator's allowlist)
+  const suite = useFsmrfSuite({
+    rig: { egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 },
+    connect: { taps: { host: '127.0.0.1', port: 0, connectTimeoutMs: 3000 } },
+  });
   let twoTones: string;
-  const open: { leg: FsmrfCallEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    // the switch dials media-app's fork server on loopback: its egress policy allows it (the operator's allowlist)
-    rig = await startFsmrfRig({ egress: new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' })), forkConnectTimeoutMs: 2000 });
-    backend = await FsmrfBackend.connect(
-      rig.appSrf,
-      { host: '127.0.0.1', port: rig.port, password: PASSWORD },
-      { connectTimeoutMs: 5000, taps: { host: '127.0.0.1', port: 0, connectTimeoutMs: 3000 } },
-    );
-    dir = tmpDir();
+  before(() => {
     // one second of 440 Hz, then one of 1000 Hz: the order the frames must keep
-    twoTones = path.join(dir, 'two-tones.wav');
+    twoTones = path.join(suite.dir, 'two-tones.wav');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', twoTones, 'synth', '1', 'sine', '440', ':', 'synth', '1', 'sine', '1000']);
   });
-  afterEach(async () => {
-    for (const { leg, peer } of open.splice(0)) {
-      await peer.stopPlayback().catch(() => undefined);
-      await leg.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    backend?.close();
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(leg.local.sdp);
-    open.push({ leg, peer });
-    return { leg, peer };
-  }
 
   /** Resolves once `n` frames came; fails after `ms`. */
   function until(frames: { at: number }[], n: number, ms = 8000): Promise<void> {
@@ -76,7 +44,7 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   }
 
   it("the far end's tone arrives as 8 kHz 20 ms frames, in order, once each, at the call's pace", async () => {
-    const { leg, peer } = await call();
+    const { leg, peer } = await suite.call();
     const frames: { at: number; f: Int16Array }[] = [];
     const fork = await leg.forkAudioStart({ mix: 'in', onFrame: (f) => void frames.push({ at: Date.now(), f }) });
     expect(fork.rate).to.equal(8000);
@@ -102,9 +70,9 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   });
 
   it('injected audio reaches the far end; stop ends the fork and its connection', async () => {
-    const { leg, peer } = await call();
+    const { leg, peer } = await suite.call();
     const fork = await leg.forkAudioStart({ mix: 'both', onFrame: () => undefined });
-    const heard = path.join(dir, 'injected.wav');
+    const heard = path.join(suite.dir, 'injected.wav');
     const rec = await peer.startRecord(heard);
     const tone = new Int16Array(8000);
     for (let i = 0; i < tone.length; i++) tone[i] = Math.round(8000 * Math.sin((2 * Math.PI * 600 * i) / 8000));
@@ -118,10 +86,32 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     expect(await fork.stop(), 'a second stop').to.equal(null);
   });
 
+  it('a consumer that holds its frames: at most maxInFlight in flight, the rest dropped and counted; released, frames flow again', async () => {
+    const { leg, peer } = await suite.call();
+    const held: (() => void)[] = [];
+    let calls = 0;
+    const fork = await leg.forkAudioStart({ mix: 'in', maxInFlight: 3, onFrame: () => (calls++, new Promise<void>((r) => held.push(r))) });
+    void peer.play(twoTones).catch(() => undefined);
+    const frames: { at: number }[] = [];
+    // 20 frames' worth of time seen by a probe fork beside it: the held one took 3 and dropped the rest
+    const probe = await leg.forkAudioStart({ mix: 'in', onFrame: () => void frames.push({ at: Date.now() }) });
+    await until(frames, 20);
+    expect(calls, 'no more than maxInFlight handed out while none settled').to.equal(3);
+    for (const r of held.splice(0)) r();
+    const before = calls;
+    frames.length = 0;
+    await until(frames, 10);
+    expect(calls, 'frames flow again once the held ones settled').to.be.above(before);
+    const stats = await fork.stop();
+    expect(stats!.dropped, 'the frames past maxInFlight counted').to.be.above(10);
+    expect(stats!.sent).to.equal(calls);
+    await probe.stop();
+  });
+
   it('a dropped connection ends the fork with its reason; the leg forks again after', async () => {
-    const { leg, peer } = await call();
+    const { leg, peer } = await suite.call();
     const fork = await leg.forkAudioStart({ mix: 'in', onFrame: () => undefined });
-    const wss = (backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss; // the server's sockets, dropped as a reset would
+    const wss = (suite.backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss; // the server's sockets, dropped as a reset would
     for (const ws of wss.clients) ws.terminate();
     expect(await fork.ended).to.match(/^the switch's audio fork connection closed \(code 1006\)$/);
     expect(await fork.stop()).to.equal(null);
@@ -133,14 +123,14 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   });
 
   it("AMD and the beep on the leg's fork: a beep found, a beep wait timing out (ETIMEDOUT), a dropped fork failing AMD (EPIPE), no fork left after", async () => {
-    const { leg, peer } = await call();
-    const beepWav = path.join(dir, 'beep.wav');
+    const { leg, peer } = await suite.call();
+    const beepWav = path.join(suite.dir, 'beep.wav');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', beepWav, 'synth', '0.3', 'sine', '0', ':', 'synth', '0.6', 'sine', '1000', 'vol', '0.4']);
     const waiting = leg.waitForBeep({ timeoutMs: 5000 });
     await peer.play(beepWav);
     const beep = await waiting;
     expect(beep.frequency).to.be.within(950, 1050);
-    const taps = (backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss;
+    const taps = (suite.backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss;
     /** until the fork server holds `n` connections (the detections' forks) */
     const connections = (n: number) =>
       new Promise<void>((resolve) => {
@@ -169,8 +159,20 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     await connections(0);
   });
 
+  it('a server closed while it starts to listen does not listen: the port it was starting on is not left bound', async () => {
+    const taps = new ForkTapServer({ host: '127.0.0.1', port: 0, connectTimeoutMs: 1000 });
+    const starting = taps.port();
+    await taps.close();
+    const err = await starting.then(
+      (port) => new Error(`listening on ${port} after close()`),
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(ForkTapError);
+    expect((err as Error).message).to.equal('the audio fork server is closed');
+  });
+
   it('a connection whose token no fork waits for is refused before the upgrade (403)', async () => {
-    const port = await backend.taps.port();
+    const port = await suite.backend.taps.port();
     for (const p of ['/fork/AAAAAAAAAAAAAAAAAAAAAAAA', '/fork/', '/']) {
       const status = await new Promise<number | string>((resolve) => {
         const ws = new WebSocket(`ws://127.0.0.1:${port}${p}`, FORK_SUBPROTOCOL);
