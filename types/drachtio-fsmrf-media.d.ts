@@ -1,5 +1,5 @@
 // Types for npm `drachtio-fsmrf` (5.0.x), the Endpoint's media calls beyond drachtio-fsmrf.d.ts
-// (lib/endpoint.js): modify (a re-INVITE), dub (uuid_dub) and forkAudioStart's bidirectional audio;
+// (lib/endpoint.js): dub (uuid_dub) (modify and forkAudioStart are in drachtio-fsmrf.d.ts);
 // merged into those declarations, for scripts/fsmrf/ and test/esl/.
 declare module 'drachtio-fsmrf' {
   export interface DubOptions {
@@ -12,16 +12,6 @@ declare module 'drachtio-fsmrf' {
   }
 
   export interface Endpoint {
-    /** re-INVITE with `sdp`; then reads the channel's media variables back (uuid_dump) */
-    modify(sdp: string): Promise<unknown>;
     dub(opts: DubOptions): Promise<void>;
-    forkAudioStart(opts: {
-      wsUrl: string;
-      mixType?: 'mono' | 'mixed' | 'stereo';
-      sampling?: string;
-      bugname?: string;
-      metadata?: string | object;
-      bidirectionalAudio?: { enabled?: boolean | string; streaming?: boolean | string; sampleRate?: number | string };
-    }): Promise<void>;
   }
 }

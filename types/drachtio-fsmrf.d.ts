@@ -45,8 +45,8 @@ declare module 'drachtio-fsmrf' {
       sampling?: string;
       bugname?: string;
       metadata?: string | object;
-      /** audio back from the server: `enabled` playAudio, `streaming` binary frames, at `sampleRate` (strings, as fsmrf sends them) */
-      bidirectionalAudio?: { enabled?: string; streaming?: string; sampleRate?: string };
+      /** audio back from the server: `enabled` playAudio, `streaming` binary frames, at `sampleRate` (fsmrf sends them as text) */
+      bidirectionalAudio?: { enabled?: boolean | string; streaming?: boolean | string; sampleRate?: number | string };
     }): Promise<void>;
     /** `stop [bug] [text]`, `send_text [bug] <text>`, `pause [bug]`, `resume [bug]`: fsmrf's argument shuffles (lib/endpoint.js) */
     forkAudioStop(bugname?: string | object, metadata?: string | object): Promise<void>;

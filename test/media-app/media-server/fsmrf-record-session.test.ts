@@ -3,50 +3,18 @@
 // on loopback): what the far end sends is in the file from the start until the stop, or until the limit;
 // `done` settles with the switch's RECORD_STOP and the record_* length.
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Endpoint } from '../../../media-engine';
-import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
-import { readWav, tmpDir } from '../../../testkit/media-engine/support';
+import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
-import { startFsmrfRig, type FsmrfRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend: startRecord (record_session)', function () {
   this.timeout(30_000);
-  let rig: FsmrfRig;
-  let backend: FsmrfBackend;
-  let dir: string;
-  const open: { leg: FsmrfCallEndpoint; peer: Endpoint }[] = [];
-
-  before(async () => {
-    rig = await startFsmrfRig();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 });
-    dir = tmpDir();
-  });
-  afterEach(async () => {
-    for (const { leg, peer } of open.splice(0)) {
-      await leg.destroy().catch(() => undefined);
-      await peer.destroy().catch(() => undefined);
-    }
-  });
-  after(async () => {
-    backend?.close();
-    await rig?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
-    const peer = await rig.engine.createEndpoint({});
-    const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(leg.local.sdp);
-    open.push({ leg, peer });
-    return { leg, peer };
-  }
+  const suite = useFsmrfSuite();
 
   it('records until stopRecord: the file holds the far end, `done` reports stopped and its length', async () => {
-    const { leg, peer } = await call();
-    const file = path.join(dir, 'session.wav');
+    const { leg, peer } = await suite.call();
+    const file = path.join(suite.dir, 'session.wav');
     const playing = peer.play('tone_stream://%(3000,0,440)');
     const rec = await leg.startRecord(file);
     expect(rec.path).to.equal(file);
@@ -63,8 +31,8 @@ describe('media-app fsmrf backend: startRecord (record_session)', function () {
   });
 
   it('a limit ends it on its own (`duration`); the leg plays on meanwhile (record_session does not block it)', async () => {
-    const { leg, peer } = await call();
-    const file = path.join(dir, 'limited.wav');
+    const { leg, peer } = await suite.call();
+    const file = path.join(suite.dir, 'limited.wav');
     const playing = peer.play('tone_stream://%(3000,0,440)');
     const rec = await leg.startRecord(file, { duration: 1 });
     const played = await leg.play('silence_stream://300');
