@@ -139,7 +139,7 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
     await shot(rig, page, 'evals-timeline');
   });
 
-  it("a call's timeline plays both audio tracks from the run's audio route: each loads (200) with its duration", async () => {
+  it("a call's timeline plays both audio tracks from the run's audio route: each loads with its duration, by Range requests (206: the element can seek)", async () => {
     // the first call's page: its tracks not loaded before (the timeline test above opened the second call's)
     const audio = run.results[0]!.audio!;
     const answers = new Map<string, number>();
@@ -159,10 +159,11 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
         ['agent', audio.agent_url, null],
       ]);
       for (const p of players) expect(p.duration, p.track).to.be.closeTo(6, 0.05);
-      expect(answers.get(audio.caller_url)).to.equal(200);
-      expect(answers.get(audio.agent_url)).to.equal(200);
+      // a media element asks for a byte range (Range: bytes=0-): the route answers it as such (docs/evals.md "Both tracks")
+      expect(answers.get(audio.caller_url)).to.equal(206);
+      expect(answers.get(audio.agent_url)).to.equal(206);
       expect(
-        [...answers.values()].every((st) => st === 200),
+        [...answers.values()].every((st) => st === 206),
         JSON.stringify([...answers]),
       ).to.equal(true);
       // playing both moves the playhead along the time axis
