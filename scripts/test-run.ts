@@ -165,13 +165,14 @@ function runShard(p: PlannedShard, count: number, dir: string, limitS: number, s
     signalGroup(child, 'SIGTERM');
     kill = setTimeout(() => signalGroup(child, 'SIGKILL'), KILL_GRACE_MS);
   }, limitS * 1000);
+  // what its tests started and left behind ends with it, as soon as mocha has exited (not at 'close', which a leftover
+  // holding the output pipes would put off): the next shard on this worker takes the same ports
+  child.once('exit', () => signalGroup(child, 'SIGKILL'));
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       clearTimeout(limit);
       clearTimeout(kill);
       children.delete(child);
-      // what its tests started and left behind ends with it: the next shard on this worker takes the same ports
-      signalGroup(child, 'SIGKILL');
       const seconds = Math.round((Date.now() - started) / 1000);
       const summary = timedOut ? null : readSummary(summaryFile);
       const head = `shard ${shard.index}/${count}${p.lane ? ' (real-time lane, alone)' : ''}: ${shard.units.map((u) => u.dir).join(' ')}`;

@@ -277,12 +277,15 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       fs.writeFileSync(
         path.join(repo, 'test/z/z.test.ts'),
         spec(
-          `describe('z', () => { it('leaves a process behind', () => { const c = require('node:child_process').spawn('sleep', ['120'], { stdio: 'ignore' }); c.unref(); require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); }); });`,
+          // the leftover holds the shard's output pipes (stdio inherited): the shard's 'close' would wait for it
+          `describe('z', () => { it('leaves a process behind', () => { const c = require('node:child_process').spawn('sleep', ['120'], { stdio: 'inherit' }); c.unref(); require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); }); });`,
         ),
       );
       try {
+        const started = Date.now();
         const { code, out } = await run(repo, [], { ...env(), TEST_DIRS: 'test/z' });
         expect(code, out).to.equal(0);
+        expect(Date.now() - started, 'the run did not wait for the leftover').to.be.below(60_000);
         const pid = Number(fs.readFileSync(pidFile, 'utf8'));
         // running, not a zombie waiting for its reaper (/proc/<pid>/stat's state)
         const alive = () => {
