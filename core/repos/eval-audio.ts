@@ -62,9 +62,9 @@ export function evalAudioRepo(db: Db) {
         return runs.map((r) => r.id);
       });
     },
-    /** Queued keys, oldest first (of one run when given). */
+    /** Queued keys (of one run when given), the fewest attempts first, then the oldest: keys the store keeps refusing never hold back newer ones. */
     async pending(limit: number, runId?: string): Promise<EvalAudioDeletionRow[]> {
-      const q = db('eval_audio_deletions').orderBy('tm_create').orderBy('id').limit(limit);
+      const q = db('eval_audio_deletions').orderBy('attempts').orderBy('tm_create').orderBy('id').limit(limit);
       if (runId) q.where({ run_id: runId });
       return q;
     },

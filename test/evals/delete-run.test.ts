@@ -4,11 +4,13 @@
 // deletes (S3 down) leaves the keys queued with their error, and control-api's sweep deletes them once the
 // store answers again; an account's deletion queues its runs' audio likewise.
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
 import { useTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
 import { runWithAudio } from '../../testkit/evals/audio-run';
 import { evalAudioKeysOf } from '../../core/evals/audio';
+import { evalAudioRepo } from '../../core/repos/eval-audio';
 import { configureStorage, storageBackend } from '../../core/storage/backend';
 import type { S3Settings } from '../../core/storage/s3';
 import { EvalAudioSweep } from '../../core/evals/audio-removal';
@@ -64,6 +66,18 @@ describe('eval runs API: deleting a run removes its calls audio', function () {
     expect(await present(run)).to.deep.equal([true, true]);
     await auth(request(t.app).get(`/v1.0/eval_runs/${run.id}`)).expect(200);
     await t.ctx.db('eval_runs').where({ id: run.id }).update({ status: 'failed', error: 'parked by delete-run.test' });
+  });
+
+  it('the queue hands out the fewest attempts first: keys the store keeps refusing never hold back newer ones', async () => {
+    const run = randomUUID();
+    const row = (key: string, attempts: number, at: string) => ({ id: randomUUID(), key, run_id: run, reason: 'test', attempts, last_error: attempts ? 'refused' : '', tm_create: new Date(at) });
+    await t.ctx.db('eval_audio_deletions').insert([row('old-refused-1', 7, '2026-01-01T00:00:00Z'), row('old-refused-2', 3, '2026-01-02T00:00:00Z'), row('new', 0, '2026-02-01T00:00:00Z')]);
+    try {
+      const first = await evalAudioRepo(t.ctx.db).pending(2, run);
+      expect(first.map((d) => d.key)).to.deep.equal(['new', 'old-refused-2']);
+    } finally {
+      await t.ctx.db('eval_audio_deletions').where({ run_id: run }).delete();
+    }
   });
 
   it('is in the OpenAPI document', async () => {
