@@ -233,6 +233,11 @@ export class NodeSweeper {
       worker.on('error', () => undefined);
       const end = Date.now() + 15_000;
       while ((await pending()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      // what the temporary worker could not fail in that time is said, with where it sits (never silently left)
+      if ((await pending()) > 0) {
+        const counts = await queue.getJobCounts('active', 'wait', 'delayed', 'prioritized', 'waiting-children');
+        this.opts.logger.warn({ node_id: nodeId, counts }, 'node sweep: commands still queued to the dead node after 15 s');
+      }
     } finally {
       if (worker) await worker.close().catch(() => undefined);
       conn?.disconnect();
