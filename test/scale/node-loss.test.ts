@@ -159,8 +159,9 @@ describe('scale: a node killed with -9', function () {
     expect(last, 'left in a non-final state').to.deep.equal(Object.fromEntries(Object.keys(last).map((k) => [k, 0])));
     expect(finalMs, 'finalised within 5 s of the kill').to.be.at.most(5000);
     // the sweeper reports after the records, once it has also failed the dead node's queued commands
-    // (a BullMQ worker that takes seconds to start on a loaded machine): wait for the report itself
-    const swept = await until(async () => c.reports.find((r) => r.nodeId === n0.id) ?? null, 15_000, 'the sweep report of the killed node');
+    // (a BullMQ worker that takes seconds to start on a loaded machine), which it waits on for up to 15 s
+    // (core/calls/node-sweep.ts failQueued): wait for the report itself, past that wait
+    const swept = await until(async () => c.reports.find((r) => r.nodeId === n0.id) ?? null, 25_000, 'the sweep report of the killed node');
     expect(swept.resources!.conferencesReleased).to.deep.equal([room.id]);
     expect(swept.resources!.groupcalls).to.have.length(1);
     expect((await c.db('conferences').where({ id: room.id }).first())!.status).to.equal('progressing');
