@@ -5,8 +5,10 @@
 // and a connection with a token no fork waits for is refused before the upgrade.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
-import WebSocket from 'ws';
+import { once } from 'node:events';
+import WebSocket, { type WebSocketServer } from 'ws';
 import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { readWav } from '../../../testkit/media-engine/support';
@@ -27,30 +29,53 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', twoTones, 'synth', '1', 'sine', '440', ':', 'synth', '1', 'sine', '1000']);
   });
 
-  /** Resolves once `n` frames came; fails after `ms`. */
-  function until(frames: { at: number }[], n: number, ms = 8000): Promise<void> {
-    const started = Date.now();
-    return new Promise((resolve, reject) => {
-      const t = setInterval(() => {
-        if (frames.length >= n) {
-          clearInterval(t);
-          resolve();
-        } else if (Date.now() - started > ms) {
-          clearInterval(t);
-          reject(new Error(`${frames.length} frames of ${n} within ${ms} ms`));
-        }
-      }, 20);
-    });
+  /**
+   * Frames as they come (`onFrame`), and `until(n)`: resolves when the n-th arrives, fails after `ms`
+   * (its timer the wait's own, cleared either way).
+   */
+  function collector() {
+    const frames: { at: number; f: Int16Array }[] = [];
+    let wait: { n: number; done: () => void } | null = null;
+    return {
+      frames,
+      onFrame: (f: Int16Array) => {
+        frames.push({ at: Date.now(), f });
+        if (wait && frames.length >= wait.n) wait.done();
+      },
+      until(n: number, ms = 8000): Promise<void> {
+        if (frames.length >= n) return Promise.resolve();
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => {
+            wait = null;
+            reject(new Error(`${frames.length} frames of ${n} within ${ms} ms`));
+          }, ms);
+          wait = {
+            n,
+            done: () => {
+              clearTimeout(timer);
+              wait = null;
+              resolve();
+            },
+          };
+        });
+      },
+    };
   }
+
+  /** The fork server's WebSocket server (its clients and events; private, read by the tests only). */
+  const tapWss = () => (suite.backend.taps as unknown as { wss: WebSocketServer }).wss;
+  /** Resolves once every connection the fork server holds now has closed. */
+  const allClosed = () => Promise.all([...tapWss().clients].map((ws) => (ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r)))));
 
   it("the far end's tone arrives as 8 kHz 20 ms frames, in order, once each, at the call's pace", async () => {
     const { leg, peer } = await suite.call();
-    const frames: { at: number; f: Int16Array }[] = [];
-    const fork = await leg.forkAudioStart({ mix: 'in', onFrame: (f) => void frames.push({ at: Date.now(), f }) });
+    const c = collector();
+    const frames = c.frames;
+    const fork = await leg.forkAudioStart({ mix: 'in', onFrame: c.onFrame });
     expect(fork.rate).to.equal(8000);
     const played = peer.play(twoTones);
     await played;
-    await until(frames, 1);
+    await c.until(1);
     const stats = await leg.forkAudioStop(fork);
     expect(frames.every(({ f }) => f.length === 160)).to.equal(true);
     expect(stats?.sent, 'each frame delivered once').to.equal(frames.length);
@@ -92,15 +117,14 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     let calls = 0;
     const fork = await leg.forkAudioStart({ mix: 'in', maxInFlight: 3, onFrame: () => (calls++, new Promise<void>((r) => held.push(r))) });
     void peer.play(twoTones).catch(() => undefined);
-    const frames: { at: number }[] = [];
+    const c = collector();
     // 20 frames' worth of time seen by a probe fork beside it: the held one took 3 and dropped the rest
-    const probe = await leg.forkAudioStart({ mix: 'in', onFrame: () => void frames.push({ at: Date.now() }) });
-    await until(frames, 20);
+    const probe = await leg.forkAudioStart({ mix: 'in', onFrame: c.onFrame });
+    await c.until(20);
     expect(calls, 'no more than maxInFlight handed out while none settled').to.equal(3);
     for (const r of held.splice(0)) r();
     const before = calls;
-    frames.length = 0;
-    await until(frames, 10);
+    await c.until(c.frames.length + 10);
     expect(calls, 'frames flow again once the held ones settled').to.be.above(before);
     const stats = await fork.stop();
     expect(stats!.dropped, 'the frames past maxInFlight counted').to.be.above(10);
@@ -111,14 +135,13 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   it('a dropped connection ends the fork with its reason; the leg forks again after', async () => {
     const { leg, peer } = await suite.call();
     const fork = await leg.forkAudioStart({ mix: 'in', onFrame: () => undefined });
-    const wss = (suite.backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss; // the server's sockets, dropped as a reset would
-    for (const ws of wss.clients) ws.terminate();
+    for (const ws of tapWss().clients) ws.terminate(); // the server's sockets, dropped as a reset would
     expect(await fork.ended).to.match(/^the switch's audio fork connection closed \(code 1006\)$/);
     expect(await fork.stop()).to.equal(null);
-    const frames: { at: number }[] = [];
-    const again = await leg.forkAudioStart({ mix: 'in', onFrame: () => void frames.push({ at: Date.now() }) });
+    const c = collector();
+    const again = await leg.forkAudioStart({ mix: 'in', onFrame: c.onFrame });
     void peer.play(twoTones).catch(() => undefined);
-    await until(frames, 10);
+    await c.until(10);
     await again.stop();
   });
 
@@ -130,33 +153,26 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     await peer.play(beepWav);
     const beep = await waiting;
     expect(beep.frequency).to.be.within(950, 1050);
-    const taps = (suite.backend.taps as unknown as { wss: { clients: Set<WebSocket> } }).wss;
-    /** until the fork server holds `n` connections (the detections' forks) */
-    const connections = (n: number) =>
-      new Promise<void>((resolve) => {
-        const t = setInterval(() => {
-          if (taps.clients.size !== n) return;
-          clearInterval(t);
-          resolve();
-        }, 20);
-      });
-    await connections(0); // the beep found, its fork stopped
+    await allClosed(); // the beep found, its fork stopped
     const timedOut = await leg.waitForBeep({ timeoutMs: 300 }).then(
       () => null,
       (e: { code?: string }) => e.code,
     );
     expect(timedOut).to.equal('ETIMEDOUT');
     // the caller says nothing for long: AMD runs until its connection drops
+    const connected = once(tapWss(), 'connection');
     const verdict = leg.amd({ initialSilence: 20_000, totalAnalysisTime: 30_000 }).then(
       () => null,
       (e: { code?: string; message: string }) => e,
     );
-    await connections(1);
-    for (const ws of taps.clients) ws.terminate();
+    await connected;
+    expect(tapWss().clients.size, "AMD's fork").to.equal(1);
+    for (const ws of tapWss().clients) ws.terminate();
     const err = await verdict;
     expect(err?.code).to.equal('EPIPE');
     expect(err?.message).to.match(/^the audio fork ended: the switch's audio fork connection closed/);
-    await connections(0);
+    await allClosed();
+    expect(tapWss().clients.size).to.equal(0);
   });
 
   it('a server closed while it starts to listen does not listen: the port it was starting on is not left bound', async () => {
@@ -188,5 +204,64 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
       });
       expect(status, p).to.equal(403);
     }
+  });
+  /** The status a WebSocket upgrade with `path` gets (`open` when it opened). */
+  function upgradeStatus(port: number, p: string): Promise<number | string> {
+    return new Promise((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}${p}`, FORK_SUBPROTOCOL);
+      ws.on('error', () => undefined);
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.once('open', () => {
+        resolve('open');
+        ws.close();
+      });
+    });
+  }
+
+  it("a token used twice, while its fork's connection is open and after it ended: refused (403), the first connection untouched", async () => {
+    const { leg, peer } = await suite.call();
+    const port = await suite.backend.taps.port();
+    const switchConnected = once(tapWss(), 'connection');
+    const c = collector();
+    const fork = await leg.forkAudioStart({ mix: 'in', onFrame: c.onFrame });
+    const [first, req] = (await switchConnected) as [WebSocket, { url: string }];
+    expect(await upgradeStatus(port, req.url), 'the same token again').to.equal(403);
+    expect(first.readyState, "the switch's connection").to.equal(WebSocket.OPEN);
+    void peer.play(twoTones).catch(() => undefined);
+    await c.until(10); // its audio still comes
+    expect(await fork.stop()).to.deep.include({ dropped: 0 });
+    expect(await upgradeStatus(port, req.url), 'the token after its fork ended').to.equal(403);
+  });
+
+  it('a client that resets its TCP connection during the upgrade (half a request; a refused one): the server goes on, the next fork works', async () => {
+    const { leg, peer } = await suite.call();
+    const port = await suite.backend.taps.port();
+    const httpServer = (tapWss() as unknown as { _server: net.Server })._server;
+    const head = `GET /fork/AAAAAAAAAAAAAAAAAAAAAAAA HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n`;
+    const rest = `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${FORK_SUBPROTOCOL}\r\n\r\n`;
+    for (const [what, request] of [
+      ['half an upgrade request', head],
+      ['a whole one, refused (its token waits for nothing)', head + rest],
+    ] as const) {
+      const accepted = once(httpServer, 'connection') as Promise<[net.Socket]>;
+      const sock = net.connect(port, '127.0.0.1');
+      sock.on('error', () => undefined);
+      await once(sock, 'connect');
+      const [serverSide] = await accepted;
+      const serverClosed = new Promise((r) => serverSide.once('close', r)); // not events.once: its 'error' (a parse error) is the server's to handle
+      sock.write(request);
+      if (request === head) sock.resetAndDestroy();
+      else sock.once('data', () => sock.resetAndDestroy()); // the 403 on its way
+      await serverClosed;
+      expect(httpServer.listening, what).to.equal(true);
+    }
+    const c = collector();
+    const fork = await leg.forkAudioStart({ mix: 'in', onFrame: c.onFrame });
+    void peer.play(twoTones).catch(() => undefined);
+    await c.until(10);
+    await fork.stop();
   });
 });
