@@ -11,6 +11,7 @@
  * `connectTimeoutMs`, never a hang.
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
@@ -24,6 +25,8 @@ export const FORK_SUBPROTOCOL = 'audio.drachtio.org';
 /** The frames' rate: mod_audio_fork is asked for 8 kHz whatever the leg (a `legRate` fork too). */
 const RATE = 8000;
 const FRAME_SAMPLES = RATE / 50;
+/** The switch's L16 is little-endian: on such a host a mono frame is its bytes as they are. */
+const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 /** Largest message taken from the switch (it sends 20 ms frames; a few buffered ones at most). */
 const MAX_PAYLOAD = 256 * 1024;
@@ -125,7 +128,10 @@ export class ForkTapServer {
         resolve();
       });
       const ms = this.setting.connectTimeoutMs;
-      timer = setTimeout(() => reject(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`)), ms);
+      timer = setTimeout(() => {
+        this.waiting.delete(token); // dead from now on, not only once the switch's fork is stopped
+        reject(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`));
+      }, ms);
     });
     connected.catch(() => undefined); // awaited below; a timeout while the start is still asked must not go unhandled
     try {
@@ -162,8 +168,11 @@ export class FsmrfFork implements MediaFork {
   private endWith: (why: string) => void = () => undefined;
   private ws: WebSocket | null = null;
   private over = false;
-  /** bytes of a frame not complete yet */
-  private rest: Buffer = Buffer.alloc(0);
+  /** the start of a frame cut across messages: its first `restLen` bytes */
+  private readonly rest: Buffer;
+  private restLen = 0;
+  /** why the connection failed (its 'error'), for `ended` */
+  private failure = '';
   private readonly frameBytes: number;
   private readonly stats: ForkStats = { sent: 0, dropped: 0, injected: 0 };
   /** onFrame calls whose promise has not settled: past maxInFlight a frame is dropped and counted, as the engine does */
@@ -179,36 +188,53 @@ export class FsmrfFork implements MediaFork {
     private readonly mix: 'in' | 'out' | 'both',
   ) {
     this.frameBytes = FRAME_SAMPLES * 2 * (mix === 'out' ? 2 : 1);
+    this.rest = Buffer.alloc(this.frameBytes);
     this.maxInFlight = opts.maxInFlight ?? 50;
     this.ended = new Promise((resolve) => (this.endWith = resolve));
   }
 
-  /** The switch's connection for this fork (its 'error' is handled already). */
+  /**
+   * The switch's connection for this fork (the server handled its 'error' already). Binary audio only:
+   * a text message ends the fork (1003), as does a message over the server's maxPayload (ws: 1009).
+   */
   attach(ws: WebSocket): void {
     this.ws = ws;
+    ws.on('error', (e: Error) => (this.failure ||= (e as { code?: string }).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? `a message over ${MAX_PAYLOAD} bytes (closed with 1009)` : e.message));
     ws.on('message', (data: WebSocket.RawData, binary: boolean) => {
-      if (binary) this.onAudio(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer));
+      if (!binary) return this.refuse('the switch sent a text message on the audio fork (it sends binary audio only)', 1003);
+      // ws gives a message as one Buffer of its own (binaryType nodebuffer): read in place, never copied
+      this.onAudio(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
     });
-    ws.once('close', (code: number) => this.lost(`the switch's audio fork connection closed (code ${code})`));
+    ws.once('close', (code: number) => this.lost(this.failure ? `the switch's audio fork connection failed: ${this.failure}` : `the switch's audio fork connection closed (code ${code})`));
     if (this.over) ws.close(1000);
   }
 
+  /** Cuts the message into frames: views of it, and a frame across messages completed in `rest`. */
   private onAudio(buf: Buffer): void {
     if (this.over) return;
-    let all = this.rest.length ? Buffer.concat([this.rest, buf]) : buf;
-    while (all.length >= this.frameBytes) {
-      this.deliver(all.subarray(0, this.frameBytes));
-      all = all.subarray(this.frameBytes);
+    const size = this.frameBytes;
+    let at = 0;
+    if (this.restLen) {
+      at = Math.min(size - this.restLen, buf.length);
+      buf.copy(this.rest, this.restLen, 0, at);
+      this.restLen += at;
+      if (this.restLen < size) return;
+      this.restLen = 0;
+      this.deliver(this.rest);
     }
-    this.rest = Buffer.from(all);
+    for (; at + size <= buf.length && !this.over; at += size) this.deliver(buf.subarray(at, at + size));
+    if (!this.over) this.restLen = buf.copy(this.rest, 0, at);
   }
 
-  /** One 20 ms frame (stereo: the right channel, what the caller hears). */
+  /** One 20 ms frame (stereo: the right channel, what the caller hears), read from `bytes` (not kept: it may be `rest`). */
   private deliver(bytes: Buffer): void {
     const frame = new Int16Array(FRAME_SAMPLES);
-    const step = this.mix === 'out' ? 4 : 2;
-    const at = this.mix === 'out' ? 2 : 0;
-    for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = bytes.readInt16LE(i * step + at);
+    const stereo = this.mix === 'out';
+    if (!stereo && LITTLE_ENDIAN) new Uint8Array(frame.buffer).set(bytes);
+    else if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
+      const both = new Int16Array(bytes.buffer, bytes.byteOffset, FRAME_SAMPLES * 2);
+      for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = both[2 * i + 1]!;
+    } else for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
     const stream = this.opts.stream;
     if (stream) {
       if (this.draining) {
@@ -276,6 +302,13 @@ export class FsmrfFork implements MediaFork {
     if (this.over) return;
     this.over = true;
     this.endWith(why);
+  }
+
+  /** What the switch sent is not this fork's audio: the fork ends with `why`, the connection with `code`. */
+  private refuse(why: string, code: number): void {
+    if (this.over) return;
+    this.lost(why);
+    this.ws?.close(code);
   }
 }
 
