@@ -29,7 +29,7 @@ import type {
 } from '../../../media-engine';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
-import { eslArg, eslText } from './esl-arg';
+import { eslArg, eslText, replyText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
@@ -281,7 +281,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (this.destroyed) throw new Error('endpoint is destroyed');
     const res = await this.socket.run('sendDtmf', () => this.fs.api('uuid_send_dtmf', `${this.fs.uuid} ${digits}@${Math.round(durationMs)}`));
     const body = apiBody(res);
-    if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${body.trim().slice(0, 200)}`);
+    if (!body.startsWith('+OK')) throw new Error(`uuid_send_dtmf: ${replyText(body)}`);
   }
   /** record_session (record-session.ts): resolves once the switch armed it; `done` with its RECORD_STOP. */
   startRecord(path: string, opts: RecordOptions = {}): Promise<Recording> {

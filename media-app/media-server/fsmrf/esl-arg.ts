@@ -28,3 +28,14 @@ export function eslArg(field: string, value: string, o: { pipe?: boolean } = {})
 export function eslText(field: string, value: string): string {
   return eslArg(field, value.replace(/[\r\n]+/g, ' '));
 }
+
+/**
+ * The switch's reply (an api command's body) as it goes into an error message: network input, so its
+ * control characters (line breaks, ESC, NUL, C1) and white space (the Unicode line and paragraph
+ * separators too) become one space per run, it is trimmed, and cut to `max` characters.
+ */
+export function replyText(body: string, max = 200): string {
+  // eslint-disable-next-line no-control-regex -- the control characters are what is matched
+  const flat = body.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}

@@ -17,6 +17,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { ForkOptions, ForkStats, InjectRate } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
+import { replyText } from './esl-arg';
 import type { MediaFork } from '../tap';
 
 /** The sub-protocol mod_audio_fork asks for. */
@@ -281,7 +282,7 @@ export class FsmrfFork implements MediaFork {
     if (this.over) return;
     const r = await this.leg.run('clearInjected', () => this.leg.fs.api('uuid_audio_fork', `${this.leg.fs.uuid} stop_play ${this.bug}`));
     const body = r.getBody();
-    if (!body.startsWith('+OK')) throw new ForkTapError(`stop_play: the switch answered ${body.trim()}`);
+    if (!body.startsWith('+OK')) throw new ForkTapError(`stop_play: the switch answered ${replyText(body)}`);
   }
 
   nextStart(): Promise<number | null> {
