@@ -11,7 +11,6 @@ import { once } from 'node:events';
 import WebSocket, { type WebSocketServer } from 'ws';
 import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
-import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { useFsmrfSuite } from './fsmrf-suite';
 
@@ -33,12 +32,13 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
    * Frames as they come (`onFrame`), and `until(n)`: resolves when the n-th arrives, fails after `ms`
    * (its timer the wait's own, cleared either way).
    */
-  function collector() {
+  function collector(keep: (f: Int16Array) => boolean = () => true) {
     const frames: { at: number; f: Int16Array }[] = [];
     let wait: { n: number; done: () => void } | null = null;
     return {
       frames,
       onFrame: (f: Int16Array) => {
+        if (!keep(f)) return;
         frames.push({ at: Date.now(), f });
         if (wait && frames.length >= wait.n) wait.done();
       },
@@ -97,15 +97,14 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   it('injected audio reaches the far end; stop ends the fork and its connection', async () => {
     const { leg, peer } = await suite.call();
     const fork = await leg.forkAudioStart({ mix: 'both', onFrame: () => undefined });
-    const heard = path.join(suite.dir, 'injected.wav');
-    const rec = await peer.startRecord(heard);
+    // what the far end receives, 600 Hz frames only: a second of the injected tone is 50 of them
+    const heard = collector((f) => toneShare(f, 600, 8000) > 0.5);
+    const ear = await peer.forkAudioStart({ mix: 'in', onFrame: heard.onFrame });
     const tone = new Int16Array(8000);
     for (let i = 0; i < tone.length; i++) tone[i] = Math.round(8000 * Math.sin((2 * Math.PI * 600 * i) / 8000));
     fork.inject(tone);
-    await new Promise((r) => setTimeout(r, 1500)); // a second of audio plays out in real time
-    await peer.stopRecord(heard);
-    await rec.done;
-    expect(toneShare(readWav(heard).samples, 600, 8000), 'the far end hears the injected tone').to.be.above(0.3);
+    await heard.until(40, 5000); // the far end hears the injected tone (as it plays out, in real time)
+    await peer.forkAudioStop(ear);
     expect(await fork.stop()).to.deep.include({ injected: 50 });
     expect(await fork.ended).to.equal('stopped');
     expect(await fork.stop(), 'a second stop').to.equal(null);
