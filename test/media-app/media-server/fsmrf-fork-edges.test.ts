@@ -17,7 +17,7 @@ import type { MediaFork } from '../../../media-app/media-server/tap';
 import type { ForkOptions } from '../../../media-engine';
 import { useFsmrfSuite } from './fsmrf-suite';
 
-/** A DNS server on loopback answering every query NXDOMAIN; `queried` fires per query. */
+/** A DNS server on loopback answering every query NXDOMAIN (its socket's 'message' per query). */
 async function nxdomainServer(): Promise<{ port: number; sock: dgram.Socket }> {
   const sock = dgram.createSocket('udp4');
   sock.on('error', () => undefined);
@@ -68,20 +68,24 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
   const suite = useFsmrfSuite({ rig: rigOpts, connect: { taps: { host: 'localhost', port: 0, connectTimeoutMs: CONNECT_MS } } });
 
   /**
-   * Starts a fork on `leg` and gives its token once the switch resolves the tap's host (the token is
-   * waiting by then): the token and the fork's start, settled when the deadline passes or a client connects.
+   * Starts a fork and gives its token once it waits for its connection (checked again at each query the
+   * switch makes of the resolver: the fork's own comes after its token waits), with the fork's start,
+   * settled when the deadline passes or a client connects.
    */
   async function startFork(start: () => Promise<unknown>): Promise<{ token: string; started: Promise<unknown> }> {
     const known = new Set(waitingTokens(suite.backend.taps));
-    const queried = once(dns.sock, 'message');
     const started = start().then(
       (f) => f,
       (e: unknown) => e,
     );
-    await queried;
-    const fresh = waitingTokens(suite.backend.taps).filter((t) => !known.has(t));
-    expect(fresh, 'one new token waiting').to.have.length(1);
-    return { token: fresh[0]!, started };
+    for (;;) {
+      const fresh = waitingTokens(suite.backend.taps).filter((t) => !known.has(t));
+      if (fresh.length) {
+        expect(fresh, 'one new token waiting').to.have.length(1);
+        return { token: fresh[0]!, started };
+      }
+      await once(dns.sock, 'message');
+    }
   }
 
   /** A client playing the switch's connection for `token`, open. */
