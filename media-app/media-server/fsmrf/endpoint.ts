@@ -27,7 +27,7 @@ import type {
   RecordResult,
   Recording,
 } from '../../../media-engine';
-import type { CallEndpoint } from '../endpoint';
+import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
@@ -381,8 +381,31 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   vadStop(): Promise<void> {
     return refuse('voice activity detection');
   }
-  getStats(): Promise<never> {
-    return refuse("call quality statistics (the engine's RTP counters)");
+  /**
+   * The switch's RTP counts of the leg: fsmrf's getChannelVariables(true) (uuid_set_media_stats, then
+   * uuid_dump's rtp_audio_* variables). Only what the switch counts (SwitchRtpCounts): no jitter buffer,
+   * receive jitter or RTCP figures, which it has no source for. A counter the switch did not report
+   * fails the read by name rather than reading as 0.
+   */
+  async getStats(): Promise<SwitchRtpCounts> {
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const vars = await this.socket.run('getStats', () => this.fs.getChannelVariables(true));
+    const count = (name: string): number => {
+      const v = vars[`variable_rtp_audio_${name}`];
+      const n = typeof v === 'number' ? v : Number(v);
+      if (v === undefined || v === '' || !Number.isFinite(n)) throw new Error(`getStats: the switch reported no rtp_audio_${name}`);
+      return n;
+    };
+    const codec = vars.variable_rtp_use_codec_name;
+    return {
+      source: 'switch',
+      packetsReceived: count('in_packet_count'),
+      lost: count('in_flaw_total'),
+      packetsSent: count('out_packet_count'),
+      octetsSent: count('out_media_bytes'),
+      codec: codec === undefined || codec === '' ? null : String(codec),
+      ptimeMs: num(String(vars.variable_rtp_use_codec_ptime ?? '')),
+    };
   }
   captureRtp(): Promise<void> {
     return refuse('RTP capture');

@@ -4,67 +4,16 @@
 // not before, the leg reporting 'rxTimeout' then 'destroy'. A pause shorter than the timeout keeps the leg;
 // rtp_timeout_sec (s, FreeSWITCH's deprecated variable) set through fsmrf's `set` arms it too; 0 disarms it.
 import { expect } from 'chai';
-import dgram from 'node:dgram';
 import type { EndpointEnd, RxTimeoutEvent } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
 import { sleep } from '../../../testkit/media-engine/support';
 import { useFsmrfSuite } from './fsmrf-suite';
+import { RtpParty } from './rtp-party';
 
 const TIMEOUT_MS = 1000;
 /** the engine looks at its watches every 250 ms (rx-watch.ts), then the switch's BYE and events: room for a loaded machine */
 const LATE_MS = 250 + 1000;
-
-/** A far end sending RTP (PCMU, 20 ms a packet) to the leg while it talks. */
-class RtpParty {
-  readonly socket = dgram.createSocket('udp4');
-  private seq = 0;
-  private ts = 0;
-  /** when it last sent a packet (performance.now()) */
-  lastSent = 0;
-  private timer: NodeJS.Timeout | null = null;
-
-  async open(): Promise<number> {
-    this.socket.on('error', (e) => {
-      throw e;
-    });
-    await new Promise<void>((resolve) => this.socket.bind(0, '127.0.0.1', resolve));
-    return this.socket.address().port;
-  }
-
-  /** Sends to `to` for `ms` (a packet every 20 ms); resolves once it has stopped. */
-  talk(to: { address: string; port: number }, ms: number): Promise<void> {
-    const payload = Buffer.alloc(160, 0x55);
-    const end = performance.now() + ms;
-    return new Promise((resolve) => {
-      const send = () => {
-        if (performance.now() >= end) {
-          this.stop();
-          return resolve();
-        }
-        const h = Buffer.alloc(12);
-        h[0] = 0x80;
-        h.writeUInt16BE(this.seq++ & 0xffff, 2);
-        h.writeUInt32BE((this.ts += 160) >>> 0, 4);
-        h.writeUInt32BE(0x1234abcd, 8);
-        this.socket.send(Buffer.concat([h, payload]), to.port, to.address);
-        this.lastSent = performance.now();
-      };
-      send();
-      this.timer = setInterval(send, 20);
-    });
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
-
-  close(): void {
-    this.stop();
-    this.socket.close();
-  }
-}
 
 describe('fsmrf backend: the receive watch (the switch ends a silent channel with MEDIA_TIMEOUT)', function () {
   this.timeout(30_000);
