@@ -3,7 +3,7 @@
 // our switch ends the channel with MEDIA_TIMEOUT when the phone sends no RTP for it, and media-app ends the
 // call as on the embedded engine: a BYE with `Reason: SIP;cause=408;text="Media timeout"` to the phone and to
 // the bridged trunk, the phone's row media_timeout / hangup_by remote, the trunk's row hangup_by local.
-// Real loopback SIP and RTP with sipp; media-app, our switch and sip-servers as real processes' parts.
+// A phone on hold (its sendonly) sends no RTP and stays up. Real loopback SIP and RTP with sipp; media-app, our switch and sip-servers as real processes' parts.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -77,5 +77,20 @@ describe('fsmrf backend: a phone that stops sending RTP ends its call (media_tim
     expect(rowA!.quality ?? null).to.equal(null);
     const rowB = await hungUp(`b@127.0.0.1:${portB}`);
     expect(rowB!.hangup_by).to.equal('local');
+  });
+
+  it('a phone that offers sendonly (held) sends no RTP and is not ended past 3× the timeout', async () => {
+    const db = await testDb();
+    const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 60_000 } }]) } as never);
+    const num = '+899300100002';
+    await numbersRepo(db).create({ customer_id: cid, number: num, type: 'virtual', call_flow_id: flow.id });
+    const mp = await sippMediaPort();
+    const scenario = uacWaitsForBye(`${num}@127.0.0.1:${p.sipPort}`, '+15551230000', mp, { steps: '', byeTimeoutMs: 15_000, hangUpAfterMs: 3 * TIMEOUT_MS + 500 }).replace('a=sendrecv', 'a=sendonly');
+    const r = await sipp(scenario, [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(mp)], { killAfterMs: 40_000 }).done;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    expect(receivedRequests(r.messages, 'BYE')).to.deep.equal([]);
+    const row = await hungUp(num);
+    expect(row!.hangup_reason).to.equal('normal');
+    expect(row!.hangup_by).to.equal('remote');
   });
 });
