@@ -3,7 +3,12 @@
 // packets) talks, pauses and stops; the switch ends the channel with MEDIA_TIMEOUT after the timeout and
 // not before, the leg reporting 'rxTimeout' then 'destroy'. A pause shorter than the timeout keeps the leg;
 // rtp_timeout_sec (s, FreeSWITCH's deprecated variable) set through fsmrf's `set` arms it too; 0 disarms it.
+// A watch that cannot be armed is logged at error and counted by media-app's watchParty, never swallowed.
 import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { platformMetrics } from '../../../core/metrics';
+import { watchParty } from '../../../media-app/call/dead-party';
 import type { EndpointEnd, RxTimeoutEvent } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
@@ -88,5 +93,24 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     await sleep(2.5 * TIMEOUT_MS);
     expect(seen).to.deep.equal([]);
     expect(leg.destroyed).to.equal(false);
+  });
+
+  it('a watch that cannot be armed: watchParty logs it at error with the call and counts it (not swallowed)', async () => {
+    type Line = { level: number; msg: string; call?: string; reason?: string };
+    let logged!: (l: Line) => void;
+    const first = new Promise<Line>((resolve) => (logged = resolve));
+    const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (logged(JSON.parse(chunk.toString()) as Line), done()) }));
+    const failed = async () => (await platformMetrics.mediaWatchUnarmed.get()).values.find((v) => v.labels.reason === 'failed')?.value ?? 0;
+    const before = await failed();
+    // a timeout the switch's variable cannot take (not whole ms): the leg's watchRx rejects
+    watchParty(leg, 1500.5, { logger, call: 'call-1' });
+    let timer: NodeJS.Timeout | undefined;
+    const swallowed = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('nothing logged within 3 s: the failure was swallowed')), 3000)));
+    const line = await Promise.race([first, swallowed]).finally(() => clearTimeout(timer));
+    expect(line.level, 'error').to.equal(50);
+    expect(line.call).to.equal('call-1');
+    expect(line.reason).to.equal('failed');
+    expect(line.msg).to.match(/not armed/);
+    expect(await failed()).to.equal(before + 1);
   });
 });
