@@ -113,6 +113,13 @@ export const platformMetrics = {
     labelNames: ['outcome'] as const,
     registers: [platformRegistry],
   }),
+  /** Calls whose party's receive watch (MEDIA_INACTIVITY_TIMEOUT_MS) could not be armed (media-app/call/dead-party.ts). */
+  mediaWatchUnarmed: new Counter({
+    name: 'media_watch_unarmed_total',
+    help: "Calls whose party's media-timeout watch could not be armed (unsupported: the media backend cannot watch; failed), so a dead party is not ended",
+    labelNames: ['reason'] as const,
+    registers: [platformRegistry],
+  }),
   /** Exports streaming now (a client that went away stops its export: this falls back). */
   cdrExportsActive: new Gauge({
     name: 'cdr_exports_in_progress',
@@ -132,6 +139,7 @@ export const platformMetrics = {
 for (const r of ['url', 'scheme', 'credentials', 'unresolvable', 'redirect', 'self', 'private', 'loopback']) platformMetrics.egressRefusals.labels(r).inc(0);
 for (const o of ['delivered', 'retry', 'failed', 'refused']) platformMetrics.webhookAttempts.labels(o).inc(0);
 for (const f of ['csv', 'jsonl']) platformMetrics.cdrExportRows.labels(f).inc(0);
+for (const r of ['unsupported', 'failed']) platformMetrics.mediaWatchUnarmed.labels(r).inc(0);
 for (const m of ['mos', 'loss_pct', 'jitter_ms', 'rtt_ms']) for (const d of ['in', 'out']) platformMetrics.qualityAlarms.labels(m, d).inc(0);
 for (const st of ['end_of_turn_wait', 'stt_final', 'llm_first_token', 'tts_first_byte', 'first_rtp']) platformMetrics.aiTurnLatency.zero({ stage: st });
 for (const [by, of, o] of [

@@ -15,6 +15,7 @@ import { Channel } from './channel';
 import { ConferenceRooms } from './conference/rooms';
 import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
+import { MEDIA_TIMEOUT_VARIABLES, MediaTimeout } from './media-timeout';
 import type { EslServer } from './server';
 
 /** `host:port` (IPv4 or a name) of X-esl-outbound; null when it is not one. */
@@ -41,6 +42,8 @@ class ChannelCall implements OutboundSession {
   private readonly abort = new AbortController();
   /** the queue's generation: `uuid_break … all` drops the applications queued before it */
   private generation = 0;
+  /** the channel's media timeout (media_timeout / rtp_timeout_sec): MEDIA_TIMEOUT when the far end goes quiet */
+  private readonly mediaTimeout: MediaTimeout;
 
   constructor(
     readonly channel: Channel,
@@ -48,6 +51,12 @@ class ChannelCall implements OutboundSession {
     private readonly esl: EslServer,
   ) {
     dialog.on('destroy', () => this.hangup('NORMAL_CLEARING', false));
+    this.mediaTimeout = new MediaTimeout(
+      channel.endpoint,
+      () => this.hangup('MEDIA_TIMEOUT'),
+      (e) => this.esl.failed(e),
+    );
+    channel.variables.watch(MEDIA_TIMEOUT_VARIABLES, () => this.mediaTimeout.apply(channel.variables));
     dialog.on('modify', (req: Srf.SrfRequest, res: Srf.SrfResponse) => void this.modify(req, res));
     // every digit the endpoint receives is a DTMF event (switch_channel_queue_dtmf); DTMF-Duration in samples at 8 kHz
     channel.endpoint.on('dtmf', (e) =>
@@ -138,6 +147,7 @@ class ChannelCall implements OutboundSession {
   hangup(cause: string, sendBye = true): void {
     if (this.ended) return;
     this.ended = true;
+    this.mediaTimeout.close();
     this.abort.abort();
     this.running?.();
     // the bridge ends first (CHANNEL_UNBRIDGE before CHANNEL_HANGUP); the partner stays up, parked
@@ -149,6 +159,11 @@ class ChannelCall implements OutboundSession {
     void this.channel.endpoint.destroy().catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     this.esl.sessions.close(this.channel.uuid);
     this.esl.channels.delete(this.channel.uuid);
+    // switch_channel_perform_hangup: the call state's change first (fsmrf's Endpoint reads the cause from it)
+    this.fire('CHANNEL_CALLSTATE', [
+      ['Original-Channel-Call-State', 'ACTIVE'],
+      ['Channel-Call-State-Number', '7'],
+    ]);
     this.fire('CHANNEL_HANGUP', [['Hangup-Cause', cause]]);
     this.fire('CHANNEL_HANGUP_COMPLETE', [['Hangup-Cause', cause]]);
     this.listener?.channelGone();

@@ -152,7 +152,8 @@ async function uuidSetMediaStats(args: string, ctx: ApiContext): Promise<string>
   const v = call.channel.variables;
   const stat = (name: string, n: number) => v.set(`rtp_audio_${name}`, String(n));
   stat('in_packet_count', s.packetsReceived);
-  stat('in_skip_packet_count', s.lost);
+  // flaws: the packets missing by sequence number (switch_rtp.c adds each gap's `lost` to them)
+  stat('in_flaw_total', s.lost);
   stat('out_packet_count', s.packetsSent);
   stat('out_media_bytes', s.octetsSent);
   // RTP's fixed 12-byte header on each packet sent (the engine sends no CSRC list or extension)

@@ -4,11 +4,13 @@
  * (core/quality/leg.ts: E-model MOS, loss, jitter, RTT): a `call_quality` event (the call's timeline),
  * the Prometheus histograms (codec and direction only), `call_quality_alarm` events for thresholds
  * crossed, and at the end the call record's `quality`. A failed read or publish is logged, never
- * thrown: quality never ends or delays a call.
+ * thrown: quality never ends or delays a call. A leg whose media server reports only counts (the fsmrf
+ * backend's switch: no jitter or RTCP, SwitchRtpCounts) has no figure: no sample, no quality on the
+ * record, said once in the log at info; its meter stops reading it.
  */
 import type { Logger } from 'pino';
 import type { EndpointStats } from '../../media-engine';
-import type { CallEndpoint } from '../media-server/endpoint';
+import { engineStats, type CallEndpoint } from '../media-server/endpoint';
 import type { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { platformMetrics } from '../../core/metrics';
@@ -37,6 +39,8 @@ export class CallQualityMeter {
   private publishing: Promise<void> = Promise.resolve();
   private finished = false;
   private measured = false;
+  /** the endpoint's media server gives no figure to measure with (a switch's counts only) */
+  private noFigure = false;
 
   constructor(
     private readonly deps: QualityMeterDeps,
@@ -51,6 +55,7 @@ export class CallQualityMeter {
     this.ep = ep;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.noFigure = false;
     if (!ep) return;
     this.leg.restart();
     this.timer = setInterval(() => void this.take(false), this.deps.sampleMs);
@@ -80,7 +85,7 @@ export class CallQualityMeter {
 
   private take(final: boolean): Promise<void> {
     const ep = this.ep;
-    if (!ep || this.finished) return this.inFlight;
+    if (!ep || this.finished || this.noFigure) return this.inFlight;
     // read now (not behind a sample being published): the final one reads the endpoint while it is up
     const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
@@ -103,13 +108,24 @@ export class CallQualityMeter {
     try {
       const stats = await Promise.race([ep.getStats(), late]);
       if (!stats) this.deps.logger.warn({ call: this.row().id }, 'quality sample skipped: the media worker did not answer in time');
-      return stats;
+      if (!stats || engineStats(stats)) return stats;
+      this.unmeasurable();
+      return null;
     } catch (err) {
       this.deps.logger.debug({ err: (err as Error).message, call: this.row().id }, 'quality sample skipped');
       return null;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The media server reports counts only (no jitter, no RTCP): no MOS for this leg, said once; no more reads. */
+  private unmeasurable(): void {
+    if (this.noFigure) return;
+    this.noFigure = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.deps.logger.info({ call: this.row().id }, 'call quality: no figure on this media server (it reports packet counts only, no jitter or RTCP)');
   }
 
   private observe(s: QualitySampleResult): void {

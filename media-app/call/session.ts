@@ -216,7 +216,7 @@ export class CallSession extends EventEmitter<CallSessionEvents> {
 
   /** The party's media watch (MEDIA_INACTIVITY_TIMEOUT_MS, dead-party.ts): on a SIP call's endpoint once it is up. */
   private watchMedia(): void {
-    if (this.sip.kind === 'up' && this.sip.dialog instanceof EventEmitter && this.ep) watchParty(this.ep, this.deps.app.mediaInactivityMs);
+    if (this.sip.kind === 'up' && this.sip.dialog instanceof EventEmitter && this.ep) watchParty(this.ep, this.deps.app.mediaInactivityMs, { logger: this.deps.logger, call: this.id });
   }
 
   /** The party sent no RTP or RTCP for the timeout (not held, not only listening): it is gone. */

@@ -36,6 +36,33 @@ import type { MediaFork } from './tap';
 
 type Direction = 'in' | 'out' | 'both';
 
+/**
+ * What a switch reports of a leg's RTP (the fsmrf backend: FreeSWITCH's rtp_audio_* variables, after
+ * uuid_set_media_stats): the counts it has, and nothing it has no source for (the jitter buffer, RTCP,
+ * the receive jitter): those are absent by type, never filled in. `source` tells it from the engine's.
+ */
+export interface SwitchRtpCounts {
+  source: 'switch';
+  /** rtp_audio_in_packet_count */
+  packetsReceived: number;
+  /** rtp_audio_in_flaw_total: packets missing by sequence number */
+  lost: number;
+  /** rtp_audio_out_packet_count, rtp_audio_out_media_bytes */
+  packetsSent: number;
+  octetsSent: number;
+  /** the negotiated codec and packet time (rtp_use_codec_name / _ptime); null when the switch names none */
+  codec: string | null;
+  ptimeMs: number;
+}
+
+/** A leg's figures: the engine's whole EndpointStats, or a switch's counts. */
+export type CallEndpointStats = EndpointStats | SwitchRtpCounts;
+
+/** Whether `s` are the engine's figures (jitter, RTCP: what call quality needs), not a switch's counts. */
+export function engineStats(s: CallEndpointStats): s is EndpointStats {
+  return !('source' in s);
+}
+
 /** One leg's media: SDP, prompts, digits, recording, bridge, conference, mute, and the engine's taps. */
 export interface CallEndpoint extends EventEmitter<EndpointEvents> {
   readonly id: string;
@@ -89,7 +116,7 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
   transcribeStop(): Promise<void>;
   vadStart(opts?: VadTapOptions): Promise<void>;
   vadStop(): Promise<void>;
-  getStats(): Promise<EndpointStats>;
+  getStats(): Promise<CallEndpointStats>;
   captureRtp(opts: { maxPackets: number; headersOnly: boolean }): Promise<void>;
   takeRtpCapture(): Promise<Uint8Array | null>;
 

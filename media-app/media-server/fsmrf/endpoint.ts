@@ -27,7 +27,7 @@ import type {
   RecordResult,
   Recording,
 } from '../../../media-engine';
-import type { CallEndpoint } from '../endpoint';
+import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText, replyText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
@@ -84,6 +84,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly socket: LegSocket;
   /** the record_session recordings running (startRecord) */
   private readonly sessions: SessionRecordings;
+  /** the receive watch's timeout on the switch (watchRx: the channel's media_timeout), 0: off */
+  private rxWatchMs = 0;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -110,8 +112,12 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
       // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
       this.emit('dtmf', { dtmf: e.dtmf, duration: Math.round(num(e.duration) / 8), source: DTMF_SOURCE[e.source ?? ''] ?? 'rfc2833' });
     });
-    // the switch ended the channel (its BYE, or the event socket gone): the leg is gone
-    fs.on('destroy', (e?: { reason?: string }) => this.gone({ reason: 'worker-died', message: `the media server ended the channel${e?.reason ? ` (${e.reason})` : ''}` }));
+    // the switch ended the channel (its BYE, or the event socket gone): the leg is gone; with
+    // MEDIA_TIMEOUT (the receive watch: watchRx) the far end's silence is reported first
+    fs.on('destroy', (e?: { reason?: string }) => {
+      if (e?.reason === 'MEDIA_TIMEOUT' && !this.destroyed) this.emit('rxTimeout', { silentMs: this.rxWatchMs });
+      this.gone({ reason: 'worker-died', message: `the media server ended the channel${e?.reason ? ` (${e.reason})` : ''}` });
+    });
   }
 
   get id(): string {
@@ -267,8 +273,20 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   offer(): Promise<string> {
     return refuse('a new SDP offer of ours (a re-INVITE we send)');
   }
-  watchRx(): Promise<void> {
-    return refuse('the RTP receive watch (media timeout)');
+  /**
+   * The receive watch as the switch's own (FreeSWITCH's `media_timeout`, ms, set with uuid_setvar; 0
+   * unsets it): the switch hangs the channel up with MEDIA_TIMEOUT once the far end has sent no RTP for
+   * it, and the leg then reports 'rxTimeout' (silentMs: this timeout: the switch gives no measure) before
+   * 'destroy'. A real FreeSWITCH reads the variable when its RTP starts or its codec is reset, not when
+   * it is set (media-server/README.md).
+   */
+  async watchRx(timeoutMs: number): Promise<void> {
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new Error(`watchRx: invalid timeout: ${timeoutMs}`);
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const res = await this.socket.run('watchRx', () => this.fs.api('uuid_setvar', `${this.fs.uuid} media_timeout${timeoutMs > 0 ? ` ${timeoutMs}` : ''}`));
+    const body = apiBody(res);
+    if (!body.startsWith('+OK')) throw new Error(`uuid_setvar media_timeout: ${body.trim().slice(0, 200)}`);
+    this.rxWatchMs = timeoutMs;
   }
   /**
    * uuid_send_dtmf `<uuid> <digits>@<ms>`: the switch sends them to the far end (RFC 2833 where it
@@ -363,8 +381,31 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   vadStop(): Promise<void> {
     return refuse('voice activity detection');
   }
-  getStats(): Promise<never> {
-    return refuse("call quality statistics (the engine's RTP counters)");
+  /**
+   * The switch's RTP counts of the leg: fsmrf's getChannelVariables(true) (uuid_set_media_stats, then
+   * uuid_dump's rtp_audio_* variables). Only what the switch counts (SwitchRtpCounts): no jitter buffer,
+   * receive jitter or RTCP figures, which it has no source for. A counter the switch did not report
+   * fails the read by name rather than reading as 0.
+   */
+  async getStats(): Promise<SwitchRtpCounts> {
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    const vars = await this.socket.run('getStats', () => this.fs.getChannelVariables(true));
+    const count = (name: string): number => {
+      const v = vars[`variable_rtp_audio_${name}`];
+      const n = typeof v === 'number' ? v : Number(v);
+      if (v === undefined || v === '' || !Number.isFinite(n)) throw new Error(`getStats: the switch reported no rtp_audio_${name}`);
+      return n;
+    };
+    const codec = vars.variable_rtp_use_codec_name;
+    return {
+      source: 'switch',
+      packetsReceived: count('in_packet_count'),
+      lost: count('in_flaw_total'),
+      packetsSent: count('out_packet_count'),
+      octetsSent: count('out_media_bytes'),
+      codec: codec === undefined || codec === '' ? null : String(codec),
+      ptimeMs: num(String(vars.variable_rtp_use_codec_ptime ?? '')),
+    };
   }
   captureRtp(): Promise<void> {
     return refuse('RTP capture');

@@ -1,0 +1,65 @@
+/**
+ * A channel's media timeout, as FreeSWITCH 1.10 reads it (switch_core_media.c check_media_timeout_params
+ * and the deprecated rtp_timeout_sec): the channel variables `media_timeout` (ms; `media_timeout_audio`
+ * over it when set) and `rtp_timeout_sec` (s) arm the channel's receive watch, and a channel whose far end
+ * sends no RTP for it is hung up with MEDIA_TIMEOUT (switch_rtp.c). The watch is the engine's
+ * (media-engine/worker/rx-watch.ts) on the channel's endpoint: it counts RTP and RTCP, does not watch a
+ * leg on hold or only listening, and dies with the endpoint. Ours applies a value as soon as it is set
+ * (uuid_setvar, set, multiset); FreeSWITCH reads it when its RTP starts or its codec is reset (esl/README.md).
+ */
+import type { Endpoint } from '../media-engine';
+
+/** The variables that set the timeout. */
+export const MEDIA_TIMEOUT_VARIABLES: readonly string[] = ['media_timeout', 'media_timeout_audio', 'rtp_timeout_sec'];
+
+/** C's atoi on a variable's value: the leading integer, 0 when none. */
+function atoi(v: string | undefined): number {
+  const n = Number.parseInt(v ?? '', 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/**
+ * The ms of silence the variables ask for, 0 when off: media_timeout_audio when set, else media_timeout
+ * (ms), and rtp_timeout_sec (s); FreeSWITCH arms both (a timer and a count of missed packets), so the
+ * shorter one ends the channel.
+ */
+export function mediaTimeoutMs(vars: ReadonlyMap<string, string>): number {
+  const ms = Math.max(0, atoi(vars.has('media_timeout_audio') ? vars.get('media_timeout_audio') : vars.get('media_timeout')));
+  const sec = Math.max(0, atoi(vars.get('rtp_timeout_sec')));
+  const both = [ms, sec * 1000].filter((n) => n > 0);
+  return both.length ? Math.min(...both) : 0;
+}
+
+/** One channel's watch: armed (again, or off) when its variables change, gone with the channel. */
+export class MediaTimeout {
+  private armedMs = 0;
+  private closed = false;
+  private readonly onRx = () => {
+    if (!this.closed && this.armedMs > 0) this.timedOut();
+  };
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly timedOut: () => void,
+    private readonly failed: (err: Error) => void,
+  ) {
+    endpoint.on('rxTimeout', this.onRx);
+  }
+
+  /** Arms the endpoint's watch for what `vars` ask now (0 disarms it); nothing when that did not change. */
+  apply(vars: ReadonlyMap<string, string>): void {
+    const ms = mediaTimeoutMs(vars);
+    if (this.closed || ms === this.armedMs || this.endpoint.destroyed) return;
+    this.armedMs = ms;
+    this.endpoint.watchRx(ms).catch((e: unknown) => {
+      // the leg ended meanwhile: its watch went with it; anything else is the engine's failure
+      if (!this.closed && !this.endpoint.destroyed) this.failed(e instanceof Error ? e : new Error(String(e)));
+    });
+  }
+
+  /** The channel ended: no more timeouts from it (the engine's watch goes with the endpoint). */
+  close(): void {
+    this.closed = true;
+    this.endpoint.off('rxTimeout', this.onRx);
+  }
+}

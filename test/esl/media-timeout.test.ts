@@ -1,0 +1,29 @@
+// esl/media-timeout.ts's reading of the channel variables, as FreeSWITCH 1.10's check_media_timeout_params
+// and the deprecated rtp_timeout_sec read them (C's atoi); the switch's watch itself runs in
+// test/media-app/media-server/fsmrf-rx-watch.test.ts (real RTP, the channel ended with MEDIA_TIMEOUT).
+import { expect } from 'chai';
+import { mediaTimeoutMs } from '../../esl/media-timeout';
+
+const ms = (vars: Record<string, string>) => mediaTimeoutMs(new Map(Object.entries(vars)));
+
+describe('esl: the media timeout variables', () => {
+  it('media_timeout is ms, rtp_timeout_sec seconds; none or 0 is off', () => {
+    expect(ms({})).to.equal(0);
+    expect(ms({ media_timeout: '1500' })).to.equal(1500);
+    expect(ms({ rtp_timeout_sec: '2' })).to.equal(2000);
+    expect(ms({ media_timeout: '0' })).to.equal(0);
+  });
+  it('media_timeout_audio, when set, is read over media_timeout (also as 0)', () => {
+    expect(ms({ media_timeout: '1500', media_timeout_audio: '800' })).to.equal(800);
+    expect(ms({ media_timeout: '1500', media_timeout_audio: '0' })).to.equal(0);
+  });
+  it('both armed: the shorter ends the channel (FreeSWITCH arms a timer and a missed-packet count)', () => {
+    expect(ms({ media_timeout: '5000', rtp_timeout_sec: '2' })).to.equal(2000);
+    expect(ms({ media_timeout: '900', rtp_timeout_sec: '2' })).to.equal(900);
+  });
+  it("values as C's atoi reads them: the leading integer, else 0; negative is off", () => {
+    expect(ms({ media_timeout: '1200ms' })).to.equal(1200);
+    expect(ms({ media_timeout: 'x' })).to.equal(0);
+    expect(ms({ media_timeout: '-5' })).to.equal(0);
+  });
+});
