@@ -26,6 +26,8 @@ export class RtpParty {
   readonly heard: Heard[] = [];
   private key: { freqs: number[]; frames: number } | null = null;
   private keyPhase = 0;
+  /** The pending heardUntil waits: each checked at every frame heard, rejected by close(). */
+  private readonly waits = new Set<{ check: () => void; fail: (err: Error) => void }>();
 
   private constructor(
     readonly freq: number,
@@ -44,6 +46,7 @@ export class RtpParty {
       }
       const cc = buf[0]! & 0x0f;
       p.heard.push({ at: Date.now(), pcm: decodeG711('PCMU', buf.subarray(12 + cc * 4)) });
+      for (const w of [...p.waits]) w.check();
     });
     return p;
   }
@@ -115,7 +118,57 @@ export class RtpParty {
 
   close(): void {
     this.quiet();
+    for (const w of [...this.waits]) w.fail(new Error(`party ${this.freq} closed`));
     this.sock.close();
+  }
+
+  /**
+   * Resolves once `test` holds of what has been heard, checked as each frame arrives (and at once);
+   * rejects naming `what` when it has not held within `timeoutMs` or the party closes. The timer is the
+   * wait's own: cleared when it settles.
+   */
+  heardUntil(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    if (test()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        check: () => {
+          if (!test()) return;
+          done();
+          resolve();
+        },
+        fail: (err: Error) => {
+          done();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => w.fail(new Error(`party ${this.freq}: ${what} not within ${timeoutMs} ms`)), timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.waits.delete(w);
+      };
+      this.waits.add(w);
+    });
+  }
+
+  /** Share of the last `n` frames heard that carry `freq` (0 before `n` frames have come). */
+  recentPresence(freq: number, n: number): number {
+    if (this.heard.length < n) return 0;
+    return this.heard.slice(-n).filter((h) => toneIn(h.pcm, 0, h.pcm.length, freq)).length / n;
+  }
+
+  /**
+   * Resolves once `freq` is heard (`on`: 8 of the last 10 frames carry it) or no longer heard (none of
+   * the last 10 does): the moment a change of the mix (a join, a mute, a kick) reaches this party.
+   */
+  toneTurns(freq: number, on: boolean, timeoutMs = 5000): Promise<void> {
+    const n = 10;
+    const test = on ? () => this.recentPresence(freq, n) >= 0.8 : () => this.heard.length >= n && this.recentPresence(freq, n) === 0;
+    return this.heardUntil(test, timeoutMs, `${freq} ${on ? 'heard' : 'gone'}`);
+  }
+
+  /** Resolves once `n` frames have been heard since `from` (ms timestamp): a window bounded by the media, not the wall clock. */
+  framesHeard(from: number, n: number, timeoutMs = n * 20 * 3 + 2000): Promise<void> {
+    return this.heardUntil(() => this.framesBetween(from) >= n, timeoutMs, `${n} frames since ${new Date(from).toISOString()}`);
   }
 
   /** Fraction of the frames heard in [from, to) (ms timestamps) in which `freq` carries a real share of the audio. */
