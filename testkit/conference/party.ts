@@ -3,6 +3,7 @@
 // hears, so a test can tell which tones (parties) reach it.
 import dgram from 'node:dgram';
 import { decodeG711, encodeG711 } from '../../core/audio/g711';
+import { ArrivalWaits } from '../arrival-waits';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
 const FRAME = 160;
@@ -27,7 +28,7 @@ export class RtpParty {
   private key: { freqs: number[]; frames: number } | null = null;
   private keyPhase = 0;
   /** The pending heardUntil waits: each checked at every frame heard, rejected by close(). */
-  private readonly waits = new Set<{ check: () => void; fail: (err: Error) => void }>();
+  private readonly waits = new ArrivalWaits();
 
   private constructor(
     readonly freq: number,
@@ -46,7 +47,7 @@ export class RtpParty {
       }
       const cc = buf[0]! & 0x0f;
       p.heard.push({ at: Date.now(), pcm: decodeG711('PCMU', buf.subarray(12 + cc * 4)) });
-      for (const w of [...p.waits]) w.check();
+      p.waits.check();
     });
     return p;
   }
@@ -118,7 +119,7 @@ export class RtpParty {
 
   close(): void {
     this.quiet();
-    for (const w of [...this.waits]) w.fail(new Error(`party ${this.freq} closed`));
+    this.waits.failAll(new Error(`party ${this.freq} closed`));
     this.sock.close();
   }
 
@@ -128,26 +129,7 @@ export class RtpParty {
    * wait's own: cleared when it settles.
    */
   heardUntil(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (test()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const w = {
-        check: () => {
-          if (!test()) return;
-          done();
-          resolve();
-        },
-        fail: (err: Error) => {
-          done();
-          reject(err);
-        },
-      };
-      const timer = setTimeout(() => w.fail(new Error(`party ${this.freq}: ${what} not within ${timeoutMs} ms`)), timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        this.waits.delete(w);
-      };
-      this.waits.add(w);
-    });
+    return this.waits.until(test, timeoutMs, `party ${this.freq}: ${what}`);
   }
 
   /** Share of the last `n` frames heard that carry `freq` (0 before `n` frames have come). */
