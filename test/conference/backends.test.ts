@@ -8,21 +8,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import request from 'supertest';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { testDb } from '../../testkit/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import type { Fixture } from '../../testkit/api';
+import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { readWav } from '../../media-engine/audio/wav';
 import { MediaBackendUnsupported } from '../../media-app/media-server/port';
 import type { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
 import type { ConferenceHost } from '../../media-app/conference';
 import { uacWaitsForBye } from './sipp';
+import { useConferenceStack } from './support';
 
 const A = 500;
 const B = 1100;
@@ -39,28 +38,9 @@ for (const { backend, prefix } of BACKENDS)
   describe(`conferences on the ${backend} media backend (three sipp callers)`, function () {
     this.timeout(120_000);
     let p: Platform;
-    let t: TestApp;
     let f: Fixture;
     const parties: RtpParty[] = [];
-
-    before(async () => {
-      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
-      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-      f = await createFixture(t.ctx);
-      await trunksRepo(await testDb()).create(f.customer.id, `confb${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    });
-    after(async () => {
-      killAllSipp();
-      for (const x of parties) x.close();
-      await t?.close();
-      await p?.close();
-    });
-
-    const api = () => ({
-      get: (url: string) => request(t.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-      post: (url: string, body?: object) => request(t.app).post(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-      del: (url: string, body?: object) => request(t.app).delete(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    });
+    const api = useConferenceStack({ trunk: 'confb', mediaServer: backend, parties }, (s) => ({ p, f } = s));
 
     async function joinedRows(conferenceId: string, n: number) {
       return until(

@@ -9,16 +9,16 @@ import request from 'supertest';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { ConferenceCommands } from '../../core/conferences/commands';
 import { commandBus } from '../../control-api/calls/bus';
 import { readWav } from '../../media-engine/audio/wav';
-import { testDb, truncateAll } from '../../testkit/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { eventsFor, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import type { Fixture, TestApp } from '../../testkit/api';
+import { eventsFor, sipp, sleep, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
+import { useConferenceStack } from './support';
 import type { ConferencecallStatus } from '../../core/conferences/model';
 
 const A = 500;
@@ -38,27 +38,7 @@ describe('conferences end to end', function () {
   let f: Fixture;
   let numberSeq = 0;
   const parties: RtpParty[] = [];
-
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-    f = await createFixture(t.ctx);
-    await trunksRepo(await testDb()).create(f.customer.id, `conf${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const x of parties) x.close();
-    await t?.close();
-    await p?.close();
-  });
-
-  const api = () => ({
-    get: (url: string) => request(t.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-    post: (url: string, body?: object) => request(t.app).post(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    put: (url: string, body: object) => request(t.app).put(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    del: (url: string) => request(t.app).delete(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-  });
+  const api = useConferenceStack({ trunk: 'conf', truncate: true, parties }, (s) => ({ p, t, f } = s));
 
   /** A virtual number whose flow joins the conference (then hangs up when the call leaves it). */
   async function numberInto(conferenceId: string): Promise<string> {
