@@ -21,7 +21,7 @@ import { MediaBackendUnsupported } from '../../media-app/media-server/port';
 import type { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
 import type { ConferenceHost } from '../../media-app/conference';
 import { uacWaitsForBye } from './sipp';
-import { useConferenceStack } from './support';
+import { terminatedRoom, useConferenceStack } from './support';
 
 const A = 500;
 const B = 1100;
@@ -209,14 +209,7 @@ for (const { backend, prefix } of BACKENDS)
       expect((await api().post(`/calls/${callIds.get(A)}/hangup`)).status).to.equal(200);
       const ra = await calls[0]!;
       expect(ra.code, ra.errors + ra.messages).to.equal(0);
-      const row = await until(
-        async () => {
-          const r = await db('conferences').where({ id: conf.id }).first();
-          return r!.status === 'terminated' ? r : null;
-        },
-        10_000,
-        'terminated when empty',
-      );
+      const row = await terminatedRoom(conf.id, 'terminated when empty');
       expect(row.conferencecall_ids).to.deep.equal([]);
       expect((await db('conferencecalls').where({ conference_id: conf.id })).map((r) => r.status)).to.deep.equal(['leaved', 'leaved', 'leaved']);
       if (backend === 'fsmrf') {

@@ -18,7 +18,7 @@ import type { Fixture, TestApp } from '../../testkit/api';
 import { eventsFor, sipp, sleep, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
-import { useConferenceStack } from './support';
+import { terminatedRoom, useConferenceStack } from './support';
 import type { ConferencecallStatus } from '../../core/conferences/model';
 
 const A = 500;
@@ -223,14 +223,7 @@ describe('conferences end to end', function () {
     expect(del.status).to.equal(200);
     for (const r of [await calls[0]!, await calls[1]!]) expect(r.code, r.errors + r.messages).to.equal(0);
     expect((await api().get(`/conferences/${conf.id}`)).status).to.equal(404);
-    const row = await until(
-      async () => {
-        const r = await (await testDb())('conferences').where({ id: conf.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'terminated',
-    );
+    const row = await terminatedRoom(conf.id, 'terminated');
     expect(row.tm_end).to.be.instanceOf(Date);
     expect(row.conferencecall_ids).to.deep.equal([]);
     const types = (await eventsFor(p.redis, conf.id)).map((e) => e.event_type);
@@ -261,14 +254,7 @@ describe('conferences end to end', function () {
     expect(rb.code, rb.errors + rb.messages).to.equal(0);
     const ra = await stays; // A is ejected, its flow hangs up
     expect(ra.code, ra.errors + ra.messages).to.equal(0);
-    const row = await until(
-      async () => {
-        const r = await db('conferences').where({ id: conf.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'connect terminated',
-    );
+    const row = await terminatedRoom(conf.id, 'connect terminated');
     expect(row.conferencecall_ids).to.deep.equal([]);
     const ccs = await db('conferencecalls').where({ conference_id: conf.id });
     expect(ccs.map((r) => r.status)).to.deep.equal(['leaved', 'leaved']);
@@ -329,14 +315,7 @@ describe('conferences end to end', function () {
     const created = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', timeout: 60, tm_create: new Date(Date.now() - 59_500) });
     await new ConferenceCommands(commandBus(t.ctx), t.ctx.redis, p.config.redisKeyPrefix).start(created.id);
     const res = { body: { id: created.id } };
-    const row = await until(
-      async () => {
-        const r = await db('conferences').where({ id: res.body.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'timed out',
-    );
+    const row = await terminatedRoom(res.body.id, 'timed out');
     expect(row.tm_end).to.be.instanceOf(Date);
     const statuses = (await eventsFor(p.redis, res.body.id)).map((e) => e.data.status);
     expect(statuses).to.include.members(['terminating', 'terminated']);

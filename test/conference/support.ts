@@ -6,7 +6,7 @@ import request from 'supertest';
 import { trunksRepo } from '../../core/repos/trunks';
 import { testDb, truncateAll } from '../../testkit/db';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-app/harness';
+import { killAllSipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import type { RtpParty } from '../../testkit/conference/party';
 
 export interface ConferenceStack {
@@ -54,4 +54,17 @@ export function useConferenceStack(opts: { trunk: string; mediaServer?: 'embedde
       del: (url, body) => q(request(t.app).delete(`/v1.0${url}`), body),
     };
   };
+}
+
+/** The room's row once it is terminated (10 s; `what` names the wait). */
+export async function terminatedRoom(id: string, what = 'terminated'): Promise<{ conferencecall_ids: string[]; [k: string]: unknown }> {
+  const db = await testDb();
+  return until(
+    async () => {
+      const r = await db('conferences').where({ id }).first();
+      return r?.status === 'terminated' ? r : null;
+    },
+    10_000,
+    what,
+  );
 }
