@@ -8,6 +8,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { killAllSipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import type { RtpParty } from '../../testkit/conference/party';
+import type { ConferenceRow } from '../../core/db/rows/conferences';
 
 export interface ConferenceStack {
   p: Platform;
@@ -57,7 +58,7 @@ export function useConferenceStack(opts: { trunk: string; mediaServer?: 'embedde
 }
 
 /** The room's row once it is terminated (10 s; `what` names the wait). */
-export async function terminatedRoom(id: string, what = 'terminated'): Promise<{ conferencecall_ids: string[]; [k: string]: unknown }> {
+export async function terminatedRoom(id: string, what = 'terminated'): Promise<ConferenceRow> {
   const db = await testDb();
   return until(
     async () => {

@@ -239,7 +239,7 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
     objects,
     log,
     settings(over = {}) {
-      return { endpoint: this.endpoint, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over };
+      return { endpoint: `http://127.0.0.1:${port}`, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over };
     },
     pause: stop,
     resume: listen,
