@@ -5,40 +5,14 @@
  * stalls, which a whole profile's sums hide when the loop is idle most of the time.
  *   npx tsx scripts/bench/profile-stalls.ts <file.cpuprofile> [--min 100] [--top 15]
  */
-import fs from 'node:fs';
+import { frameLabel as label, numberArg as arg, readProfile } from './cpuprofile';
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-}
-
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: profile-stalls.ts <file.cpuprofile> [--min 100] [--top 15]');
-  process.exit(2);
-}
 const MIN_MS = arg('min', 100);
 const TOP = arg('top', 15);
-const p = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
+const { p, byId } = readProfile('profile-stalls.ts <file.cpuprofile> [--min 100] [--top 15]');
 const parent = new Map<number, number>();
 for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
-const label = (n: Node) => {
-  const f = n.callFrame;
-  return `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(wt-[^/]+|main|node_modules)\//, '')}:${f.lineNumber + 1}`;
-};
 const isIdle = (id: number) => byId.get(id)?.callFrame.functionName === '(idle)';
 
 /** One span of samples with no idle one between them: [first, last) sample indexes, start and end in µs. */

@@ -2,30 +2,10 @@
  * Summarises a V8 `.cpuprofile` (from `node --cpu-prof`): self time per function, largest first.
  *   npx tsx scripts/bench/profile-top.ts <file.cpuprofile> [--top 30]
  */
-import fs from 'node:fs';
+import { frameLabel, numberArg, readProfile } from './cpuprofile';
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
-
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: profile-top.ts <file.cpuprofile> [--top N]');
-  process.exit(2);
-}
-const ti = process.argv.indexOf('--top');
-const top = ti > 0 ? Number(process.argv[ti + 1]) : 30;
-const p = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
+const top = numberArg('top', 30);
+const { p, byId } = readProfile('profile-top.ts <file.cpuprofile> [--top N]');
 const self = new Map<string, number>();
 let total = 0;
 let idle = 0;
@@ -34,9 +14,8 @@ for (let i = 0; i < p.samples.length; i++) {
   const dt = p.timeDeltas[i] ?? 0;
   if (!n) continue;
   total += dt;
-  const f = n.callFrame;
-  if (f.functionName === '(idle)') idle += dt;
-  const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(wt\/[^/]+|node_modules)\//, '')}:${f.lineNumber + 1}`;
+  if (n.callFrame.functionName === '(idle)') idle += dt;
+  const key = frameLabel(n);
   self.set(key, (self.get(key) ?? 0) + dt);
 }
 const busy = total - idle;

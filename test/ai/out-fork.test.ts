@@ -3,17 +3,14 @@
 // never kept on the call's endpoint. The opening is held at a gate so the order is the test's, not
 // the worker's.
 import { expect } from 'chai';
-import type { AudioFork, Endpoint, MediaServer } from '../../media-engine';
+import type { AudioFork, Endpoint } from '../../media-engine';
 import { OutFork } from '../../media-app/ai/out-fork';
-import { useMediaServer, usePcmuEndpoint } from '../../testkit/media-engine/support';
+import { usePcmuLeg } from '../../testkit/media-engine/support';
 
 describe("ai: the model's out fork (opened, dropped, closed)", function () {
   this.timeout(20_000);
-  let ms: MediaServer;
-  useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
-  const endpoint = usePcmuEndpoint(() => ms);
   let ep: Endpoint;
-  beforeEach(() => (ep = endpoint.get()));
+  usePcmuLeg((e) => (ep = e));
 
   /**
    * An OutFork whose openings wait for `release()`; `opened` lists every fork the endpoint started and

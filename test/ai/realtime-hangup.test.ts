@@ -8,13 +8,13 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import type { Endpoint, MediaServer } from '../../media-engine';
+import type { Endpoint } from '../../media-engine';
 import { RealtimeAgent } from '../../media-app/ai/realtime';
 import type { AiSession } from '../../core/ai/session';
 import type { LinkHost, LinkRate, LinkSetup, ModelLink } from '../../media-app/ai/s2s/link';
 import { OpenAiRealtimeLink } from '../../media-app/ai/s2s/openai';
 import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
-import { useMediaServer, usePcmuEndpoint } from '../../testkit/media-engine/support';
+import { usePcmuLeg } from '../../testkit/media-engine/support';
 
 const KEY = 'sk-hangup-key-0123456789';
 
@@ -36,11 +36,9 @@ function gatedLink(inner: ModelLink) {
 
 describe('ai: a speech-to-speech session whose caller hangs up while it connects', function () {
   this.timeout(20_000);
-  let ms: MediaServer;
-  useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
   let rt: RealtimeServer;
-  const endpoint = usePcmuEndpoint(() => ms);
   let ep: Endpoint;
+  usePcmuLeg((e) => (ep = e));
   const unhandled: unknown[] = [];
   const onUnhandled = (e: unknown) => unhandled.push(e);
   before(async () => {
@@ -51,7 +49,6 @@ describe('ai: a speech-to-speech session whose caller hangs up while it connects
     process.off('unhandledRejection', onUnhandled);
     await rt.close();
   });
-  beforeEach(() => (ep = endpoint.get()));
 
   it('ends as a hang-up once connected, never greets, and leaves no rejection unhandled', async () => {
     const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));

@@ -4,11 +4,11 @@
 // held back every later message and tool call, a hang-up tool included, until the session ended.
 // A real endpoint on our engine; the link is a stand-in that hands the agent the events a vendor would.
 import { expect } from 'chai';
-import type { Endpoint, MediaServer } from '../../media-engine';
+import type { Endpoint } from '../../media-engine';
 import { RealtimeAgent } from '../../media-app/ai/realtime';
 import type { AiSession } from '../../core/ai/session';
 import type { LinkHost, ModelLink } from '../../media-app/ai/s2s/link';
-import { useMediaServer, usePcmuEndpoint } from '../../testkit/media-engine/support';
+import { usePcmuLeg } from '../../testkit/media-engine/support';
 import { until } from '../../testkit/media-app/harness';
 
 /** The link's side: what a vendor's socket would deliver, handed to the agent's host by the test. */
@@ -32,11 +32,8 @@ function standInLink(): { link: ModelLink; host: () => LinkHost; results: unknow
 
 describe('ai: a speech-to-speech reply whose audio never plays holds back nothing after it', function () {
   this.timeout(20_000);
-  let ms: MediaServer;
-  useMediaServer({ ports: 10, workers: 1 }, (f) => ({ ms } = f));
-  const endpoint = usePcmuEndpoint(() => ms);
   let ep: Endpoint;
-  beforeEach(() => (ep = endpoint.get()));
+  usePcmuLeg((e) => (ep = e));
 
   it('a reply with only empty audio, then a tool call: the tool runs at once', async () => {
     const tools: string[] = [];

@@ -6,6 +6,7 @@ import { newId } from '../../core/ids';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
+import { terminatedRoom } from './support';
 import { testDb, truncateAll } from '../../testkit/db';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { eventsFor, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
@@ -124,14 +125,7 @@ describe('conferences REST', function () {
     expect(d.body.tm_delete).to.not.equal('9999-01-01 00:00:00.000000');
     expectError(await get(`/conferences/${res.body.id}`), 404, 'RESOURCE_NOT_FOUND');
     expectError(await del(`/conferences/${res.body.id}`), 404, 'RESOURCE_NOT_FOUND');
-    const row = await until(
-      async () => {
-        const r = await (await testDb())('conferences').where({ id: res.body.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'terminated',
-    );
+    const row = await terminatedRoom(res.body.id, 'terminated');
     expect(row.node_id).to.equal(p.app.nodeId);
     // its host claim is released
     await until(async () => !(await p.redis.get(`${p.config.redisKeyPrefix}conference-node:${res.body.id}`)), 5000, 'host key released');

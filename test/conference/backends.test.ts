@@ -5,23 +5,23 @@
 // platform's SIP edge; each hears the two others and not itself, a mute and a kick take effect, a
 // hangup leaves, and the room (made ends_when_empty) ends when its last member is out. The API
 // lists the members throughout.
+import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import request from 'supertest';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { testDb } from '../../testkit/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import type { Fixture } from '../../testkit/api';
+import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { readWav } from '../../media-engine/audio/wav';
 import { MediaBackendUnsupported } from '../../media-app/media-server/port';
 import type { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
 import type { ConferenceHost } from '../../media-app/conference';
 import { uacWaitsForBye } from './sipp';
+import { terminatedRoom, useConferenceStack } from './support';
 
 const A = 500;
 const B = 1100;
@@ -38,28 +38,9 @@ for (const { backend, prefix } of BACKENDS)
   describe(`conferences on the ${backend} media backend (three sipp callers)`, function () {
     this.timeout(120_000);
     let p: Platform;
-    let t: TestApp;
     let f: Fixture;
     const parties: RtpParty[] = [];
-
-    before(async () => {
-      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
-      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-      f = await createFixture(t.ctx);
-      await trunksRepo(await testDb()).create(f.customer.id, `confb${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    });
-    after(async () => {
-      killAllSipp();
-      for (const x of parties) x.close();
-      await t?.close();
-      await p?.close();
-    });
-
-    const api = () => ({
-      get: (url: string) => request(t.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-      post: (url: string, body?: object) => request(t.app).post(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-      del: (url: string, body?: object) => request(t.app).delete(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    });
+    const api = useConferenceStack({ trunk: 'confb', mediaServer: backend, parties }, (s) => ({ p, f } = s));
 
     async function joinedRows(conferenceId: string, n: number) {
       return until(
@@ -72,11 +53,14 @@ for (const { backend, prefix } of BACKENDS)
       );
     }
 
-    /** The share of `x`'s frames heard in the last `ms` that carry `freq`, after `settle` ms. */
-    async function hears(x: RtpParty, freq: number, settleMs = 500, ms = 1200): Promise<number> {
-      await sleep(settleMs);
+    /**
+     * Waits for the change of the mix to reach `x` (`freq` heard again or gone), then measures: the
+     * share of the next `frames` frames `x` hears (the measured media) that carry `freq`.
+     */
+    async function hears(x: RtpParty, freq: number, on: boolean, frames = 60): Promise<number> {
+      await x.toneTurns(freq, on);
       const t0 = Date.now();
-      await sleep(ms);
+      await x.framesHeard(t0, frames);
       return x.presence(freq, t0, Date.now());
     }
 
@@ -141,17 +125,17 @@ for (const { backend, prefix } of BACKENDS)
       const ccs = await api().get('/conferencecalls');
       expect(ccs.body.result.filter((r: { conference_id: string; status: string }) => r.conference_id === conf.id && r.status === 'joined')).to.have.length(3);
 
-      // each hears the two others, not itself
-      await sleep(800);
+      // each hears the two others, not itself: once every party hears both others (the mix is up), a
+      // window of 100 frames (2 s) each party hears is measured
+      await Promise.all([a!, b!, c!].flatMap((me) => [a!, b!, c!].filter((o) => o !== me).map((o) => me.toneTurns(o.freq, true, 10_000))));
       const t0 = Date.now();
-      await sleep(2000);
+      await Promise.all([a!, b!, c!].map((x) => x.framesHeard(t0, 100)));
       const t1 = Date.now();
       for (const [me, others] of [
         [a!, [b!, c!]],
         [b!, [a!, c!]],
         [c!, [a!, b!]],
       ] as [RtpParty, RtpParty[]][]) {
-        expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
         for (const o of others) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
         expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
       }
@@ -159,7 +143,14 @@ for (const { backend, prefix } of BACKENDS)
       // the whole mix recorded (on fsmrf the switch writes the platform's WAV): all three in it
       const rec = await api().post(`/conferences/${conf.id}/recording_start`, { format: 'wav', duration: 0 });
       expect(rec.status, JSON.stringify(rec.body)).to.equal(200);
-      await sleep(2500);
+      // the recording is the measured media: it runs until its file holds 2 s of the mix (written a second at a time)
+      const started = await until(
+        async () => (await db('recordings').where({ reference_type: 'conference', reference_id: conf.id, status: 'recording' }).first()) as { filenames: string[] } | undefined,
+        10_000,
+        'recording started',
+      );
+      const file = path.join(p.config.dataDir, 'recordings', started.filenames[0]!);
+      await until(() => (fs.existsSync(file) && fs.statSync(file).size >= 44 + 2 * 16_000 ? true : null), 10_000, '2 s of the mix recorded');
       expect((await api().post(`/conferences/${conf.id}/recording_stop`)).status).to.equal(200);
       const recording = await until(
         async () => {
@@ -182,16 +173,16 @@ for (const { backend, prefix } of BACKENDS)
       // mute B: A and C stop hearing it; unmuted, they hear it again
       const mute = await api().post(`/conferencecalls/${ccOf(b!)}/mute`, { direction: 'in' });
       expect(mute.status, JSON.stringify(mute.body)).to.equal(200);
-      expect(await hears(a!, B), 'A does not hear muted B').to.be.lessThan(0.1);
+      expect(await hears(a!, B, false), 'A does not hear muted B').to.be.lessThan(0.1);
       expect(c!.presence(A, Date.now() - 1000), 'C still hears A').to.be.greaterThan(HEARS);
       expect((await api().del(`/conferencecalls/${ccOf(b!)}/mute`, { direction: 'in' })).status).to.equal(200);
-      expect(await hears(a!, B), 'A hears B again').to.be.greaterThan(HEARS);
+      expect(await hears(a!, B, true), 'A hears B again').to.be.greaterThan(HEARS);
 
       // kick C: out of the mix, its call goes on (its flow sleeps, then hangs up)
       const kick = await api().del(`/conferencecalls/${ccOf(c!)}`);
       expect(kick.status, JSON.stringify(kick.body)).to.equal(200);
       await until(async () => (await api().get(`/conferencecalls/${ccOf(c!)}`)).body.status === 'leaved', 10_000, 'C leaved');
-      expect(await hears(a!, C, 400, 1000), 'A does not hear kicked C').to.be.lessThan(0.1);
+      expect(await hears(a!, C, false, 50), 'A does not hear kicked C').to.be.lessThan(0.1);
       expect(c!.presence(A, Date.now() - 1000), 'kicked C does not hear A').to.be.lessThan(0.1);
       expect(c!.framesBetween(Date.now() - 1000), 'C still gets RTP').to.be.greaterThan(20);
       expect(a!.presence(B, Date.now() - 1000), 'A still hears B').to.be.greaterThan(HEARS);
@@ -218,14 +209,7 @@ for (const { backend, prefix } of BACKENDS)
       expect((await api().post(`/calls/${callIds.get(A)}/hangup`)).status).to.equal(200);
       const ra = await calls[0]!;
       expect(ra.code, ra.errors + ra.messages).to.equal(0);
-      const row = await until(
-        async () => {
-          const r = await db('conferences').where({ id: conf.id }).first();
-          return r!.status === 'terminated' ? r : null;
-        },
-        10_000,
-        'terminated when empty',
-      );
+      const row = await terminatedRoom(conf.id, 'terminated when empty');
       expect(row.conferencecall_ids).to.deep.equal([]);
       expect((await db('conferencecalls').where({ conference_id: conf.id })).map((r) => r.status)).to.deep.equal(['leaved', 'leaved', 'leaved']);
       if (backend === 'fsmrf') {

@@ -9,16 +9,16 @@ import request from 'supertest';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { ConferenceCommands } from '../../core/conferences/commands';
 import { commandBus } from '../../control-api/calls/bus';
 import { readWav } from '../../media-engine/audio/wav';
-import { testDb, truncateAll } from '../../testkit/db';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { eventsFor, killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { testDb } from '../../testkit/db';
+import type { Fixture, TestApp } from '../../testkit/api';
+import { eventsFor, sipp, sleep, until, type Platform } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
+import { terminatedRoom, useConferenceStack } from './support';
 import type { ConferencecallStatus } from '../../core/conferences/model';
 
 const A = 500;
@@ -38,27 +38,7 @@ describe('conferences end to end', function () {
   let f: Fixture;
   let numberSeq = 0;
   const parties: RtpParty[] = [];
-
-  before(async () => {
-    await truncateAll();
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-    f = await createFixture(t.ctx);
-    await trunksRepo(await testDb()).create(f.customer.id, `conf${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-  });
-  after(async () => {
-    killAllSipp();
-    for (const x of parties) x.close();
-    await t?.close();
-    await p?.close();
-  });
-
-  const api = () => ({
-    get: (url: string) => request(t.app).get(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-    post: (url: string, body?: object) => request(t.app).post(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    put: (url: string, body: object) => request(t.app).put(`/v1.0${url}`).query({ accesskey: f.accesskey }).send(body),
-    del: (url: string) => request(t.app).delete(`/v1.0${url}`).query({ accesskey: f.accesskey }),
-  });
+  const api = useConferenceStack({ trunk: 'conf', truncate: true, parties }, (s) => ({ p, t, f } = s));
 
   /** A virtual number whose flow joins the conference (then hangs up when the call leaves it). */
   async function numberInto(conferenceId: string): Promise<string> {
@@ -243,14 +223,7 @@ describe('conferences end to end', function () {
     expect(del.status).to.equal(200);
     for (const r of [await calls[0]!, await calls[1]!]) expect(r.code, r.errors + r.messages).to.equal(0);
     expect((await api().get(`/conferences/${conf.id}`)).status).to.equal(404);
-    const row = await until(
-      async () => {
-        const r = await (await testDb())('conferences').where({ id: conf.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'terminated',
-    );
+    const row = await terminatedRoom(conf.id, 'terminated');
     expect(row.tm_end).to.be.instanceOf(Date);
     expect(row.conferencecall_ids).to.deep.equal([]);
     const types = (await eventsFor(p.redis, conf.id)).map((e) => e.event_type);
@@ -281,14 +254,7 @@ describe('conferences end to end', function () {
     expect(rb.code, rb.errors + rb.messages).to.equal(0);
     const ra = await stays; // A is ejected, its flow hangs up
     expect(ra.code, ra.errors + ra.messages).to.equal(0);
-    const row = await until(
-      async () => {
-        const r = await db('conferences').where({ id: conf.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'connect terminated',
-    );
+    const row = await terminatedRoom(conf.id, 'connect terminated');
     expect(row.conferencecall_ids).to.deep.equal([]);
     const ccs = await db('conferencecalls').where({ conference_id: conf.id });
     expect(ccs.map((r) => r.status)).to.deep.equal(['leaved', 'leaved']);
@@ -349,14 +315,7 @@ describe('conferences end to end', function () {
     const created = await conferencesRepo(db).create({ customer_id: f.customer.id, type: 'conference', timeout: 60, tm_create: new Date(Date.now() - 59_500) });
     await new ConferenceCommands(commandBus(t.ctx), t.ctx.redis, p.config.redisKeyPrefix).start(created.id);
     const res = { body: { id: created.id } };
-    const row = await until(
-      async () => {
-        const r = await db('conferences').where({ id: res.body.id }).first();
-        return r!.status === 'terminated' ? r : null;
-      },
-      10_000,
-      'timed out',
-    );
+    const row = await terminatedRoom(res.body.id, 'timed out');
     expect(row.tm_end).to.be.instanceOf(Date);
     const statuses = (await eventsFor(p.redis, res.body.id)).map((e) => e.data.status);
     expect(statuses).to.include.members(['terminating', 'terminated']);

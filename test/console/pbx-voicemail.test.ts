@@ -11,10 +11,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { createAgent, createFixture, type Fixture } from '../../testkit/api';
 import { chromiumAvailable } from '../../testkit/browser';
-import { sippMediaPort } from '../../testkit/ports';
-import { killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { callerPcap, ToneSink } from '../../testkit/pbx/audio';
-import { extensionWithBox, numberWithFlow } from '../../testkit/pbx/voicemail';
+import { killAllSipp, until } from '../../testkit/media-app/harness';
+import { extensionWithBox, leaveToneMessage, numberWithFlow } from '../../testkit/pbx/voicemail';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
 import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
@@ -44,23 +42,7 @@ describe('console: voicemail pages against a message left by a real call (Chromi
     boxId = box.id;
     const number = '+899100003811';
     await numberWithFlow(f.customer.id, number, [{ type: 'voicemail', option: { box_id: box.id } }, { type: 'hangup' }]);
-    const pcap = callerPcap(path.join(dir, 'caller.pcap'), 11_000, [
-      { atMs: 4000, tone: { hz: MESSAGE_HZ, ms: 6000 } },
-      { atMs: 10_500, digit: '#' },
-    ]);
-    const sink = await ToneSink.open();
-    try {
-      const steps = `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`;
-      const sipPort = rig.platform!.sipPort;
-      const r = await sipp(
-        uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '15557654321', sink.port, { steps, byeTimeoutMs: 40_000 }),
-        [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-        { killAfterMs: 60_000 },
-      ).done;
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
+    await leaveToneMessage(rig.platform!.sipPort, number, path.join(dir, 'caller.pcap'), MESSAGE_HZ);
     const m = await until(async () => (await rig.t.ctx.db('voicemail_messages').where({ box_id: box.id }))[0] as { id: string } | undefined, 10_000, 'message stored');
     messageId = m.id;
     // what the speech subsystem writes once it transcribed the message (it does not run in this rig)

@@ -10,23 +10,30 @@ import { portRange, tmpDir } from '../../testkit/media-engine/support';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
 import { PASSWORD, RawClient, startServer } from './support';
 
-export interface FsmrfRig {
+/** The switch without its client: the event socket on a media engine, its SIP face, and fsmrf's Srf connected to its own sip-server. */
+export interface SwitchRig {
   engine: MediaServer;
   esl: EslServer;
   /** the event socket's port (a raw client may subscribe to events there) */
   port: number;
-  ms: FsMediaServer;
   /** fsmrf's Srf (drachtio-srf, untyped as the drachtio tests drive it) and its sip-server's SIP port, where a phone calls in */
   appSrf: any;
   appSipPort: number;
   close(): Promise<void>;
 }
 
-/** `opts`: the event socket's own options (an egress policy, time limits). */
-export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promise<FsmrfRig> {
-  const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: any; faceSrf?: any; ms?: FsMediaServer } = {}; // drachtio-srf driven untyped, as the drachtio tests do
+export interface FsmrfRig extends SwitchRig {
+  ms: FsMediaServer;
+}
+
+/**
+ * The switch side: two sip-servers, the engine, the event socket (`opts`: its own options, an egress
+ * policy, time limits) at the drachtio_mrf address, its SIP face; the client connects itself (fsmrf's
+ * MediaServer here, media-app's FsmrfBackend in test/media-app/media-server).
+ */
+export async function startSwitchRig(opts: Partial<EslServerOptions> = {}): Promise<SwitchRig> {
+  const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: any; faceSrf?: any } = {}; // drachtio-srf driven untyped, as the drachtio tests do
   const close = async () => {
-    parts.ms?.disconnect();
     if (parts.appSrf) disconnectSrf(parts.appSrf);
     if (parts.faceSrf) disconnectSrf(parts.faceSrf);
     await parts.esl?.close();
@@ -43,8 +50,24 @@ export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promi
     parts.faceSrf = await connectSrf(parts.faceSip.drachtioPort);
     new SipFace(parts.faceSrf, parts.engine, esl).start();
     parts.appSrf = await connectSrf(parts.appSip.drachtioPort);
-    parts.ms = await new Mrf(parts.appSrf).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
-    return { engine: parts.engine, esl, port, ms: parts.ms, appSrf: parts.appSrf, appSipPort: parts.appSip.sipPort, close };
+    return { engine: parts.engine, esl, port, appSrf: parts.appSrf, appSipPort: parts.appSip.sipPort, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** The switch rig with fsmrf's MediaServer connected to it. `opts`: the event socket's own options. */
+export async function startFsmrfRig(opts: Partial<EslServerOptions> = {}): Promise<FsmrfRig> {
+  const sw = await startSwitchRig(opts);
+  let ms: FsMediaServer | undefined;
+  const close = async () => {
+    ms?.disconnect();
+    await sw.close();
+  };
+  try {
+    ms = await new Mrf(sw.appSrf).connect({ address: '127.0.0.1', port: sw.port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
+    return { ...sw, ms, close };
   } catch (e) {
     await close();
     throw e;

@@ -6,8 +6,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import pino from 'pino';
 import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
-import { runWithAudio } from '../../testkit/evals/audio-run';
-import { evalAudioKeysOf } from '../../core/evals/audio';
+import { audioPresent, runWithAudio } from '../../testkit/evals/audio-run';
 import { storageBackend } from '../../core/storage/backend';
 import { EvalAudioSweep, type SweepResult } from '../../core/evals/audio-removal';
 import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
@@ -21,15 +20,7 @@ describe('evals: call audio past its retention is removed by the sweep', functio
   let f: Fixture;
   useTestApp((s) => ({ t, f } = s));
   const files = () => storageBackend(t.ctx.config).files;
-  const present = async (run: EvalRunRow) =>
-    Promise.all(
-      evalAudioKeysOf(run).map(
-        async (k) =>
-          (await files()
-            .get(k)
-            .then((o) => (o?.stream.destroy(), !!o))) as boolean,
-      ),
-    );
+  const present = (run: EvalRunRow) => audioPresent(files(), run);
   let sweep: EvalAudioSweep | null = null;
 
   afterEach(async () => {

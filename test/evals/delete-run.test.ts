@@ -8,11 +8,10 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import pino from 'pino';
 import { useTestApp, createFixture, type TestApp, type Fixture } from '../../testkit/api';
-import { runWithAudio } from '../../testkit/evals/audio-run';
+import { audioPresent, runWithAudio } from '../../testkit/evals/audio-run';
 import { evalAudioKeysOf } from '../../core/evals/audio';
 import { evalAudioRepo } from '../../core/repos/eval-audio';
 import { configureStorage, storageBackend } from '../../core/storage/backend';
-import type { S3Settings } from '../../core/storage/s3';
 import { EvalAudioSweep } from '../../core/evals/audio-removal';
 import { deleteCustomerAccount } from '../../control-api/jobs/account-deletion';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
@@ -26,15 +25,7 @@ describe('eval runs API: deleting a run removes its calls audio', function () {
   useTestApp((s) => ({ t, f } = s));
   const auth = (r: request.Test, fx = f) => r.set('Authorization', `Bearer ${fx.token}`);
   const files = () => storageBackend(t.ctx.config).files;
-  const present = async (run: EvalRunRow) =>
-    Promise.all(
-      evalAudioKeysOf(run).map(
-        async (k) =>
-          (await files()
-            .get(k)
-            .then((o) => (o?.stream.destroy(), !!o))) as boolean,
-      ),
-    );
+  const present = (run: EvalRunRow) => audioPresent(files(), run);
   const logger = pino({ level: 'silent' });
 
   it('an ended run: 200 with the run (tm_delete set), its audio gone from the store, no longer listed nor read', async () => {
@@ -91,16 +82,7 @@ describe('eval runs API: deleting a run removes its calls audio', function () {
     let s3: S3TestServer;
     before(async () => {
       s3 = await startS3Server();
-      const settings: S3Settings = {
-        endpoint: s3.endpoint,
-        bucket: s3.bucket,
-        region: s3.region,
-        accessKeyId: s3.accessKeyId,
-        secretAccessKey: s3.secretAccessKey,
-        forcePathStyle: true,
-        timeoutMs: 2000,
-      };
-      configureStorage(t.ctx.config, settings);
+      configureStorage(t.ctx.config, s3.settings());
     });
     after(async () => {
       configureStorage(t.ctx.config, null);

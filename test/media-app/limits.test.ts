@@ -9,26 +9,19 @@ import { callsRepo } from '../../core/repos/calls';
 import { numbersRepo } from '../../core/repos/numbers';
 import { repos } from '../../core/repos';
 import type { CommandBus } from '../../core/commands/bus';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, RtpSink, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
-import { startOriginating, type Originating } from './originating';
+import { useOriginating } from './originating';
 
 /** UAS: 180, a pause, 200, then waits for the platform's BYE. */
 const slowUas = (pauseMs: number) => answeringUas({ tag: '[pid]slow[call_number]', contact: '<sip:[local_ip]:[local_port]>', pauseMs });
 
 describe('media-app call limits and modes', function () {
   this.timeout(90_000);
-  let o: Originating;
   let p: Platform;
   let bus: CommandBus;
-
-  before(async () => {
-    await truncateAll();
-    o = await startOriginating({ CALL_MAX_DURATION_MS: '2000' });
-    ({ p, bus } = o);
-  });
-  after(async () => o?.close());
+  useOriginating({ CALL_MAX_DURATION_MS: '2000' }, (o) => ({ p, bus } = o));
 
   async function outgoing(text: string, data: Record<string, unknown> = {}) {
     const db = await testDb();

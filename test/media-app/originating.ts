@@ -8,7 +8,21 @@ import { routesRepo } from '../../core/repos/routes';
 import { numbersRepo } from '../../core/repos/numbers';
 import type { Knex } from '../../core/db/knex';
 
+import { truncateAll } from '../../testkit/db';
+import { startBusPlatform, type BusPlatform } from '../../testkit/media-app/originate';
+
 export { startBusPlatform as startOriginating, type BusPlatform as Originating } from '../../testkit/media-app/originate';
+
+/** Before the suite: the tables truncated and the originating platform started on `env`, handed to `ready`; closed after it. */
+export function useOriginating(env: Record<string, string>, ready: (o: BusPlatform) => void): void {
+  let o: BusPlatform | undefined;
+  before(async () => {
+    await truncateAll();
+    o = await startBusPlatform(env);
+    ready(o);
+  });
+  after(async () => o?.close());
+}
 
 /** A provider whose gateway is sipp on 127.0.0.1:`port`, routed for every number of `customerId`. */
 export async function providerRoute(db: Knex, customerId: string, port: number, name = 'gw', priority = 1): Promise<string> {

@@ -10,26 +10,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandBus } from '../../core/commands/bus';
 import { addBalance, ensureBillingAccount } from '../../core/billing';
-import { testDb, truncateAll } from '../../testkit/db';
+import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { answeringUas, eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
-import { ownNumber, providerRoute, startOriginating, type Originating } from './originating';
+import { ownNumber, providerRoute, useOriginating } from './originating';
 import { dialingCall } from '../../testkit/media-app/originate';
 
 const uas = (opts: { final?: number; cancel?: boolean; pauseMs?: number } = {}) => answeringUas(opts);
 
 describe('media-app outbound calls (originate)', function () {
   this.timeout(90_000);
-  let o: Originating;
   let p: Platform;
   let bus: CommandBus;
-
-  before(async () => {
-    await truncateAll();
-    o = await startOriginating({});
-    ({ p, bus } = o);
-  });
-  after(async () => o?.close());
+  useOriginating({}, (o) => ({ p, bus } = o));
 
   async function setup(data: Record<string, unknown> = {}, actions?: unknown[]) {
     const db = await testDb();

@@ -7,6 +7,21 @@ import { type MediaServer, type DtmfEvent, type Endpoint } from '../../media-eng
 import { freePort } from '../../testkit/ports';
 import { bestCorrelation, readWav, rejection, rms, sleep, speechWav, useMediaServer } from '../../testkit/media-engine/support';
 
+/**
+ * The digits `ep` reports from now on: `all` resolves once `n` have come (the test's timeout bounds the
+ * wait), the digit being the event to wait on rather than a sleep as long as the digits.
+ */
+function digitsOf(ep: Endpoint, n: number): { events: DtmfEvent[]; all: Promise<void> } {
+  const events: DtmfEvent[] = [];
+  const all = new Promise<void>((resolve) =>
+    ep.on('dtmf', (e: DtmfEvent) => {
+      events.push(e);
+      if (events.length === n) resolve();
+    }),
+  );
+  return { events, all };
+}
+
 describe('media-engine endpoints over loopback UDP', function () {
   this.timeout(30000);
   let ms: MediaServer;
@@ -63,12 +78,11 @@ describe('media-engine endpoints over loopback UDP', function () {
 
   it('sends RFC 4733 DTMF from A and B reports each digit once, in order', async () => {
     const [a, b] = await pair();
-    const got: DtmfEvent[] = [];
-    b.on('dtmf', (e: DtmfEvent) => got.push(e));
+    const got = digitsOf(b, 16);
     await a.sendDtmf('1234567890*#ABCD', 80);
-    await sleep(16 * 200 + 500);
-    expect(got.map((e) => e.dtmf).join('')).to.equal('1234567890*#ABCD');
-    expect(got.every((e) => e.source === 'rfc2833' && e.duration === 80)).to.equal(true);
+    await got.all;
+    expect(got.events.map((e) => e.dtmf).join('')).to.equal('1234567890*#ABCD');
+    expect(got.events.every((e) => e.source === 'rfc2833' && e.duration === 80)).to.equal(true);
     expect((await rejection(a.sendDtmf('12x'))).message).to.match(/invalid DTMF/);
     await a.destroy();
     await b.destroy();
@@ -90,14 +104,13 @@ describe('media-engine endpoints over loopback UDP', function () {
 
   it('detects in-band DTMF tones in the audio', async () => {
     const [a, b] = await pair({ inbandDtmf: true });
-    const got: DtmfEvent[] = [];
-    b.on('dtmf', (e: DtmfEvent) => got.push(e));
+    const tones = digitsOf(b, 4);
     await a.play('tone_stream://dtmf:159#');
-    await sleep(300);
-    expect(got.map((e) => e.dtmf).join('')).to.equal('159#');
-    expect(got.every((e) => e.source === 'inband')).to.equal(true);
+    await tones.all;
+    expect(tones.events.map((e) => e.dtmf).join('')).to.equal('159#');
+    expect(tones.events.every((e) => e.source === 'inband')).to.equal(true);
     // speech must not produce digits (talk-off)
-    got.length = 0;
+    const got = digitsOf(b, 1).events;
     await a.play(speech);
     await sleep(200);
     expect(got).to.deep.equal([]);

@@ -7,6 +7,7 @@
 // the event loop, as a fork delivers them in real time; frames written in one turn (a stalled loop's
 // backlog) go in messages of up to BURST_FRAMES (the last test).
 import { expect } from 'chai';
+import { EventEmitter, once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
@@ -44,17 +45,22 @@ describe('cloud recogniser socket on a quiet line', function () {
   /** binary messages received, with the time each came */
   let got: { at: number; bytes: Buffer }[];
   let sock: Promise<WebSocket>;
+  /** 'message' at each binary message received */
+  let arrivals: EventEmitter<{ message: [] }>;
 
   beforeEach(async () => {
     got = [];
+    arrivals = new EventEmitter();
     wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await new Promise((r) => wss.once('listening', r));
     url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/v1/listen`;
     sock = new Promise((resolve) =>
       wss.once('connection', (ws) => {
         ws.on('message', (d, binary) => {
-          if (binary) got.push({ at: performance.now(), bytes: d as Buffer });
-          else if (JSON.parse(String(d)).type === 'CloseStream') {
+          if (binary) {
+            got.push({ at: performance.now(), bytes: d as Buffer });
+            arrivals.emit('message');
+          } else if (JSON.parse(String(d)).type === 'CloseStream') {
             ws.send(JSON.stringify({ type: 'Metadata' }));
           }
         });
@@ -70,10 +76,47 @@ describe('cloud recogniser socket on a quiet line', function () {
   /** the next turn of the event loop (a fork's next frame comes in a later one) */
   const turn = () => new Promise((r) => setImmediate(r));
 
+  /** Resolves once `ok` holds of the messages received, checked at each one; rejects after `ms` (its timer the wait's own). */
+  const received = (ok: () => boolean, what: string, ms = 2000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!ok()) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${what}: not within ${ms} ms (${got.length} messages)`));
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        arrivals.off('message', check);
+      };
+      arrivals.on('message', check);
+      check();
+    });
+
+  /** The first frame waits for the open socket: resolves once it has arrived. */
   const open = async () => {
     await sock;
-    // the first frame waits for the open socket; give it the moment it takes
-    for (let i = 0; i < 50 && !got.length; i++) await new Promise((r) => setTimeout(r, 10));
+    await received(() => got.length > 0, 'the first frame');
+  };
+
+  /**
+   * Resolves once every message the client sent before now has arrived: the client's pong to our ping
+   * goes out after them on the one ordered socket.
+   */
+  const drained = async () => {
+    const ws = await sock;
+    const pong = once(ws, 'pong');
+    ws.ping();
+    await pong;
+  };
+
+  /** True when the newest message's first or last frame is the one tagged `tag`. */
+  const lastTagged = (tag: number) => {
+    const m = got.at(-1);
+    return !!m && (m.bytes.readInt16LE(0) === tag || m.bytes.readInt16LE(m.bytes.length - FRAME * 2) === tag);
   };
 
   it('sends quiet frames five at a time after the quiet hold, and speech at once and in order', async () => {
@@ -90,11 +133,11 @@ describe('cloud recogniser socket on a quiet line', function () {
       write(frame(18, 2));
       await turn();
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await drained();
     const beforeSpeech = got.length;
     const speechAt = performance.now();
     write(frame(3000, 3));
-    for (let i = 0; i < 50 && got.at(-1)?.bytes.readInt16LE(0) !== 3 && got.at(-1)?.bytes.readInt16LE(got.at(-1)!.bytes.length - FRAME * 2) !== 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await received(() => lastTagged(3), 'the speech frame');
     const speechMsg = got.at(-1)!;
     await s.end();
 
@@ -150,15 +193,16 @@ describe('cloud recogniser socket on a quiet line', function () {
       f.fill(0); // the caller may reuse its frame once written
     }
     const chunks = 50 / BURST_FRAMES;
-    for (let i = 0; i < 50 && got.length < 1 + chunks; i++) await new Promise((r) => setTimeout(r, 5));
+    await received(() => got.length >= 1 + chunks, 'the backlog');
+    await drained();
     const backlogAt = got.length;
     // the next frame, alone in its turn, goes alone and at once
     const lone = frame(3000, 99);
     sent.push(lone.slice());
     const t = performance.now();
     s.write(lone);
-    for (let i = 0; i < 50 && got.length < 2 + chunks; i++) await new Promise((r) => setTimeout(r, 5));
-    const loneMs = got.length >= 2 + chunks ? got[1 + chunks]!.at - t : Infinity;
+    await received(() => lastTagged(99), 'the lone frame');
+    const loneMs = got.at(-1)!.at - t;
     await s.end();
     expect(backlogAt, 'messages: the first frame, then the backlog').to.equal(1 + chunks);
     for (let k = 1; k <= chunks; k++) expect(got[k]!.bytes.length, `the backlog's message ${k}`).to.equal(BURST_FRAMES * FRAME * 2);

@@ -14,18 +14,19 @@ import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
 import { WebSocketServer } from 'ws';
-import { startTracing, type Tracing } from '../../core/tracing';
+import type { Tracing } from '../../core/tracing';
 import { numbersRepo } from '../../core/repos/numbers';
 import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import type { Fixture, TestApp } from '../../testkit/api';
+import { createExtension, killAllSipp, registerOnly, sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { calleePhone } from '../../testkit/media-app/phones';
 import { reinvite, ack } from '../../testkit/media-app/sipp-steps';
-import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import type { OtlpReceiver, ReceivedSpan } from '../support/otlp-receiver';
+import { startTracedStack, type TracedStack } from './traced-stack';
 import { Headers, parseMessage, type SipRequest } from '../../sip-server/message';
 import { dropTraceHeader, endSipSpan, traceAppNewRequest, traceNewRequest } from '../../sip-server/drachtio/trace';
 import { loopbackSdp } from '../../testkit/sdp';
@@ -108,6 +109,7 @@ const calleeWithoutTraceHeader = (user: string) =>
 
 describe('OpenTelemetry: sip-server transactions and media operations in the call trace', function () {
   this.timeout(120_000);
+  let stack: TracedStack | undefined;
   let otlp: OtlpReceiver;
   let tracing: Tracing;
   let p: Platform;
@@ -116,20 +118,14 @@ describe('OpenTelemetry: sip-server transactions and media operations in the cal
   let f: Fixture;
 
   before(async () => {
-    otlp = await OtlpReceiver.start();
-    tracing = startTracing('openvoice-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-    f = await createFixture(t.ctx);
+    stack = await startTracedStack();
+    ({ otlp, tracing, p, t, f } = stack);
     prompts = await promptServer();
   });
   after(async () => {
     killAllSipp();
     await prompts?.close();
-    await t?.close();
-    await p?.close();
-    await tracing?.shutdown();
-    await otlp?.close();
+    await stack?.close();
   });
 
   it("trace headers: the network's is removed from every request; an application's unreadable one gives a root span", async () => {

@@ -14,11 +14,12 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { injectContext, startSpan, startTracing, tracesEndpoint, TracingConfigError, type Tracing } from '../../core/tracing';
 import { numbersRepo } from '../../core/repos/numbers';
-import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
+import type { Fixture, TestApp } from '../../testkit/api';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
-import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import type { OtlpReceiver, ReceivedSpan } from '../support/otlp-receiver';
+import { startTracedStack, type TracedStack } from './traced-stack';
+import { createExtension, killAllSipp, registerOnly, sipp, sleep, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { flowsRepo } from '../../core/repos/flows';
 import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
@@ -67,6 +68,7 @@ describe('OpenTelemetry: one trace per call', function () {
   });
 
   describe('on, a REST call with a flow', () => {
+    let stack: TracedStack | undefined;
     let otlp: OtlpReceiver;
     let tracing: Tracing;
     let p: Platform;
@@ -79,11 +81,8 @@ describe('OpenTelemetry: one trace per call', function () {
     const group = `trace-test-${newId()}`;
 
     before(async () => {
-      otlp = await OtlpReceiver.start();
-      tracing = startTracing('openvoice-test', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' })!;
-      p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_DIGEST_ALGORITHMS: 'MD5' });
-      t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, DATA_DIR: p.config.dataDir } });
-      f = await createFixture(t.ctx);
+      stack = await startTracedStack();
+      ({ otlp, tracing, p, t, f } = stack);
       source = `+1415${String(Date.now()).slice(-7)}`;
       await numbersRepo(t.ctx.db).create({ customer_id: f.customer.id, number: source, type: 'normal' });
       receiver = await hookReceiver();
@@ -96,10 +95,7 @@ describe('OpenTelemetry: one trace per call', function () {
       await hooks?.close();
       await t?.ctx.redis.xgroup('DESTROY', EVENT_STREAM, group).catch(() => undefined);
       await receiver?.close();
-      await t?.close();
-      await p?.close();
-      await tracing?.shutdown();
-      await otlp?.close();
+      await stack?.close();
     });
 
     it('the request, the command, the call, its activeflow, each action and webhook attempt are one trace with no orphan span', async () => {

@@ -12,7 +12,7 @@ import { testDb } from '../../testkit/db';
 import { sippMediaPort, freePort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, registerOnly, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPcap, ToneSink, wavToneMs } from '../../testkit/pbx/audio';
-import { extensionWithBox, notifyReceiver, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
+import { extensionWithBox, leaveToneMessage, notifyReceiver, numberWithFlow, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { readWav } from '../../media-engine/audio/wav';
 import { mailboxSummary } from '../../core/voicemail/mwi';
 import { newId } from '../../core/ids';
@@ -52,24 +52,7 @@ describe('voicemail: leaving a message (sipp caller, SMTP server, sipp phone for
     const phone = sipp(notifyReceiver(1, 60_000), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 70_000 });
     const notified = phone.done.then((r) => ({ r, at: Date.now() }));
 
-    const pcap = callerPcap(path.join(dir, 'caller.pcap'), 11_000, [
-      { atMs: 4000, tone: { hz: MESSAGE_HZ, ms: 6000 } },
-      { atMs: 10_500, digit: '#' },
-    ]);
-    const sink = await ToneSink.open();
-    try {
-      const steps = `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`;
-      const r = await sipp(
-        uacWaitsForBye(`${number}@127.0.0.1:${p.sipPort}`, '15557654321', sink.port, { steps, byeTimeoutMs: 40_000 }),
-        [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
-        {
-          killAfterMs: 60_000,
-        },
-      ).done;
-      expect(r.code, r.errors + r.messages).to.equal(0);
-    } finally {
-      sink.close();
-    }
+    const sink = await leaveToneMessage(p.sipPort, number, path.join(dir, 'caller.pcap'), MESSAGE_HZ);
     // heard: the spoken greeting, then the beep (1 kHz), in that order
     const beep = sink.toneFlags(1000);
     const firstBeep = beep.indexOf(true);

@@ -18,16 +18,7 @@ describe('storage files on S3', function () {
   let f: Fixture;
   let s3: S3TestServer;
   let dataDir: string;
-  const settings = (over: { secretAccessKey?: string } = {}) => ({
-    endpoint: s3.endpoint,
-    bucket: s3.bucket,
-    region: s3.region,
-    accessKeyId: s3.accessKeyId,
-    secretAccessKey: s3.secretAccessKey,
-    forcePathStyle: true,
-    timeoutMs: 2000,
-    ...over,
-  });
+  const settings = (over: { secretAccessKey?: string } = {}) => s3.settings(over);
   before(async function () {
     this.timeout(120_000); // the first use of the test database creates and migrates it
     s3 = await startS3Server();

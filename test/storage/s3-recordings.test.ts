@@ -37,7 +37,7 @@ describe('recordings of real calls on S3', function () {
   before(async function () {
     this.timeout(120_000);
     s3 = await startS3Server();
-    settings = { endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, timeoutMs: 2000 };
+    settings = s3.settings();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 's3-rec-'));
     // one host: media-app and control-api share DATA_DIR (the not-yet-offloaded files), as in a single-node install
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', DATA_DIR: dataDir });

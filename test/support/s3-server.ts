@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { S3Settings } from '../../core/storage/s3';
 
 export interface StoredObject {
   body: Buffer;
@@ -26,6 +27,8 @@ export interface S3TestServer {
   readonly objects: Map<string, StoredObject>;
   /** Every request's operation and outcome (e.g. `PUT recordings/x.wav 200`). */
   readonly log: string[];
+  /** The platform's settings for this server (path-style, a 2 s timeout), `over` replacing any of them. */
+  settings(over?: Partial<S3Settings>): S3Settings;
   /** Stops listening (connections refused) without forgetting objects; `resume()` listens again on the same port. */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -235,6 +238,9 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
     secretAccessKey,
     objects,
     log,
+    settings(over = {}) {
+      return { endpoint: `http://127.0.0.1:${port}`, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over };
+    },
     pause: stop,
     resume: listen,
     close: stop,

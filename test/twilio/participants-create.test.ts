@@ -4,7 +4,7 @@
 // the room once the participant is in. Fetch by Label, the Participant's fields, and the refusals.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { answeringUas, sipp, until } from '../../testkit/media-app/harness';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { restRefusal } from '../../testkit/twilio';
 import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
@@ -31,10 +31,7 @@ describe('twilio: POST Conferences/{…}/Participants.json (dial a participant i
     const room = await roomNamed('Sales Room');
     await until(async () => ((await roomNamed('Sales Room')).status === 'progressing' ? true : null), 20_000, 'progressing');
     // alone in the room: the caller hears nothing of its own tone
-    await sleep(1000);
-    let from = caller.peer.levels.length;
-    await sleep(1500);
-    expect(caller.peer.voiced(from), 'alone: silence').to.be.lessThan(5);
+    expect(caller.peer.voiced(await caller.peer.windowAfter(false, 75)), 'alone: silence').to.be.lessThan(5);
 
     const uasPort = await freePort();
     const uas = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(uasPort), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort()), '-rtp_echo'], { killAfterMs: 60_000 });
@@ -52,10 +49,7 @@ describe('twilio: POST Conferences/{…}/Participants.json (dial a participant i
       .first();
     expect(call?.direction).to.equal('outgoing');
     // the participant is in the mix: the caller's tone comes back through it
-    await sleep(1000);
-    from = caller.peer.levels.length;
-    await sleep(2000);
-    expect(caller.peer.voiced(from), 'the caller hears the participant (its echo)').to.be.greaterThan(15);
+    expect(caller.peer.voiced(await caller.peer.windowAfter(true)), 'the caller hears the participant (its echo)').to.be.greaterThan(15);
     const byLabel = await s.client.conferences(toSid('CF', room.id)).participants('agent one').fetch();
     expect(byLabel).to.include({ callSid: p.callSid, label: 'agent one', status: 'connected', endConferenceOnExit: true });
     const listed = await s.client.conferences(toSid('CF', room.id)).participants.list();

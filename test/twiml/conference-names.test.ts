@@ -112,10 +112,11 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     await joined(room.id, 2);
     const db = await testDb();
     expect((await db('conferences').where({ customer_id: s.f.customer.id, name: 'Room 1234' })).length, 'one room').to.equal(1);
-    await sleep(1000);
+    // once each hears the other, a window of 100 packets each hears (the measured media)
+    await Promise.all([a.peer.turned(true), b.peer.turned(true)]);
     const fromA = a.peer.levels.length;
     const fromB = b.peer.levels.length;
-    await sleep(2000);
+    await Promise.all([a.peer.packetsFrom(fromA), b.peer.packetsFrom(fromB)]);
     expect(a.peer.voiced(fromA), 'A hears B').to.be.greaterThan(HEARS);
     expect(b.peer.voiced(fromB), 'B hears A').to.be.greaterThan(HEARS);
     await s.hangup(a);
@@ -147,11 +148,12 @@ describe('TwiML <Dial><Conference> by name with sipp callers', function () {
     const l = await caller('/listener');
     const room = await roomNamed('moderated');
     await joined(room.id, 2);
-    await sleep(1000);
+    // once the listener hears the moderator (the mix is up), a window of 100 packets each hears (the
+    // moderator's 100: it gets RTP)
+    await l.peer.turned(true);
     const fromM = m.peer.levels.length;
     const fromL = l.peer.levels.length;
-    await sleep(2000);
-    expect(m.peer.levels.length - fromM, 'the moderator gets RTP').to.be.greaterThan(40);
+    await Promise.all([m.peer.packetsFrom(fromM), l.peer.packetsFrom(fromL)]);
     expect(m.peer.voiced(fromM), 'the moderator does not hear the muted listener').to.be.lessThan(5);
     expect(l.peer.voiced(fromL), 'the listener hears the moderator').to.be.greaterThan(HEARS);
     await s.hangup(m);

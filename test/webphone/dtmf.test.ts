@@ -7,13 +7,11 @@
 // in order, on its own stream (the SSRC of its audio), each with growing durations > 0 and an end packet.
 import { expect } from 'chai';
 import type { Page } from 'puppeteer-core';
-import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
-import { truncateAll } from '../../testkit/db';
+import type { TestBrowser } from '../../testkit/browser';
 import { freePort } from '../../testkit/ports';
-import { Rtpengine } from '../../testkit/rtpengine';
-import { createExtension, killAllSipp, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { createExtension, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { dtmfCallee, eventGroups, RtpCapture, type EventPacket } from '../edge/dtmf-support';
-import { newPage, openPhone, phoneBrowser, signInExtension, startRig, toneWav, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
+import { newPage, openPhone, signInExtension, useWebrtcRig, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
 import { registerPhone } from '../../testkit/media-app/phones';
 
 /** The desk phone's telephone-event payload type: neither of Chromium's. */
@@ -23,23 +21,9 @@ const EVENT: Record<string, number> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, 
 
 describe('webphone: DTMF from the browser to a desk phone', function () {
   this.timeout(120_000);
-  let rtp: Rtpengine;
   let rig: Rig;
   let b: TestBrowser;
-
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    await truncateAll();
-    rtp = await Rtpengine.create();
-    rig = await startRig({ ws: true, publicWs: 'ws', platformEnv: { RTPENGINE_NG: rtp.ng } });
-    b = await phoneBrowser(toneWav(1000));
-  });
-  after(async () => {
-    killAllSipp();
-    await b?.close();
-    await rig?.close();
-    await rtp?.dispose();
-  });
+  useWebrtcRig({}, (s) => ({ rig, b } = s));
 
   /** Presses `keys` on the phone's keypad, one click each, `gapMs` apart (a user keying a number). */
   async function pressKeys(page: Page, keys: string, gapMs: number): Promise<void> {

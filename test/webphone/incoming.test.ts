@@ -10,25 +10,11 @@ import { Permission } from '../../core/permissions';
 import { queuesRepo } from '../../core/repos/queues';
 import { tagsRepo } from '../../core/repos/tags';
 import { createAgent, createFixture, type Fixture } from '../../testkit/api';
-import { chromiumAvailable, type TestBrowser } from '../../testkit/browser';
-import { testDb, truncateAll } from '../../testkit/db';
-import { Rtpengine } from '../../testkit/rtpengine';
-import { killAllSipp, RtpSink, sleep, until, createExtension } from '../../testkit/media-app/harness';
-import {
-  audioStats,
-  callText,
-  openPhone,
-  phoneBrowser,
-  queueCallFromSipp,
-  queuecallInService,
-  signInAgent,
-  signInExtension,
-  startRig,
-  toneWav,
-  waitPhase,
-  waitReg,
-  type Rig,
-} from '../../testkit/webphone/harness';
+import type { TestBrowser } from '../../testkit/browser';
+import { testDb } from '../../testkit/db';
+import type { Rtpengine } from '../../testkit/rtpengine';
+import { RtpSink, sleep, until, createExtension } from '../../testkit/media-app/harness';
+import { audioStats, callText, openPhone, queueCallFromSipp, queuecallInService, signInAgent, signInExtension, useWebrtcRig, waitPhase, waitReg, type Rig } from '../../testkit/webphone/harness';
 
 /** The id of the (first) call a POST /v1.0/calls created. */
 function callIdOf(body: { calls?: { id: string }[] }): string {
@@ -49,20 +35,9 @@ describe('webphone: calls to Chromium', function () {
   let rig: Rig;
   let b: TestBrowser;
   let f: Fixture;
-
-  before(async function () {
-    if (!chromiumAvailable()) this.skip();
-    await truncateAll();
-    rtp = await Rtpengine.create();
-    rig = await startRig({ ws: true, publicWs: 'ws', platformEnv: { RTPENGINE_NG: rtp.ng }, apiEnv: { RATE_LIMIT_SCALE: '0' } });
+  useWebrtcRig({ apiEnv: { RATE_LIMIT_SCALE: '0' } }, (s) => ({ rig, b, rtp } = s));
+  before(async () => {
     f = await createFixture(rig.t.ctx);
-    b = await phoneBrowser(toneWav(1000));
-  });
-  after(async () => {
-    killAllSipp();
-    await b?.close();
-    await rig?.close();
-    await rtp?.dispose();
   });
 
   const activeflowOf = async (callId: string) => {

@@ -3,6 +3,7 @@
 // hears, so a test can tell which tones (parties) reach it.
 import dgram from 'node:dgram';
 import { decodeG711, encodeG711 } from '../../core/audio/g711';
+import { ArrivalWaits } from '../arrival-waits';
 import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
 
 const FRAME = 160;
@@ -26,6 +27,8 @@ export class RtpParty {
   readonly heard: Heard[] = [];
   private key: { freqs: number[]; frames: number } | null = null;
   private keyPhase = 0;
+  /** The pending heardUntil waits: each checked at every frame heard, rejected by close(). */
+  private readonly waits = new ArrivalWaits();
 
   private constructor(
     readonly freq: number,
@@ -44,6 +47,7 @@ export class RtpParty {
       }
       const cc = buf[0]! & 0x0f;
       p.heard.push({ at: Date.now(), pcm: decodeG711('PCMU', buf.subarray(12 + cc * 4)) });
+      p.waits.check();
     });
     return p;
   }
@@ -115,7 +119,38 @@ export class RtpParty {
 
   close(): void {
     this.quiet();
+    this.waits.failAll(new Error(`party ${this.freq} closed`));
     this.sock.close();
+  }
+
+  /**
+   * Resolves once `test` holds of what has been heard, checked as each frame arrives (and at once);
+   * rejects naming `what` when it has not held within `timeoutMs` or the party closes. The timer is the
+   * wait's own: cleared when it settles.
+   */
+  heardUntil(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    return this.waits.until(test, timeoutMs, `party ${this.freq}: ${what}`);
+  }
+
+  /** Share of the last `n` frames heard that carry `freq` (0 before `n` frames have come). */
+  recentPresence(freq: number, n: number): number {
+    if (this.heard.length < n) return 0;
+    return this.heard.slice(-n).filter((h) => toneIn(h.pcm, 0, h.pcm.length, freq)).length / n;
+  }
+
+  /**
+   * Resolves once `freq` is heard (`on`: 8 of the last 10 frames carry it) or no longer heard (none of
+   * the last 10 does): the moment a change of the mix (a join, a mute, a kick) reaches this party.
+   */
+  toneTurns(freq: number, on: boolean, timeoutMs = 5000): Promise<void> {
+    const n = 10;
+    const test = on ? () => this.recentPresence(freq, n) >= 0.8 : () => this.heard.length >= n && this.recentPresence(freq, n) === 0;
+    return this.heardUntil(test, timeoutMs, `${freq} ${on ? 'heard' : 'gone'}`);
+  }
+
+  /** Resolves once `n` frames have been heard since `from` (ms timestamp): a window bounded by the media, not the wall clock. */
+  framesHeard(from: number, n: number, timeoutMs = n * 20 * 3 + 2000): Promise<void> {
+    return this.heardUntil(() => this.framesBetween(from) >= n, timeoutMs, `${n} frames since ${new Date(from).toISOString()}`);
   }
 
   /** Fraction of the frames heard in [from, to) (ms timestamps) in which `freq` carries a real share of the audio. */

@@ -9,6 +9,7 @@ import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
 import { CallAudio, storeCallAudio } from '../../evals/call-audio';
 import { newId } from '../../core/ids';
 import { claimRun } from './claimed';
+import { evalAudioKeysOf } from '../../core/evals/audio';
 
 export async function runWithAudio(db: Knex, store: ObjectStore, customerId: string, opts: { calls?: number; end?: boolean } = {}): Promise<EvalRunRow> {
   const runs = evalRunsRepo(db);
@@ -28,4 +29,9 @@ export async function runWithAudio(db: Knex, store: ObjectStore, customerId: str
   if (opts.end === false) await runs.saveResults(run.id, worker, results);
   else await runs.end(run.id, worker, 'finished', results);
   return (await runs.get(customerId, run.id))!;
+}
+
+/** For each audio key of `run` (evalAudioKeysOf), whether `store` has it. */
+export async function audioPresent(store: ObjectStore, run: EvalRunRow): Promise<boolean[]> {
+  return Promise.all(evalAudioKeysOf(run).map(async (k) => (await store.get(k).then((o) => (o?.stream.destroy(), !!o))) as boolean));
 }

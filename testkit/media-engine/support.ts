@@ -201,6 +201,14 @@ export function usePcmuEndpoint(server: () => MediaServer): { get: () => Endpoin
   };
 }
 
+/** useMediaServer (10 ports, one worker) with usePcmuEndpoint on it: before each test `set` gets that test's endpoint. */
+export function usePcmuLeg(set: (ep: Endpoint) => void): void {
+  let ms: MediaServer | undefined;
+  useMediaServer({ ports: 10, workers: 1 }, (f) => (ms = f.ms));
+  const endpoint = usePcmuEndpoint(() => ms!);
+  beforeEach(() => set(endpoint.get()));
+}
+
 /** Two engine endpoints of `ms` sending each other PCMU over loopback (`b` made near `a`); `destroy` ends both. */
 export async function endpointPair(ms: MediaServer): Promise<{ a: Endpoint; b: Endpoint; destroy(): Promise<void> }> {
   const a = await ms.createEndpoint();

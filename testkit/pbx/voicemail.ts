@@ -15,10 +15,11 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { voicemailBoxesRepo, type BoxInput, type VoicemailBoxRow } from '../../core/voicemail/boxes';
 import { testDb } from '../db';
-import { createExtension, register } from '../media-app/harness';
+import { createExtension, register, sipp, uacWaitsForBye } from '../media-app/harness';
+import { sippMediaPort } from '../ports';
 import { ack, inviteWithDigest, ok200 } from '../media-app/sipp-steps';
 import { loopbackSdp } from '../sdp';
-import type { CallerEvent } from './audio';
+import { callerPcap, ToneSink, type CallerEvent } from './audio';
 
 let seq = 0;
 
@@ -92,4 +93,29 @@ ${ack(2)}
 <recv request="BYE" timeout="${o.byeTimeoutMs}"/>
 ${ok200}
 </scenario>`;
+}
+
+/**
+ * A trunk caller (15557654321) dials `number` on the SIP port and leaves a message: a 6 s tone of `hz`
+ * from 4 s after the answer, then '#' (the pcap written at `pcapPath`). Resolves with what it heard once
+ * its call ended as sipp expects (the platform's BYE); rejects with sipp's errors otherwise.
+ */
+export async function leaveToneMessage(sipPort: number, number: string, pcapPath: string, hz: number): Promise<ToneSink> {
+  const pcap = callerPcap(pcapPath, 11_000, [
+    { atMs: 4000, tone: { hz, ms: 6000 } },
+    { atMs: 10_500, digit: '#' },
+  ]);
+  const sink = await ToneSink.open();
+  try {
+    const steps = `<nop><action><exec play_pcap_audio="${pcap}"/></action></nop>`;
+    const r = await sipp(
+      uacWaitsForBye(`${number}@127.0.0.1:${sipPort}`, '15557654321', sink.port, { steps, byeTimeoutMs: 40_000 }),
+      [`127.0.0.1:${sipPort}`, '-i', '127.0.0.1', '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())],
+      { killAfterMs: 60_000 },
+    ).done;
+    if (r.code !== 0) throw new Error(`the caller leaving a message ended with ${r.code}: ${r.errors}${r.messages}`);
+  } finally {
+    sink.close();
+  }
+  return sink;
 }

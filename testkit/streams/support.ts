@@ -17,6 +17,7 @@ import { testDb, truncateAll } from '../db';
 import { killAllSipp, sipp, sippCalls, startPlatform, uacWaitsForBye, until, type Platform, type SippResult } from '../media-app/harness';
 import type { CallSession } from '../../media-app/call/session';
 import { loopbackTrunk } from '../trunks';
+import { ArrivalWaits } from '../arrival-waits';
 
 export interface Stack {
   platform: Platform;
@@ -116,6 +117,8 @@ export class RtpPeer {
   /** The tone's amplitude while talking (0: RTP of silence, as a phone with nothing to say sends). */
   amplitude = 8000;
   private readonly ssrc = randomBytes(4).readUInt32BE(0);
+  /** waits on what is heard: checked at each packet, rejected by close() */
+  private readonly waits = new ArrivalWaits();
 
   static async open(): Promise<RtpPeer> {
     const p = new RtpPeer();
@@ -128,6 +131,7 @@ export class RtpPeer {
       let sum = 0;
       for (const b of payload) sum += Math.abs(MULAW_DECODE[b]!);
       p.levels.push(payload.length ? sum / payload.length : 0);
+      p.waits.check();
     });
     return p;
   }
@@ -135,6 +139,28 @@ export class RtpPeer {
   /** Packets heard with speech-like energy. */
   voiced(from = 0): number {
     return this.levels.slice(from).filter((l) => l > 300).length;
+  }
+
+  /**
+   * Resolves once what this peer hears has turned voiced (`on`: 8 of the last 10 packets) or quiet (none
+   * of the last 10): the moment a change of the mix (a join, a mute) reaches it.
+   */
+  turned(on: boolean, timeoutMs = 5000): Promise<void> {
+    const recent = () => (this.levels.length < 10 ? -1 : this.levels.slice(-10).filter((l) => l > 300).length);
+    return this.waits.until(on ? () => recent() >= 8 : () => recent() === 0, timeoutMs, `heard ${on ? 'voiced' : 'quiet'}`);
+  }
+
+  /** Resolves once `n` packets have come since index `from` (100: 2 s): a measured window bounded by the media, not the wall clock. */
+  packetsFrom(from: number, n = 100): Promise<void> {
+    return this.waits.until(() => this.levels.length - from >= n, n * 20 * 3 + 2000, `${n} packets heard`);
+  }
+
+  /** turned(on), then the next `n` packets: resolves with that window's first index, for voiced(from). */
+  async windowAfter(on: boolean, n = 100): Promise<number> {
+    await this.turned(on);
+    const from = this.levels.length;
+    await this.packetsFrom(from, n);
+    return from;
   }
 
   /**
@@ -185,6 +211,7 @@ export class RtpPeer {
 
   close(): void {
     if (this.timer) clearInterval(this.timer);
+    this.waits.failAll(new Error('the peer closed'));
     this.sock.close();
   }
 }

@@ -11,11 +11,13 @@ import { randomBytes } from 'node:crypto';
 import type { Page } from 'puppeteer-core';
 import { buildWebApp } from '../../scripts/build-web';
 import { buildTestApp, type TestApp } from '../api';
-import { launchBrowser, type TestBrowser } from '../browser';
+import { chromiumAvailable, launchBrowser, type TestBrowser } from '../browser';
+import { truncateAll } from '../db';
+import { Rtpengine } from '../rtpengine';
 import type { Express } from 'express';
 import type { Knex } from 'knex';
 import request from 'supertest';
-import { answerBye, sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
+import { answerBye, killAllSipp, sipp, sleep, startPlatform, until, type Platform, type SippResult } from '../media-app/harness';
 import { freePort } from '../ports';
 import { callerUas } from '../queue/sip-parties';
 import { queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
@@ -77,6 +79,32 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
       await p.close();
     },
   };
+}
+
+/**
+ * A describe's WebRTC rig (skipped where Chromium is missing): before it the tables truncated, a real
+ * rtpengine, the rig with the ws listener and its public URL on it (`opts` adds to the rig's options),
+ * Chromium with a 1 kHz tone for microphone; handed to `ready`. After it: sipp, the browser, the rig and
+ * rtpengine.
+ */
+export function useWebrtcRig(opts: Omit<RigOptions, 'ws' | 'publicWs'>, ready: (s: { rig: Rig; b: TestBrowser; rtp: Rtpengine }) => void): void {
+  let rtp: Rtpengine | undefined;
+  let rig: Rig | undefined;
+  let b: TestBrowser | undefined;
+  before(async function () {
+    if (!chromiumAvailable()) this.skip();
+    await truncateAll();
+    rtp = await Rtpengine.create();
+    rig = await startRig({ ...opts, ws: true, publicWs: 'ws', platformEnv: { RTPENGINE_NG: rtp.ng, ...opts.platformEnv } });
+    b = await phoneBrowser(toneWav(1000), { ignoreCertificateErrors: !!opts.tls });
+    ready({ rig, b, rtp });
+  });
+  after(async () => {
+    killAllSipp();
+    await b?.close();
+    await rig?.close();
+    await rtp?.dispose();
+  });
 }
 
 /** Another control-api on a loopback port, on the rig's Redis prefix (e.g. with another SIP_WSS_PUBLIC_URL). */

@@ -13,7 +13,7 @@ import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
-import { SwitchLink, type LinkLog, type ReconnectDelays } from './switch-link';
+import { SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
 import type { MixPort } from '../conference';
 import { FsmrfMix } from './conference';
 
@@ -44,6 +44,8 @@ export interface FsmrfConnectOptions {
   reconnect?: ReconnectDelays;
   /** media-app's logger: the loss, the retries, the return */
   log?: LinkLog;
+  /** where the reconnect's timer is armed (default the process's; tests pass virtual timers) */
+  timers?: LinkTimers;
   /** where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect) */
   taps?: ForkTapSetting;
 }
@@ -97,7 +99,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     const to = { host: setting.host, port: setting.port, password: setting.password };
     const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
     const ms = await connectSwitch(srf, to, connect);
-    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT });
+    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
     return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS));
   }
 

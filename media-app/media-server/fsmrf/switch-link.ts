@@ -35,20 +35,33 @@ export interface LinkEvents {
 
 export type LinkState = 'up' | 'down' | 'closed';
 
+/**
+ * Where the retry timer is armed: the process's timers, or a test's virtual ones (timers that fire
+ * when the test moves time on: the retry delays and the absence after close(), without waiting).
+ */
+export interface LinkTimers {
+  set(ms: number, fn: () => void): unknown;
+  clear(handle: unknown): void;
+}
+
+const REAL_TIMERS: LinkTimers = { set: (ms, fn) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
+
 export class SwitchLink extends EventEmitter<LinkEvents> {
   private state_: LinkState = 'up';
   /** the reconnect phase's timer: armed on loss and after a failed attempt, cleared by close() */
-  private retry: NodeJS.Timeout | null = null;
+  private retry: unknown = null;
   private delay: number;
+  private readonly timers: LinkTimers;
 
   constructor(
     private ms_: FsMediaServer,
     private readonly srf: unknown,
     private readonly to: SwitchAddress,
-    private readonly opts: ConnectOptions & { reconnect: ReconnectDelays; log: LinkLog },
+    private readonly opts: ConnectOptions & { reconnect: ReconnectDelays; log: LinkLog; timers?: LinkTimers },
   ) {
     super();
     this.delay = opts.reconnect.minMs;
+    this.timers = opts.timers ?? REAL_TIMERS;
     this.watch(ms_);
   }
 
@@ -88,10 +101,10 @@ export class SwitchLink extends EventEmitter<LinkEvents> {
     if (this.state_ !== 'down') return;
     const wait = this.delay;
     this.delay = Math.min(this.delay * 2, this.opts.reconnect.maxMs);
-    this.retry = setTimeout(() => {
+    this.retry = this.timers.set(wait, () => {
       this.retry = null;
       void this.attempt();
-    }, wait);
+    });
   }
 
   private async attempt(): Promise<void> {
@@ -115,7 +128,7 @@ export class SwitchLink extends EventEmitter<LinkEvents> {
   close(): void {
     const was = this.state_;
     this.state_ = 'closed';
-    if (this.retry) clearTimeout(this.retry);
+    if (this.retry !== null) this.timers.clear(this.retry);
     this.retry = null;
     if (was === 'up') this.ms_.disconnect();
   }

@@ -3,22 +3,36 @@
 // reported through the backend's log and 'down', new legs are refused, a live leg ends, and the link
 // reconnects on its own timer (modesl's reconnect is off), its delay capped; close() cancels that timer.
 import { expect } from 'chai';
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import net from 'node:net';
 import { FsmrfBackend, MediaServerDown } from '../../../media-app/media-server/fsmrf/backend';
 import type { LinkLog } from '../../../media-app/media-server/fsmrf/switch-link';
-import { MediaServer } from '../../../media-engine';
-import { SipFace } from '../../../esl/sip-face';
 import type { EslServer } from '../../../esl/server';
-import { portRange } from '../../../testkit/media-engine/support';
-import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../../sip-server/drachtio/harness';
+import { startSwitchRig, type SwitchRig } from '../../esl/rig';
 import { PASSWORD, startServer } from '../../esl/support';
+import { virtualTimers } from '../../support/virtual-timers';
 
-/** A log that keeps its lines (level, message, fields). */
-function memoryLog(): LinkLog & { lines: { level: string; msg: string; obj: Record<string, unknown> }[] } {
-  const lines: { level: string; msg: string; obj: Record<string, unknown> }[] = [];
-  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, msg, obj: obj as Record<string, unknown> });
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+type Line = { level: string; msg: string; obj: Record<string, unknown> };
+
+/** A log that keeps its lines (level, message, fields); `next(msg)` resolves at the next line saying `msg`. */
+function memoryLog(): LinkLog & { lines: Line[]; next(msg: string): Promise<Line> } {
+  const lines: Line[] = [];
+  const said = new EventEmitter<{ line: [Line] }>();
+  const at = (level: string) => (obj: object, msg: string) => {
+    const line = { level, msg, obj: obj as Record<string, unknown> };
+    lines.push(line);
+    said.emit('line', line);
+  };
+  const next = (msg: string) =>
+    new Promise<Line>((resolve) => {
+      const on = (line: Line) => {
+        if (line.msg !== msg) return;
+        said.off('line', on);
+        resolve(line);
+      };
+      said.on('line', on);
+    });
+  return { lines, next, info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /** Kills every event-socket connection the server holds (a reset, as a crashed switch's). */
@@ -26,13 +40,10 @@ function killConnections(esl: EslServer): void {
   for (const l of esl.connections) (l as unknown as { socket: net.Socket }).socket.destroy();
 }
 
-const until = async (what: string, ok: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+/** Resolves once `ok` holds of the server's connections, checked at each one that goes (the test's timeout bounds it). */
+async function connectionsUntil(esl: EslServer, ok: () => boolean): Promise<void> {
+  while (!ok()) await once(esl, 'disconnected');
+}
 
 describe('media-app fsmrf backend: losing the switch after start-up', function () {
   this.timeout(20_000);
@@ -65,10 +76,10 @@ describe('media-app fsmrf backend: losing the switch after start-up', function (
     const started = await startServer();
     esl = started.server;
     const log = memoryLog();
-    backend = await FsmrfBackend.connect({}, { host: '127.0.0.1', port: started.port, password: PASSWORD }, { connectTimeoutMs: 3000, reconnect: { minMs: 300, maxMs: 300 }, log });
+    const timers = virtualTimers();
+    backend = await FsmrfBackend.connect({}, { host: '127.0.0.1', port: started.port, password: PASSWORD }, { connectTimeoutMs: 3000, reconnect: { minMs: 300, maxMs: 300 }, log, timers });
     const first = backend.link.ms;
     const down = once(backend.link, 'down');
-    const killedAt = Date.now();
     killConnections(esl);
     await down;
     expect(backend.up).to.equal(false);
@@ -76,8 +87,13 @@ describe('media-app fsmrf backend: losing the switch after start-up', function (
     let refused: unknown;
     await backend.createEndpoint().catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(MediaServerDown);
-    await once(backend.link, 'up');
-    expect(Date.now() - killedAt, 'not before the delay').to.be.at.least(280);
+    // the retry falls due at the delay on the link's (virtual) timers, not before
+    timers.advance(299);
+    expect(backend.link.retrying, 'not before the delay').to.equal(true);
+    const up = once(backend.link, 'up');
+    timers.advance(1);
+    expect(backend.link.retrying, 'the attempt under way').to.equal(false);
+    await up;
     expect(backend.up).to.equal(true);
     expect(backend.link.ms).not.to.equal(first);
     expect(esl.connections.size, 'one connection again').to.equal(1);
@@ -88,59 +104,69 @@ describe('media-app fsmrf backend: losing the switch after start-up', function (
     const started = await startServer();
     esl = started.server;
     const log = memoryLog();
-    backend = await FsmrfBackend.connect({}, { host: '127.0.0.1', port: started.port, password: PASSWORD }, { connectTimeoutMs: 500, reconnect: { minMs: 100, maxMs: 250 }, log });
+    const timers = virtualTimers();
+    backend = await FsmrfBackend.connect({}, { host: '127.0.0.1', port: started.port, password: PASSWORD }, { connectTimeoutMs: 500, reconnect: { minMs: 100, maxMs: 250 }, log, timers });
     const down = once(backend.link, 'down');
     await esl.close(); // the switch goes, and stays away (its port refused)
     esl = undefined;
     await down;
-    await until('three failed retries', () => log.lines.filter((l) => l.msg === 'media server still unreachable').length >= 3);
+    // the first retry after 100 ms; each failed one waits double, capped at 250: each falls due at its own delay, not before
+    for (const delay of [100, 200, 250, 250]) {
+      timers.advance(delay - 1);
+      expect(backend.link.retrying, `armed ${delay - 1} ms into a ${delay} ms wait`).to.equal(true);
+      const failed = log.next('media server still unreachable');
+      timers.advance(1);
+      expect(backend.link.retrying, `fired at ${delay} ms`).to.equal(false);
+      await failed;
+    }
     const waits = log.lines.filter((l) => l.msg === 'media server still unreachable').map((l) => l.obj.retry_ms);
-    // the first retry after 100 ms; each failed one waits double, capped at 250
-    expect(waits.slice(0, 3)).to.deep.equal([200, 250, 250]);
+    expect(waits).to.deep.equal([200, 250, 250, 250]);
     backend.close();
     expect(backend.link.retrying, 'the retry timer cancelled').to.equal(false);
+    expect(timers.pending(), 'no timer left').to.equal(0);
     expect(backend.link.state).to.equal('closed');
-    // a switch back on the port sees no one, well past the capped delay
-    let connections = 0;
-    const server = net.createServer((s) => (connections++, s.destroy()));
+    // a switch back on the port, time moved well past the capped delay: its first connection is a probe
+    // made after that move (accepted in order), so no reconnect came before it
+    const seen: number[] = [];
+    const arrived = new EventEmitter<{ port: [number] }>();
+    const server = net.createServer((s) => {
+      seen.push(s.remotePort!);
+      arrived.emit('port', s.remotePort!);
+      s.destroy();
+    });
     server.on('error', () => undefined);
     server.listen(started.port, '127.0.0.1');
     await once(server, 'listening');
     servers.push(server);
-    await new Promise((r) => setTimeout(r, 800));
-    expect(connections, 'reconnects after close()').to.equal(0);
+    timers.advance(10 * 250);
+    const probe = net.connect(started.port, '127.0.0.1');
+    probe.on('error', () => undefined);
+    await once(probe, 'connect');
+    const probePort = probe.localPort!;
+    while (!seen.includes(probePort)) await once(arrived, 'port');
+    probe.destroy();
+    expect(seen, 'reconnects after close()').to.deep.equal([probePort]);
   });
 });
 
 describe('media-app fsmrf backend: a live leg when the switch is lost', function () {
   this.timeout(30_000);
-  const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: any; faceSrf?: any; backend?: FsmrfBackend } = {}; // drachtio-srf untyped, as test/esl/rig.ts drives it
+  let sw: SwitchRig | undefined;
+  let link: FsmrfBackend | undefined;
 
   before(async () => {
-    parts.appSip = await startSipServer();
-    parts.faceSip = await startSipServer();
-    parts.engine = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
-    const { server, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` } });
-    parts.esl = server;
-    parts.faceSrf = await connectSrf(parts.faceSip.drachtioPort);
-    new SipFace(parts.faceSrf, parts.engine, server).start();
-    parts.appSrf = await connectSrf(parts.appSip.drachtioPort);
-    parts.backend = await FsmrfBackend.connect(parts.appSrf, { host: '127.0.0.1', port, password: PASSWORD }, { connectTimeoutMs: 3000, reconnect: { minMs: 200, maxMs: 200 } });
+    sw = await startSwitchRig();
+    link = await FsmrfBackend.connect(sw.appSrf, { host: '127.0.0.1', port: sw.port, password: PASSWORD }, { connectTimeoutMs: 3000, reconnect: { minMs: 200, maxMs: 200 } });
   });
 
   after(async () => {
-    parts.backend?.close();
-    if (parts.appSrf) disconnectSrf(parts.appSrf);
-    if (parts.faceSrf) disconnectSrf(parts.faceSrf);
-    await parts.esl?.close();
-    await parts.engine?.destroy();
-    await parts.appSip?.close();
-    await parts.faceSip?.close();
+    link?.close();
+    await sw?.close();
   });
 
   it("the leg and the room end ('destroy', worker-died, naming the loss), their channels hung up; new ones refused while down, made again once up", async () => {
-    const backend = parts.backend!;
-    const esl = parts.esl!;
+    const backend = link!;
+    const esl = sw!.esl;
     const ep = await backend.createEndpoint();
     expect(esl.connections.size, 'the event socket and the channel socket').to.equal(2);
     const mix = await backend.createMix(`loss-room-${Date.now()}`);
@@ -164,7 +190,7 @@ describe('media-app fsmrf backend: a live leg when the switch is lost', function
     expect(roomEnd.reason).to.equal('worker-died');
     expect(mix.destroyed).to.equal(true);
     // the channel is hung up on the switch: its channel socket goes
-    await until('the channel hung up', () => [...esl.connections].every((l) => !(l as unknown as { session: unknown }).session));
+    await connectionsUntil(esl, () => [...esl.connections].every((l) => !(l as unknown as { session: unknown }).session));
     await once(backend.link, 'up');
     const again = await backend.createEndpoint();
     expect(again.destroyed).to.equal(false);
