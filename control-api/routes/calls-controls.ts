@@ -42,6 +42,8 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     permission: 'manager',
     params: idParams,
     response: callSchema,
+    // a hold the owner node's media backend cannot make (fsmrf): STATE_INVALID
+    ...(type === 'call.hold' ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);
       if (type === 'call.hold') await assertHoldable(ctx, c.id);
@@ -68,6 +70,7 @@ export const routes: AnyRoute[] = [
     params: idParams,
     body: holdBody,
     response: callSchema,
+    errors: [409],
     handler: async ({ ctx, auth, params, body }) => {
       assertEgressUrl(ctx, 'music', body.music);
       const c = await progressing(ctx, auth, params.id);
