@@ -6,8 +6,11 @@
  * (ESL_DRACHTIO_*) the switch's SIP face connects to, and `esl/main.ts` (media engine, SIP face, event
  * socket). Off by default: the README's start command starts only the three. The evals worker
  * (evals/main.ts, issue 56: it places eval runs' simulated calls) always runs beside them, dialling this
- * platform's own SIP edge unless EVALS_SIP_EDGE names another.
+ * platform's own SIP edge unless EVALS_SIP_EDGE names another. With MEDIA_SERVER set too, the switch's
+ * egress allows media-app's audio fork server (switchEgressEnv).
  */
+
+import net from 'node:net';
 
 export interface PlatformProcess {
   name: string;
@@ -68,13 +71,46 @@ function switchSipEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   };
 }
 
+/** `host:port` or `[v6]:port` (core/config's parseHostPort's shape): the host. */
+function hostOf(listen: string): string | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(listen);
+  return m ? (m[1] ?? m[2])! : null;
+}
+
+/**
+ * The switch's egress when media-app runs on the fsmrf backend (MEDIA_SERVER set) against it: its
+ * uuid_audio_fork dials media-app's audio fork server at MEDIA_SERVER_TAP_LISTEN (default
+ * 127.0.0.1:0, media-app/media-server/README.md "Audio taps"), which the switch's egress policy (the
+ * EGRESS_* it applies, esl/process.ts) refuses as a private address unless allowed. So that host (an
+ * address, /32 or /128; `localhost` as both loopbacks) is added to the switch's EGRESS_ALLOW_CIDRS,
+ * for the switch alone: media-app and the others keep the operator's list. A name other than
+ * localhost cannot be an allowlist entry: refused with a message naming the variable.
+ */
+function switchEgressEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  if (!env.MEDIA_SERVER?.trim()) return {};
+  const listen = env.MEDIA_SERVER_TAP_LISTEN?.trim() || '127.0.0.1:0';
+  const host = hostOf(listen);
+  if (!host) throw new Error(`MEDIA_SERVER_TAP_LISTEN: must be host:port (got ${JSON.stringify(listen.slice(0, 80))})`);
+  let cidrs: string[];
+  if (host.toLowerCase() === 'localhost') cidrs = ['127.0.0.1/32', '::1/128'];
+  else if (net.isIPv4(host)) cidrs = [`${host}/32`];
+  else if (net.isIPv6(host)) cidrs = [`${host}/128`];
+  else throw new Error(`MEDIA_SERVER_TAP_LISTEN: the switch (ESL_LISTEN) must be allowed to reach it, so its host must be an IP address or localhost (got ${JSON.stringify(host)})`);
+  const own = (env.EGRESS_ALLOW_CIDRS ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  return { EGRESS_ALLOW_CIDRS: [...own, ...cidrs.filter((c) => !own.includes(c))].join(',') };
+}
+
+/** Throws an Error naming the variable when a setting the processes' environments are made from is bad. */
 export function platformProcesses(env: NodeJS.ProcessEnv): PlatformProcess[] {
   if (!env.ESL_LISTEN?.trim()) return withEvals(env, PLATFORM);
   return withEvals(env, [
     // before media-app: a media-app on the fsmrf backend connects to the event socket at start
     PLATFORM[0]!,
     { name: 'switch-sip', entry: 'sip-server/main.ts', nodeArgs: [], env: switchSipEnv(env) },
-    { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: {} },
+    { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: switchEgressEnv(env) },
     ...PLATFORM.slice(1),
   ]);
 }

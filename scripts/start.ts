@@ -106,7 +106,14 @@ if (rtpe) {
 }
 
 // the platform's three, and the switch's two when ESL_LISTEN is set (scripts/processes.ts)
-for (const p of platformProcesses(process.env)) {
+let processes: ReturnType<typeof platformProcesses>;
+try {
+  processes = platformProcesses(process.env);
+} catch (e) {
+  process.stderr.write(`[start] ${(e as Error).message}\n`);
+  process.exit(2);
+}
+for (const p of processes) {
   const entry = path.join(root, p.entry);
   if (!fs.existsSync(entry)) {
     process.stdout.write(`[start] ${p.name}: ${p.entry} missing, skipped\n`);

@@ -13,6 +13,8 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import type { ConferenceRow } from '../../core/repos/conferences';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
 import { commandBus } from '../calls/bus';
+import { assertNodeMediaCan } from '../../core/commands/node-media';
+import { conferenceHost } from '../../core/conferences/commands';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
 import { announceOf, conferenceUri, ownedConference } from './conferences';
@@ -148,6 +150,10 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
   if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
   const before = cc;
+  // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
+  const bus = commandBus(ctx);
+  if (hold !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await bus.callOwner(call.id), 'hold');
+  if (coaching !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await conferenceHost(ctx.redis, ctx.config.redisKeyPrefix, conf.id), 'coaching');
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves
     const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };
@@ -157,7 +163,6 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
     cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null);
   // an attribute changed (not mute or hold: they have their own events): participant-modify
   if (cc.end_on_exit !== before.end_on_exit || cc.beep !== before.beep || cc.coach_call_id !== before.coach_call_id) await conferenceApi(ctx).modified(conf.id, cc.id);
-  const bus = commandBus(ctx);
   const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {
     if (!(await bus.toCallOwner(command))) throw badParam('Participant is not connected');
   };

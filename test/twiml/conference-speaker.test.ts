@@ -23,66 +23,67 @@ describe('TwiML <Conference statusCallbackEvent="speaker">: compiler', () => {
   });
 });
 
-describe('TwiML <Conference statusCallbackEvent="speaker"> with a talking and a silent sipp caller', function () {
-  this.timeout(180_000);
-  let s: TwimlCallers;
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML <Conference statusCallbackEvent="speaker"> with a talking and a silent sipp caller (${backend} media backend)`, function () {
+    this.timeout(180_000);
+    let s: TwimlCallers;
 
-  useTwimlCallers((x) => (s = x));
+    useTwimlCallers((x) => (s = x), undefined, { mediaServer: backend });
 
-  /** A caller into the room, sending RTP of silence from the start. */
-  async function caller(path: string): Promise<PlacedCall> {
-    const c = await s.caller(path, { talk: false });
-    c.peer.amplitude = 0;
-    c.peer.talk(c.live.endpoint!.local.port);
-    return c;
-  }
+    /** A caller into the room, sending RTP of silence from the start. */
+    async function caller(path: string): Promise<PlacedCall> {
+      const c = await s.caller(path, { talk: false });
+      c.peer.amplitude = 0;
+      c.peer.talk(c.live.endpoint!.local.port);
+      return c;
+    }
 
-  it('participant-speech-start and -stop for the talker only, at sane times, between join and leave', async () => {
-    const doc = new VoiceResponse();
-    doc.dial().conference({ statusCallback: '/sp', statusCallbackEvent: ['join', 'leave', 'speaker'] }, 'speaker room');
-    s.app.on('/s', doc.toString());
-    s.app.on('/sp', '<Response/>');
-    const talker = await caller('/s');
-    const silent = await caller('/s');
-    const events = (): TwimlRequest[] => s.app.requests.filter((x) => x.path === '/sp');
-    await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-join').length === 2 ? true : null), 30_000, 'two joins');
-    // both in the mix and sending silence: no speech event
-    await sleep(1500);
-    expect(
-      events().filter((r) => /speech/.test(r.params.StatusCallbackEvent ?? '')),
-      'none while silent',
-    ).to.deep.equal([]);
+    it('participant-speech-start and -stop for the talker only, at sane times, between join and leave', async () => {
+      const doc = new VoiceResponse();
+      doc.dial().conference({ statusCallback: '/sp', statusCallbackEvent: ['join', 'leave', 'speaker'] }, 'speaker room');
+      s.app.on('/s', doc.toString());
+      s.app.on('/sp', '<Response/>');
+      const talker = await caller('/s');
+      const silent = await caller('/s');
+      const events = (): TwimlRequest[] => s.app.requests.filter((x) => x.path === '/sp');
+      await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-join').length === 2 ? true : null), 30_000, 'two joins');
+      // both in the mix and sending silence: no speech event
+      await sleep(1500);
+      expect(
+        events().filter((r) => /speech/.test(r.params.StatusCallbackEvent ?? '')),
+        'none while silent',
+      ).to.deep.equal([]);
 
-    const talkAt = performance.now();
-    talker.peer.amplitude = 8000;
-    await sleep(1500);
-    const quietAt = performance.now();
-    talker.peer.amplitude = 0;
-    const stop = await until(() => events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-stop') ?? null, 10_000, 'speech-stop');
-    const start = events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-start')!;
-    expect(start, 'speech-start').to.not.equal(undefined);
-    // start: 60 ms of level, plus the RTP, the mixer's tick and the HTTP request
-    expect(start.at - talkAt, 'speech-start after the talk began').to.be.within(40, 1000);
-    // stop: 600 ms of quiet, plus the same
-    expect(stop.at - quietAt, 'speech-stop after the quiet began').to.be.within(550, 2000);
+      const talkAt = performance.now();
+      talker.peer.amplitude = 8000;
+      await sleep(1500);
+      const quietAt = performance.now();
+      talker.peer.amplitude = 0;
+      const stop = await until(() => events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-stop') ?? null, 10_000, 'speech-stop');
+      const start = events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-start')!;
+      expect(start, 'speech-start').to.not.equal(undefined);
+      // start: 60 ms of level, plus the RTP, the mixer's tick and the HTTP request
+      expect(start.at - talkAt, 'speech-start after the talk began').to.be.within(40, 1000);
+      // stop: 600 ms of quiet, plus the same
+      expect(stop.at - quietAt, 'speech-stop after the quiet began').to.be.within(550, 2000);
 
-    await sleep(1000);
-    await s.stack.platform.app.calls.get(talker.callId)?.hangup('normal');
-    await s.stack.platform.app.calls.get(silent.callId)?.hangup('normal');
-    const got = await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-leave').length === 2 ? events() : null), 20_000, 'two leaves');
-    await sleep(500);
-    const seen = events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid]);
-    expect(seen.slice(0, 2)).to.have.deep.members([
-      ['participant-join', callSid(talker.callId)],
-      ['participant-join', callSid(silent.callId)],
-    ]);
-    expect(seen.slice(2, 4)).to.deep.equal([
-      ['participant-speech-start', callSid(talker.callId)],
-      ['participant-speech-stop', callSid(talker.callId)],
-    ]);
-    expect(seen.slice(4).map((e) => e[0])).to.deep.equal(['participant-leave', 'participant-leave']);
-    expect(got.map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4, 5, 6]);
-    for (const r of got) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
-    expect(start.params).to.include({ Muted: 'false', Hold: 'false', FriendlyName: 'speaker room' });
+      await sleep(1000);
+      await s.stack.platform.app.calls.get(talker.callId)?.hangup('normal');
+      await s.stack.platform.app.calls.get(silent.callId)?.hangup('normal');
+      const got = await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-leave').length === 2 ? events() : null), 20_000, 'two leaves');
+      await sleep(500);
+      const seen = events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid]);
+      expect(seen.slice(0, 2)).to.have.deep.members([
+        ['participant-join', callSid(talker.callId)],
+        ['participant-join', callSid(silent.callId)],
+      ]);
+      expect(seen.slice(2, 4)).to.deep.equal([
+        ['participant-speech-start', callSid(talker.callId)],
+        ['participant-speech-stop', callSid(talker.callId)],
+      ]);
+      expect(seen.slice(4).map((e) => e[0])).to.deep.equal(['participant-leave', 'participant-leave']);
+      expect(got.map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4, 5, 6]);
+      for (const r of got) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
+      expect(start.params).to.include({ Muted: 'false', Hold: 'false', FriendlyName: 'speaker room' });
+    });
   });
-});

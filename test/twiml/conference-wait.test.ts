@@ -64,106 +64,107 @@ describe('TwiML <Conference startConferenceOnEnter="false">: compiler', () => {
   });
 });
 
-describe('TwiML <Conference startConferenceOnEnter="false"> with sipp callers', function () {
-  this.timeout(180_000);
-  let s: TwimlCallers;
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML <Conference startConferenceOnEnter="false"> with sipp callers (${backend} media backend)`, function () {
+    this.timeout(180_000);
+    let s: TwimlCallers;
 
-  useTwimlCallers((x) => (s = x));
+    useTwimlCallers((x) => (s = x), undefined, { mediaServer: backend });
 
-  const caller = (path: string) => s.caller(path);
-  const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
-  const inState = (conferenceId: string, status: 'joining' | 'joined', n: number) => participantsIn(conferenceId, n, status);
+    const caller = (path: string) => s.caller(path);
+    const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
+    const inState = (conferenceId: string, status: 'joining' | 'joined', n: number) => participantsIn(conferenceId, n, status);
 
-  /** Voiced packets the peer hears over the next `ms`. */
-  async function heard(c: PlacedCall, ms = 2000): Promise<number> {
-    const from = c.peer.levels.length;
-    await sleep(ms);
-    return c.peer.voiced(from);
-  }
+    /** Voiced packets the peer hears over the next `ms`. */
+    async function heard(c: PlacedCall, ms = 2000): Promise<number> {
+      const from = c.peer.levels.length;
+      await sleep(ms);
+      return c.peer.voiced(from);
+    }
 
-  it('waitUrl="": two waiters hear nothing (not each other) until a caller starts the room; then all three hear each other', async () => {
-    const waiter = new VoiceResponse();
-    waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '' }, 'quiet room');
-    s.app.on('/quiet-waiter', waiter.toString());
-    const starter = new VoiceResponse();
-    starter.dial().conference('quiet room');
-    s.app.on('/quiet-starter', starter.toString());
-    const a = await caller('/quiet-waiter');
-    const b = await caller('/quiet-waiter');
-    const room = await roomNamed('quiet room');
-    await inState(room.id, 'joining', 2);
-    await sleep(500);
-    const [ha, hb] = await Promise.all([heard(a), heard(b)]);
-    expect(ha, 'A hears neither B nor music').to.be.lessThan(5);
-    expect(hb, 'B hears neither A nor music').to.be.lessThan(5);
-    const db = await testDb();
-    expect((await db('conferences').where({ id: room.id }).first())?.tm_start, 'not started').to.equal(null);
-    const m = await caller('/quiet-starter');
-    await inState(room.id, 'joined', 3);
-    await sleep(500);
-    const [ha2, hb2, hm] = await Promise.all([heard(a), heard(b), heard(m)]);
-    expect(ha2, 'A hears the room').to.be.greaterThan(HEARS);
-    expect(hb2, 'B hears the room').to.be.greaterThan(HEARS);
-    expect(hm, 'the starter hears the waiters').to.be.greaterThan(HEARS);
-    for (const c of [a, b, m]) await s.hangup(c);
-    for (const c of [a, b, m]) expect((await c.sipp).code).to.equal(0);
+    it('waitUrl="": two waiters hear nothing (not each other) until a caller starts the room; then all three hear each other', async () => {
+      const waiter = new VoiceResponse();
+      waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '' }, 'quiet room');
+      s.app.on('/quiet-waiter', waiter.toString());
+      const starter = new VoiceResponse();
+      starter.dial().conference('quiet room');
+      s.app.on('/quiet-starter', starter.toString());
+      const a = await caller('/quiet-waiter');
+      const b = await caller('/quiet-waiter');
+      const room = await roomNamed('quiet room');
+      await inState(room.id, 'joining', 2);
+      await sleep(500);
+      const [ha, hb] = await Promise.all([heard(a), heard(b)]);
+      expect(ha, 'A hears neither B nor music').to.be.lessThan(5);
+      expect(hb, 'B hears neither A nor music').to.be.lessThan(5);
+      const db = await testDb();
+      expect((await db('conferences').where({ id: room.id }).first())?.tm_start, 'not started').to.equal(null);
+      const m = await caller('/quiet-starter');
+      await inState(room.id, 'joined', 3);
+      await sleep(500);
+      const [ha2, hb2, hm] = await Promise.all([heard(a), heard(b), heard(m)]);
+      expect(ha2, 'A hears the room').to.be.greaterThan(HEARS);
+      expect(hb2, 'B hears the room').to.be.greaterThan(HEARS);
+      expect(hm, 'the starter hears the waiters').to.be.greaterThan(HEARS);
+      for (const c of [a, b, m]) await s.hangup(c);
+      for (const c of [a, b, m]) expect((await c.sipp).code).to.equal(0);
+    });
+
+    it('no waitUrl: the waiter hears the music on hold, alone; a caller who joins a started room does not wait', async () => {
+      const waiter = new VoiceResponse();
+      waiter.dial().conference({ startConferenceOnEnter: false }, 'music room');
+      s.app.on('/music-waiter', waiter.toString());
+      const starter = new VoiceResponse();
+      starter.dial().conference({ endConferenceOnExit: true }, 'music room');
+      s.app.on('/music-starter', starter.toString());
+      const w = await caller('/music-waiter');
+      const room = await roomNamed('music room');
+      await inState(room.id, 'joining', 1);
+      await sleep(1000);
+      expect(await heard(w), 'the waiter hears the music on hold').to.be.greaterThan(HEARS);
+      const m = await caller('/music-starter');
+      await inState(room.id, 'joined', 2);
+      await sleep(500);
+      const [hw, hm] = await Promise.all([heard(w), heard(m)]);
+      expect(hw, 'the waiter now hears the starter').to.be.greaterThan(HEARS);
+      expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
+      // the room has started: a late waiter goes straight in
+      const late = await caller('/music-waiter');
+      await inState(room.id, 'joined', 3);
+      await s.hangup(m);
+      const db = await testDb();
+      await until(async () => ((await db('conferences').where({ id: room.id }).first())?.status === 'terminated' ? true : null), 10_000, 'ended with the starter');
+      for (const c of [w, m, late]) expect((await c.sipp).code).to.equal(0);
+    });
+
+    it('waitUrl: the wait document is fetched signed, with the call parameters, and played in a loop until the room starts', async () => {
+      const waiter = new VoiceResponse();
+      waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '/wait-doc', waitMethod: 'POST' }, 'doc room');
+      s.app.on('/doc-waiter', waiter.toString());
+      const starter = new VoiceResponse();
+      starter.dial().conference('doc room');
+      s.app.on('/doc-starter', starter.toString());
+      const wait = new VoiceResponse();
+      wait.say('Please wait for the host.');
+      wait.pause({ length: 1 });
+      s.app.on('/wait-doc', wait.toString());
+      const w = await caller('/doc-waiter');
+      const first = await s.app.next('/wait-doc');
+      expect(first.signed, 'signed').to.equal(true);
+      expect(first.method).to.equal('POST');
+      expect(first.params).to.include({ CallSid: callSid(w.callId), AccountSid: accountSid(s.f.customer.id) });
+      await s.app.next('/wait-doc', 30_000);
+      expect(await heard(w, 3000), 'the waiter hears the Say').to.be.greaterThan(5);
+      const room = await roomNamed('doc room');
+      const m = await caller('/doc-starter');
+      await inState(room.id, 'joined', 2);
+      await sleep(500);
+      const fetched = s.app.requests.filter((r) => r.path === '/wait-doc').length;
+      const [hw, hm] = await Promise.all([heard(w, 3000), heard(m, 3000)]);
+      expect(hw, 'the waiter hears the starter').to.be.greaterThan(HEARS);
+      expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
+      expect(s.app.requests.filter((r) => r.path === '/wait-doc').length, 'no wait document once started').to.equal(fetched);
+      for (const c of [w, m]) await s.hangup(c);
+      for (const c of [w, m]) expect((await c.sipp).code).to.equal(0);
+    });
   });
-
-  it('no waitUrl: the waiter hears the music on hold, alone; a caller who joins a started room does not wait', async () => {
-    const waiter = new VoiceResponse();
-    waiter.dial().conference({ startConferenceOnEnter: false }, 'music room');
-    s.app.on('/music-waiter', waiter.toString());
-    const starter = new VoiceResponse();
-    starter.dial().conference({ endConferenceOnExit: true }, 'music room');
-    s.app.on('/music-starter', starter.toString());
-    const w = await caller('/music-waiter');
-    const room = await roomNamed('music room');
-    await inState(room.id, 'joining', 1);
-    await sleep(1000);
-    expect(await heard(w), 'the waiter hears the music on hold').to.be.greaterThan(HEARS);
-    const m = await caller('/music-starter');
-    await inState(room.id, 'joined', 2);
-    await sleep(500);
-    const [hw, hm] = await Promise.all([heard(w), heard(m)]);
-    expect(hw, 'the waiter now hears the starter').to.be.greaterThan(HEARS);
-    expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
-    // the room has started: a late waiter goes straight in
-    const late = await caller('/music-waiter');
-    await inState(room.id, 'joined', 3);
-    await s.hangup(m);
-    const db = await testDb();
-    await until(async () => ((await db('conferences').where({ id: room.id }).first())?.status === 'terminated' ? true : null), 10_000, 'ended with the starter');
-    for (const c of [w, m, late]) expect((await c.sipp).code).to.equal(0);
-  });
-
-  it('waitUrl: the wait document is fetched signed, with the call parameters, and played in a loop until the room starts', async () => {
-    const waiter = new VoiceResponse();
-    waiter.dial().conference({ startConferenceOnEnter: false, waitUrl: '/wait-doc', waitMethod: 'POST' }, 'doc room');
-    s.app.on('/doc-waiter', waiter.toString());
-    const starter = new VoiceResponse();
-    starter.dial().conference('doc room');
-    s.app.on('/doc-starter', starter.toString());
-    const wait = new VoiceResponse();
-    wait.say('Please wait for the host.');
-    wait.pause({ length: 1 });
-    s.app.on('/wait-doc', wait.toString());
-    const w = await caller('/doc-waiter');
-    const first = await s.app.next('/wait-doc');
-    expect(first.signed, 'signed').to.equal(true);
-    expect(first.method).to.equal('POST');
-    expect(first.params).to.include({ CallSid: callSid(w.callId), AccountSid: accountSid(s.f.customer.id) });
-    await s.app.next('/wait-doc', 30_000);
-    expect(await heard(w, 3000), 'the waiter hears the Say').to.be.greaterThan(5);
-    const room = await roomNamed('doc room');
-    const m = await caller('/doc-starter');
-    await inState(room.id, 'joined', 2);
-    await sleep(500);
-    const fetched = s.app.requests.filter((r) => r.path === '/wait-doc').length;
-    const [hw, hm] = await Promise.all([heard(w, 3000), heard(m, 3000)]);
-    expect(hw, 'the waiter hears the starter').to.be.greaterThan(HEARS);
-    expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
-    expect(s.app.requests.filter((r) => r.path === '/wait-doc').length, 'no wait document once started').to.equal(fetched);
-    for (const c of [w, m]) await s.hangup(c);
-    for (const c of [w, m]) expect((await c.sipp).code).to.equal(0);
-  });
-});

@@ -14,11 +14,16 @@ export interface TwimlStack {
   f: Fixture;
 }
 
+/** Which media backend the stack's media-app runs on (startPlatform's `mediaServer`; the embedded engine unless said). */
+export interface TwimlStackOptions {
+  mediaServer?: 'embedded' | 'fsmrf';
+}
+
 /** Registers the suite's before/after hooks; `set` receives the fixture once it is up; `env` (a function: read when the stack starts) adds to the platform's. */
-export function useTwimlStack(set: (s: TwimlStack) => void, env: () => Record<string, string> = () => ({})): void {
+export function useTwimlStack(set: (s: TwimlStack) => void, env: () => Record<string, string> = () => ({}), opts: TwimlStackOptions = {}): void {
   let s: TwimlStack | null = null;
   before(async () => {
-    const stack = await startStack(env());
+    const stack = await startStack(env(), opts);
     const f = await customerWithTrunk(stack.api);
     const app = await TwimlServer.start(twilioAuthToken(stack.platform.config.jwtSecret, f.customer.id, 0));
     s = { stack, app, f };
@@ -41,17 +46,21 @@ export interface TwimlCallers extends TwimlStack {
 }
 
 /** useTwimlStack plus the sipp callers a suite places into its app's TwiML (their peers closed after it). */
-export function useTwimlCallers(set: (s: TwimlCallers) => void, env: () => Record<string, string> = () => ({})): void {
+export function useTwimlCallers(set: (s: TwimlCallers) => void, env: () => Record<string, string> = () => ({}), opts: TwimlStackOptions = {}): void {
   const placed: PlacedCall[] = [];
-  useTwimlStack((b) => {
-    const caller = async (path: string, opts: Parameters<typeof placeCall>[3] = {}): Promise<PlacedCall> => {
-      const c = await placeCall(b.stack, b.f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: b.app.url(path) } }], opts);
-      placed.push(c);
-      return c;
-    };
-    const hangup = (c: PlacedCall) => b.stack.platform.app.calls.get(c.callId)?.hangup('normal');
-    set({ ...b, placed, caller, hangup });
-  }, env);
+  useTwimlStack(
+    (b) => {
+      const caller = async (path: string, opts: Parameters<typeof placeCall>[3] = {}): Promise<PlacedCall> => {
+        const c = await placeCall(b.stack, b.f.customer.id, [{ type: 'answer' }, { type: 'twiml', option: { url: b.app.url(path) } }], opts);
+        placed.push(c);
+        return c;
+      };
+      const hangup = (c: PlacedCall) => b.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+      set({ ...b, placed, caller, hangup });
+    },
+    env,
+    opts,
+  );
   after(() => placed.forEach((c) => c.peer.close()));
 }
 
@@ -66,10 +75,10 @@ export interface TwilioRestStack extends TwimlCallers {
 }
 
 /** useTwimlCallers plus control-api served for the official `twilio` REST client; `set` receives it all once up. */
-export function useTwilioRestStack(set: (s: TwilioRestStack) => void, env: () => Record<string, string> = () => ({})): void {
+export function useTwilioRestStack(set: (s: TwilioRestStack) => void, env: () => Record<string, string> = () => ({}), opts: TwimlStackOptions = {}): void {
   let s: TwilioRestStack | null = null;
   let base: TwimlCallers | null = null;
-  useTwimlCallers((b) => (base = b), env);
+  useTwimlCallers((b) => (base = b), env, opts);
   before(async () => {
     const b = base!;
     const api = await serveApp(b.stack.api.app);

@@ -34,6 +34,7 @@ import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
 import { SessionRecordings } from './record-session';
+import { MemberMutes, type Direction } from './member-mute';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -43,10 +44,6 @@ const num = (v: string | null | undefined): number => (v ? Number(v) || 0 : 0);
 
 /** DTMF-Source (switch_channel_queue_dtmf's names) as the engine's. */
 const DTMF_SOURCE: Record<string, DtmfEvent['source']> = { RTP: 'rfc2833', INBAND_AUDIO: 'inband', INBOUND_SIGNALING: 'info' };
-
-type Direction = 'in' | 'out' | 'both';
-/** set_mute's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
-const MUTE_SIDES: Record<Direction, string[]> = { in: ['read'], out: ['write'], both: ['read', 'write'] };
 
 /** drachtio-modesl's event: its headers by name. */
 function isEslEvent(e: unknown): e is { getHeader(name: string): unknown } {
@@ -86,6 +83,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly sessions: SessionRecordings;
   /** the receive watch's timeout on the switch (watchRx: the channel's media_timeout), 0: off */
   private rxWatchMs = 0;
+  /** the leg's own mute, on the channel or on its room's member (member-mute.ts) */
+  private readonly mutes: MemberMutes;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -106,7 +105,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     super();
     this.socket = new LegSocket(fs);
     this.sessions = new SessionRecordings(fs);
-    this.once('destroy', () => this.sessions.hangup());
+    this.mutes = new MemberMutes(fs, (op, f) => this.socket.run(op, f));
+    this.once('destroy', () => (this.sessions.hangup(), this.mutes.close()));
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
       // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
@@ -261,12 +261,13 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.socket.run('unbridge', () => this.fs.unbridge());
   }
 
-  async mute(direction: Direction = 'both'): Promise<void> {
-    for (const side of MUTE_SIDES[direction]) await this.socket.run('mute', () => this.fs.execute('set_mute', `${side} true`));
+  /** set_mute, or the room's member operation while the leg is in a switch room (member-mute.ts). */
+  mute(direction: Direction = 'both'): Promise<void> {
+    return this.mutes.set(direction, true);
   }
 
-  async unmute(direction: Direction = 'both'): Promise<void> {
-    for (const side of MUTE_SIDES[direction]) await this.socket.run('unmute', () => this.fs.execute('set_mute', `${side} false`));
+  unmute(direction: Direction = 'both'): Promise<void> {
+    return this.mutes.set(direction, false);
   }
 
   // What the switch is not asked for here, or what needs the embedded engine's own taps: refused, by name.
@@ -326,6 +327,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const name = eslArg('conference name', conf.switchRoom);
     const flags = { mute: opts.mute === 'in' || opts.mute === 'both', deaf: opts.mute === 'out' || opts.mute === 'both' };
     const r = await this.socket.run('joinConference', () => this.fs.join(name, { flags }));
+    this.mutes.joined(name, String(r.memberId));
     return { memberId: String(r.memberId), confUuid: r.confUuid };
   }
   /** Out of the switch's conference it joined (`conference <name> kick <member>`): the channel goes on. */

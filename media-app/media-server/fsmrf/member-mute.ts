@@ -1,0 +1,97 @@
+/**
+ * A leg's own mute (`mute` / `unmute`: the call's mute, POST /calls/{id}/mute, a Twilio participant's
+ * Muted) on the switch. Outside a conference it is `set_mute read|write true|false`. While the leg is a
+ * member of a switch room its `conference` application runs, and the switch runs a sendmsg'd
+ * application only after the running one (FreeSWITCH with event-lock; our switch too: esl/README.md):
+ * a set_mute would wait until the member leaves the room. So while it is a member the mute is the
+ * room's member operation, an API command that takes effect at once: `conference <room> mute|unmute
+ * <member>` for `in` (the others do not hear it), `deaf|undeaf` for `out` (it hears nothing). When
+ * the `conference` application ends (CHANNEL_EXECUTE_COMPLETE on the leg's channel connection) the
+ * member's flags go with it, so the mute wanted then is written again with set_mute.
+ *
+ * The room's own mute of the member (FsmrfMix.mute, POST /conferencecalls/{id}/mute) is the same
+ * member operation on the switch: an unmute through either clears both (the embedded engine keeps
+ * them apart: the endpoint's mute and the mixer member's).
+ */
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+
+type Side = 'in' | 'out';
+export type Direction = Side | 'both';
+
+const SIDES: Record<Direction, Side[]> = { in: ['in'], out: ['out'], both: ['in', 'out'] };
+/** set_mute's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
+const CHANNEL_SIDE: Record<Side, string> = { in: 'read', out: 'write' };
+/** the room's member operations, on and off */
+const ROOM_OP: Record<Side, [string, string]> = { in: ['mute', 'unmute'], out: ['deaf', 'undeaf'] };
+
+/** drachtio-modesl's channel connection, the part used here. */
+interface ChannelConn {
+  on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
+  off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
+}
+
+/** An api reply's body (drachtio-modesl's event), or ''. */
+function bodyOf(res: unknown): string {
+  const r = res as { getBody?: () => unknown } | null;
+  return r && typeof r.getBody === 'function' ? String(r.getBody()) : '';
+}
+
+export class MemberMutes {
+  /** the mutes the call wants, whatever the room does */
+  private readonly wanted: Record<Side, boolean> = { in: false, out: false };
+  /** while the `conference` application runs: the room, the member id, the listener for its end */
+  private member: { room: string; id: string; off: () => void } | null = null;
+
+  /** `run`: the leg's operations under its channel socket (leg-socket.ts: they reject when it ends). */
+  constructor(
+    private readonly fs: FsEndpoint,
+    private readonly run: <T>(operation: string, op: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  async set(direction: Direction, on: boolean): Promise<void> {
+    for (const side of SIDES[direction]) {
+      this.wanted[side] = on;
+      const m = this.member;
+      if (m) await this.roomOp(m, side, on);
+      else await this.run(on ? 'mute' : 'unmute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} ${on}`));
+    }
+  }
+
+  /** The leg is member `id` of `room` (its add-member came); its end is watched on the channel connection. */
+  joined(room: string, id: string): void {
+    this.member?.off();
+    const conn = (this.fs as unknown as { conn: ChannelConn | null }).conn;
+    if (!conn) return;
+    const event = `esl::event::CHANNEL_EXECUTE_COMPLETE::${this.fs.uuid}`;
+    const onComplete = (evt: { getHeader(name: string): unknown }) => {
+      if (evt.getHeader('Application') !== 'conference' || this.member?.id !== id) return;
+      this.left();
+    };
+    conn.on(event, onComplete);
+    this.member = { room, id, off: () => conn.off(event, onComplete) };
+  }
+
+  /** Out of the room: the member's flags are gone, the mute wanted is the channel's again. */
+  private left(): void {
+    this.member?.off();
+    this.member = null;
+    if (!this.wanted.in && !this.wanted.out) return;
+    void (async () => {
+      for (const side of ['in', 'out'] as const) if (this.wanted[side]) await this.run('mute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} true`));
+    })().catch(() => undefined);
+  }
+
+  /** The leg ended: nothing more is watched. */
+  close(): void {
+    this.member?.off();
+    this.member = null;
+  }
+
+  private async roomOp(m: { room: string; id: string }, side: Side, on: boolean): Promise<void> {
+    const op = ROOM_OP[side][on ? 0 : 1]!;
+    const res = await this.run(on ? 'mute' : 'unmute', () => this.fs.api('conference', `${m.room} ${op} ${m.id}`));
+    const body = bodyOf(res);
+    // mod_conference answers `OK mute <id>`; a member that left meanwhile: its flags went with it
+    if (!/^\+?OK\b/.test(body.trim()) && this.member) throw new Error(`conference ${op}: ${body.trim().slice(0, 200) || 'no answer'}`);
+  }
+}

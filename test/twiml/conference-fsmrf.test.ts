@@ -1,0 +1,120 @@
+// Issue 55: a TwiML <Conference> whose node runs its calls on the fsmrf backend (our switch, esl/, through
+// drachtio-fsmrf; the room is the switch's conference). What the switch does reaches the room's
+// statusCallback as on the embedded engine (participant-mute / -unmute through the Participants update);
+// what only the embedded engine does is refused where the caller asked, naming the backend, never
+// answered as done while the node drops it: a hold (Participants update and POST /v1.0/calls/{id}/hold:
+// 409 before any command is sent, core/commands/node-media.ts), coaching (the same), an AnnounceUrl
+// (announcement-fail with MediaBackendUnsupported's reason). Sipp callers, real SIP on loopback, a
+// media-app node, our switch, real Postgres and Redis; the callbacks checked signed (twilio.validateRequest).
+import { expect } from 'chai';
+import request from 'supertest';
+import twilio from 'twilio';
+import { callSid, toSid } from '../../core/twilio/sids';
+import { testDb } from '../../testkit/db';
+import { sleep, until } from '../../testkit/media-app/harness';
+import type { PlacedCall } from '../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+
+const { VoiceResponse } = twilio.twiml;
+
+/** The refusal's wording (core/commands/node-media.ts), naming the feature and the backend. */
+const REFUSED = (feature: string) => new RegExp(`^${feature} .*is not available on the fsmrf media backend`);
+
+describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what only the embedded engine does refused', function () {
+  this.timeout(180_000);
+  let s: TwilioRestStack;
+
+  useTwilioRestStack((x) => (s = x), undefined, { mediaServer: 'fsmrf' });
+
+  async function room(name: string, path: string, n: number): Promise<{ id: string; cf: string; calls: PlacedCall[] }> {
+    const calls: PlacedCall[] = [];
+    for (let i = 0; i < n; i++) calls.push(await s.caller(path, { talk: false }));
+    const db = await testDb();
+    const row = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+    await until(async () => ((await db('conferencecalls').where({ conference_id: row.id, status: 'joined' })).length === n ? true : null), 20_000, `${n} joined`);
+    expect(s.stack.platform.switch!.sw.esl.api.conferences?.get(row.id), "the switch's room").to.not.equal(undefined);
+    return { id: row.id, cf: toSid('CF', row.id), calls };
+  }
+
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: { status?: number; code?: number; message?: string }) => e,
+    );
+
+  it('mute and unmute reach the statusCallback; a hold and coaching are refused (409) naming the backend, with no callback and no change', async () => {
+    const doc = new VoiceResponse();
+    doc.dial().conference({ statusCallback: '/fe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold', 'modify'] }, 'fsmrf room');
+    s.app.on('/f', doc.toString());
+    s.app.on('/fe', '<Response/>');
+    const { cf, calls } = await room('fsmrf room', '/f', 2);
+    const [a, b] = calls as [PlacedCall, PlacedCall];
+    const p = (c: PlacedCall) => s.client.conferences(cf).participants(callSid(c.callId));
+    const events = () => s.app.requests.filter((x) => x.path === '/fe');
+    await until(() => (events().length >= 2 ? true : null), 20_000, 'two joins');
+
+    expect((await p(a).update({ muted: true })).muted).to.equal(true);
+    expect((await p(a).update({ muted: false })).muted).to.equal(false);
+
+    const held = await refusal(p(a).update({ hold: true }));
+    expect([held?.status, held?.code]).to.deep.equal([409, 20001]);
+    expect(held?.message).to.match(REFUSED('hold'));
+    const api = await request(s.stack.api.app).post(`/v1.0/calls/${a.callId}/hold`).query({ accesskey: s.f.accesskey }).send({});
+    expect(api.status, JSON.stringify(api.body)).to.equal(409);
+    expect(api.body.error.reason).to.equal('STATE_INVALID');
+    expect(api.body.error.message).to.match(REFUSED('hold'));
+    const coached = await refusal(p(a).update({ coaching: true, callSidToCoach: callSid(b.callId) }));
+    expect([coached?.status, coached?.code]).to.deep.equal([409, 20001]);
+    expect(coached?.message).to.match(REFUSED('coaching'));
+    // nothing changed: the participant as it stood, its row not coaching
+    expect(await p(a).fetch()).to.include({ hold: false, coaching: false, muted: false });
+
+    await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
+    const got = await until(() => (events().length >= 5 ? events() : null), 20_000, 'five callbacks');
+    await sleep(700);
+    expect(
+      events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid, r.params.Muted, r.params.Hold]),
+      'join, join, mute, unmute, leave: nothing for the refusals',
+    ).to.deep.equal([
+      ['participant-join', callSid(a.callId), 'false', 'false'],
+      ['participant-join', callSid(b.callId), 'false', 'false'],
+      ['participant-mute', callSid(a.callId), 'true', 'false'],
+      ['participant-unmute', callSid(a.callId), 'false', 'false'],
+      ['participant-leave', callSid(a.callId), 'false', 'false'],
+    ]);
+    for (const r of got) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
+    await s.stack.platform.app.calls.get(b.callId)?.hangup('normal');
+    for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
+  });
+
+  it('an AnnounceUrl (room or participant) ends in announcement-fail naming the fsmrf backend; nothing is fetched', async () => {
+    const doc = new VoiceResponse();
+    doc.dial().conference({ statusCallback: '/ae', statusCallbackEvent: ['announcement'] }, 'fsmrf announce');
+    s.app.on('/an', doc.toString());
+    s.app.on('/ae', '<Response/>');
+    s.app.on('/say', '<Response><Say>Hello room.</Say></Response>');
+    const { cf, calls } = await room('fsmrf announce', '/an', 1);
+    const [a] = calls as [PlacedCall];
+    const events = () => s.app.requests.filter((x) => x.path === '/ae');
+    await s.client.conferences(cf).update({ announceUrl: s.app.url('/say') });
+    await s.client
+      .conferences(cf)
+      .participants(callSid(a.callId))
+      .update({ announceUrl: s.app.url('/say') });
+    const got = await until(() => (events().length >= 2 ? events() : null), 20_000, 'two announcement callbacks');
+    expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.CallSid])).to.deep.equal([
+      ['announcement-fail', undefined],
+      ['announcement-fail', callSid(a.callId)],
+    ]);
+    for (const r of got) {
+      expect(r.signed).to.equal(true);
+      expect(r.params.ReasonAnnouncementFailed).to.match(/a conference announcement \(AnnounceUrl\) is not available on the fsmrf media backend/);
+    }
+    expect(
+      s.app.requests.filter((r) => r.path === '/say'),
+      'the document is not fetched',
+    ).to.have.length(0);
+    await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
+    expect((await a.sipp).code).to.equal(0);
+  });
+});
