@@ -232,9 +232,11 @@ export class EchoGuard {
     let sx = 0;
     for (let i = 0; i < w; i++) sx += xs[i] = this.near[(this.nearCount - w + i) % HISTORY]!;
     if (sx / w < NEAR_FLOOR / 4) return false;
-    // compared where the caller's side is loud: silence before an onset would make any onset look alike
+    // compared where the caller's side is audible: silence before an onset would make any onset look alike. Over a
+    // quarter of the floor, not half: a speakerphone's echo at -20 dB of the agent's voice has too few blocks
+    // over half of it to be found within the hold (HOLD_MAX), and was passed on as the caller
     let n = 0;
-    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 2) loud[n++] = i;
+    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 4) loud[n++] = i;
     if (n < 25) return false;
     // no far block any lag reaches is audible (the agent silent for the window and the longest lag): no lag
     // can pass the far side's floor below, so none is looked at (the same answer, without the 61 correlations)

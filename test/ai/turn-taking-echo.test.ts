@@ -12,6 +12,7 @@ import { sipp, until, type Platform } from '../../testkit/media-app/harness';
 import { aiCallerScenario, speechSequencePcap, TimedSink } from '../../testkit/ai/audio';
 import { EchoPhone, speechSamples } from '../../testkit/ai/echo-phone';
 import { EchoGuard, type EchoPath } from '../../media-app/ai/echo-guard';
+import { espeakStream } from '../../media-engine/tts/espeak-stream';
 import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { babble, noise } from '../../evals/background';
 import { aiTalkNumber } from '../../testkit/ai/turn-calls';
@@ -135,6 +136,30 @@ describe('echo guard', function () {
       const none = run(150, 0, 2500);
       expect(none.path, 'an echo path').to.equal(null);
       expect(none.passedInCaller, 'caller frames passed on').to.be.at.least(none.callerFrames * 0.9);
+    });
+
+    it('a speakerphone echo at -20 dB of a short reply, no path known yet, is silenced, not held and passed on as the caller', async () => {
+      // evals' speakerphone caller (background echo: -20 dB, 60 ms): too quiet for 25 blocks over NEAR_FLOOR / 2
+      // within the 400 ms hold, so the hold ran out and 20 frames of echo went to the VAD as the caller, which
+      // ducked the rest of the reply (test/evals/background.test.ts)
+      // the reply after 5 s of the call in which the agent was silent (it listened to the caller's question)
+      // as the agent says it: the platform's streamed espeak-ng voice
+      const parts: Int16Array[] = [];
+      await espeakStream('We open at nine in the morning.', { voice: 'en-us', speed: 165 }, (x) => parts.push(x));
+      const said = Int16Array.from(parts.flatMap((x) => [...x]));
+      const reply = new Int16Array(40_000 + said.length);
+      reply.set(said, 40_000);
+      const g = new EchoGuard(8000);
+      const d = 60 * 8;
+      for (let i = 0; i + 160 <= reply.length + 8000; i += 160) {
+        const f = new Int16Array(160);
+        f.set(reply.subarray(Math.min(i, reply.length), Math.min(i + 160, reply.length)));
+        const x = Int16Array.from({ length: 160 }, (_, k) => (i + k - d >= 0 && i + k - d < reply.length ? Math.round(reply[i + k - d]! * 0.1) : 0));
+        g.far20(f);
+        g.near20(x);
+      }
+      expect(g.echoPath, 'an echo path').to.not.equal(null);
+      expect(g.stats.callerFrames, 'echo frames passed on as the caller').to.equal(0);
     });
 
     /** `n` samples of white noise at `dbfs` (a fixed seed: the same line every run). */

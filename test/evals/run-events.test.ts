@@ -17,6 +17,7 @@ import { useLiveAiStack } from '../../testkit/ai/turn-calls';
 import { loopbackTrunk } from '../../testkit/trunks';
 import { listenHook, type HookReceiver } from '../../testkit/hook-receiver';
 import { freePort } from '../../testkit/ports';
+import { newId } from '../../core/ids';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
 import { storageBackend } from '../../core/storage/backend';
@@ -76,7 +77,8 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
     hookB.r = await receiver();
     await t.ctx.db('customers').where({ id: a.customer.id }).update({ webhook_uri: hookA.r.url, webhook_method: 'POST' });
     await t.ctx.db('customers').where({ id: b.customer.id }).update({ webhook_uri: hookB.r.url, webhook_method: 'POST' });
-    hooks = await startWebhooks(t.ctx, { baseDelayMs: 100, maxAttempts: 3 });
+    // a group and queue of its own: the stream is shared by every test process (test/architecture/stream-groups)
+    hooks = await startWebhooks(t.ctx, { group: `run-events-${newId()}`, queue: `run-events-${newId()}`, baseDelayMs: 100, maxAttempts: 3 });
     server = http.createServer(t.app);
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));

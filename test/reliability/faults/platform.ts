@@ -31,7 +31,7 @@ export interface FaultPlatform {
   close(): Promise<void>;
 }
 
-export async function startFaultPlatform(opts: { db: Knex; databaseUrl: string; webhooks?: WebhookOptions; env?: Record<string, string> }): Promise<FaultPlatform> {
+export async function startFaultPlatform(opts: { db: Knex; databaseUrl: string; webhooks?: WebhookOptions & { group: string }; env?: Record<string, string> }): Promise<FaultPlatform> {
   const redisUrl = process.env.TEST_REDIS_URL;
   if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
