@@ -132,14 +132,14 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
   }
 
   /** A fork of `leg` whose connection is a client of the test's; its frames, and `count(n)` once n came. */
-  async function clientFork(leg: { forkAudioStart: (o: ForkOptions) => Promise<MediaFork> }, mix: 'in' | 'out' = 'in') {
+  async function clientFork(leg: { forkAudioStart: (o: ForkOptions) => Promise<MediaFork> }, mix: 'in' | 'out' = 'in', legRate = false) {
     const frames: Int16Array[] = [];
     let want = { n: Infinity, done: () => undefined as void };
     const onFrame = (f: Int16Array) => {
       frames.push(f);
       if (frames.length >= want.n) want.done();
     };
-    const { token, started } = await startFork(() => leg.forkAudioStart({ mix, onFrame }));
+    const { token, started } = await startFork(() => leg.forkAudioStart({ mix, legRate, onFrame }));
     const ws = await playSwitch(token);
     const fork = await started;
     if (fork instanceof Error) throw fork;
@@ -147,23 +147,31 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
     return { fork: fork as MediaFork, ws, frames, next: async () => (await count(frames.length + 1)).at(-1)! };
   }
 
-  it('frames re-cut from messages cut anywhere are the audio as sent, in order, each its own copy (mono and the right channel of stereo)', async () => {
-    const { leg } = await suite.call();
-    const cuts = [1, 319, 321, 1000, 7, 640, 2, 3];
-    for (const mix of ['in', 'out'] as const) {
-      const channels = mix === 'out' ? 2 : 1;
-      const pcm = new Int16Array(50 * 160 * channels);
-      for (let i = 0; i < pcm.length; i++) pcm[i] = ((i * 7919) % 65536) - 32768;
-      const bytes = Buffer.from(pcm.buffer);
-      const f = await clientFork(leg, mix);
-      for (let at = 0, k = 0; at < bytes.length; at += cuts[k++ % cuts.length]!) f.ws.send(bytes.subarray(at, at + cuts[k % cuts.length]!), { binary: true });
-      while (f.frames.length < 50) await f.next();
-      const expected = Array.from({ length: 50 }, (_, n) => Int16Array.from({ length: 160 }, (_, i) => pcm[(n * 160 + i) * channels + channels - 1]!));
-      expect(
-        f.frames.map((x) => [...x]),
-        mix,
-      ).to.deep.equal(expected.map((x) => [...x]));
-      expect(await f.fork.stop(), mix).to.deep.include({ sent: 50, dropped: 0 });
+  it('frames re-cut from messages cut anywhere are the audio as sent, in order, each its own copy (mono and the right channel of stereo; 8 kHz, and 16 kHz on a G.722 leg)', async () => {
+    const cuts = [1, 319, 321, 1000, 7, 640, 2, 3, 641, 1279];
+    for (const [codec, rate] of [
+      ['PCMU', 8000],
+      ['G722', 16000],
+    ] as const) {
+      const { leg } = await suite.call({ codecs: [codec] });
+      const n = rate / 50;
+      for (const mix of ['in', 'out'] as const) {
+        const what = `${mix} at ${rate} Hz`;
+        const channels = mix === 'out' ? 2 : 1;
+        const pcm = new Int16Array(50 * n * channels);
+        for (let i = 0; i < pcm.length; i++) pcm[i] = ((i * 7919) % 65536) - 32768;
+        const bytes = Buffer.from(pcm.buffer);
+        const f = await clientFork(leg, mix, true);
+        expect(f.fork.rate, what).to.equal(rate);
+        for (let at = 0, k = 0; at < bytes.length; at += cuts[k++ % cuts.length]!) f.ws.send(bytes.subarray(at, at + cuts[k % cuts.length]!), { binary: true });
+        while (f.frames.length < 50) await f.next();
+        const expected = Array.from({ length: 50 }, (_, j) => Int16Array.from({ length: n }, (_, i) => pcm[(j * n + i) * channels + channels - 1]!));
+        expect(
+          f.frames.map((x) => [...x]),
+          what,
+        ).to.deep.equal(expected.map((x) => [...x]));
+        expect(await f.fork.stop(), what).to.deep.include({ sent: 50, dropped: 0 });
+      }
     }
   });
 
