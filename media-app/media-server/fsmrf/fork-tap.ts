@@ -137,15 +137,14 @@ export class ForkTapServer {
     connected.catch(() => undefined); // awaited below; a timeout while the start is still asked must not go unhandled
     try {
       const url = `ws://${hostForUrl(this.setting.host)}:${port}/fork/${token}`;
-      await leg.run('forkAudioStart', () =>
-        leg.fs.forkAudioStart({
-          wsUrl: url,
-          mixType: MIX_TYPE[mix],
-          sampling: SAMPLING[rate],
-          bugname: fork.bug,
-          bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: String(rate) },
-        }),
-      );
+      // fsmrf rejects with the switch's reply as it came (its `-ERR …`, network input): flattened here
+      const start = () =>
+        leg.fs
+          .forkAudioStart({ wsUrl: url, mixType: MIX_TYPE[mix], sampling: SAMPLING[rate], bugname: fork.bug, bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: String(rate) } })
+          .catch((e: unknown) => {
+            throw new ForkTapError(`uuid_audio_fork start: ${replyText(e instanceof Error ? e.message : String(e))}`);
+          });
+      await leg.run('forkAudioStart', start);
       await connected;
       return fork;
     } catch (e) {
