@@ -8,7 +8,8 @@
  * back on the same socket (the fork's bidirectional streaming, played into the channel as it comes);
  * clearInjected is `stop_play`. stop ends the switch's fork, then the socket. A socket that drops ends
  * the fork (`ended` says why); a switch that never connects rejects forkAudioStart after
- * `connectTimeoutMs`, never a hang.
+ * `connectTimeoutMs`, never a hang, and one that says its connect failed (mod_audio_fork::connect_failed)
+ * at once. A `legRate` fork of a wideband leg runs at 16 kHz both ways, as the engine's.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -64,6 +65,8 @@ export class ForkTapServer {
   private listening: Promise<number> | null = null;
   /** the forks whose connection is awaited, by token */
   private readonly waiting = new Map<string, (ws: WebSocket) => void>();
+  /** the same forks by leg (the switch's connect_failed names the leg only) */
+  private readonly connecting = new WeakMap<FsEndpoint, Set<FsmrfFork>>();
   private closed = false;
 
   constructor(readonly setting: ForkTapSetting) {}
@@ -122,19 +125,7 @@ export class ForkTapServer {
     const token = randomBytes(18).toString('base64url');
     const mix = opts.mix ?? 'both';
     const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix, rate);
-    let timer: NodeJS.Timeout | undefined;
-    const connected = new Promise<void>((resolve, reject) => {
-      this.waiting.set(token, (ws) => {
-        fork.attach(ws);
-        resolve();
-      });
-      const ms = this.setting.connectTimeoutMs;
-      timer = setTimeout(() => {
-        this.waiting.delete(token); // dead from now on, not only once the switch's fork is stopped
-        reject(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`));
-      }, ms);
-    });
-    connected.catch(() => undefined); // awaited below; a timeout while the start is still asked must not go unhandled
+    const { connected, done } = this.awaitConnection(leg, fork, token, port);
     try {
       const url = `ws://${hostForUrl(this.setting.host)}:${port}/fork/${token}`;
       // fsmrf rejects with the switch's reply as it came (its `-ERR …`, network input): flattened here
@@ -151,9 +142,48 @@ export class ForkTapServer {
       await fork.stop();
       throw e;
     } finally {
+      done();
+    }
+  }
+
+  /**
+   * The fork's connection: resolves when the switch connects with `token`. Rejects at the deadline
+   * (`connectTimeoutMs`, the token dead from then on), or at once on the switch's
+   * `mod_audio_fork::connect_failed` on the leg while this is the leg's only fork awaiting its connection:
+   * the event names no bug (mod_audio_fork's responseHandler), so with two awaiting whose it is cannot be
+   * told and each waits out its deadline. `done` clears the timer, the token and the listener.
+   */
+  private awaitConnection(leg: ForkLeg, fork: FsmrfFork, token: string, port: number): { connected: Promise<void>; done: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    let fail: (e: Error) => void = () => undefined;
+    const awaiting = this.connecting.get(leg.fs) ?? new Set<FsmrfFork>();
+    this.connecting.set(leg.fs, awaiting);
+    const connected = new Promise<void>((resolve, reject) => {
+      fail = (e) => {
+        this.waiting.delete(token); // dead from now on, not only once the switch's fork is stopped
+        reject(e);
+      };
+      this.waiting.set(token, (ws) => {
+        fork.attach(ws);
+        resolve();
+      });
+      const ms = this.setting.connectTimeoutMs;
+      timer = setTimeout(() => fail(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`)), ms);
+    });
+    connected.catch(() => undefined); // awaited by open; a failure while the start is still asked must not go unhandled
+    const onFailed = (body: unknown) => {
+      if (awaiting.size === 1 && awaiting.has(fork)) fail(new ForkTapError(`the switch could not connect the audio fork: ${replyText(reasonOf(body))}`));
+    };
+    awaiting.add(fork);
+    // before the start is asked: the subscription goes out first on the channel's socket
+    leg.fs.addCustomEventListener(CONNECT_FAILED, onFailed);
+    const done = () => {
       clearTimeout(timer);
       this.waiting.delete(token);
-    }
+      awaiting.delete(fork);
+      leg.fs.removeCustomEventListener(CONNECT_FAILED, onFailed);
+    };
+    return { connected, done };
   }
 
   /** Stops listening; the forks' connections end (each fork's `ended`). */
@@ -165,6 +195,15 @@ export class ForkTapServer {
     for (const c of wss.clients) c.terminate();
     await new Promise<void>((r) => wss.close(() => r()));
   }
+}
+
+/** mod_audio_fork's event when its WebSocket connect fails (body `{"reason": …}`). */
+const CONNECT_FAILED = 'mod_audio_fork::connect_failed';
+
+/** The reason in a connect_failed body as fsmrf hands it (JSON-parsed when it parsed, else the text). */
+function reasonOf(body: unknown): string {
+  if (body && typeof body === 'object' && typeof (body as { reason?: unknown }).reason === 'string') return (body as { reason: string }).reason;
+  return typeof body === 'string' && body ? body : 'no reason given';
 }
 
 /** mod_audio_fork's sampling argument for a rate (its README: `8k` or `16k`). */
