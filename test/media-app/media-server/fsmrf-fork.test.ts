@@ -1,7 +1,7 @@
 // Audio taps on the fsmrf backend (media-app/media-server/fsmrf/fork-tap.ts) against our switch
 // (test/esl/rig.ts, all real on loopback): the switch's mod_audio_fork connects to media-app's fork
 // server with the fork's token, the far end's tone arrives as 20 ms 8 kHz frames in order at the
-// call's pace, injected audio reaches the far end, a dropped connection ends the fork with its reason,
+// call's pace (16 kHz ones for a legRate fork of a G.722 leg), injected audio reaches the far end, a dropped connection ends the fork with its reason,
 // and a connection with a token no fork waits for is refused before the upgrade.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,7 @@ import WebSocket, { type WebSocketServer } from 'ws';
 import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { toneShare } from '../../../testkit/media-engine/far-end';
+import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () {
@@ -132,6 +133,7 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     const narrow = await suite.call({ codecs: ['PCMU'] });
     const a = await narrow.leg.forkAudioStart({ mix: 'in', legRate: true, onFrame: () => undefined });
     expect(a.rate).to.equal(8000);
+    expect(() => a.inject(new Int16Array(320), 16000), 'an 8 kHz fork streams back at 8 kHz').to.throw(MediaBackendUnsupported, /injecting 16 kHz audio into an 8 kHz fork/);
     await a.stop();
     const wide = await suite.call({ codecs: ['G722'] });
     const c = collector();
