@@ -55,6 +55,8 @@ declare module 'drachtio-fsmrf' {
     forkAudioResume(bugname?: string): Promise<void>;
     /** subscribes to `CUSTOM <event>`; the handler gets the body (JSON-parsed when it parses) and the event */
     addCustomEventListener(event: string, handler: (body: any, evt: any) => void): void; // eslint-disable-line @typescript-eslint/no-explicit-any -- what the switch sent, untyped
+    /** removes `handler` (all of the event's without one); fsmrf keeps the subscription either way (lib/endpoint.js) */
+    removeCustomEventListener(event: string, handler?: (body: any, evt: any) => void): void; // eslint-disable-line @typescript-eslint/no-explicit-any -- what the switch sent, untyped
     /** playback: resolves with the playback_* variables of CHANNEL_EXECUTE_COMPLETE; rejects `File Not Found` */
     play(file: string | string[] | PlaybackOptions): Promise<PlaybackResult>;
     /** play_and_get_digits (header values as the switch sent them; null when absent) */

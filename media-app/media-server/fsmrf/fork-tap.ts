@@ -8,14 +8,15 @@
  * back on the same socket (the fork's bidirectional streaming, played into the channel as it comes);
  * clearInjected is `stop_play`. stop ends the switch's fork, then the socket. A socket that drops ends
  * the fork (`ended` says why); a switch that never connects rejects forkAudioStart after
- * `connectTimeoutMs`, never a hang.
+ * `connectTimeoutMs`, never a hang, and one that says its connect failed (mod_audio_fork::connect_failed)
+ * at once. A `legRate` fork of a wideband leg runs at 16 kHz both ways, as the engine's.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import type { ForkOptions, ForkStats, InjectRate } from '../../../media-engine';
+import { Resampler, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
 import { replyText } from './esl-arg';
 import type { MediaFork } from '../tap';
@@ -23,9 +24,8 @@ import type { MediaFork } from '../tap';
 /** The sub-protocol mod_audio_fork asks for. */
 export const FORK_SUBPROTOCOL = 'audio.drachtio.org';
 
-/** The frames' rate: mod_audio_fork is asked for 8 kHz whatever the leg (a `legRate` fork too). */
-const RATE = 8000;
-const FRAME_SAMPLES = RATE / 50;
+/** A fork's rate: 8 kHz, or a `legRate` fork of a wideband leg (the switch's read_rate above 8 kHz) 16 kHz, as the engine's. */
+type ForkRate = 8000 | 16000;
 /** The switch's L16 is little-endian: on such a host a mono frame is its bytes as they are. */
 const LITTLE_ENDIAN = os.endianness() === 'LE';
 
@@ -65,6 +65,8 @@ export class ForkTapServer {
   private listening: Promise<number> | null = null;
   /** the forks whose connection is awaited, by token */
   private readonly waiting = new Map<string, (ws: WebSocket) => void>();
+  /** the same forks by leg (the switch's connect_failed names the leg only) */
+  private readonly connecting = new WeakMap<FsEndpoint, Set<FsmrfFork>>();
   private closed = false;
 
   constructor(readonly setting: ForkTapSetting) {}
@@ -119,36 +121,69 @@ export class ForkTapServer {
     if (!opts.onFrame && !opts.stream) throw new TypeError('forkAudioStart needs onFrame or stream');
     if (opts.reportStarts) throw new MediaBackendUnsupported('fsmrf', "reports of when injected audio starts (a fork's reportStarts)");
     const port = await this.port();
+    const rate = opts.legRate ? await legRate(leg) : 8000;
     const token = randomBytes(18).toString('base64url');
     const mix = opts.mix ?? 'both';
-    const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix);
-    let timer: NodeJS.Timeout | undefined;
-    const connected = new Promise<void>((resolve, reject) => {
-      this.waiting.set(token, (ws) => {
-        fork.attach(ws);
-        resolve();
-      });
-      const ms = this.setting.connectTimeoutMs;
-      timer = setTimeout(() => {
-        this.waiting.delete(token); // dead from now on, not only once the switch's fork is stopped
-        reject(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`));
-      }, ms);
-    });
-    connected.catch(() => undefined); // awaited below; a timeout while the start is still asked must not go unhandled
+    const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix, rate);
+    const { connected, done } = this.awaitConnection(leg, fork, token, port);
     try {
       const url = `ws://${hostForUrl(this.setting.host)}:${port}/fork/${token}`;
-      await leg.run('forkAudioStart', () =>
-        leg.fs.forkAudioStart({ wsUrl: url, mixType: MIX_TYPE[mix], sampling: String(RATE), bugname: fork.bug, bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: String(RATE) } }),
-      );
+      // fsmrf rejects with the switch's reply as it came (its `-ERR …`, network input): flattened here
+      const start = () =>
+        leg.fs
+          .forkAudioStart({ wsUrl: url, mixType: MIX_TYPE[mix], sampling: SAMPLING[rate], bugname: fork.bug, bidirectionalAudio: { enabled: 'true', streaming: 'true', sampleRate: String(rate) } })
+          .catch((e: unknown) => {
+            throw new ForkTapError(`uuid_audio_fork start: ${replyText(e instanceof Error ? e.message : String(e))}`);
+          });
+      await leg.run('forkAudioStart', start);
       await connected;
       return fork;
     } catch (e) {
       await fork.stop();
       throw e;
     } finally {
+      done();
+    }
+  }
+
+  /**
+   * The fork's connection: resolves when the switch connects with `token`. Rejects at the deadline
+   * (`connectTimeoutMs`, the token dead from then on), or at once on the switch's
+   * `mod_audio_fork::connect_failed` on the leg while this is the leg's only fork awaiting its connection:
+   * the event names no bug (mod_audio_fork's responseHandler), so with two awaiting whose it is cannot be
+   * told and each waits out its deadline. `done` clears the timer, the token and the listener.
+   */
+  private awaitConnection(leg: ForkLeg, fork: FsmrfFork, token: string, port: number): { connected: Promise<void>; done: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    let fail: (e: Error) => void = () => undefined;
+    const awaiting = this.connecting.get(leg.fs) ?? new Set<FsmrfFork>();
+    this.connecting.set(leg.fs, awaiting);
+    const connected = new Promise<void>((resolve, reject) => {
+      fail = (e) => {
+        this.waiting.delete(token); // dead from now on, not only once the switch's fork is stopped
+        reject(e);
+      };
+      this.waiting.set(token, (ws) => {
+        fork.attach(ws);
+        resolve();
+      });
+      const ms = this.setting.connectTimeoutMs;
+      timer = setTimeout(() => fail(new ForkTapError(`the switch did not connect the audio fork within ${ms} ms (can it reach ${this.setting.host}:${port}?)`)), ms);
+    });
+    connected.catch(() => undefined); // awaited by open; a failure while the start is still asked must not go unhandled
+    const onFailed = (body: unknown) => {
+      if (awaiting.size === 1 && awaiting.has(fork)) fail(new ForkTapError(`the switch could not connect the audio fork: ${replyText(reasonOf(body))}`));
+    };
+    awaiting.add(fork);
+    // before the start is asked: the subscription goes out first on the channel's socket
+    leg.fs.addCustomEventListener(CONNECT_FAILED, onFailed);
+    const done = () => {
       clearTimeout(timer);
       this.waiting.delete(token);
-    }
+      awaiting.delete(fork);
+      leg.fs.removeCustomEventListener(CONNECT_FAILED, onFailed);
+    };
+    return { connected, done };
   }
 
   /** Stops listening; the forks' connections end (each fork's `ended`). */
@@ -162,9 +197,33 @@ export class ForkTapServer {
   }
 }
 
+/** mod_audio_fork's event when its WebSocket connect fails (body `{"reason": …}`). */
+const CONNECT_FAILED = 'mod_audio_fork::connect_failed';
+
+/** The reason in a connect_failed body as fsmrf hands it (JSON-parsed when it parsed, else the text). */
+function reasonOf(body: unknown): string {
+  if (body && typeof body === 'object' && typeof (body as { reason?: unknown }).reason === 'string') return (body as { reason: string }).reason;
+  return typeof body === 'string' && body ? body : 'no reason given';
+}
+
+/** mod_audio_fork's sampling argument for a rate (its README: `8k` or `16k`). */
+const SAMPLING = { 8000: '8k', 16000: '16k' } as const;
+
+/**
+ * The rate of a `legRate` fork of `leg`: 16 kHz when the switch reads the leg above 8 kHz (`read_rate`:
+ * 16000 on G.722, 48000 on Opus), else 8 kHz (a G.711 leg; `_undef_`: no media negotiated yet), as the
+ * engine's legRate fork. A reply that is not a rate is the switch's refusal, an error.
+ */
+async function legRate(leg: ForkLeg): Promise<ForkRate> {
+  const r = await leg.run('forkAudioStart', () => leg.fs.api('uuid_getvar', `${leg.fs.uuid} read_rate`));
+  const body = r.getBody().trim();
+  if (body === '_undef_') return 8000;
+  if (!/^\d+$/.test(body)) throw new ForkTapError(`uuid_getvar read_rate: the switch answered ${replyText(body)}`);
+  return Number(body) > 8000 ? 16000 : 8000;
+}
+
 /** One fork of a leg: the switch's bug `bug`, its frames from the socket, injected audio back on it. */
 export class FsmrfFork implements MediaFork {
-  readonly rate = RATE;
   readonly ended: Promise<string>;
   private endWith: (why: string) => void = () => undefined;
   private ws: WebSocket | null = null;
@@ -175,6 +234,9 @@ export class FsmrfFork implements MediaFork {
   /** why the connection failed (its 'error'), for `ended` */
   private failure = '';
   private readonly frameBytes: number;
+  private readonly frameSamples: number;
+  /** injected audio at the other rate than the fork's, brought to it (made on the first such injection, closed at the end) */
+  private resampler: Resampler | null = null;
   private readonly stats: ForkStats = { sent: 0, dropped: 0, injected: 0 };
   /** onFrame calls whose promise has not settled: past maxInFlight a frame is dropped and counted, as the engine does */
   private inFlight = 0;
@@ -187,8 +249,11 @@ export class FsmrfFork implements MediaFork {
     private readonly opts: ForkOptions,
     readonly bug: string,
     private readonly mix: 'in' | 'out' | 'both',
+    /** the frames' rate both ways (320 samples a frame at 16 kHz), fixed for the fork's life */
+    readonly rate: ForkRate = 8000,
   ) {
-    this.frameBytes = FRAME_SAMPLES * 2 * (mix === 'out' ? 2 : 1);
+    this.frameSamples = rate / 50;
+    this.frameBytes = this.frameSamples * 2 * (mix === 'out' ? 2 : 1);
     this.rest = Buffer.alloc(this.frameBytes);
     this.maxInFlight = opts.maxInFlight ?? 50;
     this.ended = new Promise((resolve) => (this.endWith = resolve));
@@ -229,13 +294,14 @@ export class FsmrfFork implements MediaFork {
 
   /** One 20 ms frame (stereo: the right channel, what the caller hears), read from `bytes` (not kept: it may be `rest`). */
   private deliver(bytes: Buffer): void {
-    const frame = new Int16Array(FRAME_SAMPLES);
+    const n = this.frameSamples;
+    const frame = new Int16Array(n);
     const stereo = this.mix === 'out';
     if (!stereo && LITTLE_ENDIAN) new Uint8Array(frame.buffer).set(bytes);
     else if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
-      const both = new Int16Array(bytes.buffer, bytes.byteOffset, FRAME_SAMPLES * 2);
-      for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = both[2 * i + 1]!;
-    } else for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
+      const both = new Int16Array(bytes.buffer, bytes.byteOffset, n * 2);
+      for (let i = 0; i < n; i++) frame[i] = both[2 * i + 1]!;
+    } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
     const stream = this.opts.stream;
     if (stream) {
       if (this.draining) {
@@ -265,16 +331,27 @@ export class FsmrfFork implements MediaFork {
     }
   }
 
-  /** Audio back into the call at 8 kHz (the fork streams at 8 kHz; 16 kHz is refused). */
+  /**
+   * Audio back into the call at the fork's rate (the switch streams it back at that rate). A 16 kHz fork
+   * takes 8 kHz audio too (the default rate), resampled up; an 8 kHz fork refuses 16 kHz audio by name.
+   */
   inject(samples: Int16Array, rate: InjectRate = 8000): void {
     if (rate !== 8000 && rate !== 16000) throw new TypeError(`inject: rate must be 8000 or 16000, not ${String(rate)}`);
-    if (rate !== RATE) throw new MediaBackendUnsupported('fsmrf', 'injecting 16 kHz audio (the fork streams back at 8 kHz)');
+    if (rate > this.rate) throw new MediaBackendUnsupported('fsmrf', 'injecting 16 kHz audio into an 8 kHz fork (the fork streams back at 8 kHz)');
     const ws = this.ws;
     if (this.over || !ws || ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
-    const buf = Buffer.alloc(samples.length * 2);
-    for (let i = 0; i < samples.length; i++) buf.writeInt16LE(samples[i]!, i * 2);
+    const pcm = rate === this.rate ? samples : this.upsample(samples);
+    const buf = Buffer.alloc(pcm.length * 2);
+    for (let i = 0; i < pcm.length; i++) buf.writeInt16LE(pcm[i]!, i * 2);
     ws.send(buf, { binary: true });
-    this.stats.injected += Math.ceil(samples.length / FRAME_SAMPLES);
+    this.stats.injected += Math.ceil(pcm.length / this.frameSamples);
+  }
+
+  /** 8 kHz audio at the fork's 16 kHz: one resampler for the fork's life, so chunk edges stay continuous. */
+  private upsample(samples: Int16Array): Int16Array {
+    this.resampler ??= new Resampler(8000, this.rate);
+    const out = new Int16Array(this.resampler.outputLength(samples.length));
+    return out.subarray(0, this.resampler.process(samples, out));
   }
 
   /** `stop_play`: the switch drops the fork's audio not played yet. */
@@ -293,6 +370,7 @@ export class FsmrfFork implements MediaFork {
   async stop(): Promise<ForkStats | null> {
     if (this.over) return null;
     this.over = true;
+    this.release();
     this.endWith('stopped');
     await this.leg.run('forkAudioStop', () => this.leg.fs.forkAudioStop(this.bug)).catch(() => undefined);
     this.ws?.close(1000);
@@ -302,7 +380,13 @@ export class FsmrfFork implements MediaFork {
   private lost(why: string): void {
     if (this.over) return;
     this.over = true;
+    this.release();
     this.endWith(why);
+  }
+
+  private release(): void {
+    this.resampler?.close();
+    this.resampler = null;
   }
 
   /** What the switch sent is not this fork's audio: the fork ends with `why`, the connection with `code`. */

@@ -1,10 +1,12 @@
 // Audio taps on the fsmrf backend when the switch misbehaves (media-app/media-server/fsmrf/fork-tap.ts),
 // against our switch (test/esl/rig.ts), all real on loopback. The tap server listens on `localhost`
-// and the switch resolves that name through a resolver of the test's that answers every query
-// NXDOMAIN: the switch answers +OK to uuid_audio_fork and then never connects (its connect_failed
-// event, as a FreeSWITCH that cannot reach the server). A `ws` client with the fork's token then
-// plays the switch's mod_audio_fork connection where a test needs one: a text message, an
-// oversized message, a reset right after the upgrade request.
+// and the switch resolves that name through a resolver of the test's that answers no query (its
+// resolver times out after seconds): the switch answers +OK to uuid_audio_fork and then says nothing
+// (no connection, no event) for longer than the fork's connect deadline. Answering NXDOMAIN instead
+// (`dns.mode`), the switch fails the connect at once with its mod_audio_fork::connect_failed event,
+// as a FreeSWITCH that cannot reach the server. A `ws` client with the fork's token plays the
+// switch's mod_audio_fork connection where a test needs one: a text message, an oversized message, a
+// reset right after the upgrade request.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { once } from 'node:events';
@@ -17,12 +19,13 @@ import type { MediaFork } from '../../../media-app/media-server/tap';
 import type { ForkOptions } from '../../../media-engine';
 import { useFsmrfSuite } from './fsmrf-suite';
 
-/** A DNS server on loopback answering every query NXDOMAIN (its socket's 'message' per query). */
-async function nxdomainServer(): Promise<{ port: number; sock: dgram.Socket }> {
+/** A DNS server on loopback answering no query ('silent'), or every query NXDOMAIN (its socket's 'message' per query). */
+async function dnsServer(): Promise<{ port: number; sock: dgram.Socket; mode: 'silent' | 'nxdomain' }> {
   const sock = dgram.createSocket('udp4');
+  const server = { port: 0, sock, mode: 'silent' as 'silent' | 'nxdomain' };
   sock.on('error', () => undefined);
   sock.on('message', (q: Buffer, from: dgram.RemoteInfo) => {
-    if (q.length < 12) return;
+    if (q.length < 12 || server.mode === 'silent') return;
     let at = 12; // the question: labels up to the root, then type and class
     while (at < q.length && q[at] !== 0) at += q[at]! + 1;
     const r = Buffer.from(q.subarray(0, Math.min(q.length, at + 5)));
@@ -33,7 +36,8 @@ async function nxdomainServer(): Promise<{ port: number; sock: dgram.Socket }> {
     sock.send(r, from.port, from.address);
   });
   await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
-  return { port: sock.address().port, sock };
+  server.port = sock.address().port;
+  return server;
 }
 
 /** The fork server's tokens waiting for a connection (its private map, read by the test only). */
@@ -59,12 +63,13 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
   this.timeout(30_000);
   const CONNECT_MS = 400;
   const rigOpts: Partial<EslServerOptions> = {};
-  let dns: { port: number; sock: dgram.Socket };
+  let dns: { port: number; sock: dgram.Socket; mode: 'silent' | 'nxdomain' };
   before(async () => {
-    dns = await nxdomainServer();
+    dns = await dnsServer();
     rigOpts.egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', EGRESS_DNS_SERVERS: `127.0.0.1:${dns.port}` }));
   });
   after(() => dns?.sock.close());
+  afterEach(() => (dns.mode = 'silent'));
   const suite = useFsmrfSuite({ rig: rigOpts, connect: { taps: { host: 'localhost', port: 0, connectTimeoutMs: CONNECT_MS } } });
 
   /**
@@ -97,7 +102,43 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
     return ws;
   }
 
-  it('a switch that answers +OK and never connects: the start fails after the deadline, nothing waits after, the leg forks again', async () => {
+  it("a switch that fails the connect (mod_audio_fork::connect_failed): the start fails at once with the switch's reason, not at the deadline; nothing waits after", async () => {
+    const { leg } = await suite.call();
+    dns.mode = 'nxdomain';
+    const t0 = Date.now();
+    const err = await leg.forkAudioStart({ mix: 'in', onFrame: () => undefined }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const took = Date.now() - t0;
+    expect(err).to.be.instanceOf(ForkTapError);
+    expect((err as Error).message, "the switch's reason").to.equal('the switch could not connect the audio fork: the destination host name could not be resolved');
+    expect(took, 'before the deadline').to.be.below(CONNECT_MS);
+    expect(waitingTokens(suite.backend.taps), 'no connection waited for').to.deep.equal([]);
+    // a fork started after it is not failed by it: the silent switch's fork waits out its deadline
+    dns.mode = 'silent';
+    const late = await leg.forkAudioStart({ mix: 'in', onFrame: () => undefined }).then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    expect(late).to.match(/^the switch did not connect the audio fork within/);
+  });
+
+  it('two forks of a leg awaiting their connections when connect_failed comes: the event names no bug, so it fails neither; both wait out the deadline', async () => {
+    const { leg } = await suite.call();
+    dns.mode = 'nxdomain';
+    const t0 = Date.now();
+    const start = () =>
+      leg.forkAudioStart({ mix: 'in', onFrame: () => undefined }).then(
+        () => null,
+        (e: Error) => e.message,
+      );
+    const both = await Promise.all([start(), start()]);
+    expect(Date.now() - t0, 'at the deadline').to.be.at.least(CONNECT_MS);
+    for (const m of both) expect(m).to.match(/^the switch did not connect the audio fork within/);
+  });
+
+  it('a switch that answers +OK and says nothing after: the start fails after the deadline, nothing waits after, the leg forks again', async () => {
     const { leg } = await suite.call();
     const t0 = Date.now();
     const { token, started } = await startFork(() => leg.forkAudioStart({ mix: 'in', onFrame: () => undefined }));
@@ -132,14 +173,14 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
   }
 
   /** A fork of `leg` whose connection is a client of the test's; its frames, and `count(n)` once n came. */
-  async function clientFork(leg: { forkAudioStart: (o: ForkOptions) => Promise<MediaFork> }, mix: 'in' | 'out' = 'in') {
+  async function clientFork(leg: { forkAudioStart: (o: ForkOptions) => Promise<MediaFork> }, mix: 'in' | 'out' = 'in', legRate = false) {
     const frames: Int16Array[] = [];
     let want = { n: Infinity, done: () => undefined as void };
     const onFrame = (f: Int16Array) => {
       frames.push(f);
       if (frames.length >= want.n) want.done();
     };
-    const { token, started } = await startFork(() => leg.forkAudioStart({ mix, onFrame }));
+    const { token, started } = await startFork(() => leg.forkAudioStart({ mix, legRate, onFrame }));
     const ws = await playSwitch(token);
     const fork = await started;
     if (fork instanceof Error) throw fork;
@@ -147,23 +188,31 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
     return { fork: fork as MediaFork, ws, frames, next: async () => (await count(frames.length + 1)).at(-1)! };
   }
 
-  it('frames re-cut from messages cut anywhere are the audio as sent, in order, each its own copy (mono and the right channel of stereo)', async () => {
-    const { leg } = await suite.call();
-    const cuts = [1, 319, 321, 1000, 7, 640, 2, 3];
-    for (const mix of ['in', 'out'] as const) {
-      const channels = mix === 'out' ? 2 : 1;
-      const pcm = new Int16Array(50 * 160 * channels);
-      for (let i = 0; i < pcm.length; i++) pcm[i] = ((i * 7919) % 65536) - 32768;
-      const bytes = Buffer.from(pcm.buffer);
-      const f = await clientFork(leg, mix);
-      for (let at = 0, k = 0; at < bytes.length; at += cuts[k++ % cuts.length]!) f.ws.send(bytes.subarray(at, at + cuts[k % cuts.length]!), { binary: true });
-      while (f.frames.length < 50) await f.next();
-      const expected = Array.from({ length: 50 }, (_, n) => Int16Array.from({ length: 160 }, (_, i) => pcm[(n * 160 + i) * channels + channels - 1]!));
-      expect(
-        f.frames.map((x) => [...x]),
-        mix,
-      ).to.deep.equal(expected.map((x) => [...x]));
-      expect(await f.fork.stop(), mix).to.deep.include({ sent: 50, dropped: 0 });
+  it('frames re-cut from messages cut anywhere are the audio as sent, in order, each its own copy (mono and the right channel of stereo; 8 kHz, and 16 kHz on a G.722 leg)', async () => {
+    const cuts = [1, 319, 321, 1000, 7, 640, 2, 3, 641, 1279];
+    for (const [codec, rate] of [
+      ['PCMU', 8000],
+      ['G722', 16000],
+    ] as const) {
+      const { leg } = await suite.call({ codecs: [codec] });
+      const n = rate / 50;
+      for (const mix of ['in', 'out'] as const) {
+        const what = `${mix} at ${rate} Hz`;
+        const channels = mix === 'out' ? 2 : 1;
+        const pcm = new Int16Array(50 * n * channels);
+        for (let i = 0; i < pcm.length; i++) pcm[i] = ((i * 7919) % 65536) - 32768;
+        const bytes = Buffer.from(pcm.buffer);
+        const f = await clientFork(leg, mix, true);
+        expect(f.fork.rate, what).to.equal(rate);
+        for (let at = 0, k = 0; at < bytes.length; at += cuts[k++ % cuts.length]!) f.ws.send(bytes.subarray(at, at + cuts[k % cuts.length]!), { binary: true });
+        while (f.frames.length < 50) await f.next();
+        const expected = Array.from({ length: 50 }, (_, j) => Int16Array.from({ length: n }, (_, i) => pcm[(j * n + i) * channels + channels - 1]!));
+        expect(
+          f.frames.map((x) => [...x]),
+          what,
+        ).to.deep.equal(expected.map((x) => [...x]));
+        expect(await f.fork.stop(), what).to.deep.include({ sent: 50, dropped: 0 });
+      }
     }
   });
 

@@ -1,7 +1,7 @@
 // Audio taps on the fsmrf backend (media-app/media-server/fsmrf/fork-tap.ts) against our switch
 // (test/esl/rig.ts, all real on loopback): the switch's mod_audio_fork connects to media-app's fork
 // server with the fork's token, the far end's tone arrives as 20 ms 8 kHz frames in order at the
-// call's pace, injected audio reaches the far end, a dropped connection ends the fork with its reason,
+// call's pace (16 kHz ones for a legRate fork of a G.722 leg), injected audio reaches the far end, a dropped connection ends the fork with its reason,
 // and a connection with a token no fork waits for is refused before the upgrade.
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,7 @@ import WebSocket, { type WebSocketServer } from 'ws';
 import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { toneShare } from '../../../testkit/media-engine/far-end';
+import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () {
@@ -92,6 +93,55 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     // two seconds of the tones took about two seconds to arrive: the call's pace, not a burst
     const span = frames[high.at(-1)!]!.at - frames[low[0]!]!.at;
     expect(span).to.be.within(1500, 3500);
+  });
+
+  /** `seconds` of a sine at `hz`, sampled at `rate`. */
+  function sine(hz: number, rate: number, seconds: number): Int16Array {
+    const out = new Int16Array(rate * seconds);
+    for (let i = 0; i < out.length; i++) out[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / rate));
+    return out;
+  }
+
+  it('a legRate fork of a G.722 leg is 16 kHz both ways: 320-sample frames carrying a 6 kHz tone (no 8 kHz path carries it), 16 kHz audio injected heard at 7 kHz, 8 kHz audio injected heard too', async () => {
+    const { leg, peer } = await suite.call({ codecs: ['G722'] });
+    const wav = path.join(suite.dir, 'six-k.wav');
+    execFileSync('sox', ['-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'synth', '2', 'sine', '6000', 'vol', '0.5']);
+    const c = collector((f) => toneShare(f, 6000, 16000) > 0.5);
+    const all: Int16Array[] = [];
+    const fork = await leg.forkAudioStart({ mix: 'in', legRate: true, onFrame: (f) => (all.push(f), c.onFrame(f)) });
+    expect(fork.rate).to.equal(16000);
+    void peer.play(wav).catch(() => undefined);
+    await c.until(40);
+    expect(
+      all.every((f) => f.length === 320),
+      'every frame 20 ms at 16 kHz',
+    ).to.equal(true);
+    // what the far end hears of the fork's injections, at its own 16 kHz
+    const high = collector((f) => toneShare(f, 7000, 16000) > 0.5);
+    const low = collector((f) => toneShare(f, 600, 16000) > 0.5);
+    const ear = await peer.forkAudioStart({ mix: 'in', legRate: true, onFrame: (f) => (high.onFrame(f), low.onFrame(f)) });
+    expect(ear.rate).to.equal(16000);
+    fork.inject(sine(7000, 16000, 1), 16000);
+    await high.until(40, 5000);
+    fork.inject(sine(600, 8000, 1)); // the default rate, 8 kHz: brought up to the fork's 16 kHz
+    await low.until(40, 5000);
+    await peer.forkAudioStop(ear);
+    expect(await fork.stop()).to.deep.include({ injected: 100 });
+  });
+
+  it("a legRate fork of a G.711 leg is 8 kHz (the leg's own rate, as the engine gives); without legRate a G.722 leg forks at 8 kHz", async () => {
+    const narrow = await suite.call({ codecs: ['PCMU'] });
+    const a = await narrow.leg.forkAudioStart({ mix: 'in', legRate: true, onFrame: () => undefined });
+    expect(a.rate).to.equal(8000);
+    expect(() => a.inject(new Int16Array(320), 16000), 'an 8 kHz fork streams back at 8 kHz').to.throw(MediaBackendUnsupported, /injecting 16 kHz audio into an 8 kHz fork/);
+    await a.stop();
+    const wide = await suite.call({ codecs: ['G722'] });
+    const c = collector();
+    const b = await wide.leg.forkAudioStart({ mix: 'both', onFrame: c.onFrame });
+    expect(b.rate).to.equal(8000);
+    await c.until(5);
+    expect(c.frames.every(({ f }) => f.length === 160)).to.equal(true);
+    await b.stop();
   });
 
   it('injected audio reaches the far end; stop ends the fork and its connection', async () => {

@@ -3,7 +3,7 @@
 // end (an engine endpoint) called through it per `call()`, every leg ended after each test, all closed
 // after the suite.
 import fs from 'node:fs';
-import type { Endpoint } from '../../../media-engine';
+import type { AudioCodecName, Endpoint } from '../../../media-engine';
 import type { EslServerOptions } from '../../../esl/server';
 import { FsmrfBackend, type FsmrfCallEndpoint, type FsmrfConnectOptions } from '../../../media-app/media-server/fsmrf/backend';
 import { tmpDir } from '../../../testkit/media-engine/support';
@@ -15,8 +15,8 @@ export interface FsmrfSuite {
   backend: FsmrfBackend;
   /** a directory of the suite's own, removed after it */
   dir: string;
-  /** a far end called through the backend: the leg answers its offer, it takes the leg's answer */
-  call(): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }>;
+  /** a far end called through the backend (offering `codecs`, the engine's own when none): the leg answers its offer, it takes the leg's answer */
+  call(opts?: { codecs?: AudioCodecName[] }): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }>;
 }
 
 export function useFsmrfSuite(opts: { rig?: Partial<EslServerOptions>; connect?: Partial<FsmrfConnectOptions>; ready?: (backend: FsmrfBackend) => void } = {}): FsmrfSuite {
@@ -25,8 +25,8 @@ export function useFsmrfSuite(opts: { rig?: Partial<EslServerOptions>; connect?:
     rig: null as unknown as FsmrfRig,
     backend: null as unknown as FsmrfBackend,
     dir: '',
-    async call() {
-      const peer = await s.rig.engine.createEndpoint({});
+    async call(o = {}) {
+      const peer = await s.rig.engine.createEndpoint(o.codecs ? { codecs: o.codecs } : {});
       const leg = await s.backend.createEndpoint({ remoteSdp: peer.local.sdp });
       await peer.modify(leg.local.sdp);
       open.push({ leg, peer });
