@@ -256,10 +256,12 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     relay.onMessage = (s, m) => {
       if (m.type !== 'setup' || s.path !== '/relay4') return;
       for (let i = 0; i < 250; i++) s.send({ type: 'text', token, last: false });
-      s.send({ type: 'end', handoffData: 'flooded' });
     };
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay4-start') } }], { talk: false });
     await app.next('/relay4-start');
+    // the reply full, what it kept is spoken at once (no sentence end, no `last` will come)
+    await until(() => call.peer.voiced() > 10, 20_000, 'the kept text spoken');
+    relay.sessions.find((x) => x.path === '/relay4')!.send({ type: 'end', handoffData: 'flooded' });
     const cb = await app.next('/relay4-done', 30_000);
     expect(cb.params.SessionStatus).to.equal('ended');
     const db = stack.api.ctx.db;
