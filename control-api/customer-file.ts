@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../core/errors';
-import { contentRange, requestedRange, type ByteRange } from '../core/storage/range';
+import { askedRange, contentRange, type RangeAsk, type RangedFile } from '../core/storage/range';
 
 export const CUSTOMER_FILE_CSP = "default-src 'none'; sandbox";
 
@@ -81,33 +81,29 @@ export async function sendCustomerFile(res: Response, f: { filename: string; con
 /**
  * Answers a GET of a customer file that an <audio> element may seek in (RFC 9110 §14): `Accept-Ranges:
  * bytes`; one byte range asked (`Range`, core/storage/range.ts): 206 with `Content-Range` and only those
- * bytes, read as such from the store (`open(range)`); a range starting past the end: 416
- * RANGE_NOT_SATISFIABLE in the error envelope with `Content-Range: bytes *\/<size>`; no Range, one served
- * whole (several ranges, another unit, malformed) or an `If-Range` (the file has no validator to match):
- * 200 with the whole file. `open` resolves null when the file is absent: so does this, having sent nothing.
+ * bytes, read from the store in ONE read that also says the file's size (`open(ask)`); a range starting
+ * past the end: 416 RANGE_NOT_SATISFIABLE in the error envelope with `Content-Range: bytes *\/<size>`; no
+ * Range, one served whole (several ranges, another unit, malformed) or an `If-Range` (the file has no
+ * validator to match): 200 with the whole file. `open` resolves null when the file is absent: so does
+ * this, having sent nothing.
  */
-export async function sendCustomerFileRanges(
-  req: Request,
-  res: Response,
-  f: { filename: string; contentType: string },
-  open: (range?: ByteRange) => Promise<{ stream: Readable; size: number } | null>,
-): Promise<boolean> {
-  const whole = await open();
-  if (!whole) return false;
+export async function sendCustomerFileRanges(req: Request, res: Response, f: { filename: string; contentType: string }, open: (range?: RangeAsk) => Promise<RangedFile | null>): Promise<boolean> {
+  const ask = req.headers['if-range'] === undefined ? askedRange(req.headers.range) : null;
+  const got = await open(ask ?? undefined);
+  if (!got) return false;
   res.set('Accept-Ranges', 'bytes');
-  const range = req.headers['if-range'] === undefined ? requestedRange(req.headers.range, whole.size) : null;
-  if (range === null) {
-    await sendCustomerFile(res, f, whole);
+  const range = got.range;
+  if (range === undefined) {
+    await sendCustomerFile(res, f, got);
     return true;
   }
-  whole.stream.destroy();
-  if (range === 'unsatisfiable')
-    throw new ApiError('RANGE_NOT_SATISFIABLE', `the range ${req.headers.range} is not within the file's ${whole.size} bytes`, { headers: { 'Content-Range': contentRange(null, whole.size) } });
-  const part = await open(range);
-  if (!part) return false;
+  if (range === 'unsatisfiable') {
+    got.stream.destroy();
+    throw new ApiError('RANGE_NOT_SATISFIABLE', `the range ${req.headers.range} is not within the file's ${got.size} bytes`, { headers: { 'Content-Range': contentRange(null, got.size) } });
+  }
   customerFileHeaders(res, { ...f, size: range.end - range.start + 1 });
-  res.status(206).set('Content-Range', contentRange(range, whole.size));
-  await pipeBody(res, part.stream);
+  res.status(206).set('Content-Range', contentRange(range, got.size));
+  await pipeBody(res, got.stream);
   return true;
 }
 

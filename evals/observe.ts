@@ -9,6 +9,7 @@
 import type { Db } from '../core/db/knex';
 import { evalReachRepo, type ReachedMessage } from '../core/repos/eval-reach';
 import type { EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import type { RelayLineLoss } from '../core/repos/relay-lines';
 import type { CallEvents } from './call-events';
 
 export interface Observed {
@@ -16,6 +17,8 @@ export interface Observed {
   agentLines: EvalTranscriptLine[];
   /** how many of agentLines are a ConversationRelay app's replies (relay_lines) */
   relayLines: number;
+  /** what of the ConversationRelay app's replies was not recorded (relay_line_losses); null: nothing lost */
+  relayLoss: RelayLineLoss | null;
   turns: EvalTurnResult[];
 }
 
@@ -109,5 +112,5 @@ export async function observeCall(deps: { db: Db; events: CallEvents }, customer
   // a ConversationRelay app's replies, timed by the platform from the call's answer (the 200 OK it sent)
   const relay = (await reach.relayLines(customerId, call.id)).map((l) => ({ role: 'agent' as const, text: l.text, t_ms: l.t_ms, interrupted: l.interrupted }));
   const agentLines = [...aiLines, ...relay].sort((a, b) => a.t_ms - b.t_ms);
-  return { callId: call.id, agentLines, relayLines: relay.length, turns: turnsOf(messages) };
+  return { callId: call.id, agentLines, relayLines: relay.length, relayLoss: await reach.relayLoss(customerId, call.id), turns: turnsOf(messages) };
 }

@@ -107,7 +107,7 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
   const turns = aiTalk ? seen.turns : callerTurns([...played.callerSpeech, ...(played.callerDigits ?? [])], played.heard);
   const facts = await callFacts({ db: deps.db, env, egress: deps.egress ?? egressPolicyFor(env) }, run.customer_id, seen.callId, played, { transcript, turns });
   const judged = await judgeChecks(scenario.checks, facts, { judgeTimeoutMs: deps.config.judgeTimeoutMs, signal });
-  const checks = aiTalk ? judged : withoutAiTalk(scenario.checks, judged, seen.relayLines > 0);
+  const checks = aiTalk ? judged : withoutAiTalk(scenario.checks, judged, { lines: seen.relayLines, loss: seen.relayLoss });
   return {
     scenario_id: scenario.id,
     call_id: seen.callId,

@@ -56,7 +56,7 @@ import type { SpeakingRow } from './rows/speakings';
 import type { StorageAccountRow, StorageFileRow } from './rows/storage';
 import type { SummaryRow } from './rows/summaries';
 import type { TagRow } from './rows/tags';
-import type { EvalAudioDeletionRow, EvalCallPinRow, EvalRunRow, EvalScenarioRow, RelayLineRow } from './rows/evals';
+import type { EvalAudioDeletionRow, EvalCallPinRow, EvalRunRow, EvalScenarioRow, RelayLineLossRow, RelayLineRow } from './rows/evals';
 import type { TeamRow } from './rows/teams';
 import type { TimelineAnalysisRow } from './rows/timeline-analyses';
 import type { TranscribeRow } from './rows/transcribes';
@@ -199,6 +199,7 @@ declare module 'knex/types/tables' {
     rag_sources: Table<RagSourceRow>;
     rags: Table<RagRow>;
     recordings: Table<RecordingRow, 'options'>;
+    relay_line_losses: Table<RelayLineLossRow>;
     relay_lines: Table<RelayLineRow>;
     routes: Table<RouteRow>;
     speakings: Table<SpeakingRow>;

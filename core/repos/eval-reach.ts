@@ -5,7 +5,7 @@
  * or conversation of another customer is never found.
  */
 import type { Db } from '../db/knex';
-import { relayLinesRepo, type RelayLine } from './relay-lines';
+import { relayLinesRepo, type RelayLine, type RelayLineLoss } from './relay-lines';
 
 export interface ReachedMessage {
   role: string;
@@ -44,6 +44,10 @@ export function evalReachRepo(db: Db) {
     /** The replies a ConversationRelay app sent on this call, in order (relay_lines, written by the relay). */
     async relayLines(customerId: string, callId: string): Promise<RelayLine[]> {
       return relayLinesRepo(db).ofCall(customerId, callId);
+    },
+    /** What of those replies was not kept (relay_line_losses), or null when all was. */
+    async relayLoss(customerId: string, callId: string): Promise<RelayLineLoss | null> {
+      return relayLinesRepo(db).lossOf(customerId, callId);
     },
     /** The assistant messages' tool calls on this call, oldest first (as ai_talk recorded them). */
     async toolCalls(customerId: string, callId: string): Promise<{ tool_calls: unknown[]; tm_create: Date }[]> {

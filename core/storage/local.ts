@@ -5,13 +5,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import type { ByteRange } from './range';
+import { localRanged, type RangeAsk, type RangedFile } from './range';
 
 export interface ObjectStore {
   put(key: string, data: Buffer): Promise<void>;
-  /** null when absent. `size` is the whole object's; with `range` the stream carries only those bytes (core/storage/range.ts). */
-  get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null>;
+  /**
+   * null when absent. `size` is the whole object's; with `range` asked, one read: `range` is what of it the
+   * object has (or 'unsatisfiable') and the stream carries only those bytes (core/storage/range.ts).
+   */
+  get(key: string, range?: RangeAsk): Promise<RangedFile | null>;
   delete(key: string): Promise<void>;
 }
 
@@ -34,11 +36,11 @@ export class LocalObjectStore implements ObjectStore {
     await fs.promises.rename(tmp, file);
   }
 
-  async get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+  async get(key: string, range?: RangeAsk): Promise<RangedFile | null> {
     const file = resolveIn(this.root, key);
     try {
       const st = await fs.promises.stat(file);
-      return { size: st.size, stream: fs.createReadStream(file, range ? { start: range.start, end: range.end } : undefined) };
+      return localRanged(file, st.size, range);
     } catch {
       return null;
     }

@@ -8,12 +8,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { recordingPath } from './local';
 import { summarizeWav, type WavSummary } from './wav';
 import type { S3Client } from './s3';
-import type { ByteRange } from './range';
+import { localRanged, type RangeAsk, type RangedFile } from './range';
 
 export const RECORDING_PREFIX = 'recordings/';
 
@@ -21,7 +20,7 @@ export interface RecordingFiles {
   /** Size, duration and peaks; null when the file is nowhere. */
   summary(filename: string): Promise<WavSummary | null>;
   /** `size` is the whole file's; with `range` the stream carries only those bytes. */
-  open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null>;
+  open(filename: string, range?: RangeAsk): Promise<RangedFile | null>;
   /** Removes the file wherever it is (idempotent). Throws when object storage refuses. */
   remove(filename: string): Promise<void>;
   /** S3 only: uploads a finished local file, then removes it locally. False when there is nothing local. */
@@ -45,10 +44,10 @@ export class LocalRecordingFiles implements RecordingFiles {
     return file ? summarizeWav(file) : null;
   }
 
-  async open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+  async open(filename: string, range?: RangeAsk): Promise<RangedFile | null> {
     const file = recordingPath(this.dataDir, filename);
     const st = await localStat(file);
-    return file && st ? { size: st.size, stream: fs.createReadStream(file, range ? { start: range.start, end: range.end } : undefined) } : null;
+    return file && st ? localRanged(file, st.size, range) : null;
   }
 
   async remove(filename: string): Promise<void> {
@@ -88,7 +87,7 @@ export class S3RecordingFiles extends LocalRecordingFiles {
     return { filesize: h.size, duration: Number(h.metadata.duration ?? 0) || 0, peaks };
   }
 
-  override async open(filename: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+  override async open(filename: string, range?: RangeAsk): Promise<RangedFile | null> {
     const local = await super.open(filename, range);
     if (local) return local;
     if (!recordingPath('/', filename)) return null;

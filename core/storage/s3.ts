@@ -7,10 +7,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { presignQuery, sha256Hex, signHeaders, uriEncode, type Credentials } from './sigv4';
 import type { ObjectStore } from './local';
-import { sliceStream, type ByteRange } from './range';
+import { rangeHeader, resolveRange, sliceStream, type RangeAsk, type RangedFile } from './range';
 
 export interface S3Settings {
   /** e.g. https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000 */
@@ -114,24 +114,44 @@ export class S3Client {
   }
 
   /**
-   * null when the object does not exist. The stream must be consumed or destroyed. With `range` (within the
-   * object) the stream carries only those bytes and `size` is still the object's: asked of the bucket as a
-   * Range GET; a server that answers it whole (200) has the bytes cut here.
+   * null when the object does not exist. The stream must be consumed or destroyed. With `range` asked, ONE
+   * Range GET: 206 gives the bytes and the object's size (Content-Range); 416 says the range is past the
+   * end (the size from its Content-Range `bytes *\/size` or the error's ActualObjectSize; a HEAD only when
+   * it says neither); a server that answers it whole (200) has the bytes cut here.
    */
-  async get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable; metadata: Record<string, string> } | null> {
-    const res = await this.request('GET', key, range ? { headers: { range: `bytes=${range.start}-${range.end}` } } : {});
+  async get(key: string, range?: RangeAsk): Promise<(RangedFile & { metadata: Record<string, string> }) | null> {
+    const res = await this.request('GET', key, range ? { headers: { range: rangeHeader(range) } } : {});
     if (res.statusCode === 404) {
       const err = await this.failure(res, 'GetObject', key);
       if (err.code === 'NoSuchKey') return null;
       throw err;
     }
     if (range && res.statusCode === 206) {
-      const total = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''));
-      return { size: Number(total?.[1] ?? 0), stream: res, metadata: metadataOf(res) };
+      const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''));
+      if (!m) {
+        res.destroy();
+        throw new S3Error('InvalidResponse', `object storage answered GetObject ${key} 206 without a Content-Range of one range`, 206);
+      }
+      return { size: Number(m[3]), range: { start: Number(m[1]), end: Number(m[2]) }, stream: res, metadata: metadataOf(res) };
     }
+    if (range && res.statusCode === 416) return this.unsatisfiable(res, key);
     if (res.statusCode !== 200) throw await this.failure(res, 'GetObject', key);
     const size = Number(res.headers['content-length'] ?? 0);
-    return { size, stream: range ? sliceStream(res, range) : res, metadata: metadataOf(res) };
+    if (!range) return { size, stream: res, metadata: metadataOf(res) };
+    const r = resolveRange(range, size);
+    if (r === 'unsatisfiable') res.destroy();
+    return { size, range: r, stream: r === 'unsatisfiable' ? Readable.from([]) : sliceStream(res, r), metadata: metadataOf(res) };
+  }
+
+  /** A 416 to a Range GET: the object's size as the answer says it (a HEAD when it does not). */
+  private async unsatisfiable(res: http.IncomingMessage, key: string): Promise<(RangedFile & { metadata: Record<string, string> }) | null> {
+    const header = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''));
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const said = header?.[1] ?? xmlField(Buffer.concat(chunks).toString('utf8'), 'ActualObjectSize');
+    const size = said ? Number(said) : (await this.head(key))?.size;
+    if (size === undefined) return null;
+    return { size, range: 'unsatisfiable', stream: Readable.from([]), metadata: {} };
   }
 
   /** null when the object does not exist. */
@@ -176,7 +196,7 @@ export class S3ObjectStore implements ObjectStore {
     return this.client.put(this.prefix + key, data);
   }
 
-  get(key: string, range?: ByteRange): Promise<{ size: number; stream: Readable } | null> {
+  get(key: string, range?: RangeAsk): Promise<RangedFile | null> {
     return this.client.get(this.prefix + key, range);
   }
 

@@ -14,7 +14,8 @@
  * - function calls: run by AiSession.callTool (the text path's tool mapping), answered through the
  *   link; a tool that ends the conversation ends it once the audio has played out; a team hand-off
  *   gives the link the next member's prompt and tools.
- * - transcripts (the caller's, the model's) become aimessages, in the order they arrive; each reply's
+ * - transcripts (the caller's, the model's) become aimessages, in the order they arrive (words a link
+ *   holds for audio that has not come are given as the session ends, cut: ModelLink.endHeld); each reply's
  *   latency (realtime-turns.ts: the caller's speech end, the vendor's end of turn, the model's first
  *   audio, its first audio out) goes onto its message.
  */
@@ -99,7 +100,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       callerStopped: (atMs) => this.turns.callerEnded(this.sentAt ? this.sentAt - Math.max(0, this.sentMs - atMs) : Date.now()),
       callerSpeechEnded: (speechEndAt) => this.turns.callerEndedUndecided(speechEndAt),
       heard: (text) => this.inOrder(() => this.session.recordSpoken('user', text)),
-      said: (text, item) => this.inOrder(() => this.saidReply(text, item)),
+      said: (text, item, unplayed) => this.inOrder(() => this.saidReply(text, item, unplayed === true)),
       toolCalls: (calls) => this.inOrder(() => this.runTools(calls)),
       fail: (message) => this.finish({ kind: 'error', message }),
       warn: (e) => this.emit('error', e),
@@ -149,15 +150,17 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   /**
    * The model's words as its aimessage (in the events' order), then the reply's latency once its first
    * audio went out (or never will): waited for outside the ordered chain, so a reply whose audio never
-   * plays holds back no later message or tool call.
+   * plays holds back no later message or tool call. `unplayed` (words given as the session ends, their
+   * audio never played): cut, and its latency recorded inside the chain, so before the session's end.
    */
-  private async saidReply(text: string, item: string | undefined): Promise<void> {
+  private async saidReply(text: string, item: string | undefined, unplayed: boolean): Promise<void> {
     const row = await this.session.recordSpoken('assistant', text);
-    const cut = item ? this.cut.has(item) : false;
-    void this.turns
+    const cut = unplayed || (item ? this.cut.has(item) : false);
+    const recorded = this.turns
       .latencyOf(item, cut)
       .then((latency) => (latency ? this.session.recordTurn([row.id], latency) : undefined))
       .catch((e: Error) => this.emit('error', e));
+    if (unplayed) await recorded;
   }
 
   /** In the order of the events: messages are stored one after the other. */
@@ -227,6 +230,8 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
 
   private finish(e: VoiceEnd): void {
     if (this.finished) return;
+    // words the link holds for audio that has not come are part of the transcript: given while the chain takes them
+    this.link.endHeld?.();
     this.finished = true;
     this.turns.close();
     for (const t of this.timers) clearTimeout(t);

@@ -2,7 +2,8 @@
  * Where a ConversationRelay session's replies go (issue 56, docs/evals.md "Agent kinds"): relay_lines,
  * keyed by the call (core/repos/relay-lines.ts), so an eval run reads the app's own words as the agent's
  * side of the transcript. The session's writes go one at a time in its order (a reply's seq is known
- * before it can be marked interrupted); a write that fails is logged and the call goes on (the row is a
+ * before it can be marked interrupted); a write that fails is logged, counted as a lost reply
+ * (relay_line_losses: the call's agent transcript is incomplete) and the call goes on (the row is a
  * record of the call, not part of it).
  */
 import type { Logger } from 'pino';
@@ -10,8 +11,11 @@ import type { Db } from '../../core/db/knex';
 import { relayLinesRepo } from '../../core/repos/relay-lines';
 
 export interface RelayLineSink {
-  /** A reply whose text is whole (or cut short): written now; `cut()` marks it interrupted afterwards. */
-  write(text: string, at: Date, interrupted: boolean): { cut(): void };
+  /**
+   * A reply whose text is whole (or cut short): written now; `cut()` marks it interrupted afterwards.
+   * `cutChars`: characters of it the relay did not keep (past RELAY_LINE_MAX_CHARS), counted as lost.
+   */
+  write(text: string, at: Date, interrupted: boolean, cutChars?: number): { cut(): void };
 }
 
 export function relayLineSink(db: Db, logger: Logger, customerId: string, callId: string): RelayLineSink {
@@ -21,10 +25,18 @@ export function relayLineSink(db: Db, logger: Logger, customerId: string, callId
     chain = chain.then(f).catch((e: Error) => logger.warn({ err: e.message, call_id: callId }, `conversation relay: a reply was not ${what}`));
   };
   return {
-    write(text, at, interrupted) {
+    write(text, at, interrupted, cutChars = 0) {
       let seq: number | null = null;
       inOrder('written', async () => {
-        seq = await repo.add(customerId, callId, { text, at, interrupted });
+        try {
+          seq = await repo.add(customerId, callId, { text, at, interrupted, cutChars });
+        } catch (e) {
+          // the reply is not kept: say so on the call before the failure is logged
+          await repo.lose(customerId, callId, { replies: 1, chars: text.length + cutChars }).catch((e2: Error) => {
+            logger.warn({ err: e2.message, call_id: callId }, 'conversation relay: a lost reply was not counted');
+          });
+          throw e;
+        }
       });
       return {
         cut: () =>

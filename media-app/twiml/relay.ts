@@ -16,7 +16,10 @@
  * - A bad app message is answered with an `error` message (Twilio's 64107) and dropped; the session goes on.
  * - Each reply of the app (its `text` tokens up to `last`, the welcome greeting) is written once its text
  *   is whole (relay-lines.ts): a reply the caller cuts is marked interrupted, and tokens cut short before
- *   their `last` are written then, interrupted; tokens after a cut start the next reply.
+ *   their `last` are written then, interrupted; tokens after a cut start the next reply. A reply is kept
+ *   (spoken and written) up to RELAY_LINE_MAX_CHARS: later tokens of it are dropped and counted, so the
+ *   call's record says its agent transcript is incomplete (relay_line_losses) and a runaway app streaming
+ *   tokens without end cannot grow the session's memory.
  */
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
@@ -27,6 +30,7 @@ import { parseAppMessage, setupMessage, type RelayIn, type RelayOut, type SetupF
 import type { CallPort } from '../flow/call-port';
 import type { SpeechListener } from '../speech/gather';
 import { clock } from '../../core/clock';
+import { RELAY_LINE_MAX_CHARS } from '../../core/repos/relay-lines';
 import type { RelayLineSink } from './relay-lines';
 
 type Option = z.infer<typeof conversation_relay>;
@@ -55,9 +59,13 @@ export interface RelayDeps {
   lines: RelayLineSink;
 }
 
-/** One reply of the app: its text so far, when its first token came, its row once written, whether the caller cut it. */
+/**
+ * One reply of the app: its text so far (at most RELAY_LINE_MAX_CHARS), the characters of its tokens dropped
+ * past that, when its first token came, its row once written, whether the caller cut it.
+ */
 interface Reply {
   text: string;
+  dropped: number;
   at: Date;
   written: { cut(): void } | null;
   cut: boolean;
@@ -119,7 +127,7 @@ export class RelayConversation {
     try {
       this.send(setupMessage(this.d.setup));
       if (this.o.welcome_greeting) {
-        const reply = this.written({ text: this.o.welcome_greeting, at: clock.now(), written: null, cut: false });
+        const reply = this.written({ text: this.o.welcome_greeting, dropped: 0, at: clock.now(), written: null, cut: false });
         this.enqueue({ kind: 'say', text: this.o.welcome_greeting, mode: this.o.welcome_greeting_interruptible ?? this.mode, lang: this.ttsLanguage, reply });
       }
       void this.listenLoop();
@@ -212,7 +220,7 @@ export class RelayConversation {
   }
 
   private written(r: Reply): Reply {
-    r.written = this.d.lines.write(r.text.trim(), r.at, r.cut);
+    r.written = this.d.lines.write(r.text.trim(), r.at, r.cut, r.dropped);
     return r;
   }
 
@@ -237,10 +245,14 @@ export class RelayConversation {
     switch (m.type) {
       case 'text': {
         if (!this.tokens) this.tokenMode = modeOf(m.interruptible, this.mode);
-        this.tokens += m.token;
-        const reply = (this.reply ??= { text: '', at: clock.now(), written: null, cut: false });
-        reply.text += m.token;
-        if (m.last || SENTENCE_END.test(this.tokens)) {
+        const reply = (this.reply ??= { text: '', dropped: 0, at: clock.now(), written: null, cut: false });
+        // the reply is kept up to RELAY_LINE_MAX_CHARS; the rest is dropped, counted (this.tokens is part of it)
+        const token = m.token.slice(0, RELAY_LINE_MAX_CHARS - reply.text.length);
+        reply.dropped += m.token.length - token.length;
+        this.tokens += token;
+        reply.text += token;
+        // a full reply speaks what it kept at once: nothing more of it will come
+        if (m.last || SENTENCE_END.test(this.tokens) || (reply.dropped > 0 && this.tokens)) {
           const text = this.tokens.trim();
           this.tokens = '';
           if (text) this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang: m.lang ?? this.ttsLanguage, reply });

@@ -7,7 +7,21 @@
 // (HTTP 401), a refused (private) URL.
 import { expect } from 'chai';
 import { startDeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
-import { aiFlow, bargeInCall, expectAnswerStages, expectOrderTranscripts, orderCall, orderScript, privateUrlCall, refusedKeyCall, useS2sVendor } from '../../testkit/ai/s2s-calls';
+import { flowsRepo } from '../../core/repos/flows';
+import { TimedSink } from '../../testkit/ai/audio';
+import {
+  aiFlow,
+  aimessagesOf,
+  inboundCall,
+  bargeInCall,
+  expectAnswerStages,
+  expectOrderTranscripts,
+  orderCall,
+  orderScript,
+  privateUrlCall,
+  refusedKeyCall,
+  useS2sVendor,
+} from '../../testkit/ai/s2s-calls';
 
 const KEY = 'dg-platform-key-0123456789';
 const MODEL = 'deepgram-agent.gpt-4o-mini';
@@ -51,6 +65,32 @@ describe('ai_talk with a speech-to-speech model (Deepgram Voice Agent)', functio
     // no parameter.greeting: the agent is asked for one with InjectUserMessage
     await bargeInCall(suite, MODEL);
     expect(suite.vendor.received.map((e) => e.type)).to.include('InjectUserMessage');
+  });
+
+  it("the session ends before a reply's audio: its words (held for that audio) are still the transcript, marked cut", async () => {
+    // the greeting's words come at once, its audio only after the vendor's latency: the 3 s ai_talk ends first
+    suite.use({ greeting: { say: 'Hello, Acme Bikes, how can I help?', ms: 1000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null });
+    suite.vendor.latencyMs = 20_000;
+    try {
+      const f = await aiFlow({ engine_model: MODEL, parameter: { shop: 'Acme Bikes', greeting: 'Hello, Acme Bikes, how can I help?' } });
+      const flow = (await flowsRepo(f.db).getOwned(f.cid, f.flowId))!;
+      const actions = flow.actions.map((a) => (a.type === 'ai_talk' ? { ...a, option: { ...a.option, duration: 3 } } : a));
+      await flowsRepo(f.db).update(f.cid, f.flowId, { actions } as Parameters<ReturnType<typeof flowsRepo>['update']>[2]);
+      const sink = await TimedSink.open();
+      try {
+        const r = await inboundCall(suite.rig, f, [], sink);
+        expect(r.code, r.errors + r.messages).to.equal(0);
+      } finally {
+        sink.close();
+      }
+      expect(suite.vendor.firstAudioAt, 'no audio of the reply came').to.deep.equal([]);
+      const said = (await aimessagesOf(f.db, f.cid)).filter((m) => m.role === 'assistant' && m.content);
+      expect(said.map((m) => m.content)).to.deep.equal(['Hello, Acme Bikes, how can I help?']);
+      // its reply's turn: no audio came, cut by the end
+      expect((said[0]!.metadata as { latency?: Record<string, unknown> }).latency).to.include({ first_rtp_ms: null, interrupted: true });
+    } finally {
+      suite.vendor.latencyMs = 0;
+    }
   });
 
   it('a refused key (HTTP 401): the flow ends with the reason and an aicall_realtime_failed event; nothing is played', async () => {

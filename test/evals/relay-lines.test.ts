@@ -6,6 +6,9 @@ import { useTestApp, createFixture, type TestApp, type Fixture } from '../../tes
 import { insertCallRow } from '../../testkit/cdr';
 import { RELAY_LINE_MAX_CHARS, RELAY_LINES_MAX, relayLinesRepo } from '../../core/repos/relay-lines';
 import { evalReachRepo } from '../../core/repos/eval-reach';
+import pino from 'pino';
+import { relayLineSink } from '../../media-app/twiml/relay-lines';
+import { until } from '../../testkit/media-app/harness';
 
 describe('relay_lines: the ConversationRelay app replies of a call', () => {
   let t: TestApp;
@@ -45,7 +48,38 @@ describe('relay_lines: the ConversationRelay app replies of a call', () => {
     expect(lines.length).to.equal(RELAY_LINES_MAX);
     expect(lines[0]!.text.length).to.equal(RELAY_LINE_MAX_CHARS);
     expect(lines.at(-1)!.text).to.equal(`line ${RELAY_LINES_MAX}`);
+    // what was not kept is counted on the call: the 500 characters cut, the reply past the count
+    expect(await evalReachRepo(t.ctx.db).relayLoss(f.customer.id, callId)).to.deep.equal({ replies: 1, chars: 500 + 'one too many'.length });
+    // characters the writer already cut off a kept reply count too
+    await t.ctx.db('relay_lines').where({ call_id: callId, seq: RELAY_LINES_MAX }).delete();
+    expect(await repo.add(f.customer.id, callId, { text: 'kept', at: after(99_500), interrupted: false, cutChars: 70 })).to.equal(RELAY_LINES_MAX);
+    expect(await repo.lossOf(f.customer.id, callId)).to.deep.equal({ replies: 1, chars: 500 + 'one too many'.length + 70 });
+    // another customer's view: nothing, and it cannot count against the call
+    const other = (await createFixture(t.ctx)).customer.id;
+    await repo.lose(other, callId, { replies: 5, chars: 5 });
+    expect(await repo.lossOf(other, callId)).to.equal(null);
     await t.ctx.db('calls').where({ id: callId }).delete();
     expect(await t.ctx.db('relay_lines').where({ call_id: callId }).count({ n: '*' })).to.deep.equal([{ n: 0 }]);
+    expect(await repo.lossOf(f.customer.id, callId)).to.equal(null);
+  });
+
+  it('a write that fails (the database refuses the text) counts the reply as lost; the next is kept', async () => {
+    const callId = await insertCallRow(t.ctx.db, f.customer.id, { tm_create: answered, tm_progressing: answered });
+    const logger = pino({ level: 'silent' });
+    const sink = relayLineSink(t.ctx.db, logger, f.customer.id, callId);
+    // Postgres refuses a NUL character in text: the row is not written
+    sink.write('We are \u0000closed.', after(100), false, 3);
+    sink.write('We are open.', after(200), false);
+    const repo = relayLinesRepo(t.ctx.db);
+    const lines = await until(
+      async () => {
+        const l = await repo.ofCall(f.customer.id, callId);
+        return l.length ? l : null;
+      },
+      10_000,
+      'the second reply written',
+    );
+    expect(lines.map((l) => l.text)).to.deep.equal(['We are open.']);
+    expect(await repo.lossOf(f.customer.id, callId)).to.deep.equal({ replies: 1, chars: 'We are \u0000closed.'.length + 3 });
   });
 });

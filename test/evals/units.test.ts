@@ -12,7 +12,8 @@ import { judgeText as judge } from '../../evals/checks/text';
 import { turnsOf } from '../../evals/observe';
 import { repliesOf } from '../../evals/call-facts';
 import { parseSip, sdpAudio, tagOf, header } from '../../evals/sip-message';
-import type { EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import type { EvalCheck, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import { incompleteRelay, RELAY_TEXT, withoutAiTalk } from '../../evals/agent-kind';
 import { runEvalFile } from '../../scripts/eval/run-file';
 
 describe('evals: settings, checks, turns, SIP parsing', () => {
@@ -66,6 +67,33 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
     });
     expect(judge({ type: 'transcript_not_contains', role: 'agent', text: 'NINE' }, transcript, []).passed).to.equal(false);
     expect(judge({ type: 'transcript_not_contains', role: 'agent', text: 'closed' }, transcript, []).passed).to.equal(true);
+  });
+
+  it("checks on a ConversationRelay app's replies: not_contains fails when some were not kept, saying how much; contains judges what was kept", () => {
+    const lines: EvalTranscriptLine[] = [{ role: 'agent', text: 'We are open from nine.', t_ms: 100 }];
+    const checks: EvalCheck[] = [
+      { type: 'transcript_not_contains', role: 'agent', text: 'closed' },
+      { type: 'transcript_contains', role: 'agent', text: 'open from nine' },
+      { type: 'transcript_not_contains', role: 'agent', text: 'open' },
+      { type: 'transcript_not_contains', role: 'caller', text: 'closed' },
+    ];
+    const judged = checks.map((c) => judge(c as Parameters<typeof judge>[0], lines, []));
+    const loss = { replies: 2, chars: 130 };
+    const incomplete = withoutAiTalk(checks, judged, { lines: 1, loss });
+    expect(incomplete.map((c) => [c.type, c.passed])).to.deep.equal([
+      ['transcript_not_contains', false],
+      ['transcript_contains', true],
+      ['transcript_not_contains', false],
+      ['transcript_not_contains', true],
+    ]);
+    expect(incomplete[0]!.evidence).to.equal(`"closed" in no agent line, but ${incompleteRelay(loss)} (${RELAY_TEXT})`);
+    expect(incompleteRelay(loss)).to.match(/^the agent's transcript is incomplete: 2 replies and 130 characters not recorded/);
+    // the line that matched is the evidence still
+    expect(incomplete[2]!.evidence).to.equal(`agent at 100 ms: "We are open from nine." (${RELAY_TEXT})`);
+    // every reply kept: judged as before
+    expect(withoutAiTalk(checks, judged, { lines: 1, loss: null }).map((c) => c.passed)).to.deep.equal([true, true, false, true]);
+    // nothing kept but something lost: still the app's text (none of it kept), not a pass
+    expect(withoutAiTalk(checks, judged, { lines: 0, loss })[0]!.passed).to.equal(false);
   });
 
   it('checks: latency_under fails on a turn at or over budget, on a reply with no audio, and with no turn at all; a reply cut before its audio is not judged', () => {

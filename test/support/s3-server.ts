@@ -29,6 +29,8 @@ export interface S3TestServer {
   readonly log: string[];
   /** The platform's settings for this server (path-style, a 2 s timeout), `over` replacing any of them. */
   settings(over?: Partial<S3Settings>): S3Settings;
+  /** Whether a GET's single `Range` is served (206 with Content-Range, 416 InvalidRange past the end, as S3 does); false: answered whole (200), as a server that ignores Range. */
+  ranges: boolean;
   /** Stops listening (connections refused) without forgetting objects; `resume()` listens again on the same port. */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -148,7 +150,7 @@ function canonicalQuery(query: [string, string][]): string {
 type Answer = (status: number, headers?: Record<string, string>, payload?: Buffer | string) => void;
 
 /** One object operation on an authenticated request: PUT, GET, HEAD, DELETE. */
-function objectOp(objects: Map<string, StoredObject>, req: http.IncomingMessage, key: string, body: Buffer, out: Answer): void {
+function objectOp(objects: Map<string, StoredObject>, req: http.IncomingMessage, key: string, body: Buffer, out: Answer, ranges: boolean): void {
   switch (req.method) {
     case 'PUT': {
       const metadata: Record<string, string> = {};
@@ -162,6 +164,18 @@ function objectOp(objects: Map<string, StoredObject>, req: http.IncomingMessage,
       if (!o) throw new Refusal(404, 'NoSuchKey', 'The specified key does not exist.');
       const h: Record<string, string> = { 'content-type': o.contentType, 'content-length': String(o.body.length) };
       for (const [k, v] of Object.entries(o.metadata)) h[`x-amz-meta-${k}`] = v;
+      const range = req.method === 'GET' && ranges ? rangeOf(req.headers.range, o.body.length) : null;
+      if (range === 'unsatisfiable')
+        return out(
+          416,
+          { 'content-type': 'application/xml' },
+          `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidRange</Code><Message>The requested range is not satisfiable</Message><RangeRequested>${req.headers.range}</RangeRequested><ActualObjectSize>${o.body.length}</ActualObjectSize></Error>`,
+        );
+      if (range) {
+        h['content-length'] = String(range.end - range.start + 1);
+        h['content-range'] = `bytes ${range.start}-${range.end}/${o.body.length}`;
+        return out(206, h, o.body.subarray(range.start, range.end + 1));
+      }
       return out(200, h, o.body);
     }
     case 'DELETE':
@@ -170,6 +184,17 @@ function objectOp(objects: Map<string, StoredObject>, req: http.IncomingMessage,
     default:
       throw new Refusal(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
   }
+}
+
+/** A GET's single byte range as S3 serves it (one `bytes=a-b`, `a-` or `-n`), else null (answered whole). */
+function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header ?? '');
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') return Number(m[2]) === 0 || size === 0 ? 'unsatisfiable' : { start: Math.max(0, size - Number(m[2])), end: size - 1 };
+  const start = Number(m[1]);
+  if (m[2] !== '' && Number(m[2]) < start) return null;
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: Math.min(m[2] === '' ? size - 1 : Number(m[2]), size - 1) };
 }
 
 export async function startS3Server(opts: { port?: number; bucket?: string; region?: string; accessKeyId?: string; secretAccessKey?: string } = {}): Promise<S3TestServer> {
@@ -201,7 +226,7 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
       verify(keys, req, rawPath, query, body);
       if (b !== bucket) throw new Refusal(404, 'NoSuchBucket', 'The specified bucket does not exist');
       if (!key) throw new Refusal(400, 'InvalidRequest', 'bucket operations are not implemented here');
-      objectOp(objects, req, key, body, out);
+      objectOp(objects, req, key, body, out, self.ranges);
     } catch (err) {
       const r = err instanceof Refusal ? err : new Refusal(500, 'InternalError', (err as Error).message);
       out(r.status, { 'content-type': 'application/xml' }, errorXml(r.code, r.message, rawPath));
@@ -225,7 +250,7 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
   };
   await listen();
 
-  return {
+  const self = {
     get endpoint() {
       return `http://127.0.0.1:${port}`;
     },
@@ -241,8 +266,10 @@ export async function startS3Server(opts: { port?: number; bucket?: string; regi
     settings(over = {}) {
       return { endpoint: `http://127.0.0.1:${port}`, bucket, region, accessKeyId, secretAccessKey, forcePathStyle: true, timeoutMs: 2000, ...over };
     },
+    ranges: true,
     pause: stop,
     resume: listen,
     close: stop,
   };
+  return self;
 }

@@ -22,6 +22,7 @@ import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import { DOC, refusal, optionsRefused } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
+import { RELAY_LINE_MAX_CHARS, relayLinesRepo } from '../../core/repos/relay-lines';
 
 const { VoiceResponse } = twilio.twiml;
 const HINTS = 'what are your opening hours, stop please, thank you goodbye';
@@ -237,6 +238,41 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     const cb = await app.next('/relay2-done', 20_000);
     expect(cb.params.SessionStatus).to.equal('completed');
     expect(cb.params).to.not.have.property('HandoffData');
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('a runaway app streaming far more than a reply holds: the reply is kept to RELAY_LINE_MAX_CHARS, the rest counted lost', async () => {
+    const doc = new VoiceResponse();
+    doc.connect({ action: '/relay4-done' }).conversationRelay({ url: relay.url('/relay4') });
+    app.on('/relay4-start', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/relay4-done', done.toString());
+    // 250 tokens of 4,000 characters, no sentence end, no `last`: a million characters of one reply
+    const token = 'blah '.repeat(800);
+    const sent = 250 * token.length;
+    relay.onMessage = (s, m) => {
+      if (m.type !== 'setup' || s.path !== '/relay4') return;
+      for (let i = 0; i < 250; i++) s.send({ type: 'text', token, last: false });
+    };
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay4-start') } }], { talk: false });
+    await app.next('/relay4-start');
+    // the reply full, what it kept is spoken at once (no sentence end, no `last` will come)
+    await until(() => call.peer.voiced() > 10, 20_000, 'the kept text spoken');
+    relay.sessions.find((x) => x.path === '/relay4')!.send({ type: 'end', handoffData: 'flooded' });
+    const cb = await app.next('/relay4-done', 30_000);
+    expect(cb.params.SessionStatus).to.equal('ended');
+    const db = stack.api.ctx.db;
+    const repo = relayLinesRepo(db);
+    // the reply is written as the session ends (the sink's own order), then its loss
+    const loss = await until(() => repo.lossOf(f.customer.id, call.callId), 10_000, 'the lost characters counted');
+    const lines = await repo.ofCall(f.customer.id, call.callId);
+    // the first RELAY_LINE_MAX_CHARS characters (the first token, its trailing space trimmed)
+    expect(token.length).to.equal(RELAY_LINE_MAX_CHARS);
+    expect(lines.map((l) => l.text)).to.deep.equal([token.trim()]);
+    expect(loss).to.deep.equal({ replies: 0, chars: sent - RELAY_LINE_MAX_CHARS });
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     call.peer.close();

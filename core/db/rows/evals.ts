@@ -79,3 +79,14 @@ export interface RelayLineRow {
   interrupted: boolean;
   tm_create: Date;
 }
+
+/** What of a ConversationRelay app's replies on a call was not kept in relay_lines (core/repos/relay-lines.ts). */
+export interface RelayLineLossRow {
+  call_id: string;
+  customer_id: string;
+  /** replies not written (past RELAY_LINES_MAX, or their write failed) */
+  replies_lost: number;
+  /** their characters and those cut off a reply past RELAY_LINE_MAX_CHARS */
+  chars_lost: number;
+  tm_update: Date;
+}

@@ -12,7 +12,8 @@
  * - barge-in: UserStartedSpeaking (the vendor stopped its own speech); no truncate message exists,
  *   the cut is the host's dropping of what was not yet played. A response ends with AgentAudioDone.
  * - transcripts: ConversationText (user, assistant); the assistant's comes before its response's audio
- *   and is reported with it (at its first audio frame, else before the next message).
+ *   and is reported with it (at its first audio frame, else before the next message); when the session
+ *   ends first, as the session ends (endHeld), marked cut: none of its audio played.
  * - function calls: FunctionCallRequest (client_side) → FunctionCallResponse; the agent goes on.
  * - the caller's turn: ConversationText role user is the vendor's transcript of the caller's whole
  *   utterance (its turn over); the next AgentStartedSpeaking, sent as the reply's audio starts, has
@@ -52,6 +53,8 @@ export class DeepgramAgentLink implements ModelLink {
   private callerTurn = false;
   /** the agent's words (ConversationText assistant) waiting for their response's first audio */
   private saidText: string | null = null;
+  /** the host, once connected (endHeld reports to it) */
+  private host: LinkHost | null = null;
   /** messages in arrival order (binary audio is read asynchronously from its Blob) */
   private queue: Promise<void> = Promise.resolve();
 
@@ -66,6 +69,7 @@ export class DeepgramAgentLink implements ModelLink {
       throw netError(VENDOR, e);
     }
     this.rate = rate;
+    this.host = host;
     let opened = false;
     let fail: (e: Error) => void = () => undefined;
     const failed = new Promise<never>((_, reject) => (fail = reject));
@@ -211,6 +215,13 @@ export class DeepgramAgentLink implements ModelLink {
         return;
       }
     }
+  }
+
+  /** The session ends: the words waiting for their response's audio are what was said up to the end, none of it heard. */
+  endHeld(): void {
+    const text = this.saidText;
+    this.saidText = null;
+    if (text && this.host && !this.closed) this.host.said(text, `response-${this.response}`, true);
   }
 
   private flushSaid(host: LinkHost, item?: string): void {

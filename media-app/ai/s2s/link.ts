@@ -46,8 +46,11 @@ export interface LinkHost {
   callerSpeechEnded(speechEndAt: number): void;
   /** the caller's words (a whole utterance) */
   heard(text: string): void;
-  /** the model's words (a whole response), and the item whose audio they are where the vendor says */
-  said(text: string, item?: string): void;
+  /**
+   * the model's words (a whole response), and the item whose audio they are where the vendor says;
+   * `unplayed`: the session is ending before their audio played (ModelLink.endHeld): they are recorded cut
+   */
+  said(text: string, item?: string, unplayed?: boolean): void;
   toolCalls(calls: LinkToolCall[]): void;
   /** the session cannot go on (refused key, the vendor closed the connection) */
   fail(message: string): void;
@@ -95,6 +98,12 @@ export interface ModelLink {
    * the model), else the setup to go on with (a team hand-off's new member, or the same).
    */
   toolResults(results: LinkToolResult[], next: { setup: LinkSetup; handoff: boolean } | null): void;
+  /**
+   * The session is ending: words the link holds back until their audio comes (Deepgram: a response's
+   * text comes before its audio) are reported now (`said`, unplayed), before the host stops taking them.
+   * A link that holds none back has nothing to do.
+   */
+  endHeld?(): void;
   close(): void;
 }
 
