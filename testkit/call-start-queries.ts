@@ -40,8 +40,19 @@ export function beforeListening(c: CallStart): StartQuery[] {
 export function kindOf(sql: string): string {
   const s = sql.trim().replace(/\s+/g, ' ');
   const verb = /^(select|insert|update|delete|with|begin|commit|rollback)\b/i.exec(s)?.[1]?.toLowerCase() ?? s.slice(0, 20);
-  const table = /^(?:insert into|update|delete from)\s+"?([a-z_]+)/i.exec(s)?.[1] ?? /\bfrom\s+"?([a-z_]+)/i.exec(s)?.[1] ?? '';
+  const table = /^(?:insert into|update|delete from)\s+"?([a-z_]+)/i.exec(s)?.[1] ?? topLevelFrom(s);
   return table ? `${verb} ${table}` : verb;
+}
+
+/** The table after a statement's own FROM (not a subquery's, in parentheses); '' when none. */
+function topLevelFrom(s: string): string {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '(') depth++;
+    else if (s[i] === ')') depth--;
+    else if (depth === 0 && /^from\s/i.test(s.slice(i, i + 5)) && /\s/.test(s[i - 1] ?? ' ')) return /^from\s+"?([a-z_]+)/i.exec(s.slice(i))?.[1] ?? '';
+  }
+  return '';
 }
 
 interface Tag {
