@@ -115,7 +115,7 @@ export class AiSession {
     return { ai, team };
   }
 
-  /** Loads the AI (or team), checks its endpoint, writes the aicall (initiating → progressing). */
+  /** Loads the AI (or team), checks its endpoint, writes the aicall (progressing; its initializing and progressing events in order). */
   static async start(deps: AiDeps, opts: StartOptions): Promise<AiSession> {
     // the AI's row and the version to run are read together (neither waits for the other)
     const [found, version] = await Promise.all([AiSession.assistance(deps, opts), opts.aiVersion]);
