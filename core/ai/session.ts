@@ -15,10 +15,11 @@ import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
 import { retrieve, knowledgeMessage } from '../rag/search';
 import { aisRepo, type AiRow } from '../repos/ais';
-import { aiAtVersion, aiVersionsRepo } from '../repos/ai-versions';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
 import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
 import { toolDefs, type AiActions, type ToolName } from './tools';
+import { AiNotFound, assistanceOf, atVersion } from './session-assistance';
+export { AiNotFound };
 import { Prefetch } from './prefetch';
 import { jsonText } from '../json-text';
 export { EMPTY_UUID as NO_ID };
@@ -52,8 +53,6 @@ export interface StartOptions {
 
 /** Why the conversation ended, when a tool ended it. */
 export type EndRequest = { kind: 'stop_service' } | { kind: 'stop_flow' } | { kind: 'connect'; destinations: { type: string; target: string }[] };
-
-export class AiNotFound extends Error {}
 
 const MAX_TOOL_ROUNDS = 5;
 
@@ -99,29 +98,13 @@ export class AiSession {
   /** The version the session runs (StartOptions.aiVersion, resolved); undefined: the AI's latest. */
   aiVersion: number | undefined;
 
-  /** The AI (or the team and its start member's AI) the session names. */
-  private static async assistance(deps: AiDeps, opts: StartOptions): Promise<{ ai: AiRow; team: TeamRow | null }> {
-    const ais = aisRepo(deps.db);
-    if (opts.assistanceType !== 'team') {
-      const ai = await ais.get(opts.customerId, opts.assistanceId);
-      if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
-      return { ai, team: null };
-    }
-    const team = await teamsRepo(deps.db).get(opts.customerId, opts.assistanceId);
-    if (!team) throw new AiNotFound(`team ${opts.assistanceId} not found`);
-    const m = team.members.find((x) => x.id === team.start_member_id) ?? team.members[0];
-    const ai = m ? await ais.get(opts.customerId, m.ai_id) : null;
-    if (!ai) throw new AiNotFound(`the start member of team ${opts.assistanceId} has no AI`);
-    return { ai, team };
-  }
-
   /** Loads the AI (or team), checks its endpoint, writes the aicall (progressing; its initializing and progressing events in order). */
   static async start(deps: AiDeps, opts: StartOptions): Promise<AiSession> {
     // the AI's row and the version to run are read together (neither waits for the other)
-    const [found, version] = await Promise.all([AiSession.assistance(deps, opts), opts.aiVersion]);
+    const [found, version] = await Promise.all([assistanceOf(deps, opts), opts.aiVersion]);
     const team = found.team;
     let ai = found.ai;
-    if (version !== undefined) ai = await AiSession.atVersion(deps, { ...opts, aiVersion: version }, ai);
+    if (version !== undefined) ai = await atVersion(deps, { ...opts, aiVersion: version }, ai);
     // throws LlmError NOT_CONFIGURED before anything is written
     const holder: { s: AiSession | null } = { s: null };
     const llm = chatLlmFor(ai, deps, opts.speechToSpeech, (f) => holder.s?.fellBack(f));
@@ -152,16 +135,6 @@ export class AiSession {
     await s.publish(AICALL_EVENT.initiating as EventType, aicallJson({ ...aicall, status: 'initiating', tm_update: null }));
     await s.publish(AICALL_EVENT.progressing as EventType);
     return s;
-  }
-
-  /** The AI as its pinned version had it; a team, or a version the AI does not have, is refused (no fallback to the latest). */
-  private static async atVersion(deps: AiDeps, opts: StartOptions & { aiVersion: number }, ai: AiRow): Promise<AiRow> {
-    if (opts.assistanceType !== 'ai') throw new AiNotFound(`ai_version pins a version of an AI, not of a ${opts.assistanceType}`);
-    const v = await aiVersionsRepo(deps.db).get(opts.customerId, ai.id, opts.aiVersion);
-    if (!v) throw new AiNotFound(`ai ${ai.id} has no version ${opts.aiVersion}`);
-    const at = aiAtVersion(ai, v);
-    if ('error' in at) throw new AiNotFound(at.error);
-    return at;
   }
 
   /** Picks up an existing aicall (text conversations through the API): its AI or current member, its messages. */
