@@ -41,7 +41,7 @@ import { EvalWorker } from '../../../evals/worker';
 import { storageBackend } from '../../../core/storage/backend';
 import { compareStages, formatRows, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
-import { cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
+import { askLine, cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
 import type { StandInSettings, StandInUrls } from './stand-ins';
 import { beforeListening, describeStart, kindOf, recordCallStarts, type CallStart } from '../../../testkit/call-start-queries';
 
@@ -171,6 +171,7 @@ interface RunContext {
  */
 async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
+  await firstLine(askLine(c.standIns, 'loop'), 10_000); // the stand-ins' loop delay counted from here
   const cpu0 = sampleCpu(c.standIns, c.callers);
   const t0 = Date.now();
   const delay = loopDelay();
@@ -193,11 +194,12 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
     starts?.stop();
     delayText = delay.stop();
   }
+  const standInsLoop = await firstLine<{ p50: number; p99: number; max: number }>(askLine(c.standIns, 'loop'), 10_000);
   const wall = Date.now() - t0;
   const queries = [...statements.values()].reduce((a, b) => a + b, 0);
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection`,
+    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay p50 ${standInsLoop.p50} ms, p99 ${standInsLoop.p99} ms, max ${standInsLoop.max} ms`,
   );
   if (LIST_QUERIES) for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1])) c.lines.push(`  ${(n / calls).toFixed(1)} a call: ${sql.slice(0, 160)}`);
   if (starts) c.lines.push(...callStartLines(starts.calls, calls));
