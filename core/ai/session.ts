@@ -15,10 +15,11 @@ import { llmFor } from '../llm/endpoint';
 import type { EgressPolicy } from '../net';
 import { retrieve, knowledgeMessage } from '../rag/search';
 import { aisRepo, type AiRow } from '../repos/ais';
-import { aiAtVersion, aiVersionsRepo } from '../repos/ai-versions';
 import { AICALL_EVENT, aicallJson, aicallsRepo, aimessageJson, type AicallRow, type AicallStatus, type AimessageRow } from '../repos/ai-calls';
 import { teamsRepo, type TeamMember, type TeamRow } from '../repos/teams';
 import { toolDefs, type AiActions, type ToolName } from './tools';
+import { AiNotFound, assistanceOf, atVersion } from './session-assistance';
+export { AiNotFound };
 import { Prefetch } from './prefetch';
 import { jsonText } from '../json-text';
 export { EMPTY_UUID as NO_ID };
@@ -43,14 +44,15 @@ export interface StartOptions {
   actions?: AiActions;
   /** the host talks to a speech-to-speech engine_model itself (ai_talk); anyone else is refused one */
   speechToSpeech?: boolean;
-  /** run this version of the AI (an assistance of type ai), never its latest instead (issue 56) */
-  aiVersion?: number;
+  /**
+   * run this version of the AI (an assistance of type ai), never its latest instead (issue 56); a
+   * promise (ai_talk's lookup of an eval run's pin) is awaited beside the AI's row, undefined: the latest
+   */
+  aiVersion?: number | Promise<number | undefined>;
 }
 
 /** Why the conversation ended, when a tool ended it. */
 export type EndRequest = { kind: 'stop_service' } | { kind: 'stop_flow' } | { kind: 'connect'; destinations: { type: string; target: string }[] };
-
-export class AiNotFound extends Error {}
 
 const MAX_TOOL_ROUNDS = 5;
 
@@ -93,55 +95,46 @@ export class AiSession {
     this.member = team ? (team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null) : null;
   }
 
-  /** Loads the AI (or team), checks its endpoint, writes the aicall (initiating → progressing). */
+  /** The version the session runs (StartOptions.aiVersion, resolved); undefined: the AI's latest. */
+  aiVersion: number | undefined;
+
+  /** Loads the AI (or team), checks its endpoint, writes the aicall (progressing; its initializing and progressing events in order). */
   static async start(deps: AiDeps, opts: StartOptions): Promise<AiSession> {
-    const ais = aisRepo(deps.db);
-    let team: TeamRow | null = null;
-    let ai: AiRow | null;
-    if (opts.assistanceType === 'team') {
-      team = await teamsRepo(deps.db).get(opts.customerId, opts.assistanceId);
-      if (!team) throw new AiNotFound(`team ${opts.assistanceId} not found`);
-      const m = team.members.find((x) => x.id === team!.start_member_id) ?? team.members[0];
-      ai = m ? await ais.get(opts.customerId, m.ai_id) : null;
-      if (!ai) throw new AiNotFound(`the start member of team ${opts.assistanceId} has no AI`);
-    } else {
-      ai = await ais.get(opts.customerId, opts.assistanceId);
-      if (!ai) throw new AiNotFound(`ai ${opts.assistanceId} not found`);
-    }
-    if (opts.aiVersion !== undefined) ai = await AiSession.atVersion(deps, opts, ai);
+    // the AI's row and the version to run are read together (neither waits for the other)
+    const [found, version] = await Promise.all([assistanceOf(deps, opts), opts.aiVersion]);
+    const team = found.team;
+    let ai = found.ai;
+    if (version !== undefined) ai = await atVersion(deps, { ...opts, aiVersion: version }, ai);
     // throws LlmError NOT_CONFIGURED before anything is written
     const holder: { s: AiSession | null } = { s: null };
     const llm = chatLlmFor(ai, deps, opts.speechToSpeech, (f) => holder.s?.fellBack(f));
-    const aicall = await aicallsRepo(deps.db).create(opts.customerId, {
-      assistance_type: opts.assistanceType,
-      assistance_id: opts.assistanceId,
-      ai_engine_model: ai.engine_model,
-      ai_tts_type: ai.tts_type,
-      ai_tts_voice_id: ai.tts_voice_id,
-      ai_stt_type: ai.stt_type,
-      ai_vad_config: ai.vad_config,
-      parameter: team?.parameter ?? ai.parameter,
-      activeflow_id: opts.activeflowId || null,
-      reference_type: opts.referenceType,
-      reference_id: opts.referenceId || null,
-      current_member_id: team?.start_member_id ?? null,
-      stt_language: ai.stt_language,
-    });
+    // written as progressing in one statement (the start's one round trip to the database); its two
+    // status events go out in order, the first with the row as it was initiating
+    const aicall = await aicallsRepo(deps.db).create(
+      opts.customerId,
+      {
+        assistance_type: opts.assistanceType,
+        assistance_id: opts.assistanceId,
+        ai_engine_model: ai.engine_model,
+        ai_tts_type: ai.tts_type,
+        ai_tts_voice_id: ai.tts_voice_id,
+        ai_stt_type: ai.stt_type,
+        ai_vad_config: ai.vad_config,
+        parameter: team?.parameter ?? ai.parameter,
+        activeflow_id: opts.activeflowId || null,
+        reference_type: opts.referenceType,
+        reference_id: opts.referenceId || null,
+        current_member_id: team?.start_member_id ?? null,
+        stt_language: ai.stt_language,
+      },
+      { progressing: true },
+    );
     const s = new AiSession(deps, aicall, ai, team, opts, llm);
+    s.aiVersion = version;
     holder.s = s;
-    await s.publish(AICALL_EVENT.initiating as EventType);
-    await s.setStatus('progressing');
+    await s.publish(AICALL_EVENT.initiating as EventType, aicallJson({ ...aicall, status: 'initiating', tm_update: null }));
+    await s.publish(AICALL_EVENT.progressing as EventType);
     return s;
-  }
-
-  /** The AI as its pinned version had it; a team, or a version the AI does not have, is refused (no fallback to the latest). */
-  private static async atVersion(deps: AiDeps, opts: StartOptions, ai: AiRow): Promise<AiRow> {
-    if (opts.assistanceType !== 'ai') throw new AiNotFound(`ai_version pins a version of an AI, not of a ${opts.assistanceType}`);
-    const v = await aiVersionsRepo(deps.db).get(opts.customerId, ai.id, opts.aiVersion!);
-    if (!v) throw new AiNotFound(`ai ${ai.id} has no version ${opts.aiVersion}`);
-    const at = aiAtVersion(ai, v);
-    if ('error' in at) throw new AiNotFound(at.error);
-    return at;
   }
 
   /** Picks up an existing aicall (text conversations through the API): its AI or current member, its messages. */

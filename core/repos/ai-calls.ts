@@ -101,8 +101,14 @@ export function participantJson(p: ParticipantRow) {
 export function aicallsRepo(db: Db) {
   const live = () => db('aicalls').whereNull('tm_delete');
   return {
-    async create(customerId: string, input: AicallInput): Promise<AicallRow> {
-      const row: Record<string, unknown> = { ...input, id: newId(), customer_id: customerId, status: 'initiating', tm_create: clock.now() };
+    /**
+     * A new aicall, `initiating`; or already `progressing` (`progressing: true`: a session that starts
+     * at once, written in one statement instead of an insert and its first transition).
+     */
+    async create(customerId: string, input: AicallInput, opts: { progressing?: boolean } = {}): Promise<AicallRow> {
+      const now = clock.now();
+      const row: Record<string, unknown> = { ...input, id: newId(), customer_id: customerId, status: 'initiating', tm_create: now };
+      if (opts.progressing) Object.assign(row, { status: 'progressing', tm_update: now });
       // a copy of the AI's parameter: its vendor keys stay sealed (an unsealed one is sealed here)
       if (input.parameter !== undefined) row.parameter = sealParameter(input.parameter);
       for (const k of ['ai_vad_config', 'parameter'] as const) if (row[k] !== undefined) row[k] = JSON.stringify(row[k]);

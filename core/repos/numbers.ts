@@ -5,6 +5,7 @@ import { EMPTY_UUID, newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { NumberRow } from '../db/rows/numbers';
+import type { FlowDefinition } from '../flow';
 export type { NumberRow, NumberType } from '../db/rows/numbers';
 
 export type NumberCreate = Pick<NumberRow, 'customer_id' | 'number' | 'type'> &
@@ -57,6 +58,18 @@ export function numbersRepo(db: Db) {
     /** The live row of a number (inbound routing: dialled number -> call_flow_id). */
     async getByNumber(number: string): Promise<NumberRow | null> {
       return ((await live().where({ number }).first()) as NumberRow | undefined) ?? null;
+    },
+    /**
+     * The number with its call flow read in the same statement (an inbound call's start: one round trip
+     * less before its flow runs): `call_flow` is the live flow of the number's customer it names, else null.
+     */
+    async getByNumberWithFlow(number: string): Promise<(NumberRow & { call_flow: FlowDefinition | null }) | null> {
+      const flow = db('flows as f')
+        .select(db.raw("jsonb_build_object('id', f.id, 'actions', f.actions, 'on_complete_flow_id', f.on_complete_flow_id)"))
+        .whereRaw('f.id = numbers.call_flow_id and f.customer_id = numbers.customer_id')
+        .whereNull('f.tm_delete')
+        .as('call_flow');
+      return ((await live().where({ number }).select('numbers.*', flow).first()) as (NumberRow & { call_flow: FlowDefinition | null }) | undefined) ?? null;
     },
     /** Which of `numbers` have a live owner. */
     async taken(numbers: string[]): Promise<Set<string>> {

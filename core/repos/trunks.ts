@@ -11,6 +11,7 @@ import { newId } from '../ids';
 import { formatLegacy } from '../time';
 import { paginate, toPage, type Page, type PageParams } from '../pagination';
 import type { TrunkRow } from '../db/rows/trunks';
+import type { CustomerStatus } from '../db/rows/customers';
 export type { TrunkAuthType, TrunkRow } from '../db/rows/trunks';
 
 export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode' | 'codecs'>>;
@@ -42,6 +43,23 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
 export function trunksRepo(db: Db) {
   const table = () => db('trunks');
   const live = () => table().whereNull('tm_delete');
+  /**
+   * findBySourceIp, each trunk with its customer's status read in the same statement (an inbound call's
+   * start: the account's standing without another round trip; null: no customer row).
+   */
+  const bySourceIp = async (ip: string): Promise<{ trunk: TrunkRow; customerStatus: CustomerStatus | null }[]> => {
+    const rows = await db.raw(
+      `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
+        FROM trunks t, unnest(t.allowed_ips) a
+        WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
+        GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
+      [ip],
+    );
+    return (rows.rows as (TrunkRow & { best?: number; customer_status: CustomerStatus | null })[]).map(({ best: _b, customer_status, ...r }) => ({
+      trunk: r as TrunkRow,
+      customerStatus: customer_status,
+    }));
+  };
   return {
     async create(customerId: string, domainName: string, f: TrunkFields): Promise<TrunkRow> {
       const [row] = await table()
@@ -57,14 +75,9 @@ export function trunksRepo(db: Db) {
     },
     /** Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first). */
     async findBySourceIp(ip: string): Promise<TrunkRow[]> {
-      const rows = await db.raw(
-        `SELECT t.*, max(masklen(a::cidr)) AS best FROM trunks t, unnest(t.allowed_ips) a
-          WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
-          GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
-        [ip],
-      );
-      return (rows.rows as (TrunkRow & { best?: number })[]).map(({ best: _b, ...r }) => r as TrunkRow);
+      return (await bySourceIp(ip)).map((t) => t.trunk);
     },
+    findBySourceIpWithStanding: bySourceIp,
     async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
       const [row] = await live()
         .where({ id })

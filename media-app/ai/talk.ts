@@ -16,7 +16,7 @@ import { egressPolicyFor } from '../../core/net';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { CallPort } from '../flow/call-port';
 import { Speaker } from '../voices';
-import { assistanceOf, startFailure, startSession } from './assistance';
+import { assistanceOf, startSession } from './assistance';
 import { flowActions, voiceSettings, type FlowSide } from './host-actions';
 import { VoiceAgent, type AgentVoice, type VoiceEnd } from './voice';
 import { RealtimeAgent } from './realtime';
@@ -57,18 +57,13 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
   const refused = engineOnly(ep, AI_TALK_FEATURE);
   if (refused) return { kind: 'failed', message: refused.message };
   let run: Run | null = null;
-  let aiVersion: number | undefined;
-  try {
-    aiVersion = await versionOf(svc, call, flow, who, option);
-  } catch (e) {
-    return { kind: 'failed', message: startFailure('ai_talk', e) };
-  }
+  // the session reads the AI's row while the pin is taken (startSession says a failure of either)
   const session = await startSession(svc, flow, who, {
     action: 'ai_talk',
     referenceType: 'call',
     referenceId: call.info.id,
     speechToSpeech: true,
-    ...(aiVersion !== undefined ? { aiVersion } : {}),
+    aiVersion: versionOf(svc, call, flow, who, option),
     actions: {
       ...flowActions(flow),
       connect: async () => 'connecting',
@@ -80,6 +75,7 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
     },
   });
   if ('failed' in session) return { kind: 'failed', message: session.failed };
+  const aiVersion = session.aiVersion;
   flow.note('aicall_started', { aicall_id: session.id, ...(aiVersion !== undefined ? { ai_version: aiVersion } : {}) });
   const duration = option.duration ?? 0;
   const r: Run = { svc, call, ep, session, flow, signal, maxDurationMs: duration > 0 ? duration * 1000 : 0, agent: null };

@@ -10,7 +10,7 @@ import { nodeCallsKey } from '../../core/calls/node-keys';
 import { isUniqueViolation, retrying, retryWrite } from '../../core/db/retry';
 import { PgActiveflowStore } from '../../core/repos/activeflows';
 import { PgFlowStore } from '../../core/repos/flows';
-import type { Action } from '../../core/flow';
+import type { Action, FlowDefinition } from '../../core/flow';
 import { ActiveflowManager } from '../flow/manager';
 import type { Address as FlowAddress, ConnectRequest, ConnectResult, OriginateRequest } from '../flow/call-port';
 import { realClock, abortError } from '../kit/clock';
@@ -46,6 +46,8 @@ function toAddress(a: FlowAddress): Address {
 
 export interface FlowSpec {
   flowId?: string;
+  /** flowId's flow, already read (the router reads a number's with it) */
+  flow?: FlowDefinition | null;
   actions?: Action[];
   variables?: Record<string, string>;
 }
@@ -210,6 +212,7 @@ export class CallFactory implements CallLegs {
         id,
         customer_id: call.row.customer_id,
         flow_id: spec.flowId && spec.flowId !== EMPTY_UUID ? spec.flowId : undefined,
+        flow: spec.flow,
         actions: spec.actions,
         reference_type: 'call',
         reference_id: call.id,

@@ -4,7 +4,7 @@
  * nothing left to do.
  */
 import { randomUUID } from 'node:crypto';
-import { type Action, EMPTY_UUID, isUnset } from '../../core/flow';
+import { type Action, EMPTY_UUID, type FlowDefinition, isUnset } from '../../core/flow';
 import { ApiError } from '../../core/errors';
 import { ActiveflowSession, type SessionDeps, type TraceEntry } from './activeflow';
 import type { CallPort, Originator } from './call-port';
@@ -15,6 +15,8 @@ export interface StartRequest {
   customer_id: string;
   /** Run this stored flow... */
   flow_id?: string;
+  /** ...already read with what named it (an inbound number's): used when it is flow_id's, else flow_id is read */
+  flow?: FlowDefinition | null;
   /** ...or these actions (already validated). */
   actions?: Action[];
   reference_type: ReferenceType;
@@ -68,7 +70,7 @@ export class ActiveflowManager {
     let flowId = EMPTY_UUID;
     let onComplete = req.on_complete_flow_id ?? EMPTY_UUID;
     if (!isUnset(req.flow_id)) {
-      const flow = await this.deps.flows.get(req.flow_id!, req.customer_id);
+      const flow = req.flow?.id === req.flow_id ? req.flow : await this.deps.flows.get(req.flow_id!, req.customer_id);
       if (!flow) throw new ApiError('FLOW_NOT_FOUND', `flow ${req.flow_id} not found`);
       actions = flow.actions;
       flowId = flow.id;

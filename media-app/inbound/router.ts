@@ -94,7 +94,8 @@ export class InboundRouter {
 
     const digits = /^\+?\d{3,20}$/.test(user) ? (user.startsWith('+') ? user : `+${user}`) : null;
     if (digits) {
-      const number = await numbersRepo(deps.db).getByNumber(digits);
+      // its flow in the same statement: the flow starts without another round trip
+      const number = await numbersRepo(deps.db).getByNumberWithFlow(digits);
       // another customer's +899 number is as unknown to an extension or trunk as nobody's (404)
       if (number && isVirtualNumber(digits) && source.kind !== 'provider' && source.customerId !== number.customer_id) return void res.send(404);
       // the carrier behind a trunk's registration delivers that customer's numbers only
@@ -108,7 +109,7 @@ export class InboundRouter {
           fromPstn: source.kind === 'provider',
         });
         if (!call) return;
-        await this.factory.runFlow(call, { flowId: number.call_flow_id }).catch(async (err: Error) => {
+        await this.factory.runFlow(call, { flowId: number.call_flow_id, flow: number.call_flow }).catch(async (err: Error) => {
           deps.logger.warn({ err: err.message, call: call.id }, 'number flow did not start');
           await call.hangup('normal');
         });

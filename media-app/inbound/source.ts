@@ -19,7 +19,8 @@ import { trunksRepo, type TrunkRow } from '../../core/repos/trunks';
 import { providersRepo, type ProviderRow } from '../../core/repos/providers';
 import { numbersRepo } from '../../core/repos/numbers';
 import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
-import { closedAccount, refuseClosedAccount } from '../registrar/standing';
+import { closedAccount, refuseClosedAccount, standingOf } from '../registrar/standing';
+import type { ClosedStatus } from '../../core/repos/customers';
 import type { CallDeps } from '../call/deps';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { SipUri } from '../kit/sip-uri';
@@ -27,7 +28,7 @@ import { liveProviders } from '../../core/repos/providers';
 
 export type CallSource =
   | { kind: 'extension'; customerId: string; ext: ExtensionRow }
-  | { kind: 'trunk'; customerId: string; trunk: TrunkRow; registered?: true }
+  | { kind: 'trunk'; customerId: string; trunk: TrunkRow; registered?: true; /** its account's standing, read with it (by address) */ standing?: ClosedStatus | null }
   | { kind: 'provider'; provider: ProviderRow; registered?: true };
 
 /**
@@ -39,7 +40,7 @@ export async function identifySource(deps: CallDeps, req: SrfRequest, res: SrfRe
   const source = await resolveSource(deps, req, res, from, ruri);
   const customerId = source && 'customerId' in source ? source.customerId : null;
   if (!source || !customerId) return source;
-  const closed = await closedAccount(deps.db, customerId);
+  const closed = source.kind === 'trunk' && source.standing !== undefined ? source.standing : await closedAccount(deps.db, customerId);
   if (!closed) return source;
   deps.logger.info({ source: source.kind, customer_id: customerId, account: closed }, 'INVITE refused: account closed');
   refuseClosedAccount(res, closed);
@@ -67,13 +68,16 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
     return ext ? { kind: 'extension', customerId: ext.customer_id, ext } : null;
   }
   const trunks = trunksRepo(deps.db);
-  const byIp = await trunks.findBySourceIp(req.source_address).catch(() => []);
+  // each trunk with its account's standing, in one statement
+  const withStanding = await trunks.findBySourceIpWithStanding(req.source_address).catch(() => []);
+  const byIp = withStanding.map((t) => t.trunk);
+  const standing = (t: TrunkRow) => standingOf(withStanding.find((x) => x.trunk === t)!.customerStatus);
   const suffix = `.trunk.${sipDomain}`;
   const trunkHost = [ruri.host, from.host].find((h) => h.endsWith(suffix));
   if (trunkHost) {
     const domainName = trunkHost.slice(0, -suffix.length);
     const named = byIp.find((t) => t.domain_name === domainName);
-    if (named) return { kind: 'trunk', customerId: named.customer_id, trunk: named };
+    if (named) return { kind: 'trunk', customerId: named.customer_id, trunk: named, standing: standing(named) };
     const trunk = await deps.registrar.authenticateWith(
       req,
       res,
@@ -91,7 +95,7 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
 
   if (byIp.length) {
     const trunk = await unambiguous(deps, byIp, ruri.user);
-    if (trunk) return { kind: 'trunk', customerId: trunk.customer_id, trunk };
+    if (trunk) return { kind: 'trunk', customerId: trunk.customer_id, trunk, standing: standing(trunk) };
     deps.logger.info({ source: req.source_address }, 'trunks of several customers claim this address: refused (dial the trunk domain)');
     res.send(403);
     return null;

@@ -6,14 +6,18 @@
  * gone counts as deleted. A failed lookup throws: the request fails with 500, it is not let through.
  */
 import type { Db } from '../../core/db/knex';
-import { customersRepo, isClosedStatus, type ClosedStatus } from '../../core/repos/customers';
+import { customersRepo, isClosedStatus, type ClosedStatus, type CustomerStatus } from '../../core/repos/customers';
 import type { SrfResponse } from '../kit/srf';
 
 /** The customer's closed state, or null when it may use the platform (initial, active). */
 export async function closedAccount(db: Db, customerId: string): Promise<ClosedStatus | null> {
-  const info = await customersRepo(db).statusOf(customerId);
-  if (!info) return 'deleted';
-  return isClosedStatus(info.status) ? info.status : null;
+  return standingOf((await customersRepo(db).statusOf(customerId))?.status ?? null);
+}
+
+/** closedAccount's answer from a customer's status already read (null: no customer row). */
+export function standingOf(status: CustomerStatus | null): ClosedStatus | null {
+  if (status === null) return 'deleted';
+  return isClosedStatus(status) ? status : null;
 }
 
 /** 403 with a Warning (RFC 3261 20.43, code 399: miscellaneous) naming the account's state. */

@@ -4,7 +4,9 @@
 // is right, so nothing tells a stranger the account's state.
 import { expect } from 'chai';
 import { testDb, truncateAll } from '../../testkit/db';
-import { createExtension, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
+import { createExtension, SIP_DOMAIN, startPlatform, UdpSip, type Platform } from '../../testkit/media-app/harness';
+import { loopbackTrunk } from '../../testkit/trunks';
+import { trunksRepo } from '../../core/repos/trunks';
 import { authorization, challengesOf, rawRegister as raw } from './digest-client';
 import type { CustomerStatus } from '../../core/repos/customers';
 
@@ -86,6 +88,45 @@ describe('media-app registrar: the account status gate', function () {
     expect(r.status).to.equal(403);
     expect(r.headers.find(([k]) => k === 'warning')?.[1]).to.match(/^399 \S+ "account frozen"$/);
   });
+
+  // the trunk's lookup by address reads its account's standing in the same statement (inbound/source.ts)
+  for (const status of ['frozen', 'deleted'] as const) {
+    it(`a ${status} account's trunk gets 403 on INVITE, by its address and by its domain; an active one is let through the gate`, async () => {
+      const { customerId } = await createExtension();
+      const domain = `st${status}${Date.now()}`;
+      const db = await testDb();
+      const trunk = await loopbackTrunk(db, customerId, domain);
+      const invite = (host: string, n: number) =>
+        [
+          `INVITE sip:+15550001111@${host} SIP/2.0`,
+          `Via: SIP/2.0/UDP 127.0.0.1:${u.port};branch=z9hG4bK-tr${n}-${Date.now()}`,
+          `From: <sip:+15557654321@127.0.0.1>;tag=tr${n}`,
+          `To: <sip:+15550001111@${host}>`,
+          `Call-ID: tr-${u.port}-${n}@127.0.0.1`,
+          `CSeq: ${n} INVITE`,
+          `Contact: <sip:+15557654321@127.0.0.1:${u.port}>`,
+          'Max-Forwards: 70',
+          'Content-Type: application/sdp',
+          `Content-Length: ${SDP.length}`,
+          '',
+          SDP,
+        ].join('\r\n');
+      const hosts = ['127.0.0.1', `${domain}.trunk.${SIP_DOMAIN}`];
+      try {
+        // active: past the gate (no route to the number: not 403)
+        for (const [i, host] of hosts.entries()) expect((await u.request(invite(host, i + 1), p.sipPort)).status).to.not.equal(403);
+        await setStatus(customerId, status);
+        for (const [i, host] of hosts.entries()) {
+          const r = await u.request(invite(host, i + 3), p.sipPort);
+          expect(r.status, host).to.equal(403);
+          expect(r.headers.find(([k]) => k === 'warning')?.[1], host).to.match(new RegExp(`^399 \\S+ "account ${status}"$`));
+        }
+      } finally {
+        // the next test's trunk claims the same address (two customers' claims: refused as ambiguous)
+        await trunksRepo(db).softDelete(trunk.id);
+      }
+    });
+  }
 });
 
 const SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');

@@ -121,6 +121,12 @@ export function firstLine<T>(child: ChildProcess, ms: number): Promise<T> {
   });
 }
 
+/** Writes `line` to `child`'s stdin and returns the child, for firstLine to read its answer. */
+export function askLine(child: ChildProcess, line: string): ChildProcess {
+  child.stdin!.write(line + '\n');
+  return child;
+}
+
 /** Ends `child` (its stdin closed, then SIGTERM) and waits for its exit, SIGKILL after `ms` (testkit's endProcess). */
 export function endChild(child: ChildProcess, ms = 15_000): Promise<void> {
   return endProcess(

@@ -41,8 +41,9 @@ import { EvalWorker } from '../../../evals/worker';
 import { storageBackend } from '../../../core/storage/backend';
 import { compareStages, formatRows, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
-import { cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
+import { askLine, cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
 import type { StandInSettings, StandInUrls } from './stand-ins';
+import { beforeListening, describeStart, kindOf, recordCallStarts, type CallStart } from '../../../testkit/call-start-queries';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -170,6 +171,7 @@ interface RunContext {
  */
 async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
+  await firstLine(askLine(c.standIns, 'loop'), 10_000); // the stand-ins' loop delay counted from here
   const cpu0 = sampleCpu(c.standIns, c.callers);
   const t0 = Date.now();
   const delay = loopDelay();
@@ -180,6 +182,7 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   const statements = new Map<string, number>();
   const onQuery = (q: { sql: string }) => statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1);
   c.db.on('query', onQuery);
+  const starts = LIST_QUERIES ? recordCallStarts(c.db) : null;
   let id = '';
   let delayText = '';
   try {
@@ -188,16 +191,44 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   } finally {
     clearInterval(sampler);
     c.db.off('query', onQuery);
+    starts?.stop();
     delayText = delay.stop();
   }
+  const standInsLoop = await firstLine<{ p50: number; p99: number; max: number }>(askLine(c.standIns, 'loop'), 10_000);
   const wall = Date.now() - t0;
   const queries = [...statements.values()].reduce((a, b) => a + b, 0);
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection`,
+    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay p50 ${standInsLoop.p50} ms, p99 ${standInsLoop.p99} ms, max ${standInsLoop.max} ms`,
   );
   if (LIST_QUERIES) for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1])) c.lines.push(`  ${(n / calls).toFixed(1)} a call: ${sql.slice(0, 160)}`);
+  if (starts) c.lines.push(...callStartLines(starts.calls, calls));
   return (await evalRunsRepo(c.db).get(c.cid, id))!;
+}
+
+/**
+ * `--queries`: the calls' starts (each INVITE to its agent listening, testkit/call-start-queries.ts):
+ * the queries before listening and their waits for a pool connection, by kind, and the slowest start's
+ * queries one by one.
+ */
+function callStartLines(starts: CallStart[], calls: number): string[] {
+  const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
+  const before = starts.map(beforeListening);
+  const n = sorted(before.map((qs) => qs.length));
+  const wait = sorted(before.map((qs) => qs.reduce((a, q) => a + (q.waitMs ?? 0), 0)));
+  const listening = sorted(starts.flatMap((s) => (s.listeningMs === null ? [] : [s.listeningMs])));
+  const out = [
+    `  call starts (${starts.length} INVITEs, ${listening.length} agents listening): INVITE to listening p50 ${pct(listening, 50).toFixed(0)} ms, max ${pct(listening, 100).toFixed(0)} ms; queries before listening p50 ${pct(n, 50)}, max ${pct(n, 100)}; their waits for a pool connection summed p50 ${pct(wait, 50).toFixed(0)} ms, max ${pct(wait, 100).toFixed(0)} ms`,
+  ];
+  const kinds = new Map<string, { n: number; wait: number }>();
+  for (const q of before.flat()) {
+    const k = kinds.get(kindOf(q.sql)) ?? { n: 0, wait: 0 };
+    kinds.set(kindOf(q.sql), { n: k.n + 1, wait: k.wait + (q.waitMs ?? 0) });
+  }
+  for (const [k, v] of [...kinds].sort((a, b) => b[1].n - a[1].n)) out.push(`    ${(v.n / calls).toFixed(1)} a call  ${k} (waited ${(v.wait / v.n).toFixed(0)} ms on average)`);
+  const slowest = starts.filter((s) => s.listeningMs !== null).sort((a, b) => b.listeningMs! - a.listeningMs!)[0];
+  if (slowest) out.push(`  the slowest start (listening at ${slowest.listeningMs!.toFixed(0)} ms):`, ...describeStart(slowest).map((l) => `    ${l}`));
+  return out;
 }
 
 /** ms from each call's answer to its ai_talk conversation's row, of the customer's calls since `since`, sorted. */

@@ -7,8 +7,11 @@
  * the platform under measurement and be counted in its latency stages.
  *
  * Prints one JSON line `{llm, stt, tts, key}` once listening; ends when its stdin closes (its parent gone).
+ * A line `loop` on its stdin is answered with one line: its own event-loop delay since the last such line
+ * (p50, p99, max ms), so a run can tell whether the stand-ins' loop held the agent's answers.
  *   npx tsx scripts/bench/evals/stand-ins.ts '<json: {answer, phrases, sttLatencyMs}>'
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { lastUser, startLlmServer } from '../../../testkit/llm-server';
 import { FakeDeepgram } from '../../../testkit/speech/deepgram-server';
 import { PhraseRecogniser } from '../../../testkit/speech/phrase-recogniser';
@@ -42,6 +45,20 @@ async function main(): Promise<void> {
   const urls: StandInUrls = { llm: llm.url, stt: dg.url, tts: speak.url, key: KEY };
   process.stdout.write(JSON.stringify(urls) + '\n');
   const end = () => void Promise.allSettled([llm.close(), dg.close(), speak.close()]).then(() => process.exit(0));
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let input = '';
+  process.stdin.on('data', (d: Buffer) => {
+    input += d.toString();
+    for (let nl = input.indexOf('\n'); nl >= 0; nl = input.indexOf('\n')) {
+      if (input.slice(0, nl).trim() === 'loop') {
+        const ms = (ns: number) => Math.round(ns / 1e6);
+        process.stdout.write(JSON.stringify({ p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) }) + '\n');
+        delay.reset();
+      }
+      input = input.slice(nl + 1);
+    }
+  });
   process.stdin.on('end', end);
   process.stdin.on('error', end);
   process.stdin.resume();
