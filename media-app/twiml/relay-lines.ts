@@ -16,6 +16,8 @@ export interface RelayLineSink {
    * `cutChars`: characters of it the relay did not keep (past RELAY_LINE_MAX_CHARS), counted as lost.
    */
   write(text: string, at: Date, interrupted: boolean, cutChars?: number): { cut(): void };
+  /** A reply none of whose text was kept (the say queue was full): counted as lost, in the writes' order. */
+  lose(chars: number): void;
 }
 
 export function relayLineSink(db: Db, logger: Logger, customerId: string, callId: string): RelayLineSink {
@@ -44,6 +46,9 @@ export function relayLineSink(db: Db, logger: Logger, customerId: string, callId
             if (seq !== null) await repo.markInterrupted(customerId, callId, seq);
           }),
       };
+    },
+    lose(chars) {
+      inOrder('counted lost', () => repo.lose(customerId, callId, { replies: 1, chars }));
     },
   };
 }

@@ -20,6 +20,8 @@
  *   (spoken and written) up to RELAY_LINE_MAX_CHARS: later tokens of it are dropped and counted, so the
  *   call's record says its agent transcript is incomplete (relay_line_losses) and a runaway app streaming
  *   tokens without end cannot grow the session's memory.
+ * - The say queue holds at most RELAY_SAY_QUEUE_MAX_CHARS: a reply that does not fit is dropped from there on
+ *   (not spoken, not written), counted lost and the app is sent an `error`.
  */
 import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
@@ -69,11 +71,25 @@ interface Reply {
   at: Date;
   written: { cut(): void } | null;
   cut: boolean;
+  /** the say queue was full for a part of it: nothing more of it is kept */
+  refused?: boolean;
 }
 
 type Item = { kind: 'say'; text: string; mode: Mode; lang: string; reply: Reply } | { kind: 'play'; url: string; loop: number; mode: Mode };
 
+/**
+ * Text waiting to be spoken, at most (characters of the queued sentences; a queued play counts its URL):
+ * a whole reply (RELAY_LINE_MAX_CHARS) always fits behind another. Twilio queues text sent while it speaks
+ * (`preemptible` aside) and documents no bound; an app sending replies faster than they can be spoken would
+ * grow the queue and the caller's wait without end. Past it the reply's text is dropped (not spoken, not a
+ * line), counted lost (relay_line_losses) and the app is sent an `error`.
+ */
+export const RELAY_SAY_QUEUE_MAX_CHARS = 2 * RELAY_LINE_MAX_CHARS;
+
 const SENTENCE_END = /[.!?;:]["')\]]?\s*$/;
+
+/** An item's share of RELAY_SAY_QUEUE_MAX_CHARS. */
+const weight = (i: Item): number => (i.kind === 'say' ? i.text.length : i.url.length);
 
 const modeOf = (flag: boolean | undefined, dflt: Mode): Mode => (flag === undefined ? dflt : flag ? 'any' : 'none');
 
@@ -84,6 +100,8 @@ export class RelayConversation {
   private voice: string | undefined;
   private sttProvider: string;
   private readonly queue: Item[] = [];
+  /** what the queue holds, in characters (RELAY_SAY_QUEUE_MAX_CHARS) */
+  private queued = 0;
   private tokens = '';
   private tokenMode: Mode;
   /** the reply whose tokens are coming (until its `last`) */
@@ -194,6 +212,7 @@ export class RelayConversation {
     const ms = Math.round(performance.now() - this.turn.at);
     this.cutReplies([p.item, ...this.queue]);
     this.queue.length = 0;
+    this.queued = 0;
     this.tokens = '';
     this.stopSpeech();
     this.turn = null;
@@ -216,7 +235,9 @@ export class RelayConversation {
   private closeReply(): void {
     const r = this.reply;
     this.reply = null;
-    if (r && !r.written && r.text.trim()) this.written(r);
+    if (!r || r.written) return;
+    if (r.text.trim()) this.written(r);
+    else if (r.dropped > 0) this.d.lines.lose(r.dropped);
   }
 
   private written(r: Reply): Reply {
@@ -247,20 +268,22 @@ export class RelayConversation {
         if (!this.tokens) this.tokenMode = modeOf(m.interruptible, this.mode);
         const reply = (this.reply ??= { text: '', dropped: 0, at: clock.now(), written: null, cut: false });
         // the reply is kept up to RELAY_LINE_MAX_CHARS; the rest is dropped, counted (this.tokens is part of it)
-        const token = m.token.slice(0, RELAY_LINE_MAX_CHARS - reply.text.length);
+        const token = reply.refused ? '' : m.token.slice(0, RELAY_LINE_MAX_CHARS - reply.text.length);
         reply.dropped += m.token.length - token.length;
         this.tokens += token;
         reply.text += token;
         // a full reply speaks what it kept at once: nothing more of it will come
         if (m.last || SENTENCE_END.test(this.tokens) || (reply.dropped > 0 && this.tokens)) {
-          const text = this.tokens.trim();
+          const part = this.tokens;
           this.tokens = '';
-          if (text) this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang: m.lang ?? this.ttsLanguage, reply });
+          if (part.trim()) this.sayPart(reply, part, m.lang ?? this.ttsLanguage);
         }
         if (m.last) this.closeReply();
         return;
       }
       case 'play':
+        if (this.queued + m.source.length > RELAY_SAY_QUEUE_MAX_CHARS)
+          return this.send({ type: 'error', description: `the say queue is full (${this.queued} characters waiting): the play was dropped` });
         return this.enqueue({ kind: 'play', url: m.source, loop: m.loop === 0 ? 1000 : m.loop, mode: modeOf(m.interruptible, this.mode) });
       case 'sendDigits':
         void this.d.call
@@ -294,8 +317,22 @@ export class RelayConversation {
     }
   }
 
+  /**
+   * A part of the reply whose tokens are coming, whole (a sentence, its `last`): queued to be spoken, or,
+   * the queue full, dropped with the rest of the reply (its text is what was queued; the app is told once).
+   */
+  private sayPart(reply: Reply, part: string, lang: string): void {
+    const text = part.trim();
+    if (this.queued + text.length <= RELAY_SAY_QUEUE_MAX_CHARS) return this.enqueue({ kind: 'say', text, mode: this.tokenMode, lang, reply });
+    reply.text = reply.text.slice(0, reply.text.length - part.length);
+    reply.dropped += part.length;
+    reply.refused = true;
+    this.send({ type: 'error', description: `the say queue is full (${this.queued} characters waiting): the reply's text was dropped` });
+  }
+
   private enqueue(item: Item): void {
     this.queue.push(item);
+    this.queued += weight(item);
     if (!this.working) void this.work();
   }
 
@@ -304,6 +341,7 @@ export class RelayConversation {
     this.working = true;
     try {
       for (let item = this.queue.shift(); item && !this.finished; item = this.queue.shift()) {
+        this.queued -= weight(item);
         const stop = new AbortController();
         this.playing = { item, stop };
         this.turn ??= { at: performance.now(), said: [] };

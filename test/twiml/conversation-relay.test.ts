@@ -23,6 +23,7 @@ import { useTwimlStack } from '../../testkit/twiml/stack';
 import { DOC, refusal, optionsRefused } from '../../testkit/twiml/compile-checks';
 import type { Fixture } from '../../testkit/api';
 import { RELAY_LINE_MAX_CHARS, relayLinesRepo } from '../../core/repos/relay-lines';
+import { RELAY_SAY_QUEUE_MAX_CHARS } from '../../media-app/twiml/relay';
 
 const { VoiceResponse } = twilio.twiml;
 const HINTS = 'what are your opening hours, stop please, thank you goodbye';
@@ -273,6 +274,46 @@ describe('TwiML <Connect><ConversationRelay> on real calls (a ConversationRelay 
     expect(token.length).to.equal(RELAY_LINE_MAX_CHARS);
     expect(lines.map((l) => l.text)).to.deep.equal([token.trim()]);
     expect(loss).to.deep.equal({ replies: 0, chars: sent - RELAY_LINE_MAX_CHARS });
+    const r = await call.sipp;
+    expect(r.code, r.errors + r.messages).to.equal(0);
+    call.peer.close();
+  });
+
+  it('an app flooding 1000 whole replies: the say queue is kept to RELAY_SAY_QUEUE_MAX_CHARS, the replies dropped counted lost', async () => {
+    const doc = new VoiceResponse();
+    doc.connect({ action: '/relay-flood-done' }).conversationRelay({ url: relay.url('/relay-flood') });
+    app.on('/relay-flood-start', doc.toString());
+    const done = new VoiceResponse();
+    done.hangup();
+    app.on('/relay-flood-done', done.toString());
+    // 1000 whole replies of 100 characters, sent at once: far faster than they can be spoken
+    const replyOf = (i: number) => `Reply ${String(i).padStart(4, '0')} ${'la '.repeat(28)}ends.`;
+    relay.onMessage = (s, m) => {
+      if (m.type !== 'setup' || s.path !== '/relay-flood') return;
+      for (let i = 0; i < 1000; i++) s.send({ type: 'text', token: replyOf(i), last: true });
+    };
+    expect(replyOf(999).length).to.equal(100);
+    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/relay-flood-start') } }], { talk: false });
+    await app.next('/relay-flood-start');
+    const session = await until(() => relay.sessions.find((x) => x.path === '/relay-flood'), 10_000, 'the session');
+    // the app is told its replies were dropped
+    await until(() => session.messages.some((m) => m.type === 'error' && /queue is full/.test(String(m.description))), 20_000, 'a queue-full error');
+    await until(() => call.peer.voiced() > 10, 20_000, 'the first reply spoken');
+    session.send({ type: 'end', handoffData: 'flooded' });
+    const cb = await app.next('/relay-flood-done', 30_000);
+    expect(cb.params.SessionStatus).to.equal('ended');
+    const repo = relayLinesRepo(stack.api.ctx.db);
+    // every reply is either a line (queued to be spoken) or counted lost
+    const tally = async () => {
+      const loss = await repo.lossOf(f.customer.id, call.callId);
+      const lines = await repo.ofCall(f.customer.id, call.callId);
+      return loss && lines.length + loss.replies === 1000 ? { loss, lines } : null;
+    };
+    const { loss, lines } = await until(tally, 15_000, 'all 1000 replies written or counted lost');
+    // the queue held RELAY_SAY_QUEUE_MAX_CHARS of text, plus the one playing
+    expect(lines.length).to.be.within(2, RELAY_SAY_QUEUE_MAX_CHARS / 100 + 1);
+    expect(lines.map((l) => l.text)).to.deep.equal(lines.map((_, i) => replyOf(i)));
+    expect(loss).to.deep.equal({ replies: 1000 - lines.length, chars: (1000 - lines.length) * 100 });
     const r = await call.sipp;
     expect(r.code, r.errors + r.messages).to.equal(0);
     call.peer.close();
