@@ -53,6 +53,8 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private chain: Promise<unknown> = Promise.resolve();
   private aiId: string;
   private finished = false;
+  /** the transcript still takes the link's words: until the link is drained at the session's end */
+  private recording = true;
   private timers: NodeJS.Timeout[] = [];
   private resolveEnd!: (e: VoiceEnd) => void;
   /** each reply's latency */
@@ -101,7 +103,8 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       callerSpeechEnded: (speechEndAt) => this.turns.callerEndedUndecided(speechEndAt),
       heard: (text) => this.inOrder(() => this.session.recordSpoken('user', text)),
       said: (text, item, unplayed) => this.inOrder(() => this.saidReply(text, item, unplayed === true)),
-      toolCalls: (calls) => this.inOrder(() => this.runTools(calls)),
+      // a tool call drained at the session's end is not run: the session is over
+      toolCalls: (calls) => void (this.finished || this.inOrder(() => this.runTools(calls))),
       fail: (message) => this.finish({ kind: 'error', message }),
       warn: (e) => this.emit('error', e),
     };
@@ -165,7 +168,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
 
   /** In the order of the events: messages are stored one after the other. */
   private inOrder(fn: () => Promise<unknown>): void {
-    if (this.finished) return;
+    if (!this.recording) return;
     this.chain = this.chain.then(fn).catch((e: Error) => this.emit('error', e));
   }
 
@@ -230,18 +233,25 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
 
   private finish(e: VoiceEnd): void {
     if (this.finished) return;
-    // words the link holds for audio that has not come are part of the transcript: given while the chain takes them
-    this.link.endHeld?.();
     this.finished = true;
-    this.turns.close();
     for (const t of this.timers) clearTimeout(t);
     void this.inFork?.stop().catch(() => undefined);
     if (e.kind !== 'hangup') this.silence();
     // a fork still opening is stopped when it opens (on a hang-up the endpoint's end stops the open one)
     this.outFork.close();
-    this.link.close();
-    // the messages still being stored are part of the end
-    void this.chain.finally(() => this.resolveEnd(e));
+    // what the link already received (the caller's last words, the model's) is part of the transcript (bounded)
+    const drained = this.link.drain?.() ?? Promise.resolve();
+    void drained
+      .catch(() => undefined)
+      .then(() => {
+        // words the link holds for audio that has not come are part of the transcript: given while the chain takes them
+        this.link.endHeld?.();
+        this.recording = false;
+        this.turns.close();
+        this.link.close();
+        // the messages still being stored are part of the end
+        void this.chain.finally(() => this.resolveEnd(e));
+      });
   }
 
   /** Stops the model's speech (the stop_media tool). */

@@ -26,7 +26,7 @@ import { DeepgramClient, type DeepgramTransport, type DeepgramTransportMessage }
 import type { agent as dg } from '@deepgram/sdk';
 import { netError } from '../../voices/http-stream';
 import { pcmToUlaw, ulawToPcm } from '../../voices/pcm';
-import { upgradeError, type LinkHost, type LinkOptions, type LinkRate, type LinkSetup, type LinkToolResult, type ModelLink } from './link';
+import { LINK_DRAIN_MAX_MESSAGES, LINK_DRAIN_MAX_MS, upgradeError, type LinkHost, type LinkOptions, type LinkRate, type LinkSetup, type LinkToolResult, type ModelLink } from './link';
 
 const VENDOR = 'deepgram-agent';
 
@@ -57,6 +57,8 @@ export class DeepgramAgentLink implements ModelLink {
   private host: LinkHost | null = null;
   /** messages in arrival order (binary audio is read asynchronously from its Blob) */
   private queue: Promise<void> = Promise.resolve();
+  /** the session is ending (drain): queued messages still to be taken; none arriving from then on */
+  private draining: { left: number } | null = null;
 
   constructor(private readonly o: LinkOptions) {}
 
@@ -107,7 +109,8 @@ export class DeepgramAgentLink implements ModelLink {
       const socket = await Promise.race([client.agent.v1.connect({ reconnectAttempts: 0, connectionTimeoutInSeconds: 10 }), failed]);
       this.socket = socket;
       socket.on('message', (m) => {
-        this.queue = this.queue.then(() => this.onMessage(m, host)).catch((e: Error) => host.warn(e));
+        if (this.draining) return;
+        this.queue = this.queue.then(() => this.take(m, host)).catch((e: Error) => host.warn(e));
       });
       socket.connect();
       await Promise.race([socket.waitForOpen(), failed]);
@@ -214,6 +217,24 @@ export class DeepgramAgentLink implements ModelLink {
         host.warn(new Error(`${VENDOR}: ${e.code}: ${e.description}`));
         return;
       }
+    }
+  }
+
+  /** A queued message, unless the session's end has taken as many as it takes. */
+  private async take(m: unknown, host: LinkHost): Promise<void> {
+    if (this.draining && this.draining.left-- <= 0) return;
+    return this.onMessage(m, host);
+  }
+
+  /** The session ends: the messages already queued are taken (bounded), then the session's end goes on. */
+  async drain(): Promise<void> {
+    if (this.closed || this.draining) return;
+    this.draining = { left: LINK_DRAIN_MAX_MESSAGES };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([this.queue, new Promise<void>((r) => (timer = setTimeout(r, LINK_DRAIN_MAX_MS)))]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

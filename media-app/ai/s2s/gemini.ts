@@ -21,6 +21,9 @@
  *   say the turn ended, and the last words' arrival is the speech end reported (callerSpeechEnded,
  *   just before that audio): the transcript of the last words comes after they were said, so the
  *   stages measured from it are, if anything, short.
+ * - transcripts: the pieces are gathered (the caller's until the model's audio, the model's until its turn
+ *   completes); when the session ends first, what was gathered is reported as it ends (endHeld), the
+ *   model's turn cut.
  */
 import { GoogleGenAI, Live, Modality, type LiveServerMessage, type Session } from '@google/genai';
 import WebSocket from 'ws';
@@ -67,6 +70,8 @@ export class GeminiLiveLink implements ModelLink {
   private lastWordsAt: number | null = null;
   /** the current turn (`turn`) has had model audio */
   private turnAudio = false;
+  /** the host, once connected (endHeld reports to it) */
+  private host: LinkHost | null = null;
 
   constructor(private readonly o: LinkOptions) {}
 
@@ -79,6 +84,7 @@ export class GeminiLiveLink implements ModelLink {
       throw netError(VENDOR, e);
     }
     this.rate = rate;
+    this.host = host;
     if (rate !== 16000) this.up = new PcmToRate(rate, 16000);
     let setupDone = false;
     let fail: (e: Error) => void = () => undefined;
@@ -157,6 +163,19 @@ export class GeminiLiveLink implements ModelLink {
     }
     if (!next) return;
     this.session.sendToolResponse({ functionResponses: results.map((r) => ({ id: r.callId, name: r.name, response: { output: r.output } })) });
+  }
+
+  /**
+   * The session ends: the words gathered as they come (the caller's until the model answers, the model's
+   * until its turn completes) are what was said up to the end; the model's turn is cut by it.
+   */
+  endHeld(): void {
+    const host = this.host;
+    if (!host || this.closed) return;
+    this.flushHeard(host);
+    const t = this.saidText.replace(/\s+/g, ' ').trim();
+    this.saidText = '';
+    if (t) host.said(t, `turn-${this.turn}`, true);
   }
 
   private flushHeard(host: LinkHost): void {

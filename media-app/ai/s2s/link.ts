@@ -48,7 +48,7 @@ export interface LinkHost {
   heard(text: string): void;
   /**
    * the model's words (a whole response), and the item whose audio they are where the vendor says;
-   * `unplayed`: the session is ending before their audio played (ModelLink.endHeld): they are recorded cut
+   * `unplayed`: the session is ending before (all of) their audio played (ModelLink.endHeld): they are recorded cut
    */
   said(text: string, item?: string, unplayed?: boolean): void;
   toolCalls(calls: LinkToolCall[]): void;
@@ -104,8 +104,20 @@ export interface ModelLink {
    * A link that holds none back has nothing to do.
    */
   endHeld?(): void;
+  /**
+   * The session is ending: the messages the link already received and has not reported yet (a link that
+   * takes them through a queue of its own) are reported now, at most LINK_DRAIN_MAX_MESSAGES of them and for
+   * at most LINK_DRAIN_MAX_MS; messages arriving from now on are not. Resolves when they have been or the
+   * time is up. A link that reports each message as it comes has nothing to do.
+   */
+  drain?(): Promise<void>;
   close(): void;
 }
+
+/** Messages a link has received and not yet reported that the session's end still takes (ModelLink.drain). */
+export const LINK_DRAIN_MAX_MESSAGES = 50;
+/** How long the session's end waits for them, ms: a hang-up is not held up for longer. */
+export const LINK_DRAIN_MAX_MS = 500;
 
 /** What a refused WebSocket upgrade (the ws client's error) means, said plainly; the body is not echoed. */
 export function upgradeError(vendor: string, e: Error): Error {

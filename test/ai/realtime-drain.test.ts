@@ -1,0 +1,135 @@
+// A speech-to-speech session that ends while its link still has messages it received and has not reported:
+// Deepgram's link takes its messages one after the other through a queue (binary audio is read
+// asynchronously), so a ConversationText that arrived just before the hang-up waited there, and the
+// session's end closed the link first: the agent's last words never reached the transcript. Now the
+// session's end drains what the link already received (bounded: LINK_DRAIN_MAX_MESSAGES, LINK_DRAIN_MAX_MS)
+// into the transcript before closing. A real endpoint, the real Deepgram link against its loopback stand-in;
+// the session is ended inside the very socket event that brought the words, so they are always still queued.
+// Gemini's link gathers transcript pieces until a turn completes: a session ending mid-turn recorded none of
+// the model's words; now they are given as it ends (endHeld), cut.
+import { expect } from 'chai';
+import type WebSocket from 'ws';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import type { Endpoint } from '../../media-engine';
+import { RealtimeAgent } from '../../media-app/ai/realtime';
+import type { AiSession } from '../../core/ai/session';
+import { DeepgramAgentLink } from '../../media-app/ai/s2s/deepgram';
+import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
+import { GeminiLiveLink } from '../../media-app/ai/s2s/gemini';
+import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
+import { usePcmuLeg } from '../../testkit/media-engine/support';
+
+const KEY = 'dg-drain-key-0123456789';
+const GREETING = 'Hello, Acme Bikes, how can I help?';
+
+describe('ai: a speech-to-speech session ending with messages still in its link (Deepgram)', function () {
+  this.timeout(20_000);
+  let dg: DeepgramAgentServer;
+  let ep: Endpoint;
+  usePcmuLeg((e) => (ep = e));
+  before(async () => {
+    dg = await startDeepgramAgentServer(KEY, { greeting: { say: GREETING, ms: 400 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null });
+    // the greeting's words come at once, its audio never within the test: they stay held for it
+    dg.latencyMs = 60_000;
+  });
+  after(async () => {
+    await dg.close();
+  });
+
+  it('the words that arrived just before the end are recorded (cut: none of their audio played)', async () => {
+    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+    const link = new DeepgramAgentLink({ model: 'gpt-4o-mini', baseUrl: dg.url, apiKey: KEY, voice: '', language: 'en-US', egress, greeting: GREETING });
+    const spoken: { role: string; text: string }[] = [];
+    const turns: unknown[] = [];
+    const session = {
+      currentAi: { id: 'ai-1' },
+      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
+      recordSpoken: async (role: string, text: string) => {
+        spoken.push({ role, text });
+        return { id: `m-${spoken.length}` };
+      },
+      recordTurn: async (_ids: string[], latency: unknown) => void turns.push(latency),
+    } as unknown as AiSession;
+    const ac = new AbortController();
+    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
+    await agent.start(ac.signal);
+    // the link's socket (its own listener is first): the session ends as the greeting's words arrive
+    const ws = (link as unknown as { ws: WebSocket }).ws;
+    let ended = false;
+    ws.on('message', (data, isBinary) => {
+      if (ended || isBinary) return;
+      const m = JSON.parse(String(data)) as { type?: string; role?: string };
+      if (m.type !== 'ConversationText' || m.role !== 'assistant') return;
+      ended = true;
+      ac.abort();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
+      expect(end).to.deep.equal({ kind: 'aborted' });
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(ended, 'the words came').to.equal(true);
+    expect(spoken).to.deep.equal([{ role: 'assistant', text: GREETING }]);
+    expect(turns).to.have.length(1);
+    expect(turns[0]).to.include({ first_rtp_ms: null, interrupted: true });
+  });
+});
+
+describe('ai: a speech-to-speech session ending while its link gathers words (Gemini Live)', function () {
+  this.timeout(20_000);
+  let gm: GeminiLiveServer;
+  let ep: Endpoint;
+  usePcmuLeg((e) => (ep = e));
+  const SAY = 'Hello there from Acme Bikes, what can we do for you today?';
+  before(async () => {
+    // 4 s of greeting sent over about 1 s, its words transcribed in step with the audio
+    gm = await startGeminiLiveServer(KEY, { greeting: { say: SAY, ms: 4000 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null });
+  });
+  after(async () => {
+    await gm.close();
+  });
+
+  it("the model's words of a turn the end cut are recorded (cut)", async () => {
+    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+    const link = new GeminiLiveLink({ model: 'gemini-2.5-flash', baseUrl: gm.url, apiKey: KEY, voice: '', language: 'en-US', egress });
+    const spoken: { role: string; text: string }[] = [];
+    const turns: unknown[] = [];
+    const session = {
+      currentAi: { id: 'ai-1' },
+      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
+      recordSpoken: async (role: string, text: string) => {
+        spoken.push({ role, text });
+        return { id: `m-${spoken.length}` };
+      },
+      recordTurn: async (_ids: string[], latency: unknown) => void turns.push(latency),
+    } as unknown as AiSession;
+    const ac = new AbortController();
+    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
+    await agent.start(ac.signal);
+    // the session ends as the greeting's first words arrive (the link has taken them: its listener is first)
+    const ws = (link as unknown as { ws: WebSocket }).ws;
+    let first = '';
+    ws.on('message', (data) => {
+      if (first) return;
+      const m = JSON.parse(String(data)) as { serverContent?: { outputTranscription?: { text?: string } } };
+      const text = m.serverContent?.outputTranscription?.text;
+      if (!text) return;
+      first = text;
+      ac.abort();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
+      expect(end).to.deep.equal({ kind: 'aborted' });
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(first, 'words came').to.not.equal('');
+    expect(SAY.startsWith(first)).to.equal(true);
+    expect(spoken).to.deep.equal([{ role: 'assistant', text: first }]);
+    expect(turns).to.have.length(1);
+    expect(turns[0]).to.include({ interrupted: true });
+  });
+});
