@@ -6,7 +6,9 @@
 // into the transcript before closing. A real endpoint, the real Deepgram link against its loopback stand-in;
 // the session is ended inside the very socket event that brought the words, so they are always still queued.
 // Gemini's link gathers transcript pieces until a turn completes: a session ending mid-turn recorded none of
-// the model's words; now they are given as it ends (endHeld), cut.
+// the model's words; now they are given as it ends (endHeld), cut. OpenAI's link reports each whole
+// transcript as its event comes: one that arrives as the session ends is recorded (a guard).
+import fs from 'node:fs';
 import { expect } from 'chai';
 import type WebSocket from 'ws';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
@@ -18,6 +20,8 @@ import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testki
 import { GeminiLiveLink } from '../../media-app/ai/s2s/gemini';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/gemini-live-server';
 import { usePcmuLeg } from '../../testkit/media-engine/support';
+import { OpenAiRealtimeLink } from '../../media-app/ai/s2s/openai';
+import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
 
 const KEY = 'dg-drain-key-0123456789';
 const GREETING = 'Hello, Acme Bikes, how can I help?';
@@ -131,5 +135,54 @@ describe('ai: a speech-to-speech session ending while its link gathers words (Ge
     expect(spoken).to.deep.equal([{ role: 'assistant', text: first }]);
     expect(turns).to.have.length(1);
     expect(turns[0]).to.include({ interrupted: true });
+  });
+});
+
+describe('ai: a speech-to-speech session ending as a transcript arrives (OpenAI Realtime)', function () {
+  this.timeout(20_000);
+  let rt: RealtimeServer;
+  let ep: Endpoint;
+  usePcmuLeg((e) => (ep = e));
+  const SAY = 'Hello, how can I help?';
+  before(async () => {
+    rt = await startRealtimeServer(KEY, { greeting: { say: SAY, ms: 400 }, turn: () => ({ heard: '', reply: { say: '', ms: 0 } }), afterCall: () => null });
+  });
+  after(async () => {
+    await rt.close();
+  });
+
+  it("the model's transcript that came with the end is recorded", async () => {
+    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+    const link = new OpenAiRealtimeLink({ model: 'gpt-realtime', baseUrl: rt.url, apiKey: KEY, voice: '', language: 'en-US', egress, ca: fs.readFileSync(rt.cert.certPath) });
+    const spoken: { role: string; text: string }[] = [];
+    const session = {
+      currentAi: { id: 'ai-1' },
+      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
+      recordSpoken: async (role: string, text: string) => {
+        spoken.push({ role, text });
+        return { id: `m-${spoken.length}` };
+      },
+      recordTurn: async () => undefined,
+    } as unknown as AiSession;
+    const ac = new AbortController();
+    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
+    await agent.start(ac.signal);
+    // the SDK's socket (its own listener is first): the session ends as the greeting's transcript arrives
+    const ws = (link as unknown as { rt: { socket: WebSocket } }).rt.socket;
+    let ended = false;
+    ws.on('message', (data) => {
+      if (ended || (JSON.parse(String(data)) as { type?: string }).type !== 'response.output_audio_transcript.done') return;
+      ended = true;
+      ac.abort();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
+      expect(end).to.deep.equal({ kind: 'aborted' });
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(ended, 'the transcript came').to.equal(true);
+    expect(spoken).to.deep.equal([{ role: 'assistant', text: SAY }]);
   });
 });
