@@ -4,7 +4,7 @@
  * different sentences at once, summed, at an RMS level), `echo` (the agent's audio as the caller heard
  * it fed back at a gain after a delay, as a speakerphone's loudspeaker reaches its microphone). Noise and
  * babble are made before the call (a loop of a few seconds), so nothing is synthesised on the RTP clock;
- * the echo is a delay line filled by the heard packets.
+ * the echo is a delay line on time, filled by the heard packets (EchoLine).
  */
 import type { EvalBackground } from '../core/evals/schema';
 import type { RtpPhone } from './rtp-phone';
@@ -105,47 +105,82 @@ function looped(loop: Float64Array): (frame: Int16Array) => void {
   };
 }
 
-/** Samples in a sent frame (20 ms at 8 kHz). */
-const FRAME = 160;
+/** Heard audio kept for the echo: more than the longest delay (2 s, the schema's limit) plus a late packet's slack. */
+const KEEP = RATE * 4;
+/** A heard packet this far off the stream's timeline (ms) starts a new one (another stream, a jump in its clock). */
+const RESTART_MS = 1000;
+/** Samples a millisecond. */
+const PER_MS = RATE / 1000;
 
 /**
- * The echo's delay line: heard samples, scaled by the gain, wait behind `delayMs` of silence (primed
- * again whenever it ran dry: the agent's audio stopped); each sent frame takes the next 160. Capped at
- * the delay plus one frame, the oldest dropped: heard packets that come in a burst (jitter, a late
- * batch after a gap) would otherwise lengthen the line for good, the echo ever later than `delayMs`.
+ * The echo's delay line, on time rather than on packet counts: each heard sample is placed at the moment
+ * the platform sent it (its RTP timestamp on the local clock, anchored by the promptest packet: arrival
+ * minus timestamp), as the caller's loudspeaker plays it; a sent frame, due at `due`, picks up what was
+ * played `delayMs` before each of its samples, scaled by the gain, as its microphone does. So the echo is
+ * always exactly `delayMs` behind the platform's audio, whether heard packets were read in a burst or the
+ * phone's timer fired late and sent several frames at once (a loaded machine does both). Audio not yet
+ * read when the frame that should echo it goes (an event-loop stall holds both) is left out, never echoed
+ * later than `delayMs` (test/evals/echo-line.test.ts).
  */
 export class EchoLine {
-  private readonly line: number[] = [];
   private readonly k: number;
-  private readonly delay: number;
+  private readonly samples = new Float64Array(KEEP);
+  /** which heard sample (its index on the unwrapped timeline, 8 a ms) each slot holds; -1: none */
+  private readonly index = new Float64Array(KEEP).fill(-1);
+  /** local ms (performance.now()) of heard sample 0: arrival minus the sample's place on the timeline, the least seen */
+  private offset: number | null = null;
+  private ssrc: number | null = null;
+  private lastTs = 0;
+  /** the last packet's first sample on the timeline */
+  private lastIndex = 0;
 
-  constructor(gainDb: number, delayMs: number) {
+  constructor(
+    gainDb: number,
+    private readonly delayMs: number,
+  ) {
     this.k = 10 ** (gainDb / 20);
-    this.delay = Math.round((delayMs * RATE) / 1000);
   }
 
-  /** A heard packet's samples. */
-  heard(pcm: ArrayLike<number>): void {
-    const line = this.line;
-    if (line.length === 0) for (let i = 0; i < this.delay; i++) line.push(0);
-    for (let i = 0; i < pcm.length; i++) line.push(pcm[i]! * this.k);
-    const over = line.length - (this.delay + FRAME);
-    if (over > 0) line.splice(0, over);
+  /** A heard packet: its samples, RTP timestamp and SSRC, and when it was read (performance.now()). */
+  heard(pcm: ArrayLike<number>, ts: number, ssrc: number, at: number): void {
+    // the timestamp's step from the last packet, across its 32-bit wrap
+    let i0 = this.lastIndex + ((ts - this.lastTs) | 0);
+    if (this.offset === null) {
+      i0 = 0;
+      this.offset = at;
+    } else if (ssrc !== this.ssrc || Math.abs(at - i0 / PER_MS - this.offset) > RESTART_MS) {
+      // another stream, or a jump in this one's clock: it goes on from the moment this packet came
+      i0 = Math.round((at - this.offset) * PER_MS);
+    }
+    this.offset = Math.min(this.offset, at - i0 / PER_MS);
+    this.ssrc = ssrc;
+    this.lastTs = ts;
+    this.lastIndex = i0;
+    for (let i = Math.max(0, -i0); i < pcm.length; i++) {
+      const slot = (i0 + i) % KEEP;
+      this.samples[slot] = pcm[i]! * this.k;
+      this.index[slot] = i0 + i;
+    }
   }
 
-  /** Mixes the next frame's worth into `frame` (nothing while the line holds less than a frame). */
-  mix(frame: Int16Array): void {
-    if (this.line.length < frame.length) return;
-    const take = this.line.splice(0, frame.length);
-    for (let i = 0; i < frame.length; i++) frame[i] = clamp(frame[i]! + take[i]!);
+  /** Mixes into `frame`, due at `due` (performance.now()), what was heard `delayMs` before each of its samples. */
+  mix(frame: Int16Array, due: number): void {
+    if (this.offset === null) return;
+    const first = Math.round((due - this.delayMs - this.offset) * PER_MS);
+    for (let i = 0; i < frame.length; i++) {
+      const at = first + i;
+      if (at < 0) continue;
+      const slot = at % KEEP;
+      if (this.index[slot] === at) frame[i] = clamp(frame[i]! + this.samples[slot]!);
+    }
   }
 }
 
 /** The echo fed by what `phone` hears. */
-function echo(phone: RtpPhone, gainDb: number, delayMs: number): { mix: (frame: Int16Array) => void; off: () => void } {
+function echo(phone: RtpPhone, gainDb: number, delayMs: number): { mix: (frame: Int16Array, due: number) => void; off: () => void } {
   const line = new EchoLine(gainDb, delayMs);
-  const off = phone.onHeard(({ pcm }) => line.heard(pcm));
-  return { mix: (frame) => line.mix(frame), off };
+  const off = phone.onHeard(({ pcm, ts, ssrc, at }) => line.heard(pcm, ts, ssrc, at));
+  return { mix: (frame, due) => line.mix(frame, due), off };
 }
 
 /** The background, made (noise, babble) before the call. */

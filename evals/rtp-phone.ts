@@ -59,7 +59,7 @@ export class RtpPhone {
   /** called on every 20 ms slot sent (the call's audio kept, call-audio.ts) */
   private readonly sentListeners = new Set<(s: SentAudio) => void>();
   /** adds the caller's background into each 20 ms frame it sends, in place (background.ts) */
-  private mix: ((frame: Int16Array) => void) | null = null;
+  private mix: ((frame: Int16Array, due: number) => void) | null = null;
 
   private constructor(private readonly host: string) {}
 
@@ -105,8 +105,8 @@ export class RtpPhone {
     this.clock = setInterval(() => this.tick(), 10);
   }
 
-  /** Mixes `fn`'s audio into every frame sent from now on (speech, silence; not the digits' events). */
-  setBackground(fn: (frame: Int16Array) => void): void {
+  /** Mixes `fn`'s audio into every frame sent from now on (speech, silence; not the digits' events), told when the frame was due. */
+  setBackground(fn: (frame: Int16Array, due: number) => void): void {
     this.mix = fn;
   }
 
@@ -154,7 +154,7 @@ export class RtpPhone {
       job.offset += n;
       if (job.offset >= job.samples.length) this.next();
     }
-    this.mix?.(pcm);
+    this.mix?.(pcm, this.nextDue);
     for (const l of this.sentListeners) l({ due: this.nextDue, pcm });
     this.packet(PT_PCMU, false, this.ts, Buffer.from(encodeG711('PCMU', pcm)));
     this.ts = (this.ts + FRAME) >>> 0;

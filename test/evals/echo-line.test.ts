@@ -1,52 +1,162 @@
-// The echo background's delay line (evals/background.ts EchoLine) on a virtual 20 ms clock: heard packets
-// come steadily, then stop (a gap), then in a burst, then jittered (two at once every other frame). Each
-// packet is marked by its value, so each sent frame says which packet it echoes and how many frames after
-// it was heard. The echo is never later than delay_ms, and back at exactly delay_ms once packets are
-// steady again: a burst does not lengthen the line for good.
+// The echo background's delay line (evals/background.ts EchoLine) on explicit times: the "platform" sends a
+// packet every 20 ms (RTP timestamps 160 apart, across the 32-bit wrap), each sample marked by its index on
+// that stream; the phone sends a frame every 20 ms on its own phase. Both are read by one simulated event
+// loop: a stall holds everything due in it until it ends, then the phone's timer catches up first (several
+// frames at once) and the packets read in the stall come after, in a burst, all stamped with the stall's
+// end; the phone's timer fires a few ms late at random; the network delays some packets. Each sample a frame
+// echoes must be the one the platform sent exactly delay_ms (plus the network's least transit) before that
+// sample of the frame, in time: never an earlier or later one, whatever the loop did; a sample is left out
+// only when the packet holding it had not been read yet when the frame went.
 import { expect } from 'chai';
 import { EchoLine } from '../../evals/background';
 
 const FRAME = 160;
+/** the network's least transit (ms): a whole number of samples, so the expected sample is exact */
+const TRANSIT = 0.25;
+/** the phone's frames are due this far (ms) after the platform's packets: two clocks, not one */
+const PHASE = 7;
 
-describe('evals background echo: the delay line stays at delay_ms through bursts and gaps', () => {
+interface Loop {
+  /** [start, length] ms: nothing runs in it; what came due is run at its end, the phone's timer first */
+  stalls?: [number, number][];
+  /** how late (ms) the phone's timer fires for frame k (a 10 ms interval timer on a busy loop) */
+  timerLate?: (k: number) => number;
+  /** extra network delay (ms) of packet n */
+  netLate?: (n: number) => number;
+  /** the platform's first RTP timestamp */
+  ts0?: number;
+}
+
+interface Sent {
+  due: number;
+  pcm: Int16Array;
+  /** the index of the last heard sample read before this frame was mixed */
+  readUpTo: number;
+}
+
+/** Runs `packets` platform packets and as many phone frames through `line` on the simulated loop. */
+function simulate(line: EchoLine, packets: number, o: Loop = {}): Sent[] {
+  const ran = (t: number) => (o.stalls ?? []).reduce((at, [s, len]) => (at >= s && at < s + len ? s + len : at), t);
+  type Ev = { at: number; order: number; run: () => void };
+  const events: Ev[] = [];
+  let readUpTo = -1;
+  const sent: Sent[] = [];
+  for (let n = 0; n < packets; n++) {
+    const arrives = 20 * n + TRANSIT + (o.netLate?.(n) ?? 0);
+    const at = ran(arrives);
+    events.push({
+      at,
+      order: 1,
+      run: () => {
+        line.heard(
+          Int16Array.from({ length: FRAME }, (_, i) => ((n * FRAME + i) % 30_000) + 1),
+          ((o.ts0 ?? 0) + n * FRAME) >>> 0,
+          0x1234,
+          at,
+        );
+        readUpTo = n * FRAME + FRAME - 1;
+      },
+    });
+  }
+  for (let k = 0; k < packets; k++) {
+    const due = 20 * k + PHASE;
+    events.push({
+      at: ran(due + (o.timerLate?.(k) ?? 0)),
+      order: 0,
+      run: () => {
+        const pcm = new Int16Array(FRAME);
+        line.mix(pcm, due);
+        sent.push({ due, pcm, readUpTo });
+      },
+    });
+  }
+  // the loop: by time; at one time the timers phase (the phone's frames) before the poll phase (packets)
+  events.sort((a, b) => a.at - b.at || a.order - b.order);
+  for (const e of events) e.run();
+  return sent.sort((a, b) => a.due - b.due);
+}
+
+/** Checks every sample of every frame against the platform's sample sent `delayMs` before it; returns how many were echoed and left out. */
+function expectOnTime(sent: Sent[], delayMs: number): { echoed: number; missed: number } {
+  let echoed = 0;
+  let missed = 0;
+  for (const f of sent) {
+    for (let i = 0; i < FRAME; i++) {
+      // the sample the platform sent delay_ms before this one (it reached the phone TRANSIT later)
+      const s = Math.round((f.due - delayMs - TRANSIT) * 8) + i;
+      const v = f.pcm[i]!;
+      if (s < 0) {
+        expect(v, `frame due ${f.due} ms, sample ${i}: before the platform's first`).to.equal(0);
+        continue;
+      }
+      if (v === 0) {
+        expect(s, `frame due ${f.due} ms, sample ${i}: left out though heard before the frame went`).to.be.above(f.readUpTo);
+        missed++;
+        continue;
+      }
+      expect(v - 1, `frame due ${f.due} ms, sample ${i}: which platform sample it echoes`).to.equal(s % 30_000);
+      echoed++;
+    }
+  }
+  return { echoed, missed };
+}
+
+describe('evals background echo: the delay line keeps delay_ms in time through stalls, bursts and jitter', () => {
   for (const delayMs of [60, 200]) {
-    it(`delay_ms ${delayMs}: never later, and exactly that once packets are steady again`, () => {
-      const delayFrames = delayMs / 20;
-      const line = new EchoLine(0, delayMs);
-      // packets arriving at each 20 ms step: steady, a gap, a burst, steady, jitter, steady
-      const arrivals = [...Array(20).fill(1), 0, 0, 0, 0, 12, ...Array(20).fill(1), ...Array(10).fill([0, 2]).flat(), ...Array(20).fill(1)] as number[];
-      const heardAt = new Map<number, number>();
-      const delays: { step: number; frames: number }[] = [];
-      let next = 1;
-      arrivals.forEach((n, step) => {
-        for (let i = 0; i < n; i++, next++) {
-          heardAt.set(next, step);
-          line.heard(new Int16Array(FRAME).fill(next));
-        }
-        const frame = new Int16Array(FRAME);
-        line.mix(frame);
-        const v = frame[0]!;
-        if (v === 0) return;
-        expect(
-          frame.every((s) => s === v),
-          `frame ${step} is one packet`,
-        ).to.equal(true);
-        delays.push({ step, frames: step - heardAt.get(v)! });
+    it(`delay_ms ${delayMs}, steady packets and frames: every sample echoed exactly delay_ms later`, () => {
+      const r = expectOnTime(simulate(new EchoLine(0, delayMs), 100), delayMs);
+      expect(r.missed).to.equal(0);
+      // every sample from the first one delay_ms after the platform's first to the last frame's end
+      expect(r.echoed).to.equal(100 * FRAME - (delayMs + TRANSIT - PHASE) * 8);
+    });
+
+    it(`delay_ms ${delayMs}, a 130 ms event-loop stall and a late timer: the frames sent at once carry no other delay`, () => {
+      // the phone's timer 0-9 ms late (a fixed pattern), the loop stalled twice: frames go in catch-up bursts
+      const sent = simulate(new EchoLine(0, delayMs), 150, {
+        stalls: [
+          [1003, 130],
+          [2011, 75],
+        ],
+        timerLate: (k) => (k * 7) % 10,
       });
-      expect(delays.length).to.be.above(40);
-      for (const d of delays) expect(d.frames, `the echo sent at frame ${d.step}`).to.be.at.most(delayFrames);
-      // the last steady stretch: every frame echoes the packet heard delay_ms before
-      const lastSteady = delays.filter((d) => d.step >= arrivals.length - 20 + delayFrames);
-      expect(lastSteady.length).to.equal(20 - delayFrames);
-      for (const d of lastSteady) expect(d.frames, `the echo sent at frame ${d.step}`).to.equal(delayFrames);
+      const r = expectOnTime(sent, delayMs);
+      expect(r.echoed).to.be.above(120 * FRAME);
+      // left out: only what the stall kept unread while its frames went, not the rest of the call
+      expect(r.missed).to.be.at.most(((130 + 75) / 20 + 2) * FRAME);
+      const late = sent.filter((f) => f.due > 2200 + delayMs);
+      expect(expectOnTime(late, delayMs).missed, 'after the stalls').to.equal(0);
     });
   }
 
+  it('jittered and bursty packets across the RTP timestamp wrap: each sample still echoed at delay_ms', () => {
+    // every other packet 20 ms late; packets 40-44 held 90 ms by the network and then all at once
+    const netLate = (n: number) => (n >= 40 && n <= 44 ? 90 - (n - 40) * 20 : n % 2 === 1 ? 20 : 0);
+    const sent = simulate(new EchoLine(0, 60), 120, { netLate, ts0: 2 ** 32 - 30 * FRAME, timerLate: (k) => (k * 3) % 10 });
+    const r = expectOnTime(sent, 60);
+    expect(r.echoed).to.be.above(110 * FRAME);
+    expect(r.missed).to.be.at.most(4 * FRAME);
+  });
+
+  it('another stream (a new SSRC) is echoed on its own timeline', () => {
+    const line = new EchoLine(0, 40);
+    line.heard(new Int16Array(FRAME).fill(5), 1000, 1, 0);
+    line.heard(new Int16Array(FRAME).fill(6), 1160, 1, 20);
+    // the platform's stream restarted 3 s later: another SSRC, another timestamp origin, a timestamp behind the first's
+    line.heard(new Int16Array(FRAME).fill(7), 99_000, 2, 3000);
+    line.heard(new Int16Array(FRAME).fill(8), 12, 3, 3020);
+    const frames = [0, 20, 40, 60, 3040, 3060, 3080].map((due) => {
+      const f = new Int16Array(FRAME);
+      line.mix(f, due);
+      return f[0];
+    });
+    expect(frames).to.deep.equal([0, 0, 5, 6, 7, 8, 0]);
+  });
+
   it('the gain scales what is echoed', () => {
     const line = new EchoLine(-20, 20);
-    line.heard(new Int16Array(FRAME).fill(1000));
+    line.heard(new Int16Array(FRAME).fill(1000), 0, 1, 0);
     const frames = [new Int16Array(FRAME), new Int16Array(FRAME)];
-    for (const f of frames) line.mix(f);
+    frames.forEach((f, i) => line.mix(f, i * 20));
     expect([frames[0]![0], frames[1]![0]]).to.deep.equal([0, 100]);
   });
 });
