@@ -102,7 +102,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
     const ms = await connectSwitch(srf, to, connect);
     const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
-    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS), opts.timers ?? REAL_TIMERS);
+    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS);
   }
 
   /**

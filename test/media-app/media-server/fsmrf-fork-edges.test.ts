@@ -9,9 +9,10 @@
 // reset right after the upgrade request.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import WebSocket from 'ws';
-import { FORK_SUBPROTOCOL, ForkTapError } from '../../../media-app/media-server/fsmrf/fork-tap';
+import { FORK_SUBPROTOCOL, ForkTapError, type FsmrfFork } from '../../../media-app/media-server/fsmrf/fork-tap';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import type { EslServerOptions } from '../../../esl/server';
 import type { MediaFork } from '../../../media-app/media-server/tap';
@@ -90,6 +91,23 @@ async function startFork(leg: ForkingLeg, start: () => Promise<unknown>): Promis
     if (own) fs.forkAudioStart = orig;
     else delete (fs as { forkAudioStart?: unknown }).forkAudioStart;
   }
+}
+
+/** The bugs `leg`'s fsmrf Endpoint is asked to stop on the switch (uuid_audio_fork <uuid> stop <bug>), as asked; `asked(bug)` waits for one (bounded). */
+function stopsAsked(leg: { fs: { forkAudioStop: (bug?: string) => Promise<unknown> } }) {
+  const fs = leg.fs;
+  const orig = fs.forkAudioStop;
+  const bugs: string[] = [];
+  const seen = new EventEmitter();
+  fs.forkAudioStop = function (this: unknown, bug?: string) {
+    bugs.push(String(bug));
+    seen.emit('stop');
+    return orig.call(this, bug);
+  };
+  const asked = async (bug: string) => {
+    while (!bugs.includes(bug)) await boundedOnce(seen, 'stop', 10_000, `uuid_audio_fork stop ${bug} (asked: ${bugs.join(', ') || 'none'})`);
+  };
+  return { bugs, asked };
 }
 
 /** A client playing the switch's connection for `token`, open (bounded). */
@@ -235,13 +253,20 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
 
     it('a text message ends that fork (1003), an oversized one too (1009), each with its reason; the other forks and the server go on', async () => {
       const { leg } = await suite.call();
+      const stops = stopsAsked(leg);
       const a = await clientFork(leg);
       const b = await clientFork(leg);
       const aClosed = boundedOnce(a.ws, 'close', 10_000, "the text sender's close");
       a.ws.send('{"type":"json","data":{}}');
       expect(await within(a.fork.ended!, 10_000)).to.equal('the switch sent a text message on the audio fork (it sends binary audio only)');
       expect((await aClosed)[0], "the text sender's close code").to.equal(1003);
+      // the switch's bug ended too (mod_audio_fork would keep it on the channel), once
+      await stops.asked((a.fork as FsmrfFork).bug);
       expect(await a.fork.stop(), 'ended already').to.equal(null);
+      expect(
+        stops.bugs.filter((x) => x === (a.fork as FsmrfFork).bug),
+        'stopped on the switch once',
+      ).to.have.length(1);
       // b untouched: its audio still comes
       const frame = b.next();
       b.ws.send(Buffer.alloc(320, 2), { binary: true });
@@ -251,6 +276,7 @@ describe('media-app fsmrf backend: audio taps with a misbehaving switch', functi
       b.ws.send(Buffer.alloc(256 * 1024 + 2), { binary: true });
       expect(await within(b.fork.ended!, 10_000)).to.equal("the switch's audio fork connection failed: a message over 262144 bytes (closed with 1009)");
       expect((await bClosed)[0]).to.equal(1009);
+      await stops.asked((b.fork as FsmrfFork).bug);
       // the server goes on: a new fork gets its audio
       const c = await clientFork(leg);
       const cFrame = c.next();
