@@ -13,6 +13,7 @@
  * at once. A `legRate` fork of a wideband leg runs at 16 kHz both ways, as the engine's.
  */
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -68,8 +69,18 @@ const MIX_TYPE = { in: 'mono', both: 'mixed', out: 'stereo' } as const;
 
 let bugSeq = 0;
 
+/**
+ * What the server tells of its fork connections (tests and metrics watch these, never its internals):
+ * 'connection' when a fork's connection is taken (the server's socket, and the upgrade request), 'closed'
+ * when one of those has closed; `connections` is how many are open.
+ */
+export interface ForkTapEvents {
+  connection: [ws: WebSocket, req: IncomingMessage];
+  closed: [];
+}
+
 /** The server the switch's forks connect to: one per backend, listening from the first fork on. */
-export class ForkTapServer {
+export class ForkTapServer extends EventEmitter<ForkTapEvents> {
   private wss: WebSocketServer | null = null;
   private listening: Promise<number> | null = null;
   /** the forks whose connection is awaited, by token */
@@ -77,11 +88,19 @@ export class ForkTapServer {
   /** the same forks by leg (the switch's connect_failed names the leg only) */
   private readonly connecting = new WeakMap<FsEndpoint, Set<FsmrfFork>>();
   private closed = false;
+  private open_ = 0;
 
   constructor(
     readonly setting: ForkTapSetting,
     private readonly log: ForkLog = NO_LOG,
-  ) {}
+  ) {
+    super();
+  }
+
+  /** The fork connections open now. */
+  get connections(): number {
+    return this.open_;
+  }
 
   /** The port it listens on (starting it the first time). */
   port(): Promise<number> {
@@ -112,8 +131,14 @@ export class ForkTapServer {
         const token = tokenOf(req);
         const take = this.waiting.get(token);
         this.waiting.delete(token);
-        if (take) take(ws);
-        else ws.terminate(); // its fork gave up between the check and the upgrade
+        if (!take) return ws.terminate(); // its fork gave up between the check and the upgrade
+        this.open_++;
+        ws.once('close', () => {
+          this.open_--;
+          this.emit('closed');
+        });
+        take(ws);
+        this.emit('connection', ws, req);
       });
       wss.once('listening', () => {
         // closed while it started listening: it stops here, its port not left bound
