@@ -429,13 +429,15 @@ export class FsmrfFork implements MediaFork {
 
   /**
    * `uuid_audio_fork <uuid> stop <bug>`, bounded by the leg's channel socket (leg-socket.ts: its end
-   * rejects). A channel already gone took its bug with it; any other failure is logged, never thrown.
+   * rejects). A channel already gone took its bug with it, and mod_audio_fork's `-ERR Operation Failed`
+   * says the channel or the bug is not there (ended with its connection, or its channel hung up): the
+   * end wanted. Any other failure is logged, never thrown.
    */
   private async stopOnSwitch(): Promise<void> {
     try {
       await this.leg.run('forkAudioStop', () => this.leg.fs.forkAudioStop(this.bug));
     } catch (e) {
-      if (e instanceof LegSocketClosed) return;
+      if (e instanceof LegSocketClosed || (e instanceof Error && e.message.startsWith('-ERR Operation Failed'))) return;
       this.log.warn({ bug: this.bug, err: replyText(e instanceof Error ? e.message : String(e)) }, "the switch's audio fork could not be stopped");
     }
   }
