@@ -15,7 +15,11 @@ export class ArrivalWaits {
    * not held within `timeoutMs`, or at failAll(). The timer is the wait's own: cleared when it settles.
    */
   until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (test()) return Promise.resolve();
+    try {
+      if (test()) return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
     return new Promise<void>((resolve, reject) => {
       const w: Wait = {
         check: () => {
@@ -37,9 +41,18 @@ export class ArrivalWaits {
     });
   }
 
-  /** Something arrived: every pending wait looks again. */
+  /**
+   * Something arrived: every pending wait looks again. A test that throws (e.g. on a short frame) fails
+   * its own wait with that error: never raised into the receiver's socket handler, an uncaught exception.
+   */
   check(): void {
-    for (const w of [...this.waits]) w.check();
+    for (const w of [...this.waits]) {
+      try {
+        w.check();
+      } catch (e) {
+        w.fail(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
   }
 
   /** The receiver closes: every pending wait rejects with `err`. */

@@ -203,8 +203,14 @@ export class JitterBuffer {
     this.ring[(this.head + i) % n] = e;
     this.count++;
     if (this.count > this.capacity) {
-      this.dropFirst();
-      this.stats.dropped++;
+      // more came unread than it holds (its reader stalled): the oldest go, down to its depth, and the
+      // playout point moves up to the oldest left. Left behind them, it found nothing at any later read
+      // while each new packet pushed the oldest out: the talker unheard for ever.
+      while (this.count > this.target) {
+        this.dropFirst();
+        this.stats.dropped++;
+      }
+      if (tsDiff(this.at(0).ts, this.playTs) > 0) this.playTs = this.at(0).ts;
     }
     return e.samples;
   }

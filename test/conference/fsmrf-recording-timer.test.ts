@@ -1,29 +1,19 @@
 // A conference recording's `duration` on the fsmrf backend (media-app/media-server/fsmrf/conference.ts,
-// FsmrfMix.startRecording): a timer of the recording, armed once the switch started it. Tested past it
-// against our switch (test/esl/rig.ts, real on loopback): the recording stops itself at its duration
-// (the switch closes the WAV), a recording stopped earlier takes its timer with it (a later recording
-// runs its own full length), and a room that ends first clears it (nothing left to fire).
+// FsmrfMix.startRecording): a timer of the recording, armed once the switch started it, on the backend's
+// timers (here virtual ones: it fires when the test moves time on, so no window depends on the machine's
+// load). Against our switch (test/esl/rig.ts, real on loopback): the recording stops itself at its
+// duration and not before (the switch closes the WAV), a recording stopped earlier takes its timer with
+// it (a later recording runs its own full length), and a room that ends first clears it.
 import { expect } from 'chai';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EslServerOptions } from '../../esl/server';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
+import { boundedOnce, bounded } from '../../testkit/bounded';
 import { readWav, tmpDir } from '../../testkit/media-engine/support';
 import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
-
-/** The mix's recording as it holds it (private; read by the test only): its duration timer. */
-const recordingOf = (mix: FsmrfMix) => (mix as unknown as { recording: { timer: NodeJS.Timeout | null } | null }).recording;
-
-/**
- * Resolves once the recording's timer is armed, and gives it: the timer is armed when the start's reply
- * is read, which is before a later command's reply on the same control leg (a `recording check`).
- */
-async function armed(mix: FsmrfMix): Promise<NodeJS.Timeout> {
-  await (mix as unknown as { command(args: string, ok: RegExp): Promise<void> }).command('recording check', /./);
-  const timer = recordingOf(mix)?.timer;
-  expect(timer, 'the duration timer armed').to.be.an('object');
-  return timer!;
-}
+import { virtualTimers } from '../support/virtual-timers';
 
 describe('fsmrf conference recording: the duration timer', function () {
   this.timeout(30_000);
@@ -35,7 +25,18 @@ describe('fsmrf conference recording: the duration timer', function () {
     rigOpts.conferenceFiles = { recordings: dir, sounds: dir };
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const suite = useFsmrfSuite({ rig: rigOpts });
+  // the backend's timers: virtual ones that say when one is armed ('set', with its delay)
+  const clock = virtualTimers();
+  const armings = new EventEmitter();
+  const timers = {
+    set: (ms: number, fn: () => void) => {
+      const h = clock.set(ms, fn);
+      armings.emit('set', ms);
+      return h;
+    },
+    clear: (h: unknown) => clock.clear(h),
+  };
+  const suite = useFsmrfSuite({ rig: rigOpts, connect: { timers } });
   const rooms: FsmrfMix[] = [];
   let seq = 0;
   afterEach(async () => {
@@ -46,19 +47,24 @@ describe('fsmrf conference recording: the duration timer', function () {
     rooms.push(mix);
     return mix;
   }
-  const secondsIn = (file: string) => {
-    const w = readWav(file);
-    return w.samples.length / w.rate;
-  };
-
-  it('stops itself at its duration: the switch closes the WAV, the room may record again', async () => {
+  /** Starts a recording with `duration` s; resolves once its timer is armed (with that delay), with the recording's end. */
+  async function recording(mix: FsmrfMix, file: string, duration: number): Promise<{ done: Promise<void> }> {
+    const set = boundedOnce(armings, 'set', 10_000, `the ${duration} s duration timer armed`);
+    const done = mix.startRecording(file, { duration });
+    done.catch(() => undefined);
+    expect((await set)[0], 'its delay').to.equal(duration * 1000);
+    return { done };
+  }
+  it('stops itself at its duration and not before: the switch closes the WAV, no timer is left, the room may record again', async () => {
     const mix = await room();
     const file = path.join(dir, 'by-duration.wav');
-    const t0 = Date.now();
-    await mix.startRecording(file, { duration: 0.5 });
-    expect(Date.now() - t0, 'ended at its duration').to.be.within(500, 2000);
-    expect(recordingOf(mix)).to.equal(null);
-    expect(secondsIn(file), "the WAV's length").to.be.within(0.3, 1.5);
+    const { done } = await recording(mix, file, 0.5);
+    clock.advance(499);
+    expect(clock.pending(), 'not due yet').to.equal(1);
+    clock.advance(1);
+    await bounded(done, 10_000, 'the recording stopped by its duration');
+    expect(clock.pending(), 'nothing left armed').to.equal(0);
+    expect(readWav(file).samples.length, 'a WAV the switch closed').to.be.greaterThan(0);
     const again = path.join(dir, 'again.wav');
     const second = mix.startRecording(again);
     await mix.stopRecording();
@@ -68,26 +74,26 @@ describe('fsmrf conference recording: the duration timer', function () {
 
   it('stopped before its duration: its timer goes with it, a later recording runs its own full length', async () => {
     const mix = await room();
-    const first = mix.startRecording(path.join(dir, 'early.wav'), { duration: 0.5 });
-    await armed(mix);
+    const first = await recording(mix, path.join(dir, 'early.wav'), 0.5);
     await mix.stopRecording();
-    await first;
-    const t0 = Date.now();
-    // had the first timer stayed, it would stop this one 0.5 s after the first began
-    await mix.startRecording(path.join(dir, 'later.wav'), { duration: 1.2 });
-    expect(Date.now() - t0, 'the later recording ran its own 1.2 s').to.be.within(1200, 3000);
+    await first.done;
+    expect(clock.pending(), "the first recording's timer cleared").to.equal(0);
+    const later = await recording(mix, path.join(dir, 'later.wav'), 1.2);
+    // past where the first would have fired: the later one is still armed, its own timer only
+    clock.advance(600);
+    expect(clock.pending(), "the later recording's timer").to.equal(1);
+    clock.advance(599);
+    expect(clock.pending(), 'not due before its 1.2 s').to.equal(1);
+    clock.advance(1);
+    await bounded(later.done, 10_000, 'the later recording stopped at its own 1.2 s');
+    expect(clock.pending()).to.equal(0);
   });
 
   it('a room that ends before the duration: the recording ends with it, its timer cleared', async () => {
     const mix = await room();
-    const file = path.join(dir, 'room-ends.wav');
-    const done = mix.startRecording(file, { duration: 5 });
-    const timer = await armed(mix);
-    const t0 = Date.now();
+    const { done } = await recording(mix, path.join(dir, 'room-ends.wav'), 5);
     await mix.destroy();
-    await done;
-    expect(Date.now() - t0, 'ended with the room, not at its 5 s').to.be.below(2000);
-    expect(recordingOf(mix)).to.equal(null);
-    expect((timer as unknown as { _destroyed: boolean })._destroyed, "Node's Timeout: cleared (never fires)").to.equal(true);
+    await bounded(done, 10_000, 'the recording ended with the room');
+    expect(clock.pending(), 'nothing left to fire').to.equal(0);
   });
 });

@@ -147,6 +147,31 @@ describe('media-engine jitter buffer', () => {
     return from + pops;
   };
 
+  it('a reader stalled past its capacity (packets piling up unread) hears the talker again within its depth once it reads, not silence for ever', () => {
+    // a worker stalled 1.5 s under load reads 75 packets at once: past its capacity the oldest are
+    // dropped, and a playout point left behind them found nothing at any later read (each new packet
+    // pushed the oldest out): the talker unheard for the rest of the call (seen: a media stream's tone
+    // gone after its first chunks on a loaded machine)
+    const jb = new JitterBuffer(1, 8, 2);
+    const out = new Int16Array(160);
+    const heard: number[] = [];
+    for (let t = 0; t < 250; t++) {
+      jb.push(t * 160, frame(1000 + t));
+      if (t >= 25 && t < 100) continue; // the reader stalled
+      jb.pop(out);
+      heard.push(out[0]!);
+    }
+    const after = heard.slice(25); // from the first read after the stall
+    const firstVoiced = after.findIndex((v) => v >= 1000);
+    expect(firstVoiced, 'frames read before the talker is heard again').to.be.within(0, 8);
+    expect(
+      after.slice(firstVoiced).every((v) => v >= 1000),
+      'heard from then on',
+    ).to.equal(true);
+    const said = after.slice(firstVoiced);
+    expect(said, 'in order').to.deep.equal([...said].sort((a, b) => a - b));
+  });
+
   it('a sender falling behind the clock is heard: a gap of at most its depth, not a second of it dropped', () => {
     // a talker's phone (or a loaded process) sends 4 packets in the time of 5 frames for 3 s: past its
     // widest the buffer cannot absorb that; each packet is late. Dropped until they were a second late,

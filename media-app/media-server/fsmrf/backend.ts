@@ -13,7 +13,7 @@ import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
-import { SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
+import { REAL_TIMERS, SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
 import type { MixPort } from '../conference';
 import { FsmrfMix } from './conference';
 
@@ -44,7 +44,7 @@ export interface FsmrfConnectOptions {
   reconnect?: ReconnectDelays;
   /** media-app's logger: the loss, the retries, the return */
   log?: LinkLog;
-  /** where the reconnect's timer is armed (default the process's; tests pass virtual timers) */
+  /** where the reconnect's and the rooms' recording-duration timers are armed (default the process's; tests pass virtual timers) */
   timers?: LinkTimers;
   /** where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect) */
   taps?: ForkTapSetting;
@@ -67,6 +67,8 @@ export class FsmrfBackend implements MediaPort, MixPort {
     readonly link: SwitchLink,
     /** where the switch's audio forks connect (fork-tap.ts), listening from the first fork on */
     readonly taps: ForkTapServer,
+    /** where a room's recording-duration timer is armed (conference.ts) */
+    private readonly timers: LinkTimers,
   ) {
     link.on('down', (reason) => {
       for (const ep of [...this.live]) ep.serverLost(`the media server connection was lost (${reason})`);
@@ -100,7 +102,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
     const ms = await connectSwitch(srf, to, connect);
     const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
-    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS));
+    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS);
   }
 
   /**
@@ -135,7 +137,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /** A conference room on the switch (conference.ts: fsmrf's Conference): what media-app/conference hosts a room in. */
   async createMix(name: string): Promise<FsmrfMix> {
     if (!this.up) throw new MediaServerDown();
-    const mix = await FsmrfMix.create(this.ms, name);
+    const mix = await FsmrfMix.create(this.ms, name, this.timers);
     if (!this.up) {
       mix.serverLost();
       throw new MediaServerDown();

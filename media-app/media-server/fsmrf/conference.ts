@@ -15,6 +15,7 @@ import { MediaBackendUnsupported } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg } from './esl-arg';
 import { LegSocket } from './leg-socket';
+import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** A room's name on the switch: `conference` reads spaces, `@profile`, `+flags` and `{vars}` in it; ours are ids. */
 const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -26,7 +27,8 @@ const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out:
 interface Recording {
   file: string;
   ended: () => void;
-  timer: NodeJS.Timeout | null;
+  /** the duration timer's handle on the mix's timers, null when none is armed */
+  timer: unknown;
 }
 
 export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
@@ -38,7 +40,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   /** the control leg's channel socket: its end rejects a command in flight (modesl would leave it pending) */
   private readonly socket: LegSocket;
 
-  private constructor(private readonly conf: FsConference) {
+  private constructor(
+    private readonly conf: FsConference,
+    /** where the recording-duration timer is armed (backend.ts: the process's, or a test's virtual ones) */
+    private readonly timers: LinkTimers,
+  ) {
     super();
     this.socket = new LegSocket(conf.endpoint);
     conf.on('startTalking', (e: EslEvent) => this.talking(e, true));
@@ -50,11 +56,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   }
 
   /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
-  static async create(ms: FsMediaServer, name: string): Promise<FsmrfMix> {
+  static async create(ms: FsMediaServer, name: string, timers: LinkTimers = REAL_TIMERS): Promise<FsmrfMix> {
     if (!ROOM_NAME.test(name)) throw new Error(`a conference name on the switch is 1-128 of A-Z a-z 0-9 _ . - (got ${JSON.stringify(name.slice(0, 40))})`);
     const room = eslArg('conference name', name);
     try {
-      return new FsmrfMix(await ms.createConference(room));
+      return new FsmrfMix(await ms.createConference(room), timers);
     } catch (err) {
       // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
       if (err instanceof Error) throw err;
@@ -119,7 +125,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
       this.recordingStopped(file);
       throw err;
     }
-    if (this.recording === r && opts.duration && opts.duration > 0) r.timer = setTimeout(() => void this.stopRecording().catch(() => undefined), opts.duration * 1000);
+    if (this.recording === r && opts.duration && opts.duration > 0) r.timer = this.timers.set(opts.duration * 1000, () => void this.stopRecording().catch(() => undefined));
     return done;
   }
 
@@ -160,7 +166,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     const r = this.recording;
     if (!r || r.file !== file) return;
     this.recording = null;
-    if (r.timer) clearTimeout(r.timer);
+    if (r.timer !== null) this.timers.clear(r.timer);
     r.ended();
   }
 

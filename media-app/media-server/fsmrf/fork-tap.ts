@@ -6,12 +6,14 @@
  * waiting token is refused (403) before the upgrade, and a token serves one connection. Each 20 ms frame
  * goes to the fork's onFrame once, in order, however the switch cut its messages. Audio injected goes
  * back on the same socket (the fork's bidirectional streaming, played into the channel as it comes);
- * clearInjected is `stop_play`. stop ends the switch's fork, then the socket. A socket that drops ends
- * the fork (`ended` says why); a switch that never connects rejects forkAudioStart after
+ * clearInjected is `stop_play`. stop ends the switch's fork, then the socket. A socket that drops, or
+ * sends what a fork refuses, ends the fork (`ended` says why) and the switch's bug with it (a failure to
+ * stop it logged); a switch that never connects rejects forkAudioStart after
  * `connectTimeoutMs`, never a hang, and one that says its connect failed (mod_audio_fork::connect_failed)
  * at once. A `legRate` fork of a wideband leg runs at 16 kHz both ways, as the engine's.
  */
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -19,6 +21,7 @@ import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { Resampler, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
 import { replyText } from './esl-arg';
+import { LegSocketClosed } from './leg-socket';
 import type { MediaFork } from '../tap';
 
 /** The sub-protocol mod_audio_fork asks for. */
@@ -40,6 +43,13 @@ export interface ForkTapSetting {
   connectTimeoutMs: number;
 }
 
+/** Where a fork reports what it cannot throw (media-app's logger: the switch's fork it could not stop). */
+export interface ForkLog {
+  warn(obj: object, msg: string): void;
+}
+
+const NO_LOG: ForkLog = { warn: () => undefined };
+
 /** A fork that could not start or whose connection failed: what happened, never the token. */
 export class ForkTapError extends Error {
   constructor(message: string) {
@@ -59,8 +69,18 @@ const MIX_TYPE = { in: 'mono', both: 'mixed', out: 'stereo' } as const;
 
 let bugSeq = 0;
 
+/**
+ * What the server tells of its fork connections (tests and metrics watch these, never its internals):
+ * 'connection' when a fork's connection is taken (the server's socket, and the upgrade request), 'closed'
+ * when one of those has closed; `connections` is how many are open.
+ */
+export interface ForkTapEvents {
+  connection: [ws: WebSocket, req: IncomingMessage];
+  closed: [];
+}
+
 /** The server the switch's forks connect to: one per backend, listening from the first fork on. */
-export class ForkTapServer {
+export class ForkTapServer extends EventEmitter<ForkTapEvents> {
   private wss: WebSocketServer | null = null;
   private listening: Promise<number> | null = null;
   /** the forks whose connection is awaited, by token */
@@ -68,8 +88,19 @@ export class ForkTapServer {
   /** the same forks by leg (the switch's connect_failed names the leg only) */
   private readonly connecting = new WeakMap<FsEndpoint, Set<FsmrfFork>>();
   private closed = false;
+  private open_ = 0;
 
-  constructor(readonly setting: ForkTapSetting) {}
+  constructor(
+    readonly setting: ForkTapSetting,
+    private readonly log: ForkLog = NO_LOG,
+  ) {
+    super();
+  }
+
+  /** The fork connections open now. */
+  get connections(): number {
+    return this.open_;
+  }
 
   /** The port it listens on (starting it the first time). */
   port(): Promise<number> {
@@ -100,8 +131,14 @@ export class ForkTapServer {
         const token = tokenOf(req);
         const take = this.waiting.get(token);
         this.waiting.delete(token);
-        if (take) take(ws);
-        else ws.terminate(); // its fork gave up between the check and the upgrade
+        if (!take) return ws.terminate(); // its fork gave up between the check and the upgrade
+        this.open_++;
+        ws.once('close', () => {
+          this.open_--;
+          this.emit('closed');
+        });
+        take(ws);
+        this.emit('connection', ws, req);
       });
       wss.once('listening', () => {
         // closed while it started listening: it stops here, its port not left bound
@@ -124,7 +161,7 @@ export class ForkTapServer {
     const rate = opts.legRate ? await legRate(leg) : 8000;
     const token = randomBytes(18).toString('base64url');
     const mix = opts.mix ?? 'both';
-    const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix, rate);
+    const fork = new FsmrfFork(leg, opts, `tap${++bugSeq}`, mix, rate, this.log);
     const { connected, done } = this.awaitConnection(leg, fork, token, port);
     try {
       const url = `ws://${hostForUrl(this.setting.host)}:${port}/fork/${token}`;
@@ -251,6 +288,7 @@ export class FsmrfFork implements MediaFork {
     private readonly mix: 'in' | 'out' | 'both',
     /** the frames' rate both ways (320 samples a frame at 16 kHz), fixed for the fork's life */
     readonly rate: ForkRate = 8000,
+    private readonly log: ForkLog = NO_LOG,
   ) {
     this.frameSamples = rate / 50;
     this.frameBytes = this.frameSamples * 2 * (mix === 'out' ? 2 : 1);
@@ -372,16 +410,36 @@ export class FsmrfFork implements MediaFork {
     this.over = true;
     this.release();
     this.endWith('stopped');
-    await this.leg.run('forkAudioStop', () => this.leg.fs.forkAudioStop(this.bug)).catch(() => undefined);
+    await this.stopOnSwitch();
     this.ws?.close(1000);
     return { ...this.stats };
   }
 
+  /**
+   * The fork ended from the switch's side (its connection dropped, or what it sent was refused): the
+   * switch's bug is stopped too, once, or mod_audio_fork keeps it on the channel (and reconnects nothing).
+   */
   private lost(why: string): void {
     if (this.over) return;
     this.over = true;
     this.release();
     this.endWith(why);
+    void this.stopOnSwitch();
+  }
+
+  /**
+   * `uuid_audio_fork <uuid> stop <bug>`, bounded by the leg's channel socket (leg-socket.ts: its end
+   * rejects). A channel already gone took its bug with it, and mod_audio_fork's `-ERR Operation Failed`
+   * says the channel or the bug is not there (ended with its connection, or its channel hung up): the
+   * end wanted. Any other failure is logged, never thrown.
+   */
+  private async stopOnSwitch(): Promise<void> {
+    try {
+      await this.leg.run('forkAudioStop', () => this.leg.fs.forkAudioStop(this.bug));
+    } catch (e) {
+      if (e instanceof LegSocketClosed || (e instanceof Error && e.message.startsWith('-ERR Operation Failed'))) return;
+      this.log.warn({ bug: this.bug, err: replyText(e instanceof Error ? e.message : String(e)) }, "the switch's audio fork could not be stopped");
+    }
   }
 
   private release(): void {

@@ -44,7 +44,7 @@ export interface LinkTimers {
   clear(handle: unknown): void;
 }
 
-const REAL_TIMERS: LinkTimers = { set: (ms, fn) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
+export const REAL_TIMERS: LinkTimers = { set: (ms, fn) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
 
 export class SwitchLink extends EventEmitter<LinkEvents> {
   private state_: LinkState = 'up';

@@ -11,6 +11,7 @@ import type { EslServer } from '../../../esl/server';
 import { startSwitchRig, type SwitchRig } from '../../esl/rig';
 import { PASSWORD, startServer } from '../../esl/support';
 import { virtualTimers } from '../../support/virtual-timers';
+import { boundedOnce } from '../../../testkit/bounded';
 
 type Line = { level: string; msg: string; obj: Record<string, unknown> };
 
@@ -40,9 +41,9 @@ function killConnections(esl: EslServer): void {
   for (const l of esl.connections) (l as unknown as { socket: net.Socket }).socket.destroy();
 }
 
-/** Resolves once `ok` holds of the server's connections, checked at each one that goes (the test's timeout bounds it). */
-async function connectionsUntil(esl: EslServer, ok: () => boolean): Promise<void> {
-  while (!ok()) await once(esl, 'disconnected');
+/** Resolves once `ok` holds of the server's connections, checked at each one that goes; each wait bounded at 10 s, naming `what`. */
+async function connectionsUntil(esl: EslServer, ok: () => boolean, what: string): Promise<void> {
+  while (!ok()) await boundedOnce(esl, 'disconnected', 10_000, what);
 }
 
 describe('media-app fsmrf backend: losing the switch after start-up', function () {
@@ -190,7 +191,7 @@ describe('media-app fsmrf backend: a live leg when the switch is lost', function
     expect(roomEnd.reason).to.equal('worker-died');
     expect(mix.destroyed).to.equal(true);
     // the channel is hung up on the switch: its channel socket goes
-    await connectionsUntil(esl, () => [...esl.connections].every((l) => !(l as unknown as { session: unknown }).session));
+    await connectionsUntil(esl, () => [...esl.connections].every((l) => !(l as unknown as { session: unknown }).session), "the hung-up channel's socket closed");
     await once(backend.link, 'up');
     const again = await backend.createEndpoint();
     expect(again.destroyed).to.equal(false);
