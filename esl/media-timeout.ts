@@ -9,7 +9,8 @@
  * Read where FreeSWITCH reads them, never when they are set: when the channel's RTP is activated (its
  * answer: switch_core_media_activate_rtp) and again at a re-INVITE (activate_rtp on a ready RTP session).
  * A uuid_setvar / set mid-call is only a variable until then. A read that finds 0 or nothing leaves the
- * watch as it was (check_media_timeout_params sets the RTP session's timeout only when non-zero).
+ * watch as it was (check_media_timeout_params sets the RTP session's timeout only when non-zero); each
+ * activation starts the count of silence again (switch_rtp_reset_media_timer).
  * Simplified: FreeSWITCH re-reads rtp_timeout_sec at a re-INVITE only when the codec changes; ours at each.
  * The platform sets `media_timeout` on the INVITE (the X-Media-Timeout header, which the mrf dialplan,
  * freeswitch/dialplan/mrf.xml, sets before its answer; the SIP face does the same: sip-face.ts).
@@ -55,13 +56,14 @@ export class MediaTimeout {
 
   /**
    * The channel's RTP is activated (its answer) or activated again (a re-INVITE): arms the endpoint's
-   * watch for what `vars` ask now; 0 or nothing leaves it as it is, as FreeSWITCH does.
+   * watch for what `vars` ask now; 0 or nothing keeps the timeout it had, as FreeSWITCH does. An armed
+   * watch starts its count again (activate_rtp's switch_rtp_reset_media_timer).
    */
   activate(vars: ReadonlyMap<string, string>): void {
     const ms = mediaTimeoutMs(vars);
-    if (this.closed || ms === 0 || ms === this.armedMs || this.endpoint.destroyed) return;
-    this.armedMs = ms;
-    this.endpoint.watchRx(ms).catch((e: unknown) => {
+    if (ms > 0) this.armedMs = ms;
+    if (this.closed || this.armedMs === 0 || this.endpoint.destroyed) return;
+    this.endpoint.watchRx(this.armedMs).catch((e: unknown) => {
       // the leg ended meanwhile: its watch went with it; anything else is the engine's failure
       if (!this.closed && !this.endpoint.destroyed) this.failed(e instanceof Error ? e : new Error(String(e)));
     });

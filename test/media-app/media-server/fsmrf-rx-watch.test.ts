@@ -96,6 +96,17 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     expect(seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
+  it('a re-INVITE that finds media_timeout 0 keeps the watch (set only when non-zero) and starts its count again', async () => {
+    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_timeout 0`)) as { getBody(): string };
+    expect(res.getBody()).to.match(/^\+OK/);
+    await party.talk(to, 200);
+    await leg.modify(loopbackSdp(partyPort));
+    const reinvited = performance.now();
+    await ended;
+    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+  });
+
   it('a watch that cannot be armed: watchParty logs it at error with the call and counts it (not swallowed)', async () => {
     type Line = { level: number; msg: string; call?: string; reason?: string };
     let logged!: (l: Line) => void;
