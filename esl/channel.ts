@@ -22,31 +22,10 @@ export interface ChannelSip {
 
 export type CallState = 'ACTIVE' | 'HANGUP';
 
-/** The channel's variables; `watch` calls back when one of the named ones is set or unset (by any path). */
-export class ChannelVariables extends Map<string, string> {
-  private watched: { names: ReadonlySet<string>; changed: () => void } | null = null;
-
-  watch(names: readonly string[], changed: () => void): void {
-    this.watched = { names: new Set(names), changed };
-  }
-
-  override set(name: string, value: string): this {
-    super.set(name, value);
-    if (this.watched?.names.has(name)) this.watched.changed();
-    return this;
-  }
-
-  override delete(name: string): boolean {
-    const had = super.delete(name);
-    if (had && this.watched?.names.has(name)) this.watched.changed();
-    return had;
-  }
-}
-
 export class Channel {
   readonly uuid = randomUUID();
   readonly name: string;
-  readonly variables = new ChannelVariables();
+  readonly variables = new Map<string, string>();
   callState: CallState = 'ACTIVE';
   hangupCause: string | null = null;
 

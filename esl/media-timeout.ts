@@ -4,13 +4,21 @@
  * over it when set) and `rtp_timeout_sec` (s) arm the channel's receive watch, and a channel whose far end
  * sends no RTP for it is hung up with MEDIA_TIMEOUT (switch_rtp.c). The watch is the engine's
  * (media-engine/worker/rx-watch.ts) on the channel's endpoint: it counts RTP and RTCP, does not watch a
- * leg on hold or only listening, and dies with the endpoint. Ours applies a value as soon as it is set
- * (uuid_setvar, set, multiset); FreeSWITCH reads it when its RTP starts or its codec is reset (esl/README.md).
+ * leg on hold or only listening, and dies with the endpoint.
+ *
+ * Read where FreeSWITCH reads them, never when they are set: when the channel's RTP is activated (its
+ * answer: switch_core_media_activate_rtp) and again at a re-INVITE (activate_rtp on a ready RTP session).
+ * A uuid_setvar / set mid-call is only a variable until then. A read that finds 0 or nothing leaves the
+ * watch as it was (check_media_timeout_params sets the RTP session's timeout only when non-zero); each
+ * activation starts the count of silence again (switch_rtp_reset_media_timer).
+ * Simplified: FreeSWITCH re-reads rtp_timeout_sec at a re-INVITE only when the codec changes; ours at each.
+ * The platform sets `media_timeout` on the INVITE (the X-Media-Timeout header, which the mrf dialplan,
+ * freeswitch/dialplan/mrf.xml, sets before its answer; the SIP face does the same: sip-face.ts).
  */
 import type { Endpoint } from '../media-engine';
 
-/** The variables that set the timeout. */
-export const MEDIA_TIMEOUT_VARIABLES: readonly string[] = ['media_timeout', 'media_timeout_audio', 'rtp_timeout_sec'];
+/** The INVITE's header the mrf dialplan sets `media_timeout` (ms) from, before its answer. */
+export const MEDIA_TIMEOUT_HEADER = 'X-Media-Timeout';
 
 /** C's atoi on a variable's value: the leading integer, 0 when none. */
 function atoi(v: string | undefined): number {
@@ -30,7 +38,7 @@ export function mediaTimeoutMs(vars: ReadonlyMap<string, string>): number {
   return both.length ? Math.min(...both) : 0;
 }
 
-/** One channel's watch: armed (again, or off) when its variables change, gone with the channel. */
+/** One channel's watch: armed when its RTP is activated (answer, re-INVITE), gone with the channel. */
 export class MediaTimeout {
   private armedMs = 0;
   private closed = false;
@@ -46,12 +54,16 @@ export class MediaTimeout {
     endpoint.on('rxTimeout', this.onRx);
   }
 
-  /** Arms the endpoint's watch for what `vars` ask now (0 disarms it); nothing when that did not change. */
-  apply(vars: ReadonlyMap<string, string>): void {
+  /**
+   * The channel's RTP is activated (its answer) or activated again (a re-INVITE): arms the endpoint's
+   * watch for what `vars` ask now; 0 or nothing keeps the timeout it had, as FreeSWITCH does. An armed
+   * watch starts its count again (activate_rtp's switch_rtp_reset_media_timer).
+   */
+  activate(vars: ReadonlyMap<string, string>): void {
     const ms = mediaTimeoutMs(vars);
-    if (this.closed || ms === this.armedMs || this.endpoint.destroyed) return;
-    this.armedMs = ms;
-    this.endpoint.watchRx(ms).catch((e: unknown) => {
+    if (ms > 0) this.armedMs = ms;
+    if (this.closed || this.armedMs === 0 || this.endpoint.destroyed) return;
+    this.endpoint.watchRx(this.armedMs).catch((e: unknown) => {
       // the leg ended meanwhile: its watch went with it; anything else is the engine's failure
       if (!this.closed && !this.endpoint.destroyed) this.failed(e instanceof Error ? e : new Error(String(e)));
     });

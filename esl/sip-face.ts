@@ -15,7 +15,7 @@ import { Channel } from './channel';
 import { ConferenceRooms } from './conference/rooms';
 import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
-import { MEDIA_TIMEOUT_VARIABLES, MediaTimeout } from './media-timeout';
+import { MEDIA_TIMEOUT_HEADER, MediaTimeout } from './media-timeout';
 import type { EslServer } from './server';
 
 /** `host:port` (IPv4 or a name) of X-esl-outbound; null when it is not one. */
@@ -56,7 +56,8 @@ class ChannelCall implements OutboundSession {
       () => this.hangup('MEDIA_TIMEOUT'),
       (e) => this.esl.failed(e),
     );
-    channel.variables.watch(MEDIA_TIMEOUT_VARIABLES, () => this.mediaTimeout.apply(channel.variables));
+    // the answer activates the channel's RTP: the media timeout is read now (never at a later set)
+    this.mediaTimeout.activate(channel.variables);
     dialog.on('modify', (req: Srf.SrfRequest, res: Srf.SrfResponse) => void this.modify(req, res));
     // every digit the endpoint receives is a DTMF event (switch_channel_queue_dtmf); DTMF-Duration in samples at 8 kHz
     channel.endpoint.on('dtmf', (e) =>
@@ -129,6 +130,8 @@ class ChannelCall implements OutboundSession {
       return void res.send(488, 'Not Acceptable Here', { headers: { Warning: `399 esl "${(e as Error).message.replace(/["\\\r\n]/g, ' ').slice(0, 100)}"` } });
     }
     this.channel.setMedia(req.body);
+    // a re-INVITE activates the RTP again: FreeSWITCH reads the media timeout variables again
+    this.mediaTimeout.activate(this.channel.variables);
     res.send(200, { body: this.channel.endpoint.local.sdp });
   }
 
@@ -213,6 +216,9 @@ export class SipFace {
       },
       'drachtio_mrf',
     );
+    // the mrf dialplan's `set media_timeout=${sip_h_X-Media-Timeout}` before its answer (freeswitch/dialplan/mrf.xml)
+    const mediaTimeout = req.get(MEDIA_TIMEOUT_HEADER);
+    if (mediaTimeout) channel.variables.set('media_timeout', mediaTimeout);
     if (!this.esl.sessions.open(channel.uuid)) {
       await endpoint.destroy();
       return void res.send(503, 'Maximum Calls In Progress', {});

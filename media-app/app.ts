@@ -211,7 +211,8 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
   const egress = new EgressPolicy(config.egress);
   const log = logger.child({ component: 'media-server' });
-  const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log };
+  // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
+  const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
   const backend = (await FsmrfBackend.connect(srf, setting, opts)).checkUrlsWith(async (url) => {
     await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
   });

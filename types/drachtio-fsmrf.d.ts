@@ -132,7 +132,7 @@ declare module 'drachtio-fsmrf' {
     cpuIdle?: number;
     hasCapability(capability: string | string[]): boolean;
     api(command: string): Promise<string>;
-    createEndpoint(opts?: { remoteSdp: string | null; codecs?: string | string[] }): Promise<Endpoint>;
+    createEndpoint(opts?: { remoteSdp: string | null; codecs?: string | string[]; headers?: Record<string, string> }): Promise<Endpoint>;
     /** an incoming call (drachtio-srf's req/res) connected to a new endpoint: the endpoint and the caller's dialog */
     connectCaller(req: unknown, res: unknown, opts?: { codecs?: string | string[] }): Promise<{ endpoint: Endpoint; dialog: unknown }>;
     connected(): boolean;

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { ESL_VARIABLES } from '../../esl/config';
 import { RTPENGINE_DEFAULTS } from '../../scripts/rtpengine';
+import { MEDIA_TIMEOUT_HEADER } from '../../media-app/media-server/fsmrf/backend';
+import { MEDIA_TIMEOUT_HEADER as SWITCH_MEDIA_TIMEOUT_HEADER } from '../../esl/media-timeout';
 
 const DIR = path.join(__dirname, '../../freeswitch');
 const ROOT = path.join(__dirname, '../..');
@@ -141,7 +143,7 @@ describe('freeswitch/: the configuration of a real FreeSWITCH 1.10', () => {
     expect(attr(list!, 'default')).to.equal('deny');
   });
 
-  it("the mrf dialplan answers fsmrf's INVITEs and opens the outbound socket to X-esl-outbound (async full), nothing else", () => {
+  it("the mrf dialplan sets media_timeout from the platform's header and answers fsmrf's INVITEs and opens the outbound socket to X-esl-outbound (async full), nothing else", () => {
     const contexts = kids(one(parse('dialplan/mrf.xml'), 'include'), 'context');
     expect(contexts.map((c) => attr(c, 'name'))).to.deep.equal(['mrf']);
     const exts = kids(contexts[0], 'extension');
@@ -156,7 +158,10 @@ describe('freeswitch/: the configuration of a real FreeSWITCH 1.10', () => {
     expect(hostPort.test('10.0.0.7:34521')).to.equal(true);
     expect(hostPort.test('10.0.0.7')).to.equal(false);
     const actions = conds.flatMap((c) => kids(c, 'action')).map((a) => [attr(a, 'application'), attr(a, 'data')]);
-    expect(actions[0]).to.deep.equal(['answer', undefined]);
+    expect(SWITCH_MEDIA_TIMEOUT_HEADER, 'our switch reads the header the platform sends').to.equal(MEDIA_TIMEOUT_HEADER);
+    // the media timeout first: FreeSWITCH reads media_timeout when the answer activates the RTP, not later
+    expect(actions[0]).to.deep.equal(['set', `media_timeout=\${sip_h_${MEDIA_TIMEOUT_HEADER}}`]);
+    expect(actions[1]).to.deep.equal(['answer', undefined]);
     expect(actions.at(-1)).to.deep.equal(['socket', '${sip_h_X-esl-outbound} async full']);
     expect(actions.filter(([app]) => app === 'socket')).to.have.length(1);
   });

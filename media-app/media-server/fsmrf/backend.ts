@@ -48,7 +48,16 @@ export interface FsmrfConnectOptions {
   timers?: LinkTimers;
   /** where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect) */
   taps?: ForkTapSetting;
+  /**
+   * MEDIA_INACTIVITY_TIMEOUT_MS: every leg's INVITE carries it (X-Media-Timeout, set as `media_timeout`
+   * by the mrf dialplan before its answer), as FreeSWITCH reads it only when the leg's RTP is activated;
+   * 0 or unset: off
+   */
+  mediaTimeoutMs?: number;
 }
+
+/** The INVITE's header the mrf dialplan sets `media_timeout` from (freeswitch/dialplan/mrf.xml; esl/media-timeout.ts). */
+export const MEDIA_TIMEOUT_HEADER = 'X-Media-Timeout';
 
 const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -69,7 +78,10 @@ export class FsmrfBackend implements MediaPort, MixPort {
     readonly taps: ForkTapServer,
     /** where a room's recording-duration timer is armed (conference.ts) */
     private readonly timers: LinkTimers,
+    /** the media timeout every leg is made with (ms, 0: none): FsmrfConnectOptions.mediaTimeoutMs */
+    private readonly mediaTimeoutMs: number,
   ) {
+    if (!Number.isInteger(mediaTimeoutMs) || mediaTimeoutMs < 0) throw new Error(`fsmrf backend: invalid media timeout: ${mediaTimeoutMs}`);
     link.on('down', (reason) => {
       for (const ep of [...this.live]) ep.serverLost(`the media server connection was lost (${reason})`);
       for (const mix of [...this.rooms]) mix.serverLost();
@@ -102,7 +114,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
     const ms = await connectSwitch(srf, to, connect);
     const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
-    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS);
+    return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS, opts.mediaTimeoutMs ?? 0);
   }
 
   /**
@@ -114,8 +126,10 @@ export class FsmrfBackend implements MediaPort, MixPort {
   async createEndpoint(opts: CallEndpointOptions = {}): Promise<FsmrfCallEndpoint> {
     if (opts.direction && opts.direction !== 'sendrecv') throw new MediaBackendUnsupported('fsmrf', `an endpoint made ${opts.direction}`);
     if (!this.up) throw new MediaServerDown();
-    const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps);
+    // the media timeout goes on the INVITE: the switch reads it when it activates the leg's RTP, never later
+    const headers: Record<string, string> = this.mediaTimeoutMs > 0 ? { [MEDIA_TIMEOUT_HEADER]: String(this.mediaTimeoutMs) } : {};
+    const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, headers, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
+    const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps, this.mediaTimeoutMs);
     // the switch lost while it answered: the 'down' that ended the live legs did not see this one
     if (!this.up) {
       ep.serverLost('the media server connection was lost while the leg was made');

@@ -81,8 +81,6 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly socket: LegSocket;
   /** the record_session recordings running (startRecord) */
   private readonly sessions: SessionRecordings;
-  /** the receive watch's timeout on the switch (watchRx: the channel's media_timeout), 0: off */
-  private rxWatchMs = 0;
   /** the leg's own mute, on the channel or on its room's member (member-mute.ts) */
   private readonly mutes: MemberMutes;
   /** set while a play or say runs: stopPlayback marks it interrupted */
@@ -101,6 +99,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     readonly fs: FsEndpoint,
     private readonly checkUrl: UrlCheck | null = null,
     private readonly taps: ForkTapServer | null = null,
+    /** the media timeout the leg's INVITE carried (X-Media-Timeout → the switch's media_timeout), 0: none */
+    readonly mediaTimeoutMs = 0,
   ) {
     super();
     this.socket = new LegSocket(fs);
@@ -115,7 +115,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     // the switch ended the channel (its BYE, or the event socket gone): the leg is gone; with
     // MEDIA_TIMEOUT (the receive watch: watchRx) the far end's silence is reported first
     fs.on('destroy', (e?: { reason?: string }) => {
-      if (e?.reason === 'MEDIA_TIMEOUT' && !this.destroyed) this.emit('rxTimeout', { silentMs: this.rxWatchMs });
+      if (e?.reason === 'MEDIA_TIMEOUT' && !this.destroyed) this.emit('rxTimeout', { silentMs: this.mediaTimeoutMs });
       this.gone({ reason: 'worker-died', message: `the media server ended the channel${e?.reason ? ` (${e.reason})` : ''}` });
     });
   }
@@ -275,19 +275,20 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return refuse('a new SDP offer of ours (a re-INVITE we send)');
   }
   /**
-   * The receive watch as the switch's own (FreeSWITCH's `media_timeout`, ms, set with uuid_setvar; 0
-   * unsets it): the switch hangs the channel up with MEDIA_TIMEOUT once the far end has sent no RTP for
-   * it, and the leg then reports 'rxTimeout' (silentMs: this timeout: the switch gives no measure) before
-   * 'destroy'. A real FreeSWITCH reads the variable when its RTP starts or its codec is reset, not when
-   * it is set (media-server/README.md).
+   * The receive watch as the switch's own: FreeSWITCH reads `media_timeout` only when it activates the
+   * leg's RTP (switch_core_media.c check_media_timeout_params: the answer, a re-INVITE), so the leg is
+   * armed at its making (the backend's mediaTimeoutMs on the INVITE) and cannot be armed, changed or
+   * disarmed later. watchRx of that timeout (or 0 on a leg made with none) resolves; any other is refused
+   * (MediaBackendUnsupported: media-app logs and counts it as unarmed). The switch hangs a silent channel
+   * up with MEDIA_TIMEOUT and the leg reports 'rxTimeout' (silentMs: the timeout: the switch gives no
+   * measure) before 'destroy'.
    */
   async watchRx(timeoutMs: number): Promise<void> {
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new Error(`watchRx: invalid timeout: ${timeoutMs}`);
     if (this.destroyed) throw new Error('endpoint is destroyed');
-    const res = await this.socket.run('watchRx', () => this.fs.api('uuid_setvar', `${this.fs.uuid} media_timeout${timeoutMs > 0 ? ` ${timeoutMs}` : ''}`));
-    const body = apiBody(res);
-    if (!body.startsWith('+OK')) throw new Error(`uuid_setvar media_timeout: ${body.trim().slice(0, 200)}`);
-    this.rxWatchMs = timeoutMs;
+    if (timeoutMs === this.mediaTimeoutMs) return;
+    const made = this.mediaTimeoutMs > 0 ? `made with ${this.mediaTimeoutMs} ms` : 'made with none';
+    throw new MediaBackendUnsupported('fsmrf', `a media timeout of ${timeoutMs} ms after the leg's RTP started (the switch reads media_timeout only when it activates RTP; this leg was ${made})`);
   }
   /**
    * uuid_send_dtmf `<uuid> <digits>@<ms>`: the switch sends them to the far end (RFC 2833 where it

@@ -1,14 +1,16 @@
-// The receive watch on the fsmrf backend (FsmrfCallEndpoint.watchRx → the switch's `media_timeout`,
-// esl/media-timeout.ts): a far end of real RTP on loopback (a UDP socket of the test sending 20 ms PCMU
-// packets) talks, pauses and stops; the switch ends the channel with MEDIA_TIMEOUT after the timeout and
-// not before, the leg reporting 'rxTimeout' then 'destroy'. A pause shorter than the timeout keeps the leg;
-// rtp_timeout_sec (s, FreeSWITCH's deprecated variable) set through fsmrf's `set` arms it too; 0 disarms it.
-// A watch that cannot be armed is logged at error and counted by media-app's watchParty, never swallowed.
+// The receive watch on the fsmrf backend (the switch's `media_timeout`, esl/media-timeout.ts): a far end of
+// real RTP on loopback (a UDP socket of the test sending 20 ms PCMU packets) talks, pauses and stops; the
+// switch ends the channel with MEDIA_TIMEOUT after the timeout and not before, the leg reporting
+// 'rxTimeout' then 'destroy'. As on FreeSWITCH, the switch reads the variable only when it activates the
+// leg's RTP (the answer, a re-INVITE): the backend puts it on the leg's INVITE (X-Media-Timeout, set by the
+// mrf dialplan before its answer), watchRx of that timeout resolves, any other (or 0) is refused and
+// media-app logs and counts it as unarmed; a uuid_setvar or set mid-call arms nothing until a re-INVITE.
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { platformMetrics } from '../../../core/metrics';
 import { watchParty } from '../../../media-app/call/dead-party';
+import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import type { EndpointEnd, RxTimeoutEvent } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
@@ -22,18 +24,20 @@ const LATE_MS = 250 + 1000;
 
 describe('fsmrf backend: the receive watch (the switch ends a silent channel with MEDIA_TIMEOUT)', function () {
   this.timeout(30_000);
-  const suite = useFsmrfSuite();
+  const suite = useFsmrfSuite({ connect: { mediaTimeoutMs: TIMEOUT_MS } });
   let party: RtpParty;
   let leg: FsmrfCallEndpoint;
   let to: { address: string; port: number };
+  /** the party's RTP port (its SDP) */
+  let partyPort: number;
   /** the leg's events, in order, with when they came */
   let seen: { name: 'rxTimeout' | 'destroy'; at: number; silentMs?: number; message?: string }[];
   let ended: Promise<void>;
 
   beforeEach(async () => {
     party = new RtpParty();
-    const port = await party.open();
-    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(port) });
+    partyPort = await party.open();
+    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
     to = { address: '127.0.0.1', port: leg.local.port };
     seen = [];
     leg.on('rxTimeout', (e: RxTimeoutEvent) => seen.push({ name: 'rxTimeout', at: performance.now(), silentMs: e.silentMs }));
@@ -76,23 +80,31 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     expect(seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
-  it('rtp_timeout_sec (seconds) set by the set application arms the same watch', async () => {
-    await leg.fs.execute('set', 'rtp_timeout_sec=1');
-    await party.talk(to, 400);
+  it('watchRx of another timeout, or 0, is refused (the switch cannot change it mid-call); the leg stays watched', async () => {
+    for (const ms of [0, 2 * TIMEOUT_MS]) {
+      const err = await leg.watchRx(ms).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err, `watchRx(${ms})`).to.be.instanceOf(MediaBackendUnsupported);
+      expect((err as Error).message).to.match(/media_timeout only when it activates RTP/);
+    }
+    await party.talk(to, 200);
     const stopped = party.lastSent;
     await ended;
     expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(seen[1]!.at - stopped).to.be.within(1000, 1000 + LATE_MS);
+    expect(seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
-  it('watchRx(0) disarms it: a silent party is not ended past 2.5 × the timeout', async () => {
-    await leg.watchRx(TIMEOUT_MS);
+  it('a re-INVITE that finds media_timeout 0 keeps the watch (set only when non-zero) and starts its count again', async () => {
+    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_timeout 0`)) as { getBody(): string };
+    expect(res.getBody()).to.match(/^\+OK/);
     await party.talk(to, 200);
-    await leg.watchRx(0);
-    await sleep(2.5 * TIMEOUT_MS);
-    expect(seen).to.deep.equal([]);
-    expect(leg.destroyed).to.equal(false);
+    await leg.modify(loopbackSdp(partyPort));
+    const reinvited = performance.now();
+    await ended;
+    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
   it('a watch that cannot be armed: watchParty logs it at error with the call and counts it (not swallowed)', async () => {
@@ -100,17 +112,85 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     let logged!: (l: Line) => void;
     const first = new Promise<Line>((resolve) => (logged = resolve));
     const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => (logged(JSON.parse(chunk.toString()) as Line), done()) }));
-    const failed = async () => (await platformMetrics.mediaWatchUnarmed.get()).values.find((v) => v.labels.reason === 'failed')?.value ?? 0;
-    const before = await failed();
-    // a timeout the switch's variable cannot take (not whole ms): the leg's watchRx rejects
-    watchParty(leg, 1500.5, { logger, call: 'call-1' });
+    const unsupported = async () => (await platformMetrics.mediaWatchUnarmed.get()).values.find((v) => v.labels.reason === 'unsupported')?.value ?? 0;
+    const before = await unsupported();
+    // a timeout other than the one the leg was made with: the switch would not read it (watchRx rejects)
+    watchParty(leg, 1500, { logger, call: 'call-1' });
     let timer: NodeJS.Timeout | undefined;
-    const swallowed = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('nothing logged within 3 s: the failure was swallowed')), 3000)));
+    const swallowed = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('nothing logged within 3 s: the refusal was swallowed')), 3000)));
     const line = await Promise.race([first, swallowed]).finally(() => clearTimeout(timer));
     expect(line.level, 'error').to.equal(50);
     expect(line.call).to.equal('call-1');
-    expect(line.reason).to.equal('failed');
+    expect(line.reason).to.equal('unsupported');
     expect(line.msg).to.match(/not armed/);
-    expect(await failed()).to.equal(before + 1);
+    expect(await unsupported()).to.equal(before + 1);
+  });
+});
+
+describe('fsmrf backend: the switch reads the media timeout only when it activates the RTP (as FreeSWITCH)', function () {
+  this.timeout(30_000);
+  // legs made with no timeout on their INVITE
+  const suite = useFsmrfSuite();
+  let party: RtpParty;
+  let leg: FsmrfCallEndpoint;
+  let to: { address: string; port: number };
+  let partyPort: number;
+  let seen: { name: 'rxTimeout' | 'destroy'; at: number; message?: string }[];
+  let ended: Promise<void>;
+
+  beforeEach(async () => {
+    party = new RtpParty();
+    partyPort = await party.open();
+    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
+    to = { address: '127.0.0.1', port: leg.local.port };
+    seen = [];
+    leg.on('rxTimeout', () => seen.push({ name: 'rxTimeout', at: performance.now() }));
+    ended = new Promise((resolve) =>
+      leg.once('destroy', (e: EndpointEnd) => {
+        seen.push({ name: 'destroy', at: performance.now(), message: e.message ?? '' });
+        resolve();
+      }),
+    );
+  });
+  afterEach(async () => {
+    party.close();
+    await leg.destroy().catch(() => undefined);
+  });
+
+  it('watchRx(0) on a leg made with none resolves; any timeout is refused', async () => {
+    await leg.watchRx(0);
+    const err = await leg.watchRx(TIMEOUT_MS).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(MediaBackendUnsupported);
+    expect((err as Error).message).to.contain('made with none');
+  });
+
+  it('uuid_setvar media_timeout after the answer arms nothing; the next re-INVITE does', async () => {
+    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_timeout ${TIMEOUT_MS}`)) as { getBody(): string };
+    expect(res.getBody()).to.match(/^\+OK/);
+    await party.talk(to, 200);
+    await sleep(2.5 * TIMEOUT_MS);
+    expect(seen, 'a value set mid-call is not read until the RTP is activated again').to.deep.equal([]);
+    expect(leg.destroyed).to.equal(false);
+    // a re-INVITE activates the RTP again (switch_core_media_activate_rtp → check_media_timeout_params)
+    await leg.modify(loopbackSdp(partyPort));
+    const reinvited = performance.now();
+    await ended;
+    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
+    expect(seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+  });
+
+  it('rtp_timeout_sec (seconds) set by the set application is read at the re-INVITE too', async () => {
+    await leg.fs.execute('set', 'rtp_timeout_sec=1');
+    await party.talk(to, 200);
+    await leg.modify(loopbackSdp(partyPort));
+    const reinvited = performance.now();
+    await ended;
+    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
+    expect(seen[1]!.at - reinvited).to.be.within(1000, 1000 + LATE_MS);
   });
 });
