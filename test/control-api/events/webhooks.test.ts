@@ -95,11 +95,14 @@ describe('webhooks (real Redis stream, BullMQ, loopback receivers)', function ()
       const g = r.got[0]!;
       expect(verify(secret, g.headers[SIGNATURE_HEADER.toLowerCase()] as string, g.headers[TIMESTAMP_HEADER.toLowerCase()] as string, g.body, Math.floor(Date.now() / 1000) + 3600)).to.equal(false);
 
-      // The delivery log is readable by the customer.
-      const res = await request(t.app).get('/v1.0/webhook_deliveries').query({ accesskey: f.accesskey });
+      // The delivery log is readable by the customer. A delivery is marked delivered once its response is
+      // read back by the sender, which the receiver's answer precedes: wait for the fourth mark.
+      const log = () => request(t.app).get('/v1.0/webhook_deliveries').query({ accesskey: f.accesskey });
+      await until(async () => ((await log()).body.result as { status: string }[]).filter((d) => d.status === 'delivered').length >= 4);
+      const res = await log();
       expect(res.status).to.equal(200);
       expect(res.body.result).to.have.length(4);
-      expect(res.body.result.every((d: { status: string }) => d.status === 'delivered')).to.equal(true);
+      expect(res.body.result.map((d: { status: string }) => d.status)).to.deep.equal(['delivered', 'delivered', 'delivered', 'delivered']);
       const bad = await request(t.app).get('/v1.0/webhook_deliveries').query({ accesskey: f.accesskey, status: 'bogus' });
       expect(bad.status).to.equal(400);
     } finally {
