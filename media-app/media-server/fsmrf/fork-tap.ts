@@ -330,8 +330,40 @@ export class FsmrfFork implements MediaFork {
     if (!this.over) this.restLen = buf.copy(this.rest, 0, at);
   }
 
-  /** One 20 ms frame (stereo: the right channel, what the caller hears), read from `bytes` (not kept: it may be `rest`). */
+  /**
+   * One 20 ms frame (stereo: the right channel, what the caller hears), read from `bytes` (not kept: it may
+   * be `rest`). A frame its consumer has no room for is counted dropped before anything is read or made.
+   */
   private deliver(bytes: Buffer): void {
+    const stream = this.opts.stream;
+    if (stream ? this.draining : this.inFlight >= this.maxInFlight) {
+      this.stats.dropped++;
+      return;
+    }
+    const frame = this.frameOf(bytes);
+    this.stats.sent++;
+    if (stream) {
+      if (!stream.write(Buffer.from(frame.buffer))) {
+        this.draining = true;
+        stream.once('drain', () => (this.draining = false));
+      }
+      return;
+    }
+    try {
+      const r = this.opts.onFrame!(frame);
+      if (r) {
+        this.inFlight++;
+        // the consumer's failure is its own: its frame is done either way
+        const done = (): void => void this.inFlight--;
+        r.then(done, done);
+      }
+    } catch {
+      // the consumer's failure is its own: the next frame still comes
+    }
+  }
+
+  /** The frame's samples (stereo: the right channel) as a new array: the consumer may keep it. */
+  private frameOf(bytes: Buffer): Int16Array {
     const n = this.frameSamples;
     const frame = new Int16Array(n);
     const stereo = this.mix === 'out';
@@ -340,33 +372,7 @@ export class FsmrfFork implements MediaFork {
       const both = new Int16Array(bytes.buffer, bytes.byteOffset, n * 2);
       for (let i = 0; i < n; i++) frame[i] = both[2 * i + 1]!;
     } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
-    const stream = this.opts.stream;
-    if (stream) {
-      if (this.draining) {
-        this.stats.dropped++;
-        return;
-      }
-      this.stats.sent++;
-      if (!stream.write(Buffer.from(frame.buffer))) {
-        this.draining = true;
-        stream.once('drain', () => (this.draining = false));
-      }
-      return;
-    }
-    if (this.inFlight >= this.maxInFlight) {
-      this.stats.dropped++;
-      return;
-    }
-    this.stats.sent++;
-    try {
-      const r = this.opts.onFrame!(frame);
-      if (r) {
-        this.inFlight++;
-        r.catch(() => undefined).finally(() => this.inFlight--);
-      }
-    } catch {
-      // the consumer's failure is its own: the next frame still comes
-    }
+    return frame;
   }
 
   /**
