@@ -13,7 +13,7 @@ import type { ConferenceMix, MixDirection, MixEvents } from '../conference';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
-import { eslArg } from './esl-arg';
+import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
@@ -147,7 +147,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   private async command(args: string, ok: RegExp): Promise<void> {
     const evt = await this.socket.run(`conference ${args.split(' ')[0]}`, () => this.conf.endpoint.api('conference', `${this.conf.name} ${args}`));
     const body = evt.getBody();
-    if (!ok.test(body)) throw new Error(`conference ${this.name} ${args}: ${body.trim()}`);
+    if (!ok.test(body)) throw new Error(`conference ${this.name} ${args}: ${replyText(body)}`);
   }
 
   private talking(e: EslEvent, talking: boolean): void {

@@ -14,6 +14,7 @@
  * them apart: the endpoint's mute and the mixer member's).
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import { replyText } from './esl-arg';
 
 type Side = 'in' | 'out';
 export type Direction = Side | 'both';
@@ -92,6 +93,6 @@ export class MemberMutes {
     const res = await this.run(on ? 'mute' : 'unmute', () => this.fs.api('conference', `${m.room} ${op} ${m.id}`));
     const body = bodyOf(res);
     // mod_conference answers `OK mute <id>`; a member that left meanwhile: its flags went with it
-    if (!/^\+?OK\b/.test(body.trim()) && this.member) throw new Error(`conference ${op}: ${body.trim().slice(0, 200) || 'no answer'}`);
+    if (!/^\+?OK\b/.test(body.trim()) && this.member) throw new Error(`conference ${op}: ${replyText(body) || 'no answer'}`);
   }
 }
