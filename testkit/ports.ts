@@ -7,23 +7,25 @@ import fs from 'node:fs';
  * each running mocha process takes an equal, disjoint slice of every range (portSlot), so two processes
  * never race for one port, whichever of them run together. Every fixed range a test hands out
  * (its own listeners, sipp's media, the RTP ranges of the engines it starts, rtpengine's media) comes
- * from here. The kernel's ephemeral ports (32768–60999) overlap the engines' ranges; the engines skip
- * ports in use. The ranges are sized so that each of up to MAX_PORT_SLICES slices still holds the largest
- * blocks the suite takes (test/scripts/test-run.test.ts lists them).
+ * from here. The kernel's ephemeral ports (32768–60999) take every bind(0) on the machine (a test's far-end
+ * socket, Chromium's ICE, sipp's signalling): a range a test counts or probes and hands on lies below them;
+ * only platformRtp and rtpengine, whose engines skip a busy port and whose ports no test counts, lie inside
+ * (test/scripts/test-ports.test.ts holds both). The ranges are sized so that each of up to MAX_PORT_SLICES
+ * slices still holds the largest blocks the suite takes (the same test lists them).
  */
 export const PORT_RANGES = {
   /** sipPortPair: a phone's SIP port and the TLS one after it. */
   sipPair: [6000, 7999],
   /** sippMediaPort: sipp's four media ports (and the softphones' RTP). */
-  sippMedia: [10000, 19999],
+  sippMedia: [8000, 11999],
   /** RTP of media-app child processes (test/scale, test/reliability node faults), blocks of 200. */
-  nodeRtp: [20000, 29999],
+  nodeRtp: [12000, 19999],
+  /** RTP of the media-engine suites' MediaServers (testkit/media-engine/support.ts): 1300 in one test; they count their pools. */
+  engineRtp: [20000, 32599],
   /** RTP of in-process platforms (testkit/media-app/harness.ts, fault platforms, process tests), blocks of 200. */
-  platformRtp: [30000, 41999],
-  /** RTP of the media-engine suites' MediaServers (testkit/media-engine/support.ts): 1300 in one test. */
-  engineRtp: [42000, 53999],
+  platformRtp: [33000, 44999],
   /** rtpengine's media (testkit/rtpengine.ts), blocks of 200. */
-  rtpengine: [54000, 59999],
+  rtpengine: [45000, 50999],
   /** freePort: listeners of every kind. */
   free: [61000, 65499],
 } as const satisfies Record<string, readonly [number, number]>;
@@ -145,9 +147,8 @@ function udpPortsBound(): Set<number> {
 const sippTurn = inTurn('sippMedia', 4);
 /**
  * A base port for sipp's -mp: sipp binds four UDP ports from it (audio RTP/RTCP, video RTP/RTCP).
- * Drawn from this shard's part of 10000–19999: below the engine's default RTP range (20000–30000), the
- * ranges the test platforms give their engines (20000 and up) and the kernel's ephemeral ports
- * (32768+), so nothing else in the suite is handed one of the four meanwhile.
+ * Drawn from this shard's part of 8000–11999: below every RTP range of the suite and the kernel's ephemeral
+ * ports (32768+), so nothing else in the suite is handed one of the four meanwhile.
  */
 export function sippMediaPort(host = '127.0.0.1'): Promise<number> {
   return sippTurn((port) => udpFree(port, host), 'block of four UDP ports for sipp media');

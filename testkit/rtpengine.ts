@@ -10,7 +10,7 @@ import { freePort, portBlock } from './ports';
 import { captureOutput, endProcess } from './child-process';
 
 export interface RtpengineOptions {
-  /** Media ports [min, max]; a random block of 200 in this test process's share of 54000–59999 when not given. */
+  /** Media ports [min, max]; a random block of 200 in this test process's share of PORT_RANGES.rtpengine when not given. */
   portRange?: [number, number];
   /** Extra command-line switches. */
   args?: string[];

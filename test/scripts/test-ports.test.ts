@@ -1,5 +1,6 @@
 // testkit/ports.ts: the suite's port ranges cut into disjoint slices, one per mocha process running at
 // once (scripts/test-run.ts gives each shard its pool worker's slot), each holding the largest blocks a test takes.
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { MAX_PORT_SLICES, PORT_RANGES, portSlot, shardSlice, type PortRangeName } from '../../testkit/ports';
 
@@ -42,6 +43,18 @@ describe('testkit/ports.ts: the test port ranges cut into slices, one per runnin
     }
     expect(() => portSlot({ TEST_SHARD: '1', TEST_SHARDS: String(MAX_PORT_SLICES + 1) })).to.throw(/TEST_SHARDS <= /);
     expect(() => portSlot({ TEST_PORT_SLOT: '1', TEST_PORT_SLOTS: String(MAX_PORT_SLICES + 1) })).to.throw(/TEST_PORT_SLOTS <= /);
+  });
+
+  it("ranges whose tests count ports, or probe a port free and hand it to another process, lie outside the kernel's ephemeral ports", () => {
+    // Any process binding port 0 (a test's far-end socket, Chromium's ICE, a resolver) takes a random port of
+    // ip_local_port_range: inside one of these ranges it holds a port the suite assumed its own. CI on 147bf815:
+    // bridge-conference's pool of 20 pairs gave 18, one pair held by someone else ("no free RTP port").
+    // platformRtp and rtpengine stay inside: their engines skip a busy port and no test counts them.
+    const [lo, hi] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number) as [number, number];
+    for (const name of ['sipPair', 'sippMedia', 'nodeRtp', 'engineRtp', 'free'] as const) {
+      const [min, max] = PORT_RANGES[name];
+      expect(max < lo || min > hi, `${name} ${min}-${max} against the ephemeral ${lo}-${hi}`).to.equal(true);
+    }
   });
 
   it('the named ranges do not overlap each other', () => {
