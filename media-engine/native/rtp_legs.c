@@ -139,8 +139,14 @@ int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
   g->ring[(g->head + i) % n] = e;
   g->count++;
   if (g->count > JB_CAP) {
-    jb_drop_first(g);
-    g->dropped++;
+    /* more came unread than it holds (a burst after a stall): the oldest go, down to its depth, and the
+       playout point moves up to the oldest left. Left behind them, it found nothing at any later read
+       while each new packet pushed the oldest out: the talker unheard for as long as they talked. */
+    while (g->count > g->target) {
+      jb_drop_first(g);
+      g->dropped++;
+    }
+    if (ts_diff(jat(g, 0)->ts, g->play_ts) > 0) g->play_ts = jat(g, 0)->ts;
   }
   return e->s;
 }

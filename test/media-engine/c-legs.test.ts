@@ -51,6 +51,22 @@ class Far {
     writeRtpInto(b, false, pt, seq & 0xffff, ts | 0, ssrc | 0, p, p.length);
     this.rtpSock.send(b, to, '127.0.0.1');
   }
+  /** Resolves true once a packet with payload byte `byte` comes, false after `ms` without one (its timer cleared either way). */
+  hears(byte: number, ms: number): Promise<boolean> {
+    if (this.got.some((g) => g.first === byte)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (yes: boolean) => {
+        clearTimeout(timer);
+        this.rtpSock.off('message', onMessage);
+        resolve(yes);
+      };
+      const onMessage = (m: Buffer) => {
+        if (m[12] === byte) done(true);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      this.rtpSock.on('message', onMessage);
+    });
+  }
   close(): void {
     this.rtpSock.close();
     this.rtcpSock.close();
@@ -74,11 +90,11 @@ function expectContiguous(f: Far): void {
   expect(new Set(f.got.map((g) => g.ssrc)).size).to.equal(1);
 }
 
-/** Sends `plan` (packet numbers, in sending order; one step per 20 ms) from A, packet k with byteOf(k). */
-async function stream(a: Far, to: number, plan: number[][], ssrc = 0x11223344, seq0 = 1000, ts0 = 5000): Promise<void> {
+/** Sends `plan` (packet numbers, in sending order; one step per 20 ms) from A, packet k with byte(k). */
+async function stream(a: Far, to: number, plan: number[][], ssrc = 0x11223344, seq0 = 1000, ts0 = 5000, byte = byteOf): Promise<void> {
   const t0 = performance.now();
   for (let i = 0; i < plan.length; i++) {
-    for (const k of plan[i]) a.send(to, seq0 + k, ts0 + k * 160, ssrc, byteOf(k));
+    for (const k of plan[i]) a.send(to, seq0 + k, ts0 + k * 160, ssrc, byte(k));
     // on a fixed schedule (a sleep per step would drift slower than the far end's clock)
     await sleep(t0 + (i + 1) * 20 - performance.now());
   }
@@ -197,6 +213,29 @@ describe('media-engine plain G.711 legs in C and in JS: the same behaviour', fun
           range(0, 106).map(([k]) => byteOf(k)),
         );
         expect(inOrderHeard, `heard in order of 106; late ${st.late}`).to.be.at.least(106 - 12);
+        expectContiguous(b);
+        expect(await cLegs()).to.equal(cfg.inC ? 2 : 0);
+      });
+
+      it("a burst past the jitter buffer's capacity (a path that held 1.5 s of packets): what follows is heard as it comes", async () => {
+        // 10 packets on time; the path stalls 1.5 s (the buffer empties and starts over: 50 frames
+        // concealed), then delivers the 75 packets it held at once, more than the buffer's capacity (40),
+        // and A talks on for 2.2 s. Left at the burst's first packet, the playout point was behind every
+        // packet the buffer kept, each new one pushing the oldest out: nothing played while A talked.
+        // The resumed talk is byteOf(0..109); what came before, 200 (a loud µ-law byte of its own).
+        const stall: number[][] = Array.from({ length: 75 }, () => []);
+        const burst = range(10, 85).map(([k]) => k);
+        const resumed = range(0, 110).map(([j]) => byteOf(j));
+        await stream(a, epA.local.port, [...range(0, 10), ...stall, burst, ...range(85, 195)], undefined, undefined, undefined, (k) => (k < 85 ? 200 : byteOf(k - 85)));
+        const whileTalking = heard(b);
+        // the rest of what it holds (up to its capacity, 800 ms) plays out
+        await b.hears(byteOf(109), 40 * 20 + 500);
+        const st = await epA.getStats();
+        // as A talked: all but what the buffer may still hold (its capacity, and 10 frames of a loaded machine)
+        const early = resumed.slice(0, 110 - 50);
+        expect(inOrder(whileTalking, early), `heard while A talked, of ${early.length}; late ${st.late}: ${JSON.stringify(whileTalking)}`).to.be.at.least(early.length - st.late);
+        expect(inOrder(heard(b), resumed), `heard in order of ${resumed.length}; late ${st.late}`).to.be.at.least(resumed.length - st.late);
+        expect(st.dropped, 'the burst past the depth dropped').to.be.at.least(75 - 40);
         expectContiguous(b);
         expect(await cLegs()).to.equal(cfg.inC ? 2 : 0);
       });
