@@ -4,7 +4,7 @@
 #   media-engine/native/rtp_io.c -> build/rtp_io.node   polled RTP sockets; without it the workers
 #                                                       use node:dgram (same behaviour, dearer)
 #   media-engine/native/rtp_uring*.c -> build/rtp_uring.node  every socket of a worker on one io_uring
-#     + rtp_legs.c                                      (liburing), and plain G.711 legs served in C;
+#     + rtp_legs*.c                                     (liburing), and plain G.711 legs served in C;
 #                                                       without it the workers use rtp_io.node and JS legs
 #   media-engine/native/codec*.c -> build/codecs.node   Opus (libopus), G.722 + PLC (libspandsp), the
 #                                                       resampler and echo canceller (libspeexdsp); without it the engine
@@ -50,7 +50,7 @@ build "$DIR/build/rtp_io.node" "media workers use node:dgram for RTP" "$DIR/rtp_
 
 if [ -f /usr/include/liburing.h ]; then
   build "$DIR/build/rtp_uring.node" "media workers use rtp_io.node (a system call per packet)" "$DIR/rtp_common.h $DIR/rtp_legs.h $DIR/rtp_legs_int.h $DIR/rtp_uring_int.h" \
-    "$DIR/rtp_uring.c" "$DIR/rtp_uring_io.c" "$DIR/rtp_legs.c" "$DIR/rtp_legs_state.c" -- -luring -lm
+    "$DIR/rtp_uring.c" "$DIR/rtp_uring_io.c" "$DIR/rtp_legs.c" "$DIR/rtp_legs_jitter.c" "$DIR/rtp_legs_state.c" -- -luring -lm
 else
   log "rtp_uring.node: missing liburing-dev: media workers use rtp_io.node (a system call per packet)"
 fi

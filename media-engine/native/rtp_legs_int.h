@@ -1,6 +1,7 @@
 /*
- * The C legs' own structures (rtp_legs.c: the per-packet and per-tick path; rtp_legs_state.c: moving a
- * leg's state between JS and C, and the N-API functions). Private to those two files.
+ * The C legs' own structures (rtp_legs.c: the per-packet and per-tick path; rtp_legs_jitter.c: their
+ * jitter buffer; rtp_legs_state.c: moving a leg's state between JS and C, and the N-API functions).
+ * Private to those three files.
  */
 #ifndef OPENVOICE_RTP_LEGS_INT_H
 #define OPENVOICE_RTP_LEGS_INT_H
@@ -113,6 +114,10 @@ static inline leg_t *leg_of(legs_t *l, int fd) { return fd >= 0 && (size_t)fd < 
 static inline jentry_t *jat(leg_t *g, int k) { return g->ring[(g->head + k) % (JB_CAP + 1)]; }
 /* the place of a packet of `len` samples at `ts` in the leg's jitter buffer, or NULL (late, duplicate, no memory) */
 int16_t *jb_reserve(leg_t *g, int32_t ts, int len);
+/* empties the leg's jitter buffer: the next packet starts it again (a new source) */
+void jb_reset(leg_t *g);
+/* the leg's next frame into `out` (concealed or silence when none): 0 when nothing has been played yet */
+int jb_pop(leg_t *g, int16_t *out);
 /* takes the leg out (its socket no longer reaches it) and frees it */
 void remove_leg(legs_t *l, leg_t *g);
 /* RTP timestamp a - b, wrapping */
