@@ -9,6 +9,7 @@ import { separate } from './apps/args';
 import type { Bridgeable, Bridges } from './bridges';
 import { causeFrom } from './causes';
 import type { EventFactory } from './events';
+import { mediaStatsVariables } from './media-stats';
 import type { OutboundSession } from './listener';
 import { serializeJson, serializePlain } from './wire';
 
@@ -140,24 +141,16 @@ function uuidGetvar(args: string, ctx: ApiContext): string {
 }
 
 /**
- * uuid_set_media_stats `<uuid>`: the RTP counters FreeSWITCH's set_stats writes as rtp_audio_* variables
- * (for a following uuid_dump), those the engine counts (esl/README.md lists them).
+ * uuid_set_media_stats `<uuid>`: the rtp_audio_* variables FreeSWITCH's set_stats writes (for a following
+ * uuid_dump), those the engine's counts give (media-stats.ts; esl/README.md lists them).
  */
 async function uuidSetMediaStats(args: string, ctx: ApiContext): Promise<string> {
   const uuid = args.trim();
   if (!uuid) return '-USAGE: <uuid>\n';
   const call = ctx.channels.get(uuid);
   if (!call) return `-ERR No such channel ${uuid}!\n`;
-  const s = await call.channel.endpoint.getStats();
-  const v = call.channel.variables;
-  const stat = (name: string, n: number) => v.set(`rtp_audio_${name}`, String(n));
-  stat('in_packet_count', s.packetsReceived);
-  // flaws: the packets missing by sequence number (switch_rtp.c adds each gap's `lost` to them)
-  stat('in_flaw_total', s.lost);
-  stat('out_packet_count', s.packetsSent);
-  stat('out_media_bytes', s.octetsSent);
-  // RTP's fixed 12-byte header on each packet sent (the engine sends no CSRC list or extension)
-  stat('out_raw_bytes', s.octetsSent + 12 * s.packetsSent);
+  const stats = await call.channel.endpoint.getStats();
+  for (const [name, value] of mediaStatsVariables(stats)) call.channel.variables.set(`rtp_audio_${name}`, value);
   return '+OK:\n';
 }
 

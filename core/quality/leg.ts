@@ -1,8 +1,9 @@
 /**
- * One call leg's quality over time (pure, no I/O): fed the engine's cumulative statistics every
+ * One call leg's quality over time (pure, no I/O): fed the media server's cumulative statistics every
  * sample period, it gives that period's sample per direction, the alarms that crossed, and the
  * summary the call record keeps. Directions are the platform's: `in` is the audio we receive from the
  * party (measured by the engine), `out` the audio the party receives from us (from the party's RTCP).
+ * A leg on a switch (the fsmrf backend: SwitchLegInput) has its `in` only, with the switch's own MOS.
  */
 import { emodel, oneWayDelayMs } from './emodel';
 
@@ -26,11 +27,25 @@ export interface LegStatsInput {
   };
 }
 
+/**
+ * What a switch reports of a leg (the fsmrf backend: FreeSWITCH's rtp_audio_* variables, the fields
+ * used here), cumulative over the leg: packets received, those it counts missing (its flaws), and its
+ * own inbound R ("quality percentage") and MOS. It has no receive jitter, jitter buffer or RTCP.
+ */
+export interface SwitchLegInput {
+  packetsReceived: number;
+  lost: number;
+  qualityPercentage: number;
+  mos: number;
+  codec: string | null;
+}
+
+/** One direction of a sample: null figures are those the media server has no source for (a switch: jitter, RTT). */
 export interface DirectionSample {
   mos: number;
   r_factor: number;
   loss_pct: number;
-  jitter_ms: number;
+  jitter_ms: number | null;
   rtt_ms: number | null;
 }
 
@@ -38,7 +53,7 @@ export interface DirectionSummary {
   mos_min: number;
   mos_avg: number;
   loss_pct: number;
-  jitter_ms: number;
+  jitter_ms: number | null;
   rtt_ms: number | null;
 }
 
@@ -82,14 +97,21 @@ interface Acc {
   mosSum: number;
   lossSum: number;
   jitterSum: number;
+  jitterN: number;
   rttSum: number;
   rttN: number;
 }
 
-const newAcc = (): Acc => ({ n: 0, mosMin: Infinity, mosSum: 0, lossSum: 0, jitterSum: 0, rttSum: 0, rttN: 0 });
+const newAcc = (): Acc => ({ n: 0, mosMin: Infinity, mosSum: 0, lossSum: 0, jitterSum: 0, jitterN: 0, rttSum: 0, rttN: 0 });
+
+interface Counts {
+  expected: number;
+  lost: number;
+  discarded: number;
+}
 
 export class LegQuality {
-  private prev: { expected: number; lost: number; discarded: number } | null = null;
+  private prev: Counts | null = null;
   /** inbound totals since the source started: a packet counted lost at one sample may arrive by the next */
   private inExpected = 0;
   private inLost = 0;
@@ -116,11 +138,22 @@ export class LegQuality {
     return { codec: this.codec, in: inbound, out: outbound, alarms };
   }
 
-  private inbound(s: LegStatsInput, rtt: number | null): DirectionSample | null {
-    const now = { expected: s.packetsExpected, lost: s.lost, discarded: s.late + s.dropped };
+  /**
+   * A leg on a switch: the period's `in` (its loss from the switch's counts, its MOS and R the switch's own,
+   * over the leg so far); no `out` (the switch gives no RTCP figures) and no jitter or RTT (none reported).
+   */
+  sampleSwitch(s: SwitchLegInput): QualitySampleResult {
+    if (s.codec) this.codec = s.codec;
+    const period = this.period({ expected: s.packetsReceived + s.lost, lost: s.lost, discarded: 0 });
+    const inbound = period ? this.add('in', { r: s.qualityPercentage, mos: s.mos }, period.lossPct, null, null) : null;
+    return { codec: this.codec, in: inbound, out: null, alarms: this.check('in', inbound) };
+  }
+
+  /** The inbound counts since the last sample (null: nothing expected in it), added to the leg's totals. */
+  private period(now: Counts): { expected: number; lost: number; discarded: number; lossPct: number } | null {
     const prev = this.prev;
     this.prev = now;
-    // a new source (SSRC change) restarts the engine's counts: measure from there
+    // a new source (SSRC change) restarts the counts: measure from there
     const base = prev && now.expected >= prev.expected ? prev : { expected: 0, lost: 0, discarded: 0 };
     const expected = now.expected - base.expected;
     if (expected <= 0) return null;
@@ -128,10 +161,15 @@ export class LegQuality {
     this.inLost += now.lost - base.lost;
     const lost = Math.max(0, now.lost - base.lost);
     const discarded = Math.max(0, now.discarded - base.discarded);
-    const lossPct = Math.min(100, (100 * lost) / expected);
-    const heardLossPct = Math.min(100, (100 * (lost + discarded)) / expected);
+    return { expected, lost, discarded, lossPct: Math.min(100, (100 * lost) / expected) };
+  }
+
+  private inbound(s: LegStatsInput, rtt: number | null): DirectionSample | null {
+    const p = this.period({ expected: s.packetsExpected, lost: s.lost, discarded: s.late + s.dropped });
+    if (!p) return null;
+    const heardLossPct = Math.min(100, (100 * (p.lost + p.discarded)) / p.expected);
     const delay = oneWayDelayMs({ rttMs: rtt, jitterBufferMs: s.jitterBufferMs, ptimeMs: s.ptimeMs, codec: this.codec });
-    return this.add('in', emodel({ codec: this.codec, lossPct: heardLossPct, oneWayDelayMs: delay }), lossPct, s.jitterMs, rtt);
+    return this.add('in', emodel({ codec: this.codec, lossPct: heardLossPct, oneWayDelayMs: delay }), p.lossPct, s.jitterMs, rtt);
   }
 
   private outbound(s: LegStatsInput, rtt: number | null): DirectionSample | null {
@@ -148,18 +186,22 @@ export class LegQuality {
     return this.add('out', emodel({ codec: this.codec, lossPct: heardLossPct, oneWayDelayMs: delay }), lossPct, rr.jitter / ticksPerMs, rtt);
   }
 
-  private add(d: QualityDirection, e: { r: number; mos: number }, lossPct: number, jitterMs: number, rtt: number | null): DirectionSample {
+  private add(d: QualityDirection, e: { r: number; mos: number }, lossPct: number, jitterMs: number | null, rtt: number | null): DirectionSample {
     const a = this.acc[d];
     a.n++;
     a.mosMin = Math.min(a.mosMin, e.mos);
     a.mosSum += e.mos;
     a.lossSum += lossPct;
-    a.jitterSum += jitterMs;
+    if (jitterMs !== null) {
+      a.jitterSum += jitterMs;
+      a.jitterN++;
+    }
     if (rtt !== null) {
       a.rttSum += rtt;
       a.rttN++;
     }
-    return { mos: round(e.mos, 2), r_factor: round(e.r, 1), loss_pct: round(lossPct, 2), jitter_ms: round(jitterMs, 1), rtt_ms: rtt === null ? null : round(rtt, 1) };
+    const opt = (x: number | null) => (x === null ? null : round(x, 1));
+    return { mos: round(e.mos, 2), r_factor: round(e.r, 1), loss_pct: round(lossPct, 2), jitter_ms: opt(jitterMs), rtt_ms: opt(rtt) };
   }
 
   /** Alarms of one direction's sample: each metric raised once when it crosses, cleared once when back. */
@@ -169,7 +211,7 @@ export class LegQuality {
     const tests: [QualityMetric, number | null, number, boolean][] = [
       ['mos', s.mos, t.mosBelow, s.mos < t.mosBelow],
       ['loss_pct', s.loss_pct, t.lossPctAbove, s.loss_pct > t.lossPctAbove],
-      ['jitter_ms', s.jitter_ms, t.jitterMsAbove, s.jitter_ms > t.jitterMsAbove],
+      ['jitter_ms', s.jitter_ms, t.jitterMsAbove, s.jitter_ms !== null && s.jitter_ms > t.jitterMsAbove],
       ['rtt_ms', s.rtt_ms, t.rttMsAbove, s.rtt_ms !== null && s.rtt_ms > t.rttMsAbove],
     ];
     const out: QualityAlarm[] = [];
@@ -189,8 +231,8 @@ export class LegQuality {
 
   /**
    * The summary so far: the lowest MOS, averages over the samples; inbound loss from the totals (what
-   * the engine counted lost of what it expected), outbound the mean of the party's reports. Null for a
-   * direction never measured.
+   * the media server counted lost of what it expected), outbound the mean of the party's reports. Null for
+   * a direction never measured, and for jitter and RTT never reported.
    */
   summary(): CallQuality {
     const of = (a: Acc, lossPct: number | null): DirectionSummary | null =>
@@ -200,7 +242,7 @@ export class LegQuality {
             mos_min: round(a.mosMin, 2),
             mos_avg: round(a.mosSum / a.n, 2),
             loss_pct: round(lossPct ?? a.lossSum / a.n, 2),
-            jitter_ms: round(a.jitterSum / a.n, 1),
+            jitter_ms: a.jitterN ? round(a.jitterSum / a.jitterN, 1) : null,
             rtt_ms: a.rttN ? round(a.rttSum / a.rttN, 1) : null,
           };
     const inLoss = this.inExpected > 0 ? Math.max(0, (100 * this.inLost) / this.inExpected) : null;

@@ -1,16 +1,21 @@
 /**
  * The call quality of one session's leg (issue 38): every QUALITY_SAMPLE_MS (5 s) while the session has an
- * endpoint, and once more when its media ends, the engine's statistics become a sample per direction
- * (core/quality/leg.ts: E-model MOS, loss, jitter, RTT): a `call_quality` event (the call's timeline),
- * the Prometheus histograms (codec and direction only), `call_quality_alarm` events for thresholds
- * crossed, and at the end the call record's `quality`. A failed read or publish is logged, never
- * thrown: quality never ends or delays a call. A leg whose media server reports only counts (the fsmrf
- * backend's switch: no jitter or RTCP, SwitchRtpCounts) has no figure: no sample, no quality on the
- * record, said once in the log at info; its meter stops reading it.
+ * endpoint, and once more when its media ends, the endpoint's statistics become a sample per direction
+ * (core/quality/leg.ts): a `call_quality` event (the call's timeline), the Prometheus histograms (codec
+ * and direction only), `call_quality_alarm` events for thresholds crossed, and at the end the call
+ * record's `quality`. A failed read or publish is logged, never thrown: quality never ends or delays a call.
+ *
+ * Where each figure comes from:
+ * - the embedded engine's leg (EndpointStats): `in` from what the engine receives (E-model MOS and R
+ *   from its loss, discards and delays; network loss; RFC 3550 jitter; RTT from RTCP), `out` from the
+ *   party's RTCP reports;
+ * - a leg on the fsmrf backend (SwitchRtpCounts, the switch's rtp_audio_* variables): `in` only, its MOS
+ *   the switch's rtp_audio_in_mos and its R the switch's rtp_audio_in_quality_percentage (FreeSWITCH's
+ *   own, over the leg so far), its loss from rtp_audio_in_flaw_total of in_packet_count + flaws; jitter
+ *   and RTT null and `out` null: the switch reports none of them, so none is made up.
  */
 import type { Logger } from 'pino';
-import type { EndpointStats } from '../../media-engine';
-import { engineStats, type CallEndpoint } from '../media-server/endpoint';
+import { engineStats, type CallEndpoint, type CallEndpointStats } from '../media-server/endpoint';
 import type { EventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { platformMetrics } from '../../core/metrics';
@@ -39,8 +44,6 @@ export class CallQualityMeter {
   private publishing: Promise<void> = Promise.resolve();
   private finished = false;
   private measured = false;
-  /** the endpoint's media server gives no figure to measure with (a switch's counts only) */
-  private noFigure = false;
 
   constructor(
     private readonly deps: QualityMeterDeps,
@@ -55,7 +58,6 @@ export class CallQualityMeter {
     this.ep = ep;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.noFigure = false;
     if (!ep) return;
     this.leg.restart();
     this.timer = setInterval(() => void this.take(false), this.deps.sampleMs);
@@ -85,13 +87,13 @@ export class CallQualityMeter {
 
   private take(final: boolean): Promise<void> {
     const ep = this.ep;
-    if (!ep || this.finished || this.noFigure) return this.inFlight;
+    if (!ep || this.finished) return this.inFlight;
     // read now (not behind a sample being published): the final one reads the endpoint while it is up
     const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
       const stats = await read;
       if (!stats) return;
-      const s = this.leg.sample(stats);
+      const s = engineStats(stats) ? this.leg.sample(stats) : this.leg.sampleSwitch(stats);
       if (!s.in && !s.out && !(final && this.measured)) return;
       this.measured = true;
       this.observe(s);
@@ -101,16 +103,14 @@ export class CallQualityMeter {
   }
 
   /** The endpoint's statistics within FINAL_SAMPLE_WAIT_MS, or null (gone, failed, too slow: logged). */
-  private async read(ep: CallEndpoint): Promise<EndpointStats | null> {
+  private async read(ep: CallEndpoint): Promise<CallEndpointStats | null> {
     if (ep.destroyed) return null;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), FINAL_SAMPLE_WAIT_MS)));
     try {
       const stats = await Promise.race([ep.getStats(), late]);
       if (!stats) this.deps.logger.warn({ call: this.row().id }, 'quality sample skipped: the media worker did not answer in time');
-      if (!stats || engineStats(stats)) return stats;
-      this.unmeasurable();
-      return null;
+      return stats;
     } catch (err) {
       this.deps.logger.debug({ err: (err as Error).message, call: this.row().id }, 'quality sample skipped');
       return null;
@@ -119,22 +119,13 @@ export class CallQualityMeter {
     }
   }
 
-  /** The media server reports counts only (no jitter, no RTCP): no MOS for this leg, said once; no more reads. */
-  private unmeasurable(): void {
-    if (this.noFigure) return;
-    this.noFigure = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    this.deps.logger.info({ call: this.row().id }, 'call quality: no figure on this media server (it reports packet counts only, no jitter or RTCP)');
-  }
-
   private observe(s: QualitySampleResult): void {
     const m = platformMetrics;
     const one = (d: QualityDirection, x: DirectionSample | null) => {
       if (!x) return;
       m.qualityMos.labels(s.codec, d).observe(x.mos);
       m.qualityLoss.labels(s.codec, d).observe(x.loss_pct);
-      m.qualityJitter.labels(s.codec, d).observe(x.jitter_ms);
+      if (x.jitter_ms !== null) m.qualityJitter.labels(s.codec, d).observe(x.jitter_ms);
       if (x.rtt_ms !== null) m.qualityRtt.labels(s.codec, d).observe(x.rtt_ms);
     };
     one('in', s.in);

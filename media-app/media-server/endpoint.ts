@@ -38,15 +38,20 @@ type Direction = 'in' | 'out' | 'both';
 
 /**
  * What a switch reports of a leg's RTP (the fsmrf backend: FreeSWITCH's rtp_audio_* variables, after
- * uuid_set_media_stats): the counts it has, and nothing it has no source for (the jitter buffer, RTCP,
- * the receive jitter): those are absent by type, never filled in. `source` tells it from the engine's.
+ * uuid_set_media_stats): its counts and its own inbound quality figures, and nothing it has no source
+ * for (the jitter buffer, RTCP, the RFC 3550 receive jitter): those are absent by type, never filled in.
+ * `source` tells it from the engine's; call quality (call/quality.ts) measures the leg with it.
  */
 export interface SwitchRtpCounts {
   source: 'switch';
   /** rtp_audio_in_packet_count */
   packetsReceived: number;
-  /** rtp_audio_in_flaw_total: packets missing by sequence number */
+  /** rtp_audio_in_flaw_total: packets missing by sequence number (FreeSWITCH adds a penalty for consecutive flaws) */
   lost: number;
+  /** rtp_audio_in_quality_percentage: FreeSWITCH's R (switch_rtp.c do_mos), 100 · (received − flaws) / received */
+  qualityPercentage: number;
+  /** rtp_audio_in_mos: FreeSWITCH's MOS of the audio received, from that R (1 to 4.5) */
+  mos: number;
   /** rtp_audio_out_packet_count, rtp_audio_out_media_bytes */
   packetsSent: number;
   octetsSent: number;
@@ -58,7 +63,7 @@ export interface SwitchRtpCounts {
 /** A leg's figures: the engine's whole EndpointStats, or a switch's counts. */
 export type CallEndpointStats = EndpointStats | SwitchRtpCounts;
 
-/** Whether `s` are the engine's figures (jitter, RTCP: what call quality needs), not a switch's counts. */
+/** Whether `s` are the engine's figures (call quality's E-model from them), not a switch's counts and MOS. */
 export function engineStats(s: CallEndpointStats): s is EndpointStats {
   return !('source' in s);
 }

@@ -1,11 +1,14 @@
 import { expect } from 'chai';
-import { LegQuality, type LegStatsInput } from '../../core/quality/leg';
+import { LegQuality, type LegStatsInput, type SwitchLegInput } from '../../core/quality/leg';
 import { emodel } from '../../core/quality/emodel';
 
 /** Cumulative engine stats after `expected` packets with `lost` lost, jitter `jitterMs`. */
 function stats(expected: number, lost: number, jitterMs: number, o: Partial<LegStatsInput> = {}): LegStatsInput {
   return { packetsExpected: expected, lost, late: 0, dropped: 0, jitterMs, jitterBufferMs: 40, codec: 'PCMU', ptimeMs: 20, rtcp: { rttMs: null, lastReportOnUs: null, voipMetrics: null }, ...o };
 }
+
+/** Cumulative switch figures (the fsmrf backend's rtp_audio_* variables): `received`, `lost`, the switch's R and MOS. */
+const onSwitch = (received: number, lost: number, r: number, mos: number): SwitchLegInput => ({ packetsReceived: received, lost, qualityPercentage: r, mos, codec: 'PCMU' });
 
 describe('core/quality: a leg over time (samples, alarms, summary)', () => {
   it('each sample scores its own period; the summary keeps the lowest and mean MOS and the total loss', () => {
@@ -60,5 +63,22 @@ describe('core/quality: a leg over time (samples, alarms, summary)', () => {
     q.sample(stats(1000, 0, 2));
     q.restart();
     expect(q.sample(stats(100, 10, 2)).in!.loss_pct).to.equal(10);
+  });
+
+  it("a leg on a switch: its loss per period from the counts, the switch's own MOS and R; no jitter, RTT or out", () => {
+    const q = new LegQuality();
+    const a = q.sampleSwitch(onSwitch(250, 0, 100, 4.5));
+    expect(a).to.deep.equal({ codec: 'PCMU', in: { mos: 4.5, r_factor: 100, loss_pct: 0, jitter_ms: null, rtt_ms: null }, out: null, alarms: [] });
+    // 25 of the next 250 sequence numbers missing (225 received): 10 %; the switch's figures are over the leg so far
+    const b = q.sampleSwitch(onSwitch(475, 25, 94, 4.42));
+    expect(b.in).to.deep.equal({ mos: 4.42, r_factor: 94, loss_pct: 10, jitter_ms: null, rtt_ms: null });
+    expect(b.alarms.map((x) => `${x.metric}:${x.state}`)).to.deep.equal(['loss_pct:raised']);
+    expect(q.sampleSwitch(onSwitch(475, 25, 94, 4.42)).in, 'nothing new in the period').to.equal(null);
+    expect(q.summary()).to.deep.equal({ codec: 'PCMU', in: { mos_min: 4.42, mos_avg: 4.46, loss_pct: 5, jitter_ms: null, rtt_ms: null }, out: null });
+  });
+
+  it('a switch MOS under the threshold raises the MOS alarm; jitter and RTT, never reported, raise none', () => {
+    const q = new LegQuality({ mosBelow: 3.5, lossPctAbove: 50, jitterMsAbove: 0, rttMsAbove: 0 });
+    expect(q.sampleSwitch(onSwitch(100, 40, 60, 3.1)).alarms).to.deep.equal([{ direction: 'in', metric: 'mos', state: 'raised', value: 3.1, threshold: 3.5 }]);
   });
 });

@@ -180,7 +180,7 @@ export interface QualitySummary {
   mos_min: number;
   mos_avg: number;
   loss_pct: number;
-  jitter_ms: number;
+  jitter_ms: number | null;
   rtt_ms: number | null;
 }
 export interface CallQuality {
@@ -193,7 +193,7 @@ export interface QualitySample {
   mos: number;
   r_factor: number;
   loss_pct: number;
-  jitter_ms: number;
+  jitter_ms: number | null;
   rtt_ms: number | null;
 }
 /** GET /dashboard (our extension, docs/observability.md "Dashboard"): the one declaration the server builds and serves (type-only: erased from the bundle). */

@@ -34,6 +34,7 @@ import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
 import { SessionRecordings } from './record-session';
+import { switchRtpCounts } from './leg-stats';
 import { MemberMutes, type Direction } from './member-mute';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
@@ -385,30 +386,15 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return refuse('voice activity detection');
   }
   /**
-   * The switch's RTP counts of the leg: fsmrf's getChannelVariables(true) (uuid_set_media_stats, then
-   * uuid_dump's rtp_audio_* variables). Only what the switch counts (SwitchRtpCounts): no jitter buffer,
-   * receive jitter or RTCP figures, which it has no source for. A counter the switch did not report
-   * fails the read by name rather than reading as 0.
+   * The switch's RTP counts and inbound quality of the leg (leg-stats.ts): uuid_set_media_stats, then
+   * uuid_dump's rtp_audio_* variables. Only what the switch reports (SwitchRtpCounts): no jitter buffer,
+   * receive jitter or RTCP figures, which it has no source for.
    */
   async getStats(): Promise<SwitchRtpCounts> {
     if (this.destroyed) throw new Error('endpoint is destroyed');
-    const vars = await this.socket.run('getStats', () => this.fs.getChannelVariables(true));
-    const count = (name: string): number => {
-      const v = vars[`variable_rtp_audio_${name}`];
-      const n = typeof v === 'number' ? v : Number(v);
-      if (v === undefined || v === '' || !Number.isFinite(n)) throw new Error(`getStats: the switch reported no rtp_audio_${name}`);
-      return n;
-    };
-    const codec = vars.variable_rtp_use_codec_name;
-    return {
-      source: 'switch',
-      packetsReceived: count('in_packet_count'),
-      lost: count('in_flaw_total'),
-      packetsSent: count('out_packet_count'),
-      octetsSent: count('out_media_bytes'),
-      codec: codec === undefined || codec === '' ? null : String(codec),
-      ptimeMs: num(String(vars.variable_rtp_use_codec_ptime ?? '')),
-    };
+    const set = apiBody(await this.socket.run('getStats', () => this.fs.api('uuid_set_media_stats', this.fs.uuid)));
+    if (!set.startsWith('+OK')) throw new Error(`uuid_set_media_stats: ${replyText(set)}`);
+    return switchRtpCounts(apiBody(await this.socket.run('getStats', () => this.fs.api('uuid_dump', `${this.fs.uuid} json`))));
   }
   captureRtp(): Promise<void> {
     return refuse('RTP capture');

@@ -1,7 +1,8 @@
-// getStats on the fsmrf backend (FsmrfCallEndpoint.getStats → fsmrf's getChannelVariables(true): the
-// switch's uuid_set_media_stats then uuid_dump, its rtp_audio_* variables): a far end of real RTP on
+// getStats on the fsmrf backend (FsmrfCallEndpoint.getStats: the switch's uuid_set_media_stats then
+// uuid_dump json, its rtp_audio_* variables): a far end of real RTP on
 // loopback sends a known number of packets with a gap of 3 sequence numbers; the leg's counts are what it
-// sent and lost, and what the switch sent is what the far end got (within the packets still on the way).
+// sent and lost, its R and MOS FreeSWITCH's of those, and what the switch sent is what the far end got
+// (within the packets still on the way).
 // The jitter buffer and RTCP figures have no source on the switch: absent, never made up.
 import { expect } from 'chai';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
@@ -39,6 +40,9 @@ describe('fsmrf backend: getStats from the switch', function () {
     expect(stats.source).to.equal('switch');
     expect(stats.packetsReceived).to.equal(50);
     expect(stats.lost, 'the 3 sequence numbers left out').to.equal(3);
+    // FreeSWITCH's own figures (do_mos): R = ⌊100·(50 − 3)/50⌋ = 94, MOS 1 + 0.035·94 + 7·10⁻⁶·94·34·6 = 4.42 (two decimals, as set_stats writes it)
+    expect(stats.qualityPercentage).to.equal(94);
+    expect(stats.mos).to.equal(4.42);
     expect(stats.codec).to.equal('PCMU');
     expect(stats.ptimeMs).to.equal(20);
     // what the switch has sent against what the far end got before and after the read (20 ms a packet on loopback)

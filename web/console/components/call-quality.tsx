@@ -119,7 +119,7 @@ function SummaryRow({ dir, s }: { dir: 'in' | 'out'; s: QualitySummary | null })
           </td>
           <td class="num">{s.mos_avg.toFixed(2)}</td>
           <td class="num">{s.loss_pct.toFixed(1)}</td>
-          <td class="num">{s.jitter_ms.toFixed(1)}</td>
+          <td class="num">{s.jitter_ms === null ? '—' : s.jitter_ms.toFixed(1)}</td>
           <td class="num">{s.rtt_ms === null ? '—' : Math.round(s.rtt_ms)}</td>
         </>
       ) : (
