@@ -4,7 +4,7 @@
  * only one. Copies of control-api take turns through the sweep lock.
  */
 import type { Attachment } from './attachments';
-import { EventPublisher } from '../core/events/bus';
+import { eventPublisher } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 
 export const attachment: Attachment = {
@@ -14,7 +14,7 @@ export const attachment: Attachment = {
       db: ctx.db,
       redis: ctx.redis,
       keyPrefix: ctx.config.redisKeyPrefix,
-      events: new EventPublisher(ctx.redis),
+      events: eventPublisher(ctx),
       logger: ctx.logger.child({ component: 'node-sweeper' }),
       dataDir: ctx.config.dataDir,
     });

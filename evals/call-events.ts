@@ -13,7 +13,8 @@ export type CallWatch = KeyedWatch;
 export class CallEvents {
   private readonly wakes: KeyedWakes;
 
-  constructor(deps: { redis: Redis; logger: Logger }) {
+  /** `stream`: the platform's event stream, eventStreamKey(REDIS_KEY_PREFIX). */
+  constructor(deps: { redis: Redis; stream: string; logger: Logger }) {
     this.wakes = new KeyedWakes({
       ...deps,
       connectionName: `evals-call-events-${process.pid}`,

@@ -10,6 +10,7 @@ import { createDb } from '../core/db/knex';
 import { createLogger } from '../core/logger';
 import { loadEvalsConfig } from './config';
 import { EvalWorker } from './worker';
+import { eventStreamKey } from '../core/events/bus';
 import { storageBackend } from '../core/storage/backend';
 
 async function main(): Promise<void> {
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const redis = new Redis(platform.redisUrl, { maxRetriesPerRequest: 2 });
   redis.on('error', (err: unknown) => log.warn({ err: String(err) }, 'redis connection error'));
   // the calls' audio tracks go to the platform's object store (local disk under DATA_DIR, or S3)
-  const worker = new EvalWorker({ db, redis, config, logger: log, storage: storageBackend(platform).files });
+  const worker = new EvalWorker({ db, redis, eventStream: eventStreamKey(platform.redisKeyPrefix), config, logger: log, storage: storageBackend(platform).files });
   worker.start();
   log.info({ edge: `${config.edge.host}:${config.edge.port}`, worker: worker.name }, 'evals worker started');
   const shutdown = (signal: string) => {

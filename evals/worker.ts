@@ -45,9 +45,9 @@ export class EvalWorker {
   /** the runs' customer events, on the platform's event stream */
   private readonly runEvents: RunEvents;
 
-  constructor(private readonly deps: { db: Db; redis: Redis; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy; storage: ObjectStore }) {
-    this.events = new CallEvents(deps);
-    this.runEvents = new RunEvents(new EventPublisher(deps.redis), deps.logger);
+  constructor(private readonly deps: { db: Db; redis: Redis; eventStream: string; config: EvalsConfig; logger: Logger; env?: NodeJS.ProcessEnv; egress?: EgressPolicy; storage: ObjectStore }) {
+    this.events = new CallEvents({ redis: deps.redis, stream: deps.eventStream, logger: deps.logger });
+    this.runEvents = new RunEvents(new EventPublisher(deps.redis, deps.eventStream), deps.logger);
     this.renewal = new LeaseRenewal(Math.floor(deps.config.leaseMs / 3), () => this.renew());
   }
 

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config';
 import { createDb, type Knex } from '../core/db/knex';
-import { EventPublisher } from '../core/events/bus';
+import { EventPublisher, eventStreamKey } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
@@ -90,7 +90,8 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const engine = app.mediaServer.kind === 'embedded' ? await startMedia(deps, closers) : null;
     // What a previous run under this node id left when it died (restarted before the sweeper saw
     // its heartbeat expire): finalise those calls and fail their commands before taking new ones.
-    await new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
+    const events = new EventPublisher(redis, eventStreamKey(prefix));
+    await new NodeSweeper({ db, redis, keyPrefix: prefix, events, logger, dataDir: config.dataDir }).sweepNode(app.nodeId);
     const relay = await startHeartbeat(deps, redis, closers);
     const srf = await connectSrf({
       ...app.drachtio,
@@ -108,7 +109,6 @@ export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
     const registrar = await createRegistrar(deps, db, redis);
     srf.register(registrar.handle);
 
-    const events = new EventPublisher(redis);
     const calls = new CallRegistry(redis, prefix, app.nodeId);
     watchSipServer(srf, calls, logger); // its drop ends the calls; its return sends their far ends a BYE
     const factory = new CallFactory({ srf, media, db, redis, events, calls, config, app, logger, registrar, egress: new EgressPolicy(config.egress), relay });

@@ -17,6 +17,8 @@ import { createLogger } from '../core/logger';
 import { createContext, createRedis, type AppContext, type ContextOverrides } from '../control-api/context';
 import { createApp, type AppOptions, type PlatformApp } from '../control-api/app';
 import { testDb, testDatabaseUrl, truncateAll } from './db';
+import { tieEventStream } from './event-stream';
+import { eventStreamKey } from '../core/events/bus';
 import { clock } from '../core/clock';
 import { signToken, LOGIN_TOKEN_TTL_SEC } from '../core/credentials';
 import { Permission } from '../core/permissions';
@@ -60,6 +62,8 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const logger = createLogger(config.logLevel, 'control-api-test');
   const ctx = createContext({ config, db, redis, logger }, opts.context);
   const platform = createApp(ctx, { cacheTtlMs: 0, ...opts.app });
+  // eventsFor(t.ctx.redis, id): the events of this deployment (its prefix), from the stream's start
+  await tieEventStream(redis, eventStreamKey(config.redisKeyPrefix), 'start');
   return {
     app: platform.app,
     ctx,

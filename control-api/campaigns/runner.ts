@@ -24,7 +24,7 @@ import { campaignJson, campaignsRepo, type CampaignRow } from '../../core/repos/
 import type { OutplanRow } from '../../core/repos/outplans';
 import type { OutdialtargetRow } from '../../core/repos/outdials';
 import { resultOfHangup } from '../../core/campaigns/model';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { HangupReason } from '../../core/calls/model';
 import { commandBus } from '../calls/bus';
@@ -239,7 +239,7 @@ export class CampaignRunner {
     }
     if (out.events.length === 0) return;
     try {
-      const p = new EventPublisher(ctx.redis);
+      const p = eventPublisher(ctx);
       for (const [type, payload] of out.events) await publishResourceEvent(p, type, payload);
     } catch (err) {
       ctx.logger.warn({ err: String(err) }, 'could not publish campaign events');

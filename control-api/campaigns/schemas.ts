@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { text } from '../route';
 import { addressSchema, legacyTime, uuidOut } from '../routes/schemas';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, type EventType, type ResourcePayload } from '../../core/events/catalogue';
 import { isE164 } from '../../core/numbers/e164';
 import { HHMM, OUTCOMES, WEEKDAYS, isTimeZone, minutesOf } from '../../core/campaigns/dialplan';
@@ -147,7 +147,7 @@ export const campaigncallSchema = z.object({
 /** Publishes after the write; a Redis failure is logged, never fails the request that already wrote. */
 export async function publish(ctx: AppContext, type: EventType, payload: ResourcePayload): Promise<void> {
   try {
-    await publishResourceEvent(new EventPublisher(ctx.redis), type, payload);
+    await publishResourceEvent(eventPublisher(ctx), type, payload);
   } catch (err) {
     ctx.logger.warn({ err: String(err) }, `could not publish ${type}`);
   }

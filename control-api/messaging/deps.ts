@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { AppContext } from '../context';
-import { EventPublisher } from '../../core/events/bus';
+import { EventPublisher, eventPublisher } from '../../core/events/bus';
 import { publisherFor } from '../../core/messaging/deps';
 import { providerFromEnv } from '../../core/messaging/config';
 import { busFlowStarter } from '../../core/messaging/flow-start';
@@ -37,7 +37,7 @@ export function messagingDeps(ctx: AppContext): EmailDeps & { onDelivered?: (p: 
   if (d) return d;
   const o = overrides.get(ctx) ?? {};
   const log = ctx.logger;
-  const events = o.events !== undefined ? o.events : new EventPublisher(ctx.redis);
+  const events = o.events !== undefined ? o.events : eventPublisher(ctx);
   d = {
     db: ctx.db,
     provider: o.provider !== undefined ? o.provider : providerFromEnv(),

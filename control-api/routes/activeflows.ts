@@ -17,7 +17,7 @@ import { activeflowJson, activeflowsRepo, type ActiveflowRow } from '../../core/
 import { startStoredActiveflow } from '../../core/flow/stored-activeflow';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { assertEgressUrl } from '../egress-field';
 import { actionSchema } from './flows';
@@ -184,9 +184,7 @@ export const routes = [
       const a = await stopActiveflow(ctx, await owned(ctx, auth.customerId, params.id));
       const gone = await activeflowsRepo(ctx.db).softDelete(auth.customerId, a.id);
       if (!gone) throw activeflowNotFound();
-      await publishResourceEvent(new EventPublisher(ctx.redis), 'activeflow_deleted', activeflowJson(gone)).catch((err: Error) =>
-        ctx.logger.warn({ err: err.message }, 'could not publish activeflow_deleted'),
-      );
+      await publishResourceEvent(eventPublisher(ctx), 'activeflow_deleted', activeflowJson(gone)).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish activeflow_deleted'));
       return undefined;
     },
   }),

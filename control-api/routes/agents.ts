@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineRoute, idParams, text, uuid } from '../route';
 import type { AppContext, AuthContext } from '../context';
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/errors';
-import { EventPublisher } from '../../core/events/bus';
+import { EventPublisher, eventPublisher } from '../../core/events/bus';
 import { WebSipCredentials } from '../../core/workspace/web-sip-credentials';
 import { hasLevel, isProjectSuperAdmin, Permission } from '../../core/permissions';
 import { agentJson, agentsRepo, AGENT_STATUSES, RING_METHODS, type AgentRow, type AgentStatus } from '../../core/repos/agents';
@@ -32,7 +32,7 @@ const tagIds = z.array(uuid()).max(64);
 const SETTABLE_STATUSES = ['available', 'away', 'busy', 'offline'] as const;
 
 function publisher(ctx: AppContext): EventPublisher {
-  return new EventPublisher(ctx.redis);
+  return eventPublisher(ctx);
 }
 
 async function owned(ctx: AppContext, auth: AuthContext, id: string): Promise<AgentRow> {

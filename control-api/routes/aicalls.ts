@@ -53,7 +53,7 @@ export async function startAicall(ctx: AppContext, customerId: string, body: Aic
   if (body.reference_type === 'call') throw invalidArgument('reference_type: a voice session on a call starts with the ai_talk flow action', [{ field: 'reference_type', issue: 'use ai_talk' }]);
   try {
     const s = await AiSession.start(
-      { db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress },
+      { db: ctx.db, events: eventsOf(ctx), egress: ctx.egress },
       {
         customerId,
         assistanceType: body.assistance_type,
@@ -132,7 +132,7 @@ export const routes = [
         const r = await repo.transition(c.id, to);
         if (r) {
           cur = r;
-          await publish(ctx.redis, AICALL_EVENT[to] as EventType, aicallJson(r));
+          await publish(ctx, AICALL_EVENT[to] as EventType, aicallJson(r));
         }
       }
       return aicallJson(cur);

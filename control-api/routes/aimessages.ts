@@ -21,7 +21,7 @@ export async function addAimessage(ctx: AppContext, c: AicallRow, body: { role: 
   if (c.reference_type === 'call') throw invalidArgument('aicall_id: a voice session takes speech, not messages', [{ field: 'aicall_id', issue: 'voice session' }]);
   let s: AiSession;
   try {
-    s = await AiSession.resume({ db: ctx.db, events: eventsOf(ctx.redis), egress: ctx.egress }, c);
+    s = await AiSession.resume({ db: ctx.db, events: eventsOf(ctx), egress: ctx.egress }, c);
   } catch (e) {
     if (e instanceof LlmError) throw invalidArgument(`aicall_id: ${e.message}`, [{ field: 'aicall_id', issue: 'no LLM endpoint' }]);
     throw e;

@@ -118,7 +118,7 @@ export const routes = [
       const ai = await aisRepo(ctx.db).update(auth.customerId, p.ai_id, { init_prompt: p.proposed_prompt }, p.id, creatorOf(auth));
       if (!ai) throw notFound('AI_NOT_FOUND', "the proposal's ai no longer exists");
       const done = (await repo.transition(p.id, ['accepted'], { applied_prompt_history_id: ai.current_prompt_history_id })) ?? accepted;
-      await publish(ctx.redis, 'ai_updated', aiJson(ai));
+      await publish(ctx, 'ai_updated', aiJson(ai));
       return proposalJson(done);
     },
   }),

@@ -26,7 +26,7 @@ export const routes: AnyRoute[] = [
       if (ai.type !== 'insight') throw invalidArgument(`the AI is of type ${ai.type || 'normal'}; only an insight AI can be activated`, [{ field: 'id', issue: 'not an insight AI' }]);
       const changed = await repo.activateInsight(ai);
       if (!changed.length) throw notFound('AI_NOT_FOUND', 'ai not found');
-      if (!ai.is_insight_active) for (const row of changed) await publish(ctx.redis, 'ai_updated', aiJson(row));
+      if (!ai.is_insight_active) for (const row of changed) await publish(ctx, 'ai_updated', aiJson(row));
       return aiJson(changed[0]!);
     },
   }),

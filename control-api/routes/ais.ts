@@ -120,7 +120,7 @@ export const routes = [
     handler: async ({ ctx, auth, body }) => {
       const ai = await aisRepo(ctx.db).create(auth.customerId, await toInput(ctx, auth.customerId, body), creatorOf(auth));
       const json = aiJson(ai);
-      await publish(ctx.redis, 'ai_created', json);
+      await publish(ctx, 'ai_created', json);
       return json;
     },
   }),
@@ -164,7 +164,7 @@ export const routes = [
       const ai = await aisRepo(ctx.db).update(auth.customerId, params.id, await toInput(ctx, auth.customerId, body), EMPTY_UUID, creatorOf(auth));
       if (!ai) throw missing();
       const json = aiJson(ai);
-      await publish(ctx.redis, 'ai_updated', json);
+      await publish(ctx, 'ai_updated', json);
       return json;
     },
   }),
@@ -180,7 +180,7 @@ export const routes = [
       const ai = await aisRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!ai) throw missing();
       const json = aiJson(ai);
-      await publish(ctx.redis, 'ai_deleted', json);
+      await publish(ctx, 'ai_deleted', json);
       return json;
     },
   }),
@@ -197,7 +197,7 @@ export const routes = [
         const ai = await aisRepo(ctx.db).regenerateDirectHash(auth.customerId, params.id);
         if (!ai) throw missing();
         const json = aiJson(ai);
-        await publish(ctx.redis, 'ai_updated', json);
+        await publish(ctx, 'ai_updated', json);
         return json;
       },
     }),

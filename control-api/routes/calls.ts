@@ -19,7 +19,7 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { callJson, callsRepo, type CallRow } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import type { MuteDirection } from '../../core/commands/contracts';
 import { commandBus } from '../calls/bus';
 import { admitPstnLegs, planLegs } from '../calls/plan';
@@ -113,7 +113,7 @@ export async function deleteEndedCall(ctx: AppContext, c: CallRow): Promise<Call
 
 async function publish(ctx: AppContext, type: string, calls: CallRow[]): Promise<void> {
   try {
-    const p = new EventPublisher(ctx.redis);
+    const p = eventPublisher(ctx);
     for (const c of calls) await p.publish(type, c.customer_id, c.id, callJson(c));
   } catch (err) {
     ctx.logger.warn({ err }, `could not publish ${type}`);
@@ -279,7 +279,7 @@ export async function createCalls(
     throw err;
   }
   await publish(ctx, 'call_created', calls);
-  for (const g of groupcalls) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
+  for (const g of groupcalls) await publishResourceEvent(eventPublisher(ctx), 'groupcall_created', groupcallJson(g) as never).catch(() => undefined);
   return { calls, groupcalls };
 }
 

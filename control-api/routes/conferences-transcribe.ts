@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineRoute, idParams, type AnyRoute } from '../route';
 import { stateInvalid } from '../../core/errors';
 import { EMPTY_UUID } from '../../core/ids';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { conferenceNotFound } from '../../core/conferences/api';
 import { publishConference } from '../../core/conferences/events';
 import { conferencesRepo, type ConferenceUpdate } from '../../core/repos/conferences';
@@ -20,7 +20,7 @@ import { transcribeSchema } from './transcribes';
 
 async function note(ctx: AppContext, id: string, patch: ConferenceUpdate): Promise<void> {
   const row = await conferencesRepo(ctx.db).change(id, patch);
-  if (row) await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
+  if (row) await publishConference(eventPublisher(ctx), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
 }
 
 export const routes: AnyRoute[] = [

@@ -12,7 +12,7 @@ import { conferenceJson, conferencesRepo } from '../../core/repos/conferences';
 import { CONFERENCE_STATUSES, CONFERENCE_TYPES, normalizeTimeout } from '../../core/conferences/model';
 import { ConferenceApi, conferenceNotFound } from '../../core/conferences/api';
 import { publishConference } from '../../core/conferences/events';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
 import { writeNewDirectHash } from '../direct-hash';
@@ -208,7 +208,7 @@ export const routes = [
       });
       if (!row) throw conferenceNotFound();
       if (body.timeout !== undefined) await conferenceApi(ctx).refresh(row.id);
-      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
+      await publishConference(eventPublisher(ctx), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
       return conferenceJson(row);
     },
   }),
@@ -235,7 +235,7 @@ export const routes = [
       if (!(await repo.getOwned(auth.customerId, params.id))) throw conferenceNotFound();
       const row = await writeNewDirectHash('conferences_direct_hash_uq', (direct_hash) => repo.change(params.id, { direct_hash }));
       if (!row) throw conferenceNotFound();
-      await publishConference(new EventPublisher(ctx.redis), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
+      await publishConference(eventPublisher(ctx), 'conference_updated', row).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'could not publish conference_updated'));
       return conferenceJson(row);
     },
   }),

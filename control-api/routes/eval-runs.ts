@@ -107,7 +107,7 @@ export const routes = [
         versions: body.versions,
         baselineRunId: body.baseline_run_id,
       });
-      await publishRunEvent(eventsOf(ctx.redis), 'eval_run_created', createdPayload(run)).catch((err: unknown) => ctx.logger.warn({ err, run_id: run.id }, 'publishing eval_run_created failed'));
+      await publishRunEvent(eventsOf(ctx), 'eval_run_created', createdPayload(run)).catch((err: unknown) => ctx.logger.warn({ err, run_id: run.id }, 'publishing eval_run_created failed'));
       return evalRunJson(run, baseline);
     },
   }),

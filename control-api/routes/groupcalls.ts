@@ -13,7 +13,7 @@ import { callJson, callsRepo } from '../../core/repos/calls';
 import { chargeEndedCall } from '../../core/billing/call-end';
 import { groupcallJson, groupcallsRepo, type GroupcallRow } from '../../core/repos/groupcalls';
 import { publishResourceEvent } from '../../core/events/catalogue';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { ANSWER_METHODS, RING_METHODS } from '../../core/groupcalls/model';
 import { writeGroupcall } from '../../core/groupcalls/write';
 import { commandBus } from '../calls/bus';
@@ -71,7 +71,7 @@ async function hangup(ctx: AppContext, g: GroupcallRow): Promise<GroupcallRow> {
     }
   }
   const t = await groupcallsRepo(ctx.db).transition(g.id, 'hangup');
-  if (t.changed && t.row) await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_hangup', groupcallJson(t.row) as never).catch(() => undefined);
+  if (t.changed && t.row) await publishResourceEvent(eventPublisher(ctx), 'groupcall_hangup', groupcallJson(t.row) as never).catch(() => undefined);
   for (const id of g.call_ids) {
     const c = await callsRepo(ctx.db).get(id);
     if (c && c.status === 'dialing' && c.node_id === '') {
@@ -111,7 +111,7 @@ export const routes = [
         });
       });
       await commandBus(ctx).enqueue('media-app-originate', { type: 'groupcall.start', groupcallId: groupcall.id, customerId: cid });
-      const p = new EventPublisher(ctx.redis);
+      const p = eventPublisher(ctx);
       await publishResourceEvent(p, 'groupcall_created', groupcallJson(groupcall) as never).catch(() => undefined);
       for (const c of calls) await p.publish('call_created', cid, c.id, callJson(c)).catch(() => undefined);
       return groupcallJson(groupcall);
@@ -167,7 +167,7 @@ export const routes = [
       if (g.status !== 'hangup') throw new ApiError('STATE_INVALID', `the groupcall is ${g.status}; hang it up first`);
       const row = await groupcallsRepo(ctx.db).softDelete(g.id);
       if (!row) throw notFound();
-      await publishResourceEvent(new EventPublisher(ctx.redis), 'groupcall_deleted', groupcallJson(row) as never).catch(() => undefined);
+      await publishResourceEvent(eventPublisher(ctx), 'groupcall_deleted', groupcallJson(row) as never).catch(() => undefined);
       return groupcallJson(row);
     },
   }),

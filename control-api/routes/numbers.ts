@@ -8,7 +8,7 @@ import { defineRoute, idParams, refId, text, uuid } from '../route';
 import { ApiError, invalidArgument, missingParameter } from '../../core/errors';
 import { parseTimestamp } from '../../core/time';
 import { numbersRepo, numberJson, type NumberRow } from '../../core/repos/numbers';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import type { AppContext } from '../context';
 import { purchaseNumber, renewNumbers, availableVirtualNumbers } from '../../core/numbers/purchase';
@@ -60,7 +60,7 @@ async function owned(ctx: AppContext, customerId: string, id: string): Promise<N
 async function updated(ctx: AppContext, n: NumberRow | null) {
   if (!n) throw notFound();
   const json = numberJson(n);
-  await publishResourceEvent(new EventPublisher(ctx.redis), 'number_updated', json);
+  await publishResourceEvent(eventPublisher(ctx), 'number_updated', json);
   return json;
 }
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineRoute, idParams } from '../route';
 import type { AppContext, AuthContext } from '../context';
 import { notFound, stateInvalid } from '../../core/errors';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { LIVE_QUEUECALL, QUEUECALL_STATUSES, queuecallJson, queuecallsRepo, type QueuecallRow } from '../../core/repos/queuecalls';
 import { publishQueuecall, publishQueuecallStatus } from '../../core/queues/events';
 import { commandBus } from '../calls/bus';
@@ -51,7 +51,7 @@ async function kick(ctx: AppContext, q: QueuecallRow): Promise<QueuecallRow> {
   if (sent) return (await queuecallsRepo(ctx.db).get(null, q.id)) ?? q;
   const to = q.status === 'service' ? 'done' : 'abandoned';
   const row = await queuecallsRepo(ctx.db).transition(q.id, to, { tm_end: new Date() });
-  if (row) await publishQueuecallStatus(new EventPublisher(ctx.redis), row);
+  if (row) await publishQueuecallStatus(eventPublisher(ctx), row);
   return row ?? q;
 }
 
@@ -117,7 +117,7 @@ export const routes = [
       if (LIVE_QUEUECALL.includes(q.status) && q.status !== 'kicking') await kick(ctx, q);
       const row = await queuecallsRepo(ctx.db).softDelete(auth.customerId, q.id);
       if (!row) throw missing();
-      await publishQueuecall(new EventPublisher(ctx.redis), 'queuecall_deleted', row);
+      await publishQueuecall(eventPublisher(ctx), 'queuecall_deleted', row);
       return queuecallJson(row);
     },
   }),

@@ -33,7 +33,7 @@ function llmReady(): void {
   }
 }
 
-const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx.redis), dataDir: ctx.config.dataDir, egress: ctx.egress, transcribeFile: transcribeWavFile });
+const deps = (ctx: AppContext) => ({ db: ctx.db, events: eventsOf(ctx), dataDir: ctx.config.dataDir, egress: ctx.egress, transcribeFile: transcribeWavFile });
 
 /** Generates the summary, then runs its on_end_flow_id (core/speech/summary-flow.ts). */
 async function generateThenFlow(ctx: AppContext, s: SummaryRow, regenerate = false): Promise<SummaryRow> {
@@ -73,7 +73,7 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
           on_end_flow_id: onEnd,
         });
         const json = summaryJson(s);
-        await publish(ctx.redis, 'summary_created', json);
+        await publish(ctx, 'summary_created', json);
         void generateThenFlow(ctx, s).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'summary failed'));
         return json;
       },
@@ -117,7 +117,7 @@ export function summaryRoutes(base: '/summaries' | '/aisummaries', tag: string) 
         const s = await summariesRepo(ctx.db).softDelete(auth.customerId, params.id);
         if (!s) throw missing();
         const json = summaryJson(s);
-        await publish(ctx.redis, 'summary_deleted', json);
+        await publish(ctx, 'summary_deleted', json);
         return json;
       },
     }),

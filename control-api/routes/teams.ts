@@ -64,7 +64,7 @@ export const routes = [
       await checkGraph(ctx, auth.customerId, b.start_member_id, members);
       const t = await teamsRepo(ctx.db).create(auth.customerId, { name: b.name, detail: b.detail ?? '', start_member_id: b.start_member_id, members, parameter: b.parameter ?? {} });
       const json = teamJson(t);
-      await publish(ctx.redis, 'team_created', json);
+      await publish(ctx, 'team_created', json);
       return json;
     },
   }),
@@ -114,7 +114,7 @@ export const routes = [
       const t = await repo.update(auth.customerId, params.id, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)));
       if (!t) throw missing();
       const json = teamJson(t);
-      await publish(ctx.redis, 'team_updated', json);
+      await publish(ctx, 'team_updated', json);
       return json;
     },
   }),
@@ -130,7 +130,7 @@ export const routes = [
       const t = await teamsRepo(ctx.db).softDelete(auth.customerId, params.id);
       if (!t) throw missing();
       const json = teamJson(t);
-      await publish(ctx.redis, 'team_deleted', json);
+      await publish(ctx, 'team_deleted', json);
       return json;
     },
   }),

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { defineRoute, idParams, refId, text } from '../route';
 import { ApiError, alreadyExists, notFound } from '../../core/errors';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { BOX_NUMBER_PATTERN, PIN_PATTERN, voicemailBoxesRepo, voicemailBoxJson, type BoxWriteError } from '../../core/voicemail/boxes';
 import { FOLDERS, voicemailMessagesRepo, voicemailMessageJson } from '../../core/voicemail/messages';
@@ -83,7 +83,7 @@ async function publish(
   type: 'voicemail_box_created' | 'voicemail_box_updated' | 'voicemail_box_deleted' | 'voicemail_box_unlocked',
   json: ReturnType<typeof voicemailBoxJson>,
 ): Promise<void> {
-  await publishResourceEvent(new EventPublisher(ctx.redis), type, json).catch((err: Error) => ctx.logger.warn({ err: err.message, type }, 'event publish failed'));
+  await publishResourceEvent(eventPublisher(ctx), type, json).catch((err: Error) => ctx.logger.warn({ err: err.message, type }, 'event publish failed'));
 }
 
 export const routes = [

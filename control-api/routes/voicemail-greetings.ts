@@ -9,7 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineRoute, uuid } from '../route';
 import { invalidArgument, notFound } from '../../core/errors';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { newId } from '../../core/ids';
 import { storageBackend } from '../../core/storage/backend';
@@ -46,7 +46,7 @@ async function replaced(ctx: AppContext, before: VoicemailBoxRow, after: Voicema
       .recordings.remove(old)
       .catch(() => undefined);
   const json = voicemailBoxJson(after);
-  await publishResourceEvent(new EventPublisher(ctx.redis), 'voicemail_box_updated', json).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'event publish failed'));
+  await publishResourceEvent(eventPublisher(ctx), 'voicemail_box_updated', json).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'event publish failed'));
   return json;
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { defineRoute, idParams } from '../route';
 import { notFound } from '../../core/errors';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { storageBackend, viaStorage } from '../../core/storage/backend';
 import { voicemailBoxesRepo } from '../../core/voicemail/boxes';
@@ -40,7 +40,7 @@ const tag = 'VoicemailMessage';
 async function changed(ctx: AppContext, type: 'voicemail_message_updated' | 'voicemail_message_deleted', m: VoicemailMessageRow): Promise<void> {
   const box = await voicemailBoxesRepo(ctx.db).get(m.customer_id, m.box_id);
   if (box) await publishMwiChange(ctx.db, ctx.redis, ctx.config.redisKeyPrefix, box);
-  await publishResourceEvent(new EventPublisher(ctx.redis), type, voicemailMessageJson(m)).catch((err: Error) => ctx.logger.warn({ err: err.message, type }, 'event publish failed'));
+  await publishResourceEvent(eventPublisher(ctx), type, voicemailMessageJson(m)).catch((err: Error) => ctx.logger.warn({ err: err.message, type }, 'event publish failed'));
 }
 
 export const routes = [

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineRoute, uuid } from '../route';
 import { webhookDeliveriesRepo, webhookDeliveryJson } from '../../core/repos/webhook-deliveries';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, topicOf } from '../../core/events/catalogue';
 import { invalidArgument } from '../../core/errors';
 import { newId } from '../../core/ids';
@@ -73,7 +73,7 @@ export const routes = [
     handler: async ({ ctx, auth }) => {
       const c = await customerWebhookOf(ctx.db, auth.customerId);
       if (!c?.webhook_uri || !c.webhook_method) throw invalidArgument('the account has no webhook: set webhook_uri and webhook_method with PUT /customer first', [{ field: 'webhook_uri' }]);
-      const e = await publishResourceEvent(new EventPublisher(ctx.redis), 'webhook_test', {
+      const e = await publishResourceEvent(eventPublisher(ctx), 'webhook_test', {
         id: newId(),
         customer_id: auth.customerId,
         message: "A test event: your webhook receives the account's events.",

@@ -13,7 +13,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Redis } from 'ioredis';
 import type { AppContext } from '../context';
-import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { EventSubscriber, eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { topicOf, topicResourceOf } from '../../core/events/catalogue';
 import { permissionDenied } from '../../core/errors';
 import { callsRepo } from '../../core/repos/calls';
@@ -131,7 +131,7 @@ export async function attachAgentSocket(server: http.Server, ctx: AppContext, op
   }
 
   const reader: Redis = ctx.redis.duplicate();
-  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, blockMs: 500 });
+  const sub = new EventSubscriber(reader, { stream: opts.stream ?? eventStreamKey(ctx.config.redisKeyPrefix), blockMs: 500 });
   // Audience lookups are async: one chain keeps delivery in stream order.
   let pending = Promise.resolve();
   sub.on('event', (e: PlatformEvent) => {

@@ -14,7 +14,7 @@ import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { flowsRepo } from '../../core/repos/flows';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { transcribeJson, transcribesRepo, type TranscribeRow } from '../../core/repos/transcribes';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent, type EventType } from '../../core/events/catalogue';
 import { checkStt } from '../../core/speech/providers';
 import { nodeOf } from '../../core/speech/route';
@@ -42,7 +42,7 @@ export interface Reachable {
 }
 
 export async function publishTranscribe(ctx: AppContext, type: EventType, row: TranscribeRow): Promise<void> {
-  await publishResourceEvent(new EventPublisher(ctx.redis), type, transcribeJson(row)).catch((err: Error) => ctx.logger.warn({ err: err.message }, `could not publish ${type}`));
+  await publishResourceEvent(eventPublisher(ctx), type, transcribeJson(row)).catch((err: Error) => ctx.logger.warn({ err: err.message }, `could not publish ${type}`));
 }
 
 export async function startTranscribe(ctx: AppContext, cid: string, body: TranscribeBody, reachable?: Reachable): Promise<TranscribeRow> {

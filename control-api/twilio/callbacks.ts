@@ -11,7 +11,7 @@
  * They are not rows of webhook_deliveries: that log holds JSON bodies signed with the platform's scheme.
  */
 import type { AppContext } from '../context';
-import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { EventSubscriber, eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { EgressRefused, type EgressPolicy } from '../../core/net';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { isUuid } from '../../core/ids';
@@ -118,7 +118,7 @@ export async function startTwilioCallbacks(ctx: AppContext, opts: CallbackOption
 
   const reader = ctx.redis.duplicate();
   const sub = new EventSubscriber(reader, {
-    stream: opts.stream ?? EVENT_STREAM,
+    stream: opts.stream ?? eventStreamKey(ctx.config.redisKeyPrefix),
     group: opts.group ?? 'twilio-callbacks',
     consumer: `control-api-${process.pid}`,
     blockMs: 500,

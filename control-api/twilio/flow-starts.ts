@@ -10,7 +10,7 @@
  *   try { await w.ready; ...read the state, wait for wake()... } finally { w.release(); }
  */
 import type { AppContext } from '../context';
-import type { PlatformEvent } from '../../core/events/bus';
+import { eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { KeyedWakes, type KeyedWakesStats, type KeyedWatch } from '../../core/events/keyed-wakes';
 import { TwilioError } from './errors';
 
@@ -36,7 +36,14 @@ export class FlowStarts {
     ctx: AppContext,
     private readonly max: number,
   ) {
-    this.wakes = new KeyedWakes({ redis: ctx.redis, logger: ctx.logger, connectionName: flowStartsReaderName(), label: 'twilio flow-wait', keyOf: callOf });
+    this.wakes = new KeyedWakes({
+      redis: ctx.redis,
+      stream: eventStreamKey(ctx.config.redisKeyPrefix),
+      logger: ctx.logger,
+      connectionName: flowStartsReaderName(),
+      label: 'twilio flow-wait',
+      keyOf: callOf,
+    });
   }
 
   /** Watches `callId`'s events: `wake` runs on each (a hint to read the state again, never the state itself). */

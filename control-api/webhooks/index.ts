@@ -9,7 +9,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { bullConnection } from '../bull-connection';
 import type { AppContext } from '../context';
-import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { EventSubscriber, eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { topicOf } from '../../core/events/catalogue';
 import { webhookDeliveriesRepo } from '../../core/repos/webhook-deliveries';
 import { isUuid, EMPTY_UUID } from '../../core/ids';
@@ -124,7 +124,7 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   // Each batch becomes delivery rows (numbered in stream order) before it is acknowledged, so a
   // crash between reading and writing loses nothing: the batch is read again.
   const sub = new EventSubscriber(reader, {
-    stream: opts.stream ?? EVENT_STREAM,
+    stream: opts.stream ?? eventStreamKey(ctx.config.redisKeyPrefix),
     group: opts.group ?? 'webhooks',
     consumer: `control-api-${process.pid}`,
     blockMs: 500,

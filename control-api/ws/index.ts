@@ -16,7 +16,7 @@ import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Redis } from 'ioredis';
 import type { AppContext, AuthContext } from '../context';
 import type { Credentials } from '../middleware/credentials';
-import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { EventSubscriber, eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { Hub, type Connection } from './hub';
 import { applySubscriptionFrame, parseSubscriptionFrame, refusal } from './topics';
 import { createSocketGuard, refuseUpgrade, upgradeRequestId, type SocketGuard } from './guard';
@@ -92,7 +92,7 @@ export async function attachWebSocket(server: http.Server, ctx: AppContext, opts
 
   // XREAD BLOCK holds its connection: the reader gets its own.
   const reader: Redis = ctx.redis.duplicate();
-  const sub = new EventSubscriber(reader, { stream: opts.stream ?? EVENT_STREAM, blockMs: 500 });
+  const sub = new EventSubscriber(reader, { stream: opts.stream ?? eventStreamKey(ctx.config.redisKeyPrefix), blockMs: 500 });
   sub.on('event', (e: PlatformEvent) => hub.dispatch(e));
   sub.on('error', (err: unknown) => ctx.logger.warn({ err: String(err) }, 'ws event reader error'));
   await sub.start();

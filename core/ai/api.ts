@@ -1,19 +1,21 @@
 /** Pieces the AI route files share: event publishing from control-api, loose response schemas. */
 import { z } from 'zod';
 import type { Redis } from 'ioredis';
-import { EventPublisher } from '../events/bus';
+import { eventPublisher, type EventPublisher } from '../events/bus';
 import { publishResourceEvent, type EventType } from '../events/catalogue';
 
-const publishers = new WeakMap<object, EventPublisher>();
-
-export function eventsOf(redis: Redis): EventPublisher {
-  let p = publishers.get(redis);
-  if (!p) publishers.set(redis, (p = new EventPublisher(redis)));
-  return p;
+/** The deployment's parts an event is published with (control-api's context). */
+export interface EventsSource {
+  redis: Redis;
+  config: { redisKeyPrefix: string };
 }
 
-export async function publish(redis: Redis, type: EventType, payload: { id: string; customer_id: string }): Promise<void> {
-  await publishResourceEvent(eventsOf(redis), type, payload).catch(() => undefined);
+export function eventsOf(ctx: EventsSource): EventPublisher {
+  return eventPublisher(ctx);
+}
+
+export async function publish(ctx: EventsSource, type: EventType, payload: { id: string; customer_id: string }): Promise<void> {
+  await publishResourceEvent(eventsOf(ctx), type, payload).catch(() => undefined);
 }
 
 /** A response schema naming the fields (documentation). */

@@ -10,7 +10,7 @@ import { EMPTY_UUID, newId } from '../ids';
 import { clock } from '../clock';
 import { claimClientId } from '../client-ids';
 import { CommandBus } from '../commands/bus';
-import { EventPublisher } from '../events/bus';
+import { EventPublisher, eventStreamKey } from '../events/bus';
 import type { MuteDirection, RecordingOptions } from '../commands/contracts';
 import { conferencesRepo, type ConferenceCreate, type ConferenceRow } from '../repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../repos/conferencecalls';
@@ -36,7 +36,7 @@ export class ConferenceApi {
 
   constructor(private readonly d: ConferenceApiDeps) {
     this.commands = new ConferenceCommands(d.bus, d.redis, d.keyPrefix);
-    this.events = new EventPublisher(d.redis);
+    this.events = new EventPublisher(d.redis, eventStreamKey(d.keyPrefix));
   }
 
   private get conferences() {

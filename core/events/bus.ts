@@ -27,7 +27,17 @@ export interface PlatformEvent {
   trace?: { traceparent: string; tracestate?: string };
 }
 
-export const EVENT_STREAM = 'events';
+/** The stream's name; its Redis key is this under the deployment's REDIS_KEY_PREFIX (eventStreamKey). */
+const EVENT_STREAM = 'events';
+
+/**
+ * The Redis key of the event stream of the deployment whose REDIS_KEY_PREFIX is `keyPrefix`: the one place
+ * it is derived, so deployments sharing a Redis under different prefixes never see each other's events.
+ * Prefix '' gives 'events', the key every deployment used before the prefix applied (docs/deploy.md).
+ */
+export function eventStreamKey(keyPrefix: string): string {
+  return `${keyPrefix}${EVENT_STREAM}`;
+}
 /** Stream length kept (approximate trim): enough for a reader that was down a few minutes. */
 const MAX_LEN = 200_000;
 
@@ -39,7 +49,8 @@ export function resourceOf(eventType: string): string {
 export class EventPublisher {
   constructor(
     private readonly redis: Redis,
-    private readonly stream = EVENT_STREAM,
+    /** The stream's key: eventStreamKey(REDIS_KEY_PREFIX), or a test's private stream. */
+    readonly stream: string,
   ) {}
 
   async publish(eventType: string, customerId: string, resourceId: string, data: Record<string, unknown>): Promise<PlatformEvent> {
@@ -59,6 +70,11 @@ export class EventPublisher {
   }
 }
 
+/** A publisher onto the event stream of the deployment configured as `d` (control-api's context, media-app's parts). */
+export function eventPublisher(d: { redis: Redis; config: { redisKeyPrefix: string } }): EventPublisher {
+  return new EventPublisher(d.redis, eventStreamKey(d.config.redisKeyPrefix));
+}
+
 function decode(fields: string[]): PlatformEvent | null {
   for (let i = 0; i + 1 < fields.length; i += 2) {
     if (fields[i] === 'e') {
@@ -75,7 +91,8 @@ function decode(fields: string[]): PlatformEvent | null {
 type StreamReply = [string, [string, string[]][]][] | null;
 
 export interface SubscriberOptions {
-  stream?: string;
+  /** The stream's key: eventStreamKey(REDIS_KEY_PREFIX), or a test's private stream. */
+  stream: string;
   /** Read through this consumer group: each event goes to one consumer of the group. */
   group?: string;
   consumer?: string;
@@ -103,13 +120,13 @@ export class EventSubscriber extends EventEmitter {
 
   constructor(
     private readonly redis: Redis,
-    private readonly opts: SubscriberOptions = {},
+    private readonly opts: SubscriberOptions,
   ) {
     super();
   }
 
   async start(): Promise<void> {
-    const stream = this.opts.stream ?? EVENT_STREAM;
+    const stream = this.opts.stream;
     if (this.opts.group) {
       try {
         await this.redis.xgroup('CREATE', stream, this.opts.group, '$', 'MKSTREAM');

@@ -8,7 +8,7 @@
  * Used by evals' settle wait (evals/call-events.ts) and the Twilio redirect's flow wait
  * (control-api/twilio/flow-starts.ts).
  *
- *   const wakes = new KeyedWakes({ redis, logger, connectionName, label, keyOf });
+ *   const wakes = new KeyedWakes({ redis, stream: eventStreamKey(keyPrefix), logger, connectionName, label, keyOf });
  *   const w = wakes.watch(key, () => wake());
  *   try { await w.ready; ...read the state, wait for wake()... } finally { w.release(); }
  */
@@ -46,8 +46,8 @@ export interface KeyedWakesOptions {
   keyOf(e: PlatformEvent): string | null;
   /** The reader's XREAD BLOCK, ms (default 500). */
   blockMs?: number;
-  /** The stream read (default the platform's, EVENT_STREAM). */
-  stream?: string;
+  /** The stream read: eventStreamKey(REDIS_KEY_PREFIX), or a test's private stream. */
+  stream: string;
 }
 
 interface Reader {
@@ -112,7 +112,7 @@ export class KeyedWakes {
     const { logger, label } = this.opts;
     const redis = this.opts.redis.duplicate({ connectionName: this.opts.connectionName });
     redis.on('error', (err: unknown) => logger.warn({ err: String(err) }, `${label} reader connection error`));
-    const sub = new EventSubscriber(redis, { blockMs: this.opts.blockMs ?? 500, ...(this.opts.stream ? { stream: this.opts.stream } : {}) });
+    const sub = new EventSubscriber(redis, { blockMs: this.opts.blockMs ?? 500, stream: this.opts.stream });
     sub.on('event', this.onEvent);
     sub.on('error', (err: unknown) => logger.warn({ err: String(err) }, `${label} reader error`));
     const ready = sub.start();

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { EventSubscriber, EVENT_STREAM, type PlatformEvent } from './bus';
+import { EventSubscriber, type PlatformEvent } from './bus';
 import { topicResourceOf } from './catalogue';
 import { clock } from '../clock';
 import { isUuid } from '../ids';
@@ -28,11 +28,11 @@ export async function storeEvent(db: Knex, e: PlatformEvent): Promise<void> {
     .ignore();
 }
 
-export async function startEventStore(db: Knex, redis: Redis, opts: { stream?: string; group?: string; onError?: (err: unknown) => void } = {}): Promise<{ close(): Promise<void> }> {
+export async function startEventStore(db: Knex, redis: Redis, opts: { stream: string; group?: string; onError?: (err: unknown) => void }): Promise<{ close(): Promise<void> }> {
   const reader = redis.duplicate();
   // The batch is acknowledged only after every row is written (insert ignores a redelivered id).
   const sub = new EventSubscriber(reader, {
-    stream: opts.stream ?? EVENT_STREAM,
+    stream: opts.stream,
     group: opts.group ?? 'events-store',
     consumer: `store-${process.pid}`,
     blockMs: 500,

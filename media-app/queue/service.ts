@@ -12,7 +12,7 @@
  * timeout, the service limit) are owned by the states that armed them.
  */
 import { EventEmitter } from 'node:events';
-import { EventPublisher } from '../../core/events/bus';
+import type { EventPublisher } from '../../core/events/bus';
 import { EMPTY_UUID } from '../../core/ids';
 import { toSid } from '../../core/twilio/sids';
 import { claimAgent, setAgentStatus } from '../../core/agents/status';
@@ -88,7 +88,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
   ) {
     super();
     this.on('error', () => undefined);
-    this.publisher = new EventPublisher(factory.deps.redis);
+    this.publisher = factory.deps.events;
     this.tick = this.timers.set(DISPATCH_INTERVAL_MS, this.sweep);
   }
 

@@ -1,6 +1,7 @@
-// The event stream is one Redis key, `events`, for every test process on the machine (CI runs two shards at a
-// time; a suite's spawned control-api is a process too), and a consumer group hands each event to ONE of its
-// readers. A suite that reads it through a default group (webhooks, events-store, twilio-callbacks) shares
+// The event stream was one Redis key, `events`, for every test process on the machine (CI runs two shards at a
+// time; a suite's spawned control-api is a process too); it is now under each deployment's REDIS_KEY_PREFIX
+// (test/architecture/event-stream-key), but suites and processes sharing a prefix still share it, and a
+// consumer group hands each event to ONE of its readers. A suite that reads it through a default group (webhooks, events-store, twilio-callbacks) shares
 // that group with every other such reader: the other process takes part of the suite's events, finds their
 // customer missing from its own database and acknowledges them, so they are never delivered. That is how
 // test/evals/run-events.test.ts lost eval_run_* webhooks in full runs while its WebSocket (no group) saw them

@@ -6,6 +6,7 @@ import { killAllSipp, startPlatform, type Platform } from '../../testkit/media-a
 import { CampaignRunner } from '../../control-api/campaigns/runner';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import type { Redis } from 'ioredis';
+import { eventStreamOf } from '../../testkit/event-stream';
 
 export interface CampaignStack {
   p: Platform;
@@ -66,11 +67,11 @@ export function expectError(res: request.Response, http: number, reason: string)
 }
 
 /**
- * Every event published since `sinceMs`, grouped by resource id, in order: one read of the shared
- * stream (eventsFor reads all of it per resource, too slow for dozens of resources).
+ * Every event published since `sinceMs`, grouped by resource id, in order: one read of the stream
+ * `redis` is tied to (testkit/event-stream) (eventsFor reads all of it per resource, too slow for dozens of resources).
  */
 export async function eventsSince(redis: Redis, sinceMs: number): Promise<Map<string, { event_type: string; data: Record<string, unknown> }[]>> {
-  const entries = (await redis.xrange('events', `${sinceMs}-0`, '+')) as [string, string[]][];
+  const entries = (await redis.xrange(eventStreamOf(redis), `${sinceMs}-0`, '+')) as [string, string[]][];
   const out = new Map<string, { event_type: string; data: Record<string, unknown> }[]>();
   for (const [, fields] of entries) {
     const i = fields.indexOf('e');

@@ -11,7 +11,7 @@ import { createFixture, type Fixture } from '../../testkit/api';
 import { chromiumAvailable } from '../../testkit/browser';
 import { newId, EMPTY_UUID } from '../../core/ids';
 import { storeEvent } from '../../core/events/store';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { LAPTOP, PHONE, js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 
 const MIN = 60_000;
@@ -211,7 +211,7 @@ describe('console: dashboard and call quality (Chromium)', function () {
     await page.goto(`${rig.base}/console/#/calls/${legA}`);
     await page.waitForSelector('.socket-open');
     await page.waitForFunction(`document.querySelector('[data-field=status]')?.textContent === 'hangup'`);
-    const publisher = new EventPublisher(rig.t.ctx.redis);
+    const publisher = eventPublisher(rig.t.ctx);
     const sample = { mos: 4.1, r_factor: 85, loss_pct: 0, jitter_ms: 5, rtt_ms: 40 };
     /** One more live quality sample of leg A, as media-app publishes it. */
     const publishSample = () =>

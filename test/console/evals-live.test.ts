@@ -14,7 +14,7 @@ import { until } from '../../testkit/media-app/harness';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
 import { evalScenarioInput, type EvalCallResult } from '../../core/evals/schema';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { RunEvents } from '../../evals/run-events';
 import { newId } from '../../core/ids';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
@@ -91,7 +91,7 @@ describe('console: a running eval run followed live over the WebSocket (Chromium
     if (!chromiumAvailable()) this.skip();
     rig = await startConsole();
     f = await createFixture(rig.t.ctx);
-    events = new RunEvents(new EventPublisher(rig.t.ctx.redis), rig.t.ctx.logger);
+    events = new RunEvents(eventPublisher(rig.t.ctx), rig.t.ctx.logger);
     const scenario = await evalScenariosRepo(rig.t.ctx.db).create(
       f.customer.id,
       evalScenarioInput.parse({

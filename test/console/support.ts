@@ -15,6 +15,7 @@ import { freePort } from '../../testkit/ports';
 import { chromiumAvailable, launchBrowser, type TestBrowser } from '../../testkit/browser';
 import { startPlatform, type Platform } from '../../testkit/media-app/harness';
 import { startEventStore } from '../../core/events/store';
+import { eventStreamKey } from '../../core/events/bus';
 import { newId } from '../../core/ids';
 import { startWebhooks } from '../../control-api/webhooks';
 
@@ -60,7 +61,7 @@ export async function startConsole(opts: ConsoleOptions = {}): Promise<ConsoleRi
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   const ws: WebSocketService = await attachWebSocket(server, t.ctx);
   // The events store behind /timelines (a group of its own: the stream is shared by every suite).
-  const store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `console-store-${newId()}` });
+  const store = await startEventStore(t.ctx.db, t.ctx.redis, { stream: eventStreamKey(t.ctx.config.redisKeyPrefix), group: `console-store-${newId()}` });
   const webhooks = await startWebhooks(t.ctx, { group: `console-webhooks-${newId()}` });
   const browser = await launchBrowser(opts.phone ? { fakeAudioWav: opts.phone.wav, args: ['--allow-loopback-in-peer-connection'] } : {});
   const shots = process.env.CONSOLE_SHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ov-console-shots-'));

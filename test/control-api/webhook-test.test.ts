@@ -11,7 +11,7 @@ import { until } from '../../testkit/media-app/harness';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../control-api/webhooks/sign';
 import { newId } from '../../core/ids';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 
 interface Got {
@@ -140,7 +140,7 @@ describe('POST /v1.0/customer/webhook_test: a test event through the real webhoo
     const rx = await receiver('127.0.0.1');
     try {
       // an event of the account while it has no webhook: the service caches "no webhook" for a second...
-      await publishResourceEvent(new EventPublisher(t.ctx.redis), 'number_updated', { id: newId(), customer_id: f.customer.id });
+      await publishResourceEvent(eventPublisher(t.ctx), 'number_updated', { id: newId(), customer_id: f.customer.id });
       await new Promise((r) => setTimeout(r, 300));
       // ...and the test sent right after setting one still reaches it
       expect((await api('put', '/customer').send({ webhook_method: 'POST', webhook_uri: `http://127.0.0.1:${rx.port}/hook` })).status).to.equal(200);

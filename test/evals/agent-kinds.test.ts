@@ -85,7 +85,7 @@ describe('evals: the same scenario against ai_talk, a ConversationRelay app and 
   type Run = { status: string; error: string; results: EvalCallResult[] };
   async function runOf(number: string): Promise<EvalCallResult> {
     const runId = await postEvalRun(api, { scenario_ids: [await postEvalScenario(api, SCENARIO(number))] });
-    api.worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '15000' }, env: {}, egress: egressPolicyFor({}) });
+    api.worker ??= startEvalWorker(api, p, { config: { EVALS_AGENT_WAIT_MS: '15000' }, env: {}, egress: egressPolicyFor({}) });
     const run = await evalRunEnded<Run>(api, runId, 120_000);
     expect(run.status, run.error).to.equal('finished');
     return run.results[0]!;

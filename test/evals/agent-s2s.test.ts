@@ -69,7 +69,7 @@ describe('evals: a speech-to-speech agent (ai_talk on the OpenAI Realtime stand-
       checks,
     });
     const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
-    api.worker ??= startEvalWorker(api, p.sipPort, { env: {}, egress: egressPolicyFor({}) });
+    api.worker ??= startEvalWorker(api, p, { env: {}, egress: egressPolicyFor({}) });
     const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;

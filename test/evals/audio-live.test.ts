@@ -72,7 +72,7 @@ describe('eval run: both audio tracks of a call over SIP', function () {
       checks: [{ type: 'transcript_contains', role: 'agent', text: 'open from nine' }],
     });
     const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
-    api.worker = startEvalWorker(api, p.sipPort);
+    api.worker = startEvalWorker(api, p);
     const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;

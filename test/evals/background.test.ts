@@ -180,7 +180,7 @@ describe('evals background echo over SIP: a speakerphone caller does not make ai
       },
       checks: [{ type: 'no_self_interruption' }, { type: 'transcript_contains', role: 'agent', text: 'nine in the morning' }, { type: 'transcript_heard_contains', text: 'nine in the morning' }],
     });
-    api.worker = startEvalWorker(api, api.p.sipPort, { env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    api.worker = startEvalWorker(api, api.p, { env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
     const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, await postEvalRun(api, { scenario_ids: [scenarioId] }));
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;

@@ -54,7 +54,7 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     const scenarioId = await postEvalScenario(api, { name: 'checks', target: { type: 'number', target: number }, caller: { turns }, checks });
     const runId = await postEvalRun(api, { scenario_ids: [scenarioId] });
     // the judge reaches the customer's vendor (the stand-in on loopback) through this policy
-    api.worker ??= startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
+    api.worker ??= startEvalWorker(api, p, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) });
     const run = await evalRunEnded<Run>(api, runId);
     expect(run.status, run.error).to.equal('finished');
     return run.results[0]!;

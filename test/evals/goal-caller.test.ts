@@ -87,7 +87,7 @@ describe('evals goal caller over SIP: an LLM plays the caller, hearing through t
       api.worker = undefined;
     }
     if (!api.worker) {
-      api.worker = startEvalWorker(api, p.sipPort, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress });
+      api.worker = startEvalWorker(api, p, { config: { EVALS_AGENT_WAIT_MS: '10000' }, env: {}, egress });
       workerEgress = egress;
     }
     return evalRunEnded<Run>(api, await postEvalRun(api, { scenario_ids: [scenarioId] }));

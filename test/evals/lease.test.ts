@@ -16,16 +16,16 @@ import { loadEvalsConfig } from '../../evals/config';
 import { parseSip, response, type SipMessage } from '../../evals/sip-message';
 import { EvalWorker, LEASE_LOST, WORKER_STOPPED } from '../../evals/worker';
 import { storageBackend } from '../../core/storage/backend';
-import { EventPublisher, EventSubscriber, type PlatformEvent } from '../../core/events/bus';
+import { eventStreamKey, EventPublisher, EventSubscriber, type PlatformEvent } from '../../core/events/bus';
 import type { Redis } from 'ioredis';
 
 /**
  * The eval run events published on the platform's stream from now on, read on a connection of their own.
  * `upTo()` publishes a marker and resolves once it is read: every event published before it has been too.
  */
-async function runEvents(redis: Redis) {
+async function runEvents(redis: Redis, stream: string) {
   const conn = redis.duplicate();
-  const sub = new EventSubscriber(conn, { blockMs: 200 });
+  const sub = new EventSubscriber(conn, { stream, blockMs: 200 });
   const seen: PlatformEvent[] = [];
   sub.on('event', (e: PlatformEvent) => seen.push(e));
   sub.on('error', () => undefined);
@@ -34,7 +34,7 @@ async function runEvents(redis: Redis) {
     of: (runId: string) => seen.filter((e) => e.resource_id === runId && e.event_type.startsWith('eval_run_')),
     async upTo(): Promise<void> {
       const marker = `marker-${Date.now()}-${Math.random()}`;
-      await new EventPublisher(redis).publish('lease_test_marker', 'lease-test', marker, {});
+      await new EventPublisher(redis, stream).publish('lease_test_marker', 'lease-test', marker, {});
       await until(() => seen.some((e) => e.resource_id === marker), 5000, 'the marker event read back');
     },
     async stop(): Promise<void> {
@@ -80,7 +80,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
 
   function worker(): EvalWorker {
     const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${silent.address().port}`, EVALS_POLL_MS: '50', EVALS_LEASE_MS: String(LEASE), EVALS_ANSWER_TIMEOUT_MS: '15000', EVALS_MAX_RUNS: '1' });
-    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger });
+    const w = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, eventStream: eventStreamKey(t.ctx.config.redisKeyPrefix), config, storage: storageBackend(t.ctx.config).files, logger });
     workers.push(w);
     w.start();
     return w;
@@ -88,7 +88,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
 
   it("a carried run keeps its claim past the lease; a dead worker's run ends failed at another worker's look", async () => {
     const repo = evalRunsRepo(t.ctx.db);
-    const events = await runEvents(t.ctx.redis);
+    const events = await runEvents(t.ctx.redis, eventStreamKey(t.ctx.config.redisKeyPrefix));
     const scenario = { id: 's', name: 'hold', target: { type: 'number', target: '+1555' }, caller: { language: 'en-US', turns: [{ wait_ms: 10_000 }] }, checks: [] } as unknown as EvalRunScenario;
     const live = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
     // one run per worker: A, carrying the live run, cannot take the next one before the dead worker does
@@ -126,7 +126,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     const repo = evalRunsRepo(t.ctx.db);
     const scenario = { id: 's', name: 'hold', target: { type: 'number', target: '+1556' }, caller: { language: 'en-US', turns: [{ wait_ms: 10_000 }] }, checks: [] } as unknown as EvalRunScenario;
     const dialled = new Set(invites.keys());
-    const events = await runEvents(t.ctx.redis);
+    const events = await runEvents(t.ctx.redis, eventStreamKey(t.ctx.config.redisKeyPrefix));
     const run = await repo.create(f.customer.id, { scenarios: [scenario], calls: 1, concurrency: 1 });
     worker();
     const holder = await until(async () => (await repo.get(f.customer.id, run.id))?.claimed_by, 5000, 'a worker claimed the run');
@@ -160,7 +160,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
     );
     await t.ctx.db.raw('CREATE TRIGGER lease_test_refuse_pin_drop BEFORE DELETE ON eval_call_pins FOR EACH ROW EXECUTE FUNCTION lease_test_refuse_pin_drop()');
     // read from before the runs lapse: the workers of the tests before this one are still looking
-    const events = await runEvents(t.ctx.redis);
+    const events = await runEvents(t.ctx.redis, eventStreamKey(t.ctx.config.redisKeyPrefix));
     // three runs claimed by workers that died at once (their lease lapsed long ago), each with a pin, all
     // appearing at once: the workers still looking can neither claim them nor sweep one before it is whole
     const runs = await t.ctx.db.transaction(async (trx) => {
@@ -208,7 +208,7 @@ describe('evals: a claimed run is a lease, renewed by its worker, ended failed w
   // another never), its save possibly landing after the later one's
   it("concurrent lanes: each call's eval_run_progressed once, in order, each naming its own call", async () => {
     const repo = evalRunsRepo(t.ctx.db);
-    const events = await runEvents(t.ctx.redis);
+    const events = await runEvents(t.ctx.redis, eventStreamKey(t.ctx.config.redisKeyPrefix));
     // numbers that are not the customer's: each call is refused at once, so the lanes finish together
     const scenarios = ['+1901', '+1902', '+1903', '+1904'].map(
       (target, i) => ({ id: `s${i}`, name: `refused ${i}`, target: { type: 'number', target }, caller: { language: 'en-US', turns: [] }, checks: [] }) as unknown as EvalRunScenario,

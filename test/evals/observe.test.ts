@@ -9,7 +9,7 @@ import pino from 'pino';
 import { getEventListeners } from 'node:events';
 import { useTestApp, type TestApp, type Fixture } from '../../testkit/api';
 import { callsRepo } from '../../core/repos/calls';
-import { EventPublisher } from '../../core/events/bus';
+import { eventStreamKey, eventPublisher } from '../../core/events/bus';
 import { CallEvents } from '../../evals/call-events';
 import { observeCall } from '../../evals/observe';
 
@@ -67,7 +67,7 @@ describe('evals: the settle wait wakes on events and honours the run signal', fu
   }
 
   it('the wait reads the records on an event, not by polling: a call_hangup event ends it at once; the reader closes after', async () => {
-    const events = new CallEvents({ redis: t.ctx.redis, logger: pino({ level: 'silent' }) });
+    const events = new CallEvents({ redis: t.ctx.redis, stream: eventStreamKey(t.ctx.config.redisKeyPrefix), logger: pino({ level: 'silent' }) });
     const call = await liveCall(`obs-hangup-${Date.now()}`);
     const t0 = Date.now();
     let done = false;
@@ -81,7 +81,7 @@ describe('evals: the settle wait wakes on events and honours the run signal', fu
     expect(done, 'settled without an event').to.equal(false);
     reads.stop();
     const published = Date.now();
-    await new EventPublisher(t.ctx.redis).publish('call_hangup', f.customer.id, call.id, {});
+    await eventPublisher(t.ctx).publish('call_hangup', f.customer.id, call.id, {});
     const observed = await seen;
     expect(observed?.callId).to.equal(call.id);
     expect(Date.now() - published, 'observed on the event, well before the settle deadline').to.be.below(2000);
@@ -89,7 +89,7 @@ describe('evals: the settle wait wakes on events and honours the run signal', fu
   });
 
   it("the run's signal ends the wait at once and leaves no listener on it", async () => {
-    const events = new CallEvents({ redis: t.ctx.redis, logger: pino({ level: 'silent' }) });
+    const events = new CallEvents({ redis: t.ctx.redis, stream: eventStreamKey(t.ctx.config.redisKeyPrefix), logger: pino({ level: 'silent' }) });
     const call = await liveCall(`obs-abort-${Date.now()}`);
     const run = new AbortController();
     const t0 = Date.now();

@@ -59,7 +59,7 @@ describe('evals: a ConversationRelay reply not all kept', function () {
       ],
     });
     const runId = await postEvalRun(api, { scenario_ids: [scenario] });
-    api.worker ??= startEvalWorker(api, p.sipPort, { env: {}, egress: egressPolicyFor({}) });
+    api.worker ??= startEvalWorker(api, p, { env: {}, egress: egressPolicyFor({}) });
     const run = await evalRunEnded<{ status: string; error: string; results: EvalCallResult[] }>(api, runId, 90_000);
     expect(run.status, run.error).to.equal('finished');
     const r = run.results[0]!;

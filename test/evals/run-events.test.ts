@@ -22,6 +22,7 @@ import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
 import { storageBackend } from '../../core/storage/backend';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
+import { eventStreamKey } from '../../core/events/bus';
 import { attachWebSocket, type WebSocketService } from '../../control-api/ws';
 import { connect, settle, type Client } from '../control-api/events/support';
 import { evalRunCreatedPayload, evalRunEndedPayload, evalRunProgressedPayload } from '../../core/evals/events';
@@ -69,7 +70,8 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
   useLiveAiStack('evals-events-', {}, (s) => ({ p } = s));
 
   before(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
+    // one deployment: the worker watches, and control-api reads, the platform's event stream (its prefix)
+    t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', EGRESS_ALLOW_CIDRS: '127.0.0.0/8', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     a = await createFixture(t.ctx);
     b = await createFixture(t.ctx);
     await loopbackTrunk(t.ctx.db, a.customer.id, `trevev${Date.now()}`);
@@ -111,7 +113,14 @@ describe('eval run events: webhook and WebSocket, in order, the customer its own
       .expect(200);
     if (!worker) {
       const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '5000', EVALS_ANSWER_TIMEOUT_MS: '10000' });
-      worker = new EvalWorker({ db: t.ctx.db, redis: t.ctx.redis, config, storage: storageBackend(t.ctx.config).files, logger: pino({ level: 'silent' }) });
+      worker = new EvalWorker({
+        db: t.ctx.db,
+        redis: t.ctx.redis,
+        eventStream: eventStreamKey(t.ctx.config.redisKeyPrefix),
+        config,
+        storage: storageBackend(t.ctx.config).files,
+        logger: pino({ level: 'silent' }),
+      });
       worker.start();
     }
     return made.body.id as string;

@@ -38,7 +38,7 @@ describe('eval run: simulated callers over SIP against an ai_talk agent', functi
 
   /** The worker, started once (the first test that needs it), dialling this suite's edge. */
   function startWorker(): void {
-    api.worker ??= startEvalWorker(api, p.sipPort);
+    api.worker ??= startEvalWorker(api, p);
   }
 
   type Run = { status: string; error: string; results: EvalCallResult[]; pass_rate: number | null };

@@ -41,7 +41,7 @@ describe('eval targets: a flow and an AI configuration, reached under their numb
   type Run = { status: string; error: string; results: EvalCallResult[] };
   const run = (scenarioId: string) => postEvalRun(api, { scenario_ids: [scenarioId] });
   function ended(runId: string): Promise<Run> {
-    api.worker ??= startEvalWorker(api, p.sipPort);
+    api.worker ??= startEvalWorker(api, p);
     return evalRunEnded<Run>(api, runId);
   }
 

@@ -48,7 +48,7 @@ describe('eval run over two AI versions side by side, over SIP', function () {
     await numberWithFlow(api, NUMBER, talk());
     await numberWithFlow(api, PINNED, talk({ ai_version: 1 }));
     await numberWithFlow(api, NO_AI, [{ type: 'answer' }, { type: 'sleep', option: { duration: 1000 } }, { type: 'hangup' }]);
-    api.worker = startEvalWorker(api, p.sipPort);
+    api.worker = startEvalWorker(api, p);
   });
 
   type Summary = {

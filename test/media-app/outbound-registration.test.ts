@@ -15,7 +15,7 @@ import { testDb, truncateAll } from '../../testkit/db';
 import { Kamailio } from '../../testkit/kamailio';
 import pino from 'pino';
 import { startOutboundRegistrations } from '../../media-app/outreg';
-import { EventPublisher } from '../../core/events/bus';
+import { eventStreamKey, EventPublisher } from '../../core/events/bus';
 import { eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { onlyCallHungUp } from '../../testkit/call-ends';
 
@@ -156,7 +156,7 @@ describe('outbound registration (Kamailio registrar)', function () {
       srf: p.app.srf,
       db: await testDb(),
       redis: p.redis,
-      events: new EventPublisher(p.redis),
+      events: new EventPublisher(p.redis, eventStreamKey(p.config.redisKeyPrefix)),
       config: p.config,
       app: { ...p.app.factory.deps.app, nodeId: 'second-node' },
       logger: pino({ level: 'silent' }),
@@ -184,7 +184,7 @@ describe('outbound registration (Kamailio registrar)', function () {
       srf: p.app.srf,
       db,
       redis: p.redis,
-      events: new EventPublisher(p.redis),
+      events: new EventPublisher(p.redis, eventStreamKey(p.config.redisKeyPrefix)),
       config: { ...p.config, egress: { ...p.config.egress, allowCidrs: [] } },
       app: { ...p.app.factory.deps.app, nodeId: strictNode },
       logger: pino({ level: 'silent' }),

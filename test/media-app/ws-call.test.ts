@@ -23,11 +23,11 @@ describe("media-app → control-api WebSocket: a real call's events", function (
 
   before(async () => {
     p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
-    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0' } });
+    t = await buildTestApp({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.0/8', RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix } });
     server = http.createServer(t.app);
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-    ws = await attachWebSocket(server, t.ctx); // the real stream media-app publishes to
+    ws = await attachWebSocket(server, t.ctx); // the real stream media-app publishes to (one prefix: one deployment)
     url = (q) => `ws://127.0.0.1:${port}/v1.0/ws?${q}`;
   });
   after(async () => {

@@ -12,7 +12,7 @@ import { api } from '../control-api/flows/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
 import { verify, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../control-api/webhooks/sign';
-import { EVENT_STREAM, type PlatformEvent } from '../../core/events/bus';
+import { eventStreamKey, type PlatformEvent } from '../../core/events/bus';
 import { callJson, callsRepo } from '../../core/repos/calls';
 import { newId } from '../../core/ids';
 import type { CallQuality } from '../../core/quality/leg';
@@ -58,7 +58,7 @@ describe('CDR webhook at hangup (REST calls, real event stream, BullMQ, loopback
   });
   after(async () => {
     await hooks.close();
-    await t.ctx.redis.xgroup('DESTROY', EVENT_STREAM, group).catch(() => undefined);
+    await t.ctx.redis.xgroup('DESTROY', eventStreamKey(t.ctx.config.redisKeyPrefix), group).catch(() => undefined);
     await closeCommandBus(t.ctx);
     await t.close();
   });

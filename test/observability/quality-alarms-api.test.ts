@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createAgent, createFixture, type Fixture, type TestApp } from '../../testkit/api';
-import { EventPublisher } from '../../core/events/bus';
+import { eventStreamKey, eventPublisher } from '../../core/events/bus';
 import { publishResourceEvent } from '../../core/events/catalogue';
 import { startEventStore } from '../../core/events/store';
 import { newId } from '../../core/ids';
@@ -46,9 +46,9 @@ describe('Quality alarms across customers: GET /v1.0/quality_alarms', function (
     a = await createFixture(t.ctx);
     b = await createFixture(t.ctx);
     managerToken = (await createAgent(t.ctx, a.customer.id, Permission.CustomerManager)).token;
-    store = await startEventStore(t.ctx.db, t.ctx.redis, { group: `quality-alarms-${newId()}` });
+    store = await startEventStore(t.ctx.db, t.ctx.redis, { stream: eventStreamKey(t.ctx.config.redisKeyPrefix), group: `quality-alarms-${newId()}` });
     start = new Date(Date.now() - 60_000).toISOString();
-    const bus = new EventPublisher(t.ctx.redis);
+    const bus = eventPublisher(t.ctx);
     const alarm = (cid: string, call: string, direction: string, metric: string, state: string, value: number, threshold: number) =>
       publishResourceEvent(bus, 'call_quality_alarm', { id: call, customer_id: cid, call_id: call, activeflow_id: null, codec: 'PCMU', direction, metric, state, value, threshold });
     // A: jitter raised then cleared on `in`, MOS raised on `out`; B: loss raised

@@ -16,6 +16,7 @@ import { emodel, oneWayDelayMs } from '../../core/quality/emodel';
 import { platformRegistry } from '../../core/metrics';
 import { MediaServer } from '../../media-engine';
 import { startEventStore } from '../../core/events/store';
+import { eventStreamKey } from '../../core/events/bus';
 import { newId } from '../../core/ids';
 import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
 import { readPcap } from '../../testkit/pcap-reader';
@@ -42,8 +43,8 @@ interface Sample {
 const FILLED_STREAM = 100_000;
 
 /** Adds other resources' events to the platform's events stream until it holds `size`; returns their ids. */
-async function fillEventStream(redis: Stack['p']['redis'], size: number): Promise<string[]> {
-  const missing = size - (await redis.xlen('events'));
+async function fillEventStream(redis: Stack['p']['redis'], stream: string, size: number): Promise<string[]> {
+  const missing = size - (await redis.xlen(stream));
   const ev = (i: number) =>
     JSON.stringify({
       id: newId(),
@@ -57,7 +58,7 @@ async function fillEventStream(redis: Stack['p']['redis'], size: number): Promis
   const ids: string[] = [];
   for (let done = 0; done < missing; done += 1000) {
     const p = redis.pipeline();
-    for (let j = done; j < Math.min(missing, done + 1000); j++) p.xadd('events', '*', 'e', ev(j));
+    for (let j = done; j < Math.min(missing, done + 1000); j++) p.xadd(stream, '*', 'e', ev(j));
     for (const [err, id] of (await p.exec()) ?? []) if (!err) ids.push(String(id));
   }
   return ids;
@@ -98,12 +99,12 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     // The events stream as a CI shard leaves it: the suites before this one (and other test processes on
     // the same Redis) filled it towards its cap; reading all of it per poll (~1 s per 100,000 entries)
     // blocked this process, media-app included (eventsFor now reads only what is new). Removed in after().
-    filler = await fillEventStream(s.p.redis, FILLED_STREAM);
+    filler = await fillEventStream(s.p.redis, eventStreamKey(s.p.config.redisKeyPrefix), FILLED_STREAM);
     // the timeline store control-api runs (GET /timelines/calls/{id}/events reads what it wrote)
-    store = await startEventStore(s.t.ctx.db, s.t.ctx.redis, { group: `quality-store-${newId()}` });
+    store = await startEventStore(s.t.ctx.db, s.t.ctx.redis, { stream: eventStreamKey(s.t.ctx.config.redisKeyPrefix), group: `quality-store-${newId()}` });
   });
   after(async () => {
-    for (let i = 0; i < filler.length; i += 5000) await s.p.redis.xdel('events', ...filler.slice(i, i + 5000));
+    for (let i = 0; i < filler.length; i += 5000) await s.p.redis.xdel(eventStreamKey(s.p.config.redisKeyPrefix), ...filler.slice(i, i + 5000));
     await store?.close();
     killAllSipp();
     await phones?.destroy();

@@ -25,7 +25,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { parseActions } from '../../core/flow';
 import { answeringPhone } from '../../testkit/media-app/phones';
 import { startWebhooks, type WebhookService } from '../../control-api/webhooks';
-import { EVENT_STREAM } from '../../core/events/bus';
+import { eventStreamKey } from '../../core/events/bus';
 import { newId } from '../../core/ids';
 import { api } from '../control-api/flows/support';
 
@@ -93,7 +93,7 @@ describe('OpenTelemetry: one trace per call', function () {
     after(async () => {
       killAllSipp();
       await hooks?.close();
-      await t?.ctx.redis.xgroup('DESTROY', EVENT_STREAM, group).catch(() => undefined);
+      await t?.ctx.redis.xgroup('DESTROY', eventStreamKey(t.ctx.config.redisKeyPrefix), group).catch(() => undefined);
       await receiver?.close();
       await stack?.close();
     });

@@ -8,7 +8,7 @@ import { Permission } from '../../core/permissions';
 import { newId } from '../../core/ids';
 import { queuecallsRepo } from '../../core/repos/queuecalls';
 import { queuesRepo } from '../../core/repos/queues';
-import { EVENT_STREAM } from '../../core/events/bus';
+import { eventStreamKey } from '../../core/events/bus';
 
 describe('queue: /agents, /queues, /queuecalls', function () {
   this.timeout(30_000);
@@ -24,7 +24,7 @@ describe('queue: /agents, /queues, /queuecalls', function () {
   const admin = () => as(f.token);
   const tagId = async (name: string) => (await admin().post('/v1.0/tags', { name })).body.id as string;
   const eventsOf = async (id: string) => {
-    const entries = (await t.ctx.redis.xrange(EVENT_STREAM, '-', '+')) as [string, string[]][];
+    const entries = (await t.ctx.redis.xrange(eventStreamKey(t.ctx.config.redisKeyPrefix), '-', '+')) as [string, string[]][];
     return entries
       .map(([, fl]) => JSON.parse(fl[fl.indexOf('e') + 1]!))
       .filter((e) => e.resource_id === id)

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import { EventPublisher } from '../../core/events/bus';
+import { eventStreamKey, EventPublisher } from '../../core/events/bus';
 import { NodeSweeper, repairWav } from '../../core/calls/node-sweep';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../core/calls/node-keys';
 import { nodeAliveKey, nodeQueueName } from '../../core/commands/contracts';
@@ -69,7 +69,7 @@ describe('reliability: kill -9 of media-app with calls up', function () {
     const db = await testDb();
     const redis = new Redis(process.env.TEST_REDIS_URL!);
     const prefix = `tns${process.pid}_${randomBytes(3).toString('hex')}:`;
-    const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger: pino({ level: 'silent' }) });
+    const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis, eventStreamKey(prefix)), logger: pino({ level: 'silent' }) });
     try {
       await redis.sadd(prefix + MEDIA_NODES_KEY, 'alive-node', 'dead-node');
       await redis.set(prefix + nodeAliveKey('alive-node'), '1', 'PX', 10_000);

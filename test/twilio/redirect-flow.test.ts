@@ -18,7 +18,7 @@ import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { callsRepo } from '../../core/repos/calls';
 import { EMPTY_UUID } from '../../core/ids';
 import { platformRegistry } from '../../core/metrics';
-import { EventPublisher } from '../../core/events/bus';
+import { eventPublisher } from '../../core/events/bus';
 import { flowStarts, flowStartsReaderName } from '../../control-api/twilio/flow-starts';
 
 /** The advisory lock the trigger waits for (any key of this test's own database). */
@@ -194,7 +194,7 @@ describe("twilio: a redirect right after the answer waits for the call's flow (i
         expect([over.status, over.code]).to.deep.equal([429, 20429]);
         // each call ends as media-app ends one: the row, then call_hangup on the event stream
         const started = Date.now();
-        const pub = new EventPublisher(t2.ctx.redis);
+        const pub = eventPublisher(t2.ctx);
         const db = await testDb();
         for (const c of calls.slice(0, MAX)) {
           await db('calls').where({ id: c.id }).update({ status: 'hangup', tm_hangup: new Date() });

@@ -14,6 +14,7 @@ import { aisRepo, type AiInput } from '../../core/repos/ais';
 import type { EgressPolicy } from '../../core/net';
 import { loadEvalsConfig } from '../../evals/config';
 import { EvalWorker } from '../../evals/worker';
+import { eventStreamKey } from '../../core/events/bus';
 import { useTestApp, type Fixture, type TestApp } from '../api';
 import { until, type Platform } from '../media-app/harness';
 import { useLiveAiStack } from '../ai/turn-calls';
@@ -113,17 +114,27 @@ export async function numberWithFlow(api: EvalsApi, number: string, actions?: un
 }
 
 /**
- * An evals worker, started, dialling the SIP edge at 127.0.0.1:`sipPort` (polls every 100 ms, waits 10 s
- * for the answer and for the records to settle); `config` adds to its configuration; `env` and
- * `egress` go to the worker as they are (the judge reaches its vendor through `egress`).
+ * An evals worker, started, dialling the SIP edge of `p` at 127.0.0.1 (polls every 100 ms, waits 10 s
+ * for the answer and for the records to settle) and watching `p`'s event stream (its REDIS_KEY_PREFIX);
+ * `config` adds to its configuration; `env` and `egress` go to the worker as they are (the judge reaches
+ * its vendor through `egress`).
  */
-export function startEvalWorker(api: EvalsApi, sipPort: number, opts: { config?: Record<string, string>; env?: NodeJS.ProcessEnv; egress?: EgressPolicy } = {}): EvalWorker {
-  const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', ...opts.config });
+export function startEvalWorker(api: EvalsApi, p: Pick<Platform, 'sipPort' | 'config'>, opts: { config?: Record<string, string>; env?: NodeJS.ProcessEnv; egress?: EgressPolicy } = {}): EvalWorker {
+  const config = loadEvalsConfig({ EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '10000', ...opts.config });
   const { db, redis } = api.t.ctx;
   const { env, egress } = opts;
   // the calls' audio goes where the suite's control-api reads it (its DATA_DIR)
   const storage = storageBackend(api.t.ctx.config).files;
-  const worker = new EvalWorker({ db, redis, config, logger: pino({ level: 'silent' }), storage, ...(env ? { env } : {}), ...(egress ? { egress } : {}) });
+  const worker = new EvalWorker({
+    db,
+    redis,
+    eventStream: eventStreamKey(p.config.redisKeyPrefix),
+    config,
+    logger: pino({ level: 'silent' }),
+    storage,
+    ...(env ? { env } : {}),
+    ...(egress ? { egress } : {}),
+  });
   worker.start();
   return worker;
 }

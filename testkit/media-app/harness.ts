@@ -14,6 +14,8 @@ import { SipStack } from '../../sip-server/stack';
 import { startDrachtio, type RunningDrachtio } from '../../sip-server/drachtio';
 import { startCapture, type RunningCapture, type SipCaptureHook } from '../../sip-server/capture';
 import { loadConfig, type Config } from '../../core/config';
+import { eventStreamKey } from '../../core/events/bus';
+import { tieEventStream } from '../event-stream';
 import { repos } from '../../core/repos';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { ensureCustomerLabel, registrationDomain } from '../../core/extensions/domain';
@@ -123,7 +125,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const config = loadConfig(fullEnv, { persistSecret: false });
   const app = await startMediaApp({ config, app: loadMediaAppConfig(fullEnv), logger, db, connectTimeoutMs: 10_000 });
   const redis = new Redis(redisUrl);
-  await primeEventCursor(redis);
+  await tieEventStream(redis, eventStreamKey(config.redisKeyPrefix), 'end');
   return {
     sipPort,
     drachtioPort,
@@ -392,47 +394,6 @@ const callerBye = (afterMs: number, cseq: number) => `<pause milliseconds="${aft
 ${bye(cseq)}`;
 
 /** The events published for one resource, in order. */
-interface StreamEvent {
-  event_type: string;
-  data: Record<string, unknown>;
-  resource_id: string;
-}
-/** Per Redis client: the last entry of the events stream read, and what was read, by resource. */
-const eventCursors = new WeakMap<Redis, { last: string; byResource: Map<string, StreamEvent[]> }>();
-const EVENT_PAGE = 2000;
-
-/**
- * Starts `redis`'s reading of the events stream at its current end: the events of resources created
- * before a platform started are not its tests' (the stream is shared by every suite of a test process and
- * by other processes on the same Redis, up to its cap of 200,000 entries).
- */
-async function primeEventCursor(redis: Redis): Promise<void> {
-  const lastEntry = (await redis.xrevrange('events', '+', '-', 'COUNT', 1)) as [string, string[]][];
-  eventCursors.set(redis, { last: lastEntry[0]?.[0] ?? '0-0', byResource: new Map() });
-}
-
-/**
- * The events of one resource on the platform's events stream, oldest first. Reads only what was added
- * since the last call on this client (in pages): a poll does not re-read and re-parse the whole stream,
- * which took ~1 s per 100,000 entries and blocked the test process, media-app included.
- */
-export async function eventsFor(redis: Redis, resourceId: string): Promise<{ event_type: string; data: Record<string, unknown> }[]> {
-  let cursor = eventCursors.get(redis);
-  if (!cursor) eventCursors.set(redis, (cursor = { last: '0-0', byResource: new Map() }));
-  for (;;) {
-    const entries = (await redis.xrange('events', `(${cursor.last}`, '+', 'COUNT', EVENT_PAGE)) as [string, string[]][];
-    for (const [id, fields] of entries) {
-      cursor.last = id;
-      const i = fields.indexOf('e');
-      if (i < 0) continue;
-      const e = JSON.parse(fields[i + 1]!) as StreamEvent;
-      const list = cursor.byResource.get(e.resource_id);
-      if (list) list.push(e);
-      else cursor.byResource.set(e.resource_id, [e]);
-    }
-    if (entries.length < EVENT_PAGE) break;
-  }
-  return [...(cursor.byResource.get(resourceId) ?? [])];
-}
+export { eventsFor } from '../event-stream';
 
 export { SIPP_SDP, answeringUas, register, registerOnly, type UasScenarioOptions } from './uas-scenarios';

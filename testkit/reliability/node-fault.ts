@@ -18,7 +18,7 @@ import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
 import { repos } from '../../core/repos';
-import { EventPublisher } from '../../core/events/bus';
+import { EventPublisher, eventStreamKey } from '../../core/events/bus';
 import { CommandBus } from '../../core/commands/bus';
 import { nodeQueueName } from '../../core/commands/contracts';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
@@ -222,10 +222,10 @@ async function byes(callers: { done: Promise<SippResult> }[], killedAt: number):
   return { sippResults, byeMs };
 }
 
-/** The call_hangup events of the customer on the event stream, counted per call. */
-async function hangupEvents(redis: Redis, cid: string): Promise<Map<string, number>> {
+/** The call_hangup events of the customer on the event stream `stream`, counted per call. */
+async function hangupEvents(redis: Redis, stream: string, cid: string): Promise<Map<string, number>> {
   const events = new Map<string, number>();
-  for (const [, fields] of (await redis.xrange('events', '-', '+')) as [string, string[]][]) {
+  for (const [, fields] of (await redis.xrange(stream, '-', '+')) as [string, string[]][]) {
     const e = JSON.parse(fields[fields.indexOf('e') + 1]!);
     if (e.customer_id === cid && e.event_type === 'call_hangup') events.set(e.resource_id, (events.get(e.resource_id) ?? 0) + 1);
   }
@@ -272,7 +272,7 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
   // below the kernel's ephemeral ports (32768+), so nothing else can take a freed port before it is checked
   const rtpMin = portBlock('nodeRtp', 200).min;
   const redis = new Redis(o.redisUrl);
-  const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: 250, dataDir });
+  const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis, eventStreamKey(prefix)), logger, intervalMs: 250, dataDir });
   const reports: SweepReport[] = [];
   const bus = new CommandBus({ redis, keyPrefix: prefix });
   let node: MediaAppChild | null = null;
@@ -302,7 +302,7 @@ export async function runNodeFault(o: NodeFaultOptions): Promise<NodeFaultResult
     const finalisedMs = Date.now() - killedAt;
     await until(() => reports.some((r) => r.nodeId === nodeId), 20_000, 'sweep report');
 
-    const events = await hangupEvents(redis, cid);
+    const events = await hangupEvents(redis, eventStreamKey(prefix), cid);
     const recordings = await recordingsOnDisk(db, cid, dataDir);
     let freed = 0;
     for (const p of ports) if (await bindable(p)) freed++;

@@ -11,7 +11,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
-import { EventPublisher } from '../../core/events/bus';
+import { EventPublisher, eventStreamKey } from '../../core/events/bus';
+import { tieEventStream } from '../event-stream';
 import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { buildTestApp, type TestApp } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
@@ -71,6 +72,7 @@ export class Cluster {
     const prefix = `tsc${process.pid}_${randomBytes(3).toString('hex')}:`;
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-'));
     const redis = new Redis(redisUrl);
+    await tieEventStream(redis, eventStreamKey(prefix), 'start'); // eventsFor(c.redis, id): the cluster's events
     const n = o.nodes ?? 2;
     const sips: SipServer[] = [];
     for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
@@ -82,7 +84,7 @@ export class Cluster {
     for (let i = 0; i < 2; i++) {
       const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, DATA_DIR: dataDir, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
       apis.push(api);
-      const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger, intervalMs: o.sweepIntervalMs ?? 1000, dataDir });
+      const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis, eventStreamKey(prefix)), logger, intervalMs: o.sweepIntervalMs ?? 1000, dataDir });
       sweeper.start((r) => c.reports.push(r));
       sweepers.push(sweeper);
     }

@@ -10,6 +10,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../media-app/harness';
 import { truncateAll } from '../db';
 import { loopbackTrunk } from '../trunks';
+import { eventStreamKey } from '../../core/events/bus';
 
 export interface Stack {
   p: Platform;
@@ -104,13 +105,13 @@ export function espeakLevels(text: string): number[] {
   return out;
 }
 
-/** Events of some types whose data matches `match`, from the shared event stream. */
+/** Events of some types whose data matches `match`, from the platform's event stream. */
 export async function eventsWhere(
   s: Stack,
   types: string[],
   match: (data: Record<string, unknown>) => boolean,
 ): Promise<Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }>> {
-  const entries = (await s.p.redis.xrange('events', '-', '+')) as [string, string[]][];
+  const entries = (await s.p.redis.xrange(eventStreamKey(s.p.config.redisKeyPrefix), '-', '+')) as [string, string[]][];
   const out: Array<{ event_type: string; resource_id: string; data: Record<string, unknown> }> = [];
   for (const [, fields] of entries) {
     const i = fields.indexOf('e');

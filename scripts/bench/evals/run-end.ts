@@ -5,7 +5,7 @@
  * in time, not one that polls the run's row for ever.
  */
 import type { Redis } from 'ioredis';
-import { EVENT_STREAM, EventSubscriber, type PlatformEvent } from '../../../core/events/bus';
+import { EventSubscriber, type PlatformEvent } from '../../../core/events/bus';
 import { topicOf } from '../../../core/events/catalogue';
 
 /** What bounds one simulated call: the answer's wait, the scenario's own length, then the records' settle wait. */
@@ -31,9 +31,9 @@ export function runDeadlineMs(calls: number, concurrency: number, b: CallBounds)
 /**
  * Subscribes before the run is created (`create`, answering its id), then waits for its end event.
  * Rejects when `deadlineMs` passes first. The subscriber's connection is `redis` duplicated, closed after;
- * `stream`: the platform's event stream (a test's own).
+ * `stream`: the platform's event stream, eventStreamKey(REDIS_KEY_PREFIX) (or a test's own).
  */
-export async function awaitRunEnd(redis: Redis, customerId: string, create: () => Promise<string>, deadlineMs: number, stream = EVENT_STREAM): Promise<PlatformEvent> {
+export async function awaitRunEnd(redis: Redis, customerId: string, create: () => Promise<string>, deadlineMs: number, stream: string): Promise<PlatformEvent> {
   const conn = redis.duplicate();
   conn.on('error', () => undefined); // the subscriber reports its read errors as 'error' events below
   const sub = new EventSubscriber(conn, { stream, blockMs: 500 });

@@ -38,6 +38,7 @@ import { testDb, testDatabaseUrl } from '../../../testkit/db';
 import { startPlatform } from '../../../testkit/media-app/harness';
 import { loadEvalsConfig } from '../../../evals/config';
 import { EvalWorker } from '../../../evals/worker';
+import { eventStreamKey } from '../../../core/events/bus';
 import { storageBackend } from '../../../core/storage/backend';
 import { compareStages, formatRows, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
@@ -123,15 +124,25 @@ async function main() {
   redis.on('error', () => undefined);
   const edge = { EVALS_SIP_EDGE: `127.0.0.1:${p.sipPort}`, ...WORKER_ENV };
   const ownProcess = CALLERS === 'own-process';
-  const workerEnv = { ...process.env, ...edge, LOG_LEVEL: 'warn', DATA_DIR: p.config.dataDir, DATABASE_URL: await testDatabaseUrl(), REDIS_URL: process.env.TEST_REDIS_URL! };
+  const workerEnv = {
+    ...process.env,
+    ...edge,
+    LOG_LEVEL: 'warn',
+    REDIS_KEY_PREFIX: p.config.redisKeyPrefix,
+    DATA_DIR: p.config.dataDir,
+    DATABASE_URL: await testDatabaseUrl(),
+    REDIS_URL: process.env.TEST_REDIS_URL!,
+  };
   const callers = ownProcess ? tsxChild('evals/main.ts', [], workerEnv, false) : null;
-  const inline = ownProcess ? null : new EvalWorker({ db, redis, config: loadEvalsConfig(edge), storage: storageBackend(p.config).files, logger: pino({ level: 'warn' }) });
+  const inline = ownProcess
+    ? null
+    : new EvalWorker({ db, redis, eventStream: eventStreamKey(p.config.redisKeyPrefix), config: loadEvalsConfig(edge), storage: storageBackend(p.config).files, logger: pino({ level: 'warn' }) });
   inline?.start();
   const lines: string[] = [];
   let code = 1;
   try {
     const { cid, scenario } = await setUp(db, standIns.urls);
-    const at = (calls: number) => measuredRun({ db, redis, cid, scenario, standIns: standIns.child, callers, lines }, calls);
+    const at = (calls: number) => measuredRun({ db, redis, stream: eventStreamKey(p.config.redisKeyPrefix), cid, scenario, standIns: standIns.child, callers, lines }, calls);
     const load0 = os.loadavg()[0]!;
     const low = await at(LOW);
     const load1 = os.loadavg()[0]!;
@@ -157,6 +168,8 @@ async function main() {
 interface RunContext {
   db: Awaited<ReturnType<typeof testDb>>;
   redis: Redis;
+  /** the platform's event stream (its REDIS_KEY_PREFIX) */
+  stream: string;
   cid: string;
   scenario: EvalRunScenario;
   standIns: ChildProcess;
@@ -187,7 +200,7 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   let delayText = '';
   try {
     const create = async () => (id = (await evalRunsRepo(c.db).create(c.cid, { scenarios: [c.scenario], calls, concurrency: calls })).id);
-    await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, calls, bounds));
+    await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, calls, bounds), c.stream);
   } finally {
     clearInterval(sampler);
     c.db.off('query', onQuery);

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { as, EMPTY } from '../resources/support';
 import { useParties } from './support';
-import { EVENT_STREAM } from '../../../core/events/bus';
+import { eventStreamKey } from '../../../core/events/bus';
 import { newId } from '../../../core/ids';
 
 describe('numbers flow_ids and metadata; flow and conference direct hashes', function () {
@@ -11,7 +11,7 @@ describe('numbers flow_ids and metadata; flow and conference direct hashes', fun
   const pt = useParties();
   /** Event types published for one resource id since the test began. */
   const eventsOf = async (id: string) =>
-    (await pt.h.t.ctx.redis.xrange(EVENT_STREAM, '-', '+'))
+    (await pt.h.t.ctx.redis.xrange(eventStreamKey(pt.h.t.ctx.config.redisKeyPrefix), '-', '+'))
       .map(([, fields]) => JSON.parse(fields[1]!) as { event_type: string; resource_id: string; data: Record<string, unknown> })
       .filter((e) => e.resource_id === id);
   const flow = async (tok: string) =>

@@ -14,7 +14,7 @@ import { addBalance, ensureBillingAccount, rates, setRates } from '../../../core
 import { callsRepo, type CallRow } from '../../../core/repos/calls';
 import { groupcallsRepo } from '../../../core/repos/groupcalls';
 import { NodeSweeper } from '../../../core/calls/node-sweep';
-import { EventPublisher } from '../../../core/events/bus';
+import { eventStreamKey, EventPublisher } from '../../../core/events/bus';
 import { MEDIA_NODES_KEY, nodeCallsKey } from '../../../core/calls/node-keys';
 
 const RATE = 20_000;
@@ -110,7 +110,7 @@ describe('calls: every hangup path outside the session charges an answered PSTN 
     const redis = new Redis(process.env.TEST_REDIS_URL!);
     const prefix = `thb${process.pid}_${randomBytes(3).toString('hex')}:`;
     const node = `dead-${randomBytes(3).toString('hex')}`;
-    const sweeper = new NodeSweeper({ db: t.ctx.db, redis, keyPrefix: prefix, events: new EventPublisher(redis), logger: pino({ level: 'silent' }) });
+    const sweeper = new NodeSweeper({ db: t.ctx.db, redis, keyPrefix: prefix, events: new EventPublisher(redis, eventStreamKey(prefix)), logger: pino({ level: 'silent' }) });
     try {
       const c = await answeredPstnCall('progressing', node);
       await redis.sadd(prefix + MEDIA_NODES_KEY, node);
