@@ -64,6 +64,8 @@ export class LegAnalysis {
   private tap: { vad: Vad; turns: SpeechTurns; elapsedMs: number } | null = null;
   /** a tap being set up (VAD load): a second start or a stop in the meantime sees it */
   private tapLoading = false;
+  /** stopVad() calls so far: a tap whose VAD loaded after one does not start */
+  private tapStops = 0;
   private closed = false;
   /**
    * The cancels (and closes) so far, with the last one's reason and code: an AMD whose VAD loaded after
@@ -83,18 +85,20 @@ export class LegAnalysis {
     if (this.tap || this.tapLoading) throw new AnalysisError('the VAD tap is already running on this endpoint', 'EBUSY');
     const turns = new SpeechTurns(o);
     this.tapLoading = true;
+    const stops = this.tapStops;
     let vad: Vad;
     try {
       vad = await createVad({ mode: o.mode ?? 2 });
     } finally {
       this.tapLoading = false;
     }
-    if (this.closed) return vad.close();
+    if (this.closed || this.tapStops !== stops) return vad.close();
     this.tap = { vad, turns, elapsedMs: 0 };
   }
 
-  /** Stops the VAD tap (a turn in progress ends with a 'stop'). */
+  /** Stops the VAD tap (a turn in progress ends with a 'stop'; one still loading its VAD does not start). */
   stopVad(): void {
+    this.tapStops++;
     const t = this.tap;
     this.tap = null;
     if (!t) return;

@@ -2,6 +2,7 @@
 // leg's close in that window (an fsmrf AMD whose fork connection dropped at once, an endpoint destroyed
 // as AMD was asked) must end that AMD too. It did not: the AMD began after the cancel, with no frames
 // coming, and never settled (fsmrf-fork.test.ts's AMD case hung to mocha's timeout on a loaded machine).
+// The VAD tap likewise: a stop while its VAD loaded left the tap running after it.
 import { expect } from 'chai';
 import { AnalysisError, LegAnalysis } from '../../media-engine/worker/leg-analysis';
 import { bounded } from '../../testkit/bounded';
@@ -52,5 +53,13 @@ describe('media-engine LegAnalysis: an AMD ended while its VAD loads', () => {
     feed();
     const out = (await settled(amd).finally(() => (feeding = false))) as { v?: { result: string } };
     expect(out.v?.result).to.equal('MACHINE');
+  });
+
+  it('the VAD tap stopped while its VAD loads does not start (no speech events after the stop)', async () => {
+    const a = new LegAnalysis();
+    const started = a.startVad();
+    a.stopVad();
+    await bounded(started, 2000, 'the tap start settles');
+    expect(a.active).to.equal(false);
   });
 });
