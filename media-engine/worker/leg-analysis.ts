@@ -64,7 +64,15 @@ export class LegAnalysis {
   private tap: { vad: Vad; turns: SpeechTurns; elapsedMs: number } | null = null;
   /** a tap being set up (VAD load): a second start or a stop in the meantime sees it */
   private tapLoading = false;
+  /** stopVad() calls so far: a tap whose VAD loaded after one does not start */
+  private tapStops = 0;
   private closed = false;
+  /**
+   * The cancels (and closes) so far, with the last one's reason and code: an AMD whose VAD loaded after
+   * one of them ends with it instead of starting (nothing would end it: no frames come to a closed leg
+   * or a dropped fork).
+   */
+  private ends = { count: 0, reason: '', code: '' };
 
   constructor(private readonly onSpeech: (e: SpeechEvent) => void = () => undefined) {}
 
@@ -77,18 +85,20 @@ export class LegAnalysis {
     if (this.tap || this.tapLoading) throw new AnalysisError('the VAD tap is already running on this endpoint', 'EBUSY');
     const turns = new SpeechTurns(o);
     this.tapLoading = true;
+    const stops = this.tapStops;
     let vad: Vad;
     try {
       vad = await createVad({ mode: o.mode ?? 2 });
     } finally {
       this.tapLoading = false;
     }
-    if (this.closed) return vad.close();
+    if (this.closed || this.tapStops !== stops) return vad.close();
     this.tap = { vad, turns, elapsedMs: 0 };
   }
 
-  /** Stops the VAD tap (a turn in progress ends with a 'stop'). */
+  /** Stops the VAD tap (a turn in progress ends with a 'stop'; one still loading its VAD does not start). */
   stopVad(): void {
+    this.tapStops++;
     const t = this.tap;
     this.tap = null;
     if (!t) return;
@@ -101,7 +111,12 @@ export class LegAnalysis {
     const { vad: useVad = true, initialSilenceStatus, ...params } = req;
     // validate before the (async) VAD load so bad parameters fail fast
     new AnsweringMachineDetector({ ...params, initialSilenceStatus });
+    const ends = this.ends.count;
     const vad = useVad ? await createVad({ engine: useVad === 'energy' ? 'energy' : 'auto' }) : null;
+    if (this.ends.count !== ends) {
+      vad?.close();
+      throw new AnalysisError(this.ends.reason, this.ends.code);
+    }
     if (this.amd) {
       vad?.close();
       throw new AnalysisError('AMD is already running on this endpoint', 'EBUSY');
@@ -160,8 +175,9 @@ export class LegAnalysis {
     this.cancel(reason, code);
   }
 
-  /** Ends AMD and the beep wait (endpoint gone, or stopped on request). */
+  /** Ends AMD (one still loading its VAD too) and the beep wait (endpoint gone, or stopped on request). */
   cancel(reason: string, code = 'ECANCELED'): void {
+    this.ends = { count: this.ends.count + 1, reason, code };
     const a = this.amd;
     const b = this.beep;
     this.amd = null;

@@ -15,6 +15,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import type { Endpoint } from '../../media-engine';
 import { RealtimeAgent } from '../../media-app/ai/realtime';
 import type { AiSession } from '../../core/ai/session';
+import type { ModelLink } from '../../media-app/ai/s2s/link';
 import { DeepgramAgentLink } from '../../media-app/ai/s2s/deepgram';
 import { startDeepgramAgentServer, type DeepgramAgentServer } from '../../testkit/ai/deepgram-agent-server';
 import { GeminiLiveLink } from '../../media-app/ai/s2s/gemini';
@@ -22,9 +23,41 @@ import { startGeminiLiveServer, type GeminiLiveServer } from '../../testkit/ai/g
 import { usePcmuLeg } from '../../testkit/media-engine/support';
 import { OpenAiRealtimeLink } from '../../media-app/ai/s2s/openai';
 import { startRealtimeServer, type RealtimeServer } from '../../testkit/ai/realtime-server';
+import { bounded } from '../../testkit/bounded';
 
 const KEY = 'dg-drain-key-0123456789';
 const GREETING = 'Hello, Acme Bikes, how can I help?';
+const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+
+/**
+ * A session on `link` that is ended inside the socket event `endsOn` picks: `socketOf` gives the link's socket once
+ * started (its own listener is first, so the link has taken the message when the session ends). Checks that the
+ * session ends as aborted; gives what it recorded (words, turns' latencies) and whether the message came.
+ */
+async function endedOnMessage(ep: Endpoint, link: ModelLink, socketOf: () => WebSocket, endsOn: (data: WebSocket.RawData, isBinary: boolean) => boolean) {
+  const spoken: { role: string; text: string }[] = [];
+  const turns: unknown[] = [];
+  const session = {
+    currentAi: { id: 'ai-1' },
+    realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
+    recordSpoken: async (role: string, text: string) => {
+      spoken.push({ role, text });
+      return { id: `m-${spoken.length}` };
+    },
+    recordTurn: async (_ids: string[], latency: unknown) => void turns.push(latency),
+  } as unknown as AiSession;
+  const ac = new AbortController();
+  const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
+  await agent.start(ac.signal);
+  let ended = false;
+  socketOf().on('message', (data, isBinary) => {
+    if (ended || !endsOn(data, isBinary)) return;
+    ended = true;
+    ac.abort();
+  });
+  expect(await bounded(agent.done, 5000, 'the session ends')).to.deep.equal({ kind: 'aborted' });
+  return { ended, spoken, turns };
+}
 
 describe('ai: a speech-to-speech session ending with messages still in its link (Deepgram)', function () {
   this.timeout(20_000);
@@ -41,39 +74,18 @@ describe('ai: a speech-to-speech session ending with messages still in its link 
   });
 
   it('the words that arrived just before the end are recorded (cut: none of their audio played)', async () => {
-    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
     const link = new DeepgramAgentLink({ model: 'gpt-4o-mini', baseUrl: dg.url, apiKey: KEY, voice: '', language: 'en-US', egress, greeting: GREETING });
-    const spoken: { role: string; text: string }[] = [];
-    const turns: unknown[] = [];
-    const session = {
-      currentAi: { id: 'ai-1' },
-      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
-      recordSpoken: async (role: string, text: string) => {
-        spoken.push({ role, text });
-        return { id: `m-${spoken.length}` };
+    // the session ends as the greeting's words arrive
+    const { ended, spoken, turns } = await endedOnMessage(
+      ep,
+      link,
+      () => (link as unknown as { ws: WebSocket }).ws,
+      (data, isBinary) => {
+        if (isBinary) return false;
+        const m = JSON.parse(String(data)) as { type?: string; role?: string };
+        return m.type === 'ConversationText' && m.role === 'assistant';
       },
-      recordTurn: async (_ids: string[], latency: unknown) => void turns.push(latency),
-    } as unknown as AiSession;
-    const ac = new AbortController();
-    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
-    await agent.start(ac.signal);
-    // the link's socket (its own listener is first): the session ends as the greeting's words arrive
-    const ws = (link as unknown as { ws: WebSocket }).ws;
-    let ended = false;
-    ws.on('message', (data, isBinary) => {
-      if (ended || isBinary) return;
-      const m = JSON.parse(String(data)) as { type?: string; role?: string };
-      if (m.type !== 'ConversationText' || m.role !== 'assistant') return;
-      ended = true;
-      ac.abort();
-    });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
-      expect(end).to.deep.equal({ kind: 'aborted' });
-    } finally {
-      clearTimeout(timer);
-    }
+    );
     expect(ended, 'the words came').to.equal(true);
     expect(spoken).to.deep.equal([{ role: 'assistant', text: GREETING }]);
     expect(turns).to.have.length(1);
@@ -96,40 +108,19 @@ describe('ai: a speech-to-speech session ending while its link gathers words (Ge
   });
 
   it("the model's words of a turn the end cut are recorded (cut)", async () => {
-    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
     const link = new GeminiLiveLink({ model: 'gemini-2.5-flash', baseUrl: gm.url, apiKey: KEY, voice: '', language: 'en-US', egress });
-    const spoken: { role: string; text: string }[] = [];
-    const turns: unknown[] = [];
-    const session = {
-      currentAi: { id: 'ai-1' },
-      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
-      recordSpoken: async (role: string, text: string) => {
-        spoken.push({ role, text });
-        return { id: `m-${spoken.length}` };
-      },
-      recordTurn: async (_ids: string[], latency: unknown) => void turns.push(latency),
-    } as unknown as AiSession;
-    const ac = new AbortController();
-    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
-    await agent.start(ac.signal);
-    // the session ends as the greeting's first words arrive (the link has taken them: its listener is first)
-    const ws = (link as unknown as { ws: WebSocket }).ws;
+    // the session ends as the greeting's first words arrive
     let first = '';
-    ws.on('message', (data) => {
-      if (first) return;
-      const m = JSON.parse(String(data)) as { serverContent?: { outputTranscription?: { text?: string } } };
-      const text = m.serverContent?.outputTranscription?.text;
-      if (!text) return;
-      first = text;
-      ac.abort();
-    });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
-      expect(end).to.deep.equal({ kind: 'aborted' });
-    } finally {
-      clearTimeout(timer);
-    }
+    const { spoken, turns } = await endedOnMessage(
+      ep,
+      link,
+      () => (link as unknown as { ws: WebSocket }).ws,
+      (data) => {
+        const m = JSON.parse(String(data)) as { serverContent?: { outputTranscription?: { text?: string } } };
+        first = m.serverContent?.outputTranscription?.text ?? '';
+        return first !== '';
+      },
+    );
     expect(first, 'words came').to.not.equal('');
     expect(SAY.startsWith(first)).to.equal(true);
     expect(spoken).to.deep.equal([{ role: 'assistant', text: first }]);
@@ -152,36 +143,14 @@ describe('ai: a speech-to-speech session ending as a transcript arrives (OpenAI 
   });
 
   it("the model's transcript that came with the end is recorded", async () => {
-    const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
     const link = new OpenAiRealtimeLink({ model: 'gpt-realtime', baseUrl: rt.url, apiKey: KEY, voice: '', language: 'en-US', egress, ca: fs.readFileSync(rt.cert.certPath) });
-    const spoken: { role: string; text: string }[] = [];
-    const session = {
-      currentAi: { id: 'ai-1' },
-      realtimeSetup: () => ({ instructions: 'You take orders.', tools: [] }),
-      recordSpoken: async (role: string, text: string) => {
-        spoken.push({ role, text });
-        return { id: `m-${spoken.length}` };
-      },
-      recordTurn: async () => undefined,
-    } as unknown as AiSession;
-    const ac = new AbortController();
-    const agent = new RealtimeAgent(ep, session, link, { maxDurationMs: 15_000 });
-    await agent.start(ac.signal);
-    // the SDK's socket (its own listener is first): the session ends as the greeting's transcript arrives
-    const ws = (link as unknown as { rt: { socket: WebSocket } }).rt.socket;
-    let ended = false;
-    ws.on('message', (data) => {
-      if (ended || (JSON.parse(String(data)) as { type?: string }).type !== 'response.output_audio_transcript.done') return;
-      ended = true;
-      ac.abort();
-    });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const end = await Promise.race([agent.done, new Promise((r) => (timer = setTimeout(() => r('still running'), 5000)))]);
-      expect(end).to.deep.equal({ kind: 'aborted' });
-    } finally {
-      clearTimeout(timer);
-    }
+    // the SDK's socket: the session ends as the greeting's transcript arrives
+    const { ended, spoken } = await endedOnMessage(
+      ep,
+      link,
+      () => (link as unknown as { rt: { socket: WebSocket } }).rt.socket,
+      (data) => (JSON.parse(String(data)) as { type?: string }).type === 'response.output_audio_transcript.done',
+    );
     expect(ended, 'the transcript came').to.equal(true);
     expect(spoken).to.deep.equal([{ role: 'assistant', text: SAY }]);
   });

@@ -16,7 +16,8 @@ import { commandBus } from '../../control-api/calls/bus';
 import { readWav } from '../../media-engine/audio/wav';
 import { testDb } from '../../testkit/db';
 import type { Fixture, TestApp } from '../../testkit/api';
-import { eventsFor, sipp, sleep, until, type Platform } from '../../testkit/media-app/harness';
+import { eventsFor, sipp, until, type Platform } from '../../testkit/media-app/harness';
+import { bounded } from '../../testkit/bounded';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { uacHangsUpAfter, uacWaitsForBye } from './sipp';
 import { terminatedRoom, useConferenceStack } from './support';
@@ -129,9 +130,10 @@ for (const { backend, prefix } of BACKENDS)
       expect(twice.status).to.equal(409);
       expect(twice.body.error.reason).to.equal('RECORDING_ALREADY_ACTIVE');
 
-      await sleep(800); // joins settle, the jitter buffers fill
+      // once every party hears both others (the mix is up), a window of 100 frames each party hears is measured
+      await Promise.all([a, b, c].flatMap((me) => [a, b, c].filter((o) => o !== me).map((o) => me.toneTurns(o.freq, true, 10_000))));
       const t0 = Date.now();
-      await sleep(2000);
+      await Promise.all([a, b, c].map((x) => x.framesHeard(t0, 100)));
       const t1 = Date.now();
       for (const [me, others] of [
         [a, [b, c]],
@@ -150,9 +152,14 @@ for (const { backend, prefix } of BACKENDS)
         const mix = p.app.factory.services.conferences!.mixOf(conf.id)!;
         expect(mix).to.not.equal(undefined);
         const frames: Int16Array[] = [];
-        const fork = await mix.forkAudioStart({ onFrame: (fr) => void frames.push(fr.slice()) });
-        await sleep(600);
-        await fork.stop();
+        let enough!: () => void;
+        const thirty = new Promise<void>((resolve) => (enough = resolve));
+        const fork = await mix.forkAudioStart({
+          onFrame: (fr) => {
+            if (frames.push(fr.slice()) === 30) enough();
+          },
+        });
+        await bounded(thirty, 5000, '30 frames of the mix').finally(() => fork.stop());
         expect(frames.length).to.be.greaterThan(10);
         expect(frames.filter((fr) => [A, B, C].every((hz) => toneIn(fr, 0, 160, hz))).length / frames.length, 'mix frames with all three').to.be.greaterThan(HEARS);
         expect(p.app.factory.services.conferences!.mixOf('5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a')).to.equal(undefined);
@@ -164,10 +171,11 @@ for (const { backend, prefix } of BACKENDS)
       expect(kick.status, JSON.stringify(kick.body)).to.equal(200);
       expect(kick.body).to.include({ id: ccC, status: 'leaving', conference_id: conf.id, reference_type: 'call' });
       await until(async () => (await api().get(`/conferencecalls/${ccC}`)).body.status === 'leaved', 10_000, 'C leaved');
-      // C's call is still up (its flow sleeps), but out of the mix
-      await sleep(400);
+      // C's call is still up (its flow sleeps), but out of the mix: once A no longer hears C nor C A, a
+      // window of 60 frames each hears
+      await Promise.all([a.toneTurns(C, false), c.toneTurns(A, false)]);
       const k0 = Date.now();
-      await sleep(1200);
+      await Promise.all([a.framesHeard(k0, 60), c.framesHeard(k0, 60)]);
       expect(a.presence(C, k0), 'A does not hear kicked C').to.be.lessThan(0.1);
       expect(c.presence(A, k0), 'kicked C does not hear A').to.be.lessThan(0.1);
       expect(c.framesBetween(k0), 'C still gets RTP').to.be.greaterThan(20);
@@ -178,9 +186,8 @@ for (const { backend, prefix } of BACKENDS)
       expect(again.body.error.reason).to.equal('STATE_INVALID');
       expect((await api().get(`/conferences/${conf.id}`)).body.conferencecall_ids).to.not.include(ccC);
 
-      await sleep(600);
       const t2 = Date.now();
-      await sleep(1500);
+      await a.framesHeard(t2, 75);
       const t3 = Date.now();
       expect(a.presence(B, t2, t3), 'A still hears B').to.be.greaterThan(HEARS);
       expect(a.presence(C, t2, t3), 'A no longer hears C').to.be.lessThan(0.1);
@@ -189,14 +196,14 @@ for (const { backend, prefix } of BACKENDS)
       const ccB = await ccOf(b);
       const mute = await api().post(`/conferencecalls/${ccB}/mute`, { direction: 'in' });
       expect(mute.status, JSON.stringify(mute.body)).to.equal(200);
-      await sleep(500);
+      await a.toneTurns(B, false);
       const t4 = Date.now();
-      await sleep(1000);
+      await a.framesHeard(t4, 50);
       expect(a.presence(B, t4, Date.now()), 'A does not hear muted B').to.be.lessThan(0.1);
       expect((await request(t.app).delete(`/v1.0/conferencecalls/${ccB}/mute`).query({ accesskey: f.accesskey }).send({ direction: 'in' })).status).to.equal(200);
-      await sleep(500);
+      await a.toneTurns(B, true);
       const t5 = Date.now();
-      await sleep(1000);
+      await a.framesHeard(t5, 50);
       expect(a.presence(B, t5, Date.now()), 'A hears B again').to.be.greaterThan(HEARS);
 
       const stop = await api().post(`/conferences/${conf.id}/recording_stop`);
@@ -261,8 +268,10 @@ for (const { backend, prefix } of BACKENDS)
       await participants(conf.id, 1);
       const leaves = dial(number, b, uacHangsUpAfter(`${number}@127.0.0.1:${p.sipPort}`, `+1555000${B}`, b.port, 2500));
       await participants(conf.id, 2);
-      await sleep(1200);
-      expect(a.presence(B, Date.now() - 800), 'A hears B').to.be.greaterThan(HEARS);
+      await a.toneTurns(B, true);
+      const h0 = Date.now();
+      await a.framesHeard(h0, 40);
+      expect(a.presence(B, h0), 'A hears B').to.be.greaterThan(HEARS);
       const rb = await leaves;
       expect(rb.code, rb.errors + rb.messages).to.equal(0);
       const ra = await stays; // A is ejected, its flow hangs up

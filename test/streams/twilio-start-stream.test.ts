@@ -9,13 +9,12 @@
 // timestamp in ms, base64 µ-law payload) with sequenceNumber from 1 in order, then `stop` last.
 import { expect } from 'chai';
 import { mulawBase64ToPcm } from '../../core/streams/twilio';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
 import { until } from '../../testkit/media-app/harness';
-import { useStreamStack, level, placeCall, type Stack } from '../../testkit/streams/support';
-import { callbackSink, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
+import { level, placeCall, type Stack } from '../../testkit/streams/support';
+import { useTwilioStreamStack, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
 
 interface Media {
   track: string;
@@ -41,13 +40,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     let owner: Fixture;
     let sink: CallbackSink;
 
-    useStreamStack((s) => ({ stack, owner } = s), { mediaServer: backend });
-    before(async () => {
-      sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
-    });
-    after(async () => {
-      await sink?.close();
-    });
+    useTwilioStreamStack((s) => ({ stack, owner, sink } = s), { mediaServer: backend });
 
     it('three streams (both, outbound, inbound) while the flow speaks; stop by name; the hangup stops the rest; Twilio messages in order', async () => {
       const app = await twilioApp('/start');

@@ -7,14 +7,13 @@
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { mulawBase64ToPcm, pcmToMulawBase64 } from '../../core/streams/twilio';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import type { Fixture } from '../../testkit/api';
 import { freePort } from '../../testkit/ports';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { useStreamStack, level, pcmBuffer, placeCall, refusalOf, tone, type Stack } from '../../testkit/streams/support';
-import { callbackSink, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
+import { level, pcmBuffer, placeCall, refusalOf, tone, type Stack } from '../../testkit/streams/support';
+import { useTwilioStreamStack, recordTwilio, twilioApp, type CallbackSink, type TwilioConn, type TwilioMsg } from '../../testkit/streams/twilio';
 import { hungUpCall } from '../../testkit/call-ends';
 
 /** `frames` × 20 ms of a 500 Hz tone as one base64 µ-law payload. */
@@ -104,13 +103,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     let owner: Fixture;
     let sink: CallbackSink;
 
-    useStreamStack((s) => ({ stack, owner } = s), { mediaServer: backend });
-    before(async () => {
-      sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
-    });
-    after(async () => {
-      await sink?.close();
-    });
+    useTwilioStreamStack((s) => ({ stack, owner, sink } = s), { mediaServer: backend });
 
     it('<Connect>: Twilio messages out, audio in played and marked, clear silences within 100 ms, dtmf, and the flow goes on when the server closes', async () => {
       const app = await twilioApp('/agent');

@@ -59,11 +59,13 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       await joined(room.id, 1);
       const b = await caller('/second');
       await joined(room.id, 2);
-      await sleep(500);
+      // B's join reaches the callback before A leaves, A's leave before B's
+      await callbacks('/conf-events', 3);
       await s.hangup(a);
-      await sleep(1000);
+      await callbacks('/conf-events', 4);
       await s.hangup(b);
       const got = await callbacks('/conf-events', 6);
+      // an absence: nothing more comes in the next second
       await sleep(1000);
       expect(s.app.requests.filter((r) => r.path === '/conf-events').length, 'no more than six').to.equal(6);
       expect(s.app.requests.filter((r) => r.path === '/other-events').length, 'the room keeps the first statusCallback').to.equal(0);
@@ -99,7 +101,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       s.app.on('/s', starter.toString());
       const w = await caller('/w');
       const room = await roomNamed('events wait');
-      await sleep(1500);
+      await sleep(1500); // an absence: nothing while it waits
       expect(s.app.requests.filter((r) => r.path === '/wait-events').length, 'nothing while it waits').to.equal(0);
       const st = await caller('/s');
       await joined(room.id, 2);

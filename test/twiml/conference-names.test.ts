@@ -121,7 +121,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       expect(a.peer.voiced(fromA), 'A hears B').to.be.greaterThan(HEARS);
       expect(b.peer.voiced(fromB), 'B hears A').to.be.greaterThan(HEARS);
       await s.hangup(a);
-      await sleep(1000);
+      await sleep(1000); // an absence: the room does not end while B is in it
       expect(await status(room.id), 'still up with B in it').to.equal('progressing');
       await s.hangup(b);
       await until(async () => ((await status(room.id)) === 'terminated' ? true : null), 10_000, 'terminated when the last left');

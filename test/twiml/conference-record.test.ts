@@ -13,6 +13,7 @@ import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { accountSid, toSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
+import { recordedSeconds } from '../../testkit/recordings';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
 import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
@@ -136,11 +137,12 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const unknown = await restRefusal(s.client.conferences(toSid('CF', room.id)).recordings(toSid('RE', '00000000-0000-4000-8000-000000000001')).fetch());
       expect(unknown.status).to.equal(404);
 
-      await sleep(3000);
+      // three seconds of the room in its file (the measured media)
+      await recordedSeconds(await testDb(), s.stack.platform.config.dataDir, room.id, 3);
       await s.hangup(a);
       await s.hangup(b);
       const got = await callbacks('/rec-events', 2);
-      await sleep(1000);
+      await sleep(1000); // an absence: no third callback
       expect(s.app.requests.filter((r) => r.path === '/rec-events').map((r) => r.params.RecordingStatus)).to.deep.equal(['in-progress', 'completed']);
       expect(s.app.requests.filter((r) => r.path === '/other-rec').length, "a later participant's callback is not used").to.equal(0);
       const done = got[1]!;
@@ -205,7 +207,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const room = await roomNamed('stopped room');
       await joined(room.id, 1);
       const rec = await until(async () => (await s.client.conferences(toSid('CF', room.id)).recordings.list())[0] ?? null, 20_000, 'a recording');
-      await sleep(1500);
+      await recordedSeconds(await testDb(), s.stack.platform.config.dataDir, room.id, 1);
       // Twilio.CURRENT names the active recording
       expect((await s.client.conferences(toSid('CF', room.id)).recordings('Twilio.CURRENT').fetch()).sid).to.equal(rec.sid);
       const stopped = await s.client.conferences(toSid('CF', room.id)).recordings(rec.sid).update({ status: 'stopped' });
@@ -220,7 +222,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       // one recording per room: a later participant asking for one after the stop makes none
       const late = await caller('/stop', false);
       await joined(room.id, 2);
-      await sleep(1000);
+      await sleep(1000); // an absence: no second recording
       expect((await s.client.conferences(toSid('CF', room.id)).recordings.list()).map((r) => r.sid)).to.deep.equal([rec.sid]);
       const missing = await restRefusal(s.client.conferences(toSid('CF', '00000000-0000-4000-8000-000000000002')).recordings.list());
       expect([missing.status, missing.code]).to.deep.equal([404, 20404]);
@@ -231,7 +233,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const b = await caller('/plain');
       const other = await roomNamed('plain room');
       await joined(other.id, 1);
-      await sleep(1000);
+      await sleep(1000); // an absence: no recording
       expect(await s.client.conferences(toSid('CF', other.id)).recordings.list(), 'no record: no recording').to.deep.equal([]);
       for (const c of [a, late, b]) await s.hangup(c);
       for (const c of [a, late, b]) expect((await c.sipp).code).to.equal(0);

@@ -47,7 +47,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const silent = await caller('/s');
       const events = (): TwimlRequest[] => s.app.requests.filter((x) => x.path === '/sp');
       await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-join').length === 2 ? true : null), 30_000, 'two joins');
-      // both in the mix and sending silence: no speech event
+      // both in the mix and sending silence: no speech event (an absence)
       await sleep(1500);
       expect(
         events().filter((r) => /speech/.test(r.params.StatusCallbackEvent ?? '')),
@@ -56,7 +56,8 @@ for (const backend of ['embedded', 'fsmrf'] as const)
 
       const talkAt = performance.now();
       talker.peer.amplitude = 8000;
-      await sleep(1500);
+      // it talks until its speech is reported
+      await until(() => events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-start') ?? null, 10_000, 'speech-start');
       const quietAt = performance.now();
       talker.peer.amplitude = 0;
       const stop = await until(() => events().find((r) => r.params.StatusCallbackEvent === 'participant-speech-stop') ?? null, 10_000, 'speech-stop');
@@ -67,11 +68,11 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       // stop: 600 ms of quiet, plus the same
       expect(stop.at - quietAt, 'speech-stop after the quiet began').to.be.within(550, 2000);
 
-      await sleep(1000);
+      await sleep(1000); // an absence: no other speech event after the stop
       await s.stack.platform.app.calls.get(talker.callId)?.hangup('normal');
       await s.stack.platform.app.calls.get(silent.callId)?.hangup('normal');
       const got = await until(() => (events().filter((r) => r.params.StatusCallbackEvent === 'participant-leave').length === 2 ? events() : null), 20_000, 'two leaves');
-      await sleep(500);
+      await sleep(500); // an absence: nothing after the leaves
       const seen = events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid]);
       expect(seen.slice(0, 2)).to.have.deep.members([
         ['participant-join', callSid(talker.callId)],

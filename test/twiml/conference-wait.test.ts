@@ -8,7 +8,7 @@ import { compileTwiml, TwimlError } from '../../core/twiml/compile';
 import { compileWaitDocument } from '../../core/twiml/wait';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
 import type { PlacedCall } from '../../testkit/streams/support';
 import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
@@ -75,11 +75,12 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     const roomNamed = (name: string) => newestRoom(s.f.customer.id, name);
     const inState = (conferenceId: string, status: 'joining' | 'joined', n: number) => participantsIn(conferenceId, n, status);
 
-    /** Voiced packets the peer hears over the next `ms`. */
-    async function heard(c: PlacedCall, ms = 2000): Promise<number> {
-      const from = c.peer.levels.length;
-      await sleep(ms);
-      return c.peer.voiced(from);
+    /**
+     * Once what the peer hears has turned voiced (`on`) or quiet: the voiced packets among the next `n` it hears
+     * (100: 2 s; a window of the media, not of the wall clock).
+     */
+    async function heard(c: PlacedCall, on: boolean, n = 100): Promise<number> {
+      return c.peer.voiced(await c.peer.windowAfter(on, n));
     }
 
     it('waitUrl="": two waiters hear nothing (not each other) until a caller starts the room; then all three hear each other', async () => {
@@ -93,16 +94,14 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const b = await caller('/quiet-waiter');
       const room = await roomNamed('quiet room');
       await inState(room.id, 'joining', 2);
-      await sleep(500);
-      const [ha, hb] = await Promise.all([heard(a), heard(b)]);
+      const [ha, hb] = await Promise.all([heard(a, false), heard(b, false)]);
       expect(ha, 'A hears neither B nor music').to.be.lessThan(5);
       expect(hb, 'B hears neither A nor music').to.be.lessThan(5);
       const db = await testDb();
       expect((await db('conferences').where({ id: room.id }).first())?.tm_start, 'not started').to.equal(null);
       const m = await caller('/quiet-starter');
       await inState(room.id, 'joined', 3);
-      await sleep(500);
-      const [ha2, hb2, hm] = await Promise.all([heard(a), heard(b), heard(m)]);
+      const [ha2, hb2, hm] = await Promise.all([heard(a, true), heard(b, true), heard(m, true)]);
       expect(ha2, 'A hears the room').to.be.greaterThan(HEARS);
       expect(hb2, 'B hears the room').to.be.greaterThan(HEARS);
       expect(hm, 'the starter hears the waiters').to.be.greaterThan(HEARS);
@@ -120,12 +119,10 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const w = await caller('/music-waiter');
       const room = await roomNamed('music room');
       await inState(room.id, 'joining', 1);
-      await sleep(1000);
-      expect(await heard(w), 'the waiter hears the music on hold').to.be.greaterThan(HEARS);
+      expect(await heard(w, true), 'the waiter hears the music on hold').to.be.greaterThan(HEARS);
       const m = await caller('/music-starter');
       await inState(room.id, 'joined', 2);
-      await sleep(500);
-      const [hw, hm] = await Promise.all([heard(w), heard(m)]);
+      const [hw, hm] = await Promise.all([heard(w, true), heard(m, true)]);
       expect(hw, 'the waiter now hears the starter').to.be.greaterThan(HEARS);
       expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
       // the room has started: a late waiter goes straight in
@@ -154,13 +151,14 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       expect(first.method).to.equal('POST');
       expect(first.params).to.include({ CallSid: callSid(w.callId), AccountSid: accountSid(s.f.customer.id) });
       await s.app.next('/wait-doc', 30_000);
-      expect(await heard(w, 3000), 'the waiter hears the Say').to.be.greaterThan(5);
+      const sayFrom = w.peer.levels.length;
+      await w.peer.packetsFrom(sayFrom, 150);
+      expect(w.peer.voiced(sayFrom), 'the waiter hears the Say').to.be.greaterThan(5);
       const room = await roomNamed('doc room');
       const m = await caller('/doc-starter');
       await inState(room.id, 'joined', 2);
-      await sleep(500);
       const fetched = s.app.requests.filter((r) => r.path === '/wait-doc').length;
-      const [hw, hm] = await Promise.all([heard(w, 3000), heard(m, 3000)]);
+      const [hw, hm] = await Promise.all([heard(w, true, 150), heard(m, true, 150)]);
       expect(hw, 'the waiter hears the starter').to.be.greaterThan(HEARS);
       expect(hm, 'the starter hears the waiter').to.be.greaterThan(HEARS);
       expect(s.app.requests.filter((r) => r.path === '/wait-doc').length, 'no wait document once started').to.equal(fetched);

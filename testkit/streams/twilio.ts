@@ -5,7 +5,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { twilioAuthToken } from '../../core/twilio/auth-token';
+import type { Fixture } from '../api';
 import { freePort } from '../ports';
+import { useStreamStack, type Stack } from './support';
 
 export interface TwilioMsg {
   at: number;
@@ -131,4 +134,22 @@ export async function callbackSink(authToken: () => string): Promise<CallbackSin
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * Mocha hooks of the Twilio stream suites: useStreamStack's stack and owner on `mediaServer`, and a status
+ * callback sink checking signatures with the owner's auth token, handed to `set` once up; the sink closed after.
+ */
+export function useTwilioStreamStack(set: (s: { stack: Stack; owner: Fixture; sink: CallbackSink }) => void, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): void {
+  let stack: Stack;
+  let owner: Fixture;
+  let sink: CallbackSink | undefined;
+  useStreamStack((s) => ({ stack, owner } = s), opts);
+  before(async () => {
+    sink = await callbackSink(() => twilioAuthToken(stack.platform.config.jwtSecret, owner.customer.id, 0));
+    set({ stack, owner, sink });
+  });
+  after(async () => {
+    await sink?.close();
+  });
 }

@@ -20,6 +20,7 @@ import type { ForkOptions } from '../../../media-engine';
 import { ArrivalWaits } from '../../../testkit/arrival-waits';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
 import { useFsmrfSuite } from './fsmrf-suite';
+import { upgradeStatus } from './fork-upgrade';
 
 /** A DNS server on loopback answering no query ('silent'), or every query NXDOMAIN (its socket's 'message' per query). */
 async function dnsServer(): Promise<{ port: number; sock: dgram.Socket; mode: 'silent' | 'nxdomain' }> {
@@ -40,22 +41,6 @@ async function dnsServer(): Promise<{ port: number; sock: dgram.Socket; mode: 's
   await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));
   server.port = sock.address().port;
   return server;
-}
-
-/** The status a WebSocket upgrade with `path` gets (`open` when it opened). */
-function upgradeStatus(port: number, path: string): Promise<number | 'open'> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, FORK_SUBPROTOCOL);
-    ws.on('error', () => undefined);
-    ws.once('unexpected-response', (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
-    });
-    ws.once('open', () => {
-      resolve('open');
-      ws.close();
-    });
-  });
 }
 
 /** The legs of a suite: what forkAudioStart needs, and the fsmrf Endpoint its start command goes through. */

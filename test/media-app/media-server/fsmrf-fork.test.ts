@@ -15,6 +15,7 @@ import { toneShare } from '../../../testkit/media-engine/far-end';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { boundedOnce } from '../../../testkit/bounded';
 import { useFsmrfSuite } from './fsmrf-suite';
+import { upgradeStatus } from './fork-upgrade';
 
 describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () {
   this.timeout(30_000);
@@ -250,36 +251,10 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
   it('a connection whose token no fork waits for is refused before the upgrade (403)', async () => {
     const port = await suite.backend.taps.port();
     for (const p of ['/fork/AAAAAAAAAAAAAAAAAAAAAAAA', '/fork/', '/']) {
-      const status = await new Promise<number | string>((resolve) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${port}${p}`, FORK_SUBPROTOCOL);
-        ws.on('error', () => undefined);
-        ws.once('unexpected-response', (_req, res) => {
-          resolve(res.statusCode ?? 0);
-          ws.terminate();
-        });
-        ws.once('open', () => {
-          resolve('open');
-          ws.close();
-        });
-      });
+      const status = await upgradeStatus(port, p);
       expect(status, p).to.equal(403);
     }
   });
-  /** The status a WebSocket upgrade with `path` gets (`open` when it opened). */
-  function upgradeStatus(port: number, p: string): Promise<number | string> {
-    return new Promise((resolve) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${port}${p}`, FORK_SUBPROTOCOL);
-      ws.on('error', () => undefined);
-      ws.once('unexpected-response', (_req, res) => {
-        resolve(res.statusCode ?? 0);
-        ws.terminate();
-      });
-      ws.once('open', () => {
-        resolve('open');
-        ws.close();
-      });
-    });
-  }
 
   it("a token used twice, while its fork's connection is open and after it ended: refused (403), the first connection untouched", async () => {
     const { leg, peer } = await suite.call();

@@ -15,7 +15,7 @@ import type { EndpointEnd, RxTimeoutEvent } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
 import { sleep } from '../../../testkit/media-engine/support';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
 import { RtpParty } from './rtp-party';
 
 const TIMEOUT_MS = 1000;
@@ -25,90 +25,93 @@ const TIMEOUT_MS = 1000;
  */
 const LATE_MS = 250 + 4000;
 
-describe('fsmrf backend: the receive watch (the switch ends a silent channel with MEDIA_TIMEOUT)', function () {
-  this.timeout(30_000);
-  const suite = useFsmrfSuite({ connect: { mediaTimeoutMs: TIMEOUT_MS } });
-  let party: RtpParty;
-  let leg: FsmrfCallEndpoint;
-  let to: { address: string; port: number };
-  /** the party's RTP port (its SDP) */
-  let partyPort: number;
-  /** the leg's events, in order, with when they came */
-  let seen: { name: 'rxTimeout' | 'destroy'; at: number; silentMs?: number; message?: string }[];
-  let ended: Promise<void>;
+/** A leg's events, in order, with when they came. */
+type Seen = { name: 'rxTimeout' | 'destroy'; at: number; silentMs?: number; message?: string }[];
+/** A leg of the suite's backend and its far end: `to` the leg's RTP address, `partyPort` the party's (its SDP). */
+type WatchedLeg = { party: RtpParty; leg: FsmrfCallEndpoint; to: { address: string; port: number }; partyPort: number; seen: Seen; ended: Promise<void> };
 
+/** Each test's leg, its party and the events it reports ('rxTimeout', then 'destroy': `ended`), as hooks. */
+function useWatchedLeg(suite: FsmrfSuite): WatchedLeg {
+  const w = {} as WatchedLeg;
   beforeEach(async () => {
-    party = new RtpParty();
-    partyPort = await party.open();
-    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
-    to = { address: '127.0.0.1', port: leg.local.port };
-    seen = [];
+    const party = new RtpParty();
+    const partyPort = await party.open();
+    const leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
+    const seen: Seen = [];
     leg.on('rxTimeout', (e: RxTimeoutEvent) => seen.push({ name: 'rxTimeout', at: performance.now(), silentMs: e.silentMs }));
-    ended = new Promise((resolve) =>
+    const ended = new Promise<void>((resolve) =>
       leg.once('destroy', (e: EndpointEnd) => {
         seen.push({ name: 'destroy', at: performance.now(), message: e.message ?? '' });
         resolve();
       }),
     );
+    Object.assign(w, { party, leg, to: { address: '127.0.0.1', port: leg.local.port }, partyPort, seen, ended });
   });
   afterEach(async () => {
-    party.close();
-    await leg.destroy().catch(() => undefined);
+    w.party.close();
+    await w.leg.destroy().catch(() => undefined);
   });
+  return w;
+}
+
+describe('fsmrf backend: the receive watch (the switch ends a silent channel with MEDIA_TIMEOUT)', function () {
+  this.timeout(30_000);
+  const suite = useFsmrfSuite({ connect: { mediaTimeoutMs: TIMEOUT_MS } });
+  const w = useWatchedLeg(suite);
 
   it('a party that stops sending: rxTimeout then destroy (MEDIA_TIMEOUT), after the timeout and not before', async () => {
-    await leg.watchRx(TIMEOUT_MS);
-    await party.talk(to, 600);
-    const stopped = party.lastSent;
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[0]!.silentMs).to.equal(TIMEOUT_MS);
-    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(seen[0]!.at - stopped, 'not before the timeout').to.be.at.least(TIMEOUT_MS);
-    expect(seen[0]!.at - stopped, 'soon after it').to.be.below(TIMEOUT_MS + LATE_MS);
+    await w.leg.watchRx(TIMEOUT_MS);
+    await w.party.talk(w.to, 600);
+    const stopped = w.party.lastSent;
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[0]!.silentMs).to.equal(TIMEOUT_MS);
+    expect(w.seen[1]!.message).to.contain('MEDIA_TIMEOUT');
+    expect(w.seen[0]!.at - stopped, 'not before the timeout').to.be.at.least(TIMEOUT_MS);
+    expect(w.seen[0]!.at - stopped, 'soon after it').to.be.below(TIMEOUT_MS + LATE_MS);
   });
 
   it('a party that pauses for less than the timeout and resumes keeps its leg; once it stops, the leg ends', async () => {
-    await leg.watchRx(TIMEOUT_MS);
+    await w.leg.watchRx(TIMEOUT_MS);
     // 2 s in all, past twice the timeout: pauses of 0.4 × the timeout between its talk spurts (room for a
     // stalled sender's timer: a real gap of 0.4 + a stall still under the timeout)
     for (let i = 0; i < 3; i++) {
-      await party.talk(to, 400);
+      await w.party.talk(w.to, 400);
       if (i < 2) await sleep(0.4 * TIMEOUT_MS);
     }
-    expect(seen, 'nothing while it talks').to.deep.equal([]);
-    expect(leg.destroyed).to.equal(false);
-    const stopped = party.lastSent;
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    expect(w.seen, 'nothing while it talks').to.deep.equal([]);
+    expect(w.leg.destroyed).to.equal(false);
+    const stopped = w.party.lastSent;
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
   it('watchRx of another timeout, or 0, is refused (the switch cannot change it mid-call); the leg stays watched', async () => {
     for (const ms of [0, 2 * TIMEOUT_MS]) {
-      const err = await leg.watchRx(ms).then(
+      const err = await w.leg.watchRx(ms).then(
         () => null,
         (e: unknown) => e,
       );
       expect(err, `watchRx(${ms})`).to.be.instanceOf(MediaBackendUnsupported);
       expect((err as Error).message).to.match(/media_timeout only when it activates RTP/);
     }
-    await party.talk(to, 200);
-    const stopped = party.lastSent;
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    await w.party.talk(w.to, 200);
+    const stopped = w.party.lastSent;
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[0]!.at - stopped).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
   it('a re-INVITE that finds media_timeout 0 keeps the watch (set only when non-zero) and starts its count again', async () => {
-    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_timeout 0`)) as { getBody(): string };
+    const res = (await w.leg.fs.api('uuid_setvar', `${w.leg.uuid} media_timeout 0`)) as { getBody(): string };
     expect(res.getBody()).to.match(/^\+OK/);
-    await party.talk(to, 200);
-    await leg.modify(loopbackSdp(partyPort));
+    await w.party.talk(w.to, 200);
+    await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
   it('a watch that cannot be armed: watchParty logs it at error with the call and counts it (not swallowed)', async () => {
@@ -119,7 +122,7 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     const unsupported = async () => (await platformMetrics.mediaWatchUnarmed.get()).values.find((v) => v.labels.reason === 'unsupported')?.value ?? 0;
     const before = await unsupported();
     // a timeout other than the one the leg was made with: the switch would not read it (watchRx rejects)
-    watchParty(leg, 1500, { logger, call: 'call-1' });
+    watchParty(w.leg, 1500, { logger, call: 'call-1' });
     let timer: NodeJS.Timeout | undefined;
     const swallowed = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('nothing logged within 3 s: the refusal was swallowed')), 3000)));
     const line = await Promise.race([first, swallowed]).finally(() => clearTimeout(timer));
@@ -135,35 +138,11 @@ describe('fsmrf backend: the switch reads the media timeout only when it activat
   this.timeout(30_000);
   // legs made with no timeout on their INVITE
   const suite = useFsmrfSuite();
-  let party: RtpParty;
-  let leg: FsmrfCallEndpoint;
-  let to: { address: string; port: number };
-  let partyPort: number;
-  let seen: { name: 'rxTimeout' | 'destroy'; at: number; message?: string }[];
-  let ended: Promise<void>;
-
-  beforeEach(async () => {
-    party = new RtpParty();
-    partyPort = await party.open();
-    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
-    to = { address: '127.0.0.1', port: leg.local.port };
-    seen = [];
-    leg.on('rxTimeout', () => seen.push({ name: 'rxTimeout', at: performance.now() }));
-    ended = new Promise((resolve) =>
-      leg.once('destroy', (e: EndpointEnd) => {
-        seen.push({ name: 'destroy', at: performance.now(), message: e.message ?? '' });
-        resolve();
-      }),
-    );
-  });
-  afterEach(async () => {
-    party.close();
-    await leg.destroy().catch(() => undefined);
-  });
+  const w = useWatchedLeg(suite);
 
   it('watchRx(0) on a leg made with none resolves; any timeout is refused', async () => {
-    await leg.watchRx(0);
-    const err = await leg.watchRx(TIMEOUT_MS).then(
+    await w.leg.watchRx(0);
+    const err = await w.leg.watchRx(TIMEOUT_MS).then(
       () => null,
       (e: unknown) => e,
     );
@@ -172,29 +151,29 @@ describe('fsmrf backend: the switch reads the media timeout only when it activat
   });
 
   it('uuid_setvar media_timeout after the answer arms nothing; the next re-INVITE does', async () => {
-    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_timeout ${TIMEOUT_MS}`)) as { getBody(): string };
+    const res = (await w.leg.fs.api('uuid_setvar', `${w.leg.uuid} media_timeout ${TIMEOUT_MS}`)) as { getBody(): string };
     expect(res.getBody()).to.match(/^\+OK/);
-    await party.talk(to, 200);
+    await w.party.talk(w.to, 200);
     await sleep(2.5 * TIMEOUT_MS);
-    expect(seen, 'a value set mid-call is not read until the RTP is activated again').to.deep.equal([]);
-    expect(leg.destroyed).to.equal(false);
+    expect(w.seen, 'a value set mid-call is not read until the RTP is activated again').to.deep.equal([]);
+    expect(w.leg.destroyed).to.equal(false);
     // a re-INVITE activates the RTP again (switch_core_media_activate_rtp → check_media_timeout_params)
-    await leg.modify(loopbackSdp(partyPort));
+    await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[1]!.message).to.contain('MEDIA_TIMEOUT');
+    expect(w.seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
   });
 
   it('rtp_timeout_sec (seconds) set by the set application is read at the re-INVITE too', async () => {
-    await leg.fs.execute('set', 'rtp_timeout_sec=1');
-    await party.talk(to, 200);
-    await leg.modify(loopbackSdp(partyPort));
+    await w.leg.fs.execute('set', 'rtp_timeout_sec=1');
+    await w.party.talk(w.to, 200);
+    await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
-    await ended;
-    expect(seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(seen[1]!.at - reinvited).to.be.within(1000, 1000 + LATE_MS);
+    await w.ended;
+    expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
+    expect(w.seen[1]!.message).to.contain('MEDIA_TIMEOUT');
+    expect(w.seen[1]!.at - reinvited).to.be.within(1000, 1000 + LATE_MS);
   });
 });
