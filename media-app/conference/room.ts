@@ -83,12 +83,6 @@ interface Member {
   joined: boolean;
 }
 
-/** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
-const BEEP_MS = 300;
-const BEEP = Int16Array.from({ length: (8000 * BEEP_MS) / 1000 }, (_, i, n = (8000 * BEEP_MS) / 1000) =>
-  Math.round(8000 * Math.min(1, i / 40, (n - 1 - i) / 40) * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
-);
-
 /** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -352,13 +346,10 @@ export class Room extends EventEmitter<RoomEvents> {
     await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
   }
 
-  /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */
+  /** TwiML beep: a short tone every member hears (the mix's beep: conference.ts); never rejects. */
   private async beep(): Promise<void> {
     try {
-      const fork = await engineMix(this.media, 'a conference beep').forkAudioStart({ onFrame: () => undefined });
-      fork.inject(BEEP);
-      // the fork ends once the tone has played (its unplayed audio would go with it)
-      setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();
+      await this.media.beep();
     } catch (err) {
       this.d.logger.info({ err: (err as Error).message, conference: this.id }, 'conference beep not played');
     }

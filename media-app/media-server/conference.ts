@@ -3,7 +3,7 @@
  * seam between media-app/conference/ and the media server that mixes. The embedded engine's
  * Conference serves it through EngineMix (engine-mix.ts); the fsmrf backend through the switch's own
  * conference (fsmrf/conference.ts: fsmrf's Conference, `conference <name> …`). What only the engine's
- * mixer can do (whisper/coaching, raw frames of the mix, a beep injected into it) is reached through
+ * mixer can do (whisper/coaching, raw frames of the mix) is reached through
  * `engineMix`, which refuses it by name with MediaBackendUnsupported on another backend.
  */
 import type { EventEmitter } from 'node:events';
@@ -38,6 +38,8 @@ export interface ConferenceMix extends EventEmitter<MixEvents> {
   startRecording(path: string, opts?: { duration?: number }): Promise<unknown>;
   /** Stops the recording (none running: nothing). */
   stopRecording(): Promise<void>;
+  /** A short tone every member hears (TwiML beep: 300 ms of 1 kHz); rejects when it cannot be played. */
+  beep(): Promise<void>;
   /** Ends the room: every member is out, its recording closed. */
   destroy(): Promise<void>;
 }
