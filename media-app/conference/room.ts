@@ -199,6 +199,8 @@ export class Room extends EventEmitter<RoomEvents> {
     const span = traceMix(this.id, cc.id);
     let unwatch = () => {};
     try {
+      // a coach on a mix without the engine's whisper is refused before it enters: never heard by all meanwhile
+      if (cc.coach_call_id) engineMix(this.media, 'conference coaching');
       await this.media.join(ep);
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
@@ -259,8 +261,11 @@ export class Room extends EventEmitter<RoomEvents> {
     if (!m.call.isEnded && ep) await this.media.leave(ep).catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
-    void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
-    if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
+    // one never in the mix (its join refused or failed): no participant-leave without its -join, no exit beep
+    if (member.joined) {
+      void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
+      if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
+    }
     await this.leaved(m.cc.id);
     const kicked = reason === 'kicked';
     if (this.row.type === 'connect' || m.cc.end_on_exit) {
