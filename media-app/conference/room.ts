@@ -26,7 +26,7 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
-import { engineMix, type ConferenceMix } from '../media-server/conference';
+import { engineMix, type AnnounceTarget, type ConferenceMix } from '../media-server/conference';
 import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
@@ -306,11 +306,11 @@ export class Room extends EventEmitter<RoomEvents> {
     await this.media.mute(ep, direction, on);
   }
 
-  /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
-  audience(ccId: string | null): () => CallEndpoint[] {
+  /** AnnounceUrl's audience: every member in the mix (`ccId` null) or that one, as they stand when asked, as the mix plays to them. */
+  audience(ccId: string | null): () => AnnounceTarget[] {
     return () => {
       const ms = ccId ? [this.members.get(ccId)].filter((m) => m !== undefined) : [...this.members.values()];
-      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [m.call.endpoint] : []));
+      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [this.media.announceTo(m.call.endpoint)] : []));
     };
   }
 

@@ -22,6 +22,13 @@ export interface MixEvents {
   destroy: [{ reason: 'destroyed' | 'worker-died' }];
 }
 
+/** Where an AnnounceUrl's steps play to one member (media-app/conference/announce.ts). */
+export interface AnnounceTarget {
+  readonly destroyed: boolean;
+  play(urls: string[]): Promise<unknown>;
+  say(text: string, opts: { language?: string; voice?: string; provider?: string }): Promise<unknown>;
+}
+
 export interface ConferenceMix extends EventEmitter<MixEvents> {
   /** the name the media server knows the room by */
   readonly name: string;
@@ -38,6 +45,8 @@ export interface ConferenceMix extends EventEmitter<MixEvents> {
   startRecording(path: string, opts?: { duration?: number }): Promise<unknown>;
   /** Stops the recording (none running: nothing). */
   stopRecording(): Promise<void>;
+  /** Where an announcement plays to the member of `ep`: its endpoint on the engine (heard in place of the room), the room itself on the switch. */
+  announceTo(ep: CallEndpoint): AnnounceTarget;
   /** A short tone every member hears (TwiML beep: 300 ms of 1 kHz); rejects when it cannot be played. */
   beep(): Promise<void>;
   /** Ends the room: every member is out, its recording closed. */

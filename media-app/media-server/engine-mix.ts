@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Conference } from '../../media-engine';
-import type { ConferenceMix, MixDirection, MixEvents } from './conference';
+import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from './conference';
 import { embeddedEndpoint, type CallEndpoint } from './endpoint';
 
 /** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
@@ -48,6 +48,11 @@ export class EngineMix extends EventEmitter<MixEvents> implements ConferenceMix 
 
   async stopRecording(): Promise<void> {
     await this.engine.stopRecording();
+  }
+
+  /** The member's endpoint plays the announcement: it hears it in place of the room meanwhile. */
+  announceTo(ep: CallEndpoint): AnnounceTarget {
+    return ep;
   }
 
   /** The beep injected into the mix through an audio fork of the mixer, stopped once the tone has played. */

@@ -9,9 +9,10 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Conference as FsConference, EslEvent, MediaServer as FsMediaServer } from 'drachtio-fsmrf';
-import type { ConferenceMix, MixDirection, MixEvents } from '../conference';
+import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from '../conference';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
+import { MemberSay } from './conference-say';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
@@ -137,6 +138,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (!r || this.destroyed) return;
     await this.socket.run('conference recording stop', () => this.conf.stopRecording(r.file));
     this.recordingStopped(r.file);
+  }
+
+  /** An announcement to the member of `ep` goes through the room (conference-say.ts): its own prompt would wait behind the `conference` application. */
+  announceTo(ep: CallEndpoint): AnnounceTarget {
+    return new MemberSay({ memberId: () => this.members.get(ep.uuid), command: (args, ok) => this.command(args, ok), conn: () => this.conf.endpoint.conn }, ep);
   }
 
   /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */
