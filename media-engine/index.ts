@@ -23,6 +23,9 @@ export { AUDIO_CODECS } from './sdp/formats';
 export { codecAvailability, CODEC_NAMES, Resampler } from './codecs';
 export { EchoCanceller, AEC_DEFAULT_TAIL_MS, type EchoCancellerOptions } from './dsp/echo-canceller';
 export { QUIET_LINE_DBFS } from './dsp/frame';
+/** tone_stream:// scripts as tones (the switch's conference play renders them: esl/conference/playback.ts). */
+export { parseTeletone } from './dsp/teletone';
+export { ToneSource, type ToneSpec } from './dsp/tones';
 export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
 export { muLaw, decodeG711, encodeG711Range } from '../core/audio/g711';

@@ -150,6 +150,8 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   const call = await callsRepo(ctx.db).getOwned(auth.customerId, cc.reference_id);
   if (cc.status !== 'joined' || !call || call.status !== 'progressing') throw badParam(`Participant is not connected (${participantStatus(cc)})`);
   const before = cc;
+  // bad input is 20001 whatever the node: CallSidToCoach checked before what the backend can do
+  const coached = coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null;
   // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
   const bus = commandBus(ctx);
   if (hold !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await bus.callOwner(call.id), 'hold');
@@ -159,8 +161,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
     const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };
     cc = (await conferencecallsRepo(ctx.db).setExit(cc.id, patch)) ?? cc;
   }
-  if (coaching !== undefined)
-    cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null);
+  if (coaching !== undefined) cc = await conferenceApi(ctx).coach(auth.customerId, cc.id, coached);
   // an attribute changed (not mute or hold: they have their own events): participant-modify
   if (cc.end_on_exit !== before.end_on_exit || cc.beep !== before.beep || cc.coach_call_id !== before.coach_call_id) await conferenceApi(ctx).modified(conf.id, cc.id);
   const send = async (command: Parameters<typeof bus.toCallOwner>[0]) => {

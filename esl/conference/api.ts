@@ -2,7 +2,7 @@
  * The `conference` API command (mod_conference's conference_api_main_real and its sub-commands) over
  * the switch's rooms, each reply as mod_conference writes it (conference_api.c): `-ERR Conference <name>
  * not found`, member targets (`<id>|all|last|non_moderator`, `-ERR Non-Existant ID <id>`), list, count,
- * play, stop, mute/unmute, deaf/undeaf, kick, hup, lock/unlock, get/set, recording start|stop|check|
+ * play, saymember, stop, mute/unmute, deaf/undeaf, kick, hup, lock/unlock, get/set, recording start|stop|check|
  * pause|resume (and record/norecord/pause/resume/chkrecord). A sub-command not served answers as an
  * unknown one does; a wrong use prints the command's syntax line, as FreeSWITCH does.
  */
@@ -22,6 +22,7 @@ const SYNTAX: Record<string, string> = {
   count: 'count ',
   list: 'list [delim <string>]|[count]',
   play: 'play <file_path> [async|<member_id> [nomux]]',
+  saymember: 'saymember <member_id> <text>',
   stop: 'stop <[current|all|async|last]> [<member_id>]',
   kick: 'kick <[member_id|all|last|non_moderator]> [<optional sound file>]',
   hup: 'hup <[member_id|all|last|non_moderator]>',
@@ -223,6 +224,43 @@ async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFile): Pro
   ]);
 }
 
+/** The conference profile's tts-engine and tts-voice (this switch has the one profile): what saymember speaks with. */
+const ROOM_TTS = { engine: 'espeak-ng', voice: 'en-us' };
+
+/**
+ * saymember <id> <text> (conference_api_sub_saymember): the member hears the text spoken (conference_member_say;
+ * in place of the room while it plays, the engine's rule), speak-text-member now, play-file-member-done
+ * (no File: a speech node has none) when it has been spoken.
+ */
+function saymember(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string | null {
+  if (argv.length < 3) return null;
+  const text = argv.slice(3).join(' ');
+  if (!text) return '-ERR (saymember) No Text!\n';
+  const m = room.members.get(atoi(argv[2]));
+  if (!m) return `-ERR (saymember) Unknown Member ${atoi(argv[2])}!\n`;
+  room.fireMember('speak-text-member', m, [['Text', text]]);
+  void spokenTo(room, m, text).catch(report(rooms));
+  return '+OK (saymember) OK\n';
+}
+
+/** Speaks `text` to the member, then play-file-member-done with what was spoken (nothing when the TTS failed: that is reported unless the member left). */
+async function spokenTo(room: ConferenceRoom, m: Member, text: string): Promise<void> {
+  let ms = 0;
+  let failed: Error | null = null;
+  try {
+    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice: ROOM_TTS.voice })).playbackMilliseconds;
+  } catch (err) {
+    failed = err instanceof Error ? err : new Error(String(err));
+  }
+  const samples = Math.round(ms * 8);
+  room.fireMember('play-file-member-done', m, [
+    ['seconds', String(Math.floor(samples / 8000))],
+    ['milliseconds', String(Math.floor(samples / 8))],
+    ['samples', String(samples)],
+  ]);
+  if (failed !== null && !m.gone) throw failed;
+}
+
 /** record <path>: `+OK Record file <path>`, or the path in use. */
 function recordStart(room: ConferenceRoom, p: string | undefined): string | null {
   if (!p) return null;
@@ -272,6 +310,7 @@ const ROOM_COMMANDS: Record<string, RoomCommand> = {
   list: (room, argv) => listOf(room, argv.slice(2)),
   count: (room) => `${room.size}`,
   play,
+  saymember,
   stop: (room, argv) => {
     const which = (argv[2] ?? 'all').toLowerCase();
     if (which !== 'current' && which !== 'all' && which !== 'async') return null;

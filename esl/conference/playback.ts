@@ -5,7 +5,7 @@
  * audio is a member of the mix that hears nothing). Each file: play-file when queued (the API fires it),
  * play-file-done with seconds/milliseconds/samples when it has played or was stopped.
  */
-import { readWav, type AudioFork, type Conference } from '../../media-engine';
+import { parseTeletone, readWav, ToneSource, type AudioFork, type Conference, type ToneSpec } from '../../media-engine';
 import { confine } from './files';
 
 /** A file read for the mix: mono 16-bit samples at 8 or 16 kHz (the rates the mix takes). */
@@ -21,6 +21,31 @@ export interface QueuedFile {
 /** Why a file is not played: a `..` segment, outside the sounds directory, or not a WAV the room can play. */
 export type RoomFileRefusal = 'parent' | 'outside' | 'missing';
 
+/** The longest tone_stream the room renders (one pass of a loop included): a minute of samples. */
+const TONE_MAX_MS = 60_000;
+
+/**
+ * A tone_stream://%(on,off,freq…)[;loops=N] script (mod_tone_stream's teletone, as media-engine reads it)
+ * rendered to its samples at 8 kHz; null when it is not one the room plays: not a %(…) script, a bad
+ * one, endless (loops=-1: a file queue plays each file to its end) or over a minute.
+ */
+function readTone(file: string): QueuedFile | null {
+  let spec: ToneSpec;
+  try {
+    spec = parseTeletone(file.slice('tone_stream://'.length));
+  } catch {
+    return null;
+  }
+  if (spec.repeat === true) return null;
+  const ms = spec.segments.reduce((t, seg) => t + seg.ms, 0) * (typeof spec.repeat === 'number' ? spec.repeat : 1);
+  if (ms > TONE_MAX_MS) return null;
+  // the script's own length plays: the source pads its last frame with silence
+  const samples = new Int16Array(Math.ceil((ms * 8) / 160) * 160);
+  const source = new ToneSource(spec);
+  for (let at = 0; at < samples.length; at += 160) if (!source.readFrame(samples.subarray(at, at + 160))) break;
+  return { file, path: file, samples: samples.subarray(0, Math.round(ms * 8)), rate: 8000 };
+}
+
 /** How long the first frame of an injection may take to go out before the file is timed from now. */
 const START_WAIT_MS = 1000;
 
@@ -29,6 +54,7 @@ const START_WAIT_MS = 1000;
  * directory `root` (files.ts); a relative path under `soundPrefix` (itself under the root), else the root.
  */
 export function readRoomFile(file: string, soundPrefix: string, root: string): QueuedFile | RoomFileRefusal {
+  if (/^tone_stream:\/\//i.test(file)) return readTone(file) ?? 'missing';
   const local = file.startsWith('file://') ? file.slice(7) : file;
   if (/^[a-z_]+:\/\//i.test(local)) return 'missing';
   const at = confine(root, local, soundPrefix || root);

@@ -4,15 +4,16 @@
  * other is a TwiML document of <Play> and <Say> only (core/twiml/wait.ts, kind `announcement`),
  * fetched signed (X-Twilio-Signature, the customer's AuthToken) through the egress policy with
  * AccountSid, ConferenceSid, FriendlyName (and CallSid for a participant). Its steps play, in order,
- * on every target's endpoint at once (a member hears the announcement in place of the room while it
- * plays; a member on another node hears it over its bridge leg). Play URLs are fetched by the media
+ * on every target at once (the mix's AnnounceTarget: on the engine the member's endpoint, heard in place
+ * of the room while it plays; on the switch its room's saymember; a member on another node hears it over
+ * its bridge leg). Play URLs are fetched by the media
  * engine through the same egress policy. The result is the announcement-end callback, or
  * announcement-fail with the reason (the fetch, the document, a play or a voice that failed).
  */
 import { TwimlError } from '../../core/twiml/compile';
 import { MAX_TWIML_BYTES } from '../../core/twiml/parse';
 import { compileWaitDocument, isAudioUrl, type WaitStep } from '../../core/twiml/wait';
-import type { CallEndpoint } from '../media-server/endpoint';
+import type { AnnounceTarget } from '../media-server/conference';
 import type { FlowHttp } from '../kit/http';
 import { fetchTwiml } from '../twiml/fetch';
 
@@ -29,13 +30,13 @@ export interface AnnounceDeps {
   timeoutMs: number;
 }
 
-/** The endpoints to play to, read at each step (one that left is skipped). */
-export type Targets = () => CallEndpoint[];
+/** Where to play, read at each step (one that left is skipped): each member's AnnounceTarget (its endpoint, or its room on the switch). */
+export type Targets = () => AnnounceTarget[];
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** One step on one endpoint, `times` over. */
-async function playOn(ep: CallEndpoint, step: WaitStep & { kind: 'media' }): Promise<void> {
+async function playOn(ep: AnnounceTarget, step: WaitStep & { kind: 'media' }): Promise<void> {
   const o = step.action.option as Record<string, unknown>;
   for (let i = 0; i < step.times && !ep.destroyed; i++) {
     if (step.action.type === 'play') await ep.play(Array.isArray(o.stream_urls) ? o.stream_urls.map(text) : []);

@@ -36,7 +36,6 @@ import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { announce } from './announce';
 import { enterRoom, type EnterRoomResult, type RoomChoice } from './enter-named';
 import { engineMix, openMix } from '../media-server/conference';
-import { MediaBackendUnsupported } from '../media-server/port';
 
 /** A join or a command that cannot be done here, said plainly (the flow action fails with it). */
 export class ConferenceError extends Error {}
@@ -414,8 +413,6 @@ export class ConferenceHost implements ConferenceService {
     if (!room) return;
     const cc = c.conferencecallId ? room.memberRow(c.conferencecallId) : null;
     if (c.conferencecallId && !cc) return room.announced(c.url, null, 'the participant is not in the conference');
-    // on the switch a member's prompt would wait behind its `conference` application: refused by name
-    if (!room.media.engine) return room.announced(c.url, cc, new MediaBackendUnsupported('fsmrf', 'a conference announcement (AnnounceUrl)').message);
     const customer = await customersRepo(this.deps.db).get(room.row.customer_id);
     if (!customer) return;
     const params: Record<string, string> = {

@@ -26,7 +26,7 @@ import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/co
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
 import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
-import { engineMix, type ConferenceMix } from '../media-server/conference';
+import { engineMix, type AnnounceTarget, type ConferenceMix } from '../media-server/conference';
 import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
@@ -82,12 +82,6 @@ interface Member {
   /** its participant-join is reported: speech events wait for it */
   joined: boolean;
 }
-
-/** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
-const BEEP_MS = 300;
-const BEEP = Int16Array.from({ length: (8000 * BEEP_MS) / 1000 }, (_, i, n = (8000 * BEEP_MS) / 1000) =>
-  Math.round(8000 * Math.min(1, i / 40, (n - 1 - i) / 40) * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
-);
 
 /** setTimeout's ceiling (about 24.8 days): longer timeouts re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -205,6 +199,8 @@ export class Room extends EventEmitter<RoomEvents> {
     const span = traceMix(this.id, cc.id);
     let unwatch = () => {};
     try {
+      // a coach on a mix without the engine's whisper is refused before it enters: never heard by all meanwhile
+      if (cc.coach_call_id) engineMix(this.media, 'conference coaching');
       await this.media.join(ep);
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
@@ -265,8 +261,11 @@ export class Room extends EventEmitter<RoomEvents> {
     if (!m.call.isEnded && ep) await this.media.leave(ep).catch(() => undefined);
     const t = await this.calls.transition(m.cc.id, 'leaving');
     if (t.changed && t.conferencecall) await this.publish('conferencecall_leaving', publishConferencecall(this.d.events, t.conferencecall));
-    void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
-    if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
+    // one never in the mix (its join refused or failed): no participant-leave without its -join, no exit beep
+    if (member.joined) {
+      void this.d.report({ event: 'leave', cc: m.cc, reason: LEFT_REASON[reason] });
+      if ((m.cc.beep === 'true' || m.cc.beep === 'onExit') && !this.terminating) void this.beep();
+    }
     await this.leaved(m.cc.id);
     const kicked = reason === 'kicked';
     if (this.row.type === 'connect' || m.cc.end_on_exit) {
@@ -307,11 +306,11 @@ export class Room extends EventEmitter<RoomEvents> {
     await this.media.mute(ep, direction, on);
   }
 
-  /** AnnounceUrl's audience: the endpoints of every member in the mix (`ccId` null) or of that one, as they stand when asked. */
-  audience(ccId: string | null): () => CallEndpoint[] {
+  /** AnnounceUrl's audience: every member in the mix (`ccId` null) or that one, as they stand when asked, as the mix plays to them. */
+  audience(ccId: string | null): () => AnnounceTarget[] {
     return () => {
       const ms = ccId ? [this.members.get(ccId)].filter((m) => m !== undefined) : [...this.members.values()];
-      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [m.call.endpoint] : []));
+      return ms.filter((m) => m.joined && !m.call.isEnded).flatMap((m) => (m.call.endpoint ? [this.media.announceTo(m.call.endpoint)] : []));
     };
   }
 
@@ -352,13 +351,10 @@ export class Room extends EventEmitter<RoomEvents> {
     await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
   }
 
-  /** TwiML beep: a short tone every member hears (injected into the mix); never rejects. */
+  /** TwiML beep: a short tone every member hears (the mix's beep: conference.ts); never rejects. */
   private async beep(): Promise<void> {
     try {
-      const fork = await engineMix(this.media, 'a conference beep').forkAudioStart({ onFrame: () => undefined });
-      fork.inject(BEEP);
-      // the fork ends once the tone has played (its unplayed audio would go with it)
-      setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();
+      await this.media.beep();
     } catch (err) {
       this.d.logger.info({ err: (err as Error).message, conference: this.id }, 'conference beep not played');
     }

@@ -3,7 +3,7 @@
  * seam between media-app/conference/ and the media server that mixes. The embedded engine's
  * Conference serves it through EngineMix (engine-mix.ts); the fsmrf backend through the switch's own
  * conference (fsmrf/conference.ts: fsmrf's Conference, `conference <name> …`). What only the engine's
- * mixer can do (whisper/coaching, raw frames of the mix, a beep injected into it) is reached through
+ * mixer can do (whisper/coaching, raw frames of the mix) is reached through
  * `engineMix`, which refuses it by name with MediaBackendUnsupported on another backend.
  */
 import type { EventEmitter } from 'node:events';
@@ -22,6 +22,13 @@ export interface MixEvents {
   destroy: [{ reason: 'destroyed' | 'worker-died' }];
 }
 
+/** Where an AnnounceUrl's steps play to one member (media-app/conference/announce.ts). */
+export interface AnnounceTarget {
+  readonly destroyed: boolean;
+  play(urls: string[]): Promise<unknown>;
+  say(text: string, opts: { language?: string; voice?: string; provider?: string }): Promise<unknown>;
+}
+
 export interface ConferenceMix extends EventEmitter<MixEvents> {
   /** the name the media server knows the room by */
   readonly name: string;
@@ -38,6 +45,10 @@ export interface ConferenceMix extends EventEmitter<MixEvents> {
   startRecording(path: string, opts?: { duration?: number }): Promise<unknown>;
   /** Stops the recording (none running: nothing). */
   stopRecording(): Promise<void>;
+  /** Where an announcement plays to the member of `ep`: its endpoint on the engine (heard in place of the room), the room itself on the switch. */
+  announceTo(ep: CallEndpoint): AnnounceTarget;
+  /** A short tone every member hears (TwiML beep: 300 ms of 1 kHz); rejects when it cannot be played. */
+  beep(): Promise<void>;
   /** Ends the room: every member is out, its recording closed. */
   destroy(): Promise<void>;
 }

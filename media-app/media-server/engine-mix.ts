@@ -5,8 +5,14 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Conference } from '../../media-engine';
-import type { ConferenceMix, MixDirection, MixEvents } from './conference';
+import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from './conference';
 import { embeddedEndpoint, type CallEndpoint } from './endpoint';
+
+/** The join/leave beep: 300 ms of 1 kHz at 8 kHz, a quarter of full scale, faded in and out over 5 ms. */
+const BEEP_MS = 300;
+const BEEP = Int16Array.from({ length: (8000 * BEEP_MS) / 1000 }, (_, i, n = (8000 * BEEP_MS) / 1000) =>
+  Math.round(8000 * Math.min(1, i / 40, (n - 1 - i) / 40) * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
+);
 
 export class EngineMix extends EventEmitter<MixEvents> implements ConferenceMix {
   constructor(readonly engine: Conference) {
@@ -42,6 +48,19 @@ export class EngineMix extends EventEmitter<MixEvents> implements ConferenceMix 
 
   async stopRecording(): Promise<void> {
     await this.engine.stopRecording();
+  }
+
+  /** The member's endpoint plays the announcement: it hears it in place of the room meanwhile. */
+  announceTo(ep: CallEndpoint): AnnounceTarget {
+    return ep;
+  }
+
+  /** The beep injected into the mix through an audio fork of the mixer, stopped once the tone has played. */
+  async beep(): Promise<void> {
+    const fork = await this.engine.forkAudioStart({ onFrame: () => undefined });
+    fork.inject(BEEP);
+    // the fork ends once the tone has played (its unplayed audio would go with it)
+    setTimeout(() => void fork.stop().catch(() => undefined), BEEP_MS + 300).unref();
   }
 
   destroy(): Promise<void> {

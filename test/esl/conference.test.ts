@@ -212,6 +212,42 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await nextAction(raw, 'play-file-member-done')).to.include({ File: tone[880], 'Member-ID': String(memberId), samples: '8000', milliseconds: '1000' });
   });
 
+  it('play tone_stream://%(on,off,freq) into the room, as mod_tone_stream opens it; an endless or bad script is not found', async () => {
+    const conf = await conference('room-tone');
+    const raw = await maintenance();
+    const [a, b] = [await call(), await call()];
+    await a.ep.join(conf);
+    await b.ep.join(conf);
+    const heard = hear(b.peer, 'b-hears-tone');
+    // two passes of half a second of 880 Hz and a tenth of silence: 1.2 s, 9600 samples
+    expect(await conf.play('tone_stream://%(500,100,880);loops=2')).to.deep.equal({ seconds: 1, milliseconds: 1200, samples: 9600 });
+    expect(await nextAction(raw, 'play-file')).to.include({ File: 'tone_stream://%(500,100,880);loops=2' });
+    expect(toneShare(await heard, 880, 8000)).to.be.above(0.2);
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    expect(await body('room-tone play tone_stream://%(500,0,880);loops=-1')).to.equal('-ERR (play) File: tone_stream://%(500,0,880);loops=-1 not found.\n');
+    expect(await body('room-tone play tone_stream://%(500,0,9000)')).to.equal('-ERR (play) File: tone_stream://%(500,0,9000) not found.\n');
+    expect(await body('room-tone play tone_stream://ringback')).to.equal('-ERR (play) File: tone_stream://ringback not found.\n');
+  });
+
+  it('saymember: the member hears the text spoken (speak-text-member, then play-file-member-done); no text or an unknown member is -ERR', async () => {
+    const conf = await conference('room-say');
+    const raw = await maintenance();
+    const [a, b] = [await call(), await call()];
+    await a.ep.join(conf);
+    await b.ep.join(conf);
+    const { memberId } = b.ep.conf;
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    const heard = hear(b.peer, 'b-hears-say');
+    expect(await body(`room-say saymember ${memberId} Hello there, this is for you only.`)).to.equal('+OK (saymember) OK\n');
+    expect(await nextAction(raw, 'speak-text-member')).to.include({ 'Member-ID': String(memberId), Text: 'Hello there, this is for you only.' });
+    const done = await nextAction(raw, 'play-file-member-done');
+    expect(done).to.include({ 'Member-ID': String(memberId) });
+    expect(Number(done['milliseconds'])).to.be.above(1000);
+    expect(rms(await heard), 'b heard speech').to.be.above(300);
+    expect(await body('room-say saymember 99 hello')).to.equal('-ERR (saymember) Unknown Member 99!\n');
+    expect(await body(`room-say saymember ${memberId}`)).to.equal('-ERR (saymember) No Text!\n');
+  });
+
   it('lock, get and set; destroy ends the room for every member (del-member each, conference-destroy)', async () => {
     const conf = await conference('room-lock');
     const raw = await maintenance();

@@ -4,7 +4,9 @@
 // both callers hear speech and announcement-end follows; a Participant update with an AnnounceUrl is
 // heard by that caller only. The document fetches are signed (twilio.validateRequest) with the room's
 // parameters. Bad values: not http(s) → 20001; a private address → the egress policy refuses it →
-// announcement-fail with the reason; a document with another verb → announcement-fail (12200).
+// announcement-fail with the reason; a document with another verb → announcement-fail (12200). On both
+// media backends: on fsmrf (issue 55) each member hears the <Say> through the switch's room
+// (`conference <room> saymember <id> <text>`), its own prompt waiting behind the conference application.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { callSid, toSid, accountSid } from '../../core/twilio/sids';
@@ -14,86 +16,87 @@ import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/st
 
 const { VoiceResponse } = twilio.twiml;
 
-describe('Conference and Participant AnnounceUrl with announcement callbacks', function () {
-  this.timeout(180_000);
-  let s: TwilioRestStack;
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`Conference and Participant AnnounceUrl with announcement callbacks (${backend} media backend)`, function () {
+    this.timeout(180_000);
+    let s: TwilioRestStack;
 
-  useTwilioRestStack((x) => (s = x));
+    useTwilioRestStack((x) => (s = x), undefined, { mediaServer: backend });
 
-  const say = (text: string) => {
-    const r = new VoiceResponse();
-    r.say(text);
-    return r.toString();
-  };
+    const say = (text: string) => {
+      const r = new VoiceResponse();
+      r.say(text);
+      return r.toString();
+    };
 
-  it('the room hears a Conference announcement, one participant a Participant one; end and fail callbacks, signed', async () => {
-    const doc = new VoiceResponse();
-    doc.dial().conference({ statusCallback: '/ae', statusCallbackEvent: ['announcement'] }, 'announce room');
-    s.app.on('/a', doc.toString());
-    s.app.on('/ae', '<Response/>');
-    s.app.on('/all', say('Welcome to the conference room, everybody.'));
-    s.app.on('/one', say('This is for you only.'));
-    s.app.on('/dial', '<Response><Dial>+15550001111</Dial></Response>');
-    const a = await s.caller('/a', { talk: false });
-    const b = await s.caller('/a', { talk: false });
-    const db = await testDb();
-    const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'announce room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
-    const cf = toSid('CF', room.id);
-    await until(async () => ((await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === 2 ? true : null), 20_000, 'two joined');
-    await sleep(500);
-    const events = () => s.app.requests.filter((r) => r.path === '/ae');
-    const nextEvent = (n: number) => until(() => events()[n - 1] ?? null, 30_000, `announcement callback ${n}`);
+    it('the room hears a Conference announcement, one participant a Participant one; end and fail callbacks, signed', async () => {
+      const doc = new VoiceResponse();
+      doc.dial().conference({ statusCallback: '/ae', statusCallbackEvent: ['announcement'] }, 'announce room');
+      s.app.on('/a', doc.toString());
+      s.app.on('/ae', '<Response/>');
+      s.app.on('/all', say('Welcome to the conference room, everybody.'));
+      s.app.on('/one', say('This is for you only.'));
+      s.app.on('/dial', '<Response><Dial>+15550001111</Dial></Response>');
+      const a = await s.caller('/a', { talk: false });
+      const b = await s.caller('/a', { talk: false });
+      const db = await testDb();
+      const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'announce room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+      const cf = toSid('CF', room.id);
+      await until(async () => ((await db('conferencecalls').where({ conference_id: room.id, status: 'joined' })).length === 2 ? true : null), 20_000, 'two joined');
+      await sleep(500);
+      const events = () => s.app.requests.filter((r) => r.path === '/ae');
+      const nextEvent = (n: number) => until(() => events()[n - 1] ?? null, 30_000, `announcement callback ${n}`);
 
-    // the whole room
-    const [va, vb] = [a.peer.levels.length, b.peer.levels.length];
-    await s.client.conferences(cf).update({ announceUrl: s.app.url('/all') });
-    const end1 = await nextEvent(1);
-    expect(end1.params).to.include({ StatusCallbackEvent: 'announcement-end', AnnounceUrl: s.app.url('/all'), ConferenceSid: cf, FriendlyName: 'announce room' });
-    expect(end1.params.CallSid).to.equal(undefined);
-    expect(a.peer.voiced(va), 'caller A heard the announcement').to.be.greaterThan(25);
-    expect(b.peer.voiced(vb), 'caller B heard the announcement').to.be.greaterThan(25);
-    const fetchAll = s.app.requests.find((r) => r.path === '/all')!;
-    expect(fetchAll.signed, 'the document fetch is signed').to.equal(true);
-    expect(fetchAll.params).to.include({ ConferenceSid: cf, FriendlyName: 'announce room', AccountSid: accountSid(s.f.customer.id) });
+      // the whole room
+      const [va, vb] = [a.peer.levels.length, b.peer.levels.length];
+      await s.client.conferences(cf).update({ announceUrl: s.app.url('/all') });
+      const end1 = await nextEvent(1);
+      expect(end1.params).to.include({ StatusCallbackEvent: 'announcement-end', AnnounceUrl: s.app.url('/all'), ConferenceSid: cf, FriendlyName: 'announce room' });
+      expect(end1.params.CallSid).to.equal(undefined);
+      expect(a.peer.voiced(va), 'caller A heard the announcement').to.be.greaterThan(25);
+      expect(b.peer.voiced(vb), 'caller B heard the announcement').to.be.greaterThan(25);
+      const fetchAll = s.app.requests.find((r) => r.path === '/all')!;
+      expect(fetchAll.signed, 'the document fetch is signed').to.equal(true);
+      expect(fetchAll.params).to.include({ ConferenceSid: cf, FriendlyName: 'announce room', AccountSid: accountSid(s.f.customer.id) });
 
-    // one participant
-    const [wa, wb] = [a.peer.levels.length, b.peer.levels.length];
-    await s.client
-      .conferences(cf)
-      .participants(callSid(a.callId))
-      .update({ announceUrl: s.app.url('/one'), announceMethod: 'GET' });
-    const end2 = await nextEvent(2);
-    expect(end2.params).to.include({ StatusCallbackEvent: 'announcement-end', AnnounceUrl: s.app.url('/one'), CallSid: callSid(a.callId) });
-    expect(a.peer.voiced(wa), 'caller A heard its announcement').to.be.greaterThan(15);
-    expect(b.peer.voiced(wb), 'caller B did not').to.be.lessThan(3);
-    const fetchOne = s.app.requests.find((r) => r.path === '/one')!;
-    expect([fetchOne.method, fetchOne.signed, fetchOne.params.CallSid]).to.deep.equal(['GET', true, callSid(a.callId)]);
+      // one participant
+      const [wa, wb] = [a.peer.levels.length, b.peer.levels.length];
+      await s.client
+        .conferences(cf)
+        .participants(callSid(a.callId))
+        .update({ announceUrl: s.app.url('/one'), announceMethod: 'GET' });
+      const end2 = await nextEvent(2);
+      expect(end2.params).to.include({ StatusCallbackEvent: 'announcement-end', AnnounceUrl: s.app.url('/one'), CallSid: callSid(a.callId) });
+      expect(a.peer.voiced(wa), 'caller A heard its announcement').to.be.greaterThan(15);
+      expect(b.peer.voiced(wb), 'caller B did not').to.be.lessThan(3);
+      const fetchOne = s.app.requests.find((r) => r.path === '/one')!;
+      expect([fetchOne.method, fetchOne.signed, fetchOne.params.CallSid]).to.deep.equal(['GET', true, callSid(a.callId)]);
 
-    // bad values: refused by the API (nothing sent), refused by the egress policy, a verb not allowed
-    const refusal = await s.client
-      .conferences(cf)
-      .update({ announceUrl: 'ftp://example.com/a.wav' })
-      .then(
-        () => null,
-        (e: { status?: number; code?: number }) => e,
-      );
-    expect([refusal?.status, refusal?.code]).to.deep.equal([400, 20001]);
-    await s.client.conferences(cf).update({ announceUrl: 'http://10.255.255.1/private' });
-    const fail1 = await nextEvent(3);
-    expect(fail1.params).to.include({ StatusCallbackEvent: 'announcement-fail', AnnounceUrl: 'http://10.255.255.1/private' });
-    expect(fail1.params.ReasonAnnouncementFailed).to.match(/11200.*(egress|refused|not allowed|private)/i);
-    await s.client
-      .conferences(cf)
-      .participants(callSid(b.callId))
-      .update({ announceUrl: s.app.url('/dial') });
-    const fail2 = await nextEvent(4);
-    expect(fail2.params).to.include({ StatusCallbackEvent: 'announcement-fail', CallSid: callSid(b.callId) });
-    expect(fail2.params.ReasonAnnouncementFailed).to.match(/12200.*Dial/);
-    await sleep(500);
-    expect(events().length, 'nothing for the refused request').to.equal(4);
-    expect(events().map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4]);
-    for (const r of events()) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
-    await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
-    await s.stack.platform.app.calls.get(b.callId)?.hangup('normal');
+      // bad values: refused by the API (nothing sent), refused by the egress policy, a verb not allowed
+      const refusal = await s.client
+        .conferences(cf)
+        .update({ announceUrl: 'ftp://example.com/a.wav' })
+        .then(
+          () => null,
+          (e: { status?: number; code?: number }) => e,
+        );
+      expect([refusal?.status, refusal?.code]).to.deep.equal([400, 20001]);
+      await s.client.conferences(cf).update({ announceUrl: 'http://10.255.255.1/private' });
+      const fail1 = await nextEvent(3);
+      expect(fail1.params).to.include({ StatusCallbackEvent: 'announcement-fail', AnnounceUrl: 'http://10.255.255.1/private' });
+      expect(fail1.params.ReasonAnnouncementFailed).to.match(/11200.*(egress|refused|not allowed|private)/i);
+      await s.client
+        .conferences(cf)
+        .participants(callSid(b.callId))
+        .update({ announceUrl: s.app.url('/dial') });
+      const fail2 = await nextEvent(4);
+      expect(fail2.params).to.include({ StatusCallbackEvent: 'announcement-fail', CallSid: callSid(b.callId) });
+      expect(fail2.params.ReasonAnnouncementFailed).to.match(/12200.*Dial/);
+      await sleep(500);
+      expect(events().length, 'nothing for the refused request').to.equal(4);
+      expect(events().map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4]);
+      for (const r of events()) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
+      await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
+      await s.stack.platform.app.calls.get(b.callId)?.hangup('normal');
+    });
   });
-});

@@ -1,6 +1,8 @@
 // Issue 36: <Conference beep="true|false|onEnter|onExit">. The compiler's mapping; sipp callers
 // (real SIP on loopback, a media-app node, real Postgres and Redis) who send no audio, so the only
-// thing a listener hears in the room is the beep played into it when a participant joins or leaves.
+// thing a listener hears in the room is the beep played into it when a participant joins or leaves. On
+// both media backends: the engine's mixer (a fork injecting the tone), the switch's room (fsmrf, issue
+// 55: `conference <room> play tone_stream://…`).
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
@@ -27,46 +29,47 @@ describe('TwiML <Conference beep>: compiler', () => {
   });
 });
 
-describe('TwiML <Conference beep> with sipp callers', function () {
-  this.timeout(180_000);
-  let s: TwimlCallers;
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML <Conference beep> with sipp callers (${backend} media backend)`, function () {
+    this.timeout(180_000);
+    let s: TwimlCallers;
 
-  useTwimlCallers((x) => (s = x));
+    useTwimlCallers((x) => (s = x), undefined, { mediaServer: backend });
 
-  // silent peers: what a listener hears is the room's own audio only
-  const caller = (path: string) => s.caller(path, { talk: false });
-  const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
+    // silent peers: what a listener hears is the room's own audio only
+    const caller = (path: string) => s.caller(path, { talk: false });
+    const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
 
-  /** Voiced packets the listener hears over `ms` while `act` runs at its start. */
-  async function heardDuring(listener: PlacedCall, act: () => Promise<unknown>, ms = 2500): Promise<number> {
-    const from = listener.peer.levels.length;
-    await act();
-    await sleep(ms);
-    return listener.peer.voiced(from);
-  }
+    /** Voiced packets the listener hears over `ms` while `act` runs at its start. */
+    async function heardDuring(listener: PlacedCall, act: () => Promise<unknown>, ms = 2500): Promise<number> {
+      const from = listener.peer.levels.length;
+      await act();
+      await sleep(ms);
+      return listener.peer.voiced(from);
+    }
 
-  it('beep="onEnter" is heard by the room when that caller joins, not when it leaves; beep="onExit" the other way; none without beep', async () => {
-    const plain = new VoiceResponse();
-    plain.dial().conference('beep room');
-    s.app.on('/plain', plain.toString());
-    const enter = new VoiceResponse();
-    enter.dial().conference({ beep: 'onEnter' }, 'beep room');
-    s.app.on('/enter', enter.toString());
-    const exit = new VoiceResponse();
-    exit.dial().conference({ beep: 'onExit' }, 'beep room');
-    s.app.on('/exit', exit.toString());
-    const listener = await caller('/plain');
-    await joined('beep room', 1);
-    await sleep(500);
-    let quiet!: PlacedCall;
-    expect(await heardDuring(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2))), 'no beep without the attribute').to.be.lessThan(3);
-    let e!: PlacedCall;
-    expect(await heardDuring(listener, async () => ((e = await caller('/enter')), joined('beep room', 3))), 'the onEnter beep on joining').to.be.within(5, 40);
-    expect(await heardDuring(listener, async () => (await s.hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
-    let x!: PlacedCall;
-    expect(await heardDuring(listener, async () => ((x = await caller('/exit')), joined('beep room', 3))), 'no beep when the onExit caller joins').to.be.lessThan(3);
-    expect(await heardDuring(listener, async () => (await s.hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
-    for (const c of [quiet, listener]) await s.hangup(c);
-    for (const c of [listener, quiet, e, x]) expect((await c.sipp).code).to.equal(0);
+    it('beep="onEnter" is heard by the room when that caller joins, not when it leaves; beep="onExit" the other way; none without beep', async () => {
+      const plain = new VoiceResponse();
+      plain.dial().conference('beep room');
+      s.app.on('/plain', plain.toString());
+      const enter = new VoiceResponse();
+      enter.dial().conference({ beep: 'onEnter' }, 'beep room');
+      s.app.on('/enter', enter.toString());
+      const exit = new VoiceResponse();
+      exit.dial().conference({ beep: 'onExit' }, 'beep room');
+      s.app.on('/exit', exit.toString());
+      const listener = await caller('/plain');
+      await joined('beep room', 1);
+      await sleep(500);
+      let quiet!: PlacedCall;
+      expect(await heardDuring(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2))), 'no beep without the attribute').to.be.lessThan(3);
+      let e!: PlacedCall;
+      expect(await heardDuring(listener, async () => ((e = await caller('/enter')), joined('beep room', 3))), 'the onEnter beep on joining').to.be.within(5, 40);
+      expect(await heardDuring(listener, async () => (await s.hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
+      let x!: PlacedCall;
+      expect(await heardDuring(listener, async () => ((x = await caller('/exit')), joined('beep room', 3))), 'no beep when the onExit caller joins').to.be.lessThan(3);
+      expect(await heardDuring(listener, async () => (await s.hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
+      for (const c of [quiet, listener]) await s.hangup(c);
+      for (const c of [listener, quiet, e, x]) expect((await c.sipp).code).to.equal(0);
+    });
   });
-});

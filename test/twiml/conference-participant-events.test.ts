@@ -2,7 +2,10 @@
 // REST Participants update (the official twilio client against control-api on loopback) sends
 // participant-mute / participant-unmute / participant-hold / participant-unhold to the room's
 // statusCallback, signed (twilio.validateRequest), in order with join and leave; a sipp caller (real
-// SIP on loopback, a media-app node, real Postgres and Redis) answers the hold re-INVITEs.
+// SIP on loopback, a media-app node, real Postgres and Redis) answers the hold re-INVITEs. On the fsmrf
+// media backend (issue 55) mute and unmute are the switch's member operations and send the same
+// callbacks; a member's hold is refused (409 naming the backend: core/commands/node-media.ts) with no
+// callback and no re-INVITE.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
@@ -23,57 +26,100 @@ describe('TwiML <Conference statusCallbackEvent="mute hold">: compiler', () => {
   });
 });
 
-describe('TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers and REST updates', function () {
-  this.timeout(180_000);
-  let s: TwilioRestStack;
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML <Conference statusCallbackEvent="mute hold"> with sipp callers and REST updates (${backend} media backend)`, function () {
+    this.timeout(180_000);
+    let s: TwilioRestStack;
 
-  useTwilioRestStack((x) => (s = x));
+    useTwilioRestStack((x) => (s = x), undefined, { mediaServer: backend });
 
-  it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
-    const doc = new VoiceResponse();
-    doc.dial().conference({ statusCallback: '/pe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold'] }, 'mute hold room');
-    s.app.on('/m', doc.toString());
-    s.app.on('/pe', '<Response/>');
-    const c = await s.caller('/m', {
-      steps: (port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`,
-    });
-    const db = await testDb();
-    const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'mute hold room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
-    const cf = toSid('CF', room.id);
-    const p = () => s.client.conferences(cf).participants(callSid(c.callId));
-    // the room is made before its participant: a 20404 until then
-    await until(
-      async () =>
-        (
-          await p()
-            .fetch()
-            .catch(() => null)
-        )?.status === 'connected'
-          ? true
-          : null,
-      20_000,
-      'connected',
-    );
-    expect((await p().update({ muted: true })).muted).to.equal(true);
-    expect((await p().update({ muted: false })).muted).to.equal(false);
-    expect((await p().update({ hold: true })).hold).to.equal(true);
-    expect((await p().update({ hold: false })).hold).to.equal(false);
-    // the same state again changes nothing: no callback
-    expect((await p().update({ muted: false })).muted).to.equal(false);
-    await sleep(500);
-    await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
-    const got = await until(
-      async () => {
-        const r = s.app.requests.filter((x) => x.path === '/pe');
-        return r.length >= 6 ? r : null;
-      },
-      20_000,
-      'six callbacks',
-    );
-    await sleep(1000);
-    expect(s.app.requests.filter((x) => x.path === '/pe').length, 'no more than six').to.equal(6);
-    expectParticipantLifecycle(got, { ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
-    const res = await c.sipp;
-    expect(res.code, res.errors + res.messages).to.equal(0);
+    /** The caller in 'mute hold room' (answering the two hold re-INVITEs where a hold is done), its participant once connected. */
+    async function connected(steps?: (port: number) => string) {
+      const doc = new VoiceResponse();
+      doc.dial().conference({ statusCallback: '/pe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold'] }, 'mute hold room');
+      s.app.on('/m', doc.toString());
+      s.app.on('/pe', '<Response/>');
+      const c = await s.caller('/m', steps ? { steps } : {});
+      const db = await testDb();
+      const room = await until(async () => ((await db('conferences').where({ customer_id: s.f.customer.id, name: 'mute hold room' }).first()) as { id: string } | undefined) ?? null, 20_000, 'room');
+      const cf = toSid('CF', room.id);
+      const p = () => s.client.conferences(cf).participants(callSid(c.callId));
+      // the room is made before its participant: a 20404 until then
+      await until(
+        async () =>
+          (
+            await p()
+              .fetch()
+              .catch(() => null)
+          )?.status === 'connected'
+            ? true
+            : null,
+        20_000,
+        'connected',
+      );
+      return { c, cf, p };
+    }
+
+    /** The callbacks once `n` have come and a moment more brought no other. */
+    async function callbacks(n: number) {
+      const got = await until(
+        async () => {
+          const r = s.app.requests.filter((x) => x.path === '/pe');
+          return r.length >= n ? r : null;
+        },
+        20_000,
+        `${n} callbacks`,
+      );
+      await sleep(1000);
+      expect(s.app.requests.filter((x) => x.path === '/pe').length, `no more than ${n}`).to.equal(n);
+      return got;
+    }
+
+    if (backend === 'embedded')
+      it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
+        const { c, cf, p } = await connected((port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`);
+        expect((await p().update({ muted: true })).muted).to.equal(true);
+        expect((await p().update({ muted: false })).muted).to.equal(false);
+        expect((await p().update({ hold: true })).hold).to.equal(true);
+        expect((await p().update({ hold: false })).hold).to.equal(false);
+        // the same state again changes nothing: no callback
+        expect((await p().update({ muted: false })).muted).to.equal(false);
+        await sleep(500);
+        await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+        expectParticipantLifecycle(await callbacks(6), { ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
+        const res = await c.sipp;
+        expect(res.code, res.errors + res.messages).to.equal(0);
+      });
+    else
+      it('participant-mute, -unmute between join and leave, signed; a hold refused (409 naming the backend) sends none', async () => {
+        const { c, cf, p } = await connected();
+        expect((await p().update({ muted: true })).muted).to.equal(true);
+        expect((await p().update({ muted: false })).muted).to.equal(false);
+        const held = await p()
+          .update({ hold: true })
+          .then(
+            () => null,
+            (e: { status?: number; code?: number; message?: string }) => e,
+          );
+        expect([held?.status, held?.code]).to.deep.equal([409, 20001]);
+        expect(held?.message).to.match(/^hold .*is not available on the fsmrf media backend/);
+        expect(await p().fetch()).to.include({ hold: false, muted: false });
+        expect((await p().update({ muted: false })).muted).to.equal(false);
+        await sleep(500);
+        await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+        const got = await callbacks(4);
+        expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.Muted, r.params.Hold])).to.deep.equal([
+          ['participant-join', 'false', 'false'],
+          ['participant-mute', 'true', 'false'],
+          ['participant-unmute', 'false', 'false'],
+          ['participant-leave', 'false', 'false'],
+        ]);
+        expect(got.map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4]);
+        for (const r of got) {
+          expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
+          expect(r.params).to.include({ ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
+        }
+        const res = await c.sipp;
+        expect(res.code, res.errors + res.messages).to.equal(0);
+      });
   });
-});

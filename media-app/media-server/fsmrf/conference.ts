@@ -4,14 +4,15 @@
  * endconf, so destroying it ends the room); a member enters with its endpoint's joinConference
  * (fsmrf's Endpoint.join) and leaves with `conference <name> kick <id>`; mute and deaf, recording
  * start/stop are `conference <name> …` commands on the control leg; the switch's start-/stop-talking
- * events are the members' 'speaker'. What only the engine's mixer does (whisper/coaching, the mix's raw
- * frames, a beep injected into it) has no engine here: conference.ts's engineMix refuses it by name.
+ * events are the members' 'speaker'; the beep is `conference <name> play tone_stream://…`. What only the
+ * engine's mixer does (whisper/coaching, the mix's raw frames) has no engine here: conference.ts's engineMix refuses it by name.
  */
 import { EventEmitter } from 'node:events';
 import type { Conference as FsConference, EslEvent, MediaServer as FsMediaServer } from 'drachtio-fsmrf';
-import type { ConferenceMix, MixDirection, MixEvents } from '../conference';
+import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from '../conference';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
+import { MemberSay } from './conference-say';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
@@ -22,6 +23,9 @@ const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** The switch's member operations for a direction: `in` (the others do not hear it) is mute, `out` (it hears nothing) deaf. */
 const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out: ['deaf'], both: ['mute', 'deaf'] };
+
+/** TwiML's beep as the switch plays it: 300 ms of 1 kHz (mod_tone_stream's teletone). */
+const BEEP_TONE = 'tone_stream://%(300,0,1000)';
 
 /** A recording of the room: its path, how its end is told, its duration timer. */
 interface Recording {
@@ -134,6 +138,16 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (!r || this.destroyed) return;
     await this.socket.run('conference recording stop', () => this.conf.stopRecording(r.file));
     this.recordingStopped(r.file);
+  }
+
+  /** An announcement to the member of `ep` goes through the room (conference-say.ts): its own prompt would wait behind the `conference` application. */
+  announceTo(ep: CallEndpoint): AnnounceTarget {
+    return new MemberSay({ memberId: () => this.members.get(ep.uuid), command: (args, ok) => this.command(args, ok), conn: () => this.conf.endpoint.conn }, ep);
+  }
+
+  /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */
+  async beep(): Promise<void> {
+    await this.command(`play ${BEEP_TONE}`, /^\+OK\b/);
   }
 
   async destroy(): Promise<void> {
