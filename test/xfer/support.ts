@@ -17,10 +17,13 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback); `log` gets the platform's log lines. */
-export async function startStack(env: Record<string, string> = {}, opts: { log?: NodeJS.WritableStream } = {}): Promise<Stack> {
+/**
+ * `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback); `log` gets the platform's
+ * log lines; `mediaServer`: media-app's backend (startPlatform's, the embedded engine by default).
+ */
+export async function startStack(env: Record<string, string> = {}, opts: { log?: NodeJS.WritableStream; mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Stack> {
   // sipp answers only MD5 challenges: offer MD5 first
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env }, { log: opts.log });
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env }, { log: opts.log, mediaServer: opts.mediaServer });
   const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, ...env } });
   const f = await createFixture(t.ctx);
   const auth = `Bearer ${f.token}`;

@@ -1,0 +1,129 @@
+// Hold on both media backends (issue 55): 'embedded' (media-engine in media-app) and 'fsmrf' (the
+// leg's channel on our switch, esl/, through drachtio-fsmrf). POST /calls/{id}/hold re-INVITEs the sipp
+// party with a=sendonly, its o= version past the last one it saw, and the party hears the music on hold
+// (the node's); DELETE re-INVITEs it with a=sendrecv: the music stops, the platform's audio reaches the
+// party again and the party's tone reaches the platform's side of the leg (its endpoint's received
+// packets). On fsmrf the re-offer is the switch's SDP and the party's answer goes to the switch
+// (media-server/README.md "Hold on fsmrf"). Real loopback SIP and RTP: control-api, media-app, sipp, a
+// tone-sending RTP party, our switch.
+import { expect } from 'chai';
+import request from 'supertest';
+import { freePort } from '../../testkit/ports';
+import { killAllSipp, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { startStack, TonePeer, type Stack } from '../xfer/support';
+import { closeCommandBus } from '../../control-api/calls/bus';
+import { CallSession } from '../../media-app/call/session';
+import { heldParty, offeredDirections, offeredVersions, type HeldDirection } from './held-party';
+
+for (const backend of ['embedded', 'fsmrf'] as const) {
+  describe(`hold on the ${backend} media backend`, function () {
+    this.timeout(120_000);
+    let s: Stack;
+    const peers: TonePeer[] = [];
+
+    before(async () => {
+      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
+    });
+    after(async () => {
+      killAllSipp();
+      for (const t of peers) t.close();
+      if (s) await closeCommandBus(s.t.ctx);
+      await s?.close();
+    });
+
+    const send = (method: 'post' | 'delete', path: string, body?: object) => {
+      const r = request(s.t.app)[method](`/v1.0${path}`).set('Authorization', `Bearer ${s.f.token}`);
+      return body ? r.send(body) : r;
+    };
+    const metadata = async (id: string) => ((await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> }).metadata;
+
+    /** What the party got (packets, voiced packets) and what the leg's endpoint received over `ms`. */
+    async function window(peer: TonePeer, id: string, ms: number) {
+      const ep = () => {
+        const call = s.p.app.calls.get(id);
+        if (!(call instanceof CallSession) || !call.endpoint) throw new Error(`call ${id} has no endpoint on the node`);
+        return call.endpoint;
+      };
+      const rx0 = (await ep().getStats()).packetsReceived;
+      const [p0, v0] = [peer.received, peer.voiced];
+      await sleep(ms);
+      return { packets: peer.received - p0, voiced: peer.voiced - v0, heard: (await ep().getStats()).packetsReceived - rx0 };
+    }
+
+    /** A live call to a sipp party (its RTP a TonePeer) that takes one re-INVITE per direction in `reinvites`. */
+    async function liveCall(reinvites: HeldDirection[]) {
+      const peer = await TonePeer.open();
+      peers.push(peer);
+      const px = await freePort();
+      const x = sipp(heldParty(peer.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+      await sleep(300);
+      const res = await send('post', '/calls', {
+        source: { type: 'tel', target: '+15550001111' },
+        destinations: [{ type: 'sip', target: `held@127.0.0.1:${px}` }],
+        actions: [{ type: 'sleep', option: { duration: 60_000 } }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const id = res.body.calls[0].id as string;
+      await until(async () => (await s.t.ctx.db('calls').where({ id }).first())?.status === 'progressing', 15_000, 'answered');
+      await until(() => peer.received > 10, 10_000, 'the platform sends to the party');
+      return { id, peer, x };
+    }
+
+    /** Hangs the call up; the party's INVITEs' directions and o= versions. */
+    async function hangUp(id: string, x: { done: Promise<SippResult> }) {
+      expect((await send('post', `/calls/${id}/hangup`)).status).to.equal(200);
+      const r = await x.done;
+      expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+      return { directions: offeredDirections(r), versions: offeredVersions(r) };
+    }
+
+    it('hold re-INVITEs with a=sendonly and the party hears the music; unhold re-INVITEs with a=sendrecv and the audio flows both ways', async () => {
+      const { id, peer, x } = await liveCall(['sendonly', 'sendrecv']);
+      const before = await window(peer, id, 800);
+      expect(before.voiced, 'nothing plays yet').to.equal(0);
+      expect(before.heard, "the party's tone reaches the leg before the hold").to.be.greaterThan(25);
+
+      const held = await send('post', `/calls/${id}/hold`, {});
+      expect(held.status, JSON.stringify(held.body)).to.equal(200);
+      await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
+      await until(() => peer.voiced > 20, 10_000, 'the music on hold reaches the held party');
+
+      // the music (a 6 s phrase) stops before the mutes are written: on fsmrf a mute queued behind the
+      // playing file would hold the unhold until the phrase ends (media-state.ts)
+      expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === false, 2500, 'unheld within 2.5 s');
+      await sleep(300);
+      const after = await window(peer, id, 1000);
+      expect(after.packets, "the platform's audio reaches the party again").to.be.greaterThan(30);
+      expect(after.voiced, 'the music stopped').to.equal(0);
+      expect(after.heard, "the party's tone reaches the leg again").to.be.greaterThan(30);
+
+      const got = await hangUp(id, x);
+      expect(got.directions).to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
+      // each re-offer is a changed SDP: its o= version goes up (RFC 3264 §8)
+      const [v0, v1, v2] = got.versions as [number, number, number];
+      expect(v1, 'the hold offer').to.be.greaterThan(v0);
+      expect(v2, 'the unhold offer').to.be.greaterThan(v1);
+    });
+
+    it('a silent hold (music "") re-INVITEs with a=inactive and nothing reaches the party; unhold brings the audio back both ways', async () => {
+      const { id, peer, x } = await liveCall(['inactive', 'sendrecv']);
+      expect((await send('post', `/calls/${id}/hold`, { music: '' })).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
+      await sleep(300);
+      const held = await window(peer, id, 1000);
+      expect(held.packets, 'no media to a party held with a=inactive').to.equal(0);
+      expect(held.heard, "the party's tone is not taken while inactive").to.equal(0);
+
+      expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === false, 10_000, 'unheld');
+      await sleep(300);
+      const after = await window(peer, id, 1000);
+      expect(after.packets, "the platform's audio reaches the party again").to.be.greaterThan(30);
+      expect(after.heard, "the party's tone reaches the leg again").to.be.greaterThan(30);
+
+      const got = await hangUp(id, x);
+      expect(got.directions).to.deep.equal(['sendrecv', 'inactive', 'sendrecv']);
+    });
+  });
+}
