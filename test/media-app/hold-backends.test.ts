@@ -15,6 +15,9 @@ import { closeCommandBus } from '../../control-api/calls/bus';
 import { CallSession } from '../../media-app/call/session';
 import { heldParty, offeredDirections, offeredVersions, type HeldDirection } from './held-party';
 
+/** MEDIA_INACTIVITY_TIMEOUT_MS: a party that sends nothing for it is ended, unless held */
+const TIMEOUT_MS = 1500;
+
 for (const backend of ['embedded', 'fsmrf'] as const) {
   describe(`hold on the ${backend} media backend`, function () {
     this.timeout(120_000);
@@ -22,7 +25,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
     const peers: TonePeer[] = [];
 
     before(async () => {
-      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
+      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', MEDIA_INACTIVITY_TIMEOUT_MS: String(TIMEOUT_MS) }, { mediaServer: backend });
     });
     after(async () => {
       killAllSipp();
@@ -124,6 +127,44 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
 
       const got = await hangUp(id, x);
       expect(got.directions).to.deep.equal(['sendrecv', 'inactive', 'sendrecv']);
+    });
+
+    /** On fsmrf, the switch channel's media_timeout (what FreeSWITCH reads at a re-INVITE); null on the engine. */
+    function switchMediaTimeout(id: string): string | null {
+      const call = s.p.app.calls.get(id);
+      if (!s.p.switch || !(call instanceof CallSession) || !call.endpoint) return null;
+      const ch = s.p.switch.sw.esl.channels.get(call.endpoint.uuid) as unknown as { channel: { variables: Map<string, string> } } | undefined;
+      return ch?.channel.variables.get('media_timeout') ?? 'no channel';
+    }
+
+    it('a held party that sends nothing stays up past the media timeout; once resumed, its silence ends the call', async () => {
+      const { id, peer, x } = await liveCall(['sendonly', 'sendrecv']);
+      const row = async () => (await s.t.ctx.db('calls').where({ id }).first()) as { status: string; hangup_reason: string | null };
+      expect((await send('post', `/calls/${id}/hold`, {})).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
+      // a phone held with recvonly sends nothing: on a FreeSWITCH the unhold's media_timeout read would
+      // arm the timeout again at once, so the backend sets it to 0 before the switch gets the answer
+      peer.silent = true;
+      if (backend === 'fsmrf') expect(switchMediaTimeout(id), "the switch channel's media_timeout while held").to.equal('0');
+      await sleep(3 * TIMEOUT_MS);
+      expect((await row()).status, 'held past 3x the media timeout').to.equal('progressing');
+
+      expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === false, 2500, 'unheld');
+      peer.silent = false;
+      if (backend === 'fsmrf') expect(switchMediaTimeout(id), "the switch channel's media_timeout once resumed").to.equal(String(TIMEOUT_MS));
+      const after = await window(peer, id, 800);
+      expect(after.heard, "the party's tone reaches the leg again").to.be.greaterThan(20);
+
+      // resumed, the watch is armed again: a party that goes quiet now is ended after the timeout
+      const quiet = performance.now();
+      peer.silent = true;
+      const ended = await until(async () => ((await row()).status === 'hangup' ? await row() : null), 4 * TIMEOUT_MS + 3000, 'ended by the media timeout');
+      expect(performance.now() - quiet, 'not before the timeout').to.be.greaterThan(TIMEOUT_MS);
+      expect(ended.hangup_reason).to.equal('media_timeout');
+      const r = await x.done;
+      expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+      expect(offeredDirections(r)).to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
     });
   });
 }

@@ -142,6 +142,8 @@ export class TonePeer {
   port = 0;
   received = 0;
   voiced = 0;
+  /** while true it sends nothing (a phone held with recvonly), its clock going on */
+  silent = false;
 
   static async open(): Promise<TonePeer> {
     const t = new TonePeer();
@@ -168,6 +170,7 @@ export class TonePeer {
         h.writeUInt32BE(ts >>> 0, 4);
         ts += 160;
         h.writeUInt32BE(ssrc, 8);
+        if (t.silent) return;
         t.sock.send(Buffer.concat([h, payload]), rinfo.port, rinfo.address);
       }, 20);
     });

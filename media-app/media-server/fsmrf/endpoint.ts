@@ -36,6 +36,7 @@ import type { MediaFork } from '../tap';
 import { SessionRecordings } from './record-session';
 import { MemberMutes, type Direction } from './member-mute';
 import { PartyVersions } from './reoffer';
+import { HoldTimeout } from './hold-timeout';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -86,6 +87,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly mutes: MemberMutes;
   /** the o= versions of the switch's SDPs the party was given, for our re-offers (reoffer.ts) */
   private readonly versions = new PartyVersions();
+  /** the channel's media_timeout across holds (hold-timeout.ts) */
+  private readonly holdTimeout: HoldTimeout;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -109,6 +112,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     this.socket = new LegSocket(fs);
     this.sessions = new SessionRecordings(fs);
     this.mutes = new MemberMutes(fs, (op, f) => this.socket.run(op, f));
+    this.holdTimeout = new HoldTimeout(fs, mediaTimeoutMs, (op, f) => this.socket.run(op, f));
     // the switch's first SDP (its offer on a 3pcc leg) may reach the party as it is
     this.versions.saw(fs.local.sdp);
     this.once('destroy', () => (this.sessions.hangup(), this.mutes.close()));
@@ -151,9 +155,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /**
    * The far end's SDP (an answer to the switch's offer or to our re-offer, a re-INVITE's offer): fsmrf's
    * modify, a re-INVITE to the switch with it; resolves with the switch's SDP (answered by the switch
-   * per RFC 3264: recvonly gets sendonly, inactive inactive).
+   * per RFC 3264: recvonly gets sendonly, inactive inactive). The channel's media_timeout is set for a
+   * held or resumed party first (hold-timeout.ts).
    */
   async modify(remoteSdp: string): Promise<string> {
+    await this.holdTimeout.before(remoteSdp);
     await this.socket.run('modify', () => this.fs.modify(remoteSdp));
     const sdp = this.local.sdp;
     this.versions.saw(sdp);
