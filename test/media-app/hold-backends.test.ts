@@ -3,7 +3,7 @@
 // party with a=sendonly, its o= version past the last one it saw, and the party hears the music on hold
 // (the node's); DELETE re-INVITEs it with a=sendrecv: the music stops, the platform's audio reaches the
 // party again and the party's tone reaches the platform's side of the leg (its endpoint's received
-// packets). On fsmrf the re-offer is the switch's SDP and the party's answer goes to the switch
+// packets); in a bridged call the two parties hear each other's tone again. On fsmrf the re-offer is the switch's SDP and the party's answer goes to the switch
 // (media-server/README.md "Hold on fsmrf"). Real loopback SIP and RTP: control-api, media-app, sipp, a
 // tone-sending RTP party, our switch.
 import { expect } from 'chai';
@@ -165,6 +165,48 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       const r = await x.done;
       expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
       expect(offeredDirections(r)).to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
+    });
+
+    it('a bridged call: the held side gets a=sendonly and its audio stops reaching the other; unhold brings the tones back both ways', async () => {
+      const [a, b] = [await TonePeer.open(), await TonePeer.open()];
+      peers.push(a, b);
+      const [pa, pb] = [await freePort(), await freePort()];
+      const xa = sipp(heldParty(a.port, ['sendonly', 'sendrecv']), ['-i', '127.0.0.1', '-p', String(pa), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+      const xb = sipp(heldParty(b.port, []), ['-i', '127.0.0.1', '-p', String(pb), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+      await sleep(300);
+      const res = await send('post', '/calls', {
+        source: { type: 'tel', target: '+15550001111' },
+        destinations: [{ type: 'sip', target: `held@127.0.0.1:${pa}` }],
+        actions: [{ type: 'connect', option: { source: { type: 'tel', target: '+15550001111' }, destinations: [{ type: 'sip', target: `other@127.0.0.1:${pb}` }] } }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const id = res.body.calls[0].id as string;
+      await until(() => a.voiced > 25 && b.voiced > 25, 20_000, 'each party hears the other before the hold');
+
+      expect((await send('post', `/calls/${id}/hold`, {})).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
+      // the other side quiet meanwhile (for less than the media timeout): what the held party hears is the music alone
+      b.silent = true;
+      await sleep(300);
+      const held = { a: a.voiced, b: b.voiced };
+      await sleep(700);
+      b.silent = false;
+      expect(a.voiced - held.a, 'the held party hears the music').to.be.greaterThan(20);
+      expect(b.voiced - held.b, "the held party's tone does not reach the other").to.be.lessThan(5);
+
+      expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
+      await until(async () => (await metadata(id)).hold === false, 2500, 'unheld');
+      await sleep(300);
+      const back = { a: a.voiced, b: b.voiced };
+      await sleep(1000);
+      expect(a.voiced - back.a, 'the resumed party hears the other').to.be.greaterThan(30);
+      expect(b.voiced - back.b, 'the other hears the resumed party').to.be.greaterThan(30);
+
+      expect((await send('post', `/calls/${id}/hangup`)).status).to.equal(200);
+      const [ra, rb] = [await xa.done, await xb.done];
+      expect(ra.code, ra.errors + ra.messages.slice(-3000)).to.equal(0);
+      expect(rb.code, rb.errors + rb.messages.slice(-3000)).to.equal(0);
+      expect(offeredDirections(ra)).to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
     });
   });
 }
