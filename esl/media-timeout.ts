@@ -15,7 +15,7 @@
  * The platform sets `media_timeout` on the INVITE (the X-Media-Timeout header, which the mrf dialplan,
  * freeswitch/dialplan/mrf.xml, sets before its answer; the SIP face does the same: sip-face.ts).
  */
-import type { Endpoint } from '../media-engine';
+import { parseSdp, type Endpoint } from '../media-engine';
 
 /** The INVITE's header the mrf dialplan sets `media_timeout` (ms) from, before its answer. */
 export const MEDIA_TIMEOUT_HEADER = 'X-Media-Timeout';
@@ -38,9 +38,49 @@ export function mediaTimeoutMs(vars: ReadonlyMap<string, string>): number {
   return both.length ? Math.min(...both) : 0;
 }
 
-/** One channel's watch: armed when its RTP is activated (answer, re-INVITE), gone with the channel. */
+/** The variables whose read sets engine->media_timeout (the value stays as it was when none is set). */
+const TIMEOUT_VARS = ['media_timeout', 'media_timeout_audio', 'rtp_timeout_sec'];
+
+/**
+ * The hold timeout a read sets (check_media_timeout_params): media_hold_timeout_audio when set, else
+ * media_hold_timeout (ms); null when neither is set (the value stays as it was).
+ */
+export function mediaHoldTimeoutMs(vars: ReadonlyMap<string, string>): number | null {
+  const v = vars.has('media_hold_timeout_audio') ? vars.get('media_hold_timeout_audio') : vars.get('media_hold_timeout');
+  return v === undefined ? null : Math.max(0, atoi(v));
+}
+
+/**
+ * What a re-INVITE's offer says of the far end (switch_core_media_negotiate_sdp): 'holds' (sendonly,
+ * inactive or c=0.0.0.0), 'recvonly', 'sendrecv'; null when it has no audio that can be read.
+ */
+export function offerMode(sdp: string): 'holds' | 'recvonly' | 'sendrecv' | null {
+  try {
+    const audio = parseSdp(sdp).audio;
+    if (!audio || audio.port === 0) return null;
+    if (audio.direction === 'sendonly' || audio.direction === 'inactive' || audio.address === '0.0.0.0') return 'holds';
+    return audio.direction === 'recvonly' ? 'recvonly' : 'sendrecv';
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One channel's watch: armed when its RTP is activated (answer, re-INVITE), gone with the channel. As
+ * FreeSWITCH keeps it: the engine's media timeout and hold timeout (the last reads), the RTP session's
+ * timeout in force, and whether the far end holds (CF_PROTO_HOLD).
+ */
 export class MediaTimeout {
+  /** the RTP session's timeout in force (0: none) */
   private armedMs = 0;
+  /** engine->media_timeout: the last read of the variables (0 included) */
+  private engineMs = 0;
+  /** engine->media_hold_timeout: set by a read of media_hold_timeout, else 10 × a non-zero media timeout */
+  private holdMs = 0;
+  /** the far end holds (its re-INVITE offered sendonly, inactive or 0.0.0.0) */
+  private held = false;
+  /** a watch was asked of the endpoint (so a timeout gone to 0 disarms it) */
+  private watching = false;
   private closed = false;
   private readonly onRx = () => {
     if (!this.closed && this.armedMs > 0) this.timedOut();
@@ -55,18 +95,43 @@ export class MediaTimeout {
   }
 
   /**
-   * The channel's RTP is activated (its answer) or activated again (a re-INVITE): arms the endpoint's
-   * watch for what `vars` ask now; 0 or nothing keeps the timeout it had, as FreeSWITCH does. An armed
-   * watch starts its count again (activate_rtp's switch_rtp_reset_media_timer).
+   * The channel's RTP is activated (its answer) or activated again (a re-INVITE, `offer` its SDP): arms the
+   * endpoint's watch for what `vars` ask now; 0 or nothing keeps the timeout it had, as FreeSWITCH does. An
+   * armed watch starts its count again (activate_rtp's switch_rtp_reset_media_timer). First what the
+   * re-INVITE's negotiation does: a far end that holds switches to the hold timeout
+   * (switch_core_media_toggle_hold), one that resumes back to the media timeout, a recvonly one zeroes
+   * both; then the read (check_media_timeout_params), which puts a non-zero media timeout in force.
    */
-  activate(vars: ReadonlyMap<string, string>): void {
+  activate(vars: ReadonlyMap<string, string>, offer: string | null = null): void {
+    this.negotiated(offer === null ? null : offerMode(offer));
+    const hold = mediaHoldTimeoutMs(vars);
+    if (hold !== null) this.holdMs = hold;
     const ms = mediaTimeoutMs(vars);
-    if (ms > 0) this.armedMs = ms;
-    if (this.closed || this.armedMs === 0 || this.endpoint.destroyed) return;
-    this.endpoint.watchRx(this.armedMs).catch((e: unknown) => {
+    if (TIMEOUT_VARS.some((k) => vars.has(k))) this.engineMs = ms;
+    if (ms > 0) {
+      this.armedMs = ms;
+      if (!this.holdMs) this.holdMs = ms * 10;
+    }
+    if (this.closed || this.endpoint.destroyed || (this.armedMs === 0 && !this.watching)) return;
+    this.watching = this.armedMs > 0;
+    // a held leg is watched whatever its direction (the far end's sendonly leaves ours receive-only)
+    this.endpoint.watchRx(this.armedMs, this.held).catch((e: unknown) => {
       // the leg ended meanwhile: its watch went with it; anything else is the engine's failure
       if (!this.closed && !this.endpoint.destroyed) this.failed(e instanceof Error ? e : new Error(String(e)));
     });
+  }
+
+  /** What the re-INVITE's offer changes before the read (switch_core_media_negotiate_sdp, toggle_hold). */
+  private negotiated(mode: ReturnType<typeof offerMode>): void {
+    if (mode === 'recvonly') {
+      this.engineMs = this.holdMs = this.armedMs = 0;
+    } else if (mode === 'holds' && !this.held) {
+      this.held = true;
+      if (this.holdMs) this.armedMs = this.holdMs;
+    } else if (mode === 'sendrecv' && this.held) {
+      this.held = false;
+      if (this.holdMs) this.armedMs = this.engineMs;
+    }
   }
 
   /** The channel ended: no more timeouts from it (the engine's watch goes with the endpoint). */

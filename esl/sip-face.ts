@@ -131,7 +131,7 @@ class ChannelCall implements OutboundSession {
     }
     this.channel.setMedia(req.body);
     // a re-INVITE activates the RTP again: FreeSWITCH reads the media timeout variables again
-    this.mediaTimeout.activate(this.channel.variables);
+    this.mediaTimeout.activate(this.channel.variables, req.body);
     res.send(200, { body: this.channel.endpoint.local.sdp });
   }
 

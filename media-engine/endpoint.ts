@@ -77,10 +77,11 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
 
   /**
    * Arms the receive watch (worker/rx-watch.ts): 'rxTimeout' once the far end has sent no RTP or RTCP
-   * for `timeoutMs` while the leg expects media (both ways, heard by someone); 0 disarms it.
+   * for `timeoutMs` while the leg expects media (both ways, heard by someone); 0 disarms it. `held`: the
+   * watch of a leg its far end holds (esl/'s media_hold_timeout), watched whatever the media's direction.
    */
-  watchRx(timeoutMs: number): Promise<void> {
-    return this.call('watchRx', timeoutMs);
+  watchRx(timeoutMs: number, held = false): Promise<void> {
+    return this.call('watchRx', timeoutMs, held);
   }
 
   /** A new offer for a live leg (answering an SDP-less re-INVITE); the answer goes to modify(). */

@@ -13,6 +13,7 @@ import { espeakVoiceFor } from '../../media-engine';
 import { callSchema, progressing, send } from './calls';
 import { assertEgressUrl } from '../egress-field';
 import { assertNodeMediaCan } from '../../core/commands/node-media';
+import { conferencecallsRepo } from '../../core/repos/conferencecalls';
 import { commandBus } from '../calls/bus';
 import type { AppContext } from '../context';
 
@@ -28,9 +29,14 @@ const holdBody = z.strictObject({
 
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
 
-/** A hold the owner node's media backend cannot make is refused here (409), never sent to be dropped there. */
+/**
+ * A hold the owner node's media backend cannot make is refused here (409), never sent to be dropped
+ * there: on fsmrf, the hold of a call that is a conference member (its music would wait behind the
+ * switch's conference application); any other call holds on both backends.
+ */
 async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
-  await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await commandBus(ctx).callOwner(callId), 'hold');
+  if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;
+  await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await commandBus(ctx).callOwner(callId), 'memberHold');
 }
 
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {
@@ -42,7 +48,7 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     permission: 'manager',
     params: idParams,
     response: callSchema,
-    // a hold the owner node's media backend cannot make (fsmrf): STATE_INVALID
+    // a hold the owner node's media backend cannot make (a conference member on fsmrf): STATE_INVALID
     ...(type === 'call.hold' ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);

@@ -154,7 +154,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   const coached = coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null;
   // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
   const bus = commandBus(ctx);
-  if (hold !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await bus.callOwner(call.id), 'hold');
+  if (hold !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await bus.callOwner(call.id), 'memberHold');
   if (coaching !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await conferenceHost(ctx.redis, ctx.config.redisKeyPrefix, conf.id), 'coaching');
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves

@@ -89,17 +89,24 @@ export class CallMediaState {
     return next;
   }
 
+  /**
+   * Music that is no longer wanted stops first, then the mutes are written, then new music starts: on a
+   * switch (fsmrf) a mute is an application queued behind the playing file, so it would otherwise wait
+   * for the music to reach its end.
+   */
   private async write(): Promise<void> {
     const ep = this.endpoint();
     if (!ep || ep.destroyed) return;
+    const music = musicOf(this.state);
+    if (this.playing && music !== this.playing) {
+      this.playing = '';
+      await ep.stopPlayback().catch(() => undefined);
+    }
     const want = endpointMutes(this.state);
     await (want.in ? ep.mute('in') : ep.unmute('in'));
     await (want.out ? ep.mute('out') : ep.unmute('out'));
-    const music = musicOf(this.state);
     if (music === this.playing) return;
-    const was = this.playing;
     this.playing = music;
-    if (was) await ep.stopPlayback().catch(() => undefined);
     if (music) this.loop(ep, music);
   }
 

@@ -82,7 +82,7 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
 
   /** Applies the far end's SDP (answer, re-INVITE); resolves with our SDP. */
   modify(remoteSdp: string): Promise<string>;
-  /** A fresh offer of ours (a re-INVITE we send). */
+  /** An offer of ours for a re-INVITE we send or answer (the engine's fresh one; on fsmrf the switch's SDP re-offered: fsmrf/reoffer.ts). */
   offer(): Promise<string>;
   /** The receive watch: 'rxTimeout' when the far end sends nothing for `timeoutMs`. */
   watchRx(timeoutMs: number): Promise<void>;

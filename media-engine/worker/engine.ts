@@ -274,9 +274,9 @@ export class Engine {
     this.leg(id).setEchoCancel(opts);
   }
 
-  /** Arms the leg's receive watch (rx-watch.ts): 'rxTimeout' after `timeoutMs` without RTP or RTCP; 0 disarms it. */
-  watchRx(id: string, timeoutMs: number): void {
-    this.peek(id).rxWatch = timeoutMs > 0 ? new RxWatch(timeoutMs) : null;
+  /** Arms the leg's receive watch (rx-watch.ts; `held`: in any direction): 'rxTimeout' after `timeoutMs` silent; 0 disarms it. */
+  watchRx(id: string, timeoutMs: number, held = false): void {
+    this.peek(id).rxWatch = timeoutMs > 0 ? new RxWatch(timeoutMs, performance.now(), held) : null;
   }
 
   stats(id: string) {

@@ -4,7 +4,8 @@
  * performance.now()), and again only after it has heard something and gone quiet anew. Only a leg
  * that expects media is watched: negotiated both ways (not on hold: the far end's sendonly, recvonly or
  * inactive, or our own hold by re-INVITE) and heard by someone (not muted in, nor a conference member
- * that others do not hear: a party only listening). While a leg is not watched its silence does not
+ * that others do not hear: a party only listening). A `held` watch (esl/'s media_hold_timeout, a switch's
+ * channel whose far end holds) watches the leg whatever its direction while media is negotiated. While a leg is not watched its silence does not
  * count: the watch starts over when it is watched again.
  *
  * What counts is the leg's count of RTP packets received (from any source: also a sender that is not
@@ -35,6 +36,8 @@ export class RxWatch {
   constructor(
     readonly timeoutMs: number,
     now = performance.now(),
+    /** a held leg's watch (a switch's media_hold_timeout): watched while media is negotiated, in any direction */
+    readonly held = false,
   ) {
     this.from = now;
   }
@@ -87,7 +90,7 @@ export function checkRx(legs: Map<string, Leg>, cLegs: CLegs | null): number {
     const w = leg.rxWatch;
     if (w === null) continue;
     const s = leg.session;
-    const watched = expectsMedia(leg);
+    const watched = w.held ? s.media !== null : expectsMedia(leg);
     // a C leg's counters reach JS with its RTCP reports: read from C before calling it silent
     if (watched && cLegs !== null && w.looksSilent(s.stats.received, s.lastRtcp, now) && cLegs.has(leg)) cLegs.sync(leg);
     const silentMs = w.check(watched, s.stats.received, s.lastFromRemote, s.lastRtcp, now);

@@ -2,7 +2,7 @@
 // and the deprecated rtp_timeout_sec read them (C's atoi); the switch's watch itself runs in
 // test/media-app/media-server/fsmrf-rx-watch.test.ts (real RTP, the channel ended with MEDIA_TIMEOUT).
 import { expect } from 'chai';
-import { mediaTimeoutMs } from '../../esl/media-timeout';
+import { mediaHoldTimeoutMs, mediaTimeoutMs, offerMode } from '../../esl/media-timeout';
 
 const ms = (vars: Record<string, string>) => mediaTimeoutMs(new Map(Object.entries(vars)));
 
@@ -25,5 +25,26 @@ describe('esl: the media timeout variables', () => {
     expect(ms({ media_timeout: '1200ms' })).to.equal(1200);
     expect(ms({ media_timeout: 'x' })).to.equal(0);
     expect(ms({ media_timeout: '-5' })).to.equal(0);
+  });
+});
+
+describe('esl: the hold timeout variables and what an offer says of the far end', () => {
+  const hold = (vars: Record<string, string>) => mediaHoldTimeoutMs(new Map(Object.entries(vars)));
+  const sdp = (dir: string, address = '127.0.0.1', port = 4000) => `v=0\r\no=- 1 2 IN IP4 ${address}\r\ns=-\r\nc=IN IP4 ${address}\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\n${dir}`;
+  it('media_hold_timeout (ms), media_hold_timeout_audio over it; unset: null (the value stays)', () => {
+    expect(hold({})).to.equal(null);
+    expect(hold({ media_hold_timeout: '9000' })).to.equal(9000);
+    expect(hold({ media_hold_timeout: '9000', media_hold_timeout_audio: '4000' })).to.equal(4000);
+    expect(hold({ media_hold_timeout: 'x' })).to.equal(0);
+  });
+  it('sendonly, inactive and c=0.0.0.0 hold; recvonly is its own; sendrecv or none resumes; no audio: null', () => {
+    expect(offerMode(sdp('a=sendonly\r\n'))).to.equal('holds');
+    expect(offerMode(sdp('a=inactive\r\n'))).to.equal('holds');
+    expect(offerMode(sdp('a=sendrecv\r\n', '0.0.0.0'))).to.equal('holds');
+    expect(offerMode(sdp('a=recvonly\r\n'))).to.equal('recvonly');
+    expect(offerMode(sdp('a=sendrecv\r\n'))).to.equal('sendrecv');
+    expect(offerMode(sdp(''))).to.equal('sendrecv');
+    expect(offerMode(sdp('', '127.0.0.1', 0))).to.equal(null);
+    expect(offerMode('garbage')).to.equal(null);
   });
 });

@@ -17,10 +17,13 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback); `log` gets the platform's log lines. */
-export async function startStack(env: Record<string, string> = {}, opts: { log?: NodeJS.WritableStream } = {}): Promise<Stack> {
+/**
+ * `env` goes to both processes (e.g. EGRESS_ALLOW_CIDRS for parties on loopback); `log` gets the platform's
+ * log lines; `mediaServer`: media-app's backend (startPlatform's, the embedded engine by default).
+ */
+export async function startStack(env: Record<string, string> = {}, opts: { log?: NodeJS.WritableStream; mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Stack> {
   // sipp answers only MD5 challenges: offer MD5 first
-  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env }, { log: opts.log });
+  const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', ...env }, { log: opts.log, mediaServer: opts.mediaServer });
   const t = await buildTestApp({ env: { RATE_LIMIT_SCALE: '0', REDIS_KEY_PREFIX: p.config.redisKeyPrefix, ...env } });
   const f = await createFixture(t.ctx);
   const auth = `Bearer ${f.token}`;
@@ -139,6 +142,8 @@ export class TonePeer {
   port = 0;
   received = 0;
   voiced = 0;
+  /** while true it sends nothing (a phone held with recvonly), its clock going on */
+  silent = false;
 
   static async open(): Promise<TonePeer> {
     const t = new TonePeer();
@@ -165,6 +170,7 @@ export class TonePeer {
         h.writeUInt32BE(ts >>> 0, 4);
         ts += 160;
         h.writeUInt32BE(ssrc, 8);
+        if (t.silent) return;
         t.sock.send(Buffer.concat([h, payload]), rinfo.port, rinfo.address);
       }, 20);
     });

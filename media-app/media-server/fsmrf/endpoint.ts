@@ -36,6 +36,8 @@ import type { MediaFork } from '../tap';
 import { SessionRecordings } from './record-session';
 import { switchRtpCounts } from './leg-stats';
 import { MemberMutes, type Direction } from './member-mute';
+import { PartyVersions } from './reoffer';
+import { HoldTimeout } from './hold-timeout';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -84,6 +86,10 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly sessions: SessionRecordings;
   /** the leg's own mute, on the channel or on its room's member (member-mute.ts) */
   private readonly mutes: MemberMutes;
+  /** the o= versions of the switch's SDPs the party was given, for our re-offers (reoffer.ts) */
+  private readonly versions = new PartyVersions();
+  /** the channel's media_timeout across holds (hold-timeout.ts) */
+  private readonly holdTimeout: HoldTimeout;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -107,6 +113,9 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     this.socket = new LegSocket(fs);
     this.sessions = new SessionRecordings(fs);
     this.mutes = new MemberMutes(fs, (op, f) => this.socket.run(op, f));
+    this.holdTimeout = new HoldTimeout(fs, mediaTimeoutMs, (op, f) => this.socket.run(op, f));
+    // the switch's first SDP (its offer on a 3pcc leg) may reach the party as it is
+    this.versions.saw(fs.local.sdp);
     this.once('destroy', () => (this.sessions.hangup(), this.mutes.close()));
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
@@ -144,10 +153,29 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return /telephone-event/i.test(this.fs.local.sdp ?? '');
   }
 
-  /** The far end's SDP (an answer to the switch's offer, a re-INVITE): fsmrf's modify; resolves with the switch's SDP. */
+  /**
+   * The far end's SDP (an answer to the switch's offer or to our re-offer, a re-INVITE's offer): fsmrf's
+   * modify, a re-INVITE to the switch with it; resolves with the switch's SDP (answered by the switch
+   * per RFC 3264: recvonly gets sendonly, inactive inactive). The channel's media_timeout is set for a
+   * held or resumed party first (hold-timeout.ts).
+   */
   async modify(remoteSdp: string): Promise<string> {
-    await this.fs.modify(remoteSdp);
-    return this.local.sdp;
+    await this.holdTimeout.before(remoteSdp);
+    await this.socket.run('modify', () => this.fs.modify(remoteSdp));
+    const sdp = this.local.sdp;
+    this.versions.saw(sdp);
+    return sdp;
+  }
+
+  /**
+   * A re-offer of ours (a hold's re-INVITE to the party, an offer in our 200 to a re-INVITE without
+   * SDP): the switch's SDP as it stands, its o= version past every one the party was given (reoffer.ts).
+   * The party's answer goes to the switch through modify(). The codecs are those the switch negotiated:
+   * fsmrf cannot ask the switch for a fresh offer of all it supports.
+   */
+  async offer(): Promise<string> {
+    if (this.destroyed) throw new Error('endpoint is destroyed');
+    return this.versions.reoffer(this.fs.local.sdp);
   }
 
   async play(fileOrUrls: PlaySpec | PlaySpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
@@ -272,9 +300,6 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   }
 
   // What the switch is not asked for here, or what needs the embedded engine's own taps: refused, by name.
-  offer(): Promise<string> {
-    return refuse('a new SDP offer of ours (a re-INVITE we send)');
-  }
   /**
    * The receive watch as the switch's own: FreeSWITCH reads `media_timeout` only when it activates the
    * leg's RTP (switch_core_media.c check_media_timeout_params: the answer, a re-INVITE), so the leg is

@@ -1,0 +1,52 @@
+/**
+ * A leg's media timeout across holds on the switch (README.md beside, "Hold on fsmrf"). FreeSWITCH reads
+ * `media_timeout` again when a re-INVITE activates the RTP (switch_core_media_activate_rtp →
+ * check_media_timeout_params, after switch_core_media_negotiate_sdp): a recvonly offer (the party we
+ * hold) zeroes the RTP session's timeout in the negotiation, and that read arms it again straight after,
+ * so a held party that sends no RTP would be hung up with MEDIA_TIMEOUT; a sendonly or inactive offer
+ * (the party holds) switches to media_hold_timeout in switch_core_media_toggle_hold, which the same read
+ * then replaces with media_timeout. A variable that reads 0 leaves the RTP session's timeout as the
+ * negotiation set it. So before the switch gets an SDP of the party that is not sendrecv, `media_timeout`
+ * is set to 0 on the channel (our hold: no timeout; the party's hold: media_hold_timeout, 10 × the media
+ * timeout unless set, as FreeSWITCH means it), and back to the leg's timeout before a sendrecv one (the
+ * unhold's re-INVITE arms it again and starts its count over). Only on a leg made with a timeout.
+ */
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import { parseSdp } from '../../../media-engine';
+import { replyText } from './esl-arg';
+
+/** Whether the party sends and receives by this SDP of its own (sendrecv, not 0.0.0.0); true when it has no readable audio. */
+export function partyTwoWay(sdp: string): boolean {
+  try {
+    const audio = parseSdp(sdp).audio;
+    if (!audio || audio.port === 0) return true;
+    return audio.direction === 'sendrecv' && audio.address !== '0.0.0.0';
+  } catch {
+    return true;
+  }
+}
+
+export class HoldTimeout {
+  /** the channel's media_timeout as last set (the INVITE's X-Media-Timeout at first) */
+  private current: number;
+
+  /** `run`: the leg's operations under its channel socket (leg-socket.ts). */
+  constructor(
+    private readonly fs: FsEndpoint,
+    private readonly mediaTimeoutMs: number,
+    private readonly run: <T>(operation: string, op: () => Promise<T>) => Promise<T>,
+  ) {
+    this.current = mediaTimeoutMs;
+  }
+
+  /** Sets the channel's media_timeout for the party's SDP `remoteSdp`, before the switch gets it. */
+  async before(remoteSdp: string): Promise<void> {
+    if (this.mediaTimeoutMs === 0) return;
+    const want = partyTwoWay(remoteSdp) ? this.mediaTimeoutMs : 0;
+    if (want === this.current) return;
+    const res = await this.run('modify', () => this.fs.api('uuid_setvar', `${this.fs.uuid} media_timeout ${want}`));
+    const body = res && typeof res === 'object' && 'getBody' in res && typeof res.getBody === 'function' ? String((res as { getBody(): unknown }).getBody()) : '';
+    if (!body.startsWith('+OK')) throw new Error(`uuid_setvar media_timeout: ${replyText(body)}`);
+    this.current = want;
+  }
+}

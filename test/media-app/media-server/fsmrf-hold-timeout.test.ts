@@ -1,0 +1,82 @@
+// The hold timeout on the fsmrf backend (esl/media-timeout.ts, as FreeSWITCH's switch_core_media_toggle_hold
+// and check_media_timeout_params): a party that holds (its re-INVITE offers sendonly or inactive) and sends
+// nothing is hung up with MEDIA_TIMEOUT after media_hold_timeout (10 × media_timeout unless set), not after
+// the media timeout; resumed (sendrecv), the media timeout is back. The backend sets the channel's
+// media_timeout to 0 before a held SDP (fsmrf/hold-timeout.ts), as FreeSWITCH needs for the hold timeout to
+// stay in force after activate_rtp's read. Real RTP on loopback (RtpParty), our switch, fsmrf unmodified.
+import { expect } from 'chai';
+import type { EndpointEnd } from '../../../media-engine';
+import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
+import { loopbackSdp } from '../../../testkit/sdp';
+import { sleep } from '../../../testkit/media-engine/support';
+import { useFsmrfSuite } from './fsmrf-suite';
+import { RtpParty } from './rtp-party';
+
+const TIMEOUT_MS = 300;
+/** the engine's look every 250 ms, then the switch's BYE and events, with room for a loaded machine */
+const LATE_MS = 250 + 4000;
+
+describe('fsmrf backend: a held party is timed out after media_hold_timeout (as FreeSWITCH)', function () {
+  this.timeout(30_000);
+  const suite = useFsmrfSuite({ connect: { mediaTimeoutMs: TIMEOUT_MS } });
+  let party: RtpParty;
+  let leg: FsmrfCallEndpoint;
+  let to: { address: string; port: number };
+  let partyPort: number;
+  /** when the switch ended the channel, and why */
+  let ended: Promise<{ at: number; message: string }>;
+
+  beforeEach(async () => {
+    party = new RtpParty();
+    partyPort = await party.open();
+    leg = await suite.backend.createEndpoint({ remoteSdp: loopbackSdp(partyPort) });
+    to = { address: '127.0.0.1', port: leg.local.port };
+    ended = new Promise((resolve) => leg.once('destroy', (e: EndpointEnd) => resolve({ at: performance.now(), message: e.message ?? '' })));
+  });
+  afterEach(async () => {
+    party.close();
+    await leg.destroy().catch(() => undefined);
+  });
+
+  /** The party's re-INVITE with `direction` (its SDP version `version`), through the backend. */
+  const reinvite = (direction: string, version: number) => leg.modify(loopbackSdp(partyPort, { version, direction }));
+
+  it('a party that holds (sendonly) and sends nothing: ended after 10 × the media timeout, not after it', async () => {
+    await party.talk(to, 200);
+    await reinvite('sendonly', 2);
+    const held = performance.now();
+    const end = await ended;
+    expect(end.message).to.contain('MEDIA_TIMEOUT');
+    expect(end.at - held, 'not before the hold timeout').to.be.at.least(10 * TIMEOUT_MS);
+    expect(end.at - held, 'soon after it').to.be.below(10 * TIMEOUT_MS + LATE_MS);
+  });
+
+  it('media_hold_timeout set on the channel is read at the next activation and used at a hold after it (inactive)', async () => {
+    const res = (await leg.fs.api('uuid_setvar', `${leg.uuid} media_hold_timeout 800`)) as { getBody(): string };
+    expect(res.getBody()).to.match(/^\+OK/);
+    await party.talk(to, 200);
+    // a re-INVITE activates the RTP: the read takes the variable (the hold toggled in the same
+    // re-INVITE would still use the value before it: switch_core_media_toggle_hold runs first)
+    await reinvite('sendrecv', 2);
+    await party.talk(to, 200);
+    await reinvite('inactive', 3);
+    const held = performance.now();
+    const end = await ended;
+    expect(end.message).to.contain('MEDIA_TIMEOUT');
+    // 800 ms, well before the 10 × 300 ms it would be without the variable
+    expect(end.at - held).to.be.within(800, 2900);
+  });
+
+  it('resumed (sendrecv) before the hold timeout: the media timeout is back, counted from the resume', async () => {
+    await party.talk(to, 200);
+    await reinvite('sendonly', 2);
+    // held and silent for 3 × the media timeout: not ended
+    await sleep(3 * TIMEOUT_MS);
+    expect(leg.destroyed, 'held past the media timeout').to.equal(false);
+    await reinvite('sendrecv', 3);
+    const resumed = performance.now();
+    const end = await ended;
+    expect(end.message).to.contain('MEDIA_TIMEOUT');
+    expect(end.at - resumed).to.be.within(TIMEOUT_MS, 10 * TIMEOUT_MS);
+  });
+});
