@@ -107,11 +107,15 @@ describe('fsmrf backend: the receive watch (the switch ends a silent channel wit
     const res = (await w.leg.fs.api('uuid_setvar', `${w.leg.uuid} media_timeout 0`)) as { getBody(): string };
     expect(res.getBody()).to.match(/^\+OK/);
     await w.party.talk(w.to, 200);
+    // the switch re-arms while it handles the re-INVITE, before its answer reaches us: the watch cannot end
+    // the leg earlier than TIMEOUT after the re-INVITE is sent, nor later than TIMEOUT + LATE after its answer
+    const sent = performance.now();
     await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
     await w.ended;
     expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
-    expect(w.seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    expect(w.seen[1]!.at - sent, 'not before the timeout').to.be.at.least(TIMEOUT_MS);
+    expect(w.seen[1]!.at - reinvited, 'soon after it').to.be.below(TIMEOUT_MS + LATE_MS);
   });
 
   it('a watch that cannot be armed: watchParty logs it at error with the call and counts it (not swallowed)', async () => {
@@ -158,22 +162,30 @@ describe('fsmrf backend: the switch reads the media timeout only when it activat
     expect(w.seen, 'a value set mid-call is not read until the RTP is activated again').to.deep.equal([]);
     expect(w.leg.destroyed).to.equal(false);
     // a re-INVITE activates the RTP again (switch_core_media_activate_rtp → check_media_timeout_params)
+    // the switch re-arms while it handles the re-INVITE, before its answer reaches us: the watch cannot end
+    // the leg earlier than TIMEOUT after the re-INVITE is sent, nor later than TIMEOUT + LATE after its answer
+    const sent = performance.now();
     await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
     await w.ended;
     expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
     expect(w.seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(w.seen[1]!.at - reinvited).to.be.within(TIMEOUT_MS, TIMEOUT_MS + LATE_MS);
+    expect(w.seen[1]!.at - sent, 'not before the timeout').to.be.at.least(TIMEOUT_MS);
+    expect(w.seen[1]!.at - reinvited, 'soon after it').to.be.below(TIMEOUT_MS + LATE_MS);
   });
 
   it('rtp_timeout_sec (seconds) set by the set application is read at the re-INVITE too', async () => {
     await w.leg.fs.execute('set', 'rtp_timeout_sec=1');
     await w.party.talk(w.to, 200);
+    // the switch re-arms while it handles the re-INVITE, before its answer reaches us: the watch cannot end
+    // the leg earlier than TIMEOUT after the re-INVITE is sent, nor later than TIMEOUT + LATE after its answer
+    const sent = performance.now();
     await w.leg.modify(loopbackSdp(w.partyPort));
     const reinvited = performance.now();
     await w.ended;
     expect(w.seen.map((s) => s.name)).to.deep.equal(['rxTimeout', 'destroy']);
     expect(w.seen[1]!.message).to.contain('MEDIA_TIMEOUT');
-    expect(w.seen[1]!.at - reinvited).to.be.within(1000, 1000 + LATE_MS);
+    expect(w.seen[1]!.at - sent, 'not before the timeout').to.be.at.least(1000);
+    expect(w.seen[1]!.at - reinvited, 'soon after it').to.be.below(1000 + LATE_MS);
   });
 });
