@@ -259,6 +259,14 @@ async function legRate(leg: ForkLeg): Promise<ForkRate> {
   return Number(body) > 8000 ? 16000 : 8000;
 }
 
+/** Samples as the switch's L16: on a little-endian host a view of them, nothing copied. */
+function pcmBytes(samples: Int16Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+  const b = Buffer.allocUnsafe(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) b.writeInt16LE(samples[i]!, i * 2);
+  return b;
+}
+
 /** One fork of a leg: the switch's bug `bug`, its frames from the socket, injected audio back on it. */
 export class FsmrfFork implements MediaFork {
   readonly ended: Promise<string>;
@@ -385,9 +393,8 @@ export class FsmrfFork implements MediaFork {
     const ws = this.ws;
     if (this.over || !ws || ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
     const pcm = rate === this.rate ? samples : this.upsample(samples);
-    const buf = Buffer.alloc(pcm.length * 2);
-    for (let i = 0; i < pcm.length; i++) buf.writeInt16LE(pcm[i]!, i * 2);
-    ws.send(buf, { binary: true });
+    // the resampler's output is the fork's own, sent as it is; the caller's samples may be reused (one beep into every fork): one copy
+    ws.send(pcm === samples ? Buffer.from(pcmBytes(pcm)) : pcmBytes(pcm), { binary: true });
     this.stats.injected += Math.ceil(pcm.length / this.frameSamples);
   }
 
