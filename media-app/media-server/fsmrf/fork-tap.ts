@@ -14,11 +14,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { Resampler, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
+import { LITTLE_ENDIAN, pcm16ToSamples, Resampler, samplesToPcm16, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
 import { replyText } from './esl-arg';
 import { LegSocketClosed } from './leg-socket';
@@ -29,9 +28,6 @@ export const FORK_SUBPROTOCOL = 'audio.drachtio.org';
 
 /** A fork's rate: 8 kHz, or a `legRate` fork of a wideband leg (the switch's read_rate above 8 kHz) 16 kHz, as the engine's. */
 type ForkRate = 8000 | 16000;
-/** The switch's L16 is little-endian: on such a host a mono frame is its bytes as they are. */
-const LITTLE_ENDIAN = os.endianness() === 'LE';
-
 /** Largest message taken from the switch (it sends 20 ms frames; a few buffered ones at most). */
 const MAX_PAYLOAD = 256 * 1024;
 
@@ -259,14 +255,6 @@ async function legRate(leg: ForkLeg): Promise<ForkRate> {
   return Number(body) > 8000 ? 16000 : 8000;
 }
 
-/** Samples as the switch's L16: on a little-endian host a view of them, nothing copied. */
-function pcmBytes(samples: Int16Array): Buffer {
-  if (LITTLE_ENDIAN) return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  const b = Buffer.allocUnsafe(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) b.writeInt16LE(samples[i]!, i * 2);
-  return b;
-}
-
 /** One fork of a leg: the switch's bug `bug`, its frames from the socket, injected audio back on it. */
 export class FsmrfFork implements MediaFork {
   readonly ended: Promise<string>;
@@ -372,14 +360,13 @@ export class FsmrfFork implements MediaFork {
 
   /** The frame's samples (stereo: the right channel) as a new array: the consumer may keep it. */
   private frameOf(bytes: Buffer): Int16Array {
+    if (this.mix !== 'out') return pcm16ToSamples(bytes);
     const n = this.frameSamples;
     const frame = new Int16Array(n);
-    const stereo = this.mix === 'out';
-    if (!stereo && LITTLE_ENDIAN) new Uint8Array(frame.buffer).set(bytes);
-    else if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
+    if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
       const both = new Int16Array(bytes.buffer, bytes.byteOffset, n * 2);
       for (let i = 0; i < n; i++) frame[i] = both[2 * i + 1]!;
-    } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
+    } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(i * 4 + 2);
     return frame;
   }
 
@@ -394,7 +381,7 @@ export class FsmrfFork implements MediaFork {
     if (this.over || !ws || ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
     const pcm = rate === this.rate ? samples : this.upsample(samples);
     // the resampler's output is the fork's own, sent as it is; the caller's samples may be reused (one beep into every fork): one copy
-    ws.send(pcm === samples ? Buffer.from(pcmBytes(pcm)) : pcmBytes(pcm), { binary: true });
+    ws.send(pcm === samples ? Buffer.from(samplesToPcm16(pcm)) : samplesToPcm16(pcm), { binary: true });
     this.stats.injected += Math.ceil(pcm.length / this.frameSamples);
   }
 
