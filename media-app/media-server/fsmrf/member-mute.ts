@@ -14,7 +14,7 @@
  * them apart: the endpoint's mute and the mixer member's).
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { replyText } from './esl-arg';
+import { apiBody, replyText } from './esl-arg';
 
 type Side = 'in' | 'out';
 export type Direction = Side | 'both';
@@ -29,12 +29,6 @@ const ROOM_OP: Record<Side, [string, string]> = { in: ['mute', 'unmute'], out: [
 interface ChannelConn {
   on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
   off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-}
-
-/** An api reply's body (drachtio-modesl's event), or ''. */
-function bodyOf(res: unknown): string {
-  const r = res as { getBody?: () => unknown } | null;
-  return r && typeof r.getBody === 'function' ? String(r.getBody()) : '';
 }
 
 export class MemberMutes {
@@ -91,7 +85,7 @@ export class MemberMutes {
   private async roomOp(m: { room: string; id: string }, side: Side, on: boolean): Promise<void> {
     const op = ROOM_OP[side][on ? 0 : 1]!;
     const res = await this.run(on ? 'mute' : 'unmute', () => this.fs.api('conference', `${m.room} ${op} ${m.id}`));
-    const body = bodyOf(res);
+    const body = apiBody(res);
     // mod_conference answers `OK mute <id>`; a member that left meanwhile: its flags went with it
     if (!/^\+?OK\b/.test(body.trim()) && this.member) throw new Error(`conference ${op}: ${replyText(body) || 'no answer'}`);
   }
