@@ -15,6 +15,7 @@
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { apiBody, replyText } from './esl-arg';
+import { onChannelEvent } from './leg-socket';
 
 type Side = 'in' | 'out';
 export type Direction = Side | 'both';
@@ -24,12 +25,6 @@ const SIDES: Record<Direction, Side[]> = { in: ['in'], out: ['out'], both: ['in'
 const CHANNEL_SIDE: Record<Side, string> = { in: 'read', out: 'write' };
 /** the room's member operations, on and off */
 const ROOM_OP: Record<Side, [string, string]> = { in: ['mute', 'unmute'], out: ['deaf', 'undeaf'] };
-
-/** drachtio-modesl's channel connection, the part used here. */
-interface ChannelConn {
-  on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-  off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-}
 
 export class MemberMutes {
   /** the mutes the call wants, whatever the room does */
@@ -55,15 +50,11 @@ export class MemberMutes {
   /** The leg is member `id` of `room` (its add-member came); its end is watched on the channel connection. */
   joined(room: string, id: string): void {
     this.member?.off();
-    const conn = (this.fs as unknown as { conn: ChannelConn | null }).conn;
-    if (!conn) return;
-    const event = `esl::event::CHANNEL_EXECUTE_COMPLETE::${this.fs.uuid}`;
-    const onComplete = (evt: { getHeader(name: string): unknown }) => {
+    const off = onChannelEvent(this.fs, 'CHANNEL_EXECUTE_COMPLETE', (evt) => {
       if (evt.getHeader('Application') !== 'conference' || this.member?.id !== id) return;
       this.left();
-    };
-    conn.on(event, onComplete);
-    this.member = { room, id, off: () => conn.off(event, onComplete) };
+    });
+    if (off) this.member = { room, id, off };
   }
 
   /** Out of the room: the member's flags are gone, the mute wanted is the channel's again. */
