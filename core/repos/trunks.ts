@@ -43,23 +43,6 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
 export function trunksRepo(db: Db) {
   const table = () => db('trunks');
   const live = () => table().whereNull('tm_delete');
-  /**
-   * findBySourceIp, each trunk with its customer's status read in the same statement (an inbound call's
-   * start: the account's standing without another round trip; null: no customer row).
-   */
-  const bySourceIp = async (ip: string): Promise<{ trunk: TrunkRow; customerStatus: CustomerStatus | null }[]> => {
-    const rows = await db.raw(
-      `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
-        FROM trunks t, unnest(t.allowed_ips) a
-        WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
-        GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
-      [ip],
-    );
-    return (rows.rows as (TrunkRow & { best?: number; customer_status: CustomerStatus | null })[]).map(({ best: _b, customer_status, ...r }) => ({
-      trunk: r as TrunkRow,
-      customerStatus: customer_status,
-    }));
-  };
   return {
     async create(customerId: string, domainName: string, f: TrunkFields): Promise<TrunkRow> {
       const [row] = await table()
@@ -73,11 +56,24 @@ export function trunksRepo(db: Db) {
     async getByDomain(domainName: string): Promise<TrunkRow | null> {
       return ((await live().where({ domain_name: domainName.toLowerCase() }).first()) as TrunkRow | undefined) ?? null;
     },
-    /** Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first). */
-    async findBySourceIp(ip: string): Promise<TrunkRow[]> {
-      return (await bySourceIp(ip)).map((t) => t.trunk);
+    /**
+     * Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first), each
+     * with its customer's status read in the same statement (an inbound call's start: the account's
+     * standing without another round trip; null: no customer row).
+     */
+    async findBySourceIpWithStanding(ip: string): Promise<{ trunk: TrunkRow; customerStatus: CustomerStatus | null }[]> {
+      const rows = await db.raw(
+        `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
+          FROM trunks t, unnest(t.allowed_ips) a
+          WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
+          GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
+        [ip],
+      );
+      return (rows.rows as (TrunkRow & { best?: number; customer_status: CustomerStatus | null })[]).map(({ best: _b, customer_status, ...r }) => ({
+        trunk: r as TrunkRow,
+        customerStatus: customer_status,
+      }));
     },
-    findBySourceIpWithStanding: bySourceIp,
     async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
       const [row] = await live()
         .where({ id })
