@@ -66,7 +66,8 @@ const MIX_TYPE = { in: 'mono', both: 'mixed', out: 'stereo' } as const;
 let bugSeq = 0;
 
 /**
- * What the server tells of its fork connections (tests and metrics watch these, never its internals):
+ * What the server tells of its fork connections (the fork suite watches these, never its internals:
+ * it ends a connection from the server's side and awaits each close):
  * 'connection' when a fork's connection is taken (the server's socket, and the upgrade request), 'closed'
  * when one of those has closed; `connections` is how many are open.
  */
