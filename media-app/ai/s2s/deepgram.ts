@@ -240,15 +240,14 @@ export class DeepgramAgentLink implements ModelLink {
 
   /** The session ends: the words waiting for their response's audio are what was said up to the end, none of it heard. */
   endHeld(): void {
-    const text = this.saidText;
-    this.saidText = null;
-    if (text && this.host && !this.closed) this.host.said(text, `response-${this.response}`, true);
+    if (this.host && !this.closed) this.flushSaid(this.host, `response-${this.response}`, true);
   }
 
-  private flushSaid(host: LinkHost, item?: string): void {
+  /** The agent's words held back, to the host (`unplayed`: the session ends before their audio). */
+  private flushSaid(host: LinkHost, item?: string, unplayed?: boolean): void {
     const text = this.saidText;
     this.saidText = null;
-    if (text) host.said(text, item);
+    if (text) host.said(text, item, unplayed);
   }
 
   private nextResponse(): void {

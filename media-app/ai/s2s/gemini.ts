@@ -173,9 +173,7 @@ export class GeminiLiveLink implements ModelLink {
     const host = this.host;
     if (!host || this.closed) return;
     this.flushHeard(host);
-    const t = this.saidText.replace(/\s+/g, ' ').trim();
-    this.saidText = '';
-    if (t) host.said(t, `turn-${this.turn}`, true);
+    this.flushSaid(host, `turn-${this.turn}`, true);
   }
 
   private flushHeard(host: LinkHost): void {
@@ -184,10 +182,11 @@ export class GeminiLiveLink implements ModelLink {
     if (t) host.heard(t);
   }
 
-  private flushSaid(host: LinkHost): void {
+  /** The model's words gathered, to the host (`item`, `unplayed`: the session ends with its turn cut). */
+  private flushSaid(host: LinkHost, item?: string, unplayed?: boolean): void {
     const t = this.saidText.replace(/\s+/g, ' ').trim();
     this.saidText = '';
-    if (t) host.said(t);
+    if (t) host.said(t, item, unplayed);
   }
 
   private onMessage(m: LiveServerMessage, host: LinkHost): void {
