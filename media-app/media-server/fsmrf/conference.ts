@@ -57,14 +57,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
   static async create(ms: FsMediaServer, name: string, timers: LinkTimers = REAL_TIMERS): Promise<FsmrfMix> {
+    // stricter than eslArg (no line break or NUL passes it): the name goes to the switch as it is
     if (!ROOM_NAME.test(name)) throw new Error(`a conference name on the switch is 1-128 of A-Z a-z 0-9 _ . - (got ${JSON.stringify(name.slice(0, 40))})`);
-    const room = eslArg('conference name', name);
     try {
-      return new FsmrfMix(await ms.createConference(room), timers);
+      return new FsmrfMix(await ms.createConference(name), timers);
     } catch (err) {
       // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
       if (err instanceof Error) throw err;
-      throw new Error(`the switch could not make conference ${room}: ${String(err)}`);
+      throw new Error(`the switch could not make conference ${name}: ${String(err)}`);
     }
   }
 
