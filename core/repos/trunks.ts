@@ -14,6 +14,12 @@ import type { TrunkRow } from '../db/rows/trunks';
 import type { CustomerStatus } from '../db/rows/customers';
 export type { TrunkAuthType, TrunkRow } from '../db/rows/trunks';
 
+/** A trunk found by source address, with its customer's status (null: no customer row). */
+export interface TrunkWithStanding {
+  trunk: TrunkRow;
+  customerStatus: CustomerStatus | null;
+}
+
 export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode' | 'codecs'>>;
 
 export function trunkRealm(domainName: string, sipDomain: string): string {
@@ -61,7 +67,7 @@ export function trunksRepo(db: Db) {
      * with its customer's status read in the same statement (an inbound call's start: the account's
      * standing without another round trip; null: no customer row).
      */
-    async findBySourceIpWithStanding(ip: string): Promise<{ trunk: TrunkRow; customerStatus: CustomerStatus | null }[]> {
+    async findBySourceIpWithStanding(ip: string): Promise<TrunkWithStanding[]> {
       const rows = await db.raw(
         `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
           FROM trunks t, unnest(t.allowed_ips) a
