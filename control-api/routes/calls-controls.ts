@@ -12,9 +12,7 @@ import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers'
 import { espeakVoiceFor } from '../../media-engine';
 import { callSchema, progressing, send } from './calls';
 import { assertEgressUrl } from '../egress-field';
-import { assertNodeMediaCan } from '../../core/commands/node-media';
-import { commandBus } from '../calls/bus';
-import type { AppContext } from '../context';
+import { assertCallOwnerCan } from '../calls/bus';
 
 /** An http(s) URL of audio (WAV or MP3) the media engine fetches through the egress policy, or ''. */
 export const musicUrl = z
@@ -27,11 +25,6 @@ const holdBody = z.strictObject({
 });
 
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
-
-/** A hold the owner node's media backend cannot make is refused here (409), never sent to be dropped there. */
-async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
-  await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await commandBus(ctx).callOwner(callId), 'hold');
-}
 
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {
   return defineRoute({
@@ -46,7 +39,7 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     ...(type === 'call.hold' ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);
-      if (type === 'call.hold') await assertHoldable(ctx, c.id);
+      if (type === 'call.hold') await assertCallOwnerCan(ctx, c.id, 'hold');
       await send(ctx, { type, callId: c.id, on });
       return callJson(c);
     },
@@ -74,7 +67,7 @@ export const routes: AnyRoute[] = [
     handler: async ({ ctx, auth, params, body }) => {
       assertEgressUrl(ctx, 'music', body.music);
       const c = await progressing(ctx, auth, params.id);
-      await assertHoldable(ctx, c.id);
+      await assertCallOwnerCan(ctx, c.id, 'hold');
       await send(ctx, { type: 'call.hold', callId: c.id, on: true, ...(body.music !== undefined ? { music: body.music } : {}) });
       return callJson(c);
     },
