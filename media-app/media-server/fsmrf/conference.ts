@@ -13,15 +13,13 @@ import type { ConferenceMix, MixDirection, MixEvents } from '../conference';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
-import { eslArg, replyText } from './esl-arg';
+import { eslArg } from './esl-arg';
 import { LegSocket } from './leg-socket';
+import { memberOp, SIDES } from './member-mute';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** A room's name on the switch: `conference` reads spaces, `@profile`, `+flags` and `{vars}` in it; ours are ids. */
 const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-/** The switch's member operations for a direction: `in` (the others do not hear it) is mute, `out` (it hears nothing) deaf. */
-const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out: ['deaf'], both: ['mute', 'deaf'] };
 
 /** A recording of the room: its path, how its end is told, its duration timer. */
 interface Recording {
@@ -92,7 +90,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   async mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void> {
     const id = this.members.get(ep.uuid);
     if (id === undefined) return;
-    for (const op of MUTE_OPS[direction]) await this.command(`${on ? '' : 'un'}${op} ${id}`, /^\+?OK\s/);
+    const api = (op: string, args: string) => this.socket.run(`conference ${op}`, () => this.conf.endpoint.api('conference', args));
+    for (const side of SIDES[direction]) await memberOp(api, this.conf.name, id, side, on);
   }
 
   /**
@@ -141,13 +140,6 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     this.gone('destroyed');
     // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP)
     await this.conf.destroy();
-  }
-
-  /** `conference <name> <args>` on the control leg; a reply not matching `ok` rejects with it. */
-  private async command(args: string, ok: RegExp): Promise<void> {
-    const evt = await this.socket.run(`conference ${args.split(' ')[0]}`, () => this.conf.endpoint.api('conference', `${this.conf.name} ${args}`));
-    const body = evt.getBody();
-    if (!ok.test(body)) throw new Error(`conference ${this.name} ${args}: ${replyText(body)}`);
   }
 
   private talking(e: EslEvent, talking: boolean): void {
