@@ -12,6 +12,10 @@ import { speechToSpeechFromEnv, type SpeechToSpeechVendors } from './speech/s2s-
 import { parseTalkVoice, talkVoicesFromEnv, type TalkVoices } from './speech/talk-voices';
 import { egressSettingsFromEnv, type EgressSettings } from './net/policy';
 import { sipTarget, type SipTarget } from './extensions/sip-target';
+import { parseHostPort } from './net/address';
+
+/** `host:port` or `[v6]:port` → its parts (core/net/address.ts, dependency-free: the start command reads it too). */
+export { parseHostPort };
 
 const bool = z
   .string()
@@ -197,13 +201,6 @@ const schema = z.object({
     .max(12 * 3600, 'must be at most 43200 (12 hours)')
     .default(12 * 3600),
 });
-
-/** `host:port` or `[v6]:port` → its parts, or null. */
-export function parseHostPort(v: string): { host: string; port: number } | null {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(v);
-  const p = m ? Number(m[3]) : NaN;
-  return m && p <= 65535 ? { host: (m[1] ?? m[2])!, port: p } : null;
-}
 
 function egressProblem(env: NodeJS.ProcessEnv, ctx: z.RefinementCtx): void {
   try {

@@ -17,9 +17,6 @@
  */
 import { parseSdp, type Endpoint } from '../media-engine';
 
-/** The INVITE's header the mrf dialplan sets `media_timeout` (ms) from, before its answer. */
-export const MEDIA_TIMEOUT_HEADER = 'X-Media-Timeout';
-
 /** C's atoi on a variable's value: the leading integer, 0 when none. */
 function atoi(v: string | undefined): number {
   const n = Number.parseInt(v ?? '', 10);

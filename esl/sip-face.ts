@@ -15,7 +15,8 @@ import { Channel } from './channel';
 import { ConferenceRooms } from './conference/rooms';
 import type { EventName } from './events';
 import { Listener, type OutboundSession } from './listener';
-import { MEDIA_TIMEOUT_HEADER, MediaTimeout } from './media-timeout';
+import { MEDIA_TIMEOUT_HEADER } from '../core/sip/media-timeout-header';
+import { MediaTimeout } from './media-timeout';
 import type { EslServer } from './server';
 
 /** `host:port` (IPv4 or a name) of X-esl-outbound; null when it is not one. */

@@ -29,6 +29,8 @@ export { ToneSource, type ToneSpec } from './dsp/tones';
 export type { EchoCancelOptions } from './worker/leg-aec';
 /** G.711 µ-law per sample (Twilio Media Streams carry µ-law in JSON); whole-frame decode for the voice adapters. */
 export { muLaw, decodeG711, encodeG711Range } from '../core/audio/g711';
+/** 16-bit little-endian PCM ↔ samples (the fsmrf fork's frames and injected audio). */
+export { LITTLE_ENDIAN, pcm16ToSamples, samplesToPcm16 } from '../core/audio/pcm16';
 export type { AmdRequest, AmdResult, BeepResult, SpeechEvent, VadTapOptions } from './worker/leg-analysis';
 /** The classifiers a leg runs on its caller's frames (AMD, the beep): the fsmrf backend feeds them a fork's frames. */
 export { LegAnalysis, AnalysisError } from './worker/leg-analysis';

@@ -11,6 +11,7 @@
  */
 
 import net from 'node:net';
+import { parseHostPort } from '../core/net/address';
 
 export interface PlatformProcess {
   name: string;
@@ -71,12 +72,6 @@ function switchSipEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   };
 }
 
-/** `host:port` or `[v6]:port` (core/config's parseHostPort's shape): the host. */
-function hostOf(listen: string): string | null {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(listen);
-  return m ? (m[1] ?? m[2])! : null;
-}
-
 /**
  * The switch's egress when media-app runs on the fsmrf backend (MEDIA_SERVER set) against it: its
  * uuid_audio_fork dials media-app's audio fork server at MEDIA_SERVER_TAP_LISTEN (default
@@ -89,7 +84,7 @@ function hostOf(listen: string): string | null {
 function switchEgressEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   if (!env.MEDIA_SERVER?.trim()) return {};
   const listen = env.MEDIA_SERVER_TAP_LISTEN?.trim() || '127.0.0.1:0';
-  const host = hostOf(listen);
+  const host = parseHostPort(listen)?.host;
   if (!host) throw new Error(`MEDIA_SERVER_TAP_LISTEN: must be host:port (got ${JSON.stringify(listen.slice(0, 80))})`);
   let cidrs: string[];
   if (host.toLowerCase() === 'localhost') cidrs = ['127.0.0.1/32', '::1/128'];

@@ -12,9 +12,8 @@ import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers'
 import { espeakVoiceFor } from '../../media-engine';
 import { callSchema, progressing, send } from './calls';
 import { assertEgressUrl } from '../egress-field';
-import { assertNodeMediaCan } from '../../core/commands/node-media';
 import { conferencecallsRepo } from '../../core/repos/conferencecalls';
-import { commandBus } from '../calls/bus';
+import { assertCallOwnerCan } from '../calls/bus';
 import type { AppContext } from '../context';
 
 /** An http(s) URL of audio (WAV or MP3) the media engine fetches through the egress policy, or ''. */
@@ -36,7 +35,7 @@ type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
  */
 async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
   if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;
-  await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await commandBus(ctx).callOwner(callId), 'memberHold');
+  await assertCallOwnerCan(ctx, callId, 'memberHold');
 }
 
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {

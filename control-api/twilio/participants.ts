@@ -12,9 +12,7 @@ import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { ConferenceRow } from '../../core/repos/conferences';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
-import { commandBus } from '../calls/bus';
-import { assertNodeMediaCan } from '../../core/commands/node-media';
-import { conferenceHost } from '../../core/conferences/commands';
+import { assertCallOwnerCan, assertConferenceHostCan, commandBus } from '../calls/bus';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
 import { announceOf, conferenceUri, ownedConference } from './conferences';
@@ -153,9 +151,9 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   // bad input is 20001 whatever the node: CallSidToCoach checked before what the backend can do
   const coached = coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null;
   // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
+  if (hold !== undefined) await assertCallOwnerCan(ctx, call.id, 'memberHold');
+  if (coaching !== undefined) await assertConferenceHostCan(ctx, conf.id, 'coaching');
   const bus = commandBus(ctx);
-  if (hold !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await bus.callOwner(call.id), 'memberHold');
-  if (coaching !== undefined) await assertNodeMediaCan(ctx.redis, ctx.config.redisKeyPrefix, await conferenceHost(ctx.redis, ctx.config.redisKeyPrefix, conf.id), 'coaching');
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves
     const patch = { ...(endOnExit !== undefined ? { end_on_exit: endOnExit } : {}), ...(beepOnExit !== undefined ? { beep: withExitBeep(cc.beep, beepOnExit) } : {}) };

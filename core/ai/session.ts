@@ -44,11 +44,8 @@ export interface StartOptions {
   actions?: AiActions;
   /** the host talks to a speech-to-speech engine_model itself (ai_talk); anyone else is refused one */
   speechToSpeech?: boolean;
-  /**
-   * run this version of the AI (an assistance of type ai), never its latest instead (issue 56); a
-   * promise (ai_talk's lookup of an eval run's pin) is awaited beside the AI's row, undefined: the latest
-   */
-  aiVersion?: number | Promise<number | undefined>;
+  /** run this version of the AI (an assistance of type ai), never its latest instead (issue 56); undefined: the latest */
+  aiVersion?: number;
 }
 
 /** Why the conversation ended, when a tool ended it. */
@@ -91,17 +88,21 @@ export class AiSession {
     private readonly team: TeamRow | null,
     private readonly opts: StartOptions,
     private llm: ChatLlm | null,
+    /** the version the session runs (StartOptions.aiVersion, or the one looked up); undefined: the AI's latest */
+    readonly aiVersion?: number,
   ) {
     this.member = team ? (team.members.find((m) => m.id === team.start_member_id) ?? team.members[0] ?? null) : null;
   }
 
-  /** The version the session runs (StartOptions.aiVersion, resolved); undefined: the AI's latest. */
-  aiVersion: number | undefined;
-
-  /** Loads the AI (or team), checks its endpoint, writes the aicall (progressing; its initializing and progressing events in order). */
-  static async start(deps: AiDeps, opts: StartOptions): Promise<AiSession> {
+  /**
+   * Loads the AI (or team), checks its endpoint, writes the aicall (progressing; its initializing and
+   * progressing events in order). `versionLookup`: the version to run when it is still being read (ai_talk's
+   * eval run pin), read beside the AI's row; undefined from it: StartOptions.aiVersion.
+   */
+  static async start(deps: AiDeps, opts: StartOptions, versionLookup?: Promise<number | undefined>): Promise<AiSession> {
     // the AI's row and the version to run are read together (neither waits for the other)
-    const [found, version] = await Promise.all([assistanceOf(deps, opts), opts.aiVersion]);
+    const [found, looked] = await Promise.all([assistanceOf(deps, opts), versionLookup]);
+    const version = looked ?? opts.aiVersion;
     const team = found.team;
     let ai = found.ai;
     if (version !== undefined) ai = await atVersion(deps, { ...opts, aiVersion: version }, ai);
@@ -129,8 +130,7 @@ export class AiSession {
       },
       { progressing: true },
     );
-    const s = new AiSession(deps, aicall, ai, team, opts, llm);
-    s.aiVersion = version;
+    const s = new AiSession(deps, aicall, ai, team, opts, llm, version);
     holder.s = s;
     await s.publish(AICALL_EVENT.initiating as EventType, aicallJson({ ...aicall, status: 'initiating', tm_update: null }));
     await s.publish(AICALL_EVENT.progressing as EventType);

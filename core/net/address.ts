@@ -239,3 +239,10 @@ export function sourceSubject(address: string): string {
   head.set(b.slice(0, 8));
   return `${formatIp({ family: 6, bytes: head })}/64`;
 }
+
+/** `host:port` or `[v6]:port` → its parts, or null (a listen setting's shape: core/config, scripts/processes). */
+export function parseHostPort(v: string): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(v);
+  const p = m ? Number(m[3]) : NaN;
+  return m && p <= 65535 ? { host: (m[1] ?? m[2])!, port: p } : null;
+}

@@ -14,6 +14,12 @@ import type { TrunkRow } from '../db/rows/trunks';
 import type { CustomerStatus } from '../db/rows/customers';
 export type { TrunkAuthType, TrunkRow } from '../db/rows/trunks';
 
+/** A trunk found by source address, with its customer's status (null: no customer row). */
+export interface TrunkWithStanding {
+  trunk: TrunkRow;
+  customerStatus: CustomerStatus | null;
+}
+
 export type TrunkFields = Pick<TrunkRow, 'name' | 'detail' | 'auth_types' | 'username' | 'password' | 'allowed_ips'> & Partial<Pick<TrunkRow, 'media_encryption' | 'dtmf_mode' | 'codecs'>>;
 
 export function trunkRealm(domainName: string, sipDomain: string): string {
@@ -43,23 +49,6 @@ export function trunkJson(t: TrunkRow, opts: { sipDomain: string }) {
 export function trunksRepo(db: Db) {
   const table = () => db('trunks');
   const live = () => table().whereNull('tm_delete');
-  /**
-   * findBySourceIp, each trunk with its customer's status read in the same statement (an inbound call's
-   * start: the account's standing without another round trip; null: no customer row).
-   */
-  const bySourceIp = async (ip: string): Promise<{ trunk: TrunkRow; customerStatus: CustomerStatus | null }[]> => {
-    const rows = await db.raw(
-      `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
-        FROM trunks t, unnest(t.allowed_ips) a
-        WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
-        GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
-      [ip],
-    );
-    return (rows.rows as (TrunkRow & { best?: number; customer_status: CustomerStatus | null })[]).map(({ best: _b, customer_status, ...r }) => ({
-      trunk: r as TrunkRow,
-      customerStatus: customer_status,
-    }));
-  };
   return {
     async create(customerId: string, domainName: string, f: TrunkFields): Promise<TrunkRow> {
       const [row] = await table()
@@ -73,11 +62,24 @@ export function trunksRepo(db: Db) {
     async getByDomain(domainName: string): Promise<TrunkRow | null> {
       return ((await live().where({ domain_name: domainName.toLowerCase() }).first()) as TrunkRow | undefined) ?? null;
     },
-    /** Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first). */
-    async findBySourceIp(ip: string): Promise<TrunkRow[]> {
-      return (await bySourceIp(ip)).map((t) => t.trunk);
+    /**
+     * Trunks with ip authentication whose allowed_ips contain `ip` (most specific network first), each
+     * with its customer's status read in the same statement (an inbound call's start: the account's
+     * standing without another round trip; null: no customer row).
+     */
+    async findBySourceIpWithStanding(ip: string): Promise<TrunkWithStanding[]> {
+      const rows = await db.raw(
+        `SELECT t.*, max(masklen(a::cidr)) AS best, (SELECT c.status FROM customers c WHERE c.id = t.customer_id) AS customer_status
+          FROM trunks t, unnest(t.allowed_ips) a
+          WHERE t.tm_delete IS NULL AND 'ip' = ANY(t.auth_types) AND ?::inet <<= a::cidr
+          GROUP BY t.id ORDER BY best DESC, t.tm_create ASC`,
+        [ip],
+      );
+      return (rows.rows as (TrunkRow & { best?: number; customer_status: CustomerStatus | null })[]).map(({ best: _b, customer_status, ...r }) => ({
+        trunk: r as TrunkRow,
+        customerStatus: customer_status,
+      }));
     },
-    findBySourceIpWithStanding: bySourceIp,
     async update(id: string, f: Partial<TrunkFields>): Promise<TrunkRow | null> {
       const [row] = await live()
         .where({ id })

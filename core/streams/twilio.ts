@@ -6,6 +6,7 @@
  * (media-app/streams/twilio-stream.ts runs a stream; docs/media-streams.md, "Twilio").
  */
 import { decodeG711, encodeG711Range, muLaw } from '../audio/g711';
+import { LITTLE_ENDIAN, samplesToPcm16 } from '../audio/pcm16';
 
 export const TWILIO_TRACKS = ['inbound_track', 'outbound_track', 'both_tracks'] as const;
 export type TwilioTrack = (typeof TWILIO_TRACKS)[number];
@@ -26,7 +27,6 @@ export interface TwilioStreamIds {
   callSid: string;
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** µ-law bytes of one 20 ms frame (or a few), reused: base64 is made from it at once. */
 let scratch = Buffer.allocUnsafe(TWILIO_CHUNK_BYTES * 2);
 
@@ -63,14 +63,7 @@ export function pcmToMulawBase64(pcm: Buffer): string {
 
 /** base64 µ-law → 16-bit little-endian PCM (two bytes a sample). */
 export function mulawBase64ToPcm(b64: string): Buffer {
-  const u = Buffer.from(b64, 'base64');
-  if (LITTLE_ENDIAN) {
-    const pcm = decodeG711('PCMU', u);
-    return Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  }
-  const out = Buffer.allocUnsafe(u.length * 2);
-  for (let i = 0; i < u.length; i++) out.writeInt16LE(muLaw.decodeSample(u[i]!), i * 2);
-  return out;
+  return samplesToPcm16(decodeG711('PCMU', Buffer.from(b64, 'base64')));
 }
 
 /** Builds the platform's messages of one stream, numbering them (`connected` carries no number). */

@@ -24,7 +24,11 @@ export function startFailure(action: string, e: unknown): string {
 export type SessionFlow = FlowSide & { readonly activeflowId: string };
 
 /** What a session is of: the action that starts it (for its failure message), its reference, what the host lets the AI do. */
-export type SessionRef = { action: 'ai_talk' | 'ai_task' } & Pick<StartOptions, 'referenceType' | 'referenceId' | 'actions' | 'speechToSpeech' | 'aiVersion'>;
+export type SessionRef = Pick<StartOptions, 'referenceType' | 'referenceId' | 'actions' | 'speechToSpeech' | 'aiVersion'> & {
+  action: 'ai_talk' | 'ai_task';
+  /** the version to run while it is still being read (ai_talk's eval run pin), read beside the AI's row (AiSession.start) */
+  versionLookup?: Promise<number | undefined>;
+};
 
 /**
  * ai_talk's and ai_task's start: the AI session of `who` on the flow's variables, its id set on the flow
@@ -32,17 +36,21 @@ export type SessionRef = { action: 'ai_talk' | 'ai_task' } & Pick<StartOptions, 
  * (startFailure; any other error rethrows).
  */
 export async function startSession(svc: Pick<AiService, 'deps'>, flow: SessionFlow, who: Assistance, ref: SessionRef): Promise<AiSession | { failed: string }> {
-  const { action, ...of } = ref;
+  const { action, versionLookup, ...of } = ref;
   let session: AiSession;
   try {
-    session = await AiSession.start(svc.deps, {
-      customerId: flow.customerId,
-      assistanceType: who.type,
-      assistanceId: who.id,
-      activeflowId: flow.activeflowId,
-      variables: flow.vars.snapshot(),
-      ...of,
-    });
+    session = await AiSession.start(
+      svc.deps,
+      {
+        customerId: flow.customerId,
+        assistanceType: who.type,
+        assistanceId: who.id,
+        activeflowId: flow.activeflowId,
+        variables: flow.vars.snapshot(),
+        ...of,
+      },
+      versionLookup,
+    );
   } catch (e) {
     return { failed: startFailure(action, e) };
   }

@@ -29,6 +29,8 @@ const HANGOVER = 12; // frames the caller keeps the line after its last loud fra
 const ONSET_MAX = 8; // loud frames taken for echo kept back in case they start the caller's word: 160 ms
 const MARGIN = 2.5; // near amplitude over the predicted echo that is the caller (8 dB)
 const NEAR_FLOOR = 150; // mean |sample| under which a frame is quiet (nothing to decide)
+/** mean |sample| of a near block over which it counts as audible when the echo path is looked for (update) */
+const NEAR_AUDIBLE = NEAR_FLOOR / 4;
 const FAR_FLOOR = 150;
 const HISTORY = 400; // blocks kept
 const SEEN = 300; // blocks over which a first echo path must have been there whenever the agent was loud: 3 s
@@ -231,12 +233,12 @@ export class EchoGuard {
     const { xs, ys, lx, ly, loud } = this.scratch;
     let sx = 0;
     for (let i = 0; i < w; i++) sx += xs[i] = this.near[(this.nearCount - w + i) % HISTORY]!;
-    if (sx / w < NEAR_FLOOR / 4) return false;
+    if (sx / w < NEAR_AUDIBLE) return false;
     // compared where the caller's side is audible: silence before an onset would make any onset look alike. Over a
     // quarter of the floor, not half: a speakerphone's echo at -20 dB of the agent's voice has too few blocks
     // over half of it to be found within the hold (HOLD_MAX), and was passed on as the caller
     let n = 0;
-    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_FLOOR / 4) loud[n++] = i;
+    for (let i = 0; i < w; i++) if (xs[i]! > NEAR_AUDIBLE) loud[n++] = i;
     if (n < 25) return false;
     // no far block any lag reaches is audible (the agent silent for the window and the longest lag): no lag
     // can pass the far side's floor below, so none is looked at (the same answer, without the 61 correlations)

@@ -15,7 +15,7 @@
  *   link; a tool that ends the conversation ends it once the audio has played out; a team hand-off
  *   gives the link the next member's prompt and tools.
  * - transcripts (the caller's, the model's) become aimessages, in the order they arrive (words a link
- *   holds for audio that has not come are given as the session ends, cut: ModelLink.endHeld); each reply's
+ *   holds for audio that has not come are given as the session ends, cut: ModelLink.drain); each reply's
  *   latency (realtime-turns.ts: the caller's speech end, the vendor's end of turn, the model's first
  *   audio, its first audio out) goes onto its message.
  */
@@ -63,6 +63,8 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
   private sentMs = 0;
   private sentAt = 0;
   private rate: LinkRate = 8000;
+  /** what the link reports to, from start on (its drain at the end reports there too) */
+  private host: LinkHost | null = null;
   readonly done: Promise<VoiceEnd>;
 
   constructor(
@@ -108,6 +110,7 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
       fail: (message) => this.finish({ kind: 'error', message }),
       warn: (e) => this.emit('error', e),
     };
+    this.host = host;
     try {
       await this.link.connect(rate, this.session.realtimeSetup(), host, signal);
     } catch (e) {
@@ -239,13 +242,12 @@ export class RealtimeAgent extends EventEmitter<RealtimeAgentEvents> {
     if (e.kind !== 'hangup') this.silence();
     // a fork still opening is stopped when it opens (on a hang-up the endpoint's end stops the open one)
     this.outFork.close();
-    // what the link already received (the caller's last words, the model's) is part of the transcript (bounded)
-    const drained = this.link.drain?.() ?? Promise.resolve();
+    // what the link already received (the caller's last words, the model's) and the words it holds for audio
+    // that has not come are part of the transcript (bounded): given while the chain takes them
+    const drained = (this.host && this.link.drain?.(this.host)) || Promise.resolve();
     void drained
       .catch(() => undefined)
       .then(() => {
-        // words the link holds for audio that has not come are part of the transcript: given while the chain takes them
-        this.link.endHeld?.();
         this.recording = false;
         this.turns.close();
         this.link.close();

@@ -63,7 +63,7 @@ export async function aiTalk(svc: AiService, call: CallPort, option: AiTalkOptio
     referenceType: 'call',
     referenceId: call.info.id,
     speechToSpeech: true,
-    aiVersion: versionOf(svc, call, flow, who, option),
+    versionLookup: versionOf(svc, call, flow, who, option),
     actions: {
       ...flowActions(flow),
       connect: async () => 'connecting',

@@ -15,7 +15,7 @@
  */
 import { labelOf } from '../../core/extensions/domain';
 import type { ExtensionRow } from '../../core/repos/extensions';
-import { trunksRepo, type TrunkRow } from '../../core/repos/trunks';
+import { trunksRepo, type TrunkRow, type TrunkWithStanding } from '../../core/repos/trunks';
 import { providersRepo, type ProviderRow } from '../../core/repos/providers';
 import { numbersRepo } from '../../core/repos/numbers';
 import { outboundRegistrationsRepo, CONTACT_USER_RE } from '../../core/repos/outbound-registrations';
@@ -69,15 +69,14 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
   }
   const trunks = trunksRepo(deps.db);
   // each trunk with its account's standing, in one statement
-  const withStanding = await trunks.findBySourceIpWithStanding(req.source_address).catch(() => []);
-  const byIp = withStanding.map((t) => t.trunk);
-  const standing = (t: TrunkRow) => standingOf(withStanding.find((x) => x.trunk === t)!.customerStatus);
+  const byIp = await trunks.findBySourceIpWithStanding(req.source_address).catch(() => []);
+  const byAddress = ({ trunk, customerStatus }: TrunkWithStanding): CallSource => ({ kind: 'trunk', customerId: trunk.customer_id, trunk, standing: standingOf(customerStatus) });
   const suffix = `.trunk.${sipDomain}`;
   const trunkHost = [ruri.host, from.host].find((h) => h.endsWith(suffix));
   if (trunkHost) {
     const domainName = trunkHost.slice(0, -suffix.length);
-    const named = byIp.find((t) => t.domain_name === domainName);
-    if (named) return { kind: 'trunk', customerId: named.customer_id, trunk: named, standing: standing(named) };
+    const named = byIp.find((x) => x.trunk.domain_name === domainName);
+    if (named) return byAddress(named);
     const trunk = await deps.registrar.authenticateWith(
       req,
       res,
@@ -94,8 +93,8 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
   }
 
   if (byIp.length) {
-    const trunk = await unambiguous(deps, byIp, ruri.user);
-    if (trunk) return { kind: 'trunk', customerId: trunk.customer_id, trunk, standing: standing(trunk) };
+    const claim = await unambiguous(deps, byIp, ruri.user);
+    if (claim) return byAddress(claim);
     deps.logger.info({ source: req.source_address }, 'trunks of several customers claim this address: refused (dial the trunk domain)');
     res.send(403);
     return null;
@@ -109,11 +108,11 @@ async function resolveSource(deps: CallDeps, req: SrfRequest, res: SrfResponse, 
 }
 
 /** The trunk an address-only request belongs to (most specific range first), or null when claimants disagree. */
-async function unambiguous(deps: CallDeps, byIp: TrunkRow[], dialled: string): Promise<TrunkRow | null> {
-  if (byIp.every((t) => t.customer_id === byIp[0]!.customer_id)) return byIp[0]!;
+async function unambiguous(deps: CallDeps, byIp: TrunkWithStanding[], dialled: string): Promise<TrunkWithStanding | null> {
+  if (byIp.every((x) => x.trunk.customer_id === byIp[0]!.trunk.customer_id)) return byIp[0]!;
   const digits = /^\+?\d{3,20}$/.test(dialled) ? (dialled.startsWith('+') ? dialled : `+${dialled}`) : null;
   const owner = digits ? (await numbersRepo(deps.db).getByNumber(digits))?.customer_id : undefined;
-  return (owner && byIp.find((t) => t.customer_id === owner)) || null;
+  return (owner && byIp.find((x) => x.trunk.customer_id === owner)) || null;
 }
 
 function hostOf(hostname: string): string {

@@ -10,6 +10,7 @@ import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
 import { traceFork, type MediaSpan } from '../kit/media-trace';
+import { pcm16ToSamples, samplesToPcm16 } from '../../core/audio/pcm16';
 
 export interface AudioTap {
   /** Plays PCM (8 kHz 16-bit LE mono, any length) into the call or conference. */
@@ -30,27 +31,6 @@ export class TapError extends Error {
   }
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function toSamples(pcm: Buffer): Int16Array {
-  const out = new Int16Array(pcm.length >> 1);
-  if (LITTLE_ENDIAN) {
-    // a byte copy: the Buffer may sit at an odd offset of a pooled ArrayBuffer
-    Buffer.from(out.buffer).set(pcm.subarray(0, out.length * 2));
-    return out;
-  }
-  for (let i = 0; i < out.length; i++) out[i] = pcm.readInt16LE(i * 2);
-  return out;
-}
-
-function frameBuffer(frame: Int16Array): Buffer {
-  // the fork hands us a frame of our own (cloned from the worker): wrap it without copying
-  if (LITTLE_ENDIAN) return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
-  const b = Buffer.allocUnsafe(frame.length * 2);
-  for (let i = 0; i < frame.length; i++) b.writeInt16LE(frame[i]!, i * 2);
-  return b;
-}
-
 /** `span`: the tap's `media fork`, ended when it stops or its source goes away. */
 function wrap(fork: MediaFork, source: Promise<string>, cleanup: () => void, span: MediaSpan): AudioTap {
   let stopped = false;
@@ -60,7 +40,7 @@ function wrap(fork: MediaFork, source: Promise<string>, cleanup: () => void, spa
   return {
     ended,
     inject(pcm) {
-      if (!stopped && pcm.length >= 2) fork.inject(toSamples(pcm));
+      if (!stopped && pcm.length >= 2) fork.inject(pcm16ToSamples(pcm));
     },
     clear() {
       if (!stopped) void fork.clearInjected().catch(() => undefined);
@@ -88,7 +68,8 @@ export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string,
     void call.done.then(onGone);
   });
   const span = traceFork('call', callId, mix);
-  const fork = await ep.forkAudioStart({ mix, onFrame: (f) => onFrame(frameBuffer(f)) }).catch((err: unknown) => {
+  // a fork hands over frames of the tap's own (cloned from the worker; fsmrf: made per frame): wrapped, not copied
+  const fork = await ep.forkAudioStart({ mix, onFrame: (f) => onFrame(samplesToPcm16(f)) }).catch((err: unknown) => {
     span.fail(err);
     throw err;
   });
@@ -105,7 +86,7 @@ export async function openConferenceTap(deps: Pick<CallDeps, 'media'>, conferenc
     conf.once('destroy', onGone);
   });
   const span = traceFork('conference', conferenceId, 'both');
-  const fork = await conf.forkAudioStart({ onFrame: (f) => onFrame(frameBuffer(f)) }).catch((err: unknown) => {
+  const fork = await conf.forkAudioStart({ onFrame: (f) => onFrame(samplesToPcm16(f)) }).catch((err: unknown) => {
     span.fail(err);
     throw err;
   });

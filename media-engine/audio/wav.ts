@@ -5,9 +5,9 @@
  * The writer writes a complete header first and rewrites the two size fields after every flush,
  * so a recording cut short by a crash or a kill is still a valid WAV holding everything flushed.
  */
+import { LITTLE_ENDIAN } from '../../core/audio/pcm16';
 import { wavHeader } from '../../core/audio/wav';
 import fs from 'node:fs';
-import os from 'node:os';
 
 export type WavEncoding = 'pcm' | 'float' | 'alaw' | 'mulaw';
 
@@ -168,8 +168,6 @@ export interface WavSummary {
   /** Max |sample| / 32768 per bucket, 0.0–1.0. */
   peaks: number[];
 }
-
-const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 /**
  * Streaming recorder: `write(frame)` per tick, `close()` at the end. Writes are synchronous and

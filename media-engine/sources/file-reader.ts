@@ -4,7 +4,7 @@
  * waits on I/O more than once a second and allocates nothing per frame.
  */
 import fs from 'node:fs';
-import os from 'node:os';
+import { LITTLE_ENDIAN } from '../../core/audio/pcm16';
 import { isEngineFormat, parseWavHeader } from '../audio/wav';
 import { FRAME_SAMPLES, type Frame, type FrameSource } from '../dsp/frame';
 
@@ -17,7 +17,6 @@ export interface FrameReaderOptions {
 
 const CHUNK_SAMPLES = 8000;
 const N = FRAME_SAMPLES;
-const LE = os.endianness() === 'LE';
 
 export class FileFrameReader implements FrameSource {
   readonly durationMs: number;
@@ -108,7 +107,7 @@ export class FileFrameReader implements FrameSource {
     const n = Math.min(CHUNK_SAMPLES, this.dataSamples - this.pos);
     const got = fs.readSync(this.fd, this.chunk, 0, n * 2, this.dataOffset + this.pos * 2) >> 1;
     if (got === 0) return false;
-    if (!LE) for (let k = 0; k < got; k++) this.view[k] = this.chunk.readInt16LE(k * 2);
+    if (!LITTLE_ENDIAN) for (let k = 0; k < got; k++) this.view[k] = this.chunk.readInt16LE(k * 2);
     this.pos += got;
     this.have = got;
     this.used = 0;

@@ -7,7 +7,7 @@
  * per frame.
  */
 import fs from 'node:fs';
-import os from 'node:os';
+import { LITTLE_ENDIAN } from '../../core/audio/pcm16';
 import { Resampler } from '../codecs';
 import { parseWavHeader, readWavInfo, type WavFormat } from '../audio/wav';
 import type { Frame, FrameSource } from '../dsp/frame';
@@ -16,7 +16,6 @@ import { openFrameReader, type FrameReaderOptions } from './file-reader';
 /** The rate every wideband source gives its frames at. */
 export const WIDE_RATE = 16000;
 const WIDE_FRAME = WIDE_RATE / 50;
-const LE = os.endianness() === 'LE';
 
 /** True for a WAV this reader plays: 16-bit PCM mono at a rate other than 8 kHz (the resampler's 1-192 kHz). */
 export function isWideFormat(f: WavFormat): boolean {
@@ -117,7 +116,7 @@ export class WideFileReader implements FrameSource {
     const n = Math.min(this.fileRate, this.dataSamples - this.pos);
     const got = fs.readSync(this.fd, this.chunk, 0, n * 2, this.dataOffset + this.pos * 2) >> 1;
     if (got === 0) return false;
-    if (!LE) for (let k = 0; k < got; k++) this.view[k] = this.chunk.readInt16LE(k * 2);
+    if (!LITTLE_ENDIAN) for (let k = 0; k < got; k++) this.view[k] = this.chunk.readInt16LE(k * 2);
     this.pos += got;
     this.have = this.rs ? this.rs.process(this.view, this.wide, got) : got;
     this.used = 0;

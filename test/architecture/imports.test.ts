@@ -11,7 +11,8 @@
 //                 nothing else
 //   sip-config    core/config and the Origin parser core/sip/ws-origin (shared with sip-server)
 //   esl           FreeSWITCH's event socket over the media engine (esl/README.md): the socket guard
-//                 (core/net), the logger, and media-engine through its index; no room imports esl
+//                 (core/net), the logger, the media timeout's INVITE header (shared with media-app's
+//                 fsmrf backend), and media-engine through its index; no room imports esl
 //   evals         the voice agent evals worker (evals/README.md): simulated callers that dial the platform
 //                 through its SIP edge like any phone, so it imports core (the run's records, the
 //                 scenario schema, G.711) and the platform's recognisers, media-engine/stt (the caller hears
@@ -50,7 +51,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-engine': ['core/net', 'core/audio'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
-  esl: ['core/net', 'core/logger', 'media-engine/index'],
+  esl: ['core/net', 'core/logger', 'core/sip/media-timeout-header', 'media-engine/index'],
   evals: ['core', 'media-engine/stt'],
   web: WEB_SHAPES,
   types: [],

@@ -13,7 +13,7 @@
  *   the cut is the host's dropping of what was not yet played. A response ends with AgentAudioDone.
  * - transcripts: ConversationText (user, assistant); the assistant's comes before its response's audio
  *   and is reported with it (at its first audio frame, else before the next message); when the session
- *   ends first, as the session ends (endHeld), marked cut: none of its audio played.
+ *   ends first, as the session ends (drain), marked cut: none of its audio played.
  * - function calls: FunctionCallRequest (client_side) → FunctionCallResponse; the agent goes on.
  * - the caller's turn: ConversationText role user is the vendor's transcript of the caller's whole
  *   utterance (its turn over); the next AgentStartedSpeaking, sent as the reply's audio starts, has
@@ -53,12 +53,10 @@ export class DeepgramAgentLink implements ModelLink {
   private callerTurn = false;
   /** the agent's words (ConversationText assistant) waiting for their response's first audio */
   private saidText: string | null = null;
-  /** the host, once connected (endHeld reports to it) */
-  private host: LinkHost | null = null;
   /** messages in arrival order (binary audio is read asynchronously from its Blob) */
   private queue: Promise<void> = Promise.resolve();
-  /** the session is ending (drain): queued messages still to be taken; none arriving from then on */
-  private draining: { left: number } | null = null;
+  /** the session is ending (drain): how many queued messages are still taken; none arriving from then on */
+  private drainLeft: number | null = null;
 
   constructor(private readonly o: LinkOptions) {}
 
@@ -71,7 +69,6 @@ export class DeepgramAgentLink implements ModelLink {
       throw netError(VENDOR, e);
     }
     this.rate = rate;
-    this.host = host;
     let opened = false;
     let fail: (e: Error) => void = () => undefined;
     const failed = new Promise<never>((_, reject) => (fail = reject));
@@ -109,7 +106,7 @@ export class DeepgramAgentLink implements ModelLink {
       const socket = await Promise.race([client.agent.v1.connect({ reconnectAttempts: 0, connectionTimeoutInSeconds: 10 }), failed]);
       this.socket = socket;
       socket.on('message', (m) => {
-        if (this.draining) return;
+        if (this.drainLeft !== null) return;
         this.queue = this.queue.then(() => this.take(m, host)).catch((e: Error) => host.warn(e));
       });
       socket.connect();
@@ -222,33 +219,31 @@ export class DeepgramAgentLink implements ModelLink {
 
   /** A queued message, unless the session's end has taken as many as it takes. */
   private async take(m: unknown, host: LinkHost): Promise<void> {
-    if (this.draining && this.draining.left-- <= 0) return;
+    if (this.drainLeft !== null && this.drainLeft-- <= 0) return;
     return this.onMessage(m, host);
   }
 
-  /** The session ends: the messages already queued are taken (bounded), then the session's end goes on. */
-  async drain(): Promise<void> {
-    if (this.closed || this.draining) return;
-    this.draining = { left: LINK_DRAIN_MAX_MESSAGES };
+  /**
+   * The session ends: the messages already queued are taken (bounded); then the words waiting for their
+   * response's audio are what was said up to the end, none of it heard.
+   */
+  async drain(host: LinkHost): Promise<void> {
+    if (this.closed || this.drainLeft !== null) return;
+    this.drainLeft = LINK_DRAIN_MAX_MESSAGES;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([this.queue, new Promise<void>((r) => (timer = setTimeout(r, LINK_DRAIN_MAX_MS)))]);
     } finally {
       clearTimeout(timer);
     }
+    if (!this.closed) this.flushSaid(host, `response-${this.response}`, true);
   }
 
-  /** The session ends: the words waiting for their response's audio are what was said up to the end, none of it heard. */
-  endHeld(): void {
+  /** The agent's words held back, to the host (`unplayed`: the session ends before their audio). */
+  private flushSaid(host: LinkHost, item?: string, unplayed?: boolean): void {
     const text = this.saidText;
     this.saidText = null;
-    if (text && this.host && !this.closed) this.host.said(text, `response-${this.response}`, true);
-  }
-
-  private flushSaid(host: LinkHost, item?: string): void {
-    const text = this.saidText;
-    this.saidText = null;
-    if (text) host.said(text, item);
+    if (text) host.said(text, item, unplayed);
   }
 
   private nextResponse(): void {

@@ -22,7 +22,7 @@
  *   just before that audio): the transcript of the last words comes after they were said, so the
  *   stages measured from it are, if anything, short.
  * - transcripts: the pieces are gathered (the caller's until the model's audio, the model's until its turn
- *   completes); when the session ends first, what was gathered is reported as it ends (endHeld), the
+ *   completes); when the session ends first, what was gathered is reported as it ends (drain), the
  *   model's turn cut.
  */
 import { GoogleGenAI, Live, Modality, type LiveServerMessage, type Session } from '@google/genai';
@@ -70,8 +70,6 @@ export class GeminiLiveLink implements ModelLink {
   private lastWordsAt: number | null = null;
   /** the current turn (`turn`) has had model audio */
   private turnAudio = false;
-  /** the host, once connected (endHeld reports to it) */
-  private host: LinkHost | null = null;
 
   constructor(private readonly o: LinkOptions) {}
 
@@ -84,7 +82,6 @@ export class GeminiLiveLink implements ModelLink {
       throw netError(VENDOR, e);
     }
     this.rate = rate;
-    this.host = host;
     if (rate !== 16000) this.up = new PcmToRate(rate, 16000);
     let setupDone = false;
     let fail: (e: Error) => void = () => undefined;
@@ -169,13 +166,10 @@ export class GeminiLiveLink implements ModelLink {
    * The session ends: the words gathered as they come (the caller's until the model answers, the model's
    * until its turn completes) are what was said up to the end; the model's turn is cut by it.
    */
-  endHeld(): void {
-    const host = this.host;
-    if (!host || this.closed) return;
+  async drain(host: LinkHost): Promise<void> {
+    if (this.closed) return;
     this.flushHeard(host);
-    const t = this.saidText.replace(/\s+/g, ' ').trim();
-    this.saidText = '';
-    if (t) host.said(t, `turn-${this.turn}`, true);
+    this.flushSaid(host, `turn-${this.turn}`, true);
   }
 
   private flushHeard(host: LinkHost): void {
@@ -184,10 +178,11 @@ export class GeminiLiveLink implements ModelLink {
     if (t) host.heard(t);
   }
 
-  private flushSaid(host: LinkHost): void {
+  /** The model's words gathered, to the host (`item`, `unplayed`: the session ends with its turn cut). */
+  private flushSaid(host: LinkHost, item?: string, unplayed?: boolean): void {
     const t = this.saidText.replace(/\s+/g, ' ').trim();
     this.saidText = '';
-    if (t) host.said(t);
+    if (t) host.said(t, item, unplayed);
   }
 
   private onMessage(m: LiveServerMessage, host: LinkHost): void {

@@ -48,7 +48,7 @@ export interface LinkHost {
   heard(text: string): void;
   /**
    * the model's words (a whole response), and the item whose audio they are where the vendor says;
-   * `unplayed`: the session is ending before (all of) their audio played (ModelLink.endHeld): they are recorded cut
+   * `unplayed`: the session is ending before (all of) their audio played (ModelLink.drain): they are recorded cut
    */
   said(text: string, item?: string, unplayed?: boolean): void;
   toolCalls(calls: LinkToolCall[]): void;
@@ -99,18 +99,15 @@ export interface ModelLink {
    */
   toolResults(results: LinkToolResult[], next: { setup: LinkSetup; handoff: boolean } | null): void;
   /**
-   * The session is ending: words the link holds back until their audio comes (Deepgram: a response's
-   * text comes before its audio) are reported now (`said`, unplayed), before the host stops taking them.
-   * A link that holds none back has nothing to do.
-   */
-  endHeld?(): void;
-  /**
    * The session is ending: the messages the link already received and has not reported yet (a link that
-   * takes them through a queue of its own) are reported now, at most LINK_DRAIN_MAX_MESSAGES of them and for
-   * at most LINK_DRAIN_MAX_MS; messages arriving from now on are not. Resolves when they have been or the
-   * time is up. A link that reports each message as it comes has nothing to do.
+   * takes them through a queue of its own) are reported to `host` now, at most LINK_DRAIN_MAX_MESSAGES of
+   * them and for at most LINK_DRAIN_MAX_MS; messages arriving from now on are not. Then the words the link
+   * holds back until their audio comes (Deepgram: a response's text comes before its audio; Gemini: the
+   * pieces of a turn) are reported (`said`, unplayed), before the host stops taking them. Resolves when
+   * that is done or the time is up. A link that reports each message as it comes and holds nothing back
+   * has nothing to do.
    */
-  drain?(): Promise<void>;
+  drain?(host: LinkHost): Promise<void>;
   close(): void;
 }
 

@@ -8,6 +8,7 @@
  */
 import type { MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';
+import { MEDIA_TIMEOUT_HEADER } from '../../../core/sip/media-timeout-header';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
 import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
@@ -55,9 +56,6 @@ export interface FsmrfConnectOptions {
    */
   mediaTimeoutMs?: number;
 }
-
-/** The INVITE's header the mrf dialplan sets `media_timeout` from (freeswitch/dialplan/mrf.xml; esl/media-timeout.ts). */
-export const MEDIA_TIMEOUT_HEADER = 'X-Media-Timeout';
 
 const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

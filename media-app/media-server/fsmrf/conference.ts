@@ -16,13 +16,11 @@ import { MemberSay } from './conference-say';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
+import { memberOp, SIDES } from './member-mute';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** A room's name on the switch: `conference` reads spaces, `@profile`, `+flags` and `{vars}` in it; ours are ids. */
 const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-/** The switch's member operations for a direction: `in` (the others do not hear it) is mute, `out` (it hears nothing) deaf. */
-const MUTE_OPS: Record<MixDirection, ('mute' | 'deaf')[]> = { in: ['mute'], out: ['deaf'], both: ['mute', 'deaf'] };
 
 /** TwiML's beep as the switch plays it: 300 ms of 1 kHz (mod_tone_stream's teletone). */
 const BEEP_TONE = 'tone_stream://%(300,0,1000)';
@@ -61,14 +59,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
   static async create(ms: FsMediaServer, name: string, timers: LinkTimers = REAL_TIMERS): Promise<FsmrfMix> {
+    // stricter than eslArg (no line break or NUL passes it): the name goes to the switch as it is
     if (!ROOM_NAME.test(name)) throw new Error(`a conference name on the switch is 1-128 of A-Z a-z 0-9 _ . - (got ${JSON.stringify(name.slice(0, 40))})`);
-    const room = eslArg('conference name', name);
     try {
-      return new FsmrfMix(await ms.createConference(room), timers);
+      return new FsmrfMix(await ms.createConference(name), timers);
     } catch (err) {
       // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
       if (err instanceof Error) throw err;
-      throw new Error(`the switch could not make conference ${room}: ${String(err)}`);
+      throw new Error(`the switch could not make conference ${name}: ${String(err)}`);
     }
   }
 
@@ -96,7 +94,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   async mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void> {
     const id = this.members.get(ep.uuid);
     if (id === undefined) return;
-    for (const op of MUTE_OPS[direction]) await this.command(`${on ? '' : 'un'}${op} ${id}`, /^\+?OK\s/);
+    const api = (op: string, args: string) => this.socket.run(`conference ${op}`, () => this.conf.endpoint.api('conference', args));
+    for (const side of SIDES[direction]) await memberOp(api, this.conf.name, id, side, on);
   }
 
   /**
@@ -157,7 +156,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     await this.conf.destroy();
   }
 
-  /** `conference <name> <args>` on the control leg; a reply not matching `ok` rejects with it. */
+  /** `conference <name> <args>` on the control leg's socket; a reply `ok` does not match rejects with it. */
   private async command(args: string, ok: RegExp): Promise<void> {
     const evt = await this.socket.run(`conference ${args.split(' ')[0]}`, () => this.conf.endpoint.api('conference', `${this.conf.name} ${args}`));
     const body = evt.getBody();

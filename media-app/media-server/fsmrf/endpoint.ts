@@ -29,7 +29,7 @@ import type {
 } from '../../../media-engine';
 import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
-import { eslArg, eslText, replyText } from './esl-arg';
+import { apiBody, eslArg, eslText, replyText } from './esl-arg';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
@@ -58,12 +58,6 @@ function header(evt: unknown, name: string): string | null {
   if (!isEslEvent(evt)) return null;
   const v = evt.getHeader(name);
   return typeof v === 'string' ? v : null;
-}
-
-/** The body of an api reply (drachtio-modesl's event), or '' */
-function apiBody(res: unknown): string {
-  if (!isEslEvent(res) || !('getBody' in res) || typeof res.getBody !== 'function') return '';
-  return String((res as { getBody(): unknown }).getBody());
 }
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));

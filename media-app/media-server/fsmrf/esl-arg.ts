@@ -39,3 +39,9 @@ export function replyText(body: string, max = 200): string {
   const flat = body.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
+
+/** The body of an api reply (drachtio-modesl's event), or '' when it has none. */
+export function apiBody(res: unknown): string {
+  const r = res as { getBody?: () => unknown } | null;
+  return r && typeof r.getBody === 'function' ? String(r.getBody()) : '';
+}

@@ -14,11 +14,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { Resampler, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
+import { LITTLE_ENDIAN, pcm16ToSamples, Resampler, samplesToPcm16, type ForkOptions, type ForkStats, type InjectRate } from '../../../media-engine';
 import { MediaBackendUnsupported } from '../port';
 import { replyText } from './esl-arg';
 import { LegSocketClosed } from './leg-socket';
@@ -29,9 +28,6 @@ export const FORK_SUBPROTOCOL = 'audio.drachtio.org';
 
 /** A fork's rate: 8 kHz, or a `legRate` fork of a wideband leg (the switch's read_rate above 8 kHz) 16 kHz, as the engine's. */
 type ForkRate = 8000 | 16000;
-/** The switch's L16 is little-endian: on such a host a mono frame is its bytes as they are. */
-const LITTLE_ENDIAN = os.endianness() === 'LE';
-
 /** Largest message taken from the switch (it sends 20 ms frames; a few buffered ones at most). */
 const MAX_PAYLOAD = 256 * 1024;
 
@@ -70,7 +66,8 @@ const MIX_TYPE = { in: 'mono', both: 'mixed', out: 'stereo' } as const;
 let bugSeq = 0;
 
 /**
- * What the server tells of its fork connections (tests and metrics watch these, never its internals):
+ * What the server tells of its fork connections (the fork suite watches these, never its internals:
+ * it ends a connection from the server's side and awaits each close):
  * 'connection' when a fork's connection is taken (the server's socket, and the upgrade request), 'closed'
  * when one of those has closed; `connections` is how many are open.
  */
@@ -364,14 +361,13 @@ export class FsmrfFork implements MediaFork {
 
   /** The frame's samples (stereo: the right channel) as a new array: the consumer may keep it. */
   private frameOf(bytes: Buffer): Int16Array {
+    if (this.mix !== 'out') return pcm16ToSamples(bytes);
     const n = this.frameSamples;
     const frame = new Int16Array(n);
-    const stereo = this.mix === 'out';
-    if (!stereo && LITTLE_ENDIAN) new Uint8Array(frame.buffer).set(bytes);
-    else if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
+    if (LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
       const both = new Int16Array(bytes.buffer, bytes.byteOffset, n * 2);
       for (let i = 0; i < n; i++) frame[i] = both[2 * i + 1]!;
-    } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(stereo ? i * 4 + 2 : i * 2);
+    } else for (let i = 0; i < n; i++) frame[i] = bytes.readInt16LE(i * 4 + 2);
     return frame;
   }
 
@@ -385,9 +381,8 @@ export class FsmrfFork implements MediaFork {
     const ws = this.ws;
     if (this.over || !ws || ws.readyState !== WebSocket.OPEN || samples.length === 0) return;
     const pcm = rate === this.rate ? samples : this.upsample(samples);
-    const buf = Buffer.alloc(pcm.length * 2);
-    for (let i = 0; i < pcm.length; i++) buf.writeInt16LE(pcm[i]!, i * 2);
-    ws.send(buf, { binary: true });
+    // the resampler's output is the fork's own, sent as it is; the caller's samples may be reused (one beep into every fork): one copy
+    ws.send(pcm === samples ? Buffer.from(samplesToPcm16(pcm)) : samplesToPcm16(pcm), { binary: true });
     this.stats.injected += Math.ceil(pcm.length / this.frameSamples);
   }
 

@@ -44,3 +44,29 @@ export class LegSocket {
     });
   }
 }
+
+/** An event of the leg's channel as drachtio-modesl hands it, the part read here. */
+export interface ChannelEvent {
+  getHeader(name: string): unknown;
+}
+
+/** drachtio-modesl's channel connection (fsmrf's Endpoint#conn), the part used here. */
+interface ChannelConn {
+  subscribe(events: string): unknown;
+  on(event: string, listener: (evt: ChannelEvent) => void): unknown;
+  off(event: string, listener: (evt: ChannelEvent) => void): unknown;
+}
+
+/**
+ * `fn` for each `name` event (CHANNEL_EXECUTE_COMPLETE, RECORD_STOP…) of the leg's own channel, on its
+ * channel connection; `subscribe`: ask the switch for the event first (fsmrf subscribes to some only).
+ * Returns what stops listening, or null when the connection is gone (the leg ended).
+ */
+export function onChannelEvent(fs: FsEndpoint, name: string, fn: (evt: ChannelEvent) => void, o: { subscribe?: boolean } = {}): (() => void) | null {
+  const conn = fs.conn as unknown as ChannelConn | null;
+  if (!conn) return null;
+  if (o.subscribe) conn.subscribe(name);
+  const event = `esl::event::${name}::${fs.uuid}`;
+  conn.on(event, fn);
+  return () => void conn.off(event, fn);
+}

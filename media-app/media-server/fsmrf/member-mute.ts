@@ -14,27 +14,29 @@
  * them apart: the endpoint's mute and the mixer member's).
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { replyText } from './esl-arg';
+import { apiBody, replyText } from './esl-arg';
+import { onChannelEvent } from './leg-socket';
 
 type Side = 'in' | 'out';
 export type Direction = Side | 'both';
 
-const SIDES: Record<Direction, Side[]> = { in: ['in'], out: ['out'], both: ['in', 'out'] };
+/** The sides a direction mutes. */
+export const SIDES: Record<Direction, Side[]> = { in: ['in'], out: ['out'], both: ['in', 'out'] };
 /** set_mute's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
 const CHANNEL_SIDE: Record<Side, string> = { in: 'read', out: 'write' };
-/** the room's member operations, on and off */
-const ROOM_OP: Record<Side, [string, string]> = { in: ['mute', 'unmute'], out: ['deaf', 'undeaf'] };
+/** the room's member operation for a side: `in` (the others do not hear it) mute, `out` (it hears nothing) deaf */
+const MEMBER_OP: Record<Side, 'mute' | 'deaf'> = { in: 'mute', out: 'deaf' };
 
-/** drachtio-modesl's channel connection, the part used here. */
-interface ChannelConn {
-  on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-  off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-}
-
-/** An api reply's body (drachtio-modesl's event), or ''. */
-function bodyOf(res: unknown): string {
-  const r = res as { getBody?: () => unknown } | null;
-  return r && typeof r.getBody === 'function' ? String(r.getBody()) : '';
+/**
+ * The switch's member operation for one side, `conference <room> (un)mute|(un)deaf <id>`, through `api`
+ * (given the operation, for the socket it runs on, and the `conference` command's arguments): the room's
+ * own mute of a member (FsmrfMix.mute, on its control leg) and the leg's own while it is a member (here,
+ * on its channel) are this one. mod_conference answers `OK <op> <id>`; anything else rejects with it.
+ */
+export async function memberOp(api: (op: string, args: string) => Promise<unknown>, room: string, id: string | number, side: Side, on: boolean): Promise<void> {
+  const op = `${on ? '' : 'un'}${MEMBER_OP[side]}`;
+  const body = apiBody(await api(op, `${room} ${op} ${id}`));
+  if (!/^\+?OK\b/.test(body.trim())) throw new Error(`conference ${room} ${op} ${id}: ${replyText(body) || 'no answer'}`);
 }
 
 export class MemberMutes {
@@ -54,22 +56,18 @@ export class MemberMutes {
       this.wanted[side] = on;
       const m = this.member;
       if (m) await this.roomOp(m, side, on);
-      else await this.run(on ? 'mute' : 'unmute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} ${on}`));
+      else await this.channelOp(side, on);
     }
   }
 
   /** The leg is member `id` of `room` (its add-member came); its end is watched on the channel connection. */
   joined(room: string, id: string): void {
     this.member?.off();
-    const conn = (this.fs as unknown as { conn: ChannelConn | null }).conn;
-    if (!conn) return;
-    const event = `esl::event::CHANNEL_EXECUTE_COMPLETE::${this.fs.uuid}`;
-    const onComplete = (evt: { getHeader(name: string): unknown }) => {
+    const off = onChannelEvent(this.fs, 'CHANNEL_EXECUTE_COMPLETE', (evt) => {
       if (evt.getHeader('Application') !== 'conference' || this.member?.id !== id) return;
       this.left();
-    };
-    conn.on(event, onComplete);
-    this.member = { room, id, off: () => conn.off(event, onComplete) };
+    });
+    if (off) this.member = { room, id, off };
   }
 
   /** Out of the room: the member's flags are gone, the mute wanted is the channel's again. */
@@ -78,7 +76,7 @@ export class MemberMutes {
     this.member = null;
     if (!this.wanted.in && !this.wanted.out) return;
     void (async () => {
-      for (const side of ['in', 'out'] as const) if (this.wanted[side]) await this.run('mute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} true`));
+      for (const side of ['in', 'out'] as const) if (this.wanted[side]) await this.channelOp(side, true);
     })().catch(() => undefined);
   }
 
@@ -88,11 +86,16 @@ export class MemberMutes {
     this.member = null;
   }
 
+  /** set_mute on the leg's channel (outside a room). */
+  private channelOp(side: Side, on: boolean): Promise<unknown> {
+    return this.run(on ? 'mute' : 'unmute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} ${on}`));
+  }
+
+  /** The room's member operation on the leg's own channel socket. */
   private async roomOp(m: { room: string; id: string }, side: Side, on: boolean): Promise<void> {
-    const op = ROOM_OP[side][on ? 0 : 1]!;
-    const res = await this.run(on ? 'mute' : 'unmute', () => this.fs.api('conference', `${m.room} ${op} ${m.id}`));
-    const body = bodyOf(res);
-    // mod_conference answers `OK mute <id>`; a member that left meanwhile: its flags went with it
-    if (!/^\+?OK\b/.test(body.trim()) && this.member) throw new Error(`conference ${op}: ${replyText(body) || 'no answer'}`);
+    await memberOp((_op, args) => this.run(on ? 'mute' : 'unmute', () => this.fs.api('conference', args)), m.room, m.id, side, on).catch((e: unknown) => {
+      // a member that left meanwhile: its flags went with it
+      if (this.member) throw e;
+    });
   }
 }

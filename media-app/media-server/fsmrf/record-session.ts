@@ -8,13 +8,7 @@
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { RecordOptions, RecordResult, Recording } from '../../../media-engine';
-
-/** drachtio-modesl's channel connection, the part used here. */
-interface ChannelConn {
-  subscribe(events: string): unknown;
-  on(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-  off(event: string, listener: (evt: { getHeader(name: string): unknown }) => void): unknown;
-}
+import { onChannelEvent } from './leg-socket';
 
 /** The session recordings running on one leg, by path. */
 export class SessionRecordings {
@@ -30,25 +24,24 @@ export class SessionRecordings {
   /** record_session on `path` (`duration`: its limit, s); resolves once the switch armed it. */
   async start(path: string, opts: RecordOptions): Promise<Recording> {
     if (this.running.has(path)) throw new Error(`startRecord: ${path} is already being recorded`);
-    const conn = this.fs.conn as unknown as ChannelConn | null;
-    if (!conn) throw new Error('endpoint no longer active');
-    if (!this.subscribed) {
-      conn.subscribe('RECORD_STOP');
-      this.subscribed = true;
-    }
     const limit = opts.duration && opts.duration > 0 ? Math.ceil(opts.duration) : 0;
     let finish!: (r: RecordResult | null) => void;
     const ended = new Promise<RecordResult | null>((resolve) => (finish = resolve));
-    const event = `esl::event::RECORD_STOP::${this.fs.uuid}`;
-    const onStop = (evt: { getHeader(name: string): unknown }) => {
-      if (evt.getHeader('Record-File-Path') !== path) return;
-      void this.result(path, entry).then(finish, () => finish(null));
-    };
     const entry = { finish, stopped: false, limit };
+    const off = onChannelEvent(
+      this.fs,
+      'RECORD_STOP',
+      (evt) => {
+        if (evt.getHeader('Record-File-Path') !== path) return;
+        void this.result(path, entry).then(finish, () => finish(null));
+      },
+      { subscribe: !this.subscribed },
+    );
+    if (!off) throw new Error('endpoint no longer active');
+    this.subscribed = true;
     this.running.set(path, entry);
-    conn.on(event, onStop);
     const done = ended.then((r) => {
-      conn.off(event, onStop);
+      off();
       this.running.delete(path);
       return r ?? { path, reason: 'hangup' as const, terminatorUsed: null, recordSeconds: 0, recordMilliseconds: 0, rate: 8000, files: [] };
     });

@@ -108,20 +108,21 @@ describe('providers, trunks and routes', function () {
       expect((await api.post('/v1.0/trunks').send({ domain_name: 'acme-pbx', auth_types: ['ip'], allowed_ips: ['192.0.2.1'] })).status).to.equal(409);
 
       const repo = trunksRepo(h.t.ctx.db);
-      expect((await repo.findBySourceIp('198.51.100.77')).map((x) => x.id)).to.deep.equal([t.body.id]);
-      expect((await repo.findBySourceIp('2001:db8::5')).map((x) => x.id)).to.deep.equal([t.body.id]);
-      expect(await repo.findBySourceIp('192.0.2.1')).to.deep.equal([]);
+      const byIp = async (ip: string) => (await repo.findBySourceIpWithStanding(ip)).map((x) => x.trunk);
+      expect((await byIp('198.51.100.77')).map((x) => x.id)).to.deep.equal([t.body.id]);
+      expect((await byIp('2001:db8::5')).map((x) => x.id)).to.deep.equal([t.body.id]);
+      expect(await byIp('192.0.2.1')).to.deep.equal([]);
       expect((await repo.getByDomain('acme-pbx'))?.password).to.equal('trunk-secret-1');
 
       const upd = await api.put(`/v1.0/trunks/${t.body.id}`).send({ allowed_ips: ['192.0.2.0/28'], auth_types: ['ip'] });
       expect(upd.status).to.equal(200);
       expect(upd.body.auth_types).to.deep.equal(['ip']);
-      expect((await repo.findBySourceIp('192.0.2.1')).map((x) => x.id)).to.deep.equal([t.body.id]);
-      expect(await repo.findBySourceIp('198.51.100.77')).to.deep.equal([]);
+      expect((await byIp('192.0.2.1')).map((x) => x.id)).to.deep.equal([t.body.id]);
+      expect(await byIp('198.51.100.77')).to.deep.equal([]);
       expect((await api.get('/v1.0/trunks')).body.result).to.have.length(1);
       expect((await api.delete(`/v1.0/trunks/${t.body.id}`)).status).to.equal(200);
       expect((await api.get(`/v1.0/trunks/${t.body.id}`)).body.error.reason).to.equal('TRUNK_NOT_FOUND');
-      expect(await repo.findBySourceIp('192.0.2.1')).to.deep.equal([]);
+      expect(await byIp('192.0.2.1')).to.deep.equal([]);
     });
 
     it('validation: addresses, auth settings, domain label', async () => {
