@@ -43,6 +43,7 @@ import { compareStages, formatRows, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
 import { askLine, cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
 import type { StandInSettings, StandInUrls } from './stand-ins';
+import { STAND_IN_PARTS, type StandInPart } from './stand-in-parts';
 import { beforeListening, describeStart, kindOf, recordCallStarts, type CallStart } from '../../../testkit/call-start-queries';
 
 const arg = (name: string, def: string) => {
@@ -104,15 +105,21 @@ async function setUp(db: Awaited<ReturnType<typeof testDb>>, urls: StandInUrls):
   return { cid, scenario: { id: s.id, name: s.name, target: s.target, caller: s.caller, checks: s.checks } };
 }
 
-/** The vendors' stand-ins in their own process, and the platform's settings that reach them. */
-async function startStandIns(): Promise<{ child: ReturnType<typeof tsxChild>; urls: StandInUrls; env: Record<string, string> }> {
+/** The vendors' stand-ins, each in its own process, and the platform's settings that reach them. */
+async function startStandIns(): Promise<{ children: StandInChild[]; urls: StandInUrls; env: Record<string, string> }> {
   const settings: StandInSettings = { greeting: GREETING, answer: ANSWER, phrases: PHRASES, sttLatencyMs: 100 };
-  const child = tsxChild('scripts/bench/evals/stand-ins.ts', [JSON.stringify(settings)], process.env, true);
-  const urls = await firstLine<StandInUrls>(child, 60_000);
+  const children = STAND_IN_PARTS.map((part) => ({ part, child: tsxChild('scripts/bench/evals/stand-ins.ts', [part, JSON.stringify(settings)], process.env, true) }));
+  const lines = await Promise.allSettled(children.map((c) => firstLine<Partial<StandInUrls>>(c.child, 60_000)));
+  const failed = lines.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(children.map((c) => endChild(c.child)));
+    throw failed.reason;
+  }
+  const urls = Object.assign({}, ...lines.map((l) => (l as PromiseFulfilledResult<Partial<StandInUrls>>).value)) as StandInUrls;
   // media-app reads the recogniser's settings from its environment when a stream is made
   const env = { DEEPGRAM_API_KEY: urls.key, DEEPGRAM_URL: urls.stt, DEEPGRAM_BASE_URL: urls.tts, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
   Object.assign(process.env, env);
-  return { child, urls, env };
+  return { children, urls, env };
 }
 
 async function main() {
@@ -131,7 +138,7 @@ async function main() {
   let code = 1;
   try {
     const { cid, scenario } = await setUp(db, standIns.urls);
-    const at = (calls: number) => measuredRun({ db, redis, cid, scenario, standIns: standIns.child, callers, lines }, calls);
+    const at = (calls: number) => measuredRun({ db, redis, cid, scenario, standIns: standIns.children, callers, lines }, calls);
     const load0 = os.loadavg()[0]!;
     const low = await at(LOW);
     const load1 = os.loadavg()[0]!;
@@ -143,7 +150,7 @@ async function main() {
     code = 2;
   } finally {
     // each step runs whatever the others do: the children first (they end only when asked)
-    const ended = await Promise.allSettled([callers ? endChild(callers) : null, endChild(standIns.child), inline?.close(), p.close()]);
+    const ended = await Promise.allSettled([callers ? endChild(callers) : null, ...standIns.children.map((c) => endChild(c.child)), inline?.close(), p.close()]);
     for (const e of ended) if (e.status === 'rejected') lines.push(`clean-up: ${e.reason instanceof Error ? e.reason.message : String(e.reason)}`);
     redis.disconnect();
   }
@@ -154,12 +161,18 @@ async function main() {
   process.exit(code);
 }
 
+/** A vendor's stand-in process. */
+interface StandInChild {
+  part: StandInPart;
+  child: ChildProcess;
+}
+
 interface RunContext {
   db: Awaited<ReturnType<typeof testDb>>;
   redis: Redis;
   cid: string;
   scenario: EvalRunScenario;
-  standIns: ChildProcess;
+  standIns: StandInChild[];
   callers: ChildProcess | null;
   lines: string[];
 }
@@ -171,8 +184,9 @@ interface RunContext {
  */
 async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
-  await firstLine(askLine(c.standIns, 'loop'), 10_000); // the stand-ins' loop delay counted from here
-  const cpu0 = sampleCpu(c.standIns, c.callers);
+  const standIns = c.standIns.map((s) => s.child);
+  await Promise.all(standIns.map((s) => firstLine(askLine(s, 'loop'), 10_000))); // the stand-ins' loop delay counted from here
+  const cpu0 = sampleCpu(standIns, c.callers);
   const t0 = Date.now();
   const delay = loopDelay();
   const pool = (c.db.client as { pool: { numPendingAcquires(): number } }).pool;
@@ -194,12 +208,13 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
     starts?.stop();
     delayText = delay.stop();
   }
-  const standInsLoop = await firstLine<{ p50: number; p99: number; max: number }>(askLine(c.standIns, 'loop'), 10_000);
+  const loops = await Promise.all(c.standIns.map(async (s) => ({ part: s.part, d: await firstLine<{ p50: number; p99: number; max: number }>(askLine(s.child, 'loop'), 10_000) })));
+  const standInsLoop = loops.map((l) => `${l.part} p50 ${l.d.p50} ms, p99 ${l.d.p99} ms, max ${l.d.max} ms`).join('; ');
   const wall = Date.now() - t0;
   const queries = [...statements.values()].reduce((a, b) => a + b, 0);
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay p50 ${standInsLoop.p50} ms, p99 ${standInsLoop.p99} ms, max ${standInsLoop.max} ms`,
+    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay: ${standInsLoop}`,
   );
   if (LIST_QUERIES) for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1])) c.lines.push(`  ${(n / calls).toFixed(1)} a call: ${sql.slice(0, 160)}`);
   if (starts) c.lines.push(...callStartLines(starts.calls, calls));
