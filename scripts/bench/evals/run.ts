@@ -10,7 +10,7 @@
  *
  *   source .data/env && npx tsx scripts/bench/evals/run.ts [--low 5] [--high 50] [--tolerance 0.1]
  *     [--stt deepgram|pocketsphinx] [--tts deepgram|espeak-ng] [--callers own-process|same-process] [--ask-at <ms>]
- *     [--queries]
+ *     [--queries] [--spacing 100]
  *
  * `--stt pocketsphinx` / `--tts espeak-ng`: the agent on the platform's local recogniser / voice (child
  * processes of the platform) instead of the vendors' stand-ins; `--callers same-process`: the evals worker
@@ -69,11 +69,20 @@ const PHRASES = ['what are your opening hours', 'thank you goodbye'];
 const ASK_AT = process.argv.includes('--ask-at') ? Number(arg('ask-at', '1000')) : null;
 const GREETING = ASK_AT === null ? 'Hello, how can I help you?' : '';
 const QUESTION = 'What are your opening hours?';
-const TURNS = [...(ASK_AT === null ? [{ say: QUESTION, after_agent_ms: 1500 }] : [{ wait_ms: ASK_AT }, { say: QUESTION }]), { wait_ms: 9000 }, { hangup: true }];
+/**
+ * `--spacing <ms>` (default 100): the worker starts a run's calls this far apart (EVALS_CALL_SPACING_MS),
+ * a ramp, at both loads: 50 calls started in the same instant with the same script had all their turns
+ * in the same second, and the run measured 50 simultaneous turns, not an agent carrying 50 calls
+ * (docs/evals.md "Performance"). The question then waits out the high load's ramp (1.5 s after the
+ * greeting, plus HIGH × spacing), so every turn, at either load, comes with all the run's calls up.
+ */
+const SPACING_MS = Number(arg('spacing', '100'));
+const RAMP_MS = HIGH * SPACING_MS;
+const TURNS = [...(ASK_AT === null ? [{ say: QUESTION, after_agent_ms: 1500 + RAMP_MS }] : [{ wait_ms: ASK_AT }, { say: QUESTION }]), { wait_ms: 9000 }, { hangup: true }];
 /** the worker's settings (EVALS_*), the same in either layout */
-const WORKER_ENV = { EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '20000', EVALS_AGENT_WAIT_MS: '20000' };
-/** the scenario at its longest: the wait for the greeting (or the fixed one), 1.5 s, 4 s to say the question, 9 s */
-const CALL_MS = Math.max(ASK_AT ?? 0, Number(WORKER_ENV.EVALS_AGENT_WAIT_MS)) + 1500 + 4000 + 9000;
+const WORKER_ENV = { EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '20000', EVALS_AGENT_WAIT_MS: '20000', EVALS_CALL_SPACING_MS: String(SPACING_MS) };
+/** the scenario at its longest: the wait for the greeting (or the fixed one), 1.5 s and the ramp, 4 s to say the question, 9 s */
+const CALL_MS = Math.max(ASK_AT ?? 0, Number(WORKER_ENV.EVALS_AGENT_WAIT_MS)) + 1500 + RAMP_MS + 4000 + 9000;
 
 /** A customer with a loopback trunk, an AI on the stand-ins behind a number, and the scenario calling it. */
 async function setUp(db: Awaited<ReturnType<typeof testDb>>, urls: StandInUrls): Promise<{ cid: string; scenario: EvalRunScenario }> {
@@ -183,7 +192,7 @@ interface RunContext {
  * had waiting, and the agent's start-up (each call's answer to ai_talk's conversation row).
  */
 async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
-  const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
+  const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS + calls * SPACING_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
   const standIns = c.standIns.map((s) => s.child);
   await Promise.all(standIns.map((s) => firstLine(askLine(s, 'loop'), 10_000))); // the stand-ins' loop delay counted from here
   const cpu0 = sampleCpu(standIns, c.callers);
@@ -268,7 +277,7 @@ function report(lines: string[], low: EvalRunRow, high: EvalRunRow, loads: numbe
   const rows = compareStages(latencyOf(answerTurns(low.results)), latencyOf(answerTurns(high.results)), TOLERANCE);
   const passed = (r: EvalRunRow) => `${r.status} ${r.results.filter((x) => x.passed).length}/${r.results.length} passed${r.error ? ` (${r.error})` : ''}`;
   lines.unshift(
-    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}; question ${ASK_AT === null ? 'after the greeting' : `at ${ASK_AT} ms after the answer`}`,
+    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}, calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
   );
   lines.push(`runs: @${LOW} ${passed(low)}; @${HIGH} ${passed(high)}`);
   const [l0, l1, l2] = loads.map((l) => l.toFixed(2));
