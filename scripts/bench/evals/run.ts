@@ -10,13 +10,13 @@
  *
  *   source .data/env && npx tsx scripts/bench/evals/run.ts [--low 5] [--high 50] [--tolerance 0.1]
  *     [--stt deepgram|pocketsphinx] [--tts deepgram|espeak-ng] [--callers own-process|same-process] [--ask-at <ms>]
- *     [--queries] [--spacing 100] [--low-calls <HIGH>] [--realtime]
+ *     [--queries] [--spacing 100] [--low-calls <HIGH>]
  *
  * `--stt pocketsphinx` / `--tts espeak-ng`: the agent on the platform's local recogniser / voice (child
  * processes of the platform) instead of the vendors' stand-ins; `--callers same-process`: the evals worker
  * on the platform's own event loop (the layout before the fix, docs/evals.md "Performance").
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -138,22 +138,7 @@ async function startStandIns(): Promise<{ children: StandInChild[]; urls: StandI
   return { children, urls, env };
 }
 
-/**
- * `--realtime`: the whole bench re-run under SCHED_FIFO 10 (chrt; root or CAP_SYS_NICE), inherited by its
- * children: the platform, the callers and the stand-ins alike, at both loads, ahead of whatever else the
- * machine runs (on this shared 2-core machine, other work's test suites: a load of 10 made every part
- * wait for a core, in bursts of hundreds of ms). As a media server's host is run (MEDIA_WORKER_RT_PRIORITY
- * for the media worker); Postgres and Redis are not raised. The report says which.
- */
-const REALTIME = process.argv.includes('--realtime');
-function reRunRealtime(): void {
-  const r = spawnSync('chrt', ['-f', '10', process.execPath, ...process.execArgv, __filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, EVALS_BENCH_RT: '1' } });
-  if (r.error || r.status === null) console.error(`real-time run failed: ${r.error?.message ?? `signal ${r.signal}`} (chrt needs root or CAP_SYS_NICE)`);
-  process.exit(r.status ?? 2);
-}
-
 async function main() {
-  if (REALTIME && process.env.EVALS_BENCH_RT !== '1') return reRunRealtime();
   const standIns = await startStandIns();
   const p = await startPlatform({ SIP_DIGEST_ALGORITHMS: 'MD5,SHA-256', LOG_LEVEL: 'warn', ...standIns.env });
   const db = await testDb();
@@ -299,7 +284,7 @@ function report(lines: string[], low: EvalRunRow, high: EvalRunRow, loads: numbe
   const rows = compareStages(latencyOf(answerTurns(low.results)), latencyOf(answerTurns(high.results)), TOLERANCE);
   const passed = (r: EvalRunRow) => `${r.status} ${r.results.filter((x) => x.passed).length}/${r.results.length} passed${r.error ? ` (${r.error})` : ''}`;
   lines.unshift(
-    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} (${LOW_CALLS} calls, ${LOW} at a time) then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}; scheduling ${REALTIME ? 'SCHED_FIFO 10 (platform, callers, stand-ins; not Postgres, Redis)' : 'default'}; calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
+    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} (${LOW_CALLS} calls, ${LOW} at a time) then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}, calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
   );
   lines.push(`runs: @${LOW} ${passed(low)}; @${HIGH} ${passed(high)}`);
   const [l0, l1, l2] = loads.map((l) => l.toFixed(2));
