@@ -30,6 +30,8 @@ export interface EvalsConfig {
   goalReplySilenceMs: number;
   /** each call keeps at most this many seconds of each of its two audio tracks (the first ones) */
   audioMaxS: number;
+  /** a run's calls start at least this far apart (a ramp, start-pacing.ts); 0: each lane's call at once */
+  callSpacingMs: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -60,6 +62,7 @@ const schema = z.object({
   EVALS_JUDGE_TIMEOUT_MS: ms(100).default(60_000),
   EVALS_GOAL_REPLY_SILENCE_MS: ms(100).default(1000),
   EVALS_AUDIO_MAX_S: z.coerce.number({ message: 'must be a number of seconds' }).int('must be an integer').min(1).max(3600).default(300),
+  EVALS_CALL_SPACING_MS: ms(0).max(60_000).default(0),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
 });
 
@@ -84,5 +87,6 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     judgeTimeoutMs: c.EVALS_JUDGE_TIMEOUT_MS,
     goalReplySilenceMs: c.EVALS_GOAL_REPLY_SILENCE_MS,
     audioMaxS: c.EVALS_AUDIO_MAX_S,
+    callSpacingMs: c.EVALS_CALL_SPACING_MS,
   };
 }

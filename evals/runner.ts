@@ -28,6 +28,7 @@ import { callFacts, callerLlm } from './call-facts';
 import { attachHeard } from './hearing';
 import { egressPolicyFor, type EgressPolicy } from '../core/net';
 import { resolveTarget } from '../core/evals/targets';
+import { StartPacing } from './start-pacing';
 import type { ObjectStore } from '../core/storage/local';
 import { storeCallAudio } from './call-audio';
 import type { PlayedCall } from './call';
@@ -180,9 +181,20 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
     reporting = next.catch(() => undefined);
     return next;
   };
+  const pacing = new StartPacing(deps.config.callSpacingMs);
   const lanes = Array.from({ length: Math.min(run.concurrency, queue.length) }, async () => {
     try {
-      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) await report(await oneCall(deps, run, s, stop));
+      for (let s = queue.shift(); s && !stop.aborted; s = queue.shift()) {
+        // a run stopping while a call waits for its slot: the call is not placed (the run ends failed, stopReason)
+        if (
+          !(await pacing.slot(stop).then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
+        await report(await oneCall(deps, run, s, stop));
+      }
     } catch (e) {
       broken.abort();
       throw e;

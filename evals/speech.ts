@@ -16,8 +16,32 @@ const QUIET = 300;
 /** espeak-ng's voice for a BCP 47 tag (en-US → en-us). */
 export const espeakVoice = (language: string): string => language.toLowerCase();
 
-/** `variant`: an espeak-ng voice variant (m1…m7, f1…f4: another talker, the babble's). */
+/**
+ * Lines already made, by (text, voice), as their samples: espeak-ng says a line the same way each time,
+ * and a run's calls say the same lines; at 50 concurrent calls each made its own, 100 child processes
+ * started by the callers' event loop while it paced the calls already up. The most recently used
+ * MEMO_LINES are kept (each a few seconds of 8 kHz audio, 16 kB a second); a line that failed is not.
+ */
+const MEMO_LINES = 64;
+const memo = new Map<string, Promise<Int16Array>>();
+
+/** `variant`: an espeak-ng voice variant (m1…m7, f1…f4: another talker, the babble's). Each caller gets its own copy of the samples. */
 export async function speak(text: string, language: string, o: { variant?: string } = {}): Promise<Int16Array> {
+  const key = JSON.stringify([text, espeakVoice(language), o.variant ?? '']);
+  let made = memo.get(key);
+  if (made)
+    memo.delete(key); // re-inserted below: the most recently used last
+  else {
+    made = synthesise(text, language, o);
+    const mine = made;
+    void made.catch(() => memo.get(key) === mine && memo.delete(key));
+  }
+  memo.set(key, made);
+  while (memo.size > MEMO_LINES) memo.delete(memo.keys().next().value!);
+  return (await made).slice();
+}
+
+async function synthesise(text: string, language: string, o: { variant?: string }): Promise<Int16Array> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'evals-say-'));
   try {
     const wav = path.join(dir, 's.wav');

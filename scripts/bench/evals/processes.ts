@@ -35,12 +35,13 @@ export interface CpuSample {
   platformThreads: number;
   /** this process's ended children: the recognisers (pocketsphinx), the local voices */
   platformChildren: number;
+  /** the vendors' stand-in processes together */
   standIns: number;
   callers: number;
 }
 
 /** `callers` null: the evals worker runs in this process (its CPU is the platform's main thread's). */
-export function sampleCpu(standIns: ChildProcess, callers: ChildProcess | null): CpuSample {
+export function sampleCpu(standIns: ChildProcess[], callers: ChildProcess | null): CpuSample {
   const self = statMs('/proc/self/stat');
   const main = statMs(`/proc/self/task/${process.pid}/stat`).own;
   const of = (c: ChildProcess | null) => {
@@ -48,7 +49,7 @@ export function sampleCpu(standIns: ChildProcess, callers: ChildProcess | null):
     const s = statMs(`/proc/${c.pid}/stat`);
     return s.own + s.children;
   };
-  return { platformMain: main, platformThreads: self.own - main, platformChildren: self.children, standIns: of(standIns), callers: of(callers) };
+  return { platformMain: main, platformThreads: self.own - main, platformChildren: self.children, standIns: standIns.reduce((sum, c) => sum + of(c), 0), callers: of(callers) };
 }
 
 /** Each part's share of one core between two samples `wallMs` apart, as "main 41 %, …". */
@@ -92,7 +93,9 @@ const ROOT = path.resolve(__dirname, '../../..');
 
 /** `script` (a path from the repository root) run by this Node with tsx; `readStdout`: its stdout is for the caller to read (else it goes to ours, as its stderr does). */
 export function tsxChild(script: string, args: string[], env: NodeJS.ProcessEnv, readStdout: boolean): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, env, stdio: ['pipe', readStdout ? 'pipe' : 'inherit', 'inherit'] });
+  // BENCH_CHILD_NODE_ARGS: node flags for the children (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script), ...args], { cwd: ROOT, env, stdio: ['pipe', readStdout ? 'pipe' : 'inherit', 'inherit'] });
   child.on('error', (e) => console.error(`${script}: ${e.message}`));
   child.stdin!.on('error', () => undefined);
   return child;

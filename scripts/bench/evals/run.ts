@@ -10,7 +10,7 @@
  *
  *   source .data/env && npx tsx scripts/bench/evals/run.ts [--low 5] [--high 50] [--tolerance 0.1]
  *     [--stt deepgram|pocketsphinx] [--tts deepgram|espeak-ng] [--callers own-process|same-process] [--ask-at <ms>]
- *     [--queries]
+ *     [--queries] [--spacing 100] [--low-calls <HIGH>]
  *
  * `--stt pocketsphinx` / `--tts espeak-ng`: the agent on the platform's local recogniser / voice (child
  * processes of the platform) instead of the vendors' stand-ins; `--callers same-process`: the evals worker
@@ -44,6 +44,7 @@ import { compareStages, formatRows, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
 import { askLine, cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
 import type { StandInSettings, StandInUrls } from './stand-ins';
+import { STAND_IN_PARTS, type StandInPart } from './stand-in-parts';
 import { beforeListening, describeStart, kindOf, recordCallStarts, type CallStart } from '../../../testkit/call-start-queries';
 
 const arg = (name: string, def: string) => {
@@ -57,6 +58,13 @@ const STT = arg('stt', 'deepgram');
 const TTS = arg('tts', 'deepgram');
 const CALLERS = arg('callers', 'own-process');
 /** `--queries`: each run's platform queries listed by statement (how many a call makes), not only counted */
+/**
+ * `--low-calls <n>` (default HIGH): the low load's run places this many calls, LOW at a time, so both
+ * runs give the same number of turns and each stage's p95 is read the same way at both loads: with 5
+ * turns the "p95" is their maximum (nearest rank), which falls short of the 95th percentile of the
+ * same distribution, and a tail the agent has at any load read as a slowdown at 50.
+ */
+const LOW_CALLS = Number(arg('low-calls', String(HIGH)));
 const LIST_QUERIES = process.argv.includes('--queries');
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
@@ -69,11 +77,20 @@ const PHRASES = ['what are your opening hours', 'thank you goodbye'];
 const ASK_AT = process.argv.includes('--ask-at') ? Number(arg('ask-at', '1000')) : null;
 const GREETING = ASK_AT === null ? 'Hello, how can I help you?' : '';
 const QUESTION = 'What are your opening hours?';
-const TURNS = [...(ASK_AT === null ? [{ say: QUESTION, after_agent_ms: 1500 }] : [{ wait_ms: ASK_AT }, { say: QUESTION }]), { wait_ms: 9000 }, { hangup: true }];
+/**
+ * `--spacing <ms>` (default 100): the worker starts a run's calls this far apart (EVALS_CALL_SPACING_MS),
+ * a ramp, at both loads: 50 calls started in the same instant with the same script had all their turns
+ * in the same second, and the run measured 50 simultaneous turns, not an agent carrying 50 calls
+ * (docs/evals.md "Performance"). The question then waits out the high load's ramp (1.5 s after the
+ * greeting, plus HIGH × spacing), so every turn, at either load, comes with all the run's calls up.
+ */
+const SPACING_MS = Number(arg('spacing', '100'));
+const RAMP_MS = HIGH * SPACING_MS;
+const TURNS = [...(ASK_AT === null ? [{ say: QUESTION, after_agent_ms: 1500 + RAMP_MS }] : [{ wait_ms: ASK_AT }, { say: QUESTION }]), { wait_ms: 9000 }, { hangup: true }];
 /** the worker's settings (EVALS_*), the same in either layout */
-const WORKER_ENV = { EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '20000', EVALS_AGENT_WAIT_MS: '20000' };
-/** the scenario at its longest: the wait for the greeting (or the fixed one), 1.5 s, 4 s to say the question, 9 s */
-const CALL_MS = Math.max(ASK_AT ?? 0, Number(WORKER_ENV.EVALS_AGENT_WAIT_MS)) + 1500 + 4000 + 9000;
+const WORKER_ENV = { EVALS_POLL_MS: '100', EVALS_SETTLE_MS: '10000', EVALS_ANSWER_TIMEOUT_MS: '20000', EVALS_AGENT_WAIT_MS: '20000', EVALS_CALL_SPACING_MS: String(SPACING_MS) };
+/** the scenario at its longest: the wait for the greeting (or the fixed one), 1.5 s and the ramp, 4 s to say the question, 9 s */
+const CALL_MS = Math.max(ASK_AT ?? 0, Number(WORKER_ENV.EVALS_AGENT_WAIT_MS)) + 1500 + RAMP_MS + 4000 + 9000;
 
 /** A customer with a loopback trunk, an AI on the stand-ins behind a number, and the scenario calling it. */
 async function setUp(db: Awaited<ReturnType<typeof testDb>>, urls: StandInUrls): Promise<{ cid: string; scenario: EvalRunScenario }> {
@@ -105,15 +122,21 @@ async function setUp(db: Awaited<ReturnType<typeof testDb>>, urls: StandInUrls):
   return { cid, scenario: { id: s.id, name: s.name, target: s.target, caller: s.caller, checks: s.checks } };
 }
 
-/** The vendors' stand-ins in their own process, and the platform's settings that reach them. */
-async function startStandIns(): Promise<{ child: ReturnType<typeof tsxChild>; urls: StandInUrls; env: Record<string, string> }> {
+/** The vendors' stand-ins, each in its own process, and the platform's settings that reach them. */
+async function startStandIns(): Promise<{ children: StandInChild[]; urls: StandInUrls; env: Record<string, string> }> {
   const settings: StandInSettings = { greeting: GREETING, answer: ANSWER, phrases: PHRASES, sttLatencyMs: 100 };
-  const child = tsxChild('scripts/bench/evals/stand-ins.ts', [JSON.stringify(settings)], process.env, true);
-  const urls = await firstLine<StandInUrls>(child, 60_000);
+  const children = STAND_IN_PARTS.map((part) => ({ part, child: tsxChild('scripts/bench/evals/stand-ins.ts', [part, JSON.stringify(settings)], process.env, true) }));
+  const lines = await Promise.allSettled(children.map((c) => firstLine<Partial<StandInUrls>>(c.child, 60_000)));
+  const failed = lines.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) {
+    await Promise.allSettled(children.map((c) => endChild(c.child)));
+    throw failed.reason;
+  }
+  const urls = Object.assign({}, ...lines.map((l) => (l as PromiseFulfilledResult<Partial<StandInUrls>>).value)) as StandInUrls;
   // media-app reads the recogniser's settings from its environment when a stream is made
   const env = { DEEPGRAM_API_KEY: urls.key, DEEPGRAM_URL: urls.stt, DEEPGRAM_BASE_URL: urls.tts, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
   Object.assign(process.env, env);
-  return { child, urls, env };
+  return { children, urls, env };
 }
 
 async function main() {
@@ -142,11 +165,12 @@ async function main() {
   let code = 1;
   try {
     const { cid, scenario } = await setUp(db, standIns.urls);
-    const at = (calls: number) => measuredRun({ db, redis, stream: eventStreamKey(p.config.redisKeyPrefix), cid, scenario, standIns: standIns.child, callers, lines }, calls);
+    const at = (concurrency: number, calls: number) =>
+      measuredRun({ db, redis, stream: eventStreamKey(p.config.redisKeyPrefix), cid, scenario, standIns: standIns.children, callers, lines }, concurrency, calls);
     const load0 = os.loadavg()[0]!;
-    const low = await at(LOW);
+    const low = await at(LOW, LOW_CALLS);
     const load1 = os.loadavg()[0]!;
-    const high = await at(HIGH);
+    const high = await at(HIGH, HIGH);
     const load2 = os.loadavg()[0]!;
     code = report(lines, low, high, [load0, load1, load2]);
   } catch (e) {
@@ -154,7 +178,7 @@ async function main() {
     code = 2;
   } finally {
     // each step runs whatever the others do: the children first (they end only when asked)
-    const ended = await Promise.allSettled([callers ? endChild(callers) : null, endChild(standIns.child), inline?.close(), p.close()]);
+    const ended = await Promise.allSettled([callers ? endChild(callers) : null, ...standIns.children.map((c) => endChild(c.child)), inline?.close(), p.close()]);
     for (const e of ended) if (e.status === 'rejected') lines.push(`clean-up: ${e.reason instanceof Error ? e.reason.message : String(e.reason)}`);
     redis.disconnect();
   }
@@ -165,6 +189,12 @@ async function main() {
   process.exit(code);
 }
 
+/** A vendor's stand-in process. */
+interface StandInChild {
+  part: StandInPart;
+  child: ChildProcess;
+}
+
 interface RunContext {
   db: Awaited<ReturnType<typeof testDb>>;
   redis: Redis;
@@ -172,20 +202,21 @@ interface RunContext {
   stream: string;
   cid: string;
   scenario: EvalRunScenario;
-  standIns: ChildProcess;
+  standIns: StandInChild[];
   callers: ChildProcess | null;
   lines: string[];
 }
 
 /**
- * One run of `calls` concurrent calls, awaited through its end event; adds a line of what it cost: its
+ * One run of `calls` calls, `concurrency` at a time, awaited through its end event; adds a line of what it cost: its
  * wall time, where the CPU went, the platform's event-loop delay, the most connections its database pool
  * had waiting, and the agent's start-up (each call's answer to ai_talk's conversation row).
  */
-async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
-  const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
-  await firstLine(askLine(c.standIns, 'loop'), 10_000); // the stand-ins' loop delay counted from here
-  const cpu0 = sampleCpu(c.standIns, c.callers);
+async function measuredRun(c: RunContext, concurrency: number, calls: number): Promise<EvalRunRow> {
+  const bounds = { answerTimeoutMs: Number(WORKER_ENV.EVALS_ANSWER_TIMEOUT_MS), callMs: CALL_MS + calls * SPACING_MS, settleMs: Number(WORKER_ENV.EVALS_SETTLE_MS) };
+  const standIns = c.standIns.map((s) => s.child);
+  await Promise.all(standIns.map((s) => firstLine(askLine(s, 'loop'), 10_000))); // the stand-ins' loop delay counted from here
+  const cpu0 = sampleCpu(standIns, c.callers);
   const t0 = Date.now();
   const delay = loopDelay();
   const pool = (c.db.client as { pool: { numPendingAcquires(): number } }).pool;
@@ -199,20 +230,21 @@ async function measuredRun(c: RunContext, calls: number): Promise<EvalRunRow> {
   let id = '';
   let delayText = '';
   try {
-    const create = async () => (id = (await evalRunsRepo(c.db).create(c.cid, { scenarios: [c.scenario], calls, concurrency: calls })).id);
-    await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, calls, bounds), c.stream);
+    const create = async () => (id = (await evalRunsRepo(c.db).create(c.cid, { scenarios: [c.scenario], calls, concurrency })).id);
+    await awaitRunEnd(c.redis, c.cid, create, runDeadlineMs(calls, concurrency, bounds), c.stream);
   } finally {
     clearInterval(sampler);
     c.db.off('query', onQuery);
     starts?.stop();
     delayText = delay.stop();
   }
-  const standInsLoop = await firstLine<{ p50: number; p99: number; max: number }>(askLine(c.standIns, 'loop'), 10_000);
+  const loops = await Promise.all(c.standIns.map(async (s) => ({ part: s.part, d: await firstLine<{ p50: number; p99: number; max: number }>(askLine(s.child, 'loop'), 10_000) })));
+  const standInsLoop = loops.map((l) => `${l.part} p50 ${l.d.p50} ms, p99 ${l.d.p99} ms, max ${l.d.max} ms`).join('; ');
   const wall = Date.now() - t0;
   const queries = [...statements.values()].reduce((a, b) => a + b, 0);
   const startup = await agentStartMs(c.db, c.cid, new Date(t0));
   c.lines.push(
-    `@${calls}: ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(c.standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay p50 ${standInsLoop.p50} ms, p99 ${standInsLoop.p99} ms, max ${standInsLoop.max} ms`,
+    `@${concurrency} (${calls} calls): ${(wall / 1000).toFixed(1)} s; agent start-up (answer to ai_talk) p50 ${pct(startup, 50)} ms, max ${pct(startup, 100)} ms (n ${startup.length}); CPU: ${cpuShares(cpu0, sampleCpu(standIns, c.callers), wall)}; platform event-loop delay ${delayText}; platform DB: ${queries} queries (${(queries / calls).toFixed(1)} a call), at most ${waiting} waiting for a connection; stand-ins' event-loop delay: ${standInsLoop}`,
   );
   if (LIST_QUERIES) for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1])) c.lines.push(`  ${(n / calls).toFixed(1)} a call: ${sql.slice(0, 160)}`);
   if (starts) c.lines.push(...callStartLines(starts.calls, calls));
@@ -266,7 +298,7 @@ function report(lines: string[], low: EvalRunRow, high: EvalRunRow, loads: numbe
   const rows = compareStages(latencyOf(answerTurns(low.results)), latencyOf(answerTurns(high.results)), TOLERANCE);
   const passed = (r: EvalRunRow) => `${r.status} ${r.results.filter((x) => x.passed).length}/${r.results.length} passed${r.error ? ` (${r.error})` : ''}`;
   lines.unshift(
-    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}; question ${ASK_AT === null ? 'after the greeting' : `at ${ASK_AT} ms after the answer`}`,
+    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${LOW} (${LOW_CALLS} calls, ${LOW} at a time) then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}, calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
   );
   lines.push(`runs: @${LOW} ${passed(low)}; @${HIGH} ${passed(high)}`);
   const [l0, l1, l2] = loads.map((l) => l.toFixed(2));
