@@ -7,6 +7,7 @@
  * unknown one does; a wrong use prints the command's syntax line, as FreeSWITCH does.
  */
 import type { ApiContext } from '../api';
+import { expandVariables } from '../expand';
 import { ENERGY_LEVEL } from './events';
 import { readRoomFile, type QueuedFile, type RoomFileRefusal } from './playback';
 import type { ConferenceRoom, Member } from './room';
@@ -234,10 +235,12 @@ const ROOM_TTS = { engine: 'espeak-ng', voice: 'en-us' };
  */
 function saymember(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string | null {
   if (argv.length < 3) return null;
-  const text = argv.slice(3).join(' ');
-  if (!text) return '-ERR (saymember) No Text!\n';
+  const given = argv.slice(3).join(' ');
+  if (!given) return '-ERR (saymember) No Text!\n';
   const m = room.members.get(atoi(argv[2]));
   if (!m) return `-ERR (saymember) Unknown Member ${atoi(argv[2])}!\n`;
+  // expanded with the member's channel, as FreeSWITCH does (esl/expand.ts)
+  const text = expandVariables(m.channel.variables, given, report(rooms));
   room.fireMember('speak-text-member', m, [['Text', text]]);
   void spokenTo(room, m, text).catch(report(rooms));
   return '+OK (saymember) OK\n';

@@ -12,6 +12,7 @@ import type { AudioFork, Conference as MixerConference, Endpoint, MediaServer } 
 import { readWav, rms, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { conferenceData } from '../../esl/apps/conference';
+import { eslText } from '../../media-app/media-server/fsmrf/esl-arg';
 import { readRoomFile, RoomPlayer } from '../../esl/conference/playback';
 import { plainHeaders, type RawClient } from './support';
 import { useFsmrfRig, type FsmrfRig } from './rig';
@@ -246,6 +247,26 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(rms(await heard), 'b heard speech').to.be.above(300);
     expect(await body('room-say saymember 99 hello')).to.equal('-ERR (saymember) Unknown Member 99!\n');
     expect(await body(`room-say saymember ${memberId}`)).to.equal('-ERR (saymember) No Text!\n');
+  });
+
+  it("saymember expands its text with the member's channel as FreeSWITCH does; fsmrf's spoken-text encoder leaves nothing to expand", async () => {
+    const conf = await conference('room-expand');
+    const raw = await maintenance();
+    const a = await call();
+    await a.ep.join(conf);
+    const { memberId } = a.ep.conf;
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    const spoken = async (text: string) => {
+      expect(await body(`room-expand saymember ${memberId} ${text}`)).to.match(/\(saymember\) OK\n$/);
+      return (await nextAction(raw, 'speak-text-member'))['Text'];
+    };
+    // the switch expands: a variable becomes its value, an ${api(args)} is a command it would run
+    expect(await spoken('call ${direction} ${no_such_var}end')).to.equal('call inbound end');
+    expect(await spoken('Hello ${system(touch /tmp/x)} there')).to.equal('Hello  there');
+    expect(failures.splice(0)).to.deep.equal(['variable expansion would run the API command "system touch /tmp/x" (FreeSWITCH\'s ${api(args)})']);
+    // what MemberSay sends (conference-say.ts: eslText): the words arrive as written, nothing expanded or run
+    const text = eslText('announcement', 'Hello ${system(touch /tmp/x)} and $${x} ${direction}');
+    expect(await spoken(text)).to.equal('Hello $ {system(touch /tmp/x)} and $ $ {x} $ {direction}');
   });
 
   it('lock, get and set; destroy ends the room for every member (del-member each, conference-destroy)', async () => {
