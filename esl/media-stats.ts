@@ -4,6 +4,7 @@
  * variable, its FreeSWITCH meaning and its source here). Only what the engine's counts give: the
  * others (in_raw_bytes, the jitter variances, burst and loss rates...) are left out, never estimated.
  */
+import { mosFromR } from '../core/quality/emodel';
 import type { EndpointStats } from '../media-engine';
 
 /**
@@ -11,13 +12,14 @@ import type { EndpointStats } from '../media-engine';
  * of received packets not outweighed by flaws, ⌊100 · (received − flaws) / received⌋, taken as 100
  * when out of 0..100 (no packet received yet: 0/0); flaws above the packets received are dropped to 0
  * first (do_mos zeroes them). MOS from R by the E-model's mapping (G.107 Annex B):
- * 1 + 0.035R + 7·10⁻⁶ · R(R − 60)(100 − R).
+ * 1 + 0.035R + 7·10⁻⁶ · R(R − 60)(100 − R), which do_mos writes out and core/quality/emodel.ts's mosFromR
+ * is (R here is always within 0..100, where the two agree).
  */
 export function freeswitchQuality(received: number, flaws: number): { r: number; mos: number } {
   const counted = received < flaws ? 0 : flaws;
   let r = Math.trunc(((received - counted) / received) * 100);
   if (!Number.isFinite(r) || r < 0 || r > 100) r = 100;
-  return { r, mos: 1 + 0.035 * r + 0.000007 * r * (r - 60) * (100 - r) };
+  return { r, mos: mosFromR(r) };
 }
 
 /** set_stats' two formats: counters as integers (add_stat), the rest with two decimals (add_stat_double, `%0.2f`). */

@@ -14,6 +14,7 @@ import { AppRefused, appFor } from './apps';
 import { Channel } from './channel';
 import { ConferenceRooms } from './conference/rooms';
 import type { EventName } from './events';
+import { expandVariables } from './expand';
 import { Listener, type OutboundSession } from './listener';
 import { MEDIA_TIMEOUT_HEADER } from '../core/sip/media-timeout-header';
 import { MediaTimeout } from './media-timeout';
@@ -86,8 +87,9 @@ class ChannelCall implements OutboundSession {
     this.queue = this.queue.then(() => (gen === this.generation ? this.run(app, arg, appUuid) : undefined)).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
   }
 
-  private async run(app: string, arg: string, appUuid: string | undefined): Promise<void> {
+  private async run(app: string, given: string, appUuid: string | undefined): Promise<void> {
     if (this.ended) return;
+    const arg = expandVariables(this.channel.variables, given, (e) => this.esl.failed(e));
     const id: [string, string][] = [
       ['Application', app],
       ['Application-Data', arg],

@@ -44,7 +44,7 @@ const directionQuality = z
 const callQualitySchema = z
   .object({
     codec: z.string(),
-    in: directionQuality.describe('audio the platform received from the party (measured by the media engine)'),
+    in: directionQuality.describe('audio the platform received from the party (measured by the media engine, or by the switch on the fsmrf media backend)'),
     out: directionQuality.describe("audio the party received from the platform (from the party's RTCP reports; null without them)"),
   })
   .nullable()

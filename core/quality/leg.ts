@@ -138,6 +138,11 @@ export class LegQuality {
     return { codec: this.codec, in: inbound, out: outbound, alarms };
   }
 
+  /** A period whose statistics could not be read (the endpoint gone, its read failed): nothing measured, no alarm changed. */
+  unread(): QualitySampleResult {
+    return { codec: this.codec, in: null, out: null, alarms: [] };
+  }
+
   /**
    * A leg on a switch: the period's `in` (its loss from the switch's counts, its MOS and R the switch's own,
    * over the leg so far); no `out` (the switch gives no RTCP figures) and no jitter or RTT (none reported).

@@ -7,6 +7,7 @@
  * unknown one does; a wrong use prints the command's syntax line, as FreeSWITCH does.
  */
 import type { ApiContext } from '../api';
+import { expandVariables } from '../expand';
 import { ENERGY_LEVEL } from './events';
 import { readRoomFile, type QueuedFile, type RoomFileRefusal } from './playback';
 import type { ConferenceRoom, Member } from './room';
@@ -193,23 +194,23 @@ function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): str
       ['Async', async ? 'true' : 'false'],
     ]);
     room.player.enqueue(f);
-    return `+OK (play) Playing file ${file}\n`;
+    return `(play) Playing file ${file}\n`;
   }
   if (argc < 4 || !file) return null;
   const m = memberBy(room, argv[3]!);
-  if (!m) return `-ERR Member: ${argv[3]} not found.\n`;
+  if (!m) return `Member: ${atoi(argv[3]!)} not found.\n`;
   const f = readRoomFile(file, room.soundPrefix, room.soundsDir);
   if (typeof f === 'string') return playRefused(file, f);
   room.fireMember('play-file-member', m, [['File', file]]);
   void playToMember(room, m, f).catch(report(rooms));
-  return `+OK (play) Playing file ${file} to member ${m.id}\n`;
+  return `(play) Playing file ${file} to member ${m.id}\n`;
 }
 
 /** What `play` answers for a file it does not play: FreeSWITCH's not found, or ours for a path outside the sounds directory. */
 function playRefused(file: string, why: RoomFileRefusal): string {
   if (why === 'parent') return `-ERR (play) File: ${file} names a parent directory (..).\n`;
   if (why === 'outside') return `-ERR (play) File: ${file} is outside the sounds directory.\n`;
-  return `-ERR (play) File: ${file} not found.\n`;
+  return `(play) File: ${file} not found.\n`;
 }
 
 /** A file to one member (conference_member_play_file): that member hears it, then play-file-member-done. */
@@ -234,13 +235,15 @@ const ROOM_TTS = { engine: 'espeak-ng', voice: 'en-us' };
  */
 function saymember(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string | null {
   if (argv.length < 3) return null;
-  const text = argv.slice(3).join(' ');
-  if (!text) return '-ERR (saymember) No Text!\n';
+  const given = argv.slice(3).join(' ');
+  if (!given) return '(saymember) No Text!\n';
   const m = room.members.get(atoi(argv[2]));
-  if (!m) return `-ERR (saymember) Unknown Member ${atoi(argv[2])}!\n`;
+  if (!m) return `(saymember) Unknown Member ${atoi(argv[2])}!\n`;
+  // expanded with the member's channel, as FreeSWITCH does (esl/expand.ts)
+  const text = expandVariables(m.channel.variables, given, report(rooms));
   room.fireMember('speak-text-member', m, [['Text', text]]);
   void spokenTo(room, m, text).catch(report(rooms));
-  return '+OK (saymember) OK\n';
+  return '(saymember) OK\n';
 }
 
 /** Speaks `text` to the member, then play-file-member-done with what was spoken (nothing when the TTS failed: that is reported unless the member left). */
@@ -314,7 +317,7 @@ const ROOM_COMMANDS: Record<string, RoomCommand> = {
   stop: (room, argv) => {
     const which = (argv[2] ?? 'all').toLowerCase();
     if (which !== 'current' && which !== 'all' && which !== 'async') return null;
-    if (argv.length === 4) return `-ERR Member: ${argv[3]} not found.\n`; // a member's own file queue is not kept
+    if (argv.length === 4) return `Member: ${atoi(argv[3]!)} not found.\n`; // a member's own file queue is not kept
     return `+OK Stopped ${room.player.stop(which === 'current' ? 'current' : 'all')} files.\n`;
   },
   lock: (room, argv) => {

@@ -92,8 +92,10 @@ export class CallQualityMeter {
     const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
       const stats = await read;
-      if (!stats) return;
-      const s = engineStats(stats) ? this.leg.sample(stats) : this.leg.sampleSwitch(stats);
+      // the last read failed (on fsmrf the switch often ends the channel first): the leg's final sample still
+      // goes out when it measured anything, with nothing in either direction
+      if (!stats && !(final && this.measured)) return;
+      const s = !stats ? this.leg.unread() : engineStats(stats) ? this.leg.sample(stats) : this.leg.sampleSwitch(stats);
       if (!s.in && !s.out && !(final && this.measured)) return;
       this.measured = true;
       this.observe(s);

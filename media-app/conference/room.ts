@@ -268,7 +268,9 @@ export class Room extends EventEmitter<RoomEvents> {
     }
     await this.leaved(m.cc.id);
     const kicked = reason === 'kicked';
-    if (this.row.type === 'connect' || m.cc.end_on_exit) {
+    // end_on_exit is a participant's: one that never joined (a refused coach) ends nobody's room; a connect
+    // room (two parties) ends when either side is gone, joined or not
+    if (this.row.type === 'connect' || (member.joined && m.cc.end_on_exit)) {
       this.ending ??= { reason: `participant-with-end-conference-on-exit-${kicked ? 'kicked' : 'left'}`, callId: m.cc.reference_id };
       await this.terminate();
     } else if (this.row.ends_when_empty && this.members.size === 0 && !(await this.someoneJoining())) {

@@ -51,7 +51,8 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'media-engine': ['core/net', 'core/audio'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
-  esl: ['core/net', 'core/logger', 'core/sip/media-timeout-header', 'media-engine/index'],
+  // core/quality/emodel: the R → MOS mapping FreeSWITCH's do_mos writes out (a leaf: it imports nothing)
+  esl: ['core/net', 'core/logger', 'core/sip/media-timeout-header', 'core/quality/emodel', 'media-engine/index'],
   evals: ['core', 'media-engine/stt'],
   web: WEB_SHAPES,
   types: [],

@@ -12,6 +12,7 @@ import type { AudioFork, Conference as MixerConference, Endpoint, MediaServer } 
 import { readWav, rms, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { conferenceData } from '../../esl/apps/conference';
+import { eslText } from '../../media-app/media-server/fsmrf/esl-arg';
 import { readRoomFile, RoomPlayer } from '../../esl/conference/playback';
 import { plainHeaders, type RawClient } from './support';
 import { useFsmrfRig, type FsmrfRig } from './rig';
@@ -208,7 +209,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(toneShare(wav.samples, 880, 8000)).to.be.above(0.1);
     // a file to one member: that member's endpoint plays it, play-file-member-done when it has
     const { memberId } = b.ep.conf;
-    expect((await b.ep.confPlay(tone[880]!)).getBody()).to.equal(`+OK (play) Playing file ${tone[880]} to member ${memberId}\n`);
+    expect((await b.ep.confPlay(tone[880]!)).getBody()).to.equal(`(play) Playing file ${tone[880]} to member ${memberId}\n`);
     expect(await nextAction(raw, 'play-file-member-done')).to.include({ File: tone[880], 'Member-ID': String(memberId), samples: '8000', milliseconds: '1000' });
   });
 
@@ -224,9 +225,9 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await nextAction(raw, 'play-file')).to.include({ File: 'tone_stream://%(500,100,880);loops=2' });
     expect(toneShare(await heard, 880, 8000)).to.be.above(0.2);
     const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
-    expect(await body('room-tone play tone_stream://%(500,0,880);loops=-1')).to.equal('-ERR (play) File: tone_stream://%(500,0,880);loops=-1 not found.\n');
-    expect(await body('room-tone play tone_stream://%(500,0,9000)')).to.equal('-ERR (play) File: tone_stream://%(500,0,9000) not found.\n');
-    expect(await body('room-tone play tone_stream://ringback')).to.equal('-ERR (play) File: tone_stream://ringback not found.\n');
+    expect(await body('room-tone play tone_stream://%(500,0,880);loops=-1')).to.equal('(play) File: tone_stream://%(500,0,880);loops=-1 not found.\n');
+    expect(await body('room-tone play tone_stream://%(500,0,9000)')).to.equal('(play) File: tone_stream://%(500,0,9000) not found.\n');
+    expect(await body('room-tone play tone_stream://ringback')).to.equal('(play) File: tone_stream://ringback not found.\n');
   });
 
   it('saymember: the member hears the text spoken (speak-text-member, then play-file-member-done); no text or an unknown member is -ERR', async () => {
@@ -238,14 +239,34 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     const { memberId } = b.ep.conf;
     const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
     const heard = hear(b.peer, 'b-hears-say');
-    expect(await body(`room-say saymember ${memberId} Hello there, this is for you only.`)).to.equal('+OK (saymember) OK\n');
+    expect(await body(`room-say saymember ${memberId} Hello there, this is for you only.`)).to.equal('(saymember) OK\n');
     expect(await nextAction(raw, 'speak-text-member')).to.include({ 'Member-ID': String(memberId), Text: 'Hello there, this is for you only.' });
     const done = await nextAction(raw, 'play-file-member-done');
     expect(done).to.include({ 'Member-ID': String(memberId) });
     expect(Number(done['milliseconds'])).to.be.above(1000);
     expect(rms(await heard), 'b heard speech').to.be.above(300);
-    expect(await body('room-say saymember 99 hello')).to.equal('-ERR (saymember) Unknown Member 99!\n');
-    expect(await body(`room-say saymember ${memberId}`)).to.equal('-ERR (saymember) No Text!\n');
+    expect(await body('room-say saymember 99 hello')).to.equal('(saymember) Unknown Member 99!\n');
+    expect(await body(`room-say saymember ${memberId}`)).to.equal('(saymember) No Text!\n');
+  });
+
+  it("saymember expands its text with the member's channel as FreeSWITCH does; fsmrf's spoken-text encoder leaves nothing to expand", async () => {
+    const conf = await conference('room-expand');
+    const raw = await maintenance();
+    const a = await call();
+    await a.ep.join(conf);
+    const { memberId } = a.ep.conf;
+    const body = async (args: string) => (await a.ep.api('conference', args)).getBody();
+    const spoken = async (text: string) => {
+      expect(await body(`room-expand saymember ${memberId} ${text}`)).to.match(/\(saymember\) OK\n$/);
+      return (await nextAction(raw, 'speak-text-member'))['Text'];
+    };
+    // the switch expands: a variable becomes its value, an ${api(args)} is a command it would run
+    expect(await spoken('call ${direction} ${no_such_var}end')).to.equal('call inbound end');
+    expect(await spoken('Hello ${system(touch /tmp/x)} there')).to.equal('Hello  there');
+    expect(failures.splice(0)).to.deep.equal(['variable expansion would run the API command "system touch /tmp/x" (FreeSWITCH\'s ${api(args)})']);
+    // what MemberSay sends (conference-say.ts: eslText): the words arrive as written, nothing expanded or run
+    const text = eslText('announcement', 'Hello ${system(touch /tmp/x)} and $${x} ${direction}');
+    expect(await spoken(text)).to.equal('Hello $ {system(touch /tmp/x)} and $ $ {x} $ {direction}');
   });
 
   it('lock, get and set; destroy ends the room for every member (del-member each, conference-destroy)', async () => {
@@ -281,7 +302,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await body('room-bad kick')).to.equal('kick <[member_id|all|last|non_moderator]> [<optional sound file>]');
     expect(await body('room-bad frobnicate')).to.equal("-ERR Conference command 'frobnicate' not found.\n");
     expect(await body('room-bad get nothing')).to.equal('get <parameter-name>');
-    expect(await body(`room-bad play ${path.join(dir, 'missing.wav')}`)).to.equal(`-ERR (play) File: ${path.join(dir, 'missing.wav')} not found.\n`);
+    expect(await body(`room-bad play ${path.join(dir, 'missing.wav')}`)).to.equal(`(play) File: ${path.join(dir, 'missing.wav')} not found.\n`);
     expect(await body('room-bad recording stop /tmp/none.wav')).to.equal("-ERR non-existant recording '/tmp/none.wav'\n+OK Stopped recording 0 files\n");
     expect(await body('room-bad recording pause /tmp/none.wav')).to.equal("+OK Pause recording file /tmp/none.wav\n-ERR non-existant recording '/tmp/none.wav'\n");
     expect(await conf.getSize()).to.equal(2);
@@ -406,7 +427,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
       expect(await nextAction(raw, 'start-recording'))
         .to.deep.include({ Path: 'rel.wav' })
         .and.not.have.property('Error');
-      expect(await body(`room-files play ${path.basename(tone[880]!)}`)).to.equal(`+OK (play) Playing file ${path.basename(tone[880]!)}\n`);
+      expect(await body(`room-files play ${path.basename(tone[880]!)}`)).to.equal(`(play) Playing file ${path.basename(tone[880]!)}\n`);
       expect(await nextAction(raw, 'play-file-done')).to.include({ File: path.basename(tone[880]!), samples: '8000' });
       expect(await body('room-files recording stop rel.wav')).to.equal('Stopped recording file rel.wav\n+OK Stopped recording 1 file\n');
       expect(readWav(path.join(recordings, 'rel.wav')).samples.length).to.be.above(6000);

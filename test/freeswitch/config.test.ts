@@ -211,6 +211,19 @@ describe('freeswitch/: the configuration of a real FreeSWITCH 1.10', () => {
     for (const p of profiles) expect(params(p).get('interval'), attr(p, 'name')).to.equal('20');
   });
 
+  it("each conference profile names its TTS: saymember (an AnnounceUrl's <Say>) speaks nothing without tts-engine and tts-voice", () => {
+    // conference_member_say returns success with nothing queued when the profile has no tts-engine or
+    // tts-voice: no speech and no play-file-member-done. The engine is mod_tts_commandline's speech
+    // interface (its name: tts_commandline), the voice espeak-ng's, as the endpoint's speak uses.
+    const profiles = kids(one(one(parse('autoload_configs/conference.conf.xml'), 'configuration'), 'profiles'), 'profile');
+    const loaded = kids(one(one(parse('autoload_configs/modules.conf.xml'), 'configuration'), 'modules'), 'load').map((l) => attr(l, 'module')!);
+    expect(loaded).to.include('mod_tts_commandline');
+    for (const p of profiles) {
+      expect(params(p).get('tts-engine'), attr(p, 'name')).to.equal('tts_commandline');
+      expect(params(p).get('tts-voice'), attr(p, 'name')).to.equal('en-us');
+    }
+  });
+
   it('speak: the customer\'s text reaches espeak-ng after `--`, never as an option (a text "-f/etc/…" would read a file aloud)', () => {
     const command = params(one(one(parse('autoload_configs/tts_commandline.conf.xml'), 'configuration'), 'settings')).get('command') ?? '';
     const words = command.split(/\s+/);

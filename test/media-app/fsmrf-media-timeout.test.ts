@@ -16,7 +16,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { freePort, sippMediaPort } from '../../testkit/ports';
-import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { eventsFor, killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { playPcap, receivedRequests, talkPcap, talkingCallee } from '../../testkit/long-calls/dead-parties';
 
 const TIMEOUT_MS = 1500;
@@ -29,7 +29,8 @@ describe('fsmrf backend: a phone that stops sending RTP ends its call (media_tim
   let cid: string;
 
   before(async () => {
-    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', MEDIA_INACTIVITY_TIMEOUT_MS: String(TIMEOUT_MS) }, { mediaServer: 'fsmrf' });
+    // a quality sample every second: the phone's leg is measured while it talks, before the switch ends it
+    p = await startPlatform({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', MEDIA_INACTIVITY_TIMEOUT_MS: String(TIMEOUT_MS), QUALITY_SAMPLE_MS: '1000' }, { mediaServer: 'fsmrf' });
     const db = await testDb();
     cid = (await repos(db).customers.create({ email: `fsmt${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'fsmt' })).id;
     await trunksRepo(db).create(cid, `fsmt${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
@@ -75,9 +76,12 @@ describe('fsmrf backend: a phone that stops sending RTP ends its call (media_tim
     expect(rowA!.hangup_reason).to.equal('media_timeout');
     expect(rowA!.hangup_by).to.equal('remote');
     // call quality is read from the switch while its channel is up (test/media-app/fsmrf-quality.test.ts):
-    // the switch ended this one, so the leg has a figure only if a 5 s sample came first (a slow machine),
-    // and then the switch's own of what it heard (no loss: R 100, MOS 4.5), no jitter, RTT or RTCP made up
-    if (rowA!.quality) expect(rowA!.quality).to.deep.equal({ codec: 'PCMU', in: { mos_min: 4.5, mos_avg: 4.5, loss_pct: 0, jitter_ms: null, rtt_ms: null }, out: null });
+    // the 1 s samples while the phone talked give the switch's own figure of what it heard (no loss: R 100,
+    // MOS 4.5), no jitter, RTT or RTCP made up; the switch ended the channel, so the final read finds none,
+    // and the final call_quality sample (the one webhooks get) still comes, with nothing in either direction
+    expect(rowA!.quality).to.deep.equal({ codec: 'PCMU', in: { mos_min: 4.5, mos_avg: 4.5, loss_pct: 0, jitter_ms: null, rtt_ms: null }, out: null });
+    const final = await until(async () => (await eventsFor(p.redis, rowA!.id)).find((e) => e.event_type === 'call_quality' && e.data.final === true) ?? null, 10_000, 'the final call_quality sample');
+    expect(final.data).to.include({ final: true, codec: 'PCMU', in: null, out: null });
     const rowB = await hungUp(`b@127.0.0.1:${portB}`);
     expect(rowB!.hangup_by).to.equal('local');
   });

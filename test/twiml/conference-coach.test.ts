@@ -2,7 +2,8 @@
 // loopback, a media-app node, real Postgres and Redis): the coach talks, the coached participant
 // hears it and the other participant does not (both of them send no audio). On the fsmrf media backend
 // (issue 55) coaching is refused by name (a whisper: only the embedded engine's mixer does it): the
-// coach never enters the room, nobody hears it, its flow ends with the reason.
+// coach never enters the room, nobody hears it, its flow ends with the reason, and its endConferenceOnExit
+// ends nothing (the room stays up for the two in it).
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml, TwimlError } from '../../core/twiml/compile';
@@ -42,7 +43,8 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
 
     /** The agent and the customer, silent, in `name`; the coach's document (a statusCallback for its join and leave) coaches the agent. */
-    async function room(name: string) {
+    /** `coachEnds`: the coach's <Conference> has endConferenceOnExit="true". */
+    async function room(name: string, coachEnds = false) {
       const plain = new VoiceResponse();
       plain.dial().conference(name);
       s.app.on('/member', plain.toString());
@@ -51,7 +53,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       await joined(name, 2);
       s.app.on('/coach', () => {
         const doc = new VoiceResponse();
-        doc.dial().conference({ coach: callSid(agent.callId), statusCallback: '/ce', statusCallbackEvent: ['join', 'leave'] }, name);
+        doc.dial().conference({ coach: callSid(agent.callId), statusCallback: '/ce', statusCallbackEvent: ['join', 'leave'], ...(coachEnds ? { endConferenceOnExit: true } : {}) }, name);
         return doc.toString();
       });
       s.app.on('/ce', '<Response/>');
@@ -75,8 +77,8 @@ for (const backend of ['embedded', 'fsmrf'] as const)
         for (const c of [coach, agent, customer]) expect((await c.sipp).code).to.equal(0);
       });
     else
-      it('coaching is refused naming the backend: the coach never enters the room, nobody hears it, its flow ends with the reason', async () => {
-        const { agent, customer } = await room('refused coach room');
+      it('coaching is refused naming the backend: the coach never enters the room, nobody hears it, its flow ends with the reason; its endConferenceOnExit ends nothing', async () => {
+        const { agent, customer } = await room('refused coach room', true);
         const [fromAgent, fromCustomer] = [agent.peer.levels.length, customer.peer.levels.length];
         const coach = await caller('/coach', true);
         const db = await testDb();
@@ -98,6 +100,11 @@ for (const backend of ['embedded', 'fsmrf'] as const)
           s.app.requests.filter((r) => r.path === '/ce'),
           'the coach never joined: no participant-join, no -leave',
         ).to.deep.equal([]);
+        // the refused coach never joined: its endConferenceOnExit does not end the room for the two in it
+        const row = (await db('conferences').where({ customer_id: s.f.customer.id, name: 'refused coach room' }).first()) as { id: string; status: string };
+        expect(row.status, 'the room is still up').to.equal('progressing');
+        const statuses = (await db('conferencecalls').where({ conference_id: row.id })).map((r: { status: string }) => r.status).sort();
+        expect(statuses, 'the agent and the customer are still in it').to.deep.equal(['joined', 'joined', 'leaved']);
         for (const c of [agent, customer]) await s.hangup(c);
         for (const c of [agent, customer]) expect((await c.sipp).code).to.equal(0);
       });

@@ -12,6 +12,10 @@ import type { EslConnection, EslEvent } from 'drachtio-fsmrf';
 import type { AnnounceTarget } from '../conference';
 import { MediaBackendUnsupported } from '../port';
 import { eslText } from './esl-arg';
+import type { LinkTimers } from './switch-link';
+
+/** The switch's reply to saymember: conference_api_sub_saymember's `(saymember) OK` (with `+OK ` before it in some builds). */
+const SAID = /^(\+OK )?\(saymember\) OK/;
 
 /** The language the room's TTS speaks (the switch's conference profile: en-US). */
 const ROOM_LANGUAGE = /^en(-us)?$/i;
@@ -26,10 +30,25 @@ export interface MemberSayRoom {
   conn(): EslConnection | null;
 }
 
+/**
+ * How long a member's announcement may take before it fails: 2 s, and 0.5 s a word (espeak-ng's default
+ * speaks about 3 words a second). A switch that never sends play-file-member-done (a profile with no TTS
+ * queues nothing) must not hold the announcement, and its AnnounceUrl's callback, for ever.
+ */
+export const sayBoundMs = (text: string): number => 2000 + 500 * text.split(/\s+/).filter(Boolean).length;
+
+export class SayTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`the switch did not end the announcement (no play-file-member-done) within ${ms} ms`);
+    this.name = 'SayTimeout';
+  }
+}
+
 export class MemberSay implements AnnounceTarget {
   constructor(
     private readonly room: MemberSayRoom,
     private readonly ep: { readonly destroyed: boolean },
+    private readonly timers: LinkTimers,
   ) {}
 
   get destroyed(): boolean {
@@ -40,7 +59,7 @@ export class MemberSay implements AnnounceTarget {
     return Promise.reject(new MediaBackendUnsupported('fsmrf', "a conference announcement's <Play> (the switch plays a member files of its sounds directory, not the platform's URLs)"));
   }
 
-  /** Resolves once the member has heard `text` (or left, or the room ended). */
+  /** Resolves once the member has heard `text` (or left, or the room ended); rejects with SayTimeout past sayBoundMs. */
   async say(text: string, opts: { language?: string; voice?: string; provider?: string } = {}): Promise<void> {
     if (opts.voice || opts.provider || (opts.language && !ROOM_LANGUAGE.test(opts.language)))
       throw new MediaBackendUnsupported('fsmrf', "a conference announcement's <Say> in a language or voice of its own (the switch's room speaks en-US with its profile's voice)");
@@ -49,7 +68,10 @@ export class MemberSay implements AnnounceTarget {
     if (id === undefined || !conn) return;
     const said = eslText('conference announcement text', text);
     let settle!: () => void;
-    const done = new Promise<void>((resolve) => (settle = resolve));
+    let fail!: (e: Error) => void;
+    const done = new Promise<void>((resolve, reject) => ((settle = resolve), (fail = reject)));
+    // the say's bound: armed when the switch has taken the text, cleared when the say ends either way
+    let bound: unknown = null;
     const onEvent = (evt: EslEvent) => {
       const action = evt.getHeader('Action');
       if (evt.getHeader('Member-ID') === String(id) && (action === 'play-file-member-done' || action === 'del-member')) settle();
@@ -58,9 +80,12 @@ export class MemberSay implements AnnounceTarget {
     conn.on('esl::event::CUSTOM::*', onEvent);
     conn.once('esl::end', onEnd);
     try {
-      await this.room.command(`saymember ${id} ${said}`, /^\+OK \(saymember\) OK/);
+      await this.room.command(`saymember ${id} ${said}`, SAID);
+      const ms = sayBoundMs(said);
+      bound = this.timers.set(ms, () => fail(new SayTimeout(ms)));
       await done;
     } finally {
+      if (bound !== null) this.timers.clear(bound);
       conn.off('esl::event::CUSTOM::*', onEvent);
       conn.off('esl::end', onEnd);
     }

@@ -24,6 +24,8 @@ const ROOM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** TwiML's beep as the switch plays it: 300 ms of 1 kHz (mod_tone_stream's teletone). */
 const BEEP_TONE = 'tone_stream://%(300,0,1000)';
+/** The switch's reply to `conference <room> play <file>`: conference_api_sub_play's `(play) Playing file <file>` (with `+OK ` before it in some builds). */
+const PLAYING = /^(\+OK )?\(play\) Playing file /;
 
 /** A recording of the room: its path, how its end is told, its duration timer. */
 interface Recording {
@@ -141,12 +143,12 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** An announcement to the member of `ep` goes through the room (conference-say.ts): its own prompt would wait behind the `conference` application. */
   announceTo(ep: CallEndpoint): AnnounceTarget {
-    return new MemberSay({ memberId: () => this.members.get(ep.uuid), command: (args, ok) => this.command(args, ok), conn: () => this.conf.endpoint.conn }, ep);
+    return new MemberSay({ memberId: () => this.members.get(ep.uuid), command: (args, ok) => this.command(args, ok), conn: () => this.conf.endpoint.conn }, ep, this.timers);
   }
 
   /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */
   async beep(): Promise<void> {
-    await this.command(`play ${BEEP_TONE}`, /^\+OK\b/);
+    await this.command(`play ${BEEP_TONE}`, PLAYING);
   }
 
   async destroy(): Promise<void> {

@@ -5,6 +5,13 @@
  * FreeSWITCH); a `|` in speak's engine or voice would reshape its `engine|voice|text`. Such values are
  * refused with EslArgError, never sent. Spoken text is the one value whose line breaks mean nothing:
  * they become spaces (eslText).
+ *
+ * The switch expands variables in what it is given: every application's argument (switch_core_session_
+ * execute_application) and saymember's text (conference_api_sub_saymember) go through
+ * switch_channel_expand_variables, which runs `${api(args)}` as an API command (switch_api_execute), so
+ * `${system(…)}` in a customer's <Say> would be a shell command on the switch's host. A `${` or `$${` in
+ * any other argument (a file name, a URL) is refused; in spoken text the `$` gets a space after it, which
+ * the expander does not open and the TTS speaks the same.
  */
 export class EslArgError extends Error {
   readonly code = 'esl_arg_refused';
@@ -20,13 +27,14 @@ export class EslArgError extends Error {
 /** `value` as it may be sent; `pipe`: a `|` is refused too (a field of speak's `engine|voice|text`). */
 export function eslArg(field: string, value: string, o: { pipe?: boolean } = {}): string {
   if (/[\r\n\0]/.test(value)) throw new EslArgError(field, 'it contains a line break or NUL, which would end the command');
+  if (/\$\$?\{/.test(value)) throw new EslArgError(field, "it contains '${', which the switch would expand (and run an API command it names)");
   if (o.pipe && value.includes('|')) throw new EslArgError(field, "it contains '|', which separates speak's engine, voice and text");
   return value;
 }
 
-/** Spoken text: its line breaks as spaces (NUL refused). */
+/** Spoken text: its line breaks as spaces, a `$` before `{` or `${` as `$ ` (no expansion can open), NUL refused. */
 export function eslText(field: string, value: string): string {
-  return eslArg(field, value.replace(/[\r\n]+/g, ' '));
+  return eslArg(field, value.replace(/[\r\n]+/g, ' ').replace(/\$(?=\$?\{)/g, '$ '));
 }
 
 /**

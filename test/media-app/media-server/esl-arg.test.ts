@@ -17,6 +17,20 @@ describe('fsmrf backend: event-socket arguments', () => {
     expect(() => eslText('text', 'a\0b')).to.throw(EslArgError);
   });
 
+  it("spoken text cannot open the switch's variable expansion: ${…} and $${…} reach it broken, the words kept", () => {
+    // mod_conference's saymember and every application's argument go through switch_channel_expand_variables,
+    // which runs `${api(args)}` as an API command: `${system(…)}` would be a shell command on the switch
+    const said = eslText('text', 'Hello ${system(touch /tmp/x)} and $${x} ${ ok } $5 {a}');
+    expect(said).to.not.match(/\$\{/);
+    expect(said).to.equal('Hello $ {system(touch /tmp/x)} and $ $ {x} $ { ok } $5 {a}');
+    expect(eslText('text', 'a $\r\n{b}')).to.equal('a $ {b}');
+  });
+
+  it('a file name or other argument with ${ or $${ is refused: the switch would expand it', () => {
+    for (const bad of ['/tmp/${system(id)}.wav', 'http://x/$${v}', '${uuid}']) expect(() => eslArg('play file', bad)).to.throw(EslArgError, /expand/);
+    expect(eslArg('play file', 'http://x/a$b{c}.wav')).to.equal('http://x/a$b{c}.wav');
+  });
+
   it('each method refuses such a value before it reaches fsmrf', async () => {
     const ep = new FsmrfCallEndpoint({ uuid: 'u', on: () => undefined } as unknown as FsEndpoint);
     const refused = async (p: () => Promise<unknown>) => {
@@ -36,5 +50,7 @@ describe('fsmrf backend: event-socket arguments', () => {
     await refused(() => ep.playCollect({ file: 'a.wav', terminators: '#\n' }));
     await refused(() => ep.record('/tmp/r.wav\r\napi status'));
     await refused(() => ep.record('/tmp/r.wav', { end_of_key: '#\n' }));
+    await refused(() => ep.play('/tmp/${system(id)}.wav'));
+    await refused(() => ep.record('/tmp/${x}.wav'));
   });
 });

@@ -68,6 +68,28 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(loud, 'speech, not silence').to.be.above(800);
   });
 
+  it("say: a customer's ${…} reaches the switch's speak as words, with nothing to expand (the switch expands an application's argument)", async () => {
+    const { leg } = await suite.call();
+    const failures: string[] = [];
+    const onFailed = (e: Error) => failures.push(e.message);
+    suite.rig.esl.on('failed', onFailed);
+    const data = new Promise<string | null>((resolve) => {
+      const listener = (evt: { getHeader(name: string): string | null }) => {
+        if (evt.getHeader('Application') !== 'speak') return;
+        leg.fs.conn?.off(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
+        resolve(evt.getHeader('Application-Data'));
+      };
+      leg.fs.conn?.on(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
+    });
+    try {
+      await leg.say('one ${system(touch /tmp/x)} $${x} ${direction}');
+    } finally {
+      suite.rig.esl.off('failed', onFailed);
+    }
+    expect(await data).to.match(/\|one \$ \{system\(touch \/tmp\/x\)\} \$ \$ \{x\} \$ \{direction\}$/);
+    expect(failures, 'no API command in an expansion').to.deep.equal([]);
+  });
+
   it("playCollect: the far end's RFC 4733 digits reach the caller of the port, ended by the terminator", async () => {
     const { leg, peer } = await suite.call();
     leg.fs.once('playback-start', () => void peer.sendDtmf('42#', 100));
