@@ -32,7 +32,7 @@ describe('fsmrf backend: event-socket arguments', () => {
   });
 
   it('each method refuses such a value before it reaches fsmrf', async () => {
-    const ep = new FsmrfCallEndpoint({ uuid: 'u', on: () => undefined } as unknown as FsEndpoint);
+    const ep = new FsmrfCallEndpoint({ uuid: 'u', on: () => undefined, local: { sdp: '' } } as unknown as FsEndpoint);
     const refused = async (p: () => Promise<unknown>) => {
       const e = await p().then(
         () => null,
