@@ -61,7 +61,8 @@ export async function streamsAgent(brain: Brain, endOfTurnMs = 700): Promise<Str
   const lines = new Map<string, Promise<Int16Array>>();
   const voice = (text: string) => {
     let v = lines.get(text);
-    if (!v) lines.set(text, (v = speak(text, 'en-US')));
+    // its own lines (an app of the customer's, not the evals caller): never the caller's process-wide memo
+    if (!v) lines.set(text, (v = speak(text, 'en-US', { memo: false })));
     return v;
   };
   void voice(brain.greeting).catch(() => undefined);
