@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { speak } from '../../evals/speech';
+import { SampleMemo, speak } from '../../evals/speech';
 
 describe("evals caller's voice: a line made once", function () {
   this.timeout(60_000);
@@ -46,5 +46,34 @@ describe("evals caller's voice: a line made once", function () {
     const before = runs();
     await speak(`the memo line ${process.pid}`, 'en-US', { variant: 'f2' });
     expect(runs()).to.equal(before + 1);
+  });
+});
+
+describe('evals speech memo: bounded by lines and by samples', () => {
+  const line = (n: number) => () => Promise.resolve(new Int16Array(n));
+
+  it('keeps the most recently used lines, at most maxSamples in all; the oldest go first', async () => {
+    const m = new SampleMemo(10, 1000);
+    await m.get('a', line(400));
+    await m.get('b', line(400));
+    expect(m.size()).to.deep.equal({ lines: 2, samples: 800 });
+    await m.get('a', line(400)); // used again: the most recent
+    await m.get('c', line(400)); // 1200 > 1000: the oldest (b) goes
+    expect(m.size()).to.deep.equal({ lines: 2, samples: 800 });
+    let made = 0;
+    await m.get('a', () => (made++, Promise.resolve(new Int16Array(400))));
+    expect(made, 'a kept').to.equal(0);
+    await m.get('b', () => (made++, Promise.resolve(new Int16Array(400))));
+    expect(made, 'b made again').to.equal(1);
+  });
+
+  it('at most maxLines; a line that failed is not kept', async () => {
+    const m = new SampleMemo(2, 1e9);
+    for (const k of ['a', 'b', 'c']) await m.get(k, line(1));
+    expect(m.size().lines).to.equal(2);
+    const n = new SampleMemo(2, 1e9);
+    await n.get('a', line(1));
+    await n.get('x', () => Promise.reject(new Error('espeak-ng failed'))).catch(() => undefined);
+    expect(n.size()).to.deep.equal({ lines: 1, samples: 1 });
   });
 });
