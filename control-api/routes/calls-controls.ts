@@ -29,14 +29,18 @@ const holdBody = z.strictObject({
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
 
 /**
- * A hold the owner node's media backend cannot make is refused here (409), never sent to be dropped
- * there: on fsmrf, the hold of a call that is a conference member (its music would wait behind the
- * switch's conference application); any other call holds on both backends.
+ * A hold or music on hold the owner node's media backend cannot make is refused here (409), never sent
+ * to be dropped there: on fsmrf, for a call that is a conference member (its music would wait behind the
+ * switch's conference application); any other call holds on both backends. Read, then sent: a join
+ * between the two is not caught here.
  */
 async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
   if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;
   await assertCallOwnerCan(ctx, callId, 'memberHold');
 }
+
+/** Starting a hold or music on hold: the looped play a switch's conference application would hold back. */
+const refusable = (type: Toggle, on: boolean): boolean => on && (type === 'call.hold' || type === 'call.moh');
 
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {
   return defineRoute({
@@ -47,11 +51,12 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     permission: 'manager',
     params: idParams,
     response: callSchema,
-    // a hold the owner node's media backend cannot make (a conference member on fsmrf): STATE_INVALID
-    ...(type === 'call.hold' ? { errors: [409 as const] } : {}),
+    // music on hold the owner node's media backend cannot play (a conference member on fsmrf): STATE_INVALID;
+    // ending a hold or the music is never refused (a call held before it joined a room can always be unheld)
+    ...(refusable(type, on) ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);
-      if (type === 'call.hold') await assertHoldable(ctx, c.id);
+      if (refusable(type, on)) await assertHoldable(ctx, c.id);
       await send(ctx, { type, callId: c.id, on });
       return callJson(c);
     },

@@ -151,7 +151,7 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   // bad input is 20001 whatever the node: CallSidToCoach checked before what the backend can do
   const coached = coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null;
   // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
-  if (hold !== undefined) await assertCallOwnerCan(ctx, call.id, 'memberHold');
+  if (hold === true) await assertCallOwnerCan(ctx, call.id, 'memberHold'); // an unhold is never refused
   if (coaching !== undefined) await assertConferenceHostCan(ctx, conf.id, 'coaching');
   const bus = commandBus(ctx);
   if (endOnExit !== undefined || beepOnExit !== undefined) {

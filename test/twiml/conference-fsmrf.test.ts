@@ -64,6 +64,14 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     expect(api.status, JSON.stringify(api.body)).to.equal(409);
     expect(api.body.error.reason).to.equal('STATE_INVALID');
     expect(api.body.error.message).to.match(REFUSED('hold'));
+    // music on hold is the same looped play behind the room: refused as well; ending a hold never is
+    const moh = await request(s.stack.api.app).post(`/v1.0/calls/${a.callId}/moh`).query({ accesskey: s.f.accesskey });
+    expect(moh.status, JSON.stringify(moh.body)).to.equal(409);
+    expect(moh.body.error.message).to.match(REFUSED('hold'));
+    const unhold = await request(s.stack.api.app).delete(`/v1.0/calls/${a.callId}/hold`).query({ accesskey: s.f.accesskey });
+    expect(unhold.status, JSON.stringify(unhold.body)).to.equal(200);
+    const unheldTw = await p(a).update({ hold: false });
+    expect(unheldTw.hold).to.equal(false);
     const coached = await refusal(p(a).update({ coaching: true, callSidToCoach: callSid(b.callId) }));
     expect([coached?.status, coached?.code]).to.deep.equal([409, 20001]);
     expect(coached?.message).to.match(REFUSED('coaching'));
