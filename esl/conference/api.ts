@@ -240,18 +240,21 @@ function saymember(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms)
   const m = room.members.get(atoi(argv[2]));
   if (!m) return `(saymember) Unknown Member ${atoi(argv[2])}!\n`;
   // expanded with the member's channel, as FreeSWITCH does (esl/expand.ts)
-  const text = expandVariables(m.channel.variables, given, report(rooms));
-  room.fireMember('speak-text-member', m, [['Text', text]]);
-  void spokenTo(room, m, text).catch(report(rooms));
+  const expanded = expandVariables(m.channel.variables, given, report(rooms));
+  room.fireMember('speak-text-member', m, [['Text', expanded]]);
+  // conference_member_say: a text that starts with #<voice># speaks the rest in that voice
+  const voiced = /^#([^#]*)#/.exec(expanded);
+  const [text, voice] = voiced ? [expanded.slice(voiced[0].length), voiced[1]!] : [expanded, ROOM_TTS.voice];
+  void spokenTo(room, m, text, voice).catch(report(rooms));
   return '(saymember) OK\n';
 }
 
 /** Speaks `text` to the member, then play-file-member-done with what was spoken (nothing when the TTS failed: that is reported unless the member left). */
-async function spokenTo(room: ConferenceRoom, m: Member, text: string): Promise<void> {
+async function spokenTo(room: ConferenceRoom, m: Member, text: string, voice: string): Promise<void> {
   let ms = 0;
   let failed: Error | null = null;
   try {
-    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice: ROOM_TTS.voice })).playbackMilliseconds;
+    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice })).playbackMilliseconds;
   } catch (err) {
     failed = err instanceof Error ? err : new Error(String(err));
   }

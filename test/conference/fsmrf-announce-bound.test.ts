@@ -83,4 +83,20 @@ describe('fsmrf conference announcement: the bound of a member say', function ()
     expect((e as Error).message).to.match(/no play-file-member-done\) within 3000 ms/);
     expect(clock.pending(), 'nothing left armed').to.equal(0);
   });
+
+  it("a customer's text that starts with #…# is spoken whole in the room's voice (the switch would take #<voice># as the voice)", async () => {
+    const { mix, leg } = await member();
+    const engineEp = suite.rig.esl.channels.get(leg.fs.uuid)!.channel.endpoint;
+    const heard: [string, string | undefined][] = [];
+    const real = engineEp.say.bind(engineEp);
+    engineEp.say = async (text, opts) => {
+      heard.push([text, opts?.voice]);
+      return real(text, opts);
+    };
+    undo.push(() => delete (engineEp as { say?: unknown }).say);
+    await bounded(mix.announceTo(leg).say('#1 choice# is ours', {}), 15_000, 'the say ended by the switch');
+    expect(heard).to.have.length(1);
+    expect(heard[0]![0]).to.contain('#1 choice# is ours');
+    expect(heard[0]![1]).to.equal('en-us');
+  });
 });

@@ -66,7 +66,8 @@ export class MemberSay implements AnnounceTarget {
     const id = this.room.memberId();
     const conn = this.room.conn();
     if (id === undefined || !conn) return;
-    const said = eslText('conference announcement text', text);
+    // conference_member_say takes a leading #<voice># as the voice: a customer's text never picks one
+    const said = eslText('conference announcement text', text.startsWith('#') ? `, ${text}` : text);
     let settle!: () => void;
     let fail!: (e: Error) => void;
     const done = new Promise<void>((resolve, reject) => ((settle = resolve), (fail = reject)));
