@@ -6,7 +6,7 @@
 // into the transcript before closing. A real endpoint, the real Deepgram link against its loopback stand-in;
 // the session is ended inside the very socket event that brought the words, so they are always still queued.
 // Gemini's link gathers transcript pieces until a turn completes: a session ending mid-turn recorded none of
-// the model's words; now they are given as it ends (endHeld), cut. OpenAI's link reports each whole
+// the model's words; now they are given as it ends (ModelLink.drain), cut. OpenAI's link reports each whole
 // transcript as its event comes: one that arrives as the session ends is recorded (a guard).
 import fs from 'node:fs';
 import { expect } from 'chai';

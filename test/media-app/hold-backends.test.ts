@@ -151,7 +151,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       expect((await row()).status, 'held past 3x the media timeout').to.equal('progressing');
 
       expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
-      await until(async () => (await metadata(id)).hold === false, 2500, 'unheld');
+      await until(async () => (await metadata(id)).hold === false, 10_000, 'unheld');
       peer.silent = false;
       if (backend === 'fsmrf') expect(switchMediaTimeout(id), "the switch channel's media_timeout once resumed").to.equal(String(TIMEOUT_MS));
       const after = await window(peer, id, 800);
@@ -196,7 +196,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       expect(b.voiced - held.b, "the held party's tone does not reach the other").to.be.lessThan(5);
 
       expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
-      await until(async () => (await metadata(id)).hold === false, 2500, 'unheld');
+      await until(async () => (await metadata(id)).hold === false, 10_000, 'unheld');
       await sleep(300);
       const back = { a: a.voiced, b: b.voiced };
       await sleep(1000);

@@ -13,7 +13,7 @@
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { parseSdp } from '../../../media-engine';
-import { replyText } from './esl-arg';
+import { apiBody, replyText } from './esl-arg';
 
 /** Whether the party sends and receives by this SDP of its own (sendrecv, not 0.0.0.0); true when it has no readable audio. */
 export function partyTwoWay(sdp: string): boolean {
@@ -45,7 +45,7 @@ export class HoldTimeout {
     const want = partyTwoWay(remoteSdp) ? this.mediaTimeoutMs : 0;
     if (want === this.current) return;
     const res = await this.run('modify', () => this.fs.api('uuid_setvar', `${this.fs.uuid} media_timeout ${want}`));
-    const body = res && typeof res === 'object' && 'getBody' in res && typeof res.getBody === 'function' ? String((res as { getBody(): unknown }).getBody()) : '';
+    const body = apiBody(res);
     if (!body.startsWith('+OK')) throw new Error(`uuid_setvar media_timeout: ${replyText(body)}`);
     this.current = want;
   }
