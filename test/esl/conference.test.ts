@@ -153,8 +153,11 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     // deaf: c hears nothing of the room (its far end sends nothing, so its recording is silence)
     expect(await c.ep.confDeaf()).to.equal(`+OK deaf ${joined[2]!.memberId}\n`);
     expect(await nextAction(raw, 'deaf-member')).to.include({ 'Member-ID': String(joined[2]!.memberId), Hear: 'false' });
-    // after what was in flight when the deaf came (the first 200 ms)
-    expect(rms(await hear(c.peer, 'c-deaf'), 1600)).to.be.below(100);
+    // after what was in flight when the deaf came: the mix's frames sent and the far end's jitter buffer,
+    // which on a loaded machine holds more than 200 ms (CI on c04297ef: 5792); 2 s recorded, the first 1 s left out
+    const deafFile = path.join(dir, 'c-deaf.wav');
+    await c.peer.record(deafFile, { duration: 2 });
+    expect(rms(readWav(deafFile).samples, 8000)).to.be.below(100);
   });
 
   it('kick: kick-member then del-member, the size drops, the kicked channel stays up', async () => {
