@@ -5,25 +5,15 @@
 // (here the member's speech held in the switch, as a real FreeSWITCH whose profile has no TTS queues
 // nothing) fails the say at the bound, not before, and leaves nothing armed.
 import { expect } from 'chai';
-import { EventEmitter } from 'node:events';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { SayTimeout, sayBoundMs } from '../../media-app/media-server/fsmrf/conference-say';
 import { boundedOnce, bounded } from '../../testkit/bounded';
 import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
-import { virtualTimers } from '../support/virtual-timers';
+import { watchedTimers } from '../support/virtual-timers';
 
 describe('fsmrf conference announcement: the bound of a member say', function () {
   this.timeout(30_000);
-  const clock = virtualTimers();
-  const armings = new EventEmitter();
-  const timers = {
-    set: (ms: number, fn: () => void) => {
-      const h = clock.set(ms, fn);
-      armings.emit('set', ms);
-      return h;
-    },
-    clear: (h: unknown) => clock.clear(h),
-  };
+  const { clock, armings, timers } = watchedTimers();
   const suite = useFsmrfSuite({ connect: { timers } });
   const undo: (() => void)[] = [];
   const rooms: FsmrfMix[] = [];

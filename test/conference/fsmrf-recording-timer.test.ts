@@ -5,7 +5,6 @@
 // duration and not before (the switch closes the WAV), a recording stopped earlier takes its timer with
 // it (a later recording runs its own full length), and a room that ends first clears it.
 import { expect } from 'chai';
-import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EslServerOptions } from '../../esl/server';
@@ -13,7 +12,7 @@ import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { boundedOnce, bounded } from '../../testkit/bounded';
 import { readWav, tmpDir } from '../../testkit/media-engine/support';
 import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
-import { virtualTimers } from '../support/virtual-timers';
+import { watchedTimers } from '../support/virtual-timers';
 
 describe('fsmrf conference recording: the duration timer', function () {
   this.timeout(30_000);
@@ -26,16 +25,7 @@ describe('fsmrf conference recording: the duration timer', function () {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   // the backend's timers: virtual ones that say when one is armed ('set', with its delay)
-  const clock = virtualTimers();
-  const armings = new EventEmitter();
-  const timers = {
-    set: (ms: number, fn: () => void) => {
-      const h = clock.set(ms, fn);
-      armings.emit('set', ms);
-      return h;
-    },
-    clear: (h: unknown) => clock.clear(h),
-  };
+  const { clock, armings, timers } = watchedTimers();
   const suite = useFsmrfSuite({ rig: rigOpts, connect: { timers } });
   const rooms: FsmrfMix[] = [];
   let seq = 0;

@@ -1,6 +1,7 @@
 // A virtual clock for timer owners that take a TimerHost (media-app/call/phase-timers.ts) and now():
 // timers fire only when the test moves time on, in the order they fall due.
 import type { TimerHost } from '../../media-app/call/phase-timers';
+import { EventEmitter } from 'node:events';
 
 export interface VirtualTimers extends TimerHost {
   now(): number;
@@ -34,4 +35,26 @@ export function virtualTimers(start = 0): VirtualTimers {
     },
     pending: () => due.size,
   };
+}
+
+/**
+ * Virtual timers that also say when one is armed: `armings` emits 'set' with its delay (a test waits for
+ * the arming it expects, then moves `clock` on past it). `timers` is what an owner of LinkTimers takes.
+ */
+export function watchedTimers(start = 0): {
+  clock: VirtualTimers;
+  armings: EventEmitter;
+  timers: { set: (ms: number, fn: () => void) => unknown; clear: (h: unknown) => void };
+} {
+  const clock = virtualTimers(start);
+  const armings = new EventEmitter();
+  const timers = {
+    set: (ms: number, fn: () => void) => {
+      const h = clock.set(ms, fn);
+      armings.emit('set', ms);
+      return h;
+    },
+    clear: (h: unknown) => clock.clear(h),
+  };
+  return { clock, armings, timers };
 }
