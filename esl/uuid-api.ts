@@ -180,6 +180,37 @@ async function uuidBreak(args: string, ctx: ApiContext): Promise<string> {
   return '+OK\n';
 }
 
+/**
+ * uuid_audio `<uuid> [start [read|write] [mute|level <level>]|stop]` (mod_commands' session_audio_function):
+ * an API command, so it takes effect at once, even while an application runs on the channel (a sendmsg'd
+ * set_mute waits behind it). `start <read|write> mute <n>`: n not 0 mutes that side, 0 unmutes it, as
+ * switch_ivr_session_audio writes the same media bug set_mute does (so each undoes the other); `stop`
+ * removes that bug, both sides unmuted. `level` (a gain) is not served: `-ERR`, never a silent +OK.
+ */
+async function uuidAudio(args: string, ctx: ApiContext): Promise<string> {
+  const usage = '-USAGE: <uuid> [start [read|write] [mute|level <level>]|stop]\n';
+  const argv = separate(args, 5);
+  if (argv.length < 2) return usage;
+  const call = ctx.channels.get(argv[0]!);
+  if (!call) return NO_CHANNEL;
+  const ep = call.channel.endpoint;
+  const verb = argv[1]!.toLowerCase();
+  if (verb === 'stop') {
+    await ep.unmute('both');
+    return '+OK\n';
+  }
+  const side = argv[2]?.toLowerCase();
+  if (verb !== 'start' || argv.length < 5 || (side !== 'read' && side !== 'write')) return usage;
+  const what = argv[3]!.toLowerCase();
+  if (what === 'level') return '-ERR level is not supported\n';
+  if (what !== 'mute') return usage;
+  // atoi: a leading integer, else 0
+  const level = Number.parseInt(argv[4]!, 10) || 0;
+  const direction = side === 'read' ? 'in' : 'out';
+  await (level !== 0 ? ep.mute(direction) : ep.unmute(direction));
+  return '+OK\n';
+}
+
 /** FreeSWITCH's digit length when `@<ms>` is absent (SWITCH_DEFAULT_DTMF_DURATION, 2000 samples at 8 kHz) */
 const DTMF_DEFAULT_MS = 250;
 /** its bounds (switch_core_min_dtmf_duration 400 samples; the engine's longest digit) */
@@ -223,5 +254,6 @@ export const UUID_COMMANDS: Readonly<Record<string, UuidCommand>> = {
   uuid_set_media_stats: uuidSetMediaStats,
   uuid_kill: uuidKill,
   uuid_break: uuidBreak,
+  uuid_audio: uuidAudio,
   uuid_send_dtmf: uuidSendDtmf,
 };

@@ -90,9 +90,10 @@ export class CallMediaState {
   }
 
   /**
-   * Music that is no longer wanted stops first, then the mutes are written, then new music starts: on a
-   * switch (fsmrf) a mute is an application queued behind the playing file, so it would otherwise wait
-   * for the music to reach its end.
+   * Music that is no longer wanted stops first, then the mutes are written, then new music starts. Music
+   * that is still wanted plays on while the mutes change: each endpoint applies a mute at once, the
+   * switch's too (fsmrf/member-mute.ts: `uuid_audio`, an API command, where a set_mute application would
+   * be queued behind the playing file and wait for its end).
    */
   private async write(): Promise<void> {
     const ep = this.endpoint();

@@ -2,7 +2,7 @@
 // unbridge (uuid_bridge, uuid_transfer -both park inline) with real audio both ways between two far ends,
 // getChannelVariables (uuid_set_media_stats, uuid_dump) with FreeSWITCH's variable names, uuid_setvar;
 // and, by a raw inbound client, FreeSWITCH's answers to bad input (unknown uuid, missing arguments)
-// on a connection that stays up, uuid_kill and uuid_break.
+// on a connection that stays up, uuid_kill, uuid_break and uuid_audio (a mute applied while a file plays).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -185,5 +185,35 @@ describe('esl: uuid API commands through fsmrf on the media engine', () => {
     expect(answer.body).to.equal('+OK\n');
     await gone;
     expect(rig.esl.channels.has(a.ep.uuid)).to.equal(false);
+  });
+
+  it("uuid_audio mutes a side at once while a file plays (set_mute would wait behind it), 0 and stop unmute; FreeSWITCH's answers to bad input", async () => {
+    const c = await client();
+    expect(await api(c, 'uuid_audio nope start read mute 1')).to.equal('-ERR No such channel!\n');
+    expect(await api(c, 'uuid_audio nope')).to.equal('-USAGE: <uuid> [start [read|write] [mute|level <level>]|stop]\n');
+    const a = await call();
+    const usage = '-USAGE: <uuid> [start [read|write] [mute|level <level>]|stop]\n';
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start both mute 1`)).to.equal(usage);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start read mute`)).to.equal(usage);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start read loud 1`)).to.equal(usage);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start write level 2`)).to.equal('-ERR level is not supported\n');
+    const far = await call();
+    expect(await api(c, `uuid_bridge ${far.ep.uuid} ${a.ep.uuid}`)).to.match(/^\+OK/);
+    // the channel plays a 10 s file meanwhile (after the bridge, which breaks what plays): a set_mute
+    // sendmsg'd now would run only after it
+    const playing = a.ep.play('silence_stream://10000');
+    await new Promise<void>((resolve) => a.ep.once('playback-start', () => resolve()));
+    // what `a`'s far end says reaches the other far end, until `a`'s read side is muted
+    expect(await heard(far.peer, a.peer, 440), 'heard before the mute').to.be.above(0.5);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start read mute 1`)).to.equal('+OK\n');
+    expect(await heard(far.peer, a.peer, 440), 'not heard once muted').to.be.below(0.1);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start read mute 0`)).to.equal('+OK\n');
+    expect(await heard(far.peer, a.peer, 440), 'heard once unmuted').to.be.above(0.5);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} start read mute -4`)).to.equal('+OK\n');
+    expect(await heard(far.peer, a.peer, 440), 'a negative level mutes too (switch_ivr_session_audio: any level but 0)').to.be.below(0.1);
+    expect(await api(c, `uuid_audio ${a.ep.uuid} stop`)).to.equal('+OK\n');
+    expect(await heard(far.peer, a.peer, 440), 'heard once the audio bug is stopped').to.be.above(0.5);
+    expect(await api(c, `uuid_break ${a.ep.uuid}`)).to.equal('+OK\n');
+    expect(Number((await playing).playbackMilliseconds), 'all of it while the file played').to.be.below(10_000);
   });
 });

@@ -2,7 +2,7 @@
  * One call leg's media on a switch driven through drachtio-fsmrf (unmodified): the CallEndpoint
  * interface (../endpoint.ts) over an fsmrf Endpoint. SDP offer/answer through fsmrf's dialog, play,
  * say (the switch's speak), playCollect (play_and_get_digits), record, bridge (uuid_bridge), mute
- * (set_mute), the switch's DTMF events as the leg's 'dtmf', destroy. What needs the embedded engine's
+ * (uuid_audio), the switch's DTMF events as the leg's 'dtmf', destroy. What needs the embedded engine's
  * own taps is refused with MediaBackendUnsupported naming the backend: never a silent no-op.
  */
 import { LegSocket } from './leg-socket';
@@ -284,7 +284,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.socket.run('unbridge', () => this.fs.unbridge());
   }
 
-  /** set_mute, or the room's member operation while the leg is in a switch room (member-mute.ts). */
+  /** uuid_audio (at once, even while a file plays), or the room's member operation while the leg is in a switch room (member-mute.ts). */
   mute(direction: Direction = 'both'): Promise<void> {
     return this.mutes.set(direction, true);
   }

@@ -1,13 +1,15 @@
 /**
  * A leg's own mute (`mute` / `unmute`: the call's mute, POST /calls/{id}/mute, a Twilio participant's
- * Muted) on the switch. Outside a conference it is `set_mute read|write true|false`. While the leg is a
- * member of a switch room its `conference` application runs, and the switch runs a sendmsg'd
- * application only after the running one (FreeSWITCH with event-lock; our switch too: esl/README.md):
- * a set_mute would wait until the member leaves the room. So while it is a member the mute is the
- * room's member operation, an API command that takes effect at once: `conference <room> mute|unmute
- * <member>` for `in` (the others do not hear it), `deaf|undeaf` for `out` (it hears nothing). When
- * the `conference` application ends (CHANNEL_EXECUTE_COMPLETE on the leg's channel connection) the
- * member's flags go with it, so the mute wanted then is written again with set_mute.
+ * Muted) on the switch. The switch runs a sendmsg'd application only after the running one (FreeSWITCH
+ * with event-lock; our switch too: esl/README.md), so a `set_mute` waited behind a playing file (the
+ * music on hold looping: media-app/call/media-state.ts) or a member's `conference` application. Outside a
+ * conference the mute is the API command `uuid_audio <uuid> start read|write mute 1|0` (mod_commands'
+ * session_audio_function: the same switch_ivr_session_audio media bug set_mute writes), which takes
+ * effect at once whatever runs. While the leg is a member of a switch room it is the room's member
+ * operation, an API command as well: `conference <room> mute|unmute <member>` for `in` (the others do not
+ * hear it), `deaf|undeaf` for `out` (it hears nothing). When the `conference` application ends
+ * (CHANNEL_EXECUTE_COMPLETE on the leg's channel connection) the member's flags go with it, so the mute
+ * wanted then is written again on the channel.
  *
  * The room's own mute of the member (FsmrfMix.mute, POST /conferencecalls/{id}/mute) is the same
  * member operation on the switch: an unmute through either clears both (the embedded engine keeps
@@ -22,7 +24,7 @@ export type Direction = Side | 'both';
 
 /** The sides a direction mutes. */
 export const SIDES: Record<Direction, Side[]> = { in: ['in'], out: ['out'], both: ['in', 'out'] };
-/** set_mute's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
+/** uuid_audio's channel sides: what the leg reads from its far end ('in'), what it writes to it ('out'). */
 const CHANNEL_SIDE: Record<Side, string> = { in: 'read', out: 'write' };
 /** the room's member operation for a side: `in` (the others do not hear it) mute, `out` (it hears nothing) deaf */
 const MEMBER_OP: Record<Side, 'mute' | 'deaf'> = { in: 'mute', out: 'deaf' };
@@ -70,7 +72,7 @@ export class MemberMutes {
     if (off) this.member = { room, id, off };
   }
 
-  /** Out of the room: the member's flags are gone, the mute wanted is the channel's again. */
+  /** Out of the room: the member's flags are gone, the mute wanted is the channel's again (uuid_audio). */
   private left(): void {
     this.member?.off();
     this.member = null;
@@ -86,9 +88,11 @@ export class MemberMutes {
     this.member = null;
   }
 
-  /** set_mute on the leg's channel (outside a room). */
-  private channelOp(side: Side, on: boolean): Promise<unknown> {
-    return this.run(on ? 'mute' : 'unmute', () => this.fs.execute('set_mute', `${CHANNEL_SIDE[side]} ${on}`));
+  /** uuid_audio on the leg's channel (outside a room): applied at once, not queued behind what plays. */
+  private async channelOp(side: Side, on: boolean): Promise<void> {
+    const op = on ? 'mute' : 'unmute';
+    const body = apiBody(await this.run(op, () => this.fs.api('uuid_audio', `${this.fs.uuid} start ${CHANNEL_SIDE[side]} mute ${on ? 1 : 0}`)));
+    if (!body.startsWith('+OK')) throw new Error(`uuid_audio ${op} ${side}: ${replyText(body) || 'no answer'}`);
   }
 
   /** The room's member operation on the leg's own channel socket. */

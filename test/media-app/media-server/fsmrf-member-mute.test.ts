@@ -2,7 +2,7 @@
 // switch (test/esl/rig.ts, all real on loopback). The switch runs a sendmsg'd application (set_mute) only
 // after the member's `conference` application, so a set_mute there waited until the member left; the mute
 // is the room's member operation instead: it resolves at once and the other member stops hearing it. The
-// room's member flags go when the member leaves, so the mute wanted then is written again with set_mute.
+// room's member flags go when the member leaves, so the mute wanted then is written again on the channel (uuid_audio).
 import path from 'node:path';
 import { expect } from 'chai';
 import { readWav } from '../../../testkit/media-engine/support';
@@ -56,7 +56,7 @@ describe('media-app fsmrf backend: a member of a switch room muted through its o
     }
   });
 
-  it('muted in the room, then out of it: the leg stays muted (set_mute written again) until unmuted', async () => {
+  it('muted in the room, then out of it: the leg stays muted (written again on the channel) until unmuted', async () => {
     const a = await suite.call();
     const b = await suite.call();
     const c = await suite.call();
