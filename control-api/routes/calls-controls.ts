@@ -32,7 +32,8 @@ type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
  * A hold or music on hold the owner node's media backend cannot make is refused here (409), never sent
  * to be dropped there: on fsmrf, for a call that is a conference member (its music would wait behind the
  * switch's conference application); any other call holds on both backends. Read, then sent: a join
- * between the two is not caught here.
+ * between the two is caught on the node, which refuses the music of a leg in a switch room in the same
+ * step as it would send it (media-app/call/controls.ts, media-server/fsmrf/room-app.ts).
  */
 async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
   if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;

@@ -40,6 +40,17 @@ export interface TalkRequest {
   voiceId: string;
 }
 
+/**
+ * Music the call's endpoint would not play now is refused before anything changes (no re-INVITE, no
+ * state): on fsmrf a member of a switch room (fsmrf/room-app.ts), where control-api's check
+ * (routes/calls-controls.ts, read before it sends) may have seen no member yet. Decided on this node, in
+ * the call's queue of operations; a join between this and the music's start is refused by the play itself.
+ */
+function refuseMusic(call: CallSession): void {
+  const refused = call.endpoint?.promptRefusal?.();
+  if (refused) throw refused;
+}
+
 export class CallControls {
   private readonly state = new WeakMap<CallSession, Controls>();
 
@@ -69,6 +80,7 @@ export class CallControls {
         return this.record(call, { hold: false });
       }
       const played = m.flags.moh && music === undefined ? m.flags.music : await holdMusicOf(call, music);
+      if (played) refuseMusic(call);
       const bySip = await reinvite(call, played ? 'sendonly' : 'inactive');
       await m.set({ held: true, heldBySip: bySip, music: played });
       await this.record(call, { hold: true });
@@ -79,6 +91,7 @@ export class CallControls {
     return this.serial(call, async () => {
       const m = call.mediaState;
       if (m.flags.moh === on) return;
+      if (on) refuseMusic(call);
       const before = musicOf(m.flags);
       await m.set({ moh: on, music: on ? before || (await mohMusicOf(call)) : '' });
       // a held party gets the music only once its direction lets media through

@@ -14,6 +14,7 @@ import type { HoldMusicOption } from '../../core/flow/options/common';
 import { customersRepo } from '../../core/repos/customers';
 import type { Bridge } from './bridge';
 import { mohFile } from '../kit/moh-source';
+import { MediaBackendUnsupported } from '../media-server/port';
 import type { CallSession } from './session';
 
 /** The flow's choice per bridge it opened (a URL, '' none); a bridge without one is not here. */
@@ -52,12 +53,17 @@ async function defaultMusicOf(call: CallSession): Promise<string> {
   return mohFile(call.deps.config.dataDir);
 }
 
-/** The node's music in place of a customer's or a hold's URL that failed to play. */
+/**
+ * The node's music in place of a customer's or a hold's URL that failed to play. Music the backend
+ * refuses to play to the leg now (MediaBackendUnsupported: on fsmrf a leg that entered a switch room
+ * meanwhile, fsmrf/room-app.ts) gets no other music, which would be refused as well: logged.
+ */
 function watchFailures(call: CallSession): void {
   const m = call.mediaState;
   if (m.onMusicFailed) return;
   m.onMusicFailed = (music, err) => {
     if (call.isEnded) return;
+    if (err instanceof MediaBackendUnsupported) return call.deps.logger.warn({ call: call.id, err: err.message }, 'music on hold refused by the media backend');
     void mohFile(call.deps.config.dataDir).then(
       (node) => {
         call.deps.logger.warn({ call: call.id, err: err.message, code: (err as { code?: string }).code, fallback: music !== node }, 'music on hold failed to play');

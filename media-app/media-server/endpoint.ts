@@ -87,6 +87,12 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
   /** The receive watch: 'rxTimeout' when the far end sends nothing for `timeoutMs`. */
   watchRx(timeoutMs: number): Promise<void>;
 
+  /**
+   * Why a prompt (play, say, playCollect) sent to the leg now would not be played, or null; absent: never
+   * (the embedded engine). On fsmrf while the switch's conference application runs on the leg, which
+   * holds back any prompt until it leaves the room (fsmrf/room-app.ts): its play refuses it then too.
+   */
+  promptRefusal?(): MediaBackendUnsupported | null;
   play(fileOrUrls: PlaySpec | PlaySpec[], opts?: { bargeIn?: boolean }): Promise<PlayResult>;
   say(text: string, opts?: { language?: string; voice?: string; provider?: string; bargeIn?: boolean }): Promise<PlayResult>;
   stopPlayback(): Promise<void>;

@@ -38,6 +38,7 @@ import { switchRtpCounts } from './leg-stats';
 import { MemberMutes, type Direction } from './member-mute';
 import { PartyVersions } from './reoffer';
 import { HoldTimeout } from './hold-timeout';
+import { RoomApp } from './room-app';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -84,6 +85,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly versions = new PartyVersions();
   /** the channel's media_timeout across holds (hold-timeout.ts) */
   private readonly holdTimeout: HoldTimeout;
+  /** whether the switch's conference application runs on the leg: prompts refused meanwhile (room-app.ts) */
+  private readonly room: RoomApp;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -108,9 +111,10 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     this.sessions = new SessionRecordings(fs);
     this.mutes = new MemberMutes(fs, (op, f) => this.socket.run(op, f));
     this.holdTimeout = new HoldTimeout(fs, mediaTimeoutMs, (op, f) => this.socket.run(op, f));
+    this.room = new RoomApp(fs);
     // the switch's first SDP (its offer on a 3pcc leg) may reach the party as it is
     this.versions.saw(fs.local.sdp);
-    this.once('destroy', () => (this.sessions.hangup(), this.mutes.close()));
+    this.once('destroy', () => (this.sessions.hangup(), this.mutes.close(), this.room.close()));
     fs.on('dtmf', (e: { dtmf: string; duration?: string; source?: string }) => {
       if (this.destroyed) return;
       // DTMF-Duration is in samples at 8 kHz (FreeSWITCH's unit)
@@ -182,6 +186,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     }
     const first = specs[0];
     const seek = specs.length === 1 && first !== undefined && typeof first !== 'string' ? first.seekSamples : 0;
+    // decided in the same step as the send (no await from here to the channel socket): room-app.ts
+    this.assertPromptable();
     return this.playing_(opts.bargeIn, async () => {
       const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files[0]!, seekOffset: seek } : files.length === 1 ? files[0]! : files));
       return { playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds), playbackLastOffsetPos: num(r.playbackLastOffsetPos) };
@@ -195,6 +201,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
       voice: eslArg('say voice', opts.voice ?? opts.language?.toLowerCase() ?? DEFAULT_TTS.voice, { pipe: true }),
       text: eslText('say text', text),
     };
+    this.assertPromptable();
     return this.playing_(opts.bargeIn, async () => {
       const started = Date.now();
       await this.socket.run('say', () => this.fs.speak(speak));
@@ -202,6 +209,16 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
       const ms = Date.now() - started;
       return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0 };
     });
+  }
+
+  /** Why a prompt sent to the leg now would not be played (the switch's conference application runs on it: room-app.ts), or null. */
+  promptRefusal(): MediaBackendUnsupported | null {
+    return this.room.refusal();
+  }
+
+  private assertPromptable(): void {
+    const refused = this.room.refusal();
+    if (refused) throw refused;
   }
 
   /** Runs a prompt; `bargeIn`: the far end's first digit stops it. `interrupted` when stopPlayback ended it. */
@@ -233,6 +250,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (regexp) eslArg('playCollect regexp', regexp);
     if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
     if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
+    this.assertPromptable();
     const r = await this.socket.run('playCollect', () =>
       this.fs.playCollect({
         file,
@@ -347,6 +365,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (!('switchRoom' in conf)) return refuse("the embedded engine's conference mix");
     const name = eslArg('conference name', conf.switchRoom);
     const flags = { mute: opts.mute === 'in' || opts.mute === 'both', deaf: opts.mute === 'out' || opts.mute === 'both' };
+    // in the room from the moment the application is asked for: a prompt after this is refused (room-app.ts)
+    this.room.asked();
     const r = await this.socket.run('joinConference', () => this.fs.join(name, { flags }));
     this.mutes.joined(name, String(r.memberId));
     return { memberId: String(r.memberId), confUuid: r.confUuid };

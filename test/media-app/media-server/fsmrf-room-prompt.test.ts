@@ -1,0 +1,74 @@
+// A prompt to a leg in a switch room (fsmrf/room-app.ts), against our switch (test/esl/rig.ts, all real on
+// loopback). The switch runs a sendmsg'd application only after the member's `conference` application,
+// so music played to a member (a hold's) would wait until it left the room, never heard in it. The leg
+// refuses such a prompt, decided in the same step as the send: a join and a play asked at once never
+// both go ahead (the play asked after the join is refused at once; a join asked after a play runs after
+// its file), and once out of the room the leg plays again.
+import { expect } from 'chai';
+import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import { until } from '../../../testkit/media-app/harness';
+import { useFsmrfSuite } from './fsmrf-suite';
+
+/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+
+describe('media-app fsmrf backend: a prompt to a leg in a switch room', function () {
+  this.timeout(60_000);
+  const suite = useFsmrfSuite();
+
+  it('a play asked right after the join is refused at once (not held back until the leg leaves); out of the room it plays again', async () => {
+    const a = await suite.call();
+    const b = await suite.call();
+    const mix = await suite.backend.createMix(`room-prompt-${Date.now()}`);
+    try {
+      await mix.join(b.leg);
+      expect(a.leg.promptRefusal(), 'out of any room').to.equal(null);
+      // the hold's music on a call whose join went first: the same tick, no await between them
+      const joining = mix.join(a.leg);
+      const err = await within(rejection(a.leg.play('silence_stream://10000')), 2000, 'the play to a member');
+      expect(err).to.be.instanceOf(MediaBackendUnsupported);
+      expect((err as Error).message).to.match(/a prompt or music to a leg in a switch room .*fsmrf media backend/);
+      await joining;
+      expect(await within(rejection(a.leg.say('hello')), 2000, 'the speech to a member')).to.be.instanceOf(MediaBackendUnsupported);
+
+      await mix.leave(a.leg);
+      // the conference application's end comes on the leg's channel events, after the kick's answer
+      await until(() => a.leg.promptRefusal() === null, 5000, 'out of the room');
+      const r = await within(a.leg.play('silence_stream://200'), 5000, 'the play out of the room');
+      expect(r.interrupted).to.equal(false);
+      await mix.leave(b.leg);
+    } finally {
+      await mix.destroy();
+    }
+  });
+
+  it('a join asked right after a play runs after its file: the play is not refused', async () => {
+    const a = await suite.call();
+    const mix = await suite.backend.createMix(`room-prompt-after-${Date.now()}`);
+    try {
+      const played = a.leg.play('silence_stream://300');
+      const joining = mix.join(a.leg);
+      const r = await within(played, 5000, 'the play sent before the join');
+      expect(r.interrupted).to.equal(false);
+      expect(r.playbackMilliseconds, 'played whole').to.be.at.least(250);
+      await within(joining, 5000, 'the join after the file');
+      expect(a.leg.promptRefusal()).to.be.instanceOf(MediaBackendUnsupported);
+      await mix.leave(a.leg);
+    } finally {
+      await mix.destroy();
+    }
+  });
+});
