@@ -85,6 +85,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly versions = new PartyVersions();
   /** the channel's media_timeout across holds (hold-timeout.ts) */
   private readonly holdTimeout: HoldTimeout;
+  /** the modifies of the leg, one after another (modify) */
+  private modifies: Promise<unknown> = Promise.resolve();
   /** whether the switch's conference application runs on the leg: prompts refused meanwhile (room-app.ts) */
   private readonly room: RoomApp;
   /** set while a play or say runs: stopPlayback marks it interrupted */
@@ -155,14 +157,20 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
    * The far end's SDP (an answer to the switch's offer or to our re-offer, a re-INVITE's offer): fsmrf's
    * modify, a re-INVITE to the switch with it; resolves with the switch's SDP (answered by the switch
    * per RFC 3264: recvonly gets sendonly, inactive inactive). The channel's media_timeout is set for a
-   * held or resumed party first (hold-timeout.ts).
+   * held or resumed party first (hold-timeout.ts). One at a time per leg, in the order asked: the
+   * media_timeout, the re-INVITE to the switch and its answer of one never interleave with another's, so
+   * the switch ends with the last SDP and its media_timeout.
    */
-  async modify(remoteSdp: string): Promise<string> {
-    await this.holdTimeout.before(remoteSdp);
-    await this.socket.run('modify', () => this.fs.modify(remoteSdp));
-    const sdp = this.local.sdp;
-    this.versions.saw(sdp);
-    return sdp;
+  modify(remoteSdp: string): Promise<string> {
+    const next = this.modifies.then(async () => {
+      await this.holdTimeout.before(remoteSdp);
+      await this.socket.run('modify', () => this.fs.modify(remoteSdp));
+      const sdp = this.local.sdp;
+      this.versions.saw(sdp);
+      return sdp;
+    });
+    this.modifies = next.catch(() => undefined);
+    return next;
   }
 
   /**

@@ -10,6 +10,8 @@
  * is set to 0 on the channel (our hold: no timeout; the party's hold: media_hold_timeout, 10 × the media
  * timeout unless set, as FreeSWITCH means it), and back to the leg's timeout before a sendrecv one (the
  * unhold's re-INVITE arms it again and starts its count over). Only on a leg made with a timeout.
+ * `before` runs inside the leg's modify, which runs one at a time per leg (endpoint.ts): `current` and the
+ * switch's SDP always belong to the same re-INVITE.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { parseSdp } from '../../../media-engine';
