@@ -15,7 +15,7 @@
  * The platform sets `media_timeout` on the INVITE (the X-Media-Timeout header, which the mrf dialplan,
  * freeswitch/dialplan/mrf.xml, sets before its answer; the SIP face does the same: sip-face.ts).
  */
-import { parseSdp, type Endpoint } from '../media-engine';
+import { sdpHoldMode, type Endpoint, type SdpHoldMode } from '../media-engine';
 
 /** C's atoi on a variable's value: the leading integer, 0 when none. */
 function atoi(v: string | undefined): number {
@@ -45,21 +45,6 @@ const TIMEOUT_VARS = ['media_timeout', 'media_timeout_audio', 'rtp_timeout_sec']
 export function mediaHoldTimeoutMs(vars: ReadonlyMap<string, string>): number | null {
   const v = vars.has('media_hold_timeout_audio') ? vars.get('media_hold_timeout_audio') : vars.get('media_hold_timeout');
   return v === undefined ? null : Math.max(0, atoi(v));
-}
-
-/**
- * What a re-INVITE's offer says of the far end (switch_core_media_negotiate_sdp): 'holds' (sendonly,
- * inactive or c=0.0.0.0), 'recvonly', 'sendrecv'; null when it has no audio that can be read.
- */
-export function offerMode(sdp: string): 'holds' | 'recvonly' | 'sendrecv' | null {
-  try {
-    const audio = parseSdp(sdp).audio;
-    if (!audio || audio.port === 0) return null;
-    if (audio.direction === 'sendonly' || audio.direction === 'inactive' || audio.address === '0.0.0.0') return 'holds';
-    return audio.direction === 'recvonly' ? 'recvonly' : 'sendrecv';
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -100,7 +85,8 @@ export class MediaTimeout {
    * both; then the read (check_media_timeout_params), which puts a non-zero media timeout in force.
    */
   activate(vars: ReadonlyMap<string, string>, offer: string | null = null): void {
-    this.negotiated(offer === null ? null : offerMode(offer));
+    // what the re-INVITE's offer says of the far end, as switch_core_media_negotiate_sdp reads it
+    this.negotiated(offer === null ? null : sdpHoldMode(offer));
     const hold = mediaHoldTimeoutMs(vars);
     if (hold !== null) this.holdMs = hold;
     const ms = mediaTimeoutMs(vars);
@@ -119,7 +105,7 @@ export class MediaTimeout {
   }
 
   /** What the re-INVITE's offer changes before the read (switch_core_media_negotiate_sdp, toggle_hold). */
-  private negotiated(mode: ReturnType<typeof offerMode>): void {
+  private negotiated(mode: SdpHoldMode | null): void {
     if (mode === 'recvonly') {
       this.engineMs = this.holdMs = this.armedMs = 0;
     } else if (mode === 'holds' && !this.held) {

@@ -18,6 +18,7 @@ export type { RecordOptions, RecordResult, RecordFile, RecordStopReason } from '
 export type { DtmfEvent, DtmfForm } from './worker/leg';
 export type { RxTimeoutEvent } from './worker/rx-watch';
 export { SdpError, parseSdp } from './sdp/sdp';
+export { sdpHoldMode, type SdpHoldMode } from './sdp/hold';
 export type { NegotiatedMedia, Direction, AudioCodecName } from './sdp/sdp';
 export { AUDIO_CODECS } from './sdp/formats';
 export { codecAvailability, CODEC_NAMES, Resampler } from './codecs';

@@ -8,7 +8,7 @@
  * A conference member's hold is the room's matter; a cross-node leg's far side is not a call of ours.
  */
 import type { EventEmitter } from 'node:events';
-import { parseSdp } from '../../media-engine';
+import { sdpHoldMode } from '../../media-engine';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { Bridge } from './bridge';
 import { holdMusicOf } from './hold-music';
@@ -17,13 +17,8 @@ import { CallSession } from './session';
 
 /** True when the offer holds (sendonly, inactive, c=0.0.0.0), false when it does not, null when it has no audio we can read. */
 export function offerHolds(sdp: string): boolean | null {
-  try {
-    const audio = parseSdp(sdp).audio;
-    if (!audio || audio.port === 0) return null;
-    return audio.direction === 'sendonly' || audio.direction === 'inactive' || audio.address === '0.0.0.0';
-  } catch {
-    return null;
-  }
+  const mode = sdpHoldMode(sdp);
+  return mode === null ? null : mode === 'holds';
 }
 
 /** Per held call: its changes, one at a time in the order the re-INVITEs came. */

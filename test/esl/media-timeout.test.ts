@@ -2,7 +2,8 @@
 // and the deprecated rtp_timeout_sec read them (C's atoi); the switch's watch itself runs in
 // test/media-app/media-server/fsmrf-rx-watch.test.ts (real RTP, the channel ended with MEDIA_TIMEOUT).
 import { expect } from 'chai';
-import { mediaHoldTimeoutMs, mediaTimeoutMs, offerMode } from '../../esl/media-timeout';
+import { mediaHoldTimeoutMs, mediaTimeoutMs } from '../../esl/media-timeout';
+import { sdpHoldMode } from '../../media-engine';
 
 const ms = (vars: Record<string, string>) => mediaTimeoutMs(new Map(Object.entries(vars)));
 
@@ -37,14 +38,15 @@ describe('esl: the hold timeout variables and what an offer says of the far end'
     expect(hold({ media_hold_timeout: '9000', media_hold_timeout_audio: '4000' })).to.equal(4000);
     expect(hold({ media_hold_timeout: 'x' })).to.equal(0);
   });
-  it('sendonly, inactive and c=0.0.0.0 hold; recvonly is its own; sendrecv or none resumes; no audio: null', () => {
-    expect(offerMode(sdp('a=sendonly\r\n'))).to.equal('holds');
-    expect(offerMode(sdp('a=inactive\r\n'))).to.equal('holds');
-    expect(offerMode(sdp('a=sendrecv\r\n', '0.0.0.0'))).to.equal('holds');
-    expect(offerMode(sdp('a=recvonly\r\n'))).to.equal('recvonly');
-    expect(offerMode(sdp('a=sendrecv\r\n'))).to.equal('sendrecv');
-    expect(offerMode(sdp(''))).to.equal('sendrecv');
-    expect(offerMode(sdp('', '127.0.0.1', 0))).to.equal(null);
-    expect(offerMode('garbage')).to.equal(null);
+  it('sendonly, inactive and c=0.0.0.0 hold; recvonly is its own; sendrecv or none resumes; no audio: null (sdpHoldMode)', () => {
+    expect(sdpHoldMode(sdp('a=sendonly\r\n'))).to.equal('holds');
+    expect(sdpHoldMode(sdp('a=inactive\r\n'))).to.equal('holds');
+    expect(sdpHoldMode(sdp('a=sendrecv\r\n', '0.0.0.0'))).to.equal('holds');
+    expect(sdpHoldMode(sdp('a=recvonly\r\n'))).to.equal('recvonly');
+    expect(sdpHoldMode(sdp('a=sendrecv\r\n'))).to.equal('sendrecv');
+    expect(sdpHoldMode(sdp(''))).to.equal('sendrecv');
+    expect(sdpHoldMode(sdp('', '127.0.0.1', 0))).to.equal(null);
+    expect(sdpHoldMode('garbage')).to.equal(null);
+    expect(sdpHoldMode('v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n'), 'no audio').to.equal(null);
   });
 });

@@ -14,19 +14,8 @@
  * switch's SDP always belong to the same re-INVITE.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { parseSdp } from '../../../media-engine';
+import { sdpHoldMode } from '../../../media-engine';
 import { apiBody, replyText } from './esl-arg';
-
-/** Whether the party sends and receives by this SDP of its own (sendrecv, not 0.0.0.0); true when it has no readable audio. */
-export function partyTwoWay(sdp: string): boolean {
-  try {
-    const audio = parseSdp(sdp).audio;
-    if (!audio || audio.port === 0) return true;
-    return audio.direction === 'sendrecv' && audio.address !== '0.0.0.0';
-  } catch {
-    return true;
-  }
-}
 
 export class HoldTimeout {
   /** the channel's media_timeout as last set (the INVITE's X-Media-Timeout at first) */
@@ -44,7 +33,9 @@ export class HoldTimeout {
   /** Sets the channel's media_timeout for the party's SDP `remoteSdp`, before the switch gets it. */
   async before(remoteSdp: string): Promise<void> {
     if (this.mediaTimeoutMs === 0) return;
-    const want = partyTwoWay(remoteSdp) ? this.mediaTimeoutMs : 0;
+    // the party sends and receives (sendrecv, not 0.0.0.0), or has no audio to read: the leg's timeout
+    const mode = sdpHoldMode(remoteSdp);
+    const want = mode === null || mode === 'sendrecv' ? this.mediaTimeoutMs : 0;
     if (want === this.current) return;
     const res = await this.run('modify', () => this.fs.api('uuid_setvar', `${this.fs.uuid} media_timeout ${want}`));
     const body = apiBody(res);

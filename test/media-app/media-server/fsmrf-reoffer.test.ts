@@ -2,7 +2,6 @@
 // o= version past every one the party was given (RFC 3264 §8), the rest of the SDP unchanged.
 import { expect } from 'chai';
 import { PartyVersions, sdpVersion, withVersion } from '../../../media-app/media-server/fsmrf/reoffer';
-import { partyTwoWay } from '../../../media-app/media-server/fsmrf/hold-timeout';
 
 const sdp = (version: string) => `v=0\r\no=FreeSWITCH 1732700000 ${version} IN IP4 127.0.0.1\r\ns=FreeSWITCH\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 20000 RTP/AVP 0 101\r\na=sendrecv\r\n`;
 
@@ -32,17 +31,5 @@ describe('fsmrf re-offer: the switch SDP with a raised o= version', () => {
     expect(() => v.reoffer('')).to.throw(/no SDP for this leg yet/);
     expect(() => v.reoffer(null)).to.throw(/no SDP for this leg yet/);
     expect(() => v.reoffer('v=0\r\nm=audio 1 RTP/AVP 0\r\n')).to.throw(/has no o= line/);
-  });
-});
-
-describe('fsmrf hold timeout: which SDP of the party holds (hold-timeout.ts)', () => {
-  const party = (dir: string, address = '127.0.0.1') => `v=0\r\no=- 1 2 IN IP4 ${address}\r\ns=-\r\nc=IN IP4 ${address}\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n${dir}`;
-  it('two-way only when sendrecv (or no direction) and not 0.0.0.0; an SDP without audio reads as two-way', () => {
-    expect(partyTwoWay(party('a=sendrecv\r\n'))).to.equal(true);
-    expect(partyTwoWay(party(''))).to.equal(true);
-    for (const d of ['sendonly', 'recvonly', 'inactive']) expect(partyTwoWay(party(`a=${d}\r\n`)), d).to.equal(false);
-    expect(partyTwoWay(party('a=sendrecv\r\n', '0.0.0.0')), 'RFC 2543 hold').to.equal(false);
-    expect(partyTwoWay('v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n')).to.equal(true);
-    expect(partyTwoWay('not an sdp')).to.equal(true);
   });
 });
