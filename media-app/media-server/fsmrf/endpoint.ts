@@ -5,7 +5,7 @@
  * (uuid_audio), the switch's DTMF events as the leg's 'dtmf', destroy. What needs the embedded engine's
  * own taps is refused with MediaBackendUnsupported naming the backend: never a silent no-op.
  */
-import { LegSocket } from './leg-socket';
+import { channelHeader, LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type {
@@ -48,18 +48,6 @@ const num = (v: string | null | undefined): number => (v ? Number(v) || 0 : 0);
 
 /** DTMF-Source (switch_channel_queue_dtmf's names) as the engine's. */
 const DTMF_SOURCE: Record<string, DtmfEvent['source']> = { RTP: 'rfc2833', INBAND_AUDIO: 'inband', INBOUND_SIGNALING: 'info' };
-
-/** drachtio-modesl's event: its headers by name. */
-function isEslEvent(e: unknown): e is { getHeader(name: string): unknown } {
-  return !!e && typeof e === 'object' && 'getHeader' in e && typeof e.getHeader === 'function';
-}
-
-/** A header of the CHANNEL_EXECUTE_COMPLETE event fsmrf's execute resolves with (null when absent). */
-function header(evt: unknown, name: string): string | null {
-  if (!isEslEvent(evt)) return null;
-  const v = evt.getHeader(name);
-  return typeof v === 'string' ? v : null;
-}
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
 
@@ -295,9 +283,9 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const silence = opts.end_of_silence && opts.end_of_silence > 0 ? ` ${opts.silenceThreshold ?? 200} ${opts.end_of_silence}` : '';
     const limit = opts.duration && opts.duration > 0 ? opts.duration : 0;
     const done = await this.socket.run('record', () => this.fs.execute('record', `${file} ${limit}${silence}`));
-    const ms = num(header(done, 'variable_record_ms'));
-    const key = header(done, 'variable_playback_terminator_used') || null;
-    const reason = key ? 'end_of_key' : header(done, 'variable_silence_hits_exhausted') === 'true' ? 'end_of_silence' : limit && ms >= limit * 1000 - 100 ? 'duration' : 'stopped';
+    const ms = num(channelHeader(done, 'variable_record_ms'));
+    const key = channelHeader(done, 'variable_playback_terminator_used') || null;
+    const reason = key ? 'end_of_key' : channelHeader(done, 'variable_silence_hits_exhausted') === 'true' ? 'end_of_silence' : limit && ms >= limit * 1000 - 100 ? 'duration' : 'stopped';
     return { path, reason, terminatorUsed: key, recordSeconds: Math.floor(ms / 1000), recordMilliseconds: ms, rate: 8000, files: [] };
   }
 

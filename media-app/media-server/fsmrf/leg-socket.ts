@@ -50,6 +50,18 @@ export interface ChannelEvent {
   getHeader(name: string): unknown;
 }
 
+/** Whether `e` is such an event (what fsmrf's execute resolves with is untyped). */
+function isChannelEvent(e: unknown): e is ChannelEvent {
+  return !!e && typeof e === 'object' && 'getHeader' in e && typeof e.getHeader === 'function';
+}
+
+/** A header of a channel event (the CHANNEL_EXECUTE_COMPLETE fsmrf's execute resolves with): null when absent or not an event. */
+export function channelHeader(evt: unknown, name: string): string | null {
+  if (!isChannelEvent(evt)) return null;
+  const v = evt.getHeader(name);
+  return typeof v === 'string' ? v : null;
+}
+
 /** drachtio-modesl's channel connection (fsmrf's Endpoint#conn), the part used here. */
 interface ChannelConn {
   subscribe(events: string): unknown;
