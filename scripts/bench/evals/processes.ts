@@ -42,6 +42,24 @@ export interface CpuSample {
   callers: number;
   /** every core's busy time on the machine (/proc/stat): the bench's and everything else's */
   machineBusy: number;
+  /** ms the platform's threads (all of them), the stand-ins' and the callers' were runnable but waited for a core (schedstat) */
+  waited: { platform: number; simulator: number };
+}
+
+/** ms the threads of process `pid` ('self' for this one) spent runnable, waiting for a core (/proc/<pid>/task/<tid>/schedstat, 2nd field, ns). */
+function runQueueMs(pid: number | string | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
+      try {
+        return sum + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+      } catch {
+        return sum; // the thread ended
+      }
+    }, 0);
+  } catch {
+    return 0; // the process is gone
+  }
 }
 
 /** The machine's busy CPU ms over all cores (/proc/stat's first line: user, nice, system, irq, softirq, steal). */
@@ -70,6 +88,7 @@ export function sampleCpu(standIns: { part: string; child: ChildProcess }[], cal
     standIns: Object.fromEntries(standIns.map((s) => [s.part, of(s.child)])),
     callers: of(callers),
     machineBusy: machineBusyMs(),
+    waited: { platform: runQueueMs('self'), simulator: [...standIns.map((x) => x.child), callers].reduce((sum, c) => sum + (c ? runQueueMs(c.pid) : 0), 0) },
   };
 }
 
@@ -88,7 +107,8 @@ export function cpuShares(a: CpuSample, b: CpuSample, wallMs: number): string {
   return (
     `platform main thread ${share(d('platformMain'))}, its other threads ${share(d('platformThreads'))}, its child processes ${share(d('platformChildren'))}; ` +
     `stand-ins ${parts.map(([p, ms]) => `${p} ${share(ms)}`).join(', ')}; simulated callers ${share(d('callers'))} (of one core); ` +
-    `simulator ${share(simulator)} against the platform's ${share(platform)}; the machine's other work ${share(others)} (of ${os.cpus().length} cores)`
+    `simulator ${share(simulator)} against the platform's ${share(platform)}; the machine's other work ${share(others)} (of ${os.cpus().length} cores); ` +
+    `waited for a core (runnable, not running): the platform's threads ${Math.round(((b.waited.platform - a.waited.platform) / wallMs) * 1000)} ms a second, the simulator's ${Math.round(((b.waited.simulator - a.waited.simulator) / wallMs) * 1000)} ms a second`
   );
 }
 
