@@ -58,10 +58,10 @@ const TTS = arg('tts', 'deepgram');
 const CALLERS = arg('callers', 'own-process');
 /** `--queries`: each run's platform queries listed by statement (how many a call makes), not only counted */
 /**
- * `--low-calls <n>` (default HIGH): the low load's run places this many calls, LOW at a time, so both
- * runs give the same number of turns and each stage's p95 is read the same way at both loads: with 5
- * turns the "p95" is their maximum (nearest rank), which falls short of the 95th percentile of the
- * same distribution, and a tail the agent has at any load read as a slowdown at 50.
+ * `--low-calls <n>` (default HIGH): the low load's runs place this many calls in all, LOW at a time, so
+ * each stage's tail is read from as many turns at the low load as one high run gives: with 5 turns the
+ * upper percentiles are their maximum, which falls short of the same distribution's, and a tail the
+ * agent has at any load read as a slowdown at 50.
  */
 const LOW_CALLS = Number(arg('low-calls', String(HIGH)));
 /**
