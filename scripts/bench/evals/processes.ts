@@ -9,6 +9,7 @@
 import { endProcess } from '../../../testkit/child-process';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
@@ -35,13 +36,44 @@ export interface CpuSample {
   platformThreads: number;
   /** this process's ended children: the recognisers (pocketsphinx), the local voices */
   platformChildren: number;
-  /** the vendors' stand-in processes together */
-  standIns: number;
+  /** each vendor's stand-in process, by its part (llm, stt, tts) */
+  standIns: Record<string, number>;
+  /** the simulated callers' process (the evals worker) with its ended children (espeak-ng, sox) */
   callers: number;
+  /** every core's busy time on the machine (/proc/stat): the bench's and everything else's */
+  machineBusy: number;
+  /** ms the platform's threads (all of them), the stand-ins' and the callers' were runnable but waited for a core (schedstat) */
+  waited: { platform: number; simulator: number };
+}
+
+/** ms the threads of process `pid` ('self' for this one) spent runnable, waiting for a core (/proc/<pid>/task/<tid>/schedstat, 2nd field, ns). */
+function runQueueMs(pid: number | string | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => {
+      try {
+        return sum + Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+      } catch {
+        return sum; // the thread ended
+      }
+    }, 0);
+  } catch {
+    return 0; // the process is gone
+  }
+}
+
+/** The machine's busy CPU ms over all cores (/proc/stat's first line: user, nice, system, irq, softirq, steal). */
+function machineBusyMs(): number {
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + (f[i] ?? 0), 0) * TICK_MS;
+  } catch {
+    return 0;
+  }
 }
 
 /** `callers` null: the evals worker runs in this process (its CPU is the platform's main thread's). */
-export function sampleCpu(standIns: ChildProcess[], callers: ChildProcess | null): CpuSample {
+export function sampleCpu(standIns: { part: string; child: ChildProcess }[], callers: ChildProcess | null): CpuSample {
   const self = statMs('/proc/self/stat');
   const main = statMs(`/proc/self/task/${process.pid}/stat`).own;
   const of = (c: ChildProcess | null) => {
@@ -49,13 +81,35 @@ export function sampleCpu(standIns: ChildProcess[], callers: ChildProcess | null
     const s = statMs(`/proc/${c.pid}/stat`);
     return s.own + s.children;
   };
-  return { platformMain: main, platformThreads: self.own - main, platformChildren: self.children, standIns: standIns.reduce((sum, c) => sum + of(c), 0), callers: of(callers) };
+  return {
+    platformMain: main,
+    platformThreads: self.own - main,
+    platformChildren: self.children,
+    standIns: Object.fromEntries(standIns.map((s) => [s.part, of(s.child)])),
+    callers: of(callers),
+    machineBusy: machineBusyMs(),
+    waited: { platform: runQueueMs('self'), simulator: [...standIns.map((x) => x.child), callers].reduce((sum, c) => sum + (c ? runQueueMs(c.pid) : 0), 0) },
+  };
 }
 
-/** Each part's share of one core between two samples `wallMs` apart, as "main 41 %, …". */
+/**
+ * Each part's share of one core between two samples `wallMs` apart, and the simulator's (the stand-ins
+ * and the callers) against the platform's: the simulator must not take the cores the agent under test needs.
+ */
 export function cpuShares(a: CpuSample, b: CpuSample, wallMs: number): string {
-  const pct = (k: keyof CpuSample) => `${Math.round(((b[k] - a[k]) / wallMs) * 100)} %`;
-  return `platform main thread ${pct('platformMain')}, its other threads ${pct('platformThreads')}, its child processes ${pct('platformChildren')}; stand-ins ${pct('standIns')}; simulated callers ${pct('callers')} (of one core)`;
+  const share = (ms: number) => `${Math.round((ms / wallMs) * 100)} %`;
+  const d = (k: 'platformMain' | 'platformThreads' | 'platformChildren' | 'callers') => b[k] - a[k];
+  const parts = Object.keys(b.standIns).map((p) => [p, b.standIns[p]! - (a.standIns[p] ?? 0)] as const);
+  const standIns = parts.reduce((sum, [, ms]) => sum + ms, 0);
+  const platform = d('platformMain') + d('platformThreads') + d('platformChildren');
+  const simulator = standIns + d('callers');
+  const others = b.machineBusy - a.machineBusy - platform - simulator;
+  return (
+    `platform main thread ${share(d('platformMain'))}, its other threads ${share(d('platformThreads'))}, its child processes ${share(d('platformChildren'))}; ` +
+    `stand-ins ${parts.map(([p, ms]) => `${p} ${share(ms)}`).join(', ')}; simulated callers ${share(d('callers'))} (of one core); ` +
+    `simulator ${share(simulator)} against the platform's ${share(platform)}; the machine's other work ${share(others)} (of ${os.cpus().length} cores); ` +
+    `waited for a core (runnable, not running): the platform's threads ${Math.round(((b.waited.platform - a.waited.platform) / wallMs) * 1000)} ms a second, the simulator's ${Math.round(((b.waited.simulator - a.waited.simulator) / wallMs) * 1000)} ms a second`
+  );
 }
 
 /**
