@@ -53,6 +53,8 @@ describe('Bridge with real calls', function () {
       20_000,
       'call up',
     );
+    // its tone goes to this call's leg, not to whoever reached its port first (test/xfer/tone-peer.test.ts)
+    tone.talkTo(call.endpoint!.local.port);
     return { call, tone, sipp: sp };
   }
 
