@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { Bridge, BridgeError, BRIDGE_MOVES, canMoveBridge, type BridgeState } from '../../media-app/call/bridge';
 import type { CallSession } from '../../media-app/call/session';
 import { callsRepo } from '../../core/repos/calls';
-import { freePort } from '../../testkit/ports';
+import { freePort, udpBound } from '../../testkit/ports';
 import { sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
 import { party, TonePeer, type Stack, useXferStack } from '../xfer/support';
 import { mediaTimedOut } from '../../media-app/call/dead-party';
@@ -37,7 +37,7 @@ describe('Bridge with real calls', function () {
     open.push(tone);
     const port = await freePort();
     const sp = sipp(party({ rtpPort: tone.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-timeout', '70s'], { killAfterMs: 75_000 });
-    await sleep(200);
+    await udpBound(port); // the party has bound its port: the INVITE waits in its socket
     const res = await s.api.post('/calls', {
       source: { type: 'tel', target: '+899100000002' },
       destinations: [{ type: 'sip', target: `p@127.0.0.1:${port}` }],
@@ -53,6 +53,8 @@ describe('Bridge with real calls', function () {
       20_000,
       'call up',
     );
+    // its tone goes to this call's leg, not to whoever reached its port first (test/xfer/tone-peer.test.ts)
+    tone.talkTo(call.endpoint!.local.port);
     return { call, tone, sipp: sp };
   }
 

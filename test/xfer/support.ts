@@ -131,14 +131,24 @@ Content-Length: 0
 </scenario>`;
 }
 
+/** The SSRC every TonePeer sends under: a packet carrying it came from a TonePeer, never from the platform. */
+const TONE_SSRC = 0x1234abcd;
+
 /**
- * An RTP party that speaks: once the platform's first packet arrives it answers the sender every
- * 20 ms with a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy. It also listens:
- * `voiced` counts the PCMU packets it received whose level says speech (another TonePeer's tone).
+ * An RTP party that speaks: it answers its leg (the platform's RTP port for this party) every 20 ms with
+ * a loud 1 kHz tone (PCMU), so whoever is bridged to it hears energy. It also listens: `voiced` counts the
+ * PCMU packets from its leg whose level says speech (another TonePeer's tone, through the platform).
+ *
+ * Its leg is the port `talkTo` names (a test that knows its call's endpoint), else the sender of the first
+ * packet that is not another TonePeer's. Not just the first packet: its port is an ephemeral one the
+ * kernel may hand out again while an earlier test's TonePeer still aims its tone at it (they close with
+ * their suite), and answering that one leaves the leg unheard (bridge.test.ts, CI: "C hears A").
  */
 export class TonePeer {
   private sock = dgram.createSocket('udp4');
   private timer: NodeJS.Timeout | null = null;
+  /** the leg's RTP port on loopback, once known */
+  private leg: number | null = null;
   port = 0;
   received = 0;
   voiced = 0;
@@ -147,34 +157,45 @@ export class TonePeer {
 
   static async open(): Promise<TonePeer> {
     const t = new TonePeer();
+    t.sock.on('error', () => undefined); // a send to a leg gone (ICMP) is not this party's failure
     await new Promise<void>((r) => t.sock.bind(0, '127.0.0.1', r));
     t.port = t.sock.address().port;
-    const payload = Buffer.alloc(160);
-    for (let i = 0; i < 160; i++) payload[i] = muLaw.encodeSample(Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
-    let seq = 1;
-    let ts = 0;
-    const ssrc = 0x1234abcd;
     t.sock.on('message', (buf, rinfo) => {
+      if (rinfo.address !== '127.0.0.1' || buf.length < 12) return;
+      if (t.leg === null) {
+        if (buf.readUInt32BE(8) === TONE_SSRC) return; // another TonePeer's tone, not the platform
+        t.talkTo(rinfo.port);
+      }
+      if (rinfo.port !== t.leg) return;
       t.received++;
       if (buf.length > 12 && (buf[1]! & 0x7f) === 0) {
         let sum = 0;
         for (const b of buf.subarray(12)) sum += Math.abs(muLaw.decodeSample(b));
         if (sum / (buf.length - 12) > 300) t.voiced++;
       }
-      if (t.timer) return;
-      t.timer = setInterval(() => {
-        const h = Buffer.alloc(12);
-        h[0] = 0x80;
-        h[1] = 0;
-        h.writeUInt16BE(seq++ & 0xffff, 2);
-        h.writeUInt32BE(ts >>> 0, 4);
-        ts += 160;
-        h.writeUInt32BE(ssrc, 8);
-        if (t.silent) return;
-        t.sock.send(Buffer.concat([h, payload]), rinfo.port, rinfo.address);
-      }, 20);
     });
     return t;
+  }
+
+  /** Its leg is the platform's RTP port `port` (on loopback): it speaks to it, and hears only it. */
+  talkTo(port: number): void {
+    this.leg = port;
+    if (this.timer) return;
+    const payload = Buffer.alloc(160);
+    for (let i = 0; i < 160; i++) payload[i] = muLaw.encodeSample(Math.round(9000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)));
+    let seq = 1;
+    let ts = 0;
+    this.timer = setInterval(() => {
+      const h = Buffer.alloc(12);
+      h[0] = 0x80;
+      h[1] = 0;
+      h.writeUInt16BE(seq++ & 0xffff, 2);
+      h.writeUInt32BE(ts >>> 0, 4);
+      ts += 160;
+      h.writeUInt32BE(TONE_SSRC, 8);
+      if (this.silent || this.leg === null) return;
+      this.sock.send(Buffer.concat([h, payload]), this.leg, '127.0.0.1');
+    }, 20);
   }
 
   close(): void {
