@@ -6,6 +6,7 @@
  */
 import type { ApiContext } from './api';
 import { separate } from './apps/args';
+import { startSessionRecord, stopSessionRecord } from './apps/record';
 import type { Bridgeable, Bridges } from './bridges';
 import { causeFrom } from './causes';
 import type { EventFactory } from './events';
@@ -211,6 +212,33 @@ async function uuidAudio(args: string, ctx: ApiContext): Promise<string> {
   return '+OK\n';
 }
 
+/**
+ * uuid_record `<uuid> [start|stop|mask|unmask] <path> [<limit>] [<recording_vars>]` (mod_commands'
+ * session_record_function): record_session / stop_record_session as an API command, so it takes effect
+ * at once even while an application runs on the channel (a sendmsg'd stop_record_session waits behind a
+ * playing file). `start`: the recording armed (`<limit>` seconds, atoi; the variables are not read, as
+ * record_session's are not); `stop <path|all>`: it ends with its RECORD_STOP, `-ERR Cannot stop record
+ * session!` when none such runs. `mask`/`unmask` (silence written in its place) are not served: `-ERR`.
+ */
+async function uuidRecord(args: string, ctx: ApiContext): Promise<string> {
+  const usage = '-USAGE: <uuid> [start|stop|mask|unmask] <path> [<limit>] [<recording_vars>]\n';
+  const argv = separate(args, 5);
+  if (argv.length < 3 || !argv[0] || !argv[1] || !argv[2]) return usage;
+  const call = ctx.channels.get(argv[0]);
+  if (!call) return '-ERR Cannot locate session!\n';
+  const [action, file] = [argv[1].toLowerCase(), argv[2]];
+  if (action === 'start') {
+    // atoi: a leading integer, else 0 (no limit)
+    const limit = Math.max(0, Number.parseInt(argv[3] ?? '', 10) || 0);
+    // a file it cannot write, or the engine refusing the recorder (the leg going): the client is told
+    const armed = await startSessionRecord(call, file, limit).catch(() => false);
+    return armed ? '+OK Success\n' : '-ERR Cannot record session!\n';
+  }
+  if (action === 'stop') return (await stopSessionRecord(call.channel, file)) ? '+OK Success\n' : '-ERR Cannot stop record session!\n';
+  if (action === 'mask' || action === 'unmask') return `-ERR ${action} is not supported\n`;
+  return usage;
+}
+
 /** FreeSWITCH's digit length when `@<ms>` is absent (SWITCH_DEFAULT_DTMF_DURATION, 2000 samples at 8 kHz) */
 const DTMF_DEFAULT_MS = 250;
 /** its bounds (switch_core_min_dtmf_duration 400 samples; the engine's longest digit) */
@@ -255,5 +283,6 @@ export const UUID_COMMANDS: Readonly<Record<string, UuidCommand>> = {
   uuid_kill: uuidKill,
   uuid_break: uuidBreak,
   uuid_audio: uuidAudio,
+  uuid_record: uuidRecord,
   uuid_send_dtmf: uuidSendDtmf,
 };

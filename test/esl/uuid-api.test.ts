@@ -2,7 +2,8 @@
 // unbridge (uuid_bridge, uuid_transfer -both park inline) with real audio both ways between two far ends,
 // getChannelVariables (uuid_set_media_stats, uuid_dump) with FreeSWITCH's variable names, uuid_setvar;
 // and, by a raw inbound client, FreeSWITCH's answers to bad input (unknown uuid, missing arguments)
-// on a connection that stays up, uuid_kill, uuid_break and uuid_audio (a mute applied while a file plays).
+// on a connection that stays up, uuid_kill, uuid_break, uuid_audio (a mute applied while a file plays) and
+// uuid_record (a recording started and stopped while a file plays).
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -213,6 +214,35 @@ describe('esl: uuid API commands through fsmrf on the media engine', () => {
     expect(await heard(far.peer, a.peer, 440), 'a negative level mutes too (switch_ivr_session_audio: any level but 0)').to.be.below(0.1);
     expect(await api(c, `uuid_audio ${a.ep.uuid} stop`)).to.equal('+OK\n');
     expect(await heard(far.peer, a.peer, 440), 'heard once the audio bug is stopped').to.be.above(0.5);
+    expect(await api(c, `uuid_break ${a.ep.uuid}`)).to.equal('+OK\n');
+    expect(Number((await playing).playbackMilliseconds), 'all of it while the file played').to.be.below(10_000);
+  });
+
+  it("uuid_record starts and stops a session recording at once while a file plays (stop_record_session would wait); FreeSWITCH's answers", async () => {
+    const c = await client();
+    const usage = '-USAGE: <uuid> [start|stop|mask|unmask] <path> [<limit>] [<recording_vars>]\n';
+    expect(await api(c, 'uuid_record nope stop all')).to.equal('-ERR Cannot locate session!\n');
+    expect(await api(c, 'uuid_record nope stop')).to.equal(usage);
+    const a = await call();
+    const file = path.join(dir, 'uuid-record.wav');
+    expect(await api(c, `uuid_record ${a.ep.uuid} pause ${file}`)).to.equal(usage);
+    expect(await api(c, `uuid_record ${a.ep.uuid} mask ${file}`)).to.equal('-ERR mask is not supported\n');
+    expect(await api(c, `uuid_record ${a.ep.uuid} stop all`), 'nothing records yet').to.equal('-ERR Cannot stop record session!\n');
+    expect(await api(c, `uuid_record ${a.ep.uuid} start relative.mp3`)).to.equal('-ERR Cannot record session!\n');
+    const events = await client('RECORD_START RECORD_STOP');
+    // the channel plays a 10 s file: a sendmsg'd record_session or stop_record_session would run only after it
+    const playing = a.ep.play('silence_stream://10000');
+    await new Promise<void>((resolve) => a.ep.once('playback-start', () => resolve()));
+    expect(await api(c, `uuid_record ${a.ep.uuid} start ${file}`)).to.equal('+OK Success\n');
+    expect(plainHeaders((await events.next()).body)).to.include({ 'Event-Name': 'RECORD_START', 'Record-File-Path': file, 'Unique-ID': a.ep.uuid });
+    await a.peer.play(wavs[440]!);
+    expect(await api(c, `uuid_record ${a.ep.uuid} stop ${file}.other`), 'another path: not recorded').to.equal('-ERR Cannot stop record session!\n');
+    expect(await api(c, `uuid_record ${a.ep.uuid} stop ${file}`)).to.equal('+OK Success\n');
+    const stop = plainHeaders((await events.next()).body);
+    expect(stop).to.include({ 'Event-Name': 'RECORD_STOP', 'Record-File-Path': file });
+    expect(Number(stop['variable_record_ms'])).to.be.within(900, 3000);
+    expect(toneShare(readWav(file).samples, 440, 8000), 'the recording holds what the far end said').to.be.above(0.4);
+    expect(await api(c, `uuid_record ${a.ep.uuid} stop all`), 'stopped already').to.equal('-ERR Cannot stop record session!\n');
     expect(await api(c, `uuid_break ${a.ep.uuid}`)).to.equal('+OK\n');
     expect(Number((await playing).playbackMilliseconds), 'all of it while the file played').to.be.below(10_000);
   });

@@ -14,6 +14,11 @@
  * The room's own mute of the member (FsmrfMix.mute, POST /conferencecalls/{id}/mute) is the same
  * member operation on the switch: an unmute through either clears both (the embedded engine keeps
  * them apart: the endpoint's mute and the mixer member's).
+ *
+ * A mute set before the leg entered the room (conference_join `muted`, a call muted then joined) is
+ * the channel's, and stays through the room: the room's unmute of the member does not lift it, as on
+ * the embedded engine (the endpoint's mute stands whatever the mixer does). The leg's own unmute in the
+ * room lifts it with the member's: the room's operation and uuid_audio on the channel both.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { apiBody, replyText } from './esl-arg';
@@ -44,6 +49,8 @@ export async function memberOp(api: (op: string, args: string) => Promise<unknow
 export class MemberMutes {
   /** the mutes the call wants, whatever the room does */
   private readonly wanted: Record<Side, boolean> = { in: false, out: false };
+  /** the sides muted on the channel (uuid_audio): kept while the leg is a member, until its own unmute */
+  private readonly channel: Record<Side, boolean> = { in: false, out: false };
   /** while the `conference` application runs: the room, the member id, the listener for its end */
   private member: { room: string; id: string; off: () => void } | null = null;
 
@@ -57,8 +64,12 @@ export class MemberMutes {
     for (const side of SIDES[direction]) {
       this.wanted[side] = on;
       const m = this.member;
-      if (m) await this.roomOp(m, side, on);
-      else await this.channelOp(side, on);
+      if (!m) await this.channelOp(side, on);
+      else {
+        await this.roomOp(m, side, on);
+        // muted on the channel before it entered: its own unmute lifts that too
+        if (!on && this.channel[side]) await this.channelOp(side, false);
+      }
     }
   }
 
@@ -93,6 +104,7 @@ export class MemberMutes {
     const op = on ? 'mute' : 'unmute';
     const body = apiBody(await this.run(op, () => this.fs.api('uuid_audio', `${this.fs.uuid} start ${CHANNEL_SIDE[side]} mute ${on ? 1 : 0}`)));
     if (!body.startsWith('+OK')) throw new Error(`uuid_audio ${op} ${side}: ${replyText(body) || 'no answer'}`);
+    this.channel[side] = on;
   }
 
   /** The room's member operation on the leg's own channel socket. */

@@ -1,13 +1,17 @@
 /**
  * startRecord on the fsmrf backend (README.md beside): the switch's `record_session <path> [+<limit>]`
  * (fsmrf's recordSession), which returns once its media bug is armed and records until
- * `stop_record_session <path|all>`, its limit or the hang-up. The end is the channel's RECORD_STOP
+ * `uuid_record <uuid> stop <path|all>`, its limit or the hang-up. The stop is that API command
+ * (mod_commands), not the `stop_record_session` application: the switch runs a sendmsg'd application
+ * only after the running one (FreeSWITCH with event-lock, ours too), so it waited behind a playing
+ * prompt and the file went on recording it. The end is the channel's RECORD_STOP
  * for that path (subscribed on the leg's own channel connection, fsmrf's Endpoint#conn; fsmrf does not
  * subscribe to it itself); the length then comes from the record_* variables (uuid_dump through
  * getChannelVariables). A leg that ends first ends the recording with what is known.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type { RecordOptions, RecordResult, Recording } from '../../../media-engine';
+import { apiBody, replyText } from './esl-arg';
 import { onChannelEvent } from './leg-socket';
 
 /** The session recordings running on one leg, by path. */
@@ -55,11 +59,17 @@ export class SessionRecordings {
     return { path, rate: 8000, done };
   }
 
-  /** stop_record_session for `path` (every one without it); each `done` settles with its RECORD_STOP. */
+  /**
+   * uuid_record stop for `path` (every one without it): applied at once, whatever plays; each `done`
+   * settles with its RECORD_STOP. `-ERR Cannot stop record session!` is a recording that ended meanwhile
+   * (its limit; its RECORD_STOP settles it); any other answer rejects.
+   */
   async stop(path?: string): Promise<void> {
     const which = path === undefined ? [...this.running.keys()] : this.running.has(path) ? [path] : [];
+    if (!which.length) return;
     for (const p of which) this.running.get(p)!.stopped = true;
-    if (which.length) await this.fs.execute('stop_record_session', path ?? 'all');
+    const body = apiBody(await this.fs.api('uuid_record', `${this.fs.uuid} stop ${path ?? 'all'}`));
+    if (!body.startsWith('+OK') && !body.startsWith('-ERR Cannot stop record session')) throw new Error(`uuid_record stop: ${replyText(body) || 'no answer'}`);
   }
 
   /** The leg ended: what still records ends with it. */

@@ -3,10 +3,21 @@
 // on loopback): what the far end sends is in the file from the start until the stop, or until the limit;
 // `done` settles with the switch's RECORD_STOP and the record_* length.
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { useFsmrfSuite } from './fsmrf-suite';
+
+/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 describe('media-app fsmrf backend: startRecord (record_session)', function () {
   this.timeout(30_000);
@@ -42,5 +53,28 @@ describe('media-app fsmrf backend: startRecord (record_session)', function () {
     await playing.catch(() => undefined);
     expect(r.reason).to.equal('duration');
     expect(r.recordMilliseconds).to.be.within(800, 1300);
+  });
+
+  it('stopRecord while a long file plays ends the recording at once (uuid_record stop, not queued behind the file)', async () => {
+    const { leg, peer } = await suite.call();
+    const prompt = path.join(suite.dir, 'prompt.wav');
+    const PROMPT_S = 15;
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', prompt, 'synth', String(PROMPT_S), 'sine', '440', 'vol', '0.5']);
+    const file = path.join(suite.dir, 'under-prompt.wav');
+    const rec = await leg.startRecord(file);
+    const played = leg.play(prompt);
+    await new Promise((r) => setTimeout(r, 1000)); // what is recorded: a second of the prompt playing
+    const t0 = performance.now();
+    await within(leg.stopRecord(file), 2000, 'stopRecord while the prompt plays');
+    const r = await within(rec.done, 2000, "the recording's end while the prompt plays");
+    expect(performance.now() - t0, 'the recording ended long before the prompt').to.be.below(2000);
+    expect(r.reason).to.equal('stopped');
+    expect(r.recordMilliseconds).to.be.within(800, 3000);
+    const wav = readWav(file);
+    expect((wav.samples.length / 8000) * 1000, "the file's length: up to the stop, not the prompt's end").to.be.within(800, 3000);
+    await leg.stopPlayback();
+    const p = await played;
+    expect(p.interrupted, 'the prompt played on until stopPlayback').to.equal(true);
+    await peer.stopPlayback().catch(() => undefined);
   });
 });
