@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPhone, answeringPhone } from '../../testkit/media-app/phones';
 import { toneWav } from './audio';
@@ -79,7 +79,7 @@ describe('TLS signalling with a real TLS phone (baresip)', function () {
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
     const callee = await answeringPhone(b, phonePort);
-    await sleep(300);
+    await udpBound(phonePort); // the callee has bound its port: the INVITE waits in its socket
     const phone = await tlsPhone(a);
     // the registrar's binding, not baresip's REGISTER_OK event: that may fire before the ctrl socket is connected
     await until(async () => (await p.app.registrar.bindings.get(`${a.ext.username}@${a.domain}`)).length > 0 || null, 10_000, 'baresip registered').catch((e: Error) => {

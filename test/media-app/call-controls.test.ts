@@ -4,7 +4,8 @@
 // party receives is measured on a real RTP socket (packets and their level).
 import { expect } from 'chai';
 import request from 'supertest';
-import { freePort } from '../../testkit/ports';
+import { freePort, udpBound } from '../../testkit/ports';
+import { grows, silentFor } from '../../testkit/count-waits';
 import { killAllSipp, RtpSink, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
 import { closeCommandBus } from '../../control-api/calls/bus';
@@ -39,7 +40,7 @@ describe('call controls: hold, music on hold, silence, talk', function () {
     sinks.push(sink);
     const px = await freePort();
     const x = sipp(party(sink.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-    await sleep(300);
+    await udpBound(px); // the party has bound its port: the INVITE waits in its socket
     const res = await send('post', '/calls', { source: { type: 'tel', target: '+15550001111' }, destinations: [{ type: 'sip', target: `held@127.0.0.1:${px}` }], actions });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const id = res.body.calls[0].id as string;
@@ -54,6 +55,17 @@ describe('call controls: hold, music on hold, silence, talk', function () {
     return { packets: sink.packets - p0, voiced: sink.voiced - v0 };
   }
 
+  /** From the first voiced packet on (what the change brought), more than `n` voiced within `ms`. */
+  async function heardAgain(sink: RtpSink, n: number, ms: number, what: string) {
+    await grows(() => sink.voiced, 1, 10_000, `${what} (its first voiced packet)`);
+    await grows(() => sink.voiced, n + 1, ms, what);
+  }
+
+  /** What was in flight arrives, then no voiced packet for `ms` while more than `n` packets still come. */
+  async function quietWhileFlowing(sink: RtpSink, n: number, ms: number, quiet: string, flowing: string) {
+    await Promise.all([silentFor(() => sink.voiced, ms, quiet), grows(() => sink.packets, n + 1, ms, flowing)]);
+  }
+
   const metadata = async (id: string) => ((await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> }).metadata;
 
   it('a silent hold (music "") re-INVITEs with a=inactive and media stops; music on hold while held re-offers a=sendonly and the music arrives; unhold re-offers a=sendrecv', async () => {
@@ -64,23 +76,17 @@ describe('call controls: hold, music on hold, silence, talk', function () {
 
     expect((await send('post', `/calls/${id}/hold`, { music: '' })).status).to.equal(200);
     await until(async () => (await metadata(id)).hold === true, 10_000, 'held');
-    await sleep(300);
-    expect((await window(sink, 1000)).packets, 'no media to a party held with a=inactive').to.equal(0);
+    await silentFor(() => sink.packets, 1000, 'no media to a party held with a=inactive');
 
     expect((await send('post', `/calls/${id}/moh`)).status).to.equal(200);
     await until(async () => (await metadata(id)).moh === true, 10_000, 'music on');
-    await sleep(300);
-    const music = await window(sink, 1500);
-    expect(music.voiced, 'the music reaches the held party').to.be.greaterThan(40);
+    await heardAgain(sink, 40, 1500, 'the music reaches the held party');
 
     expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
     await until(async () => (await metadata(id)).hold === false, 10_000, 'unheld');
     expect((await send('delete', `/calls/${id}/moh`)).status).to.equal(200);
     await until(async () => (await metadata(id)).moh === false, 10_000, 'music off');
-    await sleep(300);
-    const after = await window(sink, 1000);
-    expect(after.packets, 'media flows again').to.be.greaterThan(30);
-    expect(after.voiced, 'the music stopped').to.equal(0);
+    await quietWhileFlowing(sink, 30, 1000, 'the music stopped', 'media flows again');
 
     const events = (await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> };
     expect(events.metadata).to.include({ hold: false, moh: false });
@@ -107,20 +113,16 @@ describe('call controls: hold, music on hold, silence, talk', function () {
 
   it('silence: the party hears nothing while packets still flow; talk speaks into the call', async () => {
     const { id, sink, x } = await silencedSpeech();
-    await sleep(200);
-    const silent = await window(sink, 1200);
-    expect(silent.packets, 'RTP keeps flowing').to.be.greaterThan(40);
-    expect(silent.voiced, 'but carries silence').to.equal(0);
+    await quietWhileFlowing(sink, 40, 1200, 'but carries silence', 'RTP keeps flowing');
     expect((await send('delete', `/calls/${id}/silence`)).status).to.equal(200);
     await until(async () => (await metadata(id)).silence === false, 10_000, 'silence ended');
-    expect((await window(sink, 1500)).voiced, 'the speech is heard again').to.be.greaterThan(20);
+    await heardAgain(sink, 20, 1500, 'the speech is heard again');
 
     // stop the flow's speech (it plays on for a while): the talk is then the only thing that can speak
     expect((await send('post', `/calls/${id}/moh`)).status).to.equal(200);
     expect((await send('delete', `/calls/${id}/moh`)).status).to.equal(200);
     await until(async () => (await metadata(id)).moh === false, 10_000, 'playback stopped');
-    await sleep(300);
-    expect((await window(sink, 800)).voiced, 'quiet before the talk').to.equal(0);
+    await silentFor(() => sink.voiced, 800, 'quiet before the talk');
     expect((await send('post', `/calls/${id}/talk`, { text: 'Your order has shipped.', language: 'en-US' })).status).to.equal(200);
     await until(() => sink.voiced > 10, 10_000, 'the talk is heard');
     await send('post', `/calls/${id}/hangup`);
@@ -135,22 +137,18 @@ describe('call controls: hold, music on hold, silence, talk', function () {
     await until(async () => (await muteDir()) === 'both', 10_000, 'muted');
     expect((await send('delete', `/calls/${id}/mute`)).status).to.equal(200);
     await until(async () => (await muteDir()) === '', 10_000, 'unmuted');
-    await sleep(300);
-    const silent = await window(sink, 1500);
-    expect(silent.packets, 'RTP keeps flowing').to.be.greaterThan(40);
-    expect(silent.voiced, 'the unmute does not undo the silence').to.equal(0);
+    await quietWhileFlowing(sink, 40, 1500, 'the unmute does not undo the silence', 'RTP keeps flowing');
 
     // the other way round: a mute set while silenced outlives the end of the silence
     expect((await send('post', `/calls/${id}/mute`, { direction: 'out' })).status).to.equal(200);
     await until(async () => (await muteDir()) === 'out', 10_000, 'muted out');
     expect((await send('delete', `/calls/${id}/silence`)).status).to.equal(200);
     await until(async () => (await metadata(id)).silence === false, 10_000, 'silence ended');
-    await sleep(300);
-    expect((await window(sink, 1200)).voiced, 'the end of the silence does not undo the mute').to.equal(0);
+    await silentFor(() => sink.voiced, 1200, 'the end of the silence does not undo the mute');
 
     expect((await send('delete', `/calls/${id}/mute`, { direction: 'out' })).status).to.equal(200);
     await until(async () => (await muteDir()) === '', 10_000, 'unmuted again');
-    expect((await window(sink, 1500)).voiced, 'with neither, the speech is heard again').to.be.greaterThan(20);
+    await heardAgain(sink, 20, 1500, 'with neither, the speech is heard again');
     await send('post', `/calls/${id}/hangup`);
     expect((await x.done).code).to.equal(0);
   });

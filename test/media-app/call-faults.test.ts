@@ -17,8 +17,8 @@ import { callsRepo } from '../../core/repos/calls';
 import { routesRepo } from '../../core/repos/routes';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
+import { answeringUas, eventsFor, killAllSipp, RtpSink, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { dialingCall } from '../../testkit/media-app/originate';
 import { embeddedEndpoint } from '../../media-app/media-server/endpoint';
 
@@ -88,7 +88,7 @@ describe('call close cascade under faults', function () {
     const row = await dialingCall(db, cid, flow.id, `callee@127.0.0.1:${port}`);
     await db('test_refused_call_updates').insert({ id: row.id, status: 'progressing' });
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], { killAfterMs: 30_000 });
-    await sleep(300);
+    await udpBound(port); // the callee has bound its port: the INVITE waits in its socket
     await p.app.factory.originate([row.id]);
     const r = await callee.done;
     expect(r.code, r.errors + r.messages).to.equal(0);
@@ -128,8 +128,7 @@ describe('call close cascade under faults', function () {
         30_000,
         `${N} calls up`,
       );
-      await sleep(1000);
-      expect(sink.packets, 'RTP from the platform').to.be.greaterThan(0);
+      await until(() => sink.packets > 0, 10_000, 'RTP from the platform');
       expect(p.engine().ports.allocated).to.equal(N);
       const live = p.app.calls.all().map((c) => p.app.factory.get(c.id)!);
       expect(live).to.have.length(N);

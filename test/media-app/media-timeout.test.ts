@@ -17,9 +17,9 @@ import type { CallRow } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { writeRtpPcap } from '../../testkit/ai/audio';
 import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { reinvite } from '../../testkit/media-app/sipp-steps';
-import { killAllSipp, sipp, sleep, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { playPcap, receivedRequests, talkingCallee } from '../../testkit/long-calls/dead-parties';
 import { loopbackSdp } from '../../testkit/sdp';
 
@@ -76,7 +76,7 @@ describe('a phone that stops sending RTP ends its call (MEDIA_INACTIVITY_TIMEOUT
     const trunk = sipp(talkingCallee(pcap('trunk.pcap', 20_000)), ['-i', '127.0.0.1', '-p', String(portB), '-m', '1', '-mi', '127.0.0.1', '-mp', String(await sippMediaPort())], {
       killAfterMs: 40_000,
     });
-    await sleep(300);
+    await udpBound(portB); // the trunk has bound its port: the INVITE waits in its socket
     const num = await number([{ type: 'connect', option: { destinations: [{ type: 'sip', target: `b@127.0.0.1:${portB}` }] } }]);
     const t0 = performance.now();
     // the phone (A) talks 2 s, then goes silent (as a phone that died: no RTP, no RTCP) and waits for the BYE

@@ -13,9 +13,9 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { repos } from '../../core/repos';
 import { testDb, truncateAll } from '../../testkit/db';
-import { freePort, sippMediaPort } from '../../testkit/ports';
+import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { ack, bye, ok200 } from '../../testkit/media-app/sipp-steps';
-import { killAllSipp, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
+import { killAllSipp, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { dialingCall } from '../../testkit/media-app/originate';
 import { loopbackSdp } from '../../testkit/sdp';
 
@@ -229,7 +229,7 @@ ${uasAnswer('200 OK', 'Session-Expires: 6;refresher=uac\nRequire: timer\n', true
 <recv request="BYE" timeout="15000"/>
 ${ok200}`,
     );
-    await sleep(300);
+    await udpBound(port); // the trunk has bound its port: the INVITE waits in its socket
     const t0 = performance.now();
     const id = await originate(port, 7500);
     const r = await done;
@@ -265,7 +265,7 @@ ${uasAnswer('200 OK', 'Session-Expires: 30;refresher=uas\nRequire: timer\n', tru
 <recv request="BYE" timeout="15000"/>
 ${ok200}`,
     );
-    await sleep(300);
+    await udpBound(port);
     const id = await originate(port, 1500);
     const r = await done;
     expect(r.code, r.errors + r.messages).to.equal(0);

@@ -9,8 +9,8 @@ import { numbersRepo } from '../../core/repos/numbers';
 import { flowsRepo } from '../../core/repos/flows';
 import { parseActions } from '../../core/flow';
 import { createFixture } from '../../testkit/api';
-import { freePort } from '../../testkit/ports';
-import { createExtension, killAllSipp, RtpSink, sipp, sleep, until } from '../../testkit/media-app/harness';
+import { freePort, udpBound } from '../../testkit/ports';
+import { createExtension, killAllSipp, RtpSink, sipp, until } from '../../testkit/media-app/harness';
 import { party, phoneCallRefused, startStack, type Stack } from '../xfer/support';
 
 const LOOPBACK = { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' };
@@ -21,7 +21,7 @@ async function listeningParty() {
   const sink = await RtpSink.open();
   const px = await freePort();
   const x = sipp(party({ rtpPort: sink.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-  await sleep(300);
+  await udpBound(px); // the party has bound its port: the INVITE waits in its socket
   return { sink, px, x };
 }
 
@@ -133,7 +133,7 @@ describe('virtual numbers are routed internally', function () {
     const [px, pa] = [await freePort(), await freePort()];
     const x = sipp(party({ rtpPort: sinkX.port, byeTimeoutMs: 60_000 }), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
     const a = sipp(party({ rtpPort: sinkA.port, referTo: `sip:${own}@sip.test`, referAfterMs: 800 }), ['-i', '127.0.0.1', '-p', String(pa), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    await sleep(300);
+    await Promise.all([udpBound(px), udpBound(pa)]); // both parties have bound their ports
     const res = await s.api.post('/calls', {
       source: tel(own),
       destinations: [{ type: 'sip', target: `x@127.0.0.1:${px}` }],

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { numbersRepo } from '../../core/repos/numbers';
 import { buildTestApp, createFixture, type Fixture, type TestApp } from '../../testkit/api';
 import { testDb } from '../../testkit/db';
-import { freePort } from '../../testkit/ports';
+import { freePort, udpBound } from '../../testkit/ports';
 import { plainSdp, WsSipPhone, type WsMessage } from '../support/ws-sip';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { SrtpFarEnd } from '../../testkit/srtp-far-end';
@@ -76,7 +76,7 @@ describe('SIP over WebSocket: calls', function () {
     const reg = await sipp(registerOnly(b.ext.username, b.domain), [`127.0.0.1:${p.sipPort}`, '-i', '127.0.0.1', '-p', String(phonePort), '-m', '1', '-au', b.ext.username, '-ap', b.password]).done;
     expect(reg.code, reg.errors).to.equal(0);
     const callee = await answeringPhone(b, phonePort, { killAfterMs: 30_000 });
-    await sleep(300);
+    await udpBound(phonePort); // the callee has bound its port: the INVITE waits in its socket
     const phone = await WsSipPhone.connect(wsUrl);
     try {
       expect((await phone.register(a.ext.username, a.domain, a.password)).status).to.equal(200);
@@ -127,7 +127,7 @@ describe('SIP over WebSocket: calls', function () {
     expect(reg.code, reg.errors).to.equal(0);
     // the desk phone rings and is cancelled
     const desk = sipp(answeringUas({ cancel: true, inviteTimeoutMs: 20_000 }), ['-i', '127.0.0.1', '-p', String(phonePort), '-m', '1'], { killAfterMs: 30_000 });
-    await sleep(300);
+    await udpBound(phonePort); // the desk phone has bound its port: the INVITE waits in its socket
     const phone = await WsSipPhone.connect(wsUrl);
     try {
       expect((await phone.register(ext.username, domain, password)).status).to.equal(200);

@@ -1,7 +1,8 @@
 // Phones of the PBX tests (park, pickup): sipp scenarios whose audio goes to an RtpParty (its own
 // tone, testkit/conference/party.ts), so each leg's tones can be checked, and the platform they run on.
 import { expect } from 'chai';
-import { RtpParty } from '../../testkit/conference/party';
+import { RtpParty, toneIn } from '../../testkit/conference/party';
+import type { Count } from '../../testkit/count-waits';
 import { freePort, sippMediaPort } from '../../testkit/ports';
 import { createExtension, killAllSipp, register, registerOnly, sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
@@ -120,3 +121,15 @@ export async function hears(party: RtpParty, freq: number, what: string, o: { wi
 
 /** Fraction of the frames of the last `windowMs` that carried `freq`. */
 export const shareOf = (party: RtpParty, freq: number, windowMs = 800) => party.presence(freq, Date.now() - windowMs);
+
+/** The frames `party` has heard that `match`, counted as they come: a count for testkit/count-waits. */
+export function framesMatching(party: RtpParty, match: (pcm: Int16Array) => boolean): Count {
+  let [i, n] = [0, 0];
+  return () => {
+    for (const h = party.heard; i < h.length; i++) if (match(h[i]!.pcm)) n++;
+    return n;
+  };
+}
+
+/** The frames `party` has heard that carry `freq` (framesMatching). */
+export const framesWith = (party: RtpParty, freq: number): Count => framesMatching(party, (pcm) => toneIn(pcm, 0, pcm.length, freq));

@@ -4,7 +4,7 @@ import { commandBus } from '../../control-api/calls/bus';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
 import { answeringUas, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { sipPortPair } from '../../testkit/ports';
+import { sipPortPair, udpBound } from '../../testkit/ports';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { endedFlowOfCall } from '../../testkit/call-ends';
@@ -132,7 +132,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
   it('Dial to a second sipp bridges; its action gets DialCallStatus=completed', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.dial({ action: '/dialed', timeout: 20 }).sip(`sip:callee@127.0.0.1:${calleePort}`);
     app.on('/dial', doc.toString());
@@ -250,7 +250,7 @@ describe('TwiML on real calls (sipp caller, TwiML app on loopback, signed reques
   it('POST /v1.0/calls with a twiml action (inline TwiML) runs it on the answered outbound call', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.say('Hello from an outbound call');
     doc.redirect('/outbound-next');

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { joinedRoom } from '../../testkit/conference/rooms';
-import { sleep } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import type { PlacedCall } from '../../testkit/streams/support';
 import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape } from '../../testkit/twiml/compile-checks';
@@ -40,11 +40,18 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     const caller = (path: string) => s.caller(path, { talk: false });
     const joined = async (name: string, n: number) => void (await joinedRoom(s.f.customer.id, name, n));
 
-    /** Voiced packets the listener hears over `ms` while `act` runs at its start. */
-    async function heardDuring(listener: PlacedCall, act: () => Promise<unknown>, ms = 2500): Promise<number> {
+    /**
+     * Voiced packets the listener hears from before `act` until, with `beep`, the beep has come (5 voiced
+     * since then, perhaps before the row said joined) and gone (10 quiet packets); without, 125 packets (2.5 s
+     * of the room) after `act`: the window bounded by the media the listener receives, not the wall clock.
+     */
+    async function heardAfter(listener: PlacedCall, act: () => Promise<unknown>, beep: boolean): Promise<number> {
       const from = listener.peer.levels.length;
       await act();
-      await sleep(ms);
+      if (beep) {
+        await until(() => listener.peer.voiced(from) >= 5, 10_000, 'the beep');
+        await listener.peer.turned(false);
+      } else await listener.peer.packetsFrom(listener.peer.levels.length, 125);
       return listener.peer.voiced(from);
     }
 
@@ -60,15 +67,15 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       s.app.on('/exit', exit.toString());
       const listener = await caller('/plain');
       await joined('beep room', 1);
-      await sleep(500);
+      await listener.peer.turned(false, 10_000); // the room's quiet reaches the listener
       let quiet!: PlacedCall;
-      expect(await heardDuring(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2))), 'no beep without the attribute').to.be.lessThan(3);
+      expect(await heardAfter(listener, async () => ((quiet = await caller('/plain')), joined('beep room', 2)), false), 'no beep without the attribute').to.be.lessThan(3);
       let e!: PlacedCall;
-      expect(await heardDuring(listener, async () => ((e = await caller('/enter')), joined('beep room', 3))), 'the onEnter beep on joining').to.be.within(5, 40);
-      expect(await heardDuring(listener, async () => (await s.hangup(e), joined('beep room', 2))), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
+      expect(await heardAfter(listener, async () => ((e = await caller('/enter')), joined('beep room', 3)), true), 'the onEnter beep on joining').to.be.within(5, 40);
+      expect(await heardAfter(listener, async () => (await s.hangup(e), joined('beep room', 2)), false), 'no beep when the onEnter caller leaves').to.be.lessThan(3);
       let x!: PlacedCall;
-      expect(await heardDuring(listener, async () => ((x = await caller('/exit')), joined('beep room', 3))), 'no beep when the onExit caller joins').to.be.lessThan(3);
-      expect(await heardDuring(listener, async () => (await s.hangup(x), joined('beep room', 2))), 'the onExit beep on leaving').to.be.within(5, 40);
+      expect(await heardAfter(listener, async () => ((x = await caller('/exit')), joined('beep room', 3)), false), 'no beep when the onExit caller joins').to.be.lessThan(3);
+      expect(await heardAfter(listener, async () => (await s.hangup(x), joined('beep room', 2)), true), 'the onExit beep on leaving').to.be.within(5, 40);
       for (const c of [quiet, listener]) await s.hangup(c);
       for (const c of [listener, quiet, e, x]) expect((await c.sipp).code).to.equal(0);
     });

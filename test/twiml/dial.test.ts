@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import path from 'node:path';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
+import { recordedSeconds } from '../../testkit/recordings';
 import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
-import { sipPortPair } from '../../testkit/ports';
+import { sipPortPair, udpBound } from '../../testkit/ports';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
@@ -29,7 +30,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
   it('timeout="5": a callee that only rings is given up after ~5 s and the action gets DialCallStatus=no-answer', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas({ cancel: true }), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.dial({ action: '/timeout-done', timeout: 5 }).sip(`sip:ringer@127.0.0.1:${calleePort}`);
     app.on('/timeout', doc.toString());
@@ -54,7 +55,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
   it('timeLimit="3": the bridge is ended ~3 s after the answer; DialCallStatus=completed, DialCallDuration≈3, the caller stays', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.dial({ action: '/limit-done', timeLimit: 3 }).sip(`sip:talker@127.0.0.1:${calleePort}`);
     app.on('/limit', doc.toString());
@@ -87,7 +88,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
     it(`answerOnBridge="${onBridge}": the caller gets its 200 OK ${onBridge ? 'only after the callee answers (180 passed on)' : 'before the callee answers'}`, async () => {
       const calleePort = await sipPortPair();
       const callee = sipp(answeringUas({ pauseMs: 3000 }), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-      await sleep(300);
+      await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
       const doc = new VoiceResponse();
       doc.dial({ answerOnBridge: onBridge }).sip(`sip:late@127.0.0.1:${calleePort}`);
       app.on(`/aob-${onBridge}`, doc.toString());
@@ -113,7 +114,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
   it('record="record-from-answer": the bridged call is recorded from the answer; the action gets RecordingSid/RecordingUrl', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.dial({ action: '/rec-done', record: 'record-from-answer' }).sip(`sip:recorded@127.0.0.1:${calleePort}`);
     app.on('/rec', doc.toString());
@@ -122,8 +123,8 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
     app.on('/rec-done', done.toString());
     const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }]);
     const leg = await legOf(call.callId, 'progressing');
-    // the caller's tone crosses the bridge for a while, then the callee hangs up
-    await sleep(2500);
+    // the caller's tone crosses the bridge for a while (the file holds 2 s of it), then the callee hangs up
+    await recordedSeconds(await testDb(), stack.platform.config.dataDir, call.callId, 2);
     await stack.platform.app.calls.get(leg.id)!.hangup('normal');
     const cb = await app.next('/rec-done');
     expect(cb.params.DialCallStatus).to.equal('completed');
@@ -150,7 +151,7 @@ describe('TwiML <Dial> timeout, timeLimit, answerOnBridge, record, hangupOnStar 
   it('hangupOnStar="true": the caller pressing * ends the bridge and the document goes on after the Dial', async () => {
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const doc = new VoiceResponse();
     doc.dial({ hangupOnStar: true }).sip(`sip:starred@127.0.0.1:${calleePort}`);
     doc.redirect('/star-after');

@@ -8,7 +8,7 @@ import { compileTwiml } from '../../core/twiml/compile';
 import { callSid, toSid } from '../../core/twilio/sids';
 import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import type { TwimlRequest } from '../../testkit/twiml/server';
 import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
@@ -75,8 +75,7 @@ describe('TwiML <Enqueue waitUrl> with sipp callers', function () {
     const again = await requestOf('/hold', (r) => r.params.CallSid === callSid(a.callId) && r !== first && Number(r.params.QueueTime) >= 1);
     expect(again.params.QueuePosition).to.equal('1');
     const from = a.peer.levels.length;
-    await sleep(3000);
-    expect(a.peer.voiced(from), 'A hears the wait document').to.be.greaterThan(5);
+    await until(() => a.peer.voiced(from) > 5, 10_000, 'A hears the wait document');
     for (const c of [a, b]) await s.hangup(c);
     for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
   });

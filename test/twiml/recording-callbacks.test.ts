@@ -11,7 +11,7 @@ import { compileTwiml } from '../../core/twiml/compile';
 import { accountSid, callSid } from '../../core/twilio/sids';
 import { testDb } from '../../testkit/db';
 import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
-import { sipPortPair } from '../../testkit/ports';
+import { sipPortPair, udpBound } from '../../testkit/ports';
 import { useSpeechPcap } from '../../testkit/ai/audio';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
@@ -190,7 +190,7 @@ describe('TwiML recording callbacks on real calls', function () {
 
     const calleePort = await sipPortPair();
     const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await sleep(300);
+    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
     const dial = new VoiceResponse();
     dial.dial({ record: 'record-from-answer', recordingStatusCallback: '/dial-rec', timeout: 20 }).sip(`sip:callee@127.0.0.1:${calleePort}`);
     app.on('/dial', dial.toString());

@@ -3,8 +3,8 @@
 // trace (to tell how long after the REFER the target's INVITE came).
 import { expect } from 'chai';
 import { callsRepo, type CallRow } from '../../core/repos/calls';
-import { freePort } from '../../testkit/ports';
-import { RtpSink, sipp, sleep, until, type SippResult } from '../../testkit/media-app/harness';
+import { freePort, udpBound } from '../../testkit/ports';
+import { RtpSink, sipp, until, type SippResult } from '../../testkit/media-app/harness';
 import { ok200, respond } from '../../testkit/media-app/sipp-steps';
 import { party, referRequest, TonePeer, type Stack } from './support';
 
@@ -134,7 +134,7 @@ export async function connectedPair(s: Stack, open: { close(): void }[], aScenar
   const x = sipp(party({ rtpPort: sinkX.port, byeTimeoutMs: 60_000 }), args(px), { killAfterMs: 70_000 });
   const a = sipp(aScenario(sinkA.port, pc), args(pa), { killAfterMs: 70_000 });
   const c = sipp(cScenario(tone.port), args(pc), { killAfterMs: 70_000 });
-  await sleep(300);
+  await Promise.all([px, pa, pc].map((p) => udpBound(p))); // the three parties have bound their ports
   const { xCall, legRow: aRow } = await connectXTo(s, px, pa, 'a', 'A leg up');
   return { a, c, x, xCall, aRow, sinkX, sinkA, cPort: pc };
 }

@@ -5,8 +5,9 @@
 // B may be left up; X's hangup then ends Y.
 import { expect } from 'chai';
 import type { CallRow } from '../../core/repos/calls';
-import { freePort, sippMediaPort } from '../../testkit/ports';
-import { createExtension, sipp, sleep, until } from '../../testkit/media-app/harness';
+import type { MediaFlags } from '../../media-app/call/media-state';
+import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
+import { createExtension, sipp, until } from '../../testkit/media-app/harness';
 import { ack } from '../../testkit/media-app/sipp-steps';
 import { party, phoneCalls, registerOnly, TonePeer, type Stack, useXferStack } from './support';
 import { connectXTo } from './referrer';
@@ -62,10 +63,11 @@ describe('REFER with Replaces across a held call', function () {
       const args = (p: number) => ['-i', '127.0.0.1', '-p', String(p), '-m', '1', '-timeout', '60s'];
       const x = sipp(party({ rtpPort: toneX.port, byeTimeoutMs: 60_000 }), args(px), { killAfterMs: 70_000 });
       const b = sipp(line1Held, args(pb), { killAfterMs: 70_000 });
-      await sleep(300);
+      await Promise.all([udpBound(px), udpBound(pb)]); // both parties have bound their ports
       const { xCall, legRow: bRow } = await connectXTo(s, px, pb, 'b', 'line 1 up');
-      // line 2: the consultation, B calls Y while X is held
-      await sleep(800);
+      // line 2: the consultation, B calls Y while X is held (B's hold answered: X hears the music)
+      const flags = () => (s.p.app.calls.get(xCall.id) as unknown as { mediaState: { flags: MediaFlags } } | undefined)?.mediaState.flags;
+      await until(() => flags()?.peerHeld || null, 10_000, "B's hold reached X");
       const line2 = sipp(
         phoneCalls(b2.ext.username, b2.domain, y.ext.extension, { waitForBye: true }),
         [
