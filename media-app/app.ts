@@ -3,6 +3,7 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
+import path from 'node:path';
 import { useKeySecret } from '../core/secrets/keys';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -20,6 +21,7 @@ import type { MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
 import type { MediaPort } from './media-server/port';
 import { FsmrfBackend } from './media-server/fsmrf/backend';
+import { SharedPrompts } from './media-server/fsmrf/shared-prompts';
 import { connectSrf, disconnectSrf, type Srf } from './kit/srf';
 import { watchSipServer } from './call/sip-gone';
 import { Registrar } from './registrar';
@@ -216,6 +218,8 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   const backend = (await FsmrfBackend.connect(srf, setting, opts)).checkUrlsWith(async (url) => {
     await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
   });
+  // a room's announcement <Play>: media-app fetches it through the policy into the directory the switch reads
+  backend.promptsIn(new SharedPrompts(app.mediaServerPromptsDir ?? path.join(config.dataDir, 'switch-prompts'), egress));
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');
   return backend;

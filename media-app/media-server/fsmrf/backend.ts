@@ -17,6 +17,7 @@ import { ForkTapServer, type ForkTapSetting } from './fork-tap';
 import { REAL_TIMERS, SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
 import type { MixPort } from '../conference';
 import { FsmrfMix } from './conference';
+import type { SharedPrompts } from './shared-prompts';
 
 export { FsmrfCallEndpoint } from './endpoint';
 
@@ -65,6 +66,8 @@ export class FsmrfBackend implements MediaPort, MixPort {
 
   /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
   private checkUrl: UrlCheck | null = null;
+  /** where a conference announcement's <Play> is fetched for the switch (promptsIn) */
+  private prompts: SharedPrompts | null = null;
 
   /** the legs and rooms live on the switch: ended when it is lost */
   private readonly live = new Set<FsmrfCallEndpoint>();
@@ -98,6 +101,12 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
   checkUrlsWith(check: UrlCheck): this {
     this.checkUrl = check;
+    return this;
+  }
+
+  /** The directory shared with the switch where media-app fetches the rooms' announcement prompts (app.ts); without it a room's <Play> is refused. */
+  promptsIn(prompts: SharedPrompts): this {
+    this.prompts = prompts;
     return this;
   }
 
@@ -149,7 +158,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /** A conference room on the switch (conference.ts: fsmrf's Conference): what media-app/conference hosts a room in. */
   async createMix(name: string): Promise<FsmrfMix> {
     if (!this.up) throw new MediaServerDown();
-    const mix = await FsmrfMix.create(this.ms, name, this.timers);
+    const mix = await FsmrfMix.create(this.ms, name, this.timers, this.prompts);
     if (!this.up) {
       mix.serverLost();
       throw new MediaServerDown();
