@@ -210,16 +210,13 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
 async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, closers: Closers): Promise<MediaPort> {
   const setting = app.mediaServer;
   if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
-  // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
+  // a prompt URL is fetched by media-app through its egress policy into the directory the switch reads
   const egress = new EgressPolicy(config.egress);
   const log = logger.child({ component: 'media-server' });
   // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
   const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
-  const backend = (await FsmrfBackend.connect(srf, setting, opts)).checkUrlsWith(async (url) => {
-    await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
-  });
-  // a room's announcement <Play>: media-app fetches it through the policy into the directory the switch reads
-  backend.promptsIn(new SharedPrompts(app.mediaServerPromptsDir ?? path.join(config.dataDir, 'switch-prompts'), egress));
+  const prompts = new SharedPrompts(app.mediaServerPromptsDir ?? path.join(config.dataDir, 'switch-prompts'), egress);
+  const backend = (await FsmrfBackend.connect(srf, setting, opts)).promptsIn(prompts);
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');
   return backend;

@@ -62,7 +62,7 @@ const schema = z.object({
   /** After a lost event socket: the first reconnect's delay, doubled after each failed attempt up to MEDIA_SERVER_RECONNECT_MAX_MS. */
   MEDIA_SERVER_RECONNECT_MIN_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   MEDIA_SERVER_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
-  /** The directory media-app shares with the switch: it fetches a conference announcement's <Play> there for the switch to play (default $DATA_DIR/switch-prompts). */
+  /** The directory media-app shares with the switch: it fetches a prompt URL there (a leg's play, a room's announcement) for the switch to play (default $DATA_DIR/switch-prompts). */
   MEDIA_SERVER_PROMPTS_DIR: z.string().trim().min(1).optional(),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z

@@ -10,7 +10,7 @@ import type { MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';
 import { MEDIA_TIMEOUT_HEADER } from '../../../core/sip/media-timeout-header';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
-import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
+import { FsmrfCallEndpoint } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
@@ -64,9 +64,7 @@ const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: (
 export class FsmrfBackend implements MediaPort, MixPort {
   readonly name = 'fsmrf' as const;
 
-  /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
-  private checkUrl: UrlCheck | null = null;
-  /** where a conference announcement's <Play> is fetched for the switch (promptsIn) */
+  /** where an http(s) prompt (a leg's play, a room's announcement) is fetched for the switch (promptsIn) */
   private prompts: SharedPrompts | null = null;
 
   /** the legs and rooms live on the switch: ended when it is lost */
@@ -98,13 +96,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     return this.link.state === 'up';
   }
 
-  /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
-  checkUrlsWith(check: UrlCheck): this {
-    this.checkUrl = check;
-    return this;
-  }
-
-  /** The directory shared with the switch where media-app fetches the rooms' announcement prompts (app.ts); without it a room's <Play> is refused. */
+  /** The directory shared with the switch where media-app fetches http(s) prompts through its egress policy (app.ts); without it such prompts are refused. */
   promptsIn(prompts: SharedPrompts): this {
     this.prompts = prompts;
     return this;
@@ -136,7 +128,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     // the media timeout goes on the INVITE: the switch reads it when it activates the leg's RTP, never later
     const headers: Record<string, string> = this.mediaTimeoutMs > 0 ? { [MEDIA_TIMEOUT_HEADER]: String(this.mediaTimeoutMs) } : {};
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, headers, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps, this.mediaTimeoutMs);
+    const ep = new FsmrfCallEndpoint(fs, this.prompts, this.taps, this.mediaTimeoutMs);
     // the switch lost while it answered: the 'down' that ended the live legs did not see this one
     if (!this.up) {
       ep.serverLost('the media server connection was lost while the leg was made');

@@ -1,5 +1,6 @@
 /**
- * The platform's prompt URLs as files the switch plays (README.md beside, "Conferences"): media-app
+ * The platform's prompt URLs as files the switch plays (a leg's play: endpoint.ts; a room's announcement
+ * <Play>: conference-say.ts; README.md beside, "Conferences"): media-app
  * fetches each through its own egress policy (media-engine's prepareAudio, as the embedded engine
  * fetches a play URL: the host resolved and checked, the socket pinned to the checked address, each
  * redirect checked again, the same limits) and converts it to an 8 kHz 16-bit mono WAV in a directory
