@@ -3,6 +3,7 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
+import path from 'node:path';
 import { useKeySecret } from '../core/secrets/keys';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -20,6 +21,7 @@ import type { MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
 import type { MediaPort } from './media-server/port';
 import { FsmrfBackend } from './media-server/fsmrf/backend';
+import { SharedPrompts } from './media-server/fsmrf/shared-prompts';
 import { connectSrf, disconnectSrf, type Srf } from './kit/srf';
 import { watchSipServer } from './call/sip-gone';
 import { Registrar } from './registrar';
@@ -208,14 +210,13 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
 async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, closers: Closers): Promise<MediaPort> {
   const setting = app.mediaServer;
   if (setting.kind !== 'freeswitch') throw new Error('connectSwitch: MEDIA_SERVER names no switch');
-  // a prompt URL is fetched by the switch: media-app's egress policy checks it first (the switch resolves it again)
+  // a prompt URL is fetched by media-app through its egress policy into the directory the switch reads
   const egress = new EgressPolicy(config.egress);
   const log = logger.child({ component: 'media-server' });
   // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
   const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
-  const backend = (await FsmrfBackend.connect(srf, setting, opts)).checkUrlsWith(async (url) => {
-    await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
-  });
+  const prompts = new SharedPrompts(app.mediaServerPromptsDir ?? path.join(config.dataDir, 'switch-prompts'), egress);
+  const backend = (await FsmrfBackend.connect(srf, setting, opts)).promptsIn(prompts);
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');
   return backend;

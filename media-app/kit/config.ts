@@ -62,6 +62,8 @@ const schema = z.object({
   /** After a lost event socket: the first reconnect's delay, doubled after each failed attempt up to MEDIA_SERVER_RECONNECT_MAX_MS. */
   MEDIA_SERVER_RECONNECT_MIN_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   MEDIA_SERVER_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  /** The directory media-app shares with the switch: it fetches a prompt URL there (a leg's play, a room's announcement) for the switch to play (default $DATA_DIR/switch-prompts). */
+  MEDIA_SERVER_PROMPTS_DIR: z.string().trim().min(1).optional(),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -176,6 +178,8 @@ export interface MediaAppConfig {
   mediaServerTaps: { host: string; port: number; connectTimeoutMs: number };
   /** the reconnect after a lost event socket (fsmrf/switch-link.ts): min doubling up to max, ms */
   mediaServerReconnect: { minMs: number; maxMs: number };
+  /** MEDIA_SERVER_PROMPTS_DIR (fsmrf/shared-prompts.ts); undefined: $DATA_DIR/switch-prompts */
+  mediaServerPromptsDir: string | undefined;
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -235,6 +239,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     mediaServerConnectTimeoutMs: e.MEDIA_SERVER_CONNECT_TIMEOUT_MS,
     mediaServerTaps: { ...parseHostPort(e.MEDIA_SERVER_TAP_LISTEN)!, connectTimeoutMs: e.MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS },
     mediaServerReconnect: { minMs: e.MEDIA_SERVER_RECONNECT_MIN_MS, maxMs: Math.max(e.MEDIA_SERVER_RECONNECT_MIN_MS, e.MEDIA_SERVER_RECONNECT_MAX_MS) },
+    mediaServerPromptsDir: e.MEDIA_SERVER_PROMPTS_DIR,
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

@@ -20,3 +20,14 @@ export class AudioSourceError extends Error {
     this.name = 'AudioSourceError';
   }
 }
+
+/**
+ * What a caller is told when a play URL could not be played (the engine's play, the fsmrf backend's
+ * shared prompts): the policy's refusal, or one generic reason (never the remote answer). Any other
+ * error is returned as it is.
+ */
+export function playUrlFailure(e: unknown, url: string): unknown {
+  if (!(e instanceof AudioSourceError)) return e;
+  const message = e.code === 'REFUSED' ? `${url}: ${e.message}` : `${url}: the audio URL could not be fetched or played`;
+  return Object.assign(new Error(message), { code: e.code });
+}

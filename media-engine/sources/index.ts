@@ -1,4 +1,4 @@
-export { AudioSourceError, type AudioSourceErrorCode } from './errors';
+export { AudioSourceError, playUrlFailure, type AudioSourceErrorCode } from './errors';
 export { prepareAudio, isUrl, type PrepareOptions, type PreparedAudio } from './prepare';
 export { fetchToCache, type FetchOptions, type FetchResult } from './fetch-cache';
 export { openFrameReader, FileFrameReader, type FrameReaderOptions } from './file-reader';

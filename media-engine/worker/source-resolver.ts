@@ -11,7 +11,7 @@ import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { parseTeletone } from '../dsp/teletone';
 import { beep, dtmfTones, ringback, silence, ToneSource } from '../dsp/tones';
-import { AudioSourceError, isUrl, openPreparedReader, prepareAudio } from '../sources';
+import { AudioSourceError, isUrl, openPreparedReader, playUrlFailure, prepareAudio } from '../sources';
 import { createTtsProvider, type CachedTtsProvider, type TtsOptions } from '../tts';
 import { StreamedSpeech } from '../tts/streamed-speech';
 import { loadEspeakLanguages } from '../tts/espeak';
@@ -31,12 +31,6 @@ export function configureSources(o: { cacheDir?: string; ttsProvider?: string; e
   if (o.cacheDir) cacheDir = o.cacheDir;
   if (o.ttsProvider) ttsProvider = o.ttsProvider;
   if (o.egress) egress = new EgressPolicy(o.egress);
-}
-
-/** What a caller is told when a URL could not be played: the policy's refusal, or one generic reason (never the remote answer). */
-function urlFailure(e: AudioSourceError, url: string): Error {
-  const message = e.code === 'REFUSED' ? `${url}: ${e.message}` : `${url}: the audio URL could not be fetched or played`;
-  return Object.assign(new Error(message), { code: e.code });
 }
 
 /**
@@ -95,7 +89,8 @@ async function openFile(spec: string, wideband: boolean, startMs: number): Promi
     const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress, wideband });
     return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
   } catch (e) {
-    if (e instanceof AudioSourceError && isUrl(source)) throw urlFailure(e, source);
+    // the policy's refusal, or one generic reason (never the remote answer)
+    if (e instanceof AudioSourceError && isUrl(source)) throw playUrlFailure(e, source);
     if (e instanceof AudioSourceError && e.code === 'NOT_FOUND') throw new Error(`File Not Found: ${source}`);
     throw e;
   }

@@ -3,8 +3,20 @@
 // virtual ones: they fire when the test moves time on). Against our switch (test/esl/rig.ts, real on
 // loopback): a say the switch ends (play-file-member-done) clears its timer; a switch that never ends it
 // (here the member's speech held in the switch, as a real FreeSWITCH whose profile has no TTS queues
-// nothing) fails the say at the bound, not before, and leaves nothing armed.
+// nothing) fails the say at the bound, not before, and leaves nothing armed. A <Play>'s file, fetched by
+// media-app through its egress policy into the directory shared with the switch (shared-prompts.ts; a
+// real HTTP server on loopback, allowed by the policy), has a bound of the file's length and 2 s, and is
+// removed whether the switch ended it or the bound did. A <Say> in a language of its own is saymember's
+// #<voice>#, a customer's text still spoken whole.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { wavFile } from '../../core/audio/wav';
+import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
+import { SharedPrompts } from '../../media-app/media-server/fsmrf/shared-prompts';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { SayTimeout, sayBoundMs } from '../../media-app/media-server/fsmrf/conference-say';
 import { boundedOnce, bounded } from '../../testkit/bounded';
@@ -14,7 +26,33 @@ import { watchedTimers } from '../support/virtual-timers';
 describe('fsmrf conference announcement: the bound of a member say', function () {
   this.timeout(30_000);
   const { clock, armings, timers } = watchedTimers();
-  const suite = useFsmrfSuite({ connect: { timers } });
+  // the directory media-app shares with the switch: the switch's sounds directory
+  const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'fsmrf-prompts-'));
+  const loopback = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+  const suite = useFsmrfSuite({
+    rig: { conferenceFiles: { recordings: path.join(shared, 'recordings'), sounds: shared } },
+    connect: { timers },
+    ready: (backend) => backend.promptsIn(new SharedPrompts(path.join(shared, 'prompts'), loopback)),
+  });
+  // 1 s of 440 Hz at 8 kHz
+  const tone = wavFile(
+    Int16Array.from({ length: 8000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000))),
+    8000,
+  );
+  let server: http.Server;
+  let toneUrl = '';
+  before(async () => {
+    server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(tone));
+    server.on('error', () => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    toneUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tone.wav`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    fs.rmSync(shared, { recursive: true, force: true });
+  });
+  const left = () => (fs.existsSync(path.join(shared, 'prompts')) ? fs.readdirSync(path.join(shared, 'prompts')) : []);
   const undo: (() => void)[] = [];
   const rooms: FsmrfMix[] = [];
   let seq = 0;
@@ -88,5 +126,72 @@ describe('fsmrf conference announcement: the bound of a member say', function ()
     expect(heard).to.have.length(1);
     expect(heard[0]![0]).to.contain('#1 choice# is ours');
     expect(heard[0]![1]).to.equal('en-us');
+  });
+
+  it("a <Say> in a language of its own is saymember's #<voice>#, the customer's text whole; a voice with a space is refused before anything is sent", async () => {
+    const { mix, leg } = await member();
+    const engineEp = suite.rig.esl.channels.get(leg.fs.uuid)!.channel.endpoint;
+    const heard: [string, string | undefined][] = [];
+    const real = engineEp.say.bind(engineEp);
+    engineEp.say = async (text, opts) => {
+      heard.push([text, opts?.voice]);
+      return real(text, opts);
+    };
+    undo.push(() => delete (engineEp as { say?: unknown }).say);
+    await bounded(mix.announceTo(leg).say('#1 choix# est le nôtre', { language: 'fr-FR' }), 15_000, 'the say ended by the switch');
+    expect(heard).to.deep.equal([['#1 choix# est le nôtre', 'fr-fr']]);
+    const bad = await mix
+      .announceTo(leg)
+      .say('hello', { voice: 'en us' })
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
+    expect(bad?.message).to.match(/voice must be 1-64 of/);
+    expect(heard, 'nothing sent for it').to.have.length(1);
+  });
+
+  it("a <Play> the switch ends: its bound (the file's length and 2 s) cleared, its file removed", async () => {
+    const { mix, leg } = await member();
+    const armed = boundedOnce(armings, 'set', 10_000, "the play's bound armed");
+    await bounded(mix.announceTo(leg).play([toneUrl]), 15_000, 'the play ended by the switch');
+    expect((await armed)[0], 'its delay').to.equal(3000);
+    expect(clock.pending(), 'nothing left armed').to.equal(0);
+    expect(left(), 'no file left in the shared directory').to.deep.equal([]);
+  });
+
+  it('a <Play> the switch never ends fails at its bound, not before; its file removed, nothing left armed', async () => {
+    const { mix, leg } = await member();
+    const engineEp = suite.rig.esl.channels.get(leg.fs.uuid)!.channel.endpoint;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const real = engineEp.play.bind(engineEp);
+    engineEp.play = async (...args) => {
+      await held;
+      return real(...args);
+    };
+    undo.push(() => {
+      delete (engineEp as { play?: unknown }).play;
+      release();
+    });
+    const armed = boundedOnce(armings, 'set', 10_000, "the play's bound armed");
+    const outcome = mix
+      .announceTo(leg)
+      .play([toneUrl])
+      .then(
+        () => 'resolved',
+        (e: Error) => e,
+      );
+    const ms = (await armed)[0] as number;
+    expect(ms).to.equal(3000);
+    expect(left(), 'the file is there while it plays').to.have.length(1);
+    clock.advance(ms - 1);
+    const early = await Promise.race([outcome, new Promise((r) => setImmediate(() => r('pending')))]);
+    expect(early, 'not before its bound').to.equal('pending');
+    clock.advance(1);
+    const e = await bounded(outcome, 5000, 'the play failed');
+    expect(e).to.be.an.instanceOf(SayTimeout);
+    expect(clock.pending(), 'nothing left armed').to.equal(0);
+    expect(left(), 'no file left in the shared directory').to.deep.equal([]);
   });
 });

@@ -3,9 +3,8 @@
 // statusCallback as on the embedded engine (participant-mute / -unmute through the Participants update);
 // what only the embedded engine does is refused where the caller asked, naming the backend, never
 // answered as done while the node drops it: a hold (Participants update and POST /v1.0/calls/{id}/hold:
-// 409 before any command is sent, core/commands/node-media.ts), coaching (the same), an AnnounceUrl's
-// <Play> or a <Say> in a voice of its own (announcement-fail with MediaBackendUnsupported's reason; its
-// plain <Say> is the switch's saymember: test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
+// 409 before any command is sent, core/commands/node-media.ts), coaching (the same). An AnnounceUrl's <Say>
+// and <Play> work on both backends (test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
 // media-app node, our switch, real Postgres and Redis; the callbacks checked signed (twilio.validateRequest).
 import { expect } from 'chai';
 import request from 'supertest';
@@ -94,34 +93,5 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     for (const r of got) expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
     await s.stack.platform.app.calls.get(b.callId)?.hangup('normal');
     for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
-  });
-
-  it("an AnnounceUrl's <Play> (room) or <Say> in a voice of its own (participant) ends in announcement-fail naming the fsmrf backend; nothing is spoken", async () => {
-    const doc = new VoiceResponse();
-    doc.dial().conference({ statusCallback: '/ae', statusCallbackEvent: ['announcement'] }, 'fsmrf announce');
-    s.app.on('/an', doc.toString());
-    s.app.on('/ae', '<Response/>');
-    s.app.on('/play', '<Response><Play>https://example.com/hello.wav</Play></Response>');
-    s.app.on('/voice', '<Response><Say language="fr-FR">Bonjour.</Say></Response>');
-    const { cf, calls } = await room('fsmrf announce', '/an', 1);
-    const [a] = calls as [PlacedCall];
-    const events = () => s.app.requests.filter((x) => x.path === '/ae');
-    const from = a.peer.levels.length;
-    await s.client.conferences(cf).update({ announceUrl: s.app.url('/play') });
-    await s.client
-      .conferences(cf)
-      .participants(callSid(a.callId))
-      .update({ announceUrl: s.app.url('/voice') });
-    const got = await until(() => (events().length >= 2 ? events() : null), 20_000, 'two announcement callbacks');
-    expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.CallSid])).to.deep.equal([
-      ['announcement-fail', undefined],
-      ['announcement-fail', callSid(a.callId)],
-    ]);
-    for (const r of got) expect(r.signed).to.equal(true);
-    expect(got[0]!.params.ReasonAnnouncementFailed).to.match(/a conference announcement's <Play> .*is not available on the fsmrf media backend/);
-    expect(got[1]!.params.ReasonAnnouncementFailed).to.match(/a conference announcement's <Say> in a language or voice of its own .*is not available on the fsmrf media backend/);
-    expect(a.peer.voiced(from), 'nothing spoken to the caller').to.be.lessThan(3);
-    await s.stack.platform.app.calls.get(a.callId)?.hangup('normal');
-    expect((await a.sipp).code).to.equal(0);
   });
 });

@@ -100,8 +100,10 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const capture = startCapture({ SIP_CAPTURE: 'off', ...env, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix }, logger);
   const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip, capture?.capture);
   const dataDir = env.DATA_DIR ?? path.join(os.tmpdir(), `media-app-test-${process.pid}`);
-  // the switch writes the platform's conference recordings (`conference … recording start <path>`)
-  const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env }), path.join(dataDir, 'recordings')) : null;
+  // the switch writes the platform's conference recordings (`conference … recording start <path>`) and
+  // plays the announcement prompts media-app fetches for it (MEDIA_SERVER_PROMPTS_DIR's default)
+  const shared = { recordingsDir: path.join(dataDir, 'recordings'), soundsDir: path.join(dataDir, 'switch-prompts') };
+  const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env }), shared) : null;
   const db = await testDb();
   const range = rtpRange();
   const fullEnv = {
@@ -152,10 +154,10 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
 }
 
 /** Our switch with its SIP face on a sip-server of its own; close() stops both. */
-async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, recordingsDir: string): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
+async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, dirs: { recordingsDir: string; soundsDir: string }): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
   const face = await startSipServer(logger);
   try {
-    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress, { recordingsDir });
+    const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress, dirs);
     return {
       sw,
       async close() {

@@ -24,11 +24,12 @@ export interface TestSwitch {
 /** The switch, its SIP face on the sip-server `face` (its SIP and drachtio ports, the drachtio secret). */
 /** `egress`: what it may fetch (the platform's EGRESS_* settings, as a FreeSWITCH beside it would be allowed). */
 /** `recordingsDir`: where `conference … recording start` may write (ESL_RECORDINGS_DIR; the platform's recordings directory). */
+/** `soundsDir`: where `conference … play` may read (ESL_SOUNDS_DIR; media-app's MEDIA_SERVER_PROMPTS_DIR, shared with the switch). */
 export async function startTestSwitch(
   face: { sipPort: number; drachtioPort: number; secret: string },
   log: SwitchLog,
   egress?: EgressSettings,
-  opts: { recordingsDir?: string } = {},
+  opts: { recordingsDir?: string; soundsDir?: string } = {},
 ): Promise<TestSwitch> {
   const port = await freePort();
   const rtp = portRange();
@@ -38,6 +39,7 @@ export async function startTestSwitch(
     ESL_SIP_ADDRESS: `127.0.0.1:${face.sipPort}`,
     ESL_HEARTBEAT_MS: '0',
     ...(opts.recordingsDir ? { ESL_RECORDINGS_DIR: opts.recordingsDir } : {}),
+    ...(opts.soundsDir ? { ESL_SOUNDS_DIR: opts.soundsDir } : {}),
   });
   if (!cfg) throw new Error('the test switch has no event socket configuration');
   const proc = loadEslProcessConfig({

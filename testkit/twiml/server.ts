@@ -27,7 +27,7 @@ export interface TwimlRequest {
 }
 
 /** What a path answers: TwiML text (200), or a status with a body. */
-export type TwimlAnswer = string | { status: number; body: string; contentType?: string; headers?: Record<string, string | string[]> };
+export type TwimlAnswer = string | { status: number; body: string | Buffer; contentType?: string; headers?: Record<string, string | string[]> };
 
 export class TwimlServer {
   readonly requests: TwimlRequest[] = [];

@@ -10,13 +10,14 @@ import type { MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';
 import { MEDIA_TIMEOUT_HEADER } from '../../../core/sip/media-timeout-header';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
-import { FsmrfCallEndpoint, type UrlCheck } from './endpoint';
+import { FsmrfCallEndpoint } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
 import { connectSwitch } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
 import { REAL_TIMERS, SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
 import type { MixPort } from '../conference';
 import { FsmrfMix } from './conference';
+import type { SharedPrompts } from './shared-prompts';
 
 export { FsmrfCallEndpoint } from './endpoint';
 
@@ -63,8 +64,8 @@ const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: (
 export class FsmrfBackend implements MediaPort, MixPort {
   readonly name = 'fsmrf' as const;
 
-  /** what an http(s) prompt must pass before the switch fetches it (checkUrlsWith) */
-  private checkUrl: UrlCheck | null = null;
+  /** where an http(s) prompt (a leg's play, a room's announcement) is fetched for the switch (promptsIn) */
+  private prompts: SharedPrompts | null = null;
 
   /** the legs and rooms live on the switch: ended when it is lost */
   private readonly live = new Set<FsmrfCallEndpoint>();
@@ -95,9 +96,9 @@ export class FsmrfBackend implements MediaPort, MixPort {
     return this.link.state === 'up';
   }
 
-  /** The egress check of URLs the switch will fetch (app.ts: media-app's egress policy); without it such prompts are refused. */
-  checkUrlsWith(check: UrlCheck): this {
-    this.checkUrl = check;
+  /** The directory shared with the switch where media-app fetches http(s) prompts through its egress policy (app.ts); without it such prompts are refused. */
+  promptsIn(prompts: SharedPrompts): this {
+    this.prompts = prompts;
     return this;
   }
 
@@ -127,7 +128,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     // the media timeout goes on the INVITE: the switch reads it when it activates the leg's RTP, never later
     const headers: Record<string, string> = this.mediaTimeoutMs > 0 ? { [MEDIA_TIMEOUT_HEADER]: String(this.mediaTimeoutMs) } : {};
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, headers, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs, this.checkUrl, this.taps, this.mediaTimeoutMs);
+    const ep = new FsmrfCallEndpoint(fs, this.prompts, this.taps, this.mediaTimeoutMs);
     // the switch lost while it answered: the 'down' that ended the live legs did not see this one
     if (!this.up) {
       ep.serverLost('the media server connection was lost while the leg was made');
@@ -149,7 +150,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /** A conference room on the switch (conference.ts: fsmrf's Conference): what media-app/conference hosts a room in. */
   async createMix(name: string): Promise<FsmrfMix> {
     if (!this.up) throw new MediaServerDown();
-    const mix = await FsmrfMix.create(this.ms, name, this.timers);
+    const mix = await FsmrfMix.create(this.ms, name, this.timers, this.prompts);
     if (!this.up) {
       mix.serverLost();
       throw new MediaServerDown();

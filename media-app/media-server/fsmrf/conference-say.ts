@@ -1,24 +1,42 @@
 /**
  * An AnnounceUrl's steps to one member of a room on the switch (conference.ts: FsmrfMix.announceTo). The
- * member's own prompt (its endpoint's say) would wait behind the `conference` application its channel
- * runs, so the room speaks to it: `conference <room> saymember <member id> <text>` (mod_conference's
- * conference_member_say, with the profile's TTS), done at that member's play-file-member-done
+ * member's own prompt (its endpoint's play or say) would wait behind the `conference` application its
+ * channel runs, so the room plays to it, and the step is done at that member's play-file-member-done
  * (conference::maintenance, on the control leg's connection, which fsmrf's Conference filters to the
- * room), or when the member or the room is gone. A <Say> in a language or voice of its own and a <Play>
- * are refused by name: saymember speaks with the room's one voice, and the switch plays a member files
- * of its sounds directory only, not the platform's URLs.
+ * room), or when the member or the room is gone:
+ * - <Say>: `conference <room> saymember <member id> <text>` (mod_conference's conference_member_say, the
+ *   profile's TTS); a language or voice of its own is saymember's `#<voice>#<text>` (the voice as the
+ *   call's say gives it to `speak`: the voice, else the language in lower case). A provider other than
+ *   the profile's engine is refused by name: the room speaks with its profile's engine only.
+ * - <Play>: media-app fetches the URL through its egress policy into the directory it shares with the
+ *   switch (shared-prompts.ts) and the room plays that file to the member, `conference <room> play
+ *   <path> <member id>` (conference_member_play_file); the file is removed once played. The switch never
+ *   fetches the URL.
  */
 import type { EslConnection, EslEvent } from 'drachtio-fsmrf';
 import type { AnnounceTarget } from '../conference';
 import { MediaBackendUnsupported } from '../port';
-import { eslText } from './esl-arg';
+import { eslArg, eslText } from './esl-arg';
+import type { SharedPrompts } from './shared-prompts';
 import type { LinkTimers } from './switch-link';
 
 /** The switch's reply to saymember: conference_api_sub_saymember's `(saymember) OK` (with `+OK ` before it in some builds). */
 const SAID = /^(\+OK )?\(saymember\) OK/;
 
+/** The switch's reply to a member's play: conference_api_sub_play's `(play) Playing file <file> to member <id>` (with `+OK ` before it in some builds). */
+const PLAYING_TO_MEMBER = /^(\+OK )?\(play\) Playing file .* to member \d+/;
+
 /** The language the room's TTS speaks (the switch's conference profile: en-US). */
 const ROOM_LANGUAGE = /^en(-us)?$/i;
+
+/** The room's TTS engine (the profile's tts-engine: espeak-ng, by mod_tts_commandline on a FreeSWITCH). */
+const ROOM_ENGINE = 'espeak-ng';
+
+/** A voice saymember may be given (`#<voice>#`): no `#`, space or shell character (tts_commandline quotes it, still). */
+const VOICE = /^[A-Za-z0-9+_.-]{1,64}$/;
+
+/** How long a member's file may take past its own length before its announcement fails. */
+const PLAY_SLACK_MS = 2000;
 
 /** What MemberSay needs of its room. */
 export interface MemberSayRoom {
@@ -49,29 +67,56 @@ export class MemberSay implements AnnounceTarget {
     private readonly room: MemberSayRoom,
     private readonly ep: { readonly destroyed: boolean },
     private readonly timers: LinkTimers,
+    /** where a <Play>'s URL is fetched for the switch (null: a <Play> is refused) */
+    private readonly prompts: SharedPrompts | null = null,
   ) {}
 
   get destroyed(): boolean {
     return this.ep.destroyed || this.room.memberId() === undefined;
   }
 
-  play(): Promise<void> {
-    return Promise.reject(new MediaBackendUnsupported('fsmrf', "a conference announcement's <Play> (the switch plays a member files of its sounds directory, not the platform's URLs)"));
+  /** Each URL in turn: fetched by media-app (shared-prompts.ts), played to the member by the room, its file released after. */
+  async play(urls: string[]): Promise<void> {
+    if (!this.prompts) throw new MediaBackendUnsupported('fsmrf', "a conference announcement's <Play> without a directory shared with the switch (FsmrfBackend.promptsIn)");
+    for (const url of urls) {
+      if (this.destroyed) return;
+      const prompt = await this.prompts.hold(url);
+      try {
+        const file = eslArg('conference announcement file', prompt.path);
+        await this.heard((id) => `play ${file} ${id}`, PLAYING_TO_MEMBER, prompt.durationMs + PLAY_SLACK_MS);
+      } finally {
+        prompt.release();
+      }
+    }
   }
 
   /** Resolves once the member has heard `text` (or left, or the room ended); rejects with SayTimeout past sayBoundMs. */
   async say(text: string, opts: { language?: string; voice?: string; provider?: string } = {}): Promise<void> {
-    if (opts.voice || opts.provider || (opts.language && !ROOM_LANGUAGE.test(opts.language)))
-      throw new MediaBackendUnsupported('fsmrf', "a conference announcement's <Say> in a language or voice of its own (the switch's room speaks en-US with its profile's voice)");
+    if (opts.provider && opts.provider !== ROOM_ENGINE)
+      throw new MediaBackendUnsupported(
+        'fsmrf',
+        `a conference announcement's <Say> by a TTS provider of its own (${JSON.stringify(opts.provider.slice(0, 40))}: the switch's room speaks with its profile's engine)`,
+      );
+    const voice = opts.voice ?? (opts.language && !ROOM_LANGUAGE.test(opts.language) ? opts.language.toLowerCase() : undefined);
+    if (voice !== undefined && !VOICE.test(voice)) throw new Error(`a conference announcement's voice must be 1-64 of A-Z a-z 0-9 + _ . - (got ${JSON.stringify(voice.slice(0, 40))})`);
+    // conference_member_say takes a leading #<voice># as the voice: a customer's text never picks one
+    const said = eslText('conference announcement text', voice !== undefined ? `#${voice}#${text}` : text.startsWith('#') ? `, ${text}` : text);
+    await this.heard((id) => `saymember ${id} ${said}`, SAID, sayBoundMs(said));
+  }
+
+  /**
+   * `conference <room> <args(member id)>`, then the member's play-file-member-done (or its del-member, the
+   * connection's end); rejects with SayTimeout when none comes within `boundMs` of the switch's reply.
+   * Nothing is sent for a member no longer in the room.
+   */
+  private async heard(args: (id: number) => string, ok: RegExp, boundMs: number): Promise<void> {
     const id = this.room.memberId();
     const conn = this.room.conn();
     if (id === undefined || !conn) return;
-    // conference_member_say takes a leading #<voice># as the voice: a customer's text never picks one
-    const said = eslText('conference announcement text', text.startsWith('#') ? `, ${text}` : text);
     let settle!: () => void;
     let fail!: (e: Error) => void;
     const done = new Promise<void>((resolve, reject) => ((settle = resolve), (fail = reject)));
-    // the say's bound: armed when the switch has taken the text, cleared when the say ends either way
+    // the bound: armed when the switch has taken the command, cleared when the step ends either way
     let bound: unknown = null;
     const onEvent = (evt: EslEvent) => {
       const action = evt.getHeader('Action');
@@ -81,9 +126,8 @@ export class MemberSay implements AnnounceTarget {
     conn.on('esl::event::CUSTOM::*', onEvent);
     conn.once('esl::end', onEnd);
     try {
-      await this.room.command(`saymember ${id} ${said}`, SAID);
-      const ms = sayBoundMs(said);
-      bound = this.timers.set(ms, () => fail(new SayTimeout(ms)));
+      await this.room.command(args(id), ok);
+      bound = this.timers.set(boundMs, () => fail(new SayTimeout(boundMs)));
       await done;
     } finally {
       if (bound !== null) this.timers.clear(bound);

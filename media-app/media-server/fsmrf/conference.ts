@@ -17,6 +17,7 @@ import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
 import { memberOp, SIDES } from './member-mute';
+import type { SharedPrompts } from './shared-prompts';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** A room's name on the switch: `conference` reads spaces, `@profile`, `+flags` and `{vars}` in it; ours are ids. */
@@ -48,6 +49,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     private readonly conf: FsConference,
     /** where the recording-duration timer is armed (backend.ts: the process's, or a test's virtual ones) */
     private readonly timers: LinkTimers,
+    /** where an announcement's <Play> is fetched for the switch (backend.ts: FsmrfBackend.promptsIn; null: refused) */
+    private readonly prompts: SharedPrompts | null,
   ) {
     super();
     this.socket = new LegSocket(conf.endpoint);
@@ -60,11 +63,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   }
 
   /** A new room called `name` on the switch; one the switch already has (left by an earlier run) is refused. */
-  static async create(ms: FsMediaServer, name: string, timers: LinkTimers = REAL_TIMERS): Promise<FsmrfMix> {
+  static async create(ms: FsMediaServer, name: string, timers: LinkTimers = REAL_TIMERS, prompts: SharedPrompts | null = null): Promise<FsmrfMix> {
     // stricter than eslArg (no line break or NUL passes it): the name goes to the switch as it is
     if (!ROOM_NAME.test(name)) throw new Error(`a conference name on the switch is 1-128 of A-Z a-z 0-9 _ . - (got ${JSON.stringify(name.slice(0, 40))})`);
     try {
-      return new FsmrfMix(await ms.createConference(name), timers);
+      return new FsmrfMix(await ms.createConference(name), timers, prompts);
     } catch (err) {
       // fsmrf rejects with the bare string 'conference exists' when `conference <name> list count` finds the room
       if (err instanceof Error) throw err;
@@ -143,7 +146,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** An announcement to the member of `ep` goes through the room (conference-say.ts): its own prompt would wait behind the `conference` application. */
   announceTo(ep: CallEndpoint): AnnounceTarget {
-    return new MemberSay({ memberId: () => this.members.get(ep.uuid), command: (args, ok) => this.command(args, ok), conn: () => this.conf.endpoint.conn }, ep, this.timers);
+    const room = { memberId: () => this.members.get(ep.uuid), command: (args: string, ok: RegExp) => this.command(args, ok), conn: () => this.conf.endpoint.conn };
+    return new MemberSay(room, ep, this.timers, this.prompts);
   }
 
   /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */

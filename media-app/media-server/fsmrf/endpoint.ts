@@ -30,6 +30,7 @@ import type {
 import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { apiBody, eslArg, eslText, replyText } from './esl-arg';
+import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
@@ -50,12 +51,6 @@ const num = (v: string | null | undefined): number => (v ? Number(v) || 0 : 0);
 const DTMF_SOURCE: Record<string, DtmfEvent['source']> = { RTP: 'rfc2833', INBAND_AUDIO: 'inband', INBOUND_SIGNALING: 'info' };
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
-
-/**
- * Checks a URL the switch is about to fetch for this platform (media-app's egress policy: app.ts);
- * throws to refuse it.
- */
-export type UrlCheck = (url: string) => Promise<void>;
 
 const isUrl = (f: string) => /^https?:\/\//i.test(f);
 
@@ -86,12 +81,13 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private readonly analysis = new ForkAnalysis((o) => this.forkAudioStart(o));
 
   /**
-   * `checkUrl`: what an http(s) prompt must pass before the switch is asked to fetch it (none: such
-   * prompts are refused); `taps`: the backend's audio fork server (none: forks are refused).
+   * `prompts`: where media-app fetches an http(s) prompt through its egress policy for the switch to
+   * play (shared-prompts.ts; none: such prompts are refused); `taps`: the backend's audio fork server
+   * (none: forks are refused).
    */
   constructor(
     readonly fs: FsEndpoint,
-    private readonly checkUrl: UrlCheck | null = null,
+    private readonly prompts: SharedPrompts | null = null,
     private readonly taps: ForkTapServer | null = null,
     /** the media timeout the leg's INVITE carried (X-Media-Timeout → the switch's media_timeout), 0: none */
     readonly mediaTimeoutMs = 0,
@@ -174,20 +170,33 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
 
   async play(fileOrUrls: PlaySpec | PlaySpec[], opts: { bargeIn?: boolean } = {}): Promise<PlayResult> {
     const specs = Array.isArray(fileOrUrls) ? fileOrUrls : [fileOrUrls];
-    const files = specs.map((s) => (typeof s === 'string' ? eslArg('play file', s) : eslArg('play file', s.file)));
-    // the switch fetches a URL itself: it goes through the platform's egress policy first
-    for (const url of files.filter(isUrl)) {
-      if (!this.checkUrl) throw new Error('play: an http(s) prompt needs the egress check of the fsmrf backend (FsmrfBackend.checkUrlsWith)');
-      await this.checkUrl(url);
-    }
+    const given = specs.map((s) => (typeof s === 'string' ? eslArg('play file', s) : eslArg('play file', s.file)));
     const first = specs[0];
     const seek = specs.length === 1 && first !== undefined && typeof first !== 'string' ? first.seekSamples : 0;
-    // decided in the same step as the send (no await from here to the channel socket): room-app.ts
-    this.assertPromptable();
-    return this.playing_(opts.bargeIn, async () => {
-      const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files[0]!, seekOffset: seek } : files.length === 1 ? files[0]! : files));
-      return { playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds), playbackLastOffsetPos: num(r.playbackLastOffsetPos) };
-    });
+    const held: HeldPrompt[] = [];
+    try {
+      // the switch never fetches a URL: media-app does, through its egress policy, and gives it the file
+      const files: string[] = [];
+      this.assertPromptable(); // before fetching anything
+      for (const f of given) files.push(isUrl(f) ? eslArg('play file', (await this.heldPrompt(f, held)).path) : f);
+      // decided in the same step as the send (no await from here to the channel socket): room-app.ts
+      this.assertPromptable();
+      return await this.playing_(opts.bargeIn, async () => {
+        const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files[0]!, seekOffset: seek } : files.length === 1 ? files[0]! : files));
+        return { playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds), playbackLastOffsetPos: num(r.playbackLastOffsetPos) };
+      });
+    } finally {
+      // played, stopped or failed: the files go
+      for (const p of held) p.release();
+    }
+  }
+
+  /** `url` fetched into the directory shared with the switch (shared-prompts.ts), added to `held`. */
+  private async heldPrompt(url: string, held: HeldPrompt[]): Promise<HeldPrompt> {
+    if (!this.prompts) throw new Error('play: an http(s) prompt needs the directory shared with the switch (FsmrfBackend.promptsIn)');
+    const p = await this.prompts.hold(url);
+    held.push(p);
+    return p;
   }
 
   /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */

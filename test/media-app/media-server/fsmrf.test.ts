@@ -9,20 +9,35 @@ import path from 'node:path';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { LegSocketClosed } from '../../../media-app/media-server/fsmrf/leg-socket';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
-import { EgressPolicy, EgressRefused, egressSettingsFromEnv } from '../../../core/net';
+import fs from 'node:fs';
+import http from 'node:http';
+import { wavFile } from '../../../core/audio/wav';
+import os from 'node:os';
+import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
+import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { useFsmrfSuite } from './fsmrf-suite';
 
 describe('media-app fsmrf backend against our event socket', function () {
   this.timeout(30_000);
-  // as app.ts sets it: media-app's egress policy (here the default: public addresses only) checks a prompt URL first
-  const egress = new EgressPolicy(egressSettingsFromEnv({}));
-  const suite = useFsmrfSuite({
-    ready: (backend) =>
-      backend.checkUrlsWith(async (url) => {
-        await egress.checkDestination(egress.assertUrlSyntax(url, 'the prompt URL').hostname);
-      }),
+  // as app.ts sets it: media-app fetches a prompt URL through its egress policy (here public addresses
+  // and loopback, opted in, where the test's prompt is served) into a directory shared with the switch
+  const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+  const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'fsmrf-leg-prompts-'));
+  const suite = useFsmrfSuite({ ready: (backend) => backend.promptsIn(new SharedPrompts(shared, egress)) });
+  // 0.8 s of 440 Hz at 8 kHz over loopback HTTP
+  const tone = wavFile(
+    Int16Array.from({ length: 6400 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000))),
+    8000,
+  );
+  const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(tone));
+  server.on('error', () => undefined);
+  before(() => new Promise<void>((r) => server.listen(0, '127.0.0.1', r)));
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    fs.rmSync(shared, { recursive: true, force: true });
   });
 
   /** The switch's side of a leg's channel socket (the outbound connection it dialled to fsmrf for that channel). */
@@ -32,13 +47,13 @@ describe('media-app fsmrf backend against our event socket', function () {
     return (listener as unknown as { socket: net.Socket }).socket; // the Listener's own socket, reset as a crash would
   }
 
-  /** Resolves when the switch starts `app` on the leg (its CHANNEL_EXECUTE, on the leg's own socket). */
-  function executing(leg: FsmrfCallEndpoint, app: string): Promise<void> {
+  /** Resolves with its data when the switch starts `app` on the leg (its CHANNEL_EXECUTE, on the leg's own socket). */
+  function executing(leg: FsmrfCallEndpoint, app: string): Promise<string | null> {
     return new Promise((resolve) => {
       const listener = (evt: { getHeader(name: string): string | null }) => {
         if (evt.getHeader('Application') !== app) return;
         leg.fs.conn?.off(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
-        resolve();
+        resolve(evt.getHeader('Application-Data'));
       };
       leg.fs.conn?.on(`esl::event::CHANNEL_EXECUTE::${leg.id}`, listener);
     });
@@ -122,14 +137,31 @@ describe('media-app fsmrf backend against our event socket', function () {
     await a.leg.unbridge();
   });
 
-  it("an http(s) prompt passes media-app's egress policy before the switch is asked to fetch it", async () => {
+  it('an http(s) prompt is fetched by media-app: the switch plays the file in the shared directory (never the URL), removed after', async () => {
+    const { leg, peer } = await suite.call();
+    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/tone.wav`;
+    const heard = path.join(suite.dir, 'url.wav');
+    const rec = await peer.startRecord(heard);
+    const started = executing(leg, 'playback');
+    const r = await leg.play(url);
+    await peer.stopRecord(heard);
+    await rec.done;
+    const data = await started;
+    expect(data, 'the switch was given the fetched file').to.match(new RegExp(`^${shared}/p-[^/]+/[^/]+\\.wav$`));
+    expect(r.playbackMilliseconds).to.be.within(700, 900);
+    expect(toneShare(readWav(heard).samples, 440, 8000), 'the far end hears the tone').to.be.above(0.5);
+    expect(fs.readdirSync(shared), 'nothing left in the shared directory').to.deep.equal([]);
+  });
+
+  it("a prompt URL the egress policy refuses fails as the engine's play says it, nothing left", async () => {
     const { leg } = await suite.call();
-    const err = await leg.play(['silence_stream://100', 'http://127.0.0.1:9/prompt.wav']).then(
+    const err = await leg.play(['silence_stream://100', 'http://10.0.0.1:9/prompt.wav']).then(
       () => null,
       (e: unknown) => e,
     );
-    expect(err).to.be.instanceOf(EgressRefused);
-    expect((err as EgressRefused).reason).to.equal('loopback');
+    expect((err as Error).message).to.match(/^http:\/\/10\.0\.0\.1:9\/prompt\.wav: the URL's host is a private address/);
+    expect((err as { code?: string }).code).to.equal('REFUSED');
+    expect(fs.readdirSync(shared), 'nothing left in the shared directory').to.deep.equal([]);
   });
 
   it('refuses by name what needs the engine taps: echo cancellation, VAD, transcription, RTP capture, a spoken collect prompt', async () => {

@@ -1,0 +1,92 @@
+/**
+ * The platform's prompt URLs as files the switch plays (a leg's play: endpoint.ts; a room's announcement
+ * <Play>: conference-say.ts; README.md beside, "Conferences"): media-app
+ * fetches each through its own egress policy (media-engine's prepareAudio, as the embedded engine
+ * fetches a play URL: the host resolved and checked, the socket pinned to the checked address, each
+ * redirect checked again, the same limits) and converts it to an 8 kHz 16-bit mono WAV in a directory
+ * of its own under `dir`, the directory shared with the switch (MEDIA_SERVER_PROMPTS_DIR). The switch
+ * is given that file's path, never the URL: it fetches nothing on a customer's behalf. The members who
+ * hold a URL at the same time (an announcement to the room) share one fetch; the last to release it
+ * removes its directory, file and all.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { playUrlFailure, prepareAudio, type PrepareOptions } from '../../../media-engine';
+
+/** A prompt held for playing: its WAV on the shared directory, until released. */
+export interface HeldPrompt {
+  /** the WAV's absolute path (what the switch is given) */
+  path: string;
+  durationMs: number;
+  /** Played (or given up): the last holder removes the file. Idempotent. */
+  release(): void;
+}
+
+interface Fetched {
+  path: string;
+  durationMs: number;
+  remove(): void;
+}
+
+interface Holding {
+  got: Promise<Fetched>;
+  users: number;
+}
+
+export class SharedPrompts {
+  readonly dir: string;
+  private readonly held = new Map<string, Holding>();
+
+  /** `dir`: shared with the switch (the switch reads what media-app writes there, at the same path); `egress`: media-app's policy. */
+  constructor(
+    dir: string,
+    private readonly egress: PrepareOptions['egress'],
+  ) {
+    this.dir = path.resolve(dir);
+  }
+
+  /** The prompt at `url` (http or https only), fetched once for all who hold it meanwhile; rejects with the fetch's or conversion's error. */
+  async hold(url: string): Promise<HeldPrompt> {
+    let h = this.held.get(url);
+    if (!h) {
+      h = { got: this.fetch(url), users: 0 };
+      this.held.set(url, h);
+    }
+    h.users++;
+    const entry = h;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--entry.users > 0) return;
+      if (this.held.get(url) === entry) this.held.delete(url);
+      entry.got.then(
+        (f) => f.remove(),
+        () => undefined,
+      );
+    };
+    try {
+      const f = await entry.got;
+      return { path: f.path, durationMs: f.durationMs, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  private async fetch(url: string): Promise<Fetched> {
+    // a local path would have the switch play one of its own files: only the platform's URLs are fetched
+    if (!/^https?:\/\//i.test(url)) throw new Error(`a prompt for the switch must be an http(s) URL (got ${JSON.stringify(url.slice(0, 80))})`);
+    await fs.promises.mkdir(this.dir, { recursive: true });
+    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const remove = () => fs.rmSync(own, { recursive: true, force: true });
+    try {
+      const got = await prepareAudio(url, { cacheDir: own, egress: this.egress });
+      return { path: got.path, durationMs: got.durationMs, remove };
+    } catch (err) {
+      remove();
+      // as the engine's play tells it: the policy's refusal, or one generic reason (never the remote answer)
+      throw playUrlFailure(err, url);
+    }
+  }
+}
