@@ -95,7 +95,7 @@ export class JitterBuffer {
    * playout point moves on by as many, as the leg's RTP clock did. Left where the stall found it, it
    * played the stall's length late from then on (a far end with its own clock: its packets of the stall
    * wait here) or concealed that length (a far end in the same stalled worker: its timestamps jumped too).
-   * What was due meanwhile is dropped, now or when it comes, without taking it for jitter to grow for.
+   * What was due meanwhile is dropped as late, now or when it comes, without growing the buffer for it.
    */
   skip(frames: number): void {
     if (!this.started || frames <= 0) return;
@@ -104,7 +104,7 @@ export class JitterBuffer {
     this.skippedTo = this.playTs;
     while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, this.playTs) <= 0) {
       // (the frame last played stays held until the next pop: not counted)
-      if (tsDiff(this.ring[this.head].ts, this.skippedFrom) >= 0) this.stats.dropped++;
+      if (tsDiff(this.ring[this.head].ts, this.skippedFrom) >= 0) this.stats.late++;
       this.dropFirst();
     }
   }
@@ -199,8 +199,8 @@ export class JitterBuffer {
       const d = tsDiff(ts, this.playTs);
       if (d + length <= 0) {
         if (this.wasSkipped(ts)) {
-          // due while the worker stalled: its time is gone, as the audio the leg did not send then
-          this.stats.dropped++;
+          // due while the worker stalled: late for its playout time, as the audio the leg did not send then
+          this.stats.late++;
           return null;
         }
         // too late to play: widen the buffer so the next ones fit
