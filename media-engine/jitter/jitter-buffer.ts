@@ -80,9 +80,38 @@ export class JitterBuffer {
     while (this.count) this.dropFirst();
     this.started = false;
     this.floor = null;
+    this.skippedFrom = this.skippedTo = null;
     this.calmTicks = 0;
     this.concealRun = 0;
     this.playedAny = false;
+  }
+
+  /** The timestamps a stall skipped (skip()): [from, to), null when none did since the last start. */
+  private skippedFrom: number | null = null;
+  private skippedTo: number | null = null;
+
+  /**
+   * The worker could not run for `frames` pops (a stall its clock skipped rather than caught up): the
+   * playout point moves on by as many, as the leg's RTP clock did. Left where the stall found it, it
+   * played the stall's length late from then on (a far end with its own clock: its packets of the stall
+   * wait here) or concealed that length (a far end in the same stalled worker: its timestamps jumped too).
+   * What was due meanwhile is dropped as late, now or when it comes, without growing the buffer for it.
+   */
+  skip(frames: number): void {
+    if (!this.started || frames <= 0) return;
+    this.skippedFrom = this.playTs;
+    this.playTs = (this.playTs + frames * this.frame) | 0;
+    this.skippedTo = this.playTs;
+    while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, this.playTs) <= 0) {
+      // (the frame last played stays held until the next pop: not counted)
+      if (tsDiff(this.ring[this.head].ts, this.skippedFrom) >= 0) this.stats.late++;
+      this.dropFirst();
+    }
+  }
+
+  /** True when a packet at `ts` was due in the time a stall skipped. */
+  private wasSkipped(ts: number): boolean {
+    return this.skippedFrom !== null && this.skippedTo !== null && tsDiff(ts, this.skippedFrom) >= 0 && tsDiff(ts, this.skippedTo) < 0;
   }
 
   /** Starts since it was made: a reset (new source, a jump) starts a new count, so a reader ahead of the playout point can tell. */
@@ -169,6 +198,11 @@ export class JitterBuffer {
     } else {
       const d = tsDiff(ts, this.playTs);
       if (d + length <= 0) {
+        if (this.wasSkipped(ts)) {
+          // due while the worker stalled: late for its playout time, as the audio the leg did not send then
+          this.stats.late++;
+          return null;
+        }
         // too late to play: widen the buffer so the next ones fit
         this.stats.late++;
         if (d > -this.frame * 50 && !this.behind()) this.grow();

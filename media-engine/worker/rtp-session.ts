@@ -251,9 +251,10 @@ export class RtpSession {
     noteRtcp(pkts, this.rtcpIn, this.stats, this.ssrc, TIME_ORIGIN + arrival); // when it came, not when the tick read it (DLSR, RTT)
   }
 
-  /** Advances the RTP clock over ticks the worker could not run. */
+  /** Advances the RTP clock over ticks the worker could not run, and the playout point with it (jitter-buffer.ts: skip). */
   skip(ticks: number): void {
     this.ts = (this.ts + ticks * this.frameTicks) | 0;
+    this.jitter.skip(ticks);
   }
 
   /** Pops this tick's inbound audio into `out` (`frame` samples at `rate`); false when there is none. */

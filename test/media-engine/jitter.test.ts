@@ -147,6 +147,41 @@ describe('media-engine jitter buffer', () => {
     return from + pops;
   };
 
+  for (const order of ['received after the skip (native sockets: read at the pop)', 'received before the skip (the ring: read at the tick start)'] as const) {
+    it(`skip: a stall of the reader moves its playout on, what was due meanwhile dropped, the talker heard as late as before (${order})`, () => {
+      // the worker stalled over frames 10-14: its clock skipped them (the RTP clock it sends with moved on
+      // by 5); the far end's packets of those frames were waiting in the socket. Left behind, the
+      // playout point played 100 ms late from then on (CI: a conference heard 400 ms late)
+      const jb = new JitterBuffer(1, 8, 2);
+      const out = new Int16Array(160);
+      const lag: number[] = [];
+      const pop = (t: number) => {
+        jb.pop(out);
+        if (out[0]! >= 1000) lag.push(t - (out[0]! - 1000));
+      };
+      for (let t = 0; t < 10; t++) {
+        jb.push(t * 160, frame(1000 + t));
+        pop(t);
+      }
+      const stalled = [10, 11, 12, 13, 14, 15];
+      if (order.startsWith('received before')) for (const k of stalled) jb.push(k * 160, frame(1000 + k));
+      jb.skip(5);
+      if (order.startsWith('received after')) for (const k of stalled) jb.push(k * 160, frame(1000 + k));
+      pop(15);
+      for (let t = 16; t < 40; t++) {
+        jb.push(t * 160, frame(1000 + t));
+        pop(t);
+      }
+      expect(new Set(lag), 'frames behind the newest, before and after the stall').to.deep.equal(new Set([2]));
+      expect(lag, 'every pop from the third voiced').to.have.length(8 + 1 + 24);
+      expect(jb.stats).to.deep.include({ dropped: 0, concealed: 0, targetFrames: 2 });
+      expect(jb.stats.late, 'frames 8-12, due in the stall').to.equal(5);
+      // a packet late from before the stall is late as ever: the buffer grows for it
+      jb.push(3 * 160, frame(1003));
+      expect(jb.stats).to.deep.include({ late: 6, targetFrames: 3 });
+    });
+  }
+
   it('a reader stalled past its capacity (packets piling up unread) hears the talker again within its depth once it reads, not silence for ever', () => {
     // a worker stalled 1.5 s under load reads 75 packets at once: past its capacity the oldest are
     // dropped, and a playout point left behind them found nothing at any later read (each new packet
