@@ -381,6 +381,7 @@ export class Engine {
     leg.muteIn = opts.mute === 'in' || opts.mute === 'both';
     leg.muteOut = opts.mute === 'out' || opts.mute === 'both';
     leg.heardOnlyBy = null;
+    leg.notHeardBy = null;
     leg.conferenceId = confId;
     leg.mixOut.fill(0);
     this.place(leg, 0);
@@ -419,6 +420,15 @@ export class Engine {
     const m = remote ?? this.leg(memberId);
     if (!remote && this.leg(memberId).conferenceId !== confId) throw new EngineError(`${memberId} is not in ${confId}`, 'ENOTMEMBER');
     m.heardOnlyBy = to;
+  }
+
+  /** The members (ids) that do not hear the member (mod_conference's relate); empty: all do again. */
+  relateMember(confId: string, memberId: string, notHeardBy: string[]): void {
+    this.conf(confId);
+    const remote = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === memberId)?.member;
+    const m = remote ?? this.leg(memberId);
+    if (!remote && this.leg(memberId).conferenceId !== confId) throw new EngineError(`${memberId} is not in ${confId}`, 'ENOTMEMBER');
+    m.notHeardBy = notHeardBy.length ? new Set(notHeardBy) : null;
   }
 
   recordConference(confId: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {
