@@ -16,7 +16,8 @@ export const nodeMediaKey = (nodeId: string): string => `node-media:${nodeId}`;
 
 /** What only the embedded engine does among the commands control-api sends a node. */
 export const FSMRF_REFUSES = {
-  memberHold: "hold of a conference member (its music on hold would wait behind the switch's conference application; FreeSWITCH's conference <room> hold <member> is not served by our switch)",
+  memberHold:
+    "hold of a conference member (its music on hold would wait behind the switch's conference application; the switch's conference <room> hold <member> <file> plays a file once, and looping the platform's music through it is not built yet)",
 } as const;
 
 export type NodeMediaFeature = keyof typeof FSMRF_REFUSES;
