@@ -57,6 +57,16 @@ export class Conference extends EventEmitter<ConferenceEvents> {
     return this.host.call('whisperMember', this.uuid, ep.uuid, to?.uuid ?? null);
   }
 
+  /** The members that do not hear `ep` (mod_conference's relate nospeak/nohear: esl/conference/relate.ts); empty: all do again. */
+  notHeardBy(ep: Endpoint, listeners: Endpoint[]): Promise<void> {
+    return this.host.call(
+      'relateMember',
+      this.uuid,
+      ep.uuid,
+      listeners.map((l) => l.uuid),
+    );
+  }
+
   members(): Promise<string[]> {
     return this.host.call('conferenceMembers', this.uuid);
   }

@@ -2,8 +2,7 @@
  * Which media backend a media-app node runs its calls on (media-app/media-server/README.md): each node
  * writes `node-media:<node id>` → `embedded` | `fsmrf` with its heartbeat, expiring with it. control-api
  * reads it to refuse, before it sends a command, what the node's backend cannot do (on fsmrf: the hold
- * of a conference member, whose music would wait behind the switch's conference application; coaching,
- * a whisper of the engine's mixer), with an error
+ * of a conference member, whose music would wait behind the switch's conference application), with an error
  * naming the backend: the caller is never answered as if it had been done while the node drops it.
  * A node that wrote nothing (an older one) counts as embedded: the command goes as before.
  */
@@ -17,8 +16,8 @@ export const nodeMediaKey = (nodeId: string): string => `node-media:${nodeId}`;
 
 /** What only the embedded engine does among the commands control-api sends a node. */
 export const FSMRF_REFUSES = {
-  memberHold: "hold of a conference member (its music on hold would wait behind the switch's conference application; FreeSWITCH's conference <room> hold <member> is not served by our switch)",
-  coaching: "coaching (a whisper: only the embedded engine's conference mixer does it)",
+  memberHold:
+    "hold of a conference member (its music on hold would wait behind the switch's conference application; the switch's conference <room> hold <member> <file> plays a file once, and looping the platform's music through it is not built yet)",
 } as const;
 
 export type NodeMediaFeature = keyof typeof FSMRF_REFUSES;

@@ -2,14 +2,15 @@
  * The `conference` API command (mod_conference's conference_api_main_real and its sub-commands) over
  * the switch's rooms, each reply as mod_conference writes it (conference_api.c): `-ERR Conference <name>
  * not found`, member targets (`<id>|all|last|non_moderator`, `-ERR Non-Existant ID <id>`), list, count,
- * play, saymember, stop, mute/unmute, deaf/undeaf, kick, hup, lock/unlock, get/set, recording start|stop|check|
- * pause|resume (and record/norecord/pause/resume/chkrecord). A sub-command not served answers as an
+ * play, saymember, stop, mute/unmute, deaf/undeaf, hold/unhold, kick, hup, relate (relate.ts), lock/unlock,
+ * get/set, recording start|stop|check|pause|resume (and record/norecord/pause/resume/chkrecord). A sub-command not served answers as an
  * unknown one does; a wrong use prints the command's syntax line, as FreeSWITCH does.
  */
 import type { ApiContext } from '../api';
 import { expandVariables } from '../expand';
 import { ENERGY_LEVEL } from './events';
 import { readRoomFile, type QueuedFile, type RoomFileRefusal } from './playback';
+import { relate } from './relate';
 import type { ConferenceRoom, Member } from './room';
 import type { ConferenceRooms } from './rooms';
 
@@ -31,6 +32,9 @@ const SYNTAX: Record<string, string> = {
   unmute: 'unmute <[member_id|all]|last|non_moderator> [<quiet>]',
   deaf: 'deaf <[member_id|all]|last|non_moderator>',
   undeaf: 'undeaf <[member_id|all]|last|non_moderator>',
+  hold: 'hold <[member_id|all]|last|non_moderator> [file]',
+  unhold: 'unhold <[member_id|all]|last|non_moderator>',
+  relate: 'relate <member_id>[,<member_id>] <other_member_id>[,<other_member_id>] [nospeak|nohear|clear]',
   lock: 'lock ',
   unlock: 'unlock ',
   record: 'record <filename>',
@@ -53,10 +57,24 @@ const MEMBER_COMMANDS: Record<string, MemberCommand> = {
   unmute: (room, m, _a, rooms) => (void room.setSpeak(m, true).catch(report(rooms)), `+OK unmute ${m.id}\n`),
   deaf: (room, m, _a, rooms) => (void room.setHear(m, false).catch(report(rooms)), `+OK deaf ${m.id}\n`),
   undeaf: (room, m, _a, rooms) => (void room.setHear(m, true).catch(report(rooms)), `+OK undeaf ${m.id}\n`),
+  hold: (room, m, file, rooms) => holdMember(room, m, file, rooms),
+  unhold: (room, m, _a, rooms) => (void room.setHold(m, false).catch(report(rooms)), `+OK unhold ${m.id}\n`),
   // the optional kick sound is not played: the member leaves at once
   kick: (room, m) => (room.remove(m, 'kicked'), `+OK kicked ${m.id}\n`),
   hup: (room, m) => (room.remove(m, 'hup'), `+OK hup ${m.id}\n`),
 };
+
+/**
+ * hold <target> [file] (conference_api_sub_hold): the member is held (room.ts setHold); the file, when
+ * given, plays to it alone in place of the room (conference_member_play_file, not mixed), once, then
+ * play-file-member-done; a file this switch cannot read is not played (FreeSWITCH logs it), the hold stands.
+ */
+function holdMember(room: ConferenceRoom, m: Member, file: string | undefined, rooms: ConferenceRooms): string {
+  void room.setHold(m, true).catch(report(rooms));
+  const f = file ? readRoomFile(file, room.soundPrefix, room.soundsDir) : null;
+  if (f && typeof f !== 'string') void playToMember(room, m, f).catch(report(rooms));
+  return `+OK hold ${m.id}\n`;
+}
 
 /** The member a target names: a number, or `var=value` (a channel variable of the member's channel). */
 function memberBy(room: ConferenceRoom, target: string): Member | undefined {
@@ -101,7 +119,19 @@ function memberTarget(room: ConferenceRoom, argv: string[], name: string, fn: Me
 function listMembers(room: ConferenceRoom, d: string): string {
   let out = '';
   for (const m of room.members.values()) {
-    const flags = [m.hear && 'hear', m.speak && 'speak', m.talking && 'talking', room.floor === m.id && 'floor', m.moderator && 'moderator', m.ghost && 'ghost'].filter(Boolean).join('|');
+    // a held member lists `hold` in place of hear, speak and talking (conference_list)
+    const live = !m.held;
+    const flags = [
+      live && m.hear && 'hear',
+      live && m.speak && 'speak',
+      live && m.talking && 'talking',
+      m.held && 'hold',
+      room.floor === m.id && 'floor',
+      m.moderator && 'moderator',
+      m.ghost && 'ghost',
+    ]
+      .filter(Boolean)
+      .join('|');
     const cid = m.channel.sip.fromUser;
     out += [m.id, m.channel.name, m.channel.uuid, cid, cid, flags, 0, 0, ENERGY_LEVEL].join(d) + '\n';
   }
@@ -215,7 +245,8 @@ function playRefused(file: string, why: RoomFileRefusal): string {
 
 /** A file to one member (conference_member_play_file): that member hears it, then play-file-member-done. */
 async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFile): Promise<void> {
-  const r = await m.channel.endpoint.play(f.path);
+  m.files++;
+  const r = await m.channel.endpoint.play(f.path).finally(() => m.files--);
   const samples = Math.round((r.playbackMilliseconds * f.rate) / 1000);
   room.fireMember('play-file-member-done', m, [
     ['seconds', String(Math.floor(samples / f.rate))],
@@ -254,7 +285,8 @@ async function spokenTo(room: ConferenceRoom, m: Member, text: string, voice: st
   let ms = 0;
   let failed: Error | null = null;
   try {
-    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice })).playbackMilliseconds;
+    m.files++;
+    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice }).finally(() => m.files--)).playbackMilliseconds;
   } catch (err) {
     failed = err instanceof Error ? err : new Error(String(err));
   }
@@ -317,6 +349,7 @@ const ROOM_COMMANDS: Record<string, RoomCommand> = {
   count: (room) => `${room.size}`,
   play,
   saymember,
+  relate,
   stop: (room, argv) => {
     const which = (argv[2] ?? 'all').toLowerCase();
     if (which !== 'current' && which !== 'all' && which !== 'async') return null;

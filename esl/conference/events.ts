@@ -28,6 +28,7 @@ export interface MemberView {
   readonly speak: boolean;
   readonly hear: boolean;
   readonly talking: boolean;
+  readonly held: boolean;
   readonly moderator: boolean;
   readonly ghost: boolean;
 }
@@ -64,7 +65,7 @@ export function memberHeaders(room: RoomView, m: MemberView): [string, string][]
     ['Speak', bool(m.speak)],
     ['Talking', bool(m.talking)],
     ['Mute-Detect', 'false'],
-    ['Hold', 'false'],
+    ['Hold', bool(m.held)],
     ['Member-ID', String(m.id)],
     ['Member-Type', m.moderator ? 'moderator' : 'member'],
     ['Member-Ghost', bool(m.ghost)],

@@ -1,8 +1,9 @@
 /**
  * One conference (mod_conference's conference_obj_t) over the media engine's mixer
  * (media-engine/conference.ts): its members, each a channel whose engine endpoint is in the mix, their
- * flags (speak, hear, moderator, ghost, endconf), the room's settings the API reads and sets, its
- * file queue and recordings, and the maintenance events of each change. The room ends when its last
+ * flags (speak, hear, hold, moderator, ghost, endconf), their relationships (relate: who does not hear
+ * whom, relate.ts), the room's settings the API reads and sets, its file queue and recordings, and
+ * the maintenance events of each change. The room ends when its last
  * member leaves, when an `endconf` member leaves, or when the engine's mixer is gone.
  */
 import type { Conference } from '../../media-engine';
@@ -36,10 +37,24 @@ export interface MemberFlags {
 /** Why a member left: the API's kick or hup, its channel hung up, or the room ended. */
 export type LeaveReason = 'kicked' | 'hup' | 'hangup' | 'ended';
 
+/** One relationship of a member toward another (mod_conference's conference_relationship_t, audio flags). */
+export interface Relation {
+  /** false: the other member does not hear this one (nospeak) */
+  speak: boolean;
+  /** false: this member does not hear the other one (nohear) */
+  hear: boolean;
+}
+
 export class Member implements MemberView {
   speak: boolean;
   hear: boolean;
   talking = false;
+  /** on hold (`hold`): not heard, no talk events, its hold file played to it */
+  held = false;
+  /** its relationships by the other member's id (relate); gone with the member */
+  readonly relations = new Map<number, Relation>();
+  /** files and speech playing to this member alone (play <file> <id>, saymember, the hold file) */
+  files = 0;
   readonly moderator: boolean;
   readonly ghost: boolean;
   readonly endconf: boolean;
@@ -69,9 +84,10 @@ export class Member implements MemberView {
 }
 
 /** The engine's mute direction for a member's flags: 'in' = the others do not hear it, 'out' = it hears nothing. */
-function engineMute(m: { speak: boolean; hear: boolean }): 'in' | 'out' | 'both' | undefined {
-  if (!m.speak && !m.hear) return 'both';
-  if (!m.speak) return 'in';
+function engineMute(m: { speak: boolean; hear: boolean; held: boolean }): 'in' | 'out' | 'both' | undefined {
+  const silent = !m.speak || m.held;
+  if (silent && !m.hear) return 'both';
+  if (silent) return 'in';
   return m.hear ? undefined : 'out';
 }
 
@@ -90,6 +106,8 @@ export class ConferenceRoom implements RoomView {
   ended = false;
   /** members whose endpoint is joining the mix (add() in flight): the room is not empty meanwhile */
   private joining = 0;
+  /** who does not hear each member, as last given to the engine (member → its listeners' ids joined) */
+  private readonly unheard = new Map<Member, string>();
   readonly startedAt = Date.now();
   readonly player: RoomPlayer;
   readonly recordings: RoomRecordings;
@@ -148,6 +166,7 @@ export class ConferenceRoom implements RoomView {
     this.members.set(id, m);
     this.byLeg.set(channel.endpoint.uuid, m);
     this.fireMember('add-member', m);
+    this.syncUnheard();
     return m;
   }
 
@@ -161,7 +180,11 @@ export class ConferenceRoom implements RoomView {
     if (!m.channel.endpoint.destroyed) void m.channel.endpoint.leaveConference().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
     this.fireMember('del-member', m);
     m.markLeft(reason);
+    // its relationships go with it (conference_member_del_relationship(member, 0)); those toward it stay, unused
+    m.relations.clear();
+    this.unheard.delete(m);
     if (this.ended) return;
+    this.syncUnheard();
     if (m.endconf) this.end();
     else this.endIfEmpty();
   }
@@ -179,7 +202,8 @@ export class ConferenceRoom implements RoomView {
     if (m.gone) return;
     m.speak = on;
     if (!on) m.talking = false;
-    await this.media[on ? 'unmute' : 'mute'](m.channel.endpoint, 'in');
+    // a held member stays unheard (FreeSWITCH's hard mute of its session) until unhold
+    await this.media[on && !m.held ? 'unmute' : 'mute'](m.channel.endpoint, 'in');
     if (!m.gone) this.fireMember(on ? 'unmute-member' : 'mute-member', m);
   }
 
@@ -189,6 +213,48 @@ export class ConferenceRoom implements RoomView {
     m.hear = on;
     await this.media[on ? 'unmute' : 'mute'](m.channel.endpoint, 'out');
     if (!m.gone) this.fireMember(on ? 'undeaf-member' : 'deaf-member', m);
+  }
+
+  /**
+   * `hold` / `unhold` (conference_api_sub_hold/unhold): held, the member is not heard and reports no
+   * talking (hold-member); unheld, it is heard again unless muted, and what plays to it alone stops
+   * (conference_member_stop_file FILE_STOP_ALL), then unhold-member. The hold's file is played by the caller.
+   */
+  async setHold(m: Member, on: boolean): Promise<void> {
+    if (m.gone) return;
+    m.held = on;
+    if (on) m.talking = false;
+    await this.media[on || !m.speak ? 'mute' : 'unmute'](m.channel.endpoint, 'in');
+    if (!on && m.files > 0) await m.channel.endpoint.stopPlayback();
+    if (!m.gone) this.fireMember(on ? 'hold-member' : 'unhold-member', m);
+  }
+
+  /** relate's count of relationships (conference->relationship_total). */
+  get relationshipTotal(): number {
+    let n = 0;
+    for (const m of this.members.values()) n += m.relations.size;
+    return n;
+  }
+
+  /**
+   * Gives the engine, for each member whose listeners changed, the members that do not hear it: those it
+   * relates nospeak to, and those that relate nohear to it (conference_mux's two checks).
+   */
+  syncUnheard(): void {
+    const ms = [...this.members.values()];
+    for (const s of ms) {
+      const deafTo = ms.filter((l) => l !== s && (s.relations.get(l.id)?.speak === false || l.relations.get(s.id)?.hear === false));
+      const key = deafTo.map((l) => l.id).join(',');
+      if ((this.unheard.get(s) ?? '') === key) continue;
+      this.unheard.set(s, key);
+      const ep = s.channel.endpoint;
+      void this.media
+        .notHeardBy(
+          ep,
+          deafTo.map((l) => l.channel.endpoint),
+        )
+        .catch((e: unknown) => !s.gone && this.host.failed(e instanceof Error ? e : new Error(String(e))));
+    }
   }
 
   /** `kick` (kick-member) or `hup` (hup-member), then the member leaves. */
@@ -211,7 +277,7 @@ export class ConferenceRoom implements RoomView {
   private speaker(leg: string, talking: boolean): void {
     const m = this.byLeg.get(leg);
     if (!m || m.gone) return;
-    if (talking && m.speak && !m.talking) {
+    if (talking && m.speak && !m.held && !m.talking) {
       m.talking = true;
       this.floor = m.id;
       this.fireMember('start-talking', m);

@@ -25,8 +25,8 @@ import { conferencesRepo, type ConferenceRow } from '../../core/repos/conference
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import { timeoutAt } from '../../core/conferences/model';
 import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
-import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
-import { engineMix, type AnnounceTarget, type ConferenceMix } from '../media-server/conference';
+import type { CallEndpoint } from '../media-server/endpoint';
+import type { AnnounceTarget, ConferenceMix } from '../media-server/conference';
 import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
@@ -199,9 +199,9 @@ export class Room extends EventEmitter<RoomEvents> {
     const span = traceMix(this.id, cc.id);
     let unwatch = () => {};
     try {
-      // a coach on a mix without the engine's whisper is refused before it enters: never heard by all meanwhile
-      if (cc.coach_call_id) engineMix(this.media, 'conference coaching');
       await this.media.join(ep);
+      // a coach is heard by the coached alone from right after it enters
+      if (cc.coach_call_id) await this.coach(ep, cc.coach_call_id);
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
@@ -214,7 +214,6 @@ export class Room extends EventEmitter<RoomEvents> {
       // kicked (leaving) while entering: out again at once
       else m.leave('kicked');
       await this.published(await this.conferences.addCall(this.id, cc.id));
-      if (cc.coach_call_id) await this.coach(ep, cc.coach_call_id);
       // the first participant in the mix starts the room: those waiting (start_on_enter false) come in
       if (!this.row.tm_start) {
         const s = await this.conferences.markStarted(this.id);
@@ -340,17 +339,17 @@ export class Room extends EventEmitter<RoomEvents> {
     const row = await this.calls.get(ccId);
     if (!ep || !row) return;
     if (row.coach_call_id) await this.coach(ep, row.coach_call_id);
-    else await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), null);
+    else await this.media.coach(ep, null);
   }
 
-  /** TwiML coach: only the participant of that call hears this one (a whisper); one not in the room: noted, heard by all. */
+  /** TwiML coach: only the participant of that call hears this one (the mix's coach); one not in the room: noted, heard by all. */
   private async coach(ep: CallEndpoint, callId: string): Promise<void> {
     const target = [...this.members.values()].find((x) => x.cc.reference_id === callId)?.call.endpoint;
     if (!target) {
       this.d.logger.info({ conference: this.id, coached: callId }, 'the coached call is not in the room: the coach is heard by all');
       return;
     }
-    await engineMix(this.media, 'conference coaching').whisper(embeddedEndpoint(ep, 'conference coaching'), embeddedEndpoint(target, 'conference coaching'));
+    await this.media.coach(ep, target);
   }
 
   /** TwiML beep: a short tone every member hears (the mix's beep: conference.ts); never rejects. */

@@ -41,6 +41,8 @@ export interface ConferenceMix extends EventEmitter<MixEvents> {
   leave(ep: CallEndpoint): Promise<void>;
   /** `in`: the others do not hear the member; `out`: it hears nothing; `on` false undoes it. */
   mute(ep: CallEndpoint, direction: MixDirection, on: boolean): Promise<void>;
+  /** Coaching: `ep` is heard by `to` only and hears everyone; null: heard by every member again. */
+  coach(ep: CallEndpoint, to: CallEndpoint | null): Promise<void>;
   /** Records the whole mix into `path` (a WAV); resolves when stopRecording(), `duration` (s) or the end of the room ends it. */
   startRecording(path: string, opts?: { duration?: number }): Promise<unknown>;
   /** Stops the recording (none running: nothing). */

@@ -42,6 +42,11 @@ export class EngineMix extends EventEmitter<MixEvents> implements ConferenceMix 
     return on ? this.engine.mute(mixed, direction) : this.engine.unmute(mixed, direction);
   }
 
+  /** The engine mixer's whisper. */
+  coach(ep: CallEndpoint, to: CallEndpoint | null): Promise<void> {
+    return this.engine.whisper(embeddedEndpoint(ep, 'conference coaching'), to ? embeddedEndpoint(to, 'conference coaching') : null);
+  }
+
   startRecording(path: string, opts: { duration?: number } = {}): Promise<unknown> {
     return this.engine.startRecording(path, opts);
   }

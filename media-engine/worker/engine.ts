@@ -380,7 +380,7 @@ export class Engine {
     if (leg.conferenceId && leg.conferenceId !== confId) this.leaveConference(leg.conferenceId, legId);
     leg.muteIn = opts.mute === 'in' || opts.mute === 'both';
     leg.muteOut = opts.mute === 'out' || opts.mute === 'both';
-    leg.heardOnlyBy = null;
+    leg.heardOnlyBy = leg.notHeardBy = null; // no whisper, heard by all
     leg.conferenceId = confId;
     leg.mixOut.fill(0);
     this.place(leg, 0);
@@ -398,27 +398,28 @@ export class Engine {
     this.confEvent(confId, { name: 'leave', data: { memberId: legId, size: c.mixer.size } });
   }
 
-  muteMember(confId: string, legId: string, direction: 'in' | 'out' | 'both', on: boolean): void {
+  /** Member `memberId` of `confId` in its mixer: a leg of this worker in it, or a linked leg of another (ENOTMEMBER else). */
+  private mixMember(confId: string, memberId: string): Leg | RemoteMember {
     this.conf(confId);
-    const remote = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === legId)?.member;
-    if (remote) {
-      if (direction !== 'out') remote.muteIn = on;
-      if (direction !== 'in') remote.muteOut = on;
-      return;
-    }
-    const leg = this.leg(legId);
-    if (leg.conferenceId !== confId) throw new EngineError(`${legId} is not in ${confId}`, 'ENOTMEMBER');
-    if (direction !== 'out') leg.muteIn = on;
-    if (direction !== 'in') leg.muteOut = on;
+    const m = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === memberId)?.member ?? this.leg(memberId);
+    if (m instanceof Leg && m.conferenceId !== confId) throw new EngineError(`${memberId} is not in ${confId}`, 'ENOTMEMBER');
+    return m;
+  }
+
+  muteMember(confId: string, legId: string, direction: 'in' | 'out' | 'both', on: boolean): void {
+    const m = this.mixMember(confId, legId);
+    if (direction !== 'out') m.muteIn = on;
+    if (direction !== 'in') m.muteOut = on;
   }
 
   /** Only the member `to` hears the member (a whisper); null: everyone does again. */
   whisperMember(confId: string, memberId: string, to: string | null): void {
-    this.conf(confId);
-    const remote = [...this.links.values()].find((l) => l.confId === confId && l.member?.id === memberId)?.member;
-    const m = remote ?? this.leg(memberId);
-    if (!remote && this.leg(memberId).conferenceId !== confId) throw new EngineError(`${memberId} is not in ${confId}`, 'ENOTMEMBER');
-    m.heardOnlyBy = to;
+    this.mixMember(confId, memberId).heardOnlyBy = to;
+  }
+
+  /** The members (ids) that do not hear the member (mod_conference's relate); empty: all do again. */
+  relateMember(confId: string, memberId: string, notHeardBy: string[]): void {
+    this.mixMember(confId, memberId).notHeardBy = notHeardBy.length ? new Set(notHeardBy) : null;
   }
 
   recordConference(confId: string, path: string, opts: RecordOptions = {}): Promise<RecordResult> {

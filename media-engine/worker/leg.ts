@@ -87,6 +87,7 @@ export class Leg implements MixMember {
   muteIn = false; // conference: others don't hear us
   muteOut = false; // conference: we hear nothing
   heardOnlyBy: string | null = null; // conference: only this member hears us (a whisper)
+  notHeardBy: ReadonlySet<string> | null = null; // conference: these members do not hear us (relate)
   private mutedIn = false; // endpoint mute: caller audio replaced by silence everywhere
   private mutedOut = false; // endpoint mute: caller hears nothing
   /** the receive watch (Endpoint.watchRx), null when off */

@@ -102,6 +102,7 @@ export class RemoteMember implements MixMember {
   muteIn = false;
   muteOut = false;
   heardOnlyBy: string | null = null;
+  notHeardBy: ReadonlySet<string> | null = null;
   constructor(
     readonly id: string,
     private readonly link: FrameLink,

@@ -3,7 +3,9 @@
  * computed as one 32-bit total minus the participant's own contribution, clipped to 16 bits.
  * Contributions fade in over the first frame after a join and out over one frame after a leave,
  * so nobody hears a click. A member may whisper (`heardOnlyBy`): its audio reaches that one member
- * and no other (a supervisor coaching an agent; docs/pbx.md "Supervisor"), never the full mix.
+ * and no other (a supervisor coaching an agent; docs/pbx.md "Supervisor"), never the full mix. A
+ * member may also go unheard by some members (`notHeardBy`: mod_conference's relate nospeak/nohear,
+ * esl/conference/relate.ts): its audio is taken out of their N-1 mixes, in 32 bits before the clip.
  *
  * Rates: the 8 kHz mix is always made (narrowband members, forks, an 8 kHz recording), from every
  * member's 8 kHz frame (a wideband leg's is its 16 kHz audio resampled down, as leg-wide.ts makes
@@ -19,6 +21,8 @@ import { TalkDetector } from '../dsp/talk';
 
 const FRAME = 160;
 const WIDE = 320;
+/** no contribution to take out */
+const NONE: Int16Array[] = [];
 
 export interface MixMember {
   readonly id: string;
@@ -30,6 +34,8 @@ export interface MixMember {
   muteOut: boolean; // this participant hears nothing ("deaf")
   /** when set, only the member of this id hears this participant (a whisper); null: everyone does */
   heardOnlyBy?: string | null;
+  /** the members (ids) that do not hear this participant; null or empty: all hear it (a whisperer's own rule wins) */
+  notHeardBy?: ReadonlySet<string> | null;
   /** true while the participant's audio is 16 kHz (then `inputWide` and `mixOutWide` are used) */
   readonly wideband?: boolean;
   /** this tick's audio at 16 kHz, or null when it has none */
@@ -82,6 +88,19 @@ function contribute(c: Int16Array, f: Int16Array | null, age: number, leaving: b
   if (age === 0) for (let i = 0; i < n; i++) c[i] = (f[i] * i) / n;
   else c.set(f);
   return true;
+}
+
+/** `o` = the N-1 mix of a member without the contributions `cut` (members it does not hear), in 32 bits, then clipped. */
+function hearExcept(o: Int16Array, total: Int32Array, own: Int16Array, has: boolean, cut: Int16Array[], deaf: boolean, age: number): void {
+  const n = o.length;
+  if (deaf) o.fill(0);
+  else
+    for (let i = 0; i < n; i++) {
+      let z = total[i] - (has ? own[i] : 0);
+      for (let k = 0; k < cut.length; k++) z -= cut[k][i];
+      o[i] = clip(z);
+    }
+  if (age === 0) for (let i = 0; i < n; i++) o[i] = (o[i] * i) / n;
 }
 
 /** `o` = the N-1 mix of a member from `total`, `mix` and its contribution; faded in on its first tick. */
@@ -154,10 +173,13 @@ export class ConferenceMixer {
     const slots = this.slots;
     // a whisper is rare: without one, nobody's ear looks through the slots for it (no N² per tick)
     let whispering = false;
+    // members unheard by some (relate): rare too, their listeners' mixes are the only ones that look
+    let cutting = false;
     for (let k = 0; k < slots.length; k++) {
       const s = slots[k];
       const m = s.member;
       if (m.heardOnlyBy && !s.leaving) whispering = true;
+      if (m.notHeardBy?.size && !m.heardOnlyBy) cutting = true;
       const f = s.leaving || m.muteIn ? null : m.input();
       const had = s.has;
       if (!s.leaving && this.onTalk) {
@@ -191,11 +213,15 @@ export class ConferenceMixer {
       // a whisperer is not in the total: it hears the full mix, as a member with nothing to take out
       if (tw && mw && s.wide && ow && m.wideband) {
         // a wideband member hears the 16 kHz mix only: its 8 kHz N-1 mix would go unused
-        hear(ow, tw, mw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, m.muteOut, s.age);
+        const cut = cutting ? this.unheardBy(m.id, true) : NONE;
+        if (cut.length) hearExcept(ow, tw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, cut, m.muteOut, s.age);
+        else hear(ow, tw, mw, s.wide.contrib, s.wide.has && !m.heardOnlyBy, m.muteOut, s.age);
         if (whispering && !m.muteOut) this.addWhispers(m.id, ow, true);
         m.mixedWide = true;
       } else {
-        hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
+        const cut = cutting ? this.unheardBy(m.id, false) : NONE;
+        if (cut.length) hearExcept(m.mixOut, total, s.contrib, s.has && !m.heardOnlyBy, cut, m.muteOut, s.age);
+        else hear(m.mixOut, total, this.mix, s.contrib, s.has && !m.heardOnlyBy, m.muteOut, s.age);
         if (whispering && !m.muteOut) this.addWhispers(m.id, m.mixOut, false);
         if (m.mixedWide) m.mixedWide = false;
       }
@@ -219,6 +245,18 @@ export class ConferenceMixer {
   close(): void {
     for (const s of this.slots) s.wide?.up?.close();
     this.slots = [];
+  }
+
+  /** The contributions in this tick's total (8 kHz, or 16 kHz when `wide`) of the members `id` does not hear. */
+  private unheardBy(id: string, wide: boolean): Int16Array[] {
+    const out: Int16Array[] = [];
+    for (let k = 0; k < this.slots.length; k++) {
+      const w = this.slots[k];
+      if (w.member.id === id || w.member.heardOnlyBy || !w.member.notHeardBy?.has(id)) continue;
+      const c = wide ? (w.wide?.has ? w.wide.contrib : null) : w.has ? w.contrib : null;
+      if (c) out.push(c);
+    }
+    return out;
   }
 
   /** Adds to `o` (8 kHz, or 16 kHz when `wide`) the audio of the members whispering to `id` this tick. */

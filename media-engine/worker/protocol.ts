@@ -45,6 +45,7 @@ export const METHODS = [
   'leaveConference',
   'muteMember',
   'whisperMember',
+  'relateMember',
   'recordConference',
   'stopConferenceRecord',
   'conferenceMembers',

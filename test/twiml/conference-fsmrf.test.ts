@@ -3,8 +3,9 @@
 // statusCallback as on the embedded engine (participant-mute / -unmute through the Participants update);
 // what only the embedded engine does is refused where the caller asked, naming the backend, never
 // answered as done while the node drops it: a hold (Participants update and POST /v1.0/calls/{id}/hold:
-// 409 before any command is sent, core/commands/node-media.ts), coaching (the same). An AnnounceUrl's <Say>
-// and <Play> work on both backends (test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
+// 409 before any command is sent, core/commands/node-media.ts). Coaching works on both backends
+// (test/twiml/conference-coach.test.ts); an AnnounceUrl's <Say> and <Play> too
+// (test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
 // media-app node, our switch, real Postgres and Redis; the callbacks checked signed (twilio.validateRequest).
 import { expect } from 'chai';
 import request from 'supertest';
@@ -42,7 +43,7 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
       (e: { status?: number; code?: number; message?: string }) => e,
     );
 
-  it('mute and unmute reach the statusCallback; a hold and coaching are refused (409) naming the backend, with no callback and no change', async () => {
+  it('mute and unmute reach the statusCallback; a hold is refused (409) naming the backend, with no callback and no change', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference({ statusCallback: '/fe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold', 'modify'] }, 'fsmrf room');
     s.app.on('/f', doc.toString());
@@ -71,9 +72,6 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     expect(unhold.status, JSON.stringify(unhold.body)).to.equal(200);
     const unheldTw = await p(a).update({ hold: false });
     expect(unheldTw.hold).to.equal(false);
-    const coached = await refusal(p(a).update({ coaching: true, callSidToCoach: callSid(b.callId) }));
-    expect([coached?.status, coached?.code]).to.deep.equal([409, 20001]);
-    expect(coached?.message).to.match(REFUSED('coaching'));
     // nothing changed: the participant as it stood, its row not coaching
     expect(await p(a).fetch()).to.include({ hold: false, coaching: false, muted: false });
 

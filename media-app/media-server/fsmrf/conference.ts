@@ -4,14 +4,16 @@
  * endconf, so destroying it ends the room); a member enters with its endpoint's joinConference
  * (fsmrf's Endpoint.join) and leaves with `conference <name> kick <id>`; mute and deaf, recording
  * start/stop are `conference <name> …` commands on the control leg; the switch's start-/stop-talking
- * events are the members' 'speaker'; the beep is `conference <name> play tone_stream://…`. What only the
- * engine's mixer does (whisper/coaching, the mix's raw frames) has no engine here: conference.ts's engineMix refuses it by name.
+ * events are the members' 'speaker'; the beep is `conference <name> play tone_stream://…`; coaching is
+ * `conference <name> relate … nospeak` (coaching.ts). What only the engine's mixer does (the mix's raw
+ * frames) has no engine here: conference.ts's engineMix refuses it by name.
  */
 import { EventEmitter } from 'node:events';
 import type { Conference as FsConference, EslEvent, MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from '../conference';
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
+import { RoomCoaching } from './coaching';
 import { MemberSay } from './conference-say';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
@@ -44,6 +46,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   private recording: Recording | null = null;
   /** the control leg's channel socket: its end rejects a command in flight (modesl would leave it pending) */
   private readonly socket: LegSocket;
+  /** who coaches whom, as the switch's relate (coaching.ts) */
+  private readonly coaching: RoomCoaching;
 
   private constructor(
     private readonly conf: FsConference,
@@ -54,6 +58,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   ) {
     super();
     this.socket = new LegSocket(conf.endpoint);
+    const relate = async (args: string) => (await this.socket.run('conference relate', () => conf.endpoint.api('conference', `${conf.name} relate ${args}`))).getBody();
+    this.coaching = new RoomCoaching(conf.name, relate, () => this.members);
     conf.on('startTalking', (e: EslEvent) => this.talking(e, true));
     conf.on('stopTalking', (e: EslEvent) => this.talking(e, false));
     conf.on('delMember', (e: EslEvent) => this.memberGone(e));
@@ -89,9 +95,12 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
     const { memberId } = await ep.joinConference({ switchRoom: this.conf.name }, opts);
     this.members.set(ep.uuid, Number(memberId));
+    // a coach already in the room is not heard by the newcomer (unless it is the one coached)
+    await this.coaching.joined(ep.uuid);
   }
 
   async leave(ep: CallEndpoint): Promise<void> {
+    this.coaching.left(ep.uuid);
     if (!this.members.delete(ep.uuid) || this.destroyed) return;
     await ep.leaveConference();
   }
@@ -101,6 +110,12 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (id === undefined) return;
     const api = (op: string, args: string) => this.socket.run(`conference ${op}`, () => this.conf.endpoint.api('conference', args));
     for (const side of SIDES[direction]) await memberOp(api, this.conf.name, id, side, on);
+  }
+
+  /** `ep` heard by `to` only (null: by all again): the switch's relate (coaching.ts). */
+  async coach(ep: CallEndpoint, to: CallEndpoint | null): Promise<void> {
+    if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
+    await this.coaching.coach(ep.uuid, to?.uuid ?? null);
   }
 
   /**
@@ -177,7 +192,9 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it. */
   private memberGone(e: EslEvent): void {
     const uuid = e.getHeader('Channel-Call-UUID');
-    if (uuid && this.members.get(uuid) === Number(e.getHeader('Member-ID'))) this.members.delete(uuid);
+    if (!uuid || this.members.get(uuid) !== Number(e.getHeader('Member-ID'))) return;
+    this.members.delete(uuid);
+    this.coaching.left(uuid);
   }
 
   /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */

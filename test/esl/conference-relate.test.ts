@@ -1,0 +1,162 @@
+// mod_conference's relate, hold and unhold on our switch, through fsmrf's public API (its endpoint's
+// api: `conference <room> …`), with FreeSWITCH 1.10's replies and maintenance events. Each member is a
+// channel whose far end is a media-engine endpoint (real RTP on loopback); who hears whom is measured
+// at the far ends (a recording there, the share of each member's tone), as test/esl/conference.test.ts does.
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import type { Conference } from 'drachtio-fsmrf';
+import type { Endpoint } from '../../media-engine';
+import { readWav } from '../../testkit/media-engine/support';
+import { toneShare } from '../../testkit/media-engine/far-end';
+import { plainHeaders, type RawClient } from './support';
+import { useFsmrfRig, type FsmrfRig } from './rig';
+
+describe('esl: conference relate, hold and unhold (FreeSWITCH 1.10) through fsmrf on the media engine', function () {
+  this.timeout(60_000);
+  const tone: Record<number, string> = {};
+  const confs: Conference[] = [];
+  const failures: string[] = [];
+  afterEach(async () => {
+    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
+  });
+  const fx = useFsmrfRig((d) => ({ conferenceFiles: { recordings: path.join(d, 'recordings'), sounds: d } }));
+  let rig: FsmrfRig;
+  let dir: string;
+  before(() => {
+    ({ rig, dir } = fx);
+    rig.esl.on('failed', (e) => failures.push(e.message));
+    for (const hz of [440, 1000, 700, 880]) {
+      tone[hz] = path.join(dir, `tone${hz}.wav`);
+      execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', '30', 'sine', String(hz), 'vol', '0.5']);
+    }
+  });
+  afterEach(() => {
+    expect(failures.splice(0)).to.deep.equal([]);
+  });
+
+  async function conference(name: string): Promise<Conference> {
+    const c = await rig.ms.createConference(name);
+    confs.push(c);
+    return c;
+  }
+
+  /** A member talking its tone (none: silent), in `conf`; its member id. */
+  async function member(conf: Conference, hz?: number) {
+    const m = await fx.call();
+    const { memberId } = await m.ep.join(conf);
+    if (hz) void m.peer.play(tone[hz]!).catch(() => undefined);
+    return { ...m, id: Number(memberId) };
+  }
+
+  /** The next maintenance event with that Action (of that member when given; others skipped), its headers. */
+  async function nextAction(c: RawClient, action: string, memberId?: number): Promise<Record<string, string>> {
+    for (;;) {
+      const h = plainHeaders((await c.next()).body);
+      if (h['Action'] === action && (memberId === undefined || h['Member-ID'] === String(memberId))) return h;
+    }
+  }
+
+  let n = 0;
+  /**
+   * The share of each tone in what the far end hears over 1 s (after 0.5 s for what was in flight). The
+   * far end's recording holds its own tone too: a member that hears one other has about half of each.
+   */
+  async function hears(peer: Endpoint, ...hz: number[]): Promise<number[]> {
+    const file = path.join(dir, `hears-${n++}.wav`);
+    await peer.record(file, { duration: 1.5 });
+    const s = readWav(file).samples.subarray(4000);
+    return hz.map((f) => toneShare(s, f, 8000));
+  }
+
+  it('relate nospeak: the other member does not hear the member, the rest do; a later member is in no relationship; clear undoes it', async () => {
+    const conf = await conference('rel-speak');
+    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const coach = await member(conf, 440);
+    const agent = await member(conf);
+    const customer = await member(conf);
+    const body = async (args: string) => (await coach.ep.api('conference', `rel-speak ${args}`)).getBody();
+    expect(await body('relate')).to.equal('+OK No relationships\n');
+    // the coach shape: heard by the agent only
+    expect(await body(`relate ${coach.id} ${customer.id} nospeak`)).to.equal(`+OK ${coach.id}->${customer.id} nospeak set\n`);
+    const [agentHears] = await hears(agent.peer, 440);
+    const [customerHears] = await hears(customer.peer, 440);
+    expect(agentHears, 'the agent hears the coach').to.be.above(0.3);
+    expect(customerHears, 'the customer does not').to.be.below(0.05);
+    expect(await body(`relate ${coach.id}`)).to.equal(`${coach.id} -> ${customer.id} NOSPEAK HEAR NOSENDVIDEO \n`);
+    // relate alone with relationships writes nothing: the event socket's reply to an empty answer
+    expect(await body('relate')).to.equal('-ERR no reply\n');
+
+    // a member who joins later: the relationship names ids, so it hears the coach until related too
+    const late = await member(conf);
+    await nextAction(raw, 'add-member', late.id);
+    expect((await hears(late.peer, 440))[0], 'the later member hears the coach').to.be.above(0.3);
+    expect(await body(`relate ${coach.id} ${late.id},${customer.id} nospeak`)).to.equal(`+OK ${coach.id}->${late.id} nospeak set\n+OK ${coach.id}->${customer.id} nospeak set\n`);
+    expect((await hears(late.peer, 440))[0], 'related, it does not').to.be.below(0.05);
+
+    expect(await body(`relate ${coach.id} ${customer.id},${late.id} clear`)).to.equal(`+OK relationship ${coach.id}->${customer.id} cleared.\n+OK relationship ${coach.id}->${late.id} cleared.\n`);
+    expect((await hears(customer.peer, 440))[0], 'cleared: the customer hears the coach again').to.be.above(0.3);
+    expect(await body('relate')).to.equal('+OK No relationships\n');
+  });
+
+  it('relate nohear: the member does not hear the other one; a relationship leaves with its member; bad input', async () => {
+    const conf = await conference('rel-hear');
+    const a = await member(conf, 440);
+    const b = await member(conf, 1000);
+    const c = await member(conf);
+    const body = async (args: string) => (await c.ep.api('conference', `rel-hear ${args}`)).getBody();
+    expect(await body(`relate ${c.id} ${a.id} nohear`)).to.equal(`+OK ${c.id}->${a.id} nohear set\n`);
+    const [fromA, fromB] = await hears(c.peer, 440, 1000);
+    expect(fromA, 'c does not hear a').to.be.below(0.05);
+    expect(fromB, 'c hears b').to.be.above(0.3);
+    expect((await hears(b.peer, 440))[0], 'b still hears a').to.be.above(0.3);
+    // both words: neither hears the other's side of the pair
+    expect(await body(`relate ${a.id} ${b.id} nospeak,nohear`)).to.equal(`+OK ${a.id}->${b.id} nospeak,nohear set\n`);
+    expect(await body(`relate ${a.id},${c.id}`)).to.equal(`${a.id} -> ${b.id} NOSPEAK NOHEAR NOSENDVIDEO \n${c.id} -> ${a.id} SPEAK NOHEAR NOSENDVIDEO \n`);
+    expect((await hears(b.peer, 440))[0], 'b does not hear a').to.be.below(0.05);
+    expect((await hears(a.peer, 1000))[0], 'a does not hear b').to.be.below(0.05);
+
+    expect(await body(`relate ${a.id} 9999 nospeak`)).to.equal(`-ERR relationship ${a.id}->9999 not found.\n`);
+    expect(await body(`relate 9999 ${a.id} clear`)).to.equal(`-ERR relationship 9999->${a.id} not found.\n`);
+    expect(await body(`relate ${a.id} ${b.id}`)).to.equal('relate <member_id>[,<member_id>] <other_member_id>[,<other_member_id>] [nospeak|nohear|clear]');
+    expect(await body(`relate ${a.id} ${b.id} louder`)).to.equal('relate <member_id>[,<member_id>] <other_member_id>[,<other_member_id>] [nospeak|nohear|clear]');
+
+    // c leaves: its relationship goes with it (a's toward b stays)
+    await c.ep.confKick();
+    expect(await body(`relate ${c.id}`)).to.equal('-ERR no reply\n');
+    expect(await body(`relate ${a.id}`)).to.equal(`${a.id} -> ${b.id} NOSPEAK NOHEAR NOSENDVIDEO \n`);
+  });
+
+  it('hold <id> <file>: the member is not heard and hears the file (hold-member, Hold: true, listed hold); unhold: heard again, the file stops (unhold-member)', async () => {
+    const conf = await conference('hold-room');
+    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const a = await member(conf, 440);
+    const b = await member(conf, 1000);
+    const body = async (args: string) => (await b.ep.api('conference', `hold-room ${args}`)).getBody();
+    expect(await body(`hold ${a.id} ${tone[700]}`)).to.equal(`+OK hold ${a.id}\n`);
+    expect(await nextAction(raw, 'hold-member')).to.include({ 'Member-ID': String(a.id), Hold: 'true', Speak: 'true' });
+    expect((await hears(b.peer, 440))[0], 'b does not hear the held member').to.be.below(0.05);
+    const [music, room] = await hears(a.peer, 700, 1000);
+    expect(music, 'the held member hears its hold file').to.be.above(0.3);
+    expect(room, 'in place of the room').to.be.below(0.05);
+    expect((await conf.list()).getBody()).to.match(new RegExp(`^${a.id};[^;]*;${a.ep.uuid};[^;]*;[^;]*;hold(\\|floor)?;0;0;100$`, 'm'));
+
+    expect(await body(`unhold ${a.id}`)).to.equal(`+OK unhold ${a.id}\n`);
+    expect(await nextAction(raw, 'unhold-member')).to.include({ 'Member-ID': String(a.id), Hold: 'false' });
+    const done = await nextAction(raw, 'play-file-member-done');
+    expect(done).to.include({ 'Member-ID': String(a.id), File: tone[700] });
+    expect((await hears(b.peer, 440))[0], 'b hears a again').to.be.above(0.3);
+    const [after, roomAfter] = await hears(a.peer, 700, 1000);
+    expect(after, 'the hold file stopped').to.be.below(0.05);
+    expect(roomAfter, 'a hears the room again').to.be.above(0.3);
+
+    // a muted member held and unheld stays muted; bad input
+    await a.ep.confMute();
+    await body(`hold ${a.id}`);
+    await body(`unhold ${a.id}`);
+    await nextAction(raw, 'unhold-member');
+    expect((await hears(b.peer, 440))[0], 'still muted').to.be.below(0.05);
+    expect(await body('hold 9999')).to.equal('-ERR Non-Existant ID 9999\n');
+    expect(await body('unhold')).to.equal('unhold <[member_id|all]|last|non_moderator>');
+  });
+});
