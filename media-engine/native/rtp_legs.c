@@ -329,7 +329,10 @@ void legs_tick(legs_t *l, double now, int skip, legs_send_fn send, void *ring) {
     leg_t *g = l->list[i];
     if (g->ev_active && now - g->ev_last_seen > 300) ev_report(g);
     if (g->pass) continue; /* what it receives went on as it came; it sends only that */
-    if (skip > 0) g->ts = (int32_t)((uint32_t)g->ts + (uint32_t)(skip * LEG_FRAME));
+    if (skip > 0) {
+      g->ts = (int32_t)((uint32_t)g->ts + (uint32_t)(skip * LEG_FRAME));
+      jb_skip(g, skip); /* the playout point with it: left behind, the far end was heard the stall's length late */
+    }
     g->has_in = jb_pop(g, g->in);
   }
   for (int i = 0; i < l->n; i++) {

@@ -73,6 +73,8 @@ typedef struct leg {
   int head, count, npool;
   int jb_started, target, calm, conceal_run, played_any;
   int32_t play_ts;
+  int skipped;                     /* 1: a stall skipped [skipped_from, skipped_to) since the last start (jb_skip) */
+  int32_t skipped_from, skipped_to;
   double late, concealed, dropped;
   int16_t last[LEG_FRAME];
   /* telephone events */
@@ -116,6 +118,8 @@ static inline jentry_t *jat(leg_t *g, int k) { return g->ring[(g->head + k) % (J
 int16_t *jb_reserve(leg_t *g, int32_t ts, int len);
 /* empties the leg's jitter buffer: the next packet starts it again (a new source) */
 void jb_reset(leg_t *g);
+/* a stall skipped `frames` pops: the playout point moves on by as many, what was due meanwhile counted late */
+void jb_skip(leg_t *g, int frames);
 /* the leg's next frame into `out` (concealed or silence when none): 0 when nothing has been played yet */
 int jb_pop(leg_t *g, int16_t *out);
 /* takes the leg out (its socket no longer reaches it) and frees it */

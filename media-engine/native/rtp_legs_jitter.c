@@ -1,7 +1,8 @@
 /*
  * The C legs' jitter buffer (rtp_legs.c's receive path fills it, its tick reads it): media-engine/jitter/
  * jitter-buffer.ts, line for line, with the same figures (reorder, late and duplicate drop, growth for a
- * late packet, the calm that gives a frame back, concealment, an overflow moving the playout point).
+ * late packet, the calm that gives a frame back, concealment, an overflow moving the playout point, a
+ * stall's skip moving it on).
  */
 #include "rtp_legs_int.h"
 #include <stdlib.h>
@@ -16,9 +17,35 @@ static void jb_drop_first(leg_t *g) {
 void jb_reset(leg_t *g) {
   while (g->count) jb_drop_first(g);
   g->jb_started = 0;
+  g->skipped = 0;
   g->calm = 0;
   g->conceal_run = 0;
   g->played_any = 0;
+}
+
+/*
+ * jitter-buffer.ts skip(): the worker could not run for `frames` pops (a stall its clock skipped rather
+ * than caught up): the playout point moves on by as many, as the leg's RTP clock did. Left where the
+ * stall found it, a far end with its own clock was heard the stall's length late for the rest of the
+ * call (stall-playout.test.ts, C legs). What was due meanwhile is dropped as late, now or when it comes
+ * (jb_reserve), without growing the buffer for it.
+ */
+void jb_skip(leg_t *g, int frames) {
+  if (!g->jb_started || frames <= 0) return;
+  g->skipped = 1;
+  g->skipped_from = g->play_ts;
+  g->play_ts = (int32_t)((uint32_t)g->play_ts + (uint32_t)frames * LEG_FRAME);
+  g->skipped_to = g->play_ts;
+  while (g->count && ts_diff((int32_t)((uint32_t)g->ring[g->head]->ts + (uint32_t)g->ring[g->head]->len), g->play_ts) <= 0) {
+    /* (the frame last played stays held until the next pop: not counted) */
+    if (ts_diff(g->ring[g->head]->ts, g->skipped_from) >= 0) g->late++;
+    jb_drop_first(g);
+  }
+}
+
+/* a packet at `ts` was due in the time a stall skipped */
+static int jb_was_skipped(leg_t *g, int32_t ts) {
+  return g->skipped && ts_diff(ts, g->skipped_from) >= 0 && ts_diff(ts, g->skipped_to) < 0;
 }
 
 static void jb_grow(leg_t *g) {
@@ -44,6 +71,7 @@ int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
       int32_t d = ts_diff(ts, g->play_ts);
       if ((int64_t)d + len <= 0) {
         g->late++;
+        if (jb_was_skipped(g, ts)) return NULL; /* due while the worker stalled: late, as the audio the leg did not send then */
         if (d > -LEG_FRAME * 50 && !jb_behind(g)) {
           jb_grow(g);
           return NULL;

@@ -49,6 +49,7 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   for (int i = 0; i < LS_SEEN_N; i++) g->seen[i] = (uint8_t)v[LS_SEEN + i];
   g->jb_started = v[LS_JB_STARTED] != 0;
   g->play_ts = (int32_t)v[LS_JB_PLAY_TS];
+  g->skipped = 0; /* a stall's span skipped in JS is not carried over: a packet of it coming after the move is late and grows the buffer */
   g->target = (int)v[LS_JB_TARGET];
   g->calm = (int)v[LS_JB_CALM];
   g->conceal_run = (int)v[LS_JB_CONCEAL_RUN];
