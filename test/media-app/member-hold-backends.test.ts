@@ -114,5 +114,29 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       expect(rb.code, rb.errors + rb.messages.slice(-3000)).to.equal(0);
       expect(offeredDirections(ra), 'A: re-INVITEd sendonly, then sendrecv').to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
     });
+
+    it("a hold with no music plays the node's own (copied where the switch reads it), removed at unhold", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold node ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly', 'sendrecv']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, {})).status).to.equal(200);
+      await Promise.all([a.party.toneTurns(B, false, 10_000), b.party.toneTurns(A, false, 10_000)]);
+      const t0 = Date.now();
+      await a.party.framesHeard(t0, 100);
+      const frames = a.party.heard.filter((h) => h.at >= t0);
+      const voiced = frames.filter((h) => h.pcm.reduce((n, v) => n + Math.abs(v), 0) / h.pcm.length > 300).length / frames.length;
+      expect(voiced, "A hears the node's music").to.be.greaterThan(HEARS);
+      if (backend === 'fsmrf') expect(sharedFiles(), "the node's music copied to the shared directory while held").to.have.length(1);
+
+      const unheld = await request(s.t.app).delete(`/v1.0/calls/${a.id}/hold`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
+      await Promise.all([a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, 'the copy removed once the hold ended');
+
+      for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
   });
 }
