@@ -11,8 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { playUrlFailure, prepareAudio, type PrepareOptions } from '../../../media-engine';
-import { readWavInfo } from '../../../media-engine/audio/wav';
+import { playUrlFailure, prepareAudio, readWav, type PrepareOptions } from '../../../media-engine';
 
 /** A prompt held for playing: its WAV on the shared directory, until released. */
 export interface HeldPrompt {
@@ -94,8 +93,7 @@ export class SharedPrompts {
     try {
       const to = path.join(own, path.basename(file));
       await fs.promises.copyFile(file, to);
-      const info = readWavInfo(to);
-      return { path: to, durationMs: info.durationMs, remove };
+      return { path: to, durationMs: readWav(to).info.durationMs, remove };
     } catch (err) {
       remove();
       throw err;
