@@ -35,6 +35,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
     let musicUrl = '';
     const parties: RtpParty[] = [];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'member-hold-'));
+    const slow = { asked: 0, answers: [] as (() => void)[] };
 
     before(async () => {
       // one second of the music's tone: a hold of three seconds hears it played again
@@ -43,8 +44,11 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       writeWav(path.join(dir, 'music.wav'), samples);
       web = http.createServer((req, res) => {
         res.on('error', () => undefined);
-        if (req.url !== '/music.wav') return void res.writeHead(404).end();
-        res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(path.join(dir, 'music.wav')));
+        const send = () => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(path.join(dir, 'music.wav')));
+        if (req.url === '/music.wav') return void send();
+        // answered when the test says (slow.answer): a hold's fetch still running
+        if (req.url === '/slow.wav') return void (slow.asked++, slow.answers.push(send));
+        res.writeHead(404).end();
       });
       web.on('error', () => undefined);
       await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
@@ -56,6 +60,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       for (const p of parties) p.close();
       if (s) await closeCommandBus(s.t.ctx);
       await s?.close();
+      for (const answer of slow.answers.splice(0)) answer();
       await new Promise<void>((r) => web.close(() => r()));
       fs.rmSync(dir, { recursive: true, force: true });
     });
@@ -134,6 +139,34 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
       await Promise.all([a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
       if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, 'the copy removed once the hold ended');
+
+      for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
+
+    it('an unhold while the music is still being fetched leaves the member in the room, heard and hearing', async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold slow ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly', 'sendrecv']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      const asked = slow.asked;
+      const url = musicUrl.replace('/music.wav', '/slow.wav');
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: url })).status).to.equal(200);
+      await until(() => (slow.asked > asked ? true : null), 10_000, 'the music asked for');
+      const unheld = await request(s.t.app).delete(`/v1.0/calls/${a.id}/hold`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
+      await until(async () => ((await s.t.ctx.db('calls').where({ id: a.id }).first())?.metadata?.hold === false ? true : null), 10_000, 'unheld');
+      // the fetch ends after the unhold: nothing is played or held with it
+      for (const answer of slow.answers.splice(0)) answer();
+      await Promise.all([a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
+      const t0 = Date.now();
+      await Promise.all([a.party.framesHeard(t0, 100), b.party.framesHeard(t0, 100)]);
+      const t1 = Date.now();
+      expect(a.party.presence(B, t0, t1), 'A hears B').to.be.greaterThan(HEARS);
+      expect(b.party.presence(A, t0, t1), 'B hears A').to.be.greaterThan(HEARS);
+      expect(a.party.presence(MUSIC, t0, t1), 'no music').to.be.lessThan(0.1);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, 'the fetched file removed');
 
       for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
       for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);

@@ -259,8 +259,9 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** uuid_break: what plays on the leg stops (its play resolves, interrupted). */
   async stopPlayback(): Promise<void> {
     if (this.destroyed) return;
-    // the music of a member's hold: the room's unhold (the member heard again, hearing the room)
-    if (this.memberHold?.active) return this.memberHold.stop();
+    // the music of a member's hold (all a room member plays): the room's unhold, and a play whose fetch is
+    // still running sends nothing (member-hold.ts)
+    if (this.memberHold) return this.memberHold.stop();
     if (this.playing) this.playing.interrupted = true;
     await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }

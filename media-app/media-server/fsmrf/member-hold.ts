@@ -82,11 +82,6 @@ export class MemberHold {
     return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: interrupted || !this.held };
   }
 
-  /** Whether the member is held on the switch now (its music's stop is an unhold). */
-  get active(): boolean {
-    return this.held && !this.closed;
-  }
-
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
   async stop(): Promise<void> {
     this.ends++;
