@@ -171,5 +171,25 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
       for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
     });
+
+    it("a held member that hangs up ends its hold's loop: the music's file removed, the room goes on", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold gone ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly']);
+      const b = await member(conf.id, B, []);
+      const c = await member(conf.id, 1700, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(1700, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: musicUrl })).status).to.equal(200);
+      await a.party.toneTurns(MUSIC, true, 10_000);
+      expect((await s.api.post(`/calls/${a.id}/hangup`, undefined)).status).to.equal(200);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, "the music's file removed once the member left");
+      // the two others still hear each other
+      const t0 = Date.now();
+      await b.party.framesHeard(t0, 100);
+      expect(b.party.presence(1700, t0), 'B hears C').to.be.greaterThan(HEARS);
+
+      for (const x of [b, c]) expect((await s.api.post(`/calls/${x.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done, c.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
   });
 }
