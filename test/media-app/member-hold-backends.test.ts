@@ -191,5 +191,20 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       for (const x of [b, c]) expect((await s.api.post(`/calls/${x.id}/hangup`, undefined)).status).to.equal(200);
       for (const r of await Promise.all([a.x.done, b.x.done, c.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
     });
+
+    it("the room's end while a member is held ends the hold's loop: the music's file removed", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold end ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: musicUrl })).status).to.equal(200);
+      await a.party.toneTurns(MUSIC, true, 10_000);
+      const ended = await request(s.t.app).delete(`/v1.0/conferences/${conf.id}`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(ended.status, JSON.stringify(ended.body)).to.equal(200);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, "the music's file removed once the room ended");
+      for (const x of [a, b]) await s.api.post(`/calls/${x.id}/hangup`, undefined);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
   });
 }
