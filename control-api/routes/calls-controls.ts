@@ -29,19 +29,20 @@ const holdBody = z.strictObject({
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
 
 /**
- * A hold or music on hold the owner node's media backend cannot make is refused here (409), never sent
- * to be dropped there: on fsmrf, for a call that is a conference member (its music would wait behind the
- * switch's conference application); any other call holds on both backends. Read, then sent: a join
- * between the two is caught on the node, which refuses the music of a leg in a switch room in the same
- * step as it would send it (media-app/call/controls.ts, media-server/fsmrf/room-app.ts).
+ * Music on hold the owner node's media backend cannot make is refused here (409), never sent to be
+ * dropped there: on fsmrf, for a call that is a conference member (its music would wait behind the
+ * switch's conference application; a member's hold is the room's, media-server/fsmrf/member-hold.ts,
+ * and holds on both backends). Read, then sent: a join between the two is caught on the node, which
+ * refuses the music of a leg in a switch room in the same step as it would send it
+ * (media-app/call/controls.ts, media-server/fsmrf/room-app.ts).
  */
-async function assertHoldable(ctx: AppContext, callId: string): Promise<void> {
+async function assertMohable(ctx: AppContext, callId: string): Promise<void> {
   if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;
-  await assertCallOwnerCan(ctx, callId, 'memberHold');
+  await assertCallOwnerCan(ctx, callId, 'memberMoh');
 }
 
-/** Starting a hold or music on hold: the looped play a switch's conference application would hold back. */
-const refusable = (type: Toggle, on: boolean): boolean => on && (type === 'call.hold' || type === 'call.moh');
+/** Starting music on hold: the looped play a switch's conference application would hold back. */
+const refusable = (type: Toggle, on: boolean): boolean => on && type === 'call.moh';
 
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {
   return defineRoute({
@@ -57,7 +58,7 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     ...(refusable(type, on) ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);
-      if (refusable(type, on)) await assertHoldable(ctx, c.id);
+      if (refusable(type, on)) await assertMohable(ctx, c.id);
       await send(ctx, { type, callId: c.id, on });
       return callJson(c);
     },
@@ -81,11 +82,9 @@ export const routes: AnyRoute[] = [
     params: idParams,
     body: holdBody,
     response: callSchema,
-    errors: [409],
     handler: async ({ ctx, auth, params, body }) => {
       assertEgressUrl(ctx, 'music', body.music);
       const c = await progressing(ctx, auth, params.id);
-      await assertHoldable(ctx, c.id);
       await send(ctx, { type: 'call.hold', callId: c.id, on: true, ...(body.music !== undefined ? { music: body.music } : {}) });
       return callJson(c);
     },

@@ -12,7 +12,7 @@ import { callsRepo, type CallRow } from '../../core/repos/calls';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import type { ConferenceRow } from '../../core/repos/conferences';
 import { accountSid, callSid, fromSid, toSid } from '../../core/twilio/sids';
-import { assertCallOwnerCan, commandBus } from '../calls/bus';
+import { commandBus } from '../calls/bus';
 import { conferenceApi } from '../routes/conferences';
 import { authOf } from './auth';
 import { announceOf, conferenceUri, ownedConference } from './conferences';
@@ -150,8 +150,6 @@ async function update(ctx: AppContext, req: Request, res: Response): Promise<voi
   const before = cc;
   // bad input is 20001 whatever the node: CallSidToCoach checked before what the backend can do
   const coached = coaching ? await coachedCall(ctx, conf, cc, typeof p.CallSidToCoach === 'string' ? p.CallSidToCoach : undefined) : null;
-  // what the node's media backend cannot do is refused before anything changes (core/commands/node-media.ts)
-  if (hold === true) await assertCallOwnerCan(ctx, call.id, 'memberHold'); // an unhold is never refused
   const bus = commandBus(ctx);
   if (endOnExit !== undefined || beepOnExit !== undefined) {
     // the room reads the row when the participant leaves

@@ -1,8 +1,8 @@
 /**
  * Which media backend a media-app node runs its calls on (media-app/media-server/README.md): each node
  * writes `node-media:<node id>` → `embedded` | `fsmrf` with its heartbeat, expiring with it. control-api
- * reads it to refuse, before it sends a command, what the node's backend cannot do (on fsmrf: the hold
- * of a conference member, whose music would wait behind the switch's conference application), with an error
+ * reads it to refuse, before it sends a command, what the node's backend cannot do (on fsmrf: music on
+ * hold of a conference member, which would wait behind the switch's conference application), with an error
  * naming the backend: the caller is never answered as if it had been done while the node drops it.
  * A node that wrote nothing (an older one) counts as embedded: the command goes as before.
  */
@@ -16,8 +16,8 @@ export const nodeMediaKey = (nodeId: string): string => `node-media:${nodeId}`;
 
 /** What only the embedded engine does among the commands control-api sends a node. */
 export const FSMRF_REFUSES = {
-  memberHold:
-    "hold of a conference member (its music on hold would wait behind the switch's conference application; the switch's conference <room> hold <member> <file> plays a file once, and looping the platform's music through it is not built yet)",
+  memberMoh:
+    "music on hold of a conference member (its music would wait behind the switch's conference application; a member's hold is the room's conference <room> hold, which takes the member out of the mix)",
 } as const;
 
 export type NodeMediaFeature = keyof typeof FSMRF_REFUSES;

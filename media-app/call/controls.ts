@@ -46,8 +46,9 @@ export interface TalkRequest {
  * (routes/calls-controls.ts, read before it sends) may have seen no member yet. Decided on this node, in
  * the call's queue of operations; a join between this and the music's start is refused by the play itself.
  */
-function refuseMusic(call: CallSession): void {
-  const refused = call.endpoint?.promptRefusal?.();
+function refuseMusic(call: CallSession, hold = false): void {
+  const ep = call.endpoint;
+  const refused = hold && ep?.holdMusicRefusal ? ep.holdMusicRefusal() : ep?.promptRefusal?.();
   if (refused) throw refused;
 }
 
@@ -80,7 +81,7 @@ export class CallControls {
         return this.record(call, { hold: false });
       }
       const played = m.flags.moh && music === undefined ? m.flags.music : await holdMusicOf(call, music);
-      if (played) refuseMusic(call);
+      if (played) refuseMusic(call, true);
       const bySip = await reinvite(call, played ? 'sendonly' : 'inactive');
       await m.set({ held: true, heldBySip: bySip, music: played });
       await this.record(call, { hold: true });

@@ -116,7 +116,7 @@ export class CallMediaState {
     const current = () => this.playing === music && this.endpoint() === ep && !ep.destroyed;
     const run = async (): Promise<void> => {
       while (current()) {
-        const r = await ep.play(music);
+        const r = await (ep.playMusic ? ep.playMusic(music) : ep.play(music));
         // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
         if (r.interrupted && current()) await new Promise((res) => setTimeout(res, 200));
       }

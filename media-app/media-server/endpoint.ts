@@ -93,6 +93,16 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
    * holds back any prompt until it leaves the room (fsmrf/room-app.ts): its play refuses it then too.
    */
   promptRefusal?(): MediaBackendUnsupported | null;
+  /**
+   * Why the music of a hold would not be played now, or null; absent: promptRefusal's answer. On fsmrf a
+   * member of a switch room is held by the room (fsmrf/member-hold.ts): refused only while it is joining.
+   */
+  holdMusicRefusal?(): MediaBackendUnsupported | null;
+  /**
+   * Plays the music of a hold or music on hold once (media-app/call/media-state.ts loops it); absent:
+   * play. On fsmrf a member of a switch room gets it from the room, held there (fsmrf/member-hold.ts).
+   */
+  playMusic?(music: string): Promise<PlayResult>;
   play(fileOrUrls: PlaySpec | PlaySpec[], opts?: { bargeIn?: boolean }): Promise<PlayResult>;
   say(text: string, opts?: { language?: string; voice?: string; provider?: string; bargeIn?: boolean }): Promise<PlayResult>;
   stopPlayback(): Promise<void>;

@@ -4,8 +4,8 @@
 // statusCallback, signed (twilio.validateRequest), in order with join and leave; a sipp caller (real
 // SIP on loopback, a media-app node, real Postgres and Redis) answers the hold re-INVITEs. On the fsmrf
 // media backend (issue 55) mute and unmute are the switch's member operations and send the same
-// callbacks; a member's hold is refused (409 naming the backend: core/commands/node-media.ts) with no
-// callback and no re-INVITE.
+// callbacks, and a member's hold is the switch's `conference <room> hold` (media-server/README.md):
+// the same callbacks and re-INVITEs on both.
 import { expect } from 'chai';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
@@ -75,51 +75,18 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       return got;
     }
 
-    if (backend === 'embedded')
-      it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
-        const { c, cf, p } = await connected((port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`);
-        expect((await p().update({ muted: true })).muted).to.equal(true);
-        expect((await p().update({ muted: false })).muted).to.equal(false);
-        expect((await p().update({ hold: true })).hold).to.equal(true);
-        expect((await p().update({ hold: false })).hold).to.equal(false);
-        // the same state again changes nothing: no callback
-        expect((await p().update({ muted: false })).muted).to.equal(false);
-        await sleep(500);
-        await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
-        expectParticipantLifecycle(await callbacks(6), { ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
-        const res = await c.sipp;
-        expect(res.code, res.errors + res.messages).to.equal(0);
-      });
-    else
-      it('participant-mute, -unmute between join and leave, signed; a hold refused (409 naming the backend) sends none', async () => {
-        const { c, cf, p } = await connected();
-        expect((await p().update({ muted: true })).muted).to.equal(true);
-        expect((await p().update({ muted: false })).muted).to.equal(false);
-        const held = await p()
-          .update({ hold: true })
-          .then(
-            () => null,
-            (e: { status?: number; code?: number; message?: string }) => e,
-          );
-        expect([held?.status, held?.code]).to.deep.equal([409, 20001]);
-        expect(held?.message).to.match(/^hold .*is not available on the fsmrf media backend/);
-        expect(await p().fetch()).to.include({ hold: false, muted: false });
-        expect((await p().update({ muted: false })).muted).to.equal(false);
-        await sleep(500);
-        await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
-        const got = await callbacks(4);
-        expect(got.map((r) => [r.params.StatusCallbackEvent, r.params.Muted, r.params.Hold])).to.deep.equal([
-          ['participant-join', 'false', 'false'],
-          ['participant-mute', 'true', 'false'],
-          ['participant-unmute', 'false', 'false'],
-          ['participant-leave', 'false', 'false'],
-        ]);
-        expect(got.map((r) => Number(r.params.SequenceNumber))).to.deep.equal([1, 2, 3, 4]);
-        for (const r of got) {
-          expect(r.signed, `${r.params.StatusCallbackEvent} signed`).to.equal(true);
-          expect(r.params).to.include({ ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
-        }
-        const res = await c.sipp;
-        expect(res.code, res.errors + res.messages).to.equal(0);
-      });
+    it('participant-mute, -unmute, -hold, -unhold between join and leave, signed, Muted/Hold as they then stood', async () => {
+      const { c, cf, p } = await connected((port) => `${answerReinvite(port, 'inactive', 2)}\n${answerReinvite(port, 'sendrecv', 3)}`);
+      expect((await p().update({ muted: true })).muted).to.equal(true);
+      expect((await p().update({ muted: false })).muted).to.equal(false);
+      expect((await p().update({ hold: true })).hold).to.equal(true);
+      expect((await p().update({ hold: false })).hold).to.equal(false);
+      // the same state again changes nothing: no callback
+      expect((await p().update({ muted: false })).muted).to.equal(false);
+      await sleep(500);
+      await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+      expectParticipantLifecycle(await callbacks(6), { ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
+      const res = await c.sipp;
+      expect(res.code, res.errors + res.messages).to.equal(0);
+    });
   });

@@ -24,7 +24,7 @@ import type { LinkTimers } from './switch-link';
 const SAID = /^(\+OK )?\(saymember\) OK/;
 
 /** The switch's reply to a member's play: conference_api_sub_play's `(play) Playing file <file> to member <id>` (with `+OK ` before it in some builds). */
-const PLAYING_TO_MEMBER = /^(\+OK )?\(play\) Playing file .* to member \d+/;
+export const PLAYING_TO_MEMBER = /^(\+OK )?\(play\) Playing file .* to member \d+/;
 
 /** The language the room's TTS speaks (the switch's conference profile: en-US). */
 const ROOM_LANGUAGE = /^en(-us)?$/i;

@@ -14,7 +14,8 @@ import type { AnnounceTarget, ConferenceMix, MixDirection, MixEvents } from '../
 import type { CallEndpoint } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { RoomCoaching } from './coaching';
-import { MemberSay } from './conference-say';
+import { MemberSay, type MemberSayRoom } from './conference-say';
+import { MemberHold } from './member-hold';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
@@ -43,6 +44,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   destroyed = false;
   /** member id on the switch by endpoint uuid, while the member is in */
   private readonly members = new Map<string, number>();
+  /** the members' endpoints whose hold is the room's (member-hold.ts), by uuid */
+  private readonly holds = new Map<string, FsmrfCallEndpoint>();
   private recording: Recording | null = null;
   /** the control leg's channel socket: its end rejects a command in flight (modesl would leave it pending) */
   private readonly socket: LegSocket;
@@ -95,12 +98,17 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
     const { memberId } = await ep.joinConference({ switchRoom: this.conf.name }, opts);
     this.members.set(ep.uuid, Number(memberId));
+    // a hold of the member is the room's (member-hold.ts), until it leaves or the room ends
+    ep.memberHold?.close();
+    ep.memberHold = new MemberHold(this.memberRoom(ep), this.prompts);
+    this.holds.set(ep.uuid, ep);
     // a coach already in the room is not heard by the newcomer (unless it is the one coached)
     await this.coaching.joined(ep.uuid);
   }
 
   async leave(ep: CallEndpoint): Promise<void> {
     this.coaching.left(ep.uuid);
+    this.holdEnded(ep.uuid);
     if (!this.members.delete(ep.uuid) || this.destroyed) return;
     await ep.leaveConference();
   }
@@ -161,8 +169,21 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** An announcement to the member of `ep` goes through the room (conference-say.ts): its own prompt would wait behind the `conference` application. */
   announceTo(ep: CallEndpoint): AnnounceTarget {
-    const room = { memberId: () => this.members.get(ep.uuid), command: (args: string, ok: RegExp) => this.command(args, ok), conn: () => this.conf.endpoint.conn };
-    return new MemberSay(room, ep, this.timers, this.prompts);
+    return new MemberSay(this.memberRoom(ep), ep, this.timers, this.prompts);
+  }
+
+  /** The room as one member's announcement or hold sees it. */
+  private memberRoom(ep: CallEndpoint): MemberSayRoom {
+    return { memberId: () => this.members.get(ep.uuid), command: (args: string, ok: RegExp) => this.command(args, ok), conn: () => this.conf.endpoint.conn };
+  }
+
+  /** The member of `uuid` is out (left, gone, the room ended): its hold by the room ends with nothing sent. */
+  private holdEnded(uuid: string): void {
+    const ep = this.holds.get(uuid);
+    if (!ep) return;
+    this.holds.delete(uuid);
+    ep.memberHold?.close();
+    ep.memberHold = null;
   }
 
   /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */
@@ -195,6 +216,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (!uuid || this.members.get(uuid) !== Number(e.getHeader('Member-ID'))) return;
     this.members.delete(uuid);
     this.coaching.left(uuid);
+    this.holdEnded(uuid);
   }
 
   /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */
@@ -219,6 +241,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     const r = this.recording;
     if (r) this.recordingStopped(r.file);
     this.members.clear();
+    for (const uuid of [...this.holds.keys()]) this.holdEnded(uuid);
     this.emit('destroy', { reason });
   }
 }

@@ -31,6 +31,7 @@ import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { apiBody, eslArg, eslText, replyText } from './esl-arg';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
+import type { MemberHold } from './member-hold';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
@@ -72,6 +73,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private modifies: Promise<unknown> = Promise.resolve();
   /** whether the switch's conference application runs on the leg: prompts refused meanwhile (room-app.ts) */
   private readonly room: RoomApp;
+  /** the room's hold of this leg while it is a member of a switch room (member-hold.ts; FsmrfMix sets it) */
+  memberHold: MemberHold | null = null;
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -221,6 +224,19 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.room.refusal();
   }
 
+  /** A member of a switch room is held by the room (member-hold.ts): its hold's music is refused only while it joins. */
+  holdMusicRefusal(): MediaBackendUnsupported | null {
+    return this.memberHold ? null : this.room.refusal();
+  }
+
+  /** The music of a hold: from the room while the leg is a member (member-hold.ts), else the leg's own play. */
+  async playMusic(music: string): Promise<PlayResult> {
+    if (this.memberHold) return this.memberHold.play(music);
+    // in the room with no hold of its own yet (joining) or any more (left, the application not completed): not played now
+    if (this.room.refusal()) return { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
+    return this.play(music);
+  }
+
   private assertPromptable(): void {
     const refused = this.room.refusal();
     if (refused) throw refused;
@@ -243,6 +259,9 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** uuid_break: what plays on the leg stops (its play resolves, interrupted). */
   async stopPlayback(): Promise<void> {
     if (this.destroyed) return;
+    // the music of a member's hold (all a room member plays): the room's unhold, and a play whose fetch is
+    // still running sends nothing (member-hold.ts)
+    if (this.memberHold) return this.memberHold.stop();
     if (this.playing) this.playing.interrupted = true;
     await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }

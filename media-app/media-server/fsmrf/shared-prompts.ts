@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { playUrlFailure, prepareAudio, type PrepareOptions } from '../../../media-engine';
+import { playUrlFailure, prepareAudio, readWav, type PrepareOptions } from '../../../media-engine';
 
 /** A prompt held for playing: its WAV on the shared directory, until released. */
 export interface HeldPrompt {
@@ -46,11 +46,23 @@ export class SharedPrompts {
   }
 
   /** The prompt at `url` (http or https only), fetched once for all who hold it meanwhile; rejects with the fetch's or conversion's error. */
-  async hold(url: string): Promise<HeldPrompt> {
-    let h = this.held.get(url);
+  hold(url: string): Promise<HeldPrompt> {
+    return this.holding(url, () => this.fetch(url));
+  }
+
+  /**
+   * A file of the node's own (its music on hold, moh-source.ts) copied into the shared directory, where
+   * the switch's room may read it (a room plays only from there), held and released as a URL's.
+   */
+  holdNodeFile(file: string): Promise<HeldPrompt> {
+    return this.holding(`file:${path.resolve(file)}`, () => this.copy(file));
+  }
+
+  private async holding(key: string, load: () => Promise<Fetched>): Promise<HeldPrompt> {
+    let h = this.held.get(key);
     if (!h) {
-      h = { got: this.fetch(url), users: 0 };
-      this.held.set(url, h);
+      h = { got: load(), users: 0 };
+      this.held.set(key, h);
     }
     h.users++;
     const entry = h;
@@ -59,7 +71,7 @@ export class SharedPrompts {
       if (released) return;
       released = true;
       if (--entry.users > 0) return;
-      if (this.held.get(url) === entry) this.held.delete(url);
+      if (this.held.get(key) === entry) this.held.delete(key);
       entry.got.then(
         (f) => f.remove(),
         () => undefined,
@@ -70,6 +82,20 @@ export class SharedPrompts {
       return { path: f.path, durationMs: f.durationMs, release };
     } catch (err) {
       release();
+      throw err;
+    }
+  }
+
+  private async copy(file: string): Promise<Fetched> {
+    await fs.promises.mkdir(this.dir, { recursive: true });
+    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const remove = () => fs.rmSync(own, { recursive: true, force: true });
+    try {
+      const to = path.join(own, path.basename(file));
+      await fs.promises.copyFile(file, to);
+      return { path: to, durationMs: readWav(to).info.durationMs, remove };
+    } catch (err) {
+      remove();
       throw err;
     }
   }

@@ -1,0 +1,210 @@
+// The hold of a conference member on both media backends (issue 55): 'embedded' (the engine's mix) and
+// 'fsmrf' (the switch's room: `conference <room> hold <member> <file>`, the file played again at each
+// play-file-member-done, `unhold`: media-server/fsmrf/member-hold.ts). Two parties in a room, each a
+// sipp call whose RTP is a tone of its own; POST /calls/{id}/hold with a 1 s music URL: the held party
+// hears the music for longer than one play of the file (the loop) and not the other party, the other
+// party no longer hears it; DELETE /calls/{id}/hold: both hear each other again, the music gone; on
+// fsmrf the music's file on the directory shared with the switch is removed once the hold ends.
+// Real loopback SIP and RTP: control-api, media-app, sipp, our switch, real Postgres and Redis.
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import request from 'supertest';
+import { freePort, udpBound } from '../../testkit/ports';
+import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
+import { RtpParty } from '../../testkit/conference/party';
+import { writeWav } from '../../media-engine/audio/wav';
+import { startStack, type Stack } from '../xfer/support';
+import { closeCommandBus } from '../../control-api/calls/bus';
+import { conferencesRepo } from '../../core/repos/conferences';
+import { heldParty, offeredDirections, type HeldDirection } from './held-party';
+
+const A = 500;
+const B = 1100;
+const MUSIC = 1400;
+/** Share of 20 ms frames that must carry a tone for "hears it" (test/conference/backends.test.ts). */
+const HEARS = 0.5;
+
+for (const backend of ['embedded', 'fsmrf'] as const) {
+  describe(`the hold of a conference member on the ${backend} media backend`, function () {
+    this.timeout(120_000);
+    let s: Stack;
+    let web: http.Server;
+    let musicUrl = '';
+    const parties: RtpParty[] = [];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'member-hold-'));
+    const slow = { asked: 0, answers: [] as (() => void)[] };
+
+    before(async () => {
+      // one second of the music's tone: a hold of three seconds hears it played again
+      const samples = new Int16Array(8000);
+      for (let i = 0; i < samples.length; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * MUSIC * i) / 8000));
+      writeWav(path.join(dir, 'music.wav'), samples);
+      web = http.createServer((req, res) => {
+        res.on('error', () => undefined);
+        const send = () => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(path.join(dir, 'music.wav')));
+        if (req.url === '/music.wav') return void send();
+        // answered when the test says (slow.answer): a hold's fetch still running
+        if (req.url === '/slow.wav') return void (slow.asked++, slow.answers.push(send));
+        res.writeHead(404).end();
+      });
+      web.on('error', () => undefined);
+      await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+      musicUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/music.wav`;
+      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
+    });
+    after(async () => {
+      killAllSipp();
+      for (const p of parties) p.close();
+      if (s) await closeCommandBus(s.t.ctx);
+      await s?.close();
+      for (const answer of slow.answers.splice(0)) answer();
+      await new Promise<void>((r) => web.close(() => r()));
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** A party (its RTP a tone of `freq`) placed into the room, taking one re-INVITE per direction in `reinvites`. */
+    async function member(conferenceId: string, freq: number, reinvites: HeldDirection[]) {
+      const party = await RtpParty.open(freq);
+      parties.push(party);
+      const px = await freePort();
+      const x = sipp(heldParty(party.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+      await udpBound(px);
+      const res = await s.api.post('/calls', {
+        source: { type: 'tel', target: '+15550001111' },
+        destinations: [{ type: 'sip', target: `m${freq}@127.0.0.1:${px}` }],
+        actions: [{ type: 'conference_join', option: { conference_id: conferenceId } }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const id = res.body.calls[0].id as string;
+      await until(async () => ((await s.t.ctx.db('conferencecalls').where({ reference_id: id, status: 'joined' }).first()) ? true : null), 20_000, 'in the room');
+      return { id, party, x };
+    }
+
+    /** The prompt files media-app put on the directory shared with the switch (fsmrf). */
+    const sharedFiles = (): string[] => {
+      // the harness's DATA_DIR (testkit/media-app/harness.ts), its switch's sounds directory
+      const shared = path.join(os.tmpdir(), `media-app-test-${process.pid}`, 'switch-prompts');
+      return fs.existsSync(shared) ? fs.readdirSync(shared).filter((f) => f.startsWith('p-')) : [];
+    };
+
+    it('the held member hears the music in a loop and not the room, the room no longer hears it; unhold: both ways again', async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly', 'sendrecv']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      const held = await s.api.post(`/calls/${a.id}/hold`, { music: musicUrl });
+      expect(held.status, JSON.stringify(held.body)).to.equal(200);
+      await Promise.all([a.party.toneTurns(MUSIC, true, 10_000), b.party.toneTurns(A, false, 10_000)]);
+      // three plays of the one-second file: the loop, measured over the frames the party heard
+      const t0 = Date.now();
+      await a.party.framesHeard(t0, 150);
+      const t1 = Date.now();
+      expect(a.party.presence(MUSIC, t0, t1), 'A hears the music for 3 s').to.be.greaterThan(HEARS);
+      expect(a.party.presence(B, t0, t1), 'A held does not hear B').to.be.lessThan(0.1);
+      expect(b.party.presence(A, t0, t1), 'B does not hear A held').to.be.lessThan(0.1);
+      if (backend === 'fsmrf') expect(sharedFiles(), "the music's file on the shared directory while held").to.have.length(1);
+
+      const unheld = await request(s.t.app).delete(`/v1.0/calls/${a.id}/hold`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
+      await Promise.all([a.party.toneTurns(MUSIC, false, 10_000), a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, "the music's file removed once the hold ended");
+
+      for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
+      const [ra, rb] = await Promise.all([a.x.done, b.x.done]);
+      expect(ra.code, ra.errors + ra.messages.slice(-3000)).to.equal(0);
+      expect(rb.code, rb.errors + rb.messages.slice(-3000)).to.equal(0);
+      expect(offeredDirections(ra), 'A: re-INVITEd sendonly, then sendrecv').to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);
+    });
+
+    it("a hold with no music plays the node's own (copied where the switch reads it), removed at unhold", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold node ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly', 'sendrecv']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, {})).status).to.equal(200);
+      await Promise.all([a.party.toneTurns(B, false, 10_000), b.party.toneTurns(A, false, 10_000)]);
+      const t0 = Date.now();
+      await a.party.framesHeard(t0, 100);
+      const frames = a.party.heard.filter((h) => h.at >= t0);
+      const voiced = frames.filter((h) => h.pcm.reduce((n, v) => n + Math.abs(v), 0) / h.pcm.length > 300).length / frames.length;
+      expect(voiced, "A hears the node's music").to.be.greaterThan(HEARS);
+      if (backend === 'fsmrf') expect(sharedFiles(), "the node's music copied to the shared directory while held").to.have.length(1);
+
+      const unheld = await request(s.t.app).delete(`/v1.0/calls/${a.id}/hold`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
+      await Promise.all([a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, 'the copy removed once the hold ended');
+
+      for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
+
+    it('an unhold while the music is still being fetched leaves the member in the room, heard and hearing', async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold slow ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly', 'sendrecv']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      const asked = slow.asked;
+      const url = musicUrl.replace('/music.wav', '/slow.wav');
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: url })).status).to.equal(200);
+      await until(() => (slow.asked > asked ? true : null), 10_000, 'the music asked for');
+      const unheld = await request(s.t.app).delete(`/v1.0/calls/${a.id}/hold`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(unheld.status, JSON.stringify(unheld.body)).to.equal(200);
+      await until(async () => ((await s.t.ctx.db('calls').where({ id: a.id }).first())?.metadata?.hold === false ? true : null), 10_000, 'unheld');
+      // the fetch ends after the unhold: nothing is played or held with it
+      for (const answer of slow.answers.splice(0)) answer();
+      await Promise.all([a.party.toneTurns(B, true, 10_000), b.party.toneTurns(A, true, 10_000)]);
+      const t0 = Date.now();
+      await Promise.all([a.party.framesHeard(t0, 100), b.party.framesHeard(t0, 100)]);
+      const t1 = Date.now();
+      expect(a.party.presence(B, t0, t1), 'A hears B').to.be.greaterThan(HEARS);
+      expect(b.party.presence(A, t0, t1), 'B hears A').to.be.greaterThan(HEARS);
+      expect(a.party.presence(MUSIC, t0, t1), 'no music').to.be.lessThan(0.1);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, 'the fetched file removed');
+
+      for (const c of [a, b]) expect((await s.api.post(`/calls/${c.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
+
+    it("a held member that hangs up ends its hold's loop: the music's file removed, the room goes on", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold gone ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly']);
+      const b = await member(conf.id, B, []);
+      const c = await member(conf.id, 1700, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(1700, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: musicUrl })).status).to.equal(200);
+      await a.party.toneTurns(MUSIC, true, 10_000);
+      expect((await s.api.post(`/calls/${a.id}/hangup`, undefined)).status).to.equal(200);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, "the music's file removed once the member left");
+      // the two others still hear each other
+      const t0 = Date.now();
+      await b.party.framesHeard(t0, 100);
+      expect(b.party.presence(1700, t0), 'B hears C').to.be.greaterThan(HEARS);
+
+      for (const x of [b, c]) expect((await s.api.post(`/calls/${x.id}/hangup`, undefined)).status).to.equal(200);
+      for (const r of await Promise.all([a.x.done, b.x.done, c.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
+
+    it("the room's end while a member is held ends the hold's loop: the music's file removed", async () => {
+      const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold end ${Date.now()}` });
+      const a = await member(conf.id, A, ['sendonly']);
+      const b = await member(conf.id, B, []);
+      await Promise.all([a.party.toneTurns(B, true, 15_000), b.party.toneTurns(A, true, 15_000)]);
+
+      expect((await s.api.post(`/calls/${a.id}/hold`, { music: musicUrl })).status).to.equal(200);
+      await a.party.toneTurns(MUSIC, true, 10_000);
+      const ended = await request(s.t.app).delete(`/v1.0/conferences/${conf.id}`).set('Authorization', `Bearer ${s.f.token}`);
+      expect(ended.status, JSON.stringify(ended.body)).to.equal(200);
+      if (backend === 'fsmrf') await until(() => (sharedFiles().length === 0 ? true : null), 5_000, "the music's file removed once the room ended");
+      for (const x of [a, b]) await s.api.post(`/calls/${x.id}/hangup`, undefined);
+      for (const r of await Promise.all([a.x.done, b.x.done])) expect(r.code, r.errors + r.messages.slice(-3000)).to.equal(0);
+    });
+  });
+}
