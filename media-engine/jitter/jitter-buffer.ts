@@ -26,6 +26,8 @@ interface Entry {
 
 export interface JitterStats {
   late: number;
+  /** frames due while this worker stalled (skip()): dropped, but the far end's network did nothing wrong */
+  stalled: number;
   concealed: number;
   dropped: number;
   targetFrames: number;
@@ -45,7 +47,7 @@ export class JitterBuffer {
   private concealRun = 0;
   private playedAny = false;
   private readonly last: Int16Array;
-  readonly stats: JitterStats = { late: 0, concealed: 0, dropped: 0, targetFrames: 0 };
+  readonly stats: JitterStats = { late: 0, stalled: 0, concealed: 0, dropped: 0, targetFrames: 0 };
 
   constructor(
     private readonly minFrames = 1,
@@ -95,7 +97,8 @@ export class JitterBuffer {
    * playout point moves on by as many, as the leg's RTP clock did. Left where the stall found it, it
    * played the stall's length late from then on (a far end with its own clock: its packets of the stall
    * wait here) or concealed that length (a far end in the same stalled worker: its timestamps jumped too).
-   * What was due meanwhile is dropped as late, now or when it comes, without growing the buffer for it.
+   * What was due meanwhile is dropped, now or when it comes, without growing the buffer for it, and
+   * counted `stalled`, not `late`: the worker's own stall is not loss on the far end's path (its MOS).
    */
   skip(frames: number): void {
     if (!this.started || frames <= 0) return;
@@ -104,7 +107,7 @@ export class JitterBuffer {
     this.skippedTo = this.playTs;
     while (this.count && tsDiff(this.ring[this.head].ts + this.ring[this.head].len, this.playTs) <= 0) {
       // (the frame last played stays held until the next pop: not counted)
-      if (tsDiff(this.ring[this.head].ts, this.skippedFrom) >= 0) this.stats.late++;
+      if (tsDiff(this.ring[this.head].ts, this.skippedFrom) >= 0) this.stats.stalled++;
       this.dropFirst();
     }
   }
@@ -199,8 +202,8 @@ export class JitterBuffer {
       const d = tsDiff(ts, this.playTs);
       if (d + length <= 0) {
         if (this.wasSkipped(ts)) {
-          // due while the worker stalled: late for its playout time, as the audio the leg did not send then
-          this.stats.late++;
+          // due while the worker stalled: dropped as the audio the leg did not send then
+          this.stats.stalled++;
           return null;
         }
         // too late to play: widen the buffer so the next ones fit
@@ -345,6 +348,7 @@ export class JitterBuffer {
     v[LS.JB_CONCEAL_RUN] = this.concealRun;
     v[LS.JB_PLAYED_ANY] = +this.playedAny;
     v[LS.JB_LATE] = this.stats.late;
+    v[LS.JB_STALLED] = this.stats.stalled;
     v[LS.JB_CONCEALED] = this.stats.concealed;
     v[LS.JB_DROPPED] = this.stats.dropped;
     samples.set(this.last.subarray(0, FRAME_8K));
@@ -373,6 +377,7 @@ export class JitterBuffer {
     this.concealRun = v[LS.JB_CONCEAL_RUN];
     this.playedAny = v[LS.JB_PLAYED_ANY] !== 0;
     this.stats.late = v[LS.JB_LATE];
+    this.stats.stalled = v[LS.JB_STALLED];
     this.stats.concealed = v[LS.JB_CONCEALED];
     this.stats.dropped = v[LS.JB_DROPPED];
     this.last.set(samples.subarray(0, FRAME_8K));

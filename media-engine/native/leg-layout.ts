@@ -69,6 +69,8 @@ export const LS = {
   EV_REPORTED_N: 51,
   /** that mapping's timestamp delta (32 bits, signed) */
   PASS_TS_DELTA: 52,
+  /** frames a stall of the worker skipped (the jitter buffer's `stalled`) */
+  JB_STALLED: 53,
   /** 128 entries */
   SEEN: 64,
   /** ts, len per entry (at most JB_CAP) */

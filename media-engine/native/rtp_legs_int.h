@@ -76,6 +76,7 @@ typedef struct leg {
   int skipped;                     /* 1: a stall skipped [skipped_from, skipped_to) since the last start (jb_skip) */
   int32_t skipped_from, skipped_to;
   double late, concealed, dropped;
+  double stalled; /* frames a stall of the worker skipped: dropped, not the far end's loss (jitter-buffer.ts) */
   int16_t last[LEG_FRAME];
   /* telephone events */
   int ev_active;

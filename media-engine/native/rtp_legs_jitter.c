@@ -27,8 +27,8 @@ void jb_reset(leg_t *g) {
  * jitter-buffer.ts skip(): the worker could not run for `frames` pops (a stall its clock skipped rather
  * than caught up): the playout point moves on by as many, as the leg's RTP clock did. Left where the
  * stall found it, a far end with its own clock was heard the stall's length late for the rest of the
- * call (stall-playout.test.ts, C legs). What was due meanwhile is dropped as late, now or when it comes
- * (jb_reserve), without growing the buffer for it.
+ * call (stall-playout.test.ts, C legs). What was due meanwhile is dropped, now or when it comes
+ * (jb_reserve), without growing the buffer for it, and counted `stalled`, not late (not the far end's loss).
  */
 void jb_skip(leg_t *g, int frames) {
   if (!g->jb_started || frames <= 0) return;
@@ -38,7 +38,7 @@ void jb_skip(leg_t *g, int frames) {
   g->skipped_to = g->play_ts;
   while (g->count && ts_diff((int32_t)((uint32_t)g->ring[g->head]->ts + (uint32_t)g->ring[g->head]->len), g->play_ts) <= 0) {
     /* (the frame last played stays held until the next pop: not counted) */
-    if (ts_diff(g->ring[g->head]->ts, g->skipped_from) >= 0) g->late++;
+    if (ts_diff(g->ring[g->head]->ts, g->skipped_from) >= 0) g->stalled++;
     jb_drop_first(g);
   }
 }
@@ -70,8 +70,11 @@ int16_t *jb_reserve(leg_t *g, int32_t ts, int len) {
     } else {
       int32_t d = ts_diff(ts, g->play_ts);
       if ((int64_t)d + len <= 0) {
+        if (jb_was_skipped(g, ts)) {
+          g->stalled++; /* due while the worker stalled: dropped as the audio the leg did not send then */
+          return NULL;
+        }
         g->late++;
-        if (jb_was_skipped(g, ts)) return NULL; /* due while the worker stalled: late, as the audio the leg did not send then */
         if (d > -LEG_FRAME * 50 && !jb_behind(g)) {
           jb_grow(g);
           return NULL;

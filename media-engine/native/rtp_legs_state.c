@@ -55,6 +55,7 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->conceal_run = (int)v[LS_JB_CONCEAL_RUN];
   g->played_any = v[LS_JB_PLAYED_ANY] != 0;
   g->late = v[LS_JB_LATE];
+  g->stalled = v[LS_JB_STALLED];
   g->concealed = v[LS_JB_CONCEALED];
   g->dropped = v[LS_JB_DROPPED];
   memcpy(g->last, samples, sizeof g->last);
@@ -133,6 +134,7 @@ static void leg_export(leg_t *g, double *v, int16_t *samples) {
   v[LS_JB_CONCEAL_RUN] = g->conceal_run;
   v[LS_JB_PLAYED_ANY] = g->played_any;
   v[LS_JB_LATE] = g->late;
+  v[LS_JB_STALLED] = g->stalled;
   v[LS_JB_CONCEALED] = g->concealed;
   v[LS_JB_DROPPED] = g->dropped;
   memcpy(samples, g->last, sizeof g->last);

@@ -39,6 +39,8 @@ export interface RtpCounters {
   recovered: number;
   /** packets too late for their playout time (discarded by the jitter buffer) */
   late: number;
+  /** frames due while the worker stalled, dropped (not the far end's loss: not in the leg's MOS) */
+  stalled: number;
   /** packets the jitter buffer had no room for (discarded) */
   dropped: number;
   /** wideband codec work: packets decoded (FEC recoveries included) and encoded; G.711's tables are not counted */
@@ -82,7 +84,7 @@ export function ourReport(ssrc: number, now: number, ts: number, packetsSent: nu
 export function receivedCounts(
   stats: ReceiveStats,
   jitter: JitterStats,
-): Pick<RtpCounters, 'packetsReceived' | 'packetsExpected' | 'lost' | 'jitterMs' | 'outOfOrder' | 'duplicates' | 'concealed' | 'late' | 'dropped'> {
+): Pick<RtpCounters, 'packetsReceived' | 'packetsExpected' | 'lost' | 'jitterMs' | 'outOfOrder' | 'duplicates' | 'concealed' | 'late' | 'stalled' | 'dropped'> {
   return {
     packetsReceived: stats.received,
     packetsExpected: stats.expected,
@@ -92,6 +94,7 @@ export function receivedCounts(
     duplicates: stats.duplicates,
     concealed: jitter.concealed,
     late: jitter.late,
+    stalled: jitter.stalled,
     dropped: jitter.dropped,
   };
 }

@@ -175,10 +175,13 @@ describe('media-engine jitter buffer', () => {
       expect(new Set(lag), 'frames behind the newest, before and after the stall').to.deep.equal(new Set([2]));
       expect(lag, 'every pop from the third voiced').to.have.length(8 + 1 + 24);
       expect(jb.stats).to.deep.include({ dropped: 0, concealed: 0, targetFrames: 2 });
-      expect(jb.stats.late, 'frames 8-12, due in the stall').to.equal(5);
+      // counted apart from late: the stall was this worker's, not the far end's network (the leg's MOS
+      // counts late and dropped as loss: core/quality/leg.ts; CI on a381fe20 raised a MOS alarm on a clean call)
+      expect(jb.stats.stalled, 'frames 8-12, due in the stall').to.equal(5);
+      expect(jb.stats.late, 'none late for the far end').to.equal(0);
       // a packet late from before the stall is late as ever: the buffer grows for it
       jb.push(3 * 160, frame(1003));
-      expect(jb.stats).to.deep.include({ late: 6, targetFrames: 3 });
+      expect(jb.stats).to.deep.include({ late: 1, stalled: 5, targetFrames: 3 });
     });
   }
 
