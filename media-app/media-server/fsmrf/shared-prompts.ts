@@ -8,6 +8,12 @@
  * is given that file's path, never the URL: it fetches nothing on a customer's behalf. The members who
  * hold a URL at the same time (an announcement to the room) share one fetch; the last to release it
  * removes its directory, file and all.
+ *
+ * The switch runs as a user of its own (FreeSWITCH's packages: `freeswitch`), so what is written here is
+ * readable by others whatever media-app's umask: each prompt's directory 0755, its file 0644 (mkdtemp
+ * makes 0700, the umask narrows the rest). Who else may read them is the shared directory's to say: the
+ * operator's mode and group on MEDIA_SERVER_PROMPTS_DIR (freeswitch/README.md, "Shared files"); made
+ * here when missing, it is 0755 too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -86,13 +92,21 @@ export class SharedPrompts {
     }
   }
 
-  private async copy(file: string): Promise<Fetched> {
-    await fs.promises.mkdir(this.dir, { recursive: true });
+  /** A directory of one prompt's own under `dir` (made, 0755, when missing), 0755 whatever the umask. */
+  private async ownDir(): Promise<string> {
+    if (await fs.promises.mkdir(this.dir, { recursive: true })) await fs.promises.chmod(this.dir, 0o755);
     const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    await fs.promises.chmod(own, 0o755);
+    return own;
+  }
+
+  private async copy(file: string): Promise<Fetched> {
+    const own = await this.ownDir();
     const remove = () => fs.rmSync(own, { recursive: true, force: true });
     try {
       const to = path.join(own, path.basename(file));
       await fs.promises.copyFile(file, to);
+      await fs.promises.chmod(to, 0o644);
       return { path: to, durationMs: readWav(to).info.durationMs, remove };
     } catch (err) {
       remove();
@@ -103,11 +117,11 @@ export class SharedPrompts {
   private async fetch(url: string): Promise<Fetched> {
     // a local path would have the switch play one of its own files: only the platform's URLs are fetched
     if (!/^https?:\/\//i.test(url)) throw new Error(`a prompt for the switch must be an http(s) URL (got ${JSON.stringify(url.slice(0, 80))})`);
-    await fs.promises.mkdir(this.dir, { recursive: true });
-    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const own = await this.ownDir();
     const remove = () => fs.rmSync(own, { recursive: true, force: true });
     try {
       const got = await prepareAudio(url, { cacheDir: own, egress: this.egress });
+      await fs.promises.chmod(got.path, 0o644);
       return { path: got.path, durationMs: got.durationMs, remove };
     } catch (err) {
       remove();
