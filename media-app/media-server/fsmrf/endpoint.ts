@@ -390,8 +390,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const name = eslArg('conference name', conf.switchRoom);
     const flags = { mute: opts.mute === 'in' || opts.mute === 'both', deaf: opts.mute === 'out' || opts.mute === 'both' };
     // in the room from the moment the application is asked for: a prompt after this is refused (room-app.ts)
-    this.room.asked();
-    const r = await this.socket.run('joinConference', () => this.fs.join(name, { flags }));
+    const r = await this.room.join(() => this.socket.run('joinConference', () => this.fs.join(name, { flags })));
     this.mutes.joined(name, String(r.memberId));
     return { memberId: String(r.memberId), confUuid: r.confUuid };
   }
