@@ -215,6 +215,9 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
   const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
   const prompts = new SharedPrompts(promptsDir(app, config.dataDir), egress);
+  // what a crashed media-app of this host left there (its prompts' directories) goes before the first call
+  const stale = await prompts.sweepStale();
+  if (stale.length) log.info({ dir: prompts.dir, removed: stale.length }, 'removed the prompt directories a crashed media-app left');
   const backend = (await FsmrfBackend.connect(srf, setting, opts)).promptsIn(prompts);
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');

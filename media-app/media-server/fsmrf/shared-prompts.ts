@@ -13,9 +13,11 @@
  * readable by others whatever media-app's umask: each prompt's directory 0755, its file 0644 (mkdtemp
  * makes 0700, the umask narrows the rest). Who else may read them is the shared directory's to say: the
  * operator's mode and group on MEDIA_SERVER_PROMPTS_DIR (freeswitch/README.md, "Shared files"); made
- * here when missing, it is 0755 too.
+ * here when missing, it is 0755 too. A prompt's directory is named `p-<host>-<pid>-…` (folderPrefix):
+ * after a crash, the next start removes those its host's dead processes left (sweepStale).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { playUrlFailure, prepareAudio, readWav, type PrepareOptions } from '../../../media-engine';
 
@@ -42,6 +44,8 @@ interface Holding {
 export class SharedPrompts {
   readonly dir: string;
   private readonly held = new Map<string, Holding>();
+  /** `p-<host>-<pid>-`: the directories this process makes (sweepStale tells a dead process's by it) */
+  private readonly prefix = folderPrefix(os.hostname(), process.pid);
 
   /** `dir`: shared with the switch (the switch reads what media-app writes there, at the same path); `egress`: media-app's policy. */
   constructor(
@@ -92,10 +96,37 @@ export class SharedPrompts {
     }
   }
 
+  /**
+   * Removes the prompt directories a crashed process of this host left: named with this host's name and
+   * the pid of a process no longer running (or this one's: a pid used again), and last changed before
+   * `startedAt` (this process's start). Another host's, a live process's and anything not ours are
+   * left. Resolves with the names removed.
+   */
+  async sweepStale(startedAt = Date.now() - process.uptime() * 1000): Promise<string[]> {
+    const host = hostPrefix(os.hostname());
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const removed: string[] = [];
+    for (const name of names) {
+      const pid = name.startsWith(host) ? /^(\d+)-[^-/]+$/.exec(name.slice(host.length)) : null;
+      if (!pid || (Number(pid[1]) !== process.pid && alive(Number(pid[1])))) continue;
+      const st = await fs.promises.lstat(path.join(this.dir, name)).catch(() => null);
+      if (!st?.isDirectory() || st.mtimeMs >= startedAt) continue;
+      await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
+      removed.push(name);
+    }
+    return removed;
+  }
+
   /** A directory of one prompt's own under `dir` (made, 0755, when missing), 0755 whatever the umask. */
   private async ownDir(): Promise<string> {
     if (await fs.promises.mkdir(this.dir, { recursive: true })) await fs.promises.chmod(this.dir, 0o755);
-    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const own = await fs.promises.mkdtemp(path.join(this.dir, this.prefix));
     await fs.promises.chmod(own, 0o755);
     return own;
   }
@@ -128,5 +159,25 @@ export class SharedPrompts {
       // as the engine's play tells it: the policy's refusal, or one generic reason (never the remote answer)
       throw playUrlFailure(err, url);
     }
+  }
+}
+
+/** `p-<host>-`: the host's part of a prompt directory's name (kept to `A-Za-z0-9._`: a `-` would split it). */
+function hostPrefix(host: string): string {
+  return `p-${host.replace(/[^A-Za-z0-9._]/g, '_').slice(0, 64)}-`;
+}
+
+/** `p-<host>-<pid>-`: a prompt directory's prefix, mkdtemp's six characters after it. */
+export function folderPrefix(host: string, pid: number): string {
+  return `${hostPrefix(host)}${pid}-`;
+}
+
+/** Whether process `pid` runs on this host (signal 0: EPERM is another user's, running). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,8 +1,10 @@
 // The directory media-app shares with the switch (media-app/media-server/fsmrf/shared-prompts.ts), on the
 // real filesystem with a real HTTP server on loopback. The switch runs as a user of its own (FreeSWITCH's
 // `freeswitch`): what media-app writes there must be readable by others whatever its umask (a prompt's
-// directory 0755, its file 0644, the shared directory 0755 when media-app makes it).
+// directory 0755, its file 0644, the shared directory 0755 when media-app makes it). After a crash, the
+// next start removes the prompt directories this host's dead processes left, and nothing else.
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -10,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
-import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { folderPrefix, SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777;
 
@@ -64,5 +66,37 @@ describe('media-app fsmrf: the directory shared with the switch', () => {
     expect(mode(dir)).to.equal(0o750);
     expect(mode(path.dirname(p.path))).to.equal(0o755);
     p.release();
+  });
+
+  it("at start, removes only the prompt directories this host's dead processes left before it started", async () => {
+    const dir = path.join(root, 'switch-prompts');
+    fs.mkdirSync(dir);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const host = os.hostname();
+    const startedAt = Date.now();
+    const before = new Date(startedAt - 3_600_000);
+    const make = (name: string, at: Date) => {
+      fs.mkdirSync(path.join(dir, name));
+      fs.writeFileSync(path.join(dir, name, 'prompt.wav'), tone);
+      fs.utimesSync(path.join(dir, name), at, at);
+      return name;
+    };
+    const stale = [make(`${folderPrefix(host, dead)}aB3xYz`, before), make(`${folderPrefix(host, process.pid)}oLd123`, before)];
+    const kept = [
+      make(`${folderPrefix(host, process.ppid)}live12`, before), // a running process's (another media-app on this host)
+      make(`${folderPrefix('another-host', dead)}abcdef`, before), // another host's, sharing the directory
+      make(`${folderPrefix(host, dead)}newer1`, new Date(startedAt + 1000)), // changed after this start
+      make('p-abcdef', before), // not a name of ours
+      make('recordings', before),
+    ];
+    fs.writeFileSync(path.join(dir, `${folderPrefix(host, dead)}file.wav`), tone);
+    kept.push(`${folderPrefix(host, dead)}file.wav`);
+    const removed = await new SharedPrompts(dir, egress).sweepStale(startedAt);
+    expect(removed.sort()).to.deep.equal(stale.sort());
+    expect(fs.readdirSync(dir).sort()).to.deep.equal(kept.sort());
+  });
+
+  it('at start with no shared directory yet: nothing to remove', async () => {
+    expect(await new SharedPrompts(path.join(root, 'none'), egress).sweepStale()).to.deep.equal([]);
   });
 });
