@@ -56,10 +56,14 @@ const schema = z.object({
   ESL_SOUNDS_DIR: z.string().trim().min(1).optional(),
 });
 
-/** The conference file roots, absolute: as set, else `esl/recordings` and `esl/sounds` under DATA_DIR (core/config's default `.data`). */
+/**
+ * The conference file roots, absolute: as set, else `esl/recordings` and `switch-prompts` under DATA_DIR
+ * (core/config's default `.data`). The sounds default is media-app's MEDIA_SERVER_PROMPTS_DIR default
+ * (media-app/kit/config.ts promptsDir): a room plays the prompts media-app fetched for it with neither set.
+ */
 function conferenceFiles(env: NodeJS.ProcessEnv, recordings: string | undefined, sounds: string | undefined): ConferenceFiles {
   const data = env.DATA_DIR || '.data';
-  return { recordings: path.resolve(recordings ?? path.join(data, 'esl', 'recordings')), sounds: path.resolve(sounds ?? path.join(data, 'esl', 'sounds')) };
+  return { recordings: path.resolve(recordings ?? path.join(data, 'esl', 'recordings')), sounds: path.resolve(sounds ?? path.join(data, 'switch-prompts')) };
 }
 
 /** The variables this file reads (the .env.example test checks each is documented). */

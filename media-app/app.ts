@@ -3,7 +3,6 @@
  * outbound calls, the BullMQ workers and the node heartbeat. `startMediaApp` is what main.ts and the
  * tests call; `stop()` hangs up live calls, closes workers and disconnects.
  */
-import path from 'node:path';
 import { useKeySecret } from '../core/secrets/keys';
 import { WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -17,7 +16,7 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/c
 import { nodeMediaKey } from '../core/commands/node-media';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
-import type { MediaAppConfig } from './kit/config';
+import { promptsDir, type MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
 import type { MediaPort } from './media-server/port';
 import { FsmrfBackend } from './media-server/fsmrf/backend';
@@ -215,7 +214,10 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   const log = logger.child({ component: 'media-server' });
   // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
   const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
-  const prompts = new SharedPrompts(app.mediaServerPromptsDir ?? path.join(config.dataDir, 'switch-prompts'), egress);
+  const prompts = new SharedPrompts(promptsDir(app, config.dataDir), egress);
+  // what a crashed media-app of this host left there (its prompts' directories) goes before the first call
+  const stale = await prompts.sweepStale();
+  if (stale.length) log.info({ dir: prompts.dir, removed: stale.length }, 'removed the prompt directories a crashed media-app left');
   const backend = (await FsmrfBackend.connect(srf, setting, opts)).promptsIn(prompts);
   closers.push(async () => backend.close());
   logger.info({ media_server: describeMediaServer(setting) }, 'media on the fsmrf backend');

@@ -7,7 +7,8 @@
  * socket). Off by default: the README's start command starts only the three. The evals worker
  * (evals/main.ts, issue 56: it places eval runs' simulated calls) always runs beside them, dialling this
  * platform's own SIP edge unless EVALS_SIP_EDGE names another. With MEDIA_SERVER set too, the switch's
- * egress allows media-app's audio fork server (switchEgressEnv).
+ * egress allows media-app's audio fork server (switchEgressEnv) and it reads media-app's prompts
+ * directory (switchSoundsEnv).
  */
 
 import net from 'node:net';
@@ -98,6 +99,18 @@ function switchEgressEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return { EGRESS_ALLOW_CIDRS: [...own, ...cidrs.filter((c) => !own.includes(c))].join(',') };
 }
 
+/**
+ * The switch's sounds directory when media-app runs on the fsmrf backend (MEDIA_SERVER set) against it:
+ * a room plays only inside ESL_SOUNDS_DIR, and what it plays there is what media-app fetched into
+ * MEDIA_SERVER_PROMPTS_DIR. Both default to $DATA_DIR/switch-prompts; an operator who moved the prompts
+ * alone has the switch read them there too. An ESL_SOUNDS_DIR of the operator's stays as set.
+ */
+function switchSoundsEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const prompts = env.MEDIA_SERVER_PROMPTS_DIR?.trim();
+  if (!env.MEDIA_SERVER?.trim() || !prompts || env.ESL_SOUNDS_DIR?.trim()) return {};
+  return { ESL_SOUNDS_DIR: prompts };
+}
+
 /** Throws an Error naming the variable when a setting the processes' environments are made from is bad. */
 export function platformProcesses(env: NodeJS.ProcessEnv): PlatformProcess[] {
   if (!env.ESL_LISTEN?.trim()) return withEvals(env, PLATFORM);
@@ -105,7 +118,7 @@ export function platformProcesses(env: NodeJS.ProcessEnv): PlatformProcess[] {
     // before media-app: a media-app on the fsmrf backend connects to the event socket at start
     PLATFORM[0]!,
     { name: 'switch-sip', entry: 'sip-server/main.ts', nodeArgs: [], env: switchSipEnv(env) },
-    { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: switchEgressEnv(env) },
+    { name: 'esl', entry: 'esl/main.ts', nodeArgs: [], env: { ...switchEgressEnv(env), ...switchSoundsEnv(env) } },
     ...PLATFORM.slice(1),
   ]);
 }

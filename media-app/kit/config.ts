@@ -3,6 +3,7 @@
  * names as sip-config's, so one .env serves both processes.
  */
 import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../../core/config';
 import { parseCidrList, type Cidr } from '../../core/net/address';
@@ -178,7 +179,7 @@ export interface MediaAppConfig {
   mediaServerTaps: { host: string; port: number; connectTimeoutMs: number };
   /** the reconnect after a lost event socket (fsmrf/switch-link.ts): min doubling up to max, ms */
   mediaServerReconnect: { minMs: number; maxMs: number };
-  /** MEDIA_SERVER_PROMPTS_DIR (fsmrf/shared-prompts.ts); undefined: $DATA_DIR/switch-prompts */
+  /** MEDIA_SERVER_PROMPTS_DIR (fsmrf/shared-prompts.ts); undefined: $DATA_DIR/switch-prompts (promptsDir) */
   mediaServerPromptsDir: string | undefined;
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
@@ -206,6 +207,15 @@ export interface MediaAppConfig {
   rtpCapture: RtpCaptureSettings;
   /** The account's Twilio Debugger webhook deliveries (media-app/twiml/debugger.ts). */
   twilioDebugger: { timeoutMs: number; maxInFlight: number };
+}
+
+/**
+ * The directory media-app shares with the switch: MEDIA_SERVER_PROMPTS_DIR, else `switch-prompts` under
+ * DATA_DIR, absolute. Our switch's ESL_SOUNDS_DIR has the same default (esl/config.ts), so with neither
+ * set it plays what media-app fetched there (test/esl/config.test.ts checks the two agree).
+ */
+export function promptsDir(app: Pick<MediaAppConfig, 'mediaServerPromptsDir'>, dataDir: string): string {
+  return path.resolve(app.mediaServerPromptsDir ?? path.join(dataDir, 'switch-prompts'));
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {

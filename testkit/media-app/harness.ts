@@ -101,8 +101,9 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   const { sipPort, drachtioPort, stack, drachtio } = await startSipServer(logger, SECRET, sipDns, opts.sip, capture?.capture);
   const dataDir = env.DATA_DIR ?? path.join(os.tmpdir(), `media-app-test-${process.pid}`);
   // the switch writes the platform's conference recordings (`conference … recording start <path>`) and
-  // plays the announcement prompts media-app fetches for it (MEDIA_SERVER_PROMPTS_DIR's default)
-  const shared = { recordingsDir: path.join(dataDir, 'recordings'), soundsDir: path.join(dataDir, 'switch-prompts') };
+  // plays the announcement prompts media-app fetches for it: on the DATA_DIR they share, its own default
+  // sounds directory is MEDIA_SERVER_PROMPTS_DIR's default (not lined up here: the defaults must agree)
+  const shared = { recordingsDir: path.join(dataDir, 'recordings'), dataDir };
   const fsmrf = opts.mediaServer === 'fsmrf' ? await startSwitchBeside(logger, egressSettingsFromEnv({ ...env }), shared) : null;
   const db = await testDb();
   const range = rtpRange();
@@ -154,7 +155,7 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
 }
 
 /** Our switch with its SIP face on a sip-server of its own; close() stops both. */
-async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, dirs: { recordingsDir: string; soundsDir: string }): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
+async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, dirs: { recordingsDir: string; dataDir: string }): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
   const face = await startSipServer(logger);
   try {
     const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress, dirs);

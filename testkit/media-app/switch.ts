@@ -25,11 +25,12 @@ export interface TestSwitch {
 /** `egress`: what it may fetch (the platform's EGRESS_* settings, as a FreeSWITCH beside it would be allowed). */
 /** `recordingsDir`: where `conference … recording start` may write (ESL_RECORDINGS_DIR; the platform's recordings directory). */
 /** `soundsDir`: where `conference … play` may read (ESL_SOUNDS_DIR; media-app's MEDIA_SERVER_PROMPTS_DIR, shared with the switch). */
+/** `dataDir`: the switch's DATA_DIR, what its unset directories default under (esl/config.ts). */
 export async function startTestSwitch(
   face: { sipPort: number; drachtioPort: number; secret: string },
   log: SwitchLog,
   egress?: EgressSettings,
-  opts: { recordingsDir?: string; soundsDir?: string } = {},
+  opts: { recordingsDir?: string; soundsDir?: string; dataDir?: string } = {},
 ): Promise<TestSwitch> {
   const port = await freePort();
   const rtp = portRange();
@@ -40,6 +41,7 @@ export async function startTestSwitch(
     ESL_HEARTBEAT_MS: '0',
     ...(opts.recordingsDir ? { ESL_RECORDINGS_DIR: opts.recordingsDir } : {}),
     ...(opts.soundsDir ? { ESL_SOUNDS_DIR: opts.soundsDir } : {}),
+    ...(opts.dataDir ? { DATA_DIR: opts.dataDir } : {}),
   });
   if (!cfg) throw new Error('the test switch has no event socket configuration');
   const proc = loadEslProcessConfig({

@@ -179,9 +179,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const held: HeldPrompt[] = [];
     try {
       // the switch never fetches a URL: media-app does, through its egress policy, and gives it the file
-      const files: string[] = [];
       this.assertPromptable(); // before fetching anything
-      for (const f of given) files.push(isUrl(f) ? eslArg('play file', (await this.heldPrompt(f, held)).path) : f);
+      const files = await this.localFiles('play', given, held);
       // decided in the same step as the send (no await from here to the channel socket): room-app.ts
       this.assertPromptable();
       return await this.playing_(opts.bargeIn, async () => {
@@ -194,12 +193,16 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     }
   }
 
-  /** `url` fetched into the directory shared with the switch (shared-prompts.ts), added to `held`. */
-  private async heldPrompt(url: string, held: HeldPrompt[]): Promise<HeldPrompt> {
-    if (!this.prompts) throw new Error('play: an http(s) prompt needs the directory shared with the switch (FsmrfBackend.promptsIn)');
-    const p = await this.prompts.hold(url);
-    held.push(p);
-    return p;
+  /** `given`, each http(s) URL as its file fetched into the directory shared with the switch (shared-prompts.ts), held in `held`. */
+  private async localFiles(op: string, given: string[], held: HeldPrompt[]): Promise<string[]> {
+    if (!this.prompts && given.some(isUrl)) throw new Error(`${op}: an http(s) prompt needs the directory shared with the switch (FsmrfBackend.promptsIn)`);
+    const files: string[] = [];
+    for (const f of given) {
+      const p = isUrl(f) ? await this.prompts!.hold(f) : null;
+      if (p) held.push(p);
+      files.push(p ? eslArg(`${op} file`, p.path) : f);
+    }
+    return files;
   }
 
   /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */
@@ -266,29 +269,37 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }
 
-  /** play_and_get_digits: one prompt file (a `say` prompt is refused: the switch takes a file). */
+  /** play_and_get_digits: its files (an http(s) one fetched by media-app, as play's), a `say` prompt refused (the switch takes a file). */
   async playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
     if (opts.say) throw new MediaBackendUnsupported('fsmrf', 'a spoken prompt while collecting digits (play_and_get_digits takes a file)');
-    const file = eslArg('playCollect file', Array.isArray(opts.file) ? opts.file.join('!') : (opts.file ?? 'silence_stream://1'));
+    const given = (Array.isArray(opts.file) ? opts.file : [opts.file ?? 'silence_stream://1']).map((f) => eslArg('playCollect file', f));
     const regexp = opts.regexp instanceof RegExp ? opts.regexp.source : opts.regexp;
     if (regexp) eslArg('playCollect regexp', regexp);
     if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
     if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
-    this.assertPromptable();
-    const r = await this.socket.run('playCollect', () =>
-      this.fs.playCollect({
-        file,
-        min: opts.min ?? 1,
-        max: opts.max ?? 128,
-        tries: opts.tries ?? 1,
-        timeout: opts.timeout ?? 5000,
-        digitTimeout: opts.digitTimeout ?? opts.timeout ?? 5000,
-        terminators: opts.terminators ?? '#',
-        ...(opts.invalidFile ? { invalidFile: opts.invalidFile } : {}),
-        ...(regexp ? { regexp } : {}),
-      }),
-    );
-    return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
+    const held: HeldPrompt[] = [];
+    try {
+      this.assertPromptable(); // before fetching anything; again in the send's step
+      const file = eslArg('playCollect file', (await this.localFiles('playCollect', given, held)).join('!'));
+      const invalidFile = opts.invalidFile ? (await this.localFiles('playCollect', [opts.invalidFile], held))[0] : undefined;
+      this.assertPromptable();
+      const r = await this.socket.run('playCollect', () =>
+        this.fs.playCollect({
+          file,
+          min: opts.min ?? 1,
+          max: opts.max ?? 128,
+          tries: opts.tries ?? 1,
+          timeout: opts.timeout ?? 5000,
+          digitTimeout: opts.digitTimeout ?? opts.timeout ?? 5000,
+          terminators: opts.terminators ?? '#',
+          ...(invalidFile ? { invalidFile } : {}),
+          ...(regexp ? { regexp } : {}),
+        }),
+      );
+      return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
+    } finally {
+      for (const p of held) p.release();
+    }
   }
 
   /** A digit its owner received in signalling (SIP INFO): the leg's own 'dtmf', as the engine delivers it. */
@@ -390,8 +401,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const name = eslArg('conference name', conf.switchRoom);
     const flags = { mute: opts.mute === 'in' || opts.mute === 'both', deaf: opts.mute === 'out' || opts.mute === 'both' };
     // in the room from the moment the application is asked for: a prompt after this is refused (room-app.ts)
-    this.room.asked();
-    const r = await this.socket.run('joinConference', () => this.fs.join(name, { flags }));
+    const r = await this.room.join(() => this.socket.run('joinConference', () => this.fs.join(name, { flags })));
     this.mutes.joined(name, String(r.memberId));
     return { memberId: String(r.memberId), confUuid: r.confUuid };
   }

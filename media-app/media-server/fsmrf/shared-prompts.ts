@@ -8,8 +8,16 @@
  * is given that file's path, never the URL: it fetches nothing on a customer's behalf. The members who
  * hold a URL at the same time (an announcement to the room) share one fetch; the last to release it
  * removes its directory, file and all.
+ *
+ * The switch runs as a user of its own (FreeSWITCH's packages: `freeswitch`), so what is written here is
+ * readable by others whatever media-app's umask: each prompt's directory 0755, its file 0644 (mkdtemp
+ * makes 0700, the umask narrows the rest). Who else may read them is the shared directory's to say: the
+ * operator's mode and group on MEDIA_SERVER_PROMPTS_DIR (freeswitch/README.md, "Shared files"); made
+ * here when missing, it is 0755 too. A prompt's directory is named `p-<host>-<pid>-…` (folderPrefix):
+ * after a crash, the next start removes those its host's dead processes left (sweepStale).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { playUrlFailure, prepareAudio, readWav, type PrepareOptions } from '../../../media-engine';
 
@@ -36,6 +44,8 @@ interface Holding {
 export class SharedPrompts {
   readonly dir: string;
   private readonly held = new Map<string, Holding>();
+  /** `p-<host>-<pid>-`: the directories this process makes (sweepStale tells a dead process's by it) */
+  private readonly prefix = folderPrefix(os.hostname(), process.pid);
 
   /** `dir`: shared with the switch (the switch reads what media-app writes there, at the same path); `egress`: media-app's policy. */
   constructor(
@@ -86,13 +96,48 @@ export class SharedPrompts {
     }
   }
 
+  /**
+   * Removes the prompt directories a crashed process of this host left: named with this host's name and
+   * the pid of a process no longer running (or this one's: a pid used again), and last changed before
+   * `startedAt` (this process's start). Another host's, a live process's and anything not ours are
+   * left. Resolves with the names removed.
+   */
+  async sweepStale(startedAt = Date.now() - process.uptime() * 1000): Promise<string[]> {
+    const host = hostPrefix(os.hostname());
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const removed: string[] = [];
+    for (const name of names) {
+      const pid = name.startsWith(host) ? /^(\d+)-[^-/]+$/.exec(name.slice(host.length)) : null;
+      if (!pid || (Number(pid[1]) !== process.pid && alive(Number(pid[1])))) continue;
+      const st = await fs.promises.lstat(path.join(this.dir, name)).catch(() => null);
+      if (!st?.isDirectory() || st.mtimeMs >= startedAt) continue;
+      await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
+      removed.push(name);
+    }
+    return removed;
+  }
+
+  /** A directory of one prompt's own under `dir` (made, 0755, when missing), 0755 whatever the umask. */
+  private async ownDir(): Promise<string> {
+    if (await fs.promises.mkdir(this.dir, { recursive: true })) await fs.promises.chmod(this.dir, 0o755);
+    const own = await fs.promises.mkdtemp(path.join(this.dir, this.prefix));
+    await fs.promises.chmod(own, 0o755);
+    return own;
+  }
+
   private async copy(file: string): Promise<Fetched> {
-    await fs.promises.mkdir(this.dir, { recursive: true });
-    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const own = await this.ownDir();
     const remove = () => fs.rmSync(own, { recursive: true, force: true });
     try {
       const to = path.join(own, path.basename(file));
       await fs.promises.copyFile(file, to);
+      await fs.promises.chmod(to, 0o644);
       return { path: to, durationMs: readWav(to).info.durationMs, remove };
     } catch (err) {
       remove();
@@ -103,16 +148,36 @@ export class SharedPrompts {
   private async fetch(url: string): Promise<Fetched> {
     // a local path would have the switch play one of its own files: only the platform's URLs are fetched
     if (!/^https?:\/\//i.test(url)) throw new Error(`a prompt for the switch must be an http(s) URL (got ${JSON.stringify(url.slice(0, 80))})`);
-    await fs.promises.mkdir(this.dir, { recursive: true });
-    const own = await fs.promises.mkdtemp(path.join(this.dir, 'p-'));
+    const own = await this.ownDir();
     const remove = () => fs.rmSync(own, { recursive: true, force: true });
     try {
       const got = await prepareAudio(url, { cacheDir: own, egress: this.egress });
+      await fs.promises.chmod(got.path, 0o644);
       return { path: got.path, durationMs: got.durationMs, remove };
     } catch (err) {
       remove();
       // as the engine's play tells it: the policy's refusal, or one generic reason (never the remote answer)
       throw playUrlFailure(err, url);
     }
+  }
+}
+
+/** `p-<host>-`: the host's part of a prompt directory's name (kept to `A-Za-z0-9._`: a `-` would split it). */
+function hostPrefix(host: string): string {
+  return `p-${host.replace(/[^A-Za-z0-9._]/g, '_').slice(0, 64)}-`;
+}
+
+/** `p-<host>-<pid>-`: a prompt directory's prefix, mkdtemp's six characters after it. */
+export function folderPrefix(host: string, pid: number): string {
+  return `${hostPrefix(host)}${pid}-`;
+}
+
+/** Whether process `pid` runs on this host (signal 0: EPERM is another user's, running). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -6,6 +6,7 @@
 // its file), and once out of the room the leg plays again.
 import { expect } from 'chai';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import { RoomApp } from '../../../media-app/media-server/fsmrf/room-app';
 import { until } from '../../../testkit/media-app/harness';
 import { useFsmrfSuite } from './fsmrf-suite';
 
@@ -69,6 +70,30 @@ describe('media-app fsmrf backend: a prompt to a leg in a switch room', function
       await mix.leave(a.leg);
     } finally {
       await mix.destroy();
+    }
+  });
+
+  it('a join whose send fails before the switch starts its application does not leave the leg refusing prompts; a real join after it counts until it completes', async () => {
+    const a = await suite.call();
+    const room = new RoomApp(a.leg.fs);
+    try {
+      // what fsmrf's join or the leg's socket rejects with before any sendmsg went (the channel socket gone, a refused argument)
+      const failed = room.join(() => Promise.reject(new Error('the join could not be sent')));
+      expect(room.refusal(), 'while the join is being sent').to.be.instanceOf(MediaBackendUnsupported);
+      expect(((await rejection(failed)) as Error).message).to.equal('the join could not be sent');
+      expect(room.refusal(), 'no application started: no room').to.equal(null);
+
+      // a room of the switch's own making (the conference application makes it at the first member)
+      await within(
+        room.join(() => a.leg.fs.join(`room-app-${Date.now()}`)),
+        5000,
+        'a join on the switch',
+      );
+      expect(room.refusal(), 'in the room').to.be.instanceOf(MediaBackendUnsupported);
+      await a.leg.fs.confKick();
+      await until(() => room.refusal() === null, 5000, 'out of the room once its application completed');
+    } finally {
+      room.close();
     }
   });
 });

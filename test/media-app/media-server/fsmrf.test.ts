@@ -153,6 +153,21 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(fs.readdirSync(shared), 'nothing left in the shared directory').to.deep.equal([]);
   });
 
+  it('playCollect with an http(s) prompt and invalid-input prompt: media-app fetches them, the switch is given the files (never the URL), removed after', async () => {
+    const { leg } = await suite.call();
+    const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/tone.wav`;
+    const started = executing(leg, 'play_and_get_digits');
+    const r = await leg.playCollect({ file: url, invalidFile: url, min: 1, max: 1, tries: 1, timeout: 300 });
+    const data = (await started) ?? '';
+    expect(data, 'no URL reaches the switch').not.to.match(/https?:/);
+    const files = data.split(' ').filter((a) => a.startsWith(`${shared}/`));
+    expect(files, 'the prompt and the invalid-input prompt, fetched into the shared directory').to.have.length(2);
+    for (const f of files) expect(f).to.match(new RegExp(`^${shared}/p-[^/]+/[^/]+\\.wav$`));
+    expect(r.digits).to.equal('');
+    expect(r.playbackMilliseconds, 'the fetched tone played').to.be.within(700, 900);
+    expect(fs.readdirSync(shared), 'nothing left in the shared directory').to.deep.equal([]);
+  });
+
   it("a prompt URL the egress policy refuses fails as the engine's play says it, nothing left", async () => {
     const { leg } = await suite.call();
     const err = await leg.play(['silence_stream://100', 'http://10.0.0.1:9/prompt.wav']).then(
