@@ -4,17 +4,18 @@
  * `conference <room> hold <member> <file>` (mod_conference's conference_api_sub_hold: the member is no
  * longer heard, and the file plays to it alone in place of the room), and since FreeSWITCH plays a
  * member's file once, the hold's music loop (media-app/call/media-state.ts) asks for it again at each
- * play-file-member-done with `conference <room> play <file> <member>`. The hold ends with
+ * play-file-member-done with `conference <room> play <file> <member>`. Each play waits for the done of
+ * its own file (member-done.ts: a late done of a stopped file does not end it). The hold ends with
  * `conference <room> unhold <member>` (the member is heard again and hears the room; what plays to it
  * alone stops). A URL (a HoldUrl, a customer's moh_url) is fetched once by media-app into the directory
  * shared with the switch (shared-prompts.ts) and released when the hold ends, the member leaves or the
  * room ends; the node's own music is a file of the node, given to the switch at its path (as a leg's
  * own hold plays it: endpoint.ts).
  */
-import type { EslEvent } from 'drachtio-fsmrf';
 import type { PlayResult } from '../../../media-engine';
 import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
+import { playedToMember } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
@@ -45,41 +46,25 @@ export class MemberHold {
 
   /**
    * Plays `music` to the member once (held first, the first time): resolves at its
-   * play-file-member-done, or `interrupted` when the hold ended, the member left or the room ended.
+   * play-file-member-done (of its own file: member-done.ts), or `interrupted` when the hold ended, the
+   * member left or the room ended.
    */
   async play(music: string): Promise<PlayResult> {
     const id = this.room.memberId();
-    const conn = this.room.conn();
     const ends = this.ends;
-    if (this.closed || id === undefined || !conn) return NOT_PLAYED;
+    if (this.closed || id === undefined || !this.room.conn()) return NOT_PLAYED;
     const file = eslArg('hold music file', (await this.fetched(music)).path);
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
-    let interrupted = false;
-    const done = new Promise<void>((resolve) => (this.settle = resolve));
-    const onEvent = (evt: EslEvent) => {
-      const action = evt.getHeader('Action');
-      if (evt.getHeader('Member-ID') !== String(id)) return;
-      if (action === 'del-member') interrupted = true;
-      if (action === 'play-file-member-done' || action === 'del-member') this.settle?.();
-    };
-    const onEnd = () => ((interrupted = true), this.settle?.());
-    conn.on('esl::event::CUSTOM::*', onEvent);
-    conn.once('esl::end', onEnd);
-    try {
-      if (this.held) await this.room.command(`play ${file} ${id}`, PLAYING_TO_MEMBER);
-      else {
-        this.held = true;
-        await this.room.command(`hold ${id} ${file}`, HELD);
-      }
-      await done;
-    } finally {
-      this.settle = null;
-      conn.off('esl::event::CUSTOM::*', onEvent);
-      conn.off('esl::end', onEnd);
-    }
+    const endWith = (end: () => void) => (this.settle = end);
+    const hold = !this.held;
+    this.held = true;
+    const playing = hold
+      ? playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith })
+      : playedToMember(this.room, { id, command: `play ${file} ${id}`, ok: PLAYING_TO_MEMBER, file, endWith });
+    const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
-    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: interrupted || !this.held };
+    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held };
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */

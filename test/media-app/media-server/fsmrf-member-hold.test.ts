@@ -1,0 +1,93 @@
+// The music of a held member of a switch room (media-app/media-server/fsmrf/member-hold.ts) against our
+// switch (test/esl/rig.ts, real on loopback), through the leg's own playMusic / stopPlayback as
+// media-app's hold loop calls them: a loop of the music ends at the done of its own file, not at a late
+// done of an earlier file to the member; a hold the switch refuses leaves the member not held, and the
+// next play asks for the hold again (not a bare play that leaves it in the mix); the music is an http(s)
+// URL, fetched through the egress policy into the directory shared with the switch (a real HTTP server on
+// loopback), or the node's own music file, and nothing else.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { wavFile } from '../../../core/audio/wav';
+import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
+import type { FsmrfMix } from '../../../media-app/media-server/fsmrf/conference';
+import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/endpoint';
+import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { bounded } from '../../../testkit/bounded';
+import { useFsmrfSuite } from './fsmrf-suite';
+
+const toneWav = (hz: number, samples: number) =>
+  wavFile(
+    Int16Array.from({ length: samples }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))),
+    8000,
+  );
+
+describe("fsmrf: the music of a room member's hold (member-hold.ts)", function () {
+  this.timeout(30_000);
+  // the directory media-app shares with the switch: the switch's sounds directory
+  const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'fsmrf-mhold-'));
+  const loopback = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+  const suite = useFsmrfSuite({
+    rig: { conferenceFiles: { recordings: path.join(shared, 'recordings'), sounds: shared } },
+    ready: (backend) => backend.promptsIn(new SharedPrompts(path.join(shared, 'prompts'), loopback)),
+  });
+  // 1 s of 440 Hz
+  const music = toneWav(440, 8000);
+  let server: http.Server;
+  let musicUrl = '';
+  before(async () => {
+    server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(music));
+    server.on('error', () => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    musicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/music.wav`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    fs.rmSync(shared, { recursive: true, force: true });
+  });
+  const left = () => (fs.existsSync(path.join(shared, 'prompts')) ? fs.readdirSync(path.join(shared, 'prompts')) : []);
+  const undo: (() => void)[] = [];
+  const rooms: FsmrfMix[] = [];
+  let seq = 0;
+  afterEach(async () => {
+    for (const u of undo.splice(0)) u();
+    for (const r of rooms.splice(0)) await r.destroy().catch(() => undefined);
+  });
+
+  /** A leg in a room of its own (or `into` another's); its member id on the switch and the room's `conference <room> <args>`. */
+  async function member(into?: FsmrfMix) {
+    const mix = into ?? (await suite.backend.createMix(`mhold${process.pid}x${++seq}`));
+    if (!into) rooms.push(mix);
+    const { leg, peer } = await suite.call();
+    await mix.join(leg);
+    const api = async (args: string) => (await leg.fs.api('conference', `${mix.name} ${args}`)).getBody();
+    const list = await api('list');
+    const id = Number(new RegExp(`^(\\d+);[^;]*;${leg.fs.uuid};`, 'm').exec(list)?.[1]);
+    expect(id, list).to.be.above(0);
+    const flags = async () =>
+      (await api('list'))
+        .split('\n')
+        .find((l) => l.startsWith(`${id};`))
+        ?.split(';')[5] ?? '';
+    return { mix, leg: leg as FsmrfCallEndpoint, peer, id, api, flags };
+  }
+
+  it("a loop of the music ends at its own file's done: a late done of an earlier file to the member does not end it", async () => {
+    const { leg, id, api } = await member();
+    // 0.8 s of 700 Hz played to the member first: the switch queues a member's files, the hold's file after it
+    const earlier = path.join(shared, `earlier-${process.pid}.wav`);
+    fs.writeFileSync(earlier, toneWav(700, 6400));
+    undo.push(() => fs.rmSync(earlier, { force: true }));
+    expect(await api(`play ${earlier} ${id} nomux`)).to.match(/Playing file .* to member/);
+    const t0 = Date.now();
+    const r = await bounded(leg.playMusic(musicUrl), 15_000, 'a loop of the music');
+    expect(r.interrupted, 'played to its end').to.equal(false);
+    expect(Date.now() - t0, "ended by its own file's done (1 s, queued behind the earlier one)").to.be.at.least(950);
+    await leg.stopPlayback();
+    expect(left(), 'the music released at the hold end').to.deep.equal([]);
+  });
+});
