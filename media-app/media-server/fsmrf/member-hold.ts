@@ -4,18 +4,18 @@
  * `conference <room> hold <member> <file>` (mod_conference's conference_api_sub_hold: the member is no
  * longer heard, and the file plays to it alone in place of the room), and since FreeSWITCH plays a
  * member's file once, the hold's music loop (media-app/call/media-state.ts) asks for it again at each
- * play-file-member-done with `conference <room> play <file> <member>`. Each play waits for the done of
- * its own file (member-done.ts: a late done of a stopped file does not end it). The hold ends with
- * `conference <room> unhold <member>` (the member is heard again and hears the room; what plays to it
- * alone stops). A URL (a HoldUrl, a customer's moh_url) is fetched once by media-app into the directory
- * shared with the switch (shared-prompts.ts) and released when the hold ends, the member leaves or the
- * room ends; the node's own music is a file of the node, given to the switch at its path (as a leg's
- * own hold plays it: endpoint.ts).
+ * play-file-member-done with `conference <room> play <file> <member>`. The member is held once the
+ * switch answered `+OK hold`: a hold refused fails the play, and the next play asks for the hold again.
+ * Each play waits for the done of its own file (member-done.ts: a late done of a stopped file does not
+ * end it). The hold ends with `conference <room> unhold <member>` (the member is heard again and hears
+ * the room; what plays to it alone stops). A URL (a HoldUrl, a customer's moh_url) is fetched once by
+ * media-app into the directory shared with the switch (shared-prompts.ts) and released when the hold
+ * ends, the member leaves or the room ends; the node's own music is a file of the node, copied there.
  */
 import type { PlayResult } from '../../../media-engine';
 import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
-import { playedToMember } from './member-done';
+import { playedToMember, type MemberDone } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
@@ -37,6 +37,8 @@ export class MemberHold {
   private closed = false;
   /** counts the hold's ends: a play whose fetch outlived one sends nothing */
   private ends = 0;
+  /** resolves once the last `hold` sent has its reply (either way) */
+  private holdSent: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly room: MemberSayRoom,
@@ -46,8 +48,9 @@ export class MemberHold {
 
   /**
    * Plays `music` to the member once (held first, the first time): resolves at its
-   * play-file-member-done (of its own file: member-done.ts), or `interrupted` when the hold ended, the
-   * member left or the room ended.
+   * play-file-member-done, or `interrupted` when the hold ended, the member left or the room ended.
+   * Rejects when the switch refuses the hold (its reply is not `+OK hold`): the member is not held then,
+   * and the next play asks for the hold again.
    */
   async play(music: string): Promise<PlayResult> {
     const id = this.room.memberId();
@@ -57,14 +60,25 @@ export class MemberHold {
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
     const endWith = (end: () => void) => (this.settle = end);
-    const hold = !this.held;
-    this.held = true;
-    const playing = hold
-      ? playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith })
-      : playedToMember(this.room, { id, command: `play ${file} ${id}`, ok: PLAYING_TO_MEMBER, file, endWith });
+    const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id}`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
     const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
     return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held };
+  }
+
+  /** `hold <member> <file>`: the member is held once the switch said so (`+OK hold`), not before. */
+  private async holding(id: number, file: string, endWith: (end: () => void) => void): Promise<MemberDone> {
+    let answered!: () => void;
+    this.holdSent = new Promise<void>((resolve) => (answered = resolve));
+    const sent = () => {
+      this.held = !this.closed;
+      answered();
+    };
+    try {
+      return await playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith, sent });
+    } finally {
+      answered();
+    }
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
@@ -72,6 +86,8 @@ export class MemberHold {
     this.ends++;
     this.settle?.();
     this.release();
+    // a hold in flight: its reply tells whether there is a hold to end
+    await this.holdSent;
     if (!this.held) return;
     this.held = false;
     const id = this.room.memberId();

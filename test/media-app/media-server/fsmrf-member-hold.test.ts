@@ -17,6 +17,7 @@ import type { FsmrfMix } from '../../../media-app/media-server/fsmrf/conference'
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/endpoint';
 import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { bounded } from '../../../testkit/bounded';
+import { PASSWORD, plainHeaders, RawClient } from '../../esl/support';
 import { useFsmrfSuite } from './fsmrf-suite';
 
 const toneWav = (hz: number, samples: number) =>
@@ -58,6 +59,19 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     for (const r of rooms.splice(0)) await r.destroy().catch(() => undefined);
   });
 
+  /** The switch's next maintenance event `action` of member `id` (a client of the event socket subscribed now). */
+  async function maintenance() {
+    const c = await RawClient.authed(suite.rig.port, PASSWORD);
+    undo.push(() => c.socket.destroy());
+    expect((await c.command('event plain CUSTOM conference::maintenance')).headers['Reply-Text']).to.equal('+OK event listener enabled plain');
+    return async (action: string, id: number) => {
+      for (;;) {
+        const h = plainHeaders((await c.next()).body);
+        if (h['Action'] === action && h['Member-ID'] === String(id)) return h;
+      }
+    };
+  }
+
   /** A leg in a room of its own (or `into` another's); its member id on the switch and the room's `conference <room> <args>`. */
   async function member(into?: FsmrfMix) {
     const mix = into ?? (await suite.backend.createMix(`mhold${process.pid}x${++seq}`));
@@ -89,5 +103,27 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     expect(Date.now() - t0, "ended by its own file's done (1 s, queued behind the earlier one)").to.be.at.least(950);
     await leg.stopPlayback();
     expect(left(), 'the music released at the hold end').to.deep.equal([]);
+  });
+
+  it('a hold the switch refuses: the play fails, the member is not held; the next play asks for the hold again', async () => {
+    const { mix, leg, id, flags } = await member();
+    const nextOf = await maintenance();
+    // the switch's room without the member for the hold: `hold <id>` answers -ERR Non-Existant ID
+    const room = suite.rig.esl.api.conferences!.get(mix.name)!;
+    const m = room.members.get(id)!;
+    room.members.delete(id);
+    const refused = await leg.playMusic(musicUrl).then(
+      () => null,
+      (e: Error) => e,
+    );
+    room.members.set(id, m);
+    expect(refused?.message).to.match(/Non-Existant ID/);
+    expect(await flags(), 'not held').to.not.match(/hold/);
+    const next = leg.playMusic(musicUrl);
+    await bounded(nextOf('hold-member', id), 5000, 'the next play holds the member');
+    expect(await flags(), 'held').to.match(/hold/);
+    await leg.stopPlayback();
+    expect((await bounded(next, 5000, 'the play ended by the unhold')).interrupted).to.equal(true);
+    expect(await flags(), 'unheld').to.not.match(/hold/);
   });
 });
