@@ -8,11 +8,13 @@
  * switch answered `+OK hold`: a hold refused fails the play, and the next play asks for the hold again.
  * Each play waits for the done of its own file (member-done.ts: a late done of a stopped file does not
  * end it). The hold ends with `conference <room> unhold <member>` (the member is heard again and hears
- * the room; what plays to it alone stops). A URL (a HoldUrl, a customer's moh_url) is fetched once by
- * media-app into the directory shared with the switch (shared-prompts.ts) and released when the hold
- * ends, the member leaves or the room ends; the node's own music is a file of the node, copied there.
+ * the room; what plays to it alone stops). The music is an http(s) URL (a HoldUrl, a customer's
+ * moh_url), fetched once by media-app through the egress policy into the directory shared with the
+ * switch (shared-prompts.ts), or the node's own music (moh-source.ts) copied there; any other value is
+ * refused. The file is released when the hold ends, the member leaves or the room ends.
  */
 import type { PlayResult } from '../../../media-engine';
+import { isNodeMusic } from '../../kit/moh-source';
 import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
 import { playedToMember, type MemberDone } from './member-done';
@@ -42,7 +44,7 @@ export class MemberHold {
 
   constructor(
     private readonly room: MemberSayRoom,
-    /** where a URL is fetched for the switch (null: a URL is refused, the node's file plays) */
+    /** where a URL is fetched for the switch (null: a URL is refused) */
     private readonly prompts: SharedPrompts | null,
   ) {}
 
@@ -103,13 +105,13 @@ export class MemberHold {
     this.release();
   }
 
-  /** `music` (a URL, or the node's file) put in the shared directory once for the hold; other music replaces it. */
+  /** `music` (a URL, or the node's own music) put in the shared directory once for the hold; other music replaces it. */
   private async fetched(music: string): Promise<HeldPrompt> {
     if (!this.prompts) throw new Error("hold music of a room's member needs the directory shared with the switch (FsmrfBackend.promptsIn)");
     const url = music;
     if (this.prompt?.url !== url) {
       this.release();
-      const held = isUrl(url) ? this.prompts.hold(url) : this.prompts.holdNodeFile(url);
+      const held = this.shared(this.prompts, url);
       this.prompt = { url, held };
       // a fetch that failed is the play's error; nothing to release
       held.catch(() => undefined);
@@ -121,6 +123,13 @@ export class MemberHold {
       if (this.prompt === p) this.prompt = null;
       throw err;
     }
+  }
+
+  /** A URL fetched through egress into the shared directory, or the node's own music copied there; any other file is refused. */
+  private async shared(prompts: SharedPrompts, music: string): Promise<HeldPrompt> {
+    if (isUrl(music)) return prompts.hold(music);
+    if (isNodeMusic(music)) return prompts.holdNodeFile(music);
+    throw new Error(`hold music of a room's member must be an http(s) URL or the node's own music (got ${JSON.stringify(music.slice(0, 80))})`);
   }
 
   private release(): void {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
+import { mohFile } from '../../../media-app/kit/moh-source';
 import type { FsmrfMix } from '../../../media-app/media-server/fsmrf/conference';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/endpoint';
 import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
@@ -125,5 +126,28 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     await leg.stopPlayback();
     expect((await bounded(next, 5000, 'the play ended by the unhold')).interrupted).to.equal(true);
     expect(await flags(), 'unheld').to.not.match(/hold/);
+  });
+
+  it("music that is neither an http(s) URL nor the node's own music is refused before anything is copied or sent; the node's own plays", async () => {
+    const { leg, id, flags } = await member();
+    const nextOf = await maintenance();
+    const local = path.join(suite.dir, 'someone-elses.wav');
+    fs.writeFileSync(local, toneWav(700, 8000));
+    for (const m of [local, 'file:///etc/hosts', '/etc/hosts', 'ftp://127.0.0.1/x.wav']) {
+      const e = await leg.playMusic(m).then(
+        () => null,
+        (err: Error) => err,
+      );
+      expect(e?.message, m).to.match(/must be an http\(s\) URL or the node's own music/);
+    }
+    expect(left(), 'nothing copied').to.deep.equal([]);
+    expect(await flags(), 'not held').to.not.match(/hold/);
+
+    const node = await mohFile(path.join(suite.dir, 'data'));
+    const p = leg.playMusic(node);
+    await bounded(nextOf('hold-member', id), 5000, "held with the node's music");
+    expect(left(), "the node's music copied where the switch reads it").to.have.length(1);
+    await leg.stopPlayback();
+    expect((await bounded(p, 5000, 'the play ended by the unhold')).interrupted).to.equal(true);
   });
 });
