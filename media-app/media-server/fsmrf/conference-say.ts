@@ -10,8 +10,9 @@
  *   the profile's engine is refused by name: the room speaks with its profile's engine only.
  * - <Play>: media-app fetches the URL through its egress policy into the directory it shares with the
  *   switch (shared-prompts.ts) and the room plays that file to the member, `conference <room> play
- *   <path> <member id>` (conference_member_play_file); the file is removed once played. The switch never
- *   fetches the URL.
+ *   <path> <member id> nomux` (conference_member_play_file: in place of the room while it plays, as a
+ *   member's announcement on the embedded engine, a play of its endpoint; without nomux FreeSWITCH mixes
+ *   it with the room); the file is removed once played. The switch never fetches the URL.
  * Each step waits for the member's play-file-member-done of its own file (member-done.ts): a late done of
  * an earlier file does not end it.
  */
@@ -86,7 +87,7 @@ export class MemberSay implements AnnounceTarget {
       const prompt = await this.prompts.hold(url);
       try {
         const file = eslArg('conference announcement file', prompt.path);
-        await this.heard((id) => `play ${file} ${id}`, PLAYING_TO_MEMBER, file, prompt.durationMs + PLAY_SLACK_MS);
+        await this.heard((id) => `play ${file} ${id} nomux`, PLAYING_TO_MEMBER, file, prompt.durationMs + PLAY_SLACK_MS);
       } finally {
         prompt.release();
       }

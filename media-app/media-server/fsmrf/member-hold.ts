@@ -2,16 +2,19 @@
  * The music of a hold of a member of a switch room (README.md beside, "Conferences"). The member's own
  * play would wait behind the `conference` application its channel runs, so the room holds it:
  * `conference <room> hold <member> <file>` (mod_conference's conference_api_sub_hold: the member is no
- * longer heard, and the file plays to it alone in place of the room), and since FreeSWITCH plays a
- * member's file once, the hold's music loop (media-app/call/media-state.ts) asks for it again at each
- * play-file-member-done with `conference <room> play <file> <member>`. The member is held once the
- * switch answered `+OK hold`: a hold refused fails the play, and the next play asks for the hold again.
- * Each play waits for the done of its own file (member-done.ts: a late done of a stopped file does not
- * end it). The hold ends with `conference <room> unhold <member>` (the member is heard again and hears
- * the room; what plays to it alone stops). The music is an http(s) URL (a HoldUrl, a customer's
- * moh_url), fetched once by media-app through the egress policy into the directory shared with the
- * switch (shared-prompts.ts), or the node's own music (moh-source.ts) copied there; any other value is
- * refused. The file is released when the hold ends, the member leaves or the room ends.
+ * longer heard, and the file plays to it alone in place of the room: conference_member_play_file with
+ * mux false), and since FreeSWITCH plays a member's file once, the hold's music loop
+ * (media-app/call/media-state.ts) asks for it again at each play-file-member-done with
+ * `conference <room> play <file> <member> nomux` (conference_api_sub_play mixes the file with the room
+ * unless `nomux` follows the member). The member is held once the switch answered `+OK hold`: a hold
+ * refused fails the play, and the next play asks for the hold again. Each play waits for the done of its
+ * own file (member-done.ts: a late done of a stopped file does not end it). Held, the member is also
+ * made deaf: it hears its file alone, or silence between files, never the room. The hold ends with
+ * `conference <room> unhold <member>` (the member is heard again and hears the room; what plays to it
+ * alone stops), then `undeaf <member>` unless the call wants it deaf. The music is an http(s) URL (a HoldUrl, a customer's moh_url), fetched once by media-app
+ * through the egress policy into the directory shared with the switch (shared-prompts.ts), or the node's
+ * own music (moh-source.ts) copied there; any other value is refused. The file is released when the hold
+ * ends, the member leaves or the room ends.
  */
 import type { PlayResult } from '../../../media-engine';
 import { isNodeMusic } from '../../kit/moh-source';
@@ -24,6 +27,9 @@ import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 const HELD = /^(\+OK )?hold \d+/;
 /** The switch's reply to unhold: conference_api_sub_unhold's `+OK unhold <id>`. */
 const UNHELD = /^(\+OK )?unhold \d+/;
+/** The switch's replies to deaf and undeaf: conference_api_sub_deaf's `+OK deaf <id>`, undeaf's `+OK undeaf <id>`. */
+const DEAFENED = /^(\+OK )?deaf \d+/;
+const UNDEAFENED = /^(\+OK )?undeaf \d+/;
 
 const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
 
@@ -39,13 +45,17 @@ export class MemberHold {
   private closed = false;
   /** counts the hold's ends: a play whose fetch outlived one sends nothing */
   private ends = 0;
-  /** resolves once the last `hold` sent has its reply (either way) */
+  /** resolves once the last `hold` sent has its reply, and its `deaf` (either way) */
   private holdSent: Promise<void> = Promise.resolve();
+  /** the hold made the member deaf (deaf sent and answered, no undeaf since) */
+  private deaf = false;
 
   constructor(
     private readonly room: MemberSayRoom,
     /** where a URL is fetched for the switch (null: a URL is refused) */
     private readonly prompts: SharedPrompts | null,
+    /** the call wants its member deaf whatever the hold (its own or the room's `out` mute): the hold's end leaves it deaf */
+    private readonly deafWanted: () => boolean = () => false,
   ) {}
 
   /**
@@ -62,19 +72,30 @@ export class MemberHold {
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
     const endWith = (end: () => void) => (this.settle = end);
-    const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id}`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
+    const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
     const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
     return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held };
   }
 
-  /** `hold <member> <file>`: the member is held once the switch said so (`+OK hold`), not before. */
+  /**
+   * `hold <member> <file>`: the member is held once the switch said so (`+OK hold`), not before; then
+   * `deaf <member>`: FreeSWITCH's held member with no file playing hears the room (its output path does
+   * not look at the hold: between a file's end and the next `play`), a deaf one hears silence, and its
+   * files still (conference_loop_output adds the member's file after the deaf silence).
+   */
   private async holding(id: number, file: string, endWith: (end: () => void) => void): Promise<MemberDone> {
     let answered!: () => void;
     this.holdSent = new Promise<void>((resolve) => (answered = resolve));
-    const sent = () => {
-      this.held = !this.closed;
-      answered();
+    const sent = async () => {
+      try {
+        this.held = !this.closed;
+        if (!this.held) return;
+        await this.room.command(`deaf ${id}`, DEAFENED);
+        this.deaf = true;
+      } finally {
+        answered();
+      }
     };
     try {
       return await playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith, sent });
@@ -92,8 +113,12 @@ export class MemberHold {
     await this.holdSent;
     if (!this.held) return;
     this.held = false;
+    const deaf = this.deaf;
+    this.deaf = false;
     const id = this.room.memberId();
-    if (id !== undefined && !this.closed) await this.room.command(`unhold ${id}`, UNHELD);
+    if (id === undefined || this.closed) return;
+    await this.room.command(`unhold ${id}`, UNHELD);
+    if (deaf && !this.deafWanted()) await this.room.command(`undeaf ${id}`, UNDEAFENED);
   }
 
   /** The member left or the room ended: nothing more is sent, the play waiting resolves, the URL released. */
@@ -101,6 +126,7 @@ export class MemberHold {
     this.ends++;
     this.closed = true;
     this.held = false;
+    this.deaf = false;
     this.settle?.();
     this.release();
   }

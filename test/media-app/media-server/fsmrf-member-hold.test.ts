@@ -1,7 +1,9 @@
 // The music of a held member of a switch room (media-app/media-server/fsmrf/member-hold.ts) against our
 // switch (test/esl/rig.ts, real on loopback), through the leg's own playMusic / stopPlayback as
 // media-app's hold loop calls them: a loop of the music ends at the done of its own file, not at a late
-// done of an earlier file to the member; a hold the switch refuses leaves the member not held, and the
+// done of an earlier file to the member; held, the member is deaf (it hears its file, or silence between
+// two loops, never the room) until the hold ends, and stays deaf then if the room made it deaf before;
+// a hold the switch refuses leaves the member not held, and the
 // next play asks for the hold again (not a bare play that leaves it in the mix); the music is an http(s)
 // URL, fetched through the egress policy into the directory shared with the switch (a real HTTP server on
 // loopback), or the node's own music file, and nothing else.
@@ -14,10 +16,13 @@ import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { mohFile } from '../../../media-app/kit/moh-source';
+import type { Endpoint } from '../../../media-engine';
 import type { FsmrfMix } from '../../../media-app/media-server/fsmrf/conference';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/endpoint';
 import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { bounded } from '../../../testkit/bounded';
+import { toneShare } from '../../../testkit/media-engine/far-end';
+import { readWav } from '../../../testkit/media-engine/support';
 import { PASSWORD, plainHeaders, RawClient } from '../../esl/support';
 import { useFsmrfSuite } from './fsmrf-suite';
 
@@ -104,6 +109,44 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     expect(Date.now() - t0, "ended by its own file's done (1 s, queued behind the earlier one)").to.be.at.least(950);
     await leg.stopPlayback();
     expect(left(), 'the music released at the hold end').to.deep.equal([]);
+  });
+
+  let n = 0;
+  /** The share of `hz` in what the far end hears over 1 s (after 0.5 s for what was in flight). */
+  async function hears(peer: Endpoint, hz: number): Promise<number> {
+    const file = path.join(suite.dir, `hears-${n++}.wav`);
+    await peer.record(file, { duration: 1.5 });
+    return toneShare(readWav(file).samples.subarray(4000), hz, 8000);
+  }
+
+  it('between two loops of its music the held member hears silence, not the room (deaf while held); unhold: it hears the room again', async () => {
+    const a = await member();
+    const b = await member(a.mix);
+    const talk = path.join(suite.dir, 'talk1000.wav');
+    fs.writeFileSync(talk, toneWav(1000, 8000 * 30));
+    void b.peer.play(talk).catch(() => undefined);
+    expect(await hears(a.peer, 1000), 'a hears b').to.be.above(0.3);
+    const r = await bounded(a.leg.playMusic(musicUrl), 15_000, 'a loop of the music');
+    expect(r.interrupted, 'played to its end').to.equal(false);
+    // the loop would ask for the next play now: held, with no file playing
+    expect(await hears(a.peer, 1000), 'held between two loops, a does not hear b').to.be.below(0.05);
+    await a.leg.stopPlayback();
+    expect(await hears(a.peer, 1000), 'unheld, a hears b again').to.be.above(0.3);
+  });
+
+  it('a member the room made deaf before its hold stays deaf when the hold ends', async () => {
+    const a = await member();
+    const b = await member(a.mix);
+    const talk = path.join(suite.dir, 'talk1000.wav');
+    fs.writeFileSync(talk, toneWav(1000, 8000 * 30));
+    void b.peer.play(talk).catch(() => undefined);
+    await a.mix.mute(a.leg, 'out', true);
+    const p = a.leg.playMusic(musicUrl);
+    await bounded(p, 15_000, 'a loop of the music');
+    await a.leg.stopPlayback();
+    expect(await hears(a.peer, 1000), 'still deaf: a does not hear b').to.be.below(0.05);
+    await a.mix.mute(a.leg, 'out', false);
+    expect(await hears(a.peer, 1000), 'undeafened by the room: a hears b').to.be.above(0.3);
   });
 
   it('a hold the switch refuses: the play fails, the member is not held; the next play asks for the hold again', async () => {
