@@ -9,7 +9,8 @@
 import type { ApiContext } from '../api';
 import { expandVariables } from '../expand';
 import { ENERGY_LEVEL } from './events';
-import { readRoomFile, type QueuedFile, type RoomFileRefusal } from './playback';
+import { playToMember } from './member-play';
+import { readRoomFile, type RoomFileRefusal } from './playback';
 import { relate } from './relate';
 import type { ConferenceRoom, Member } from './room';
 import type { ConferenceRooms } from './rooms';
@@ -66,13 +67,13 @@ const MEMBER_COMMANDS: Record<string, MemberCommand> = {
 
 /**
  * hold <target> [file] (conference_api_sub_hold): the member is held (room.ts setHold); the file, when
- * given, plays to it alone in place of the room (conference_member_play_file, not mixed), once, then
+ * given, plays to it alone in place of the room (conference_member_play_file nomux: member-play.ts), once, then
  * play-file-member-done; a file this switch cannot read is not played (FreeSWITCH logs it), the hold stands.
  */
 function holdMember(room: ConferenceRoom, m: Member, file: string | undefined, rooms: ConferenceRooms): string {
   void room.setHold(m, true).catch(report(rooms));
   const f = file ? readRoomFile(file, room.soundPrefix, room.soundsDir) : null;
-  if (f && typeof f !== 'string') void playToMember(room, m, f).catch(report(rooms));
+  if (f && typeof f !== 'string') void playToMember(room, m, f, false).catch(report(rooms));
   return `+OK hold ${m.id}\n`;
 }
 
@@ -210,7 +211,7 @@ function setParam(room: ConferenceRoom, name: string, value: string): string | n
   }
 }
 
-/** play <file> [async] to the room, or play <file> <member> [nomux] to one member. */
+/** play <file> [async] to the room, or play <file> <member> [nomux] to one member (member-play.ts: mixed with the room unless nomux). */
 function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): string | null {
   let argc = argv.length;
   const async = (argc === 4 && argv[3]!.toLowerCase() === 'async') || (argc === 5 && argv[4]!.toLowerCase() === 'async');
@@ -229,10 +230,12 @@ function play(room: ConferenceRoom, argv: string[], rooms: ConferenceRooms): str
   if (argc < 4 || !file) return null;
   const m = memberBy(room, argv[3]!);
   if (!m) return `Member: ${atoi(argv[3]!)} not found.\n`;
+  // conference_api_sub_play: mixed with the room unless `nomux` follows the member
+  const mux = !(argc > 4 && argv[4]!.toLowerCase() === 'nomux');
   const f = readRoomFile(file, room.soundPrefix, room.soundsDir);
   if (typeof f === 'string') return playRefused(file, f);
   room.fireMember('play-file-member', m, [['File', file]]);
-  void playToMember(room, m, f).catch(report(rooms));
+  void playToMember(room, m, f, mux).catch(report(rooms));
   return `(play) Playing file ${file} to member ${m.id}\n`;
 }
 
@@ -241,19 +244,6 @@ function playRefused(file: string, why: RoomFileRefusal): string {
   if (why === 'parent') return `-ERR (play) File: ${file} names a parent directory (..).\n`;
   if (why === 'outside') return `-ERR (play) File: ${file} is outside the sounds directory.\n`;
   return `(play) File: ${file} not found.\n`;
-}
-
-/** A file to one member (conference_member_play_file): that member hears it, then play-file-member-done. */
-async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFile): Promise<void> {
-  m.files++;
-  const r = await m.channel.endpoint.play(f.path).finally(() => m.files--);
-  const samples = Math.round((r.playbackMilliseconds * f.rate) / 1000);
-  room.fireMember('play-file-member-done', m, [
-    ['seconds', String(Math.floor(samples / f.rate))],
-    ['milliseconds', String(Math.floor(samples / (f.rate / 1000)))],
-    ['samples', String(samples)],
-    ['File', f.file],
-  ]);
 }
 
 /** The conference profile's tts-engine and tts-voice (this switch has the one profile): what saymember speaks with. */

@@ -69,6 +69,25 @@ export function readRoomFile(file: string, soundPrefix: string, root: string): Q
   }
 }
 
+/**
+ * Injects `f` into `fork` (its audio mixed on top of what the fork's side hears) and waits until it has
+ * played out, timed from its first frame out, or until the function given to `stopWith` ends it; resolves
+ * with the samples played (0 when `closed()` once it started). The timer is the file's, cleared by the stop.
+ */
+export async function injectFile(fork: AudioFork, f: QueuedFile, stopWith: (end: () => void) => void, closed: () => boolean): Promise<number> {
+  const started = fork.nextStart(START_WAIT_MS);
+  fork.inject(f.samples, f.rate);
+  const at = (await started) ?? Date.now();
+  const ms = (f.samples.length * 1000) / f.rate;
+  if (closed()) return 0;
+  const stoppedAt = await new Promise<number | null>((resolve) => {
+    const timer = setTimeout(() => resolve(null), Math.max(0, at + ms - Date.now()));
+    stopWith(() => (clearTimeout(timer), resolve(Date.now())));
+  });
+  if (stoppedAt === null) return f.samples.length;
+  return Math.min(f.samples.length, Math.max(0, Math.round(((stoppedAt - at) * f.rate) / 1000)));
+}
+
 export class RoomPlayer {
   private readonly queue: QueuedFile[] = [];
   private fork: AudioFork | null = null;
@@ -141,18 +160,16 @@ export class RoomPlayer {
   private async playOne(f: QueuedFile): Promise<number> {
     const fork = await this.openFork();
     if (!fork || this.closed) return 0;
-    const started = fork.nextStart(START_WAIT_MS);
-    fork.inject(f.samples, f.rate);
-    const at = (await started) ?? Date.now();
-    const ms = (f.samples.length * 1000) / f.rate;
-    if (this.closed) return 0;
-    const stoppedAt = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => resolve(null), Math.max(0, at + ms - Date.now()));
-      this.playing = { end: () => (clearTimeout(timer), resolve(Date.now())) };
-    });
-    this.playing = null;
-    if (stoppedAt === null) return f.samples.length;
-    return Math.min(f.samples.length, Math.max(0, Math.round(((stoppedAt - at) * f.rate) / 1000)));
+    try {
+      return await injectFile(
+        fork,
+        f,
+        (end) => (this.playing = { end }),
+        () => this.closed,
+      );
+    } finally {
+      this.playing = null;
+    }
   }
 
   /** play-file-done: samples at the file's rate, as conference_file_close reports them. */

@@ -55,6 +55,8 @@ export class Member implements MemberView {
   readonly relations = new Map<number, Relation>();
   /** files and speech playing to this member alone (play <file> <id>, saymember, the hold file) */
   files = 0;
+  /** the stops of the files mixed into what it hears (play <file> <id> without nomux: member-play.ts) */
+  readonly mixed = new Set<() => void>();
   readonly moderator: boolean;
   readonly ghost: boolean;
   readonly endconf: boolean;
@@ -179,6 +181,7 @@ export class ConferenceRoom implements RoomView {
     m.talking = false;
     if (!m.channel.endpoint.destroyed) void m.channel.endpoint.leaveConference().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
     this.fireMember('del-member', m);
+    for (const stop of [...m.mixed]) stop();
     m.markLeft(reason);
     // its relationships go with it (conference_member_del_relationship(member, 0)); those toward it stay, unused
     m.relations.clear();
@@ -225,6 +228,7 @@ export class ConferenceRoom implements RoomView {
     m.held = on;
     if (on) m.talking = false;
     await this.media[on || !m.speak ? 'mute' : 'unmute'](m.channel.endpoint, 'in');
+    if (!on) for (const stop of [...m.mixed]) stop();
     if (!on && m.files > 0) await m.channel.endpoint.stopPlayback();
     if (!m.gone) this.fireMember(on ? 'hold-member' : 'unhold-member', m);
   }

@@ -28,17 +28,27 @@ const NOTES: [hz: number, seconds: number][] = [
 ];
 
 const pending = new Map<string, Promise<string>>();
+/** the music files mohFile gave (resolved paths) */
+const made = new Set<string>();
 
 /** The path of the node's music-on-hold file, made on first use (once, even when asked concurrently). */
 export function mohFile(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'moh', 'default.wav');
   let p = pending.get(file);
   if (!p) {
-    p = make(file);
+    p = make(file).then((f) => (made.add(path.resolve(f)), f));
     pending.set(file, p);
     p.catch(() => pending.delete(file));
   }
   return p;
+}
+
+/**
+ * Whether `file` is the node's own music: a path mohFile made in this process. Only that file of the
+ * node is ever given as music; any other local path is not (a room's member hold refuses it).
+ */
+export function isNodeMusic(file: string): boolean {
+  return made.has(path.resolve(file));
 }
 
 async function make(file: string): Promise<string> {

@@ -194,4 +194,28 @@ describe('fsmrf conference announcement: the bound of a member say', function ()
     expect(clock.pending(), 'nothing left armed').to.equal(0);
     expect(left(), 'no file left in the shared directory').to.deep.equal([]);
   });
+
+  it("a <Play> ends at its own file's done: a late done of an earlier file to the member does not end it", async () => {
+    const { mix, leg } = await member();
+    // 0.8 s of 700 Hz in the switch's sounds directory, played to the member first: the switch queues a
+    // member's files, so the announcement's file plays after it, and this file's done comes meanwhile
+    const earlier = path.join(shared, `earlier-${process.pid}.wav`);
+    fs.writeFileSync(
+      earlier,
+      wavFile(
+        Int16Array.from({ length: 6400 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 700 * i) / 8000))),
+        8000,
+      ),
+    );
+    undo.push(() => fs.rmSync(earlier, { force: true }));
+    const list = (await leg.fs.api('conference', `${mix.name} list`)).getBody();
+    const id = new RegExp(`^(\\d+);[^;]*;${leg.fs.uuid};`, 'm').exec(list)?.[1];
+    expect(id, list).to.be.a('string');
+    expect((await leg.fs.api('conference', `${mix.name} play ${earlier} ${id} nomux`)).getBody()).to.match(/Playing file .* to member/);
+    const t0 = Date.now();
+    await bounded(mix.announceTo(leg).play([toneUrl]), 15_000, 'the play ended by the switch');
+    // its own 1 s file, queued behind the earlier one: not over within a second of the command
+    expect(Date.now() - t0, "ended by its own file's done").to.be.at.least(950);
+    expect(left(), 'no file left in the shared directory').to.deep.equal([]);
+  });
 });

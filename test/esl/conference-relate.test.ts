@@ -159,4 +159,34 @@ describe('esl: conference relate, hold and unhold (FreeSWITCH 1.10) through fsmr
     expect(await body('hold 9999')).to.equal('-ERR Non-Existant ID 9999\n');
     expect(await body('unhold')).to.equal('unhold <[member_id|all]|last|non_moderator>');
   });
+
+  it("play <file> <id> mixes the file with the room (FreeSWITCH's default), nomux plays it in place of the room; a held member with no file hears the room", async () => {
+    const conf = await conference('mux-room');
+    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const a = await member(conf);
+    const b = await member(conf, 1000);
+    const body = async (args: string) => (await b.ep.api('conference', `mux-room ${args}`)).getBody();
+    expect(await body(`play ${tone[700]} ${a.id}`)).to.equal(`(play) Playing file ${tone[700]} to member ${a.id}\n`);
+    const [file, room] = await hears(a.peer, 700, 1000);
+    expect(file, 'the member hears the file').to.be.above(0.2);
+    expect(room, 'and the room with it').to.be.above(0.2);
+    expect((await hears(b.peer, 700))[0], 'the others do not hear the file').to.be.below(0.05);
+    // the member's files stop at unhold (FILE_STOP_ALL), a mixed one too, each with its done
+    await body(`hold ${a.id}`);
+    expect(await body(`unhold ${a.id}`)).to.equal(`+OK unhold ${a.id}\n`);
+    expect(await nextAction(raw, 'play-file-member-done', a.id)).to.include({ File: tone[700] });
+    expect((await hears(a.peer, 700))[0], 'the mixed file stopped').to.be.below(0.05);
+
+    expect(await body(`play ${tone[880]} ${a.id} nomux`)).to.equal(`(play) Playing file ${tone[880]} to member ${a.id}\n`);
+    const [alone, roomNot] = await hears(a.peer, 880, 1000);
+    expect(alone, 'nomux: the member hears the file').to.be.above(0.3);
+    expect(roomNot, 'in place of the room').to.be.below(0.05);
+    await body(`unhold ${a.id}`);
+    await nextAction(raw, 'play-file-member-done', a.id);
+
+    // held, no file playing: FreeSWITCH's mix does not look at the hold, the member hears the room
+    expect(await body(`hold ${a.id}`)).to.equal(`+OK hold ${a.id}\n`);
+    expect((await hears(a.peer, 1000))[0], 'a held member with no file hears the room').to.be.above(0.3);
+    await body(`unhold ${a.id}`);
+  });
 });

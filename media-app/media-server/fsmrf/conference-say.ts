@@ -10,13 +10,17 @@
  *   the profile's engine is refused by name: the room speaks with its profile's engine only.
  * - <Play>: media-app fetches the URL through its egress policy into the directory it shares with the
  *   switch (shared-prompts.ts) and the room plays that file to the member, `conference <room> play
- *   <path> <member id>` (conference_member_play_file); the file is removed once played. The switch never
- *   fetches the URL.
+ *   <path> <member id> nomux` (conference_member_play_file: in place of the room while it plays, as a
+ *   member's announcement on the embedded engine, a play of its endpoint; without nomux FreeSWITCH mixes
+ *   it with the room); the file is removed once played. The switch never fetches the URL.
+ * Each step waits for the member's play-file-member-done of its own file (member-done.ts): a late done of
+ * an earlier file does not end it.
  */
-import type { EslConnection, EslEvent } from 'drachtio-fsmrf';
+import type { EslConnection } from 'drachtio-fsmrf';
 import type { AnnounceTarget } from '../conference';
 import { MediaBackendUnsupported } from '../port';
 import { eslArg, eslText } from './esl-arg';
+import { playedToMember } from './member-done';
 import type { SharedPrompts } from './shared-prompts';
 import type { LinkTimers } from './switch-link';
 
@@ -83,7 +87,7 @@ export class MemberSay implements AnnounceTarget {
       const prompt = await this.prompts.hold(url);
       try {
         const file = eslArg('conference announcement file', prompt.path);
-        await this.heard((id) => `play ${file} ${id}`, PLAYING_TO_MEMBER, prompt.durationMs + PLAY_SLACK_MS);
+        await this.heard((id) => `play ${file} ${id} nomux`, PLAYING_TO_MEMBER, file, prompt.durationMs + PLAY_SLACK_MS);
       } finally {
         prompt.release();
       }
@@ -101,38 +105,22 @@ export class MemberSay implements AnnounceTarget {
     if (voice !== undefined && !VOICE.test(voice)) throw new Error(`a conference announcement's voice must be 1-64 of A-Z a-z 0-9 + _ . - (got ${JSON.stringify(voice.slice(0, 40))})`);
     // conference_member_say takes a leading #<voice># as the voice: a customer's text never picks one
     const said = eslText('conference announcement text', voice !== undefined ? `#${voice}#${text}` : text.startsWith('#') ? `, ${text}` : text);
-    await this.heard((id) => `saymember ${id} ${said}`, SAID, sayBoundMs(said));
+    await this.heard((id) => `saymember ${id} ${said}`, SAID, null, sayBoundMs(said));
   }
 
   /**
-   * `conference <room> <args(member id)>`, then the member's play-file-member-done (or its del-member, the
-   * connection's end); rejects with SayTimeout when none comes within `boundMs` of the switch's reply.
-   * Nothing is sent for a member no longer in the room.
+   * `conference <room> <args(member id)>`, then the member's play-file-member-done of `file` (member-done.ts:
+   * null for speech), or its del-member, the connection's end; rejects with SayTimeout when none comes
+   * within `boundMs` of the switch's reply. Nothing is sent for a member no longer in the room.
    */
-  private async heard(args: (id: number) => string, ok: RegExp, boundMs: number): Promise<void> {
+  private async heard(args: (id: number) => string, ok: RegExp, file: string | null, boundMs: number): Promise<void> {
     const id = this.room.memberId();
-    const conn = this.room.conn();
-    if (id === undefined || !conn) return;
-    let settle!: () => void;
-    let fail!: (e: Error) => void;
-    const done = new Promise<void>((resolve, reject) => ((settle = resolve), (fail = reject)));
+    if (id === undefined) return;
     // the bound: armed when the switch has taken the command, cleared when the step ends either way
-    let bound: unknown = null;
-    const onEvent = (evt: EslEvent) => {
-      const action = evt.getHeader('Action');
-      if (evt.getHeader('Member-ID') === String(id) && (action === 'play-file-member-done' || action === 'del-member')) settle();
+    const bound = (fail: (e: Error) => void) => {
+      const t = this.timers.set(boundMs, () => fail(new SayTimeout(boundMs)));
+      return () => this.timers.clear(t);
     };
-    const onEnd = () => settle();
-    conn.on('esl::event::CUSTOM::*', onEvent);
-    conn.once('esl::end', onEnd);
-    try {
-      await this.room.command(args(id), ok);
-      bound = this.timers.set(boundMs, () => fail(new SayTimeout(boundMs)));
-      await done;
-    } finally {
-      if (bound !== null) this.timers.clear(bound);
-      conn.off('esl::event::CUSTOM::*', onEvent);
-      conn.off('esl::end', onEnd);
-    }
+    await playedToMember(this.room, { id, command: args(id), ok, file, bound });
   }
 }

@@ -46,6 +46,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   private readonly members = new Map<string, number>();
   /** the members' endpoints whose hold is the room's (member-hold.ts), by uuid */
   private readonly holds = new Map<string, FsmrfCallEndpoint>();
+  /** the members the room made deaf (mute `out`), by uuid: a hold's end leaves them deaf (member-hold.ts) */
+  private readonly deafened = new Set<string>();
   private recording: Recording | null = null;
   /** the control leg's channel socket: its end rejects a command in flight (modesl would leave it pending) */
   private readonly socket: LegSocket;
@@ -100,7 +102,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     this.members.set(ep.uuid, Number(memberId));
     // a hold of the member is the room's (member-hold.ts), until it leaves or the room ends
     ep.memberHold?.close();
-    ep.memberHold = new MemberHold(this.memberRoom(ep), this.prompts);
+    ep.memberHold = new MemberHold(this.memberRoom(ep), this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
     this.holds.set(ep.uuid, ep);
     // a coach already in the room is not heard by the newcomer (unless it is the one coached)
     await this.coaching.joined(ep.uuid);
@@ -118,6 +120,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (id === undefined) return;
     const api = (op: string, args: string) => this.socket.run(`conference ${op}`, () => this.conf.endpoint.api('conference', args));
     for (const side of SIDES[direction]) await memberOp(api, this.conf.name, id, side, on);
+    if (SIDES[direction].includes('out')) this.deafened[on ? 'add' : 'delete'](ep.uuid);
   }
 
   /** `ep` heard by `to` only (null: by all again): the switch's relate (coaching.ts). */
@@ -179,6 +182,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
 
   /** The member of `uuid` is out (left, gone, the room ended): its hold by the room ends with nothing sent. */
   private holdEnded(uuid: string): void {
+    this.deafened.delete(uuid);
     const ep = this.holds.get(uuid);
     if (!ep) return;
     this.holds.delete(uuid);

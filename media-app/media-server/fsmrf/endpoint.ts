@@ -346,6 +346,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.mutes.set(direction, false);
   }
 
+  /** The call wants to hear nothing (its own `out` mute): a member hold's end leaves the member deaf then (member-hold.ts). */
+  deafWanted(): boolean {
+    return this.mutes.wants('out');
+  }
+
   // What the switch is not asked for here, or what needs the embedded engine's own taps: refused, by name.
   /**
    * The receive watch as the switch's own: FreeSWITCH reads `media_timeout` only when it activates the

@@ -2,25 +2,34 @@
  * The music of a hold of a member of a switch room (README.md beside, "Conferences"). The member's own
  * play would wait behind the `conference` application its channel runs, so the room holds it:
  * `conference <room> hold <member> <file>` (mod_conference's conference_api_sub_hold: the member is no
- * longer heard, and the file plays to it alone in place of the room), and since FreeSWITCH plays a
- * member's file once, the hold's music loop (media-app/call/media-state.ts) asks for it again at each
- * play-file-member-done with `conference <room> play <file> <member>`. The hold ends with
+ * longer heard, and the file plays to it alone in place of the room: conference_member_play_file with
+ * mux false), and since FreeSWITCH plays a member's file once, the hold's music loop
+ * (media-app/call/media-state.ts) asks for it again at each play-file-member-done with
+ * `conference <room> play <file> <member> nomux` (conference_api_sub_play mixes the file with the room
+ * unless `nomux` follows the member). The member is held once the switch answered `+OK hold`: a hold
+ * refused fails the play, and the next play asks for the hold again. Each play waits for the done of its
+ * own file (member-done.ts: a late done of a stopped file does not end it). Held, the member is also
+ * made deaf: it hears its file alone, or silence between files, never the room. The hold ends with
  * `conference <room> unhold <member>` (the member is heard again and hears the room; what plays to it
- * alone stops). A URL (a HoldUrl, a customer's moh_url) is fetched once by media-app into the directory
- * shared with the switch (shared-prompts.ts) and released when the hold ends, the member leaves or the
- * room ends; the node's own music is a file of the node, given to the switch at its path (as a leg's
- * own hold plays it: endpoint.ts).
+ * alone stops), then `undeaf <member>` unless the call wants it deaf. The music is an http(s) URL (a HoldUrl, a customer's moh_url), fetched once by media-app
+ * through the egress policy into the directory shared with the switch (shared-prompts.ts), or the node's
+ * own music (moh-source.ts) copied there; any other value is refused. The file is released when the hold
+ * ends, the member leaves or the room ends.
  */
-import type { EslEvent } from 'drachtio-fsmrf';
 import type { PlayResult } from '../../../media-engine';
+import { isNodeMusic } from '../../kit/moh-source';
 import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
+import { playedToMember, type MemberDone } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
 const HELD = /^(\+OK )?hold \d+/;
 /** The switch's reply to unhold: conference_api_sub_unhold's `+OK unhold <id>`. */
 const UNHELD = /^(\+OK )?unhold \d+/;
+/** The switch's replies to deaf and undeaf: conference_api_sub_deaf's `+OK deaf <id>`, undeaf's `+OK undeaf <id>`. */
+const DEAFENED = /^(\+OK )?deaf \d+/;
+const UNDEAFENED = /^(\+OK )?undeaf \d+/;
 
 const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
 
@@ -36,50 +45,63 @@ export class MemberHold {
   private closed = false;
   /** counts the hold's ends: a play whose fetch outlived one sends nothing */
   private ends = 0;
+  /** resolves once the last `hold` sent has its reply, and its `deaf` (either way) */
+  private holdSent: Promise<void> = Promise.resolve();
+  /** the hold made the member deaf (deaf sent and answered, no undeaf since) */
+  private deaf = false;
 
   constructor(
     private readonly room: MemberSayRoom,
-    /** where a URL is fetched for the switch (null: a URL is refused, the node's file plays) */
+    /** where a URL is fetched for the switch (null: a URL is refused) */
     private readonly prompts: SharedPrompts | null,
+    /** the call wants its member deaf whatever the hold (its own or the room's `out` mute): the hold's end leaves it deaf */
+    private readonly deafWanted: () => boolean = () => false,
   ) {}
 
   /**
    * Plays `music` to the member once (held first, the first time): resolves at its
    * play-file-member-done, or `interrupted` when the hold ended, the member left or the room ended.
+   * Rejects when the switch refuses the hold (its reply is not `+OK hold`): the member is not held then,
+   * and the next play asks for the hold again.
    */
   async play(music: string): Promise<PlayResult> {
     const id = this.room.memberId();
-    const conn = this.room.conn();
     const ends = this.ends;
-    if (this.closed || id === undefined || !conn) return NOT_PLAYED;
+    if (this.closed || id === undefined || !this.room.conn()) return NOT_PLAYED;
     const file = eslArg('hold music file', (await this.fetched(music)).path);
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
-    let interrupted = false;
-    const done = new Promise<void>((resolve) => (this.settle = resolve));
-    const onEvent = (evt: EslEvent) => {
-      const action = evt.getHeader('Action');
-      if (evt.getHeader('Member-ID') !== String(id)) return;
-      if (action === 'del-member') interrupted = true;
-      if (action === 'play-file-member-done' || action === 'del-member') this.settle?.();
-    };
-    const onEnd = () => ((interrupted = true), this.settle?.());
-    conn.on('esl::event::CUSTOM::*', onEvent);
-    conn.once('esl::end', onEnd);
-    try {
-      if (this.held) await this.room.command(`play ${file} ${id}`, PLAYING_TO_MEMBER);
-      else {
-        this.held = true;
-        await this.room.command(`hold ${id} ${file}`, HELD);
-      }
-      await done;
-    } finally {
-      this.settle = null;
-      conn.off('esl::event::CUSTOM::*', onEvent);
-      conn.off('esl::end', onEnd);
-    }
+    const endWith = (end: () => void) => (this.settle = end);
+    const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
+    const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
-    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: interrupted || !this.held };
+    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held };
+  }
+
+  /**
+   * `hold <member> <file>`: the member is held once the switch said so (`+OK hold`), not before; then
+   * `deaf <member>`: FreeSWITCH's held member with no file playing hears the room (its output path does
+   * not look at the hold: between a file's end and the next `play`), a deaf one hears silence, and its
+   * files still (conference_loop_output adds the member's file after the deaf silence).
+   */
+  private async holding(id: number, file: string, endWith: (end: () => void) => void): Promise<MemberDone> {
+    let answered!: () => void;
+    this.holdSent = new Promise<void>((resolve) => (answered = resolve));
+    const sent = async () => {
+      try {
+        this.held = !this.closed;
+        if (!this.held) return;
+        await this.room.command(`deaf ${id}`, DEAFENED);
+        this.deaf = true;
+      } finally {
+        answered();
+      }
+    };
+    try {
+      return await playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith, sent });
+    } finally {
+      answered();
+    }
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
@@ -87,10 +109,16 @@ export class MemberHold {
     this.ends++;
     this.settle?.();
     this.release();
+    // a hold in flight: its reply tells whether there is a hold to end
+    await this.holdSent;
     if (!this.held) return;
     this.held = false;
+    const deaf = this.deaf;
+    this.deaf = false;
     const id = this.room.memberId();
-    if (id !== undefined && !this.closed) await this.room.command(`unhold ${id}`, UNHELD);
+    if (id === undefined || this.closed) return;
+    await this.room.command(`unhold ${id}`, UNHELD);
+    if (deaf && !this.deafWanted()) await this.room.command(`undeaf ${id}`, UNDEAFENED);
   }
 
   /** The member left or the room ended: nothing more is sent, the play waiting resolves, the URL released. */
@@ -98,17 +126,18 @@ export class MemberHold {
     this.ends++;
     this.closed = true;
     this.held = false;
+    this.deaf = false;
     this.settle?.();
     this.release();
   }
 
-  /** `music` (a URL, or the node's file) put in the shared directory once for the hold; other music replaces it. */
+  /** `music` (a URL, or the node's own music) put in the shared directory once for the hold; other music replaces it. */
   private async fetched(music: string): Promise<HeldPrompt> {
     if (!this.prompts) throw new Error("hold music of a room's member needs the directory shared with the switch (FsmrfBackend.promptsIn)");
     const url = music;
     if (this.prompt?.url !== url) {
       this.release();
-      const held = isUrl(url) ? this.prompts.hold(url) : this.prompts.holdNodeFile(url);
+      const held = this.shared(this.prompts, url);
       this.prompt = { url, held };
       // a fetch that failed is the play's error; nothing to release
       held.catch(() => undefined);
@@ -120,6 +149,13 @@ export class MemberHold {
       if (this.prompt === p) this.prompt = null;
       throw err;
     }
+  }
+
+  /** A URL fetched through egress into the shared directory, or the node's own music copied there; any other file is refused. */
+  private async shared(prompts: SharedPrompts, music: string): Promise<HeldPrompt> {
+    if (isUrl(music)) return prompts.hold(music);
+    if (isNodeMusic(music)) return prompts.holdNodeFile(music);
+    throw new Error(`hold music of a room's member must be an http(s) URL or the node's own music (got ${JSON.stringify(music.slice(0, 80))})`);
   }
 
   private release(): void {

@@ -73,6 +73,11 @@ export class MemberMutes {
     }
   }
 
+  /** Whether the call wants `side` muted (its own mute, or its channel's from before it entered the room). */
+  wants(side: Side): boolean {
+    return this.wanted[side] || this.channel[side];
+  }
+
   /** The leg is member `id` of `room` (its add-member came); its end is watched on the channel connection. */
   joined(room: string, id: string): void {
     this.member?.off();
