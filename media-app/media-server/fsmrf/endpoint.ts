@@ -30,7 +30,8 @@ import type {
 import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { apiBody, eslArg, eslText, replyText } from './esl-arg';
-import type { HeldPrompt, SharedPrompts } from './shared-prompts';
+import type { SharedPrompts } from './shared-prompts';
+import { withSwitchFiles } from './switch-files';
 import type { MemberHold } from './member-hold';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
@@ -52,8 +53,6 @@ const num = (v: string | null | undefined): number => (v ? Number(v) || 0 : 0);
 const DTMF_SOURCE: Record<string, DtmfEvent['source']> = { RTP: 'rfc2833', INBAND_AUDIO: 'inband', INBOUND_SIGNALING: 'info' };
 
 const refuse = (feature: string) => Promise.reject(new MediaBackendUnsupported('fsmrf', feature));
-
-const isUrl = (f: string) => /^https?:\/\//i.test(f);
 
 export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements CallEndpoint {
   destroyed = false;
@@ -176,33 +175,16 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     const given = specs.map((s) => (typeof s === 'string' ? eslArg('play file', s) : eslArg('play file', s.file)));
     const first = specs[0];
     const seek = specs.length === 1 && first !== undefined && typeof first !== 'string' ? first.seekSamples : 0;
-    const held: HeldPrompt[] = [];
-    try {
-      // the switch never fetches a URL: media-app does, through its egress policy, and gives it the file
-      this.assertPromptable(); // before fetching anything
-      const files = await this.localFiles('play', given, held);
+    this.assertPromptable(); // before fetching anything
+    // an http(s) prompt fetched by media-app (switch-files.ts), released when the play settles
+    return withSwitchFiles(this.prompts, 'play', [given], async ([files]) => {
       // decided in the same step as the send (no await from here to the channel socket): room-app.ts
       this.assertPromptable();
-      return await this.playing_(opts.bargeIn, async () => {
-        const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files[0]!, seekOffset: seek } : files.length === 1 ? files[0]! : files));
+      return this.playing_(opts.bargeIn, async () => {
+        const r = await this.socket.run('play', () => this.fs.play(seek > 0 ? { file: files![0]!, seekOffset: seek } : files!.length === 1 ? files![0]! : files!));
         return { playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds), playbackLastOffsetPos: num(r.playbackLastOffsetPos) };
       });
-    } finally {
-      // played, stopped or failed: the files go
-      for (const p of held) p.release();
-    }
-  }
-
-  /** `given`, each http(s) URL as its file fetched into the directory shared with the switch (shared-prompts.ts), held in `held`. */
-  private async localFiles(op: string, given: string[], held: HeldPrompt[]): Promise<string[]> {
-    if (!this.prompts && given.some(isUrl)) throw new Error(`${op}: an http(s) prompt needs the directory shared with the switch (FsmrfBackend.promptsIn)`);
-    const files: string[] = [];
-    for (const f of given) {
-      const p = isUrl(f) ? await this.prompts!.hold(f) : null;
-      if (p) held.push(p);
-      files.push(p ? eslArg(`${op} file`, p.path) : f);
-    }
-    return files;
+    });
   }
 
   /** Text to speech through the switch's `speak` (its TTS engine and voice; ours when the switch is esl/). */
@@ -277,11 +259,10 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (regexp) eslArg('playCollect regexp', regexp);
     if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
     if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
-    const held: HeldPrompt[] = [];
-    try {
-      this.assertPromptable(); // before fetching anything; again in the send's step
-      const file = eslArg('playCollect file', (await this.localFiles('playCollect', given, held)).join('!'));
-      const invalidFile = opts.invalidFile ? (await this.localFiles('playCollect', [opts.invalidFile], held))[0] : undefined;
+    this.assertPromptable(); // before fetching anything; again in the send's step
+    return withSwitchFiles(this.prompts, 'playCollect', [given, opts.invalidFile ? [opts.invalidFile] : []], async ([files, invalid]) => {
+      const file = eslArg('playCollect file', files!.join('!'));
+      const invalidFile = invalid![0];
       this.assertPromptable();
       const r = await this.socket.run('playCollect', () =>
         this.fs.playCollect({
@@ -297,9 +278,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
         }),
       );
       return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
-    } finally {
-      for (const p of held) p.release();
-    }
+    });
   }
 
   /** A digit its owner received in signalling (SIP INFO): the leg's own 'dtmf', as the engine delivers it. */
