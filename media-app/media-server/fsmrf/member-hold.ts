@@ -21,6 +21,8 @@ import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 const HELD = /^(\+OK )?hold \d+/;
 /** The switch's reply to unhold: conference_api_sub_unhold's `+OK unhold <id>`. */
 const UNHELD = /^(\+OK )?unhold \d+/;
+/** The switch's reply to `stop current <member>`: conference_api_sub_stop's `Stopped <n> files.` */
+const STOPPED = /^(\+OK )?Stopped \d+ files?\./;
 
 const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
 
@@ -79,7 +81,20 @@ export class MemberHold {
       conn.off('esl::end', onEnd);
     }
     const ms = Date.now() - started;
-    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: interrupted || !this.held };
+    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: interrupted || !this.held || ends !== this.ends };
+  }
+
+  /**
+   * The music stops, the hold stays (a change of music, a barge-in, a flow's abort): the play waiting
+   * resolves interrupted, a play whose fetch is still running sends nothing, and the file playing to the
+   * member stops (`stop current <member>`). The member is still not heard by the room; only stop
+   * (`unhold`) ends the hold.
+   */
+  async stopMusic(): Promise<void> {
+    this.ends++;
+    this.settle?.();
+    const id = this.room.memberId();
+    if (this.held && id !== undefined && !this.closed) await this.room.command(`stop current ${id}`, STOPPED);
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
