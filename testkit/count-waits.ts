@@ -35,6 +35,10 @@ export async function grows(count: Count, n: number, ms: number, what: string): 
  * An absence: first `count` stands still for `gapMs` (what was in flight when the change took effect
  * has arrived; bounded by `settleMs`, a count that never stops fails here), then it grows by at most
  * `allow` over the next `ms`. Rejects naming `what` and the growth seen.
+ *
+ * The default `settleMs` (5 s) lets the unwanted signal go on that long before the absence is measured:
+ * where the timing of the change is what is tested (music that must stop at an unhold), pass what can be
+ * in flight when the change has taken effect (a few hundred ms), so a signal that stops late fails.
  */
 export async function silentFor(count: Count, ms: number, what: string, o: { gapMs?: number; settleMs?: number; allow?: number } = {}): Promise<void> {
   const gapMs = o.gapMs ?? 100;

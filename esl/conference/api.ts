@@ -246,6 +246,21 @@ function playRefused(file: string, why: RoomFileRefusal): string {
   return `(play) File: ${file} not found.\n`;
 }
 
+/**
+ * stop <current|all|async> <member> (conference_member_stop_file): what plays to the member alone stops
+ * (its own prompt and the files mixed into what it hears: member-play.ts), each file's
+ * play-file-member-done follows. Its own files play on its channel's endpoint, whose queue stops whole:
+ * `current` stops the queued ones too (FreeSWITCH then plays the next).
+ */
+function stopMemberFiles(room: ConferenceRoom, target: string, which: string, rooms: ConferenceRooms): string {
+  const m = room.members.get(atoi(target));
+  if (!m) return `Member: ${atoi(target)} not found.\n`;
+  const playing = m.files;
+  for (const stop of [...m.mixed]) stop();
+  if (playing > m.mixed.size) void m.channel.endpoint.stopPlayback().catch(report(rooms));
+  return `Stopped ${which === 'all' ? playing : Math.min(playing, 1)} files.\n`;
+}
+
 /** The conference profile's tts-engine and tts-voice (this switch has the one profile): what saymember speaks with. */
 const ROOM_TTS = { engine: 'espeak-ng', voice: 'en-us' };
 
@@ -340,10 +355,10 @@ const ROOM_COMMANDS: Record<string, RoomCommand> = {
   play,
   saymember,
   relate,
-  stop: (room, argv) => {
+  stop: (room, argv, rooms) => {
     const which = (argv[2] ?? 'all').toLowerCase();
     if (which !== 'current' && which !== 'all' && which !== 'async') return null;
-    if (argv.length === 4) return `Member: ${atoi(argv[3]!)} not found.\n`; // a member's own file queue is not kept
+    if (argv.length === 4) return stopMemberFiles(room, argv[3]!, which, rooms);
     return `+OK Stopped ${room.player.stop(which === 'current' ? 'current' : 'all')} files.\n`;
   },
   lock: (room, argv) => {

@@ -9,7 +9,10 @@
  *   music played (loop)  = `music` while music on hold is on OR it is held (API) OR its peer's phone holds
  *
  * A hold through SIP (a re-INVITE's direction) mutes nothing on the endpoint: the direction carries it.
- * The music takes the place of what the party heard (bridge, conference) until it stops.
+ * The music takes the place of what the party heard (bridge, conference) until it stops. Music that
+ * stops or changes while the party is still held (or on music on hold) only stops (stopPlayback); the
+ * endpoint is told the music is over (endMusic: on fsmrf the room's hold of a member ends) once the
+ * party is neither held nor on music on hold.
  * Writes run one at a time, in order, each from the state at the time it runs.
  */
 import type { MuteDirection } from '../../core/calls/model';
@@ -42,9 +45,12 @@ export interface EndpointMutes {
 
 const NONE: MediaFlags = { mute: '', silenced: false, ducked: false, held: false, heldBySip: false, moh: false, peerHeld: false, music: '' };
 
+/** Whether the party is held or on music on hold (its music, '' for a silent hold, is wanted). */
+const onHold = (f: MediaFlags): boolean => f.moh || f.held || f.peerHeld;
+
 /** The music the party hears now, '' for none. */
 export function musicOf(f: MediaFlags): string {
-  return f.moh || f.held || f.peerHeld ? f.music : '';
+  return onHold(f) ? f.music : '';
 }
 
 /** The endpoint's mutes: the union of what every asker wants. */
@@ -61,6 +67,8 @@ export class CallMediaState {
   private writes: Promise<void> = Promise.resolve();
   /** The music the loop plays ('' none). */
   private playing = '';
+  /** The endpoint that played music since it was last told the music is over (endMusic), or null. */
+  private musicOn: CallEndpoint | null = null;
   /** Told when the music cannot be played (a URL that failed); hold-music.ts sets it. */
   onMusicFailed: ((music: string, err: Error) => void) | null = null;
 
@@ -90,7 +98,8 @@ export class CallMediaState {
   }
 
   /**
-   * Music that is no longer wanted stops first, then the mutes are written, then new music starts. Music
+   * Music that is no longer wanted stops first (the endpoint told the music is over once the party is
+   * neither held nor on music on hold), then the mutes are written, then new music starts. Music
    * that is still wanted plays on while the mutes change: each endpoint applies a mute at once, the
    * switch's too (fsmrf/member-mute.ts: `uuid_audio`, an API command, where a set_mute application would
    * be queued behind the playing file and wait for its end).
@@ -103,12 +112,19 @@ export class CallMediaState {
       this.playing = '';
       await ep.stopPlayback().catch(() => undefined);
     }
+    if (this.musicOn && !onHold(this.state)) {
+      const was = this.musicOn;
+      this.musicOn = null;
+      if (was === ep) await ep.endMusic?.();
+    }
     const want = endpointMutes(this.state);
     await (want.in ? ep.mute('in') : ep.unmute('in'));
     await (want.out ? ep.mute('out') : ep.unmute('out'));
     if (music === this.playing) return;
     this.playing = music;
-    if (music) this.loop(ep, music);
+    if (!music) return;
+    this.musicOn = ep;
+    this.loop(ep, music);
   }
 
   /** Plays `music` again each time it ends, while it is still the music wanted on this endpoint. */

@@ -110,6 +110,8 @@ export class Room extends EventEmitter<RoomEvents> {
     super();
     this.on('error', () => undefined);
     media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
+    // a member is in but may hear a coach it should not (the switch's relate failed): its join goes on
+    media.on('coachingFailed', (e) => this.d.logger.warn({ err: e.err.message, conference: this.id, member: e.memberId }, 'a coach could not be kept from a member that entered'));
   }
 
   /** The mixer's talk detector: participant-speech-start/-stop for the member of that endpoint, in order with the rest. */
@@ -199,9 +201,13 @@ export class Room extends EventEmitter<RoomEvents> {
     const span = traceMix(this.id, cc.id);
     let unwatch = () => {};
     try {
-      await this.media.join(ep);
-      // a coach is heard by the coached alone from right after it enters
-      if (cc.coach_call_id) await this.coach(ep, cc.coach_call_id);
+      // a coach enters unheard ('in' muted in the mix), is heard by the coached alone, then speaks: the
+      // room never hears it (the mix's unmute leaves the call's own mute, the endpoint's, as it is)
+      await this.media.join(ep, cc.coach_call_id ? { mute: 'in' } : {});
+      if (cc.coach_call_id) {
+        await this.coach(ep, cc.coach_call_id);
+        await this.media.mute(ep, 'in', false);
+      }
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));

@@ -20,6 +20,8 @@ export interface MixEvents {
   speaker: [{ memberId: string; talking: boolean }];
   /** the mix is gone: destroy() ('destroyed') or the media server lost it ('worker-died') */
   destroy: [{ reason: 'destroyed' | 'worker-died' }];
+  /** a member entered (its join resolved) but may hear a coach coaching another (fsmrf: a relate failed); `memberId` its endpoint's uuid */
+  coachingFailed: [{ memberId: string; err: Error }];
 }
 
 /** Where an AnnounceUrl's steps play to one member (media-app/conference/announce.ts). */

@@ -103,6 +103,12 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
    * play. On fsmrf a member of a switch room gets it from the room, held there (fsmrf/member-hold.ts).
    */
   playMusic?(music: string): Promise<PlayResult>;
+  /**
+   * The music of a hold or music on hold is over for good (neither held nor music on hold any more);
+   * absent: nothing beyond stopPlayback. On fsmrf the room's hold of a member ends here (`unhold`):
+   * stopPlayback stops only its music (a change of music, a barge-in), the member still held.
+   */
+  endMusic?(): Promise<void>;
   play(fileOrUrls: PlaySpec | PlaySpec[], opts?: { bargeIn?: boolean }): Promise<PlayResult>;
   say(text: string, opts?: { language?: string; voice?: string; provider?: string; bargeIn?: boolean }): Promise<PlayResult>;
   stopPlayback(): Promise<void>;

@@ -1,7 +1,7 @@
 // The evals concurrency benchmark's arithmetic (scripts/bench/evals/verdict.ts): each stage's p50 and p90
 // read from whole-ms samples without their rounding, the ratios and the 10 % verdict.
 import { expect } from 'chai';
-import { compareStages, formatRows, ratio, verdict, wholeMsPercentile } from '../../scripts/bench/evals/verdict';
+import { compareStages, formatRows, positiveCount, ratio, verdict, wholeMsPercentile } from '../../scripts/bench/evals/verdict';
 import { percentile } from '../../core/evals/summary';
 
 /** `count` samples of each value: [[4, 26], [5, 24]] is 26 fours and 24 fives */
@@ -64,6 +64,25 @@ describe('evals benchmark verdict', () => {
     expect(near.pass).to.equal(true);
     expect(compareStages({ s: low }, { s: of([0, 10], [3, 40]) }, 0.1)[0]!.pass).to.equal(false);
     expect(compareStages({ z: of([0, 5]) }, { z: of([0, 50]) }, 0.1)[0]!.pass).to.equal(true);
+  });
+
+  it('just under 2 ms at the low load: within 10 % passes though it crosses 2 ms, over 10 % fails', () => {
+    // fractional samples: one sample is its own p50 and p90
+    const at = (low: number, high: number) => compareStages({ s: [low] }, { s: [high] }, 0.1)[0]!;
+    const crossing = at(1.9, 2.05); // ×1.08
+    expect([crossing.low.p90, crossing.high.p90]).to.deep.equal([1.9, 2.05]);
+    expect(crossing.pass).to.equal(true);
+    expect(at(1.82, 2.002).pass).to.equal(true); // exactly 10 %
+    expect(at(1.82, 2.01).pass).to.equal(false); // ×1.104
+    expect(at(1.9, 2.2).pass).to.equal(false); // ×1.16
+    expect(at(1.0, 1.17).pass).to.equal(true); // ×1.17, under 2 ms at both: the dither
+  });
+
+  it('a count on the command line is a positive integer, else a clear error', () => {
+    expect(positiveCount('rounds', '2')).to.equal(2);
+    for (const bad of ['0', '-1', '1.5', 'two', '', 'NaN', '1e3']) {
+      expect(() => positiveCount('rounds', bad), bad).to.throw(`--rounds must be a positive integer, got ${JSON.stringify(bad)}`);
+    }
   });
 
   it('fractional samples (a platform recording sub-ms figures) are read by linear interpolation', () => {

@@ -113,8 +113,10 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       expect((await send('delete', `/calls/${id}/hold`)).status).to.equal(200);
       // held ~0.4 s into the 6 s phrase: an unhold queued behind it would take 5.6 s; 4.5 s leaves room for load
       await until(async () => (await metadata(id)).hold === false, 4500, 'unheld before the phrase ends');
-      // the music's last frames in flight arrive, then none for 1 s while the audio flows both ways again
-      await Promise.all([silentFor(() => peer.voiced, 1000, 'the music stopped'), flowsBothWays(peer, id)]);
+      // the music's last frames in flight arrive, then none for 1 s while the audio flows both ways again;
+      // the music stops before the unhold is recorded, so only what was in flight may arrive after it:
+      // settled within 500 ms (the default 5 s would pass music that plays on for seconds after the unhold)
+      await Promise.all([silentFor(() => peer.voiced, 1000, 'the music stopped', { settleMs: 500 }), flowsBothWays(peer, id)]);
 
       const got = await hangUp(id, x);
       expect(got.directions).to.deep.equal(['sendrecv', 'sendonly', 'sendrecv']);

@@ -49,7 +49,8 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       await joined(name, 2);
       s.app.on('/coach', () => {
         const doc = new VoiceResponse();
-        doc.dial().conference({ coach: callSid(agent.callId), statusCallback: '/ce', statusCallbackEvent: ['join', 'leave'] }, name);
+        // no beep at its join: what the others hear from then on is the coach's audio or nothing
+        doc.dial().conference({ coach: callSid(agent.callId), beep: 'false', statusCallback: '/ce', statusCallbackEvent: ['join', 'leave'] }, name);
         return doc.toString();
       });
       s.app.on('/ce', '<Response/>');
@@ -58,6 +59,9 @@ for (const backend of ['embedded', 'fsmrf'] as const)
 
     it('the coach is heard by the coached participant only, nor by one who joins after it', async () => {
       const { agent, customer } = await room('coached room');
+      // the beeps of the two joins are over (50 packets: 1 s): from here the customer hears nothing voiced
+      await customer.peer.packetsFrom(customer.peer.levels.length, 50);
+      const beforeCoach = customer.peer.levels.length;
       const coach = await caller('/coach', true);
       await joined('coached room', 3);
       // once the agent hears the coach (the coach is in the mix), a window of 100 packets each hears
@@ -68,6 +72,8 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       await Promise.all([agent.peer.packetsFrom(fromAgent), customer.peer.packetsFrom(fromCustomer)]);
       expect(agent.peer.voiced(fromAgent), 'the agent hears the coach').to.be.greaterThan(15);
       expect(customer.peer.voiced(fromCustomer), 'the customer does not hear the coach').to.be.lessThan(5);
+      // not even as the coach enters: it joins unheard by the room, is related to the agent, then speaks
+      expect(customer.peer.voiced(beforeCoach), 'the customer hears no voiced frame from the coach joining on').to.equal(0);
       // a participant who joins after the coach does not hear it either (on the switch: the coach's
       // relate nospeak is made again for it at its add-member), and the agent still does
       const late = await caller('/member', false);

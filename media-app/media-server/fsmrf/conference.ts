@@ -104,8 +104,9 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     ep.memberHold?.close();
     ep.memberHold = new MemberHold(this.memberRoom(ep), this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
     this.holds.set(ep.uuid, ep);
-    // a coach already in the room is not heard by the newcomer (unless it is the one coached)
-    await this.coaching.joined(ep.uuid);
+    // a coach already in the room is not heard by the newcomer (unless it is the one coached); a relate
+    // that failed is told (the room logs it), not a failed join of a member that is in
+    await this.coaching.joined(ep.uuid).catch((err: Error) => void this.emit('coachingFailed', { memberId: ep.uuid, err }));
   }
 
   async leave(ep: CallEndpoint): Promise<void> {

@@ -209,6 +209,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.room.refusal();
   }
 
+  /** The music is over for good: the room's hold of a member ends (`unhold`, member-hold.ts). */
+  async endMusic(): Promise<void> {
+    if (!this.destroyed) await this.memberHold?.stop();
+  }
+
   /** A member of a switch room is held by the room (member-hold.ts): its hold's music is refused only while it joins. */
   holdMusicRefusal(): MediaBackendUnsupported | null {
     return this.memberHold ? null : this.room.refusal();
@@ -244,9 +249,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** uuid_break: what plays on the leg stops (its play resolves, interrupted). */
   async stopPlayback(): Promise<void> {
     if (this.destroyed) return;
-    // the music of a member's hold (all a room member plays): the room's unhold, and a play whose fetch is
-    // still running sends nothing (member-hold.ts)
-    if (this.memberHold) return this.memberHold.stop();
+    // the music of a member's hold (all a room member plays) stops; the member stays held: endMusic ends the hold
+    if (this.memberHold) return this.memberHold.stopMusic();
     if (this.playing) this.playing.interrupted = true;
     await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }

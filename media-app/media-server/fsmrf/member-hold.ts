@@ -30,6 +30,8 @@ const UNHELD = /^(\+OK )?unhold \d+/;
 /** The switch's replies to deaf and undeaf: conference_api_sub_deaf's `+OK deaf <id>`, undeaf's `+OK undeaf <id>`. */
 const DEAFENED = /^(\+OK )?deaf \d+/;
 const UNDEAFENED = /^(\+OK )?undeaf \d+/;
+/** The switch's reply to `stop current <member>`: conference_api_sub_stop's `Stopped <n> files.` */
+const STOPPED = /^(\+OK )?Stopped \d+ files?\./;
 
 const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
 
@@ -75,7 +77,7 @@ export class MemberHold {
     const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
     const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
-    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held };
+    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held || ends !== this.ends };
   }
 
   /**
@@ -102,6 +104,19 @@ export class MemberHold {
     } finally {
       answered();
     }
+  }
+
+  /**
+   * The music stops, the hold stays (a change of music, a barge-in, a flow's abort): the play waiting
+   * resolves interrupted, a play whose fetch is still running sends nothing, and the file playing to the
+   * member stops (`stop current <member>`). The member is still not heard by the room; only stop
+   * (`unhold`) ends the hold.
+   */
+  async stopMusic(): Promise<void> {
+    this.ends++;
+    this.settle?.();
+    const id = this.room.memberId();
+    if (this.held && id !== undefined && !this.closed) await this.room.command(`stop current ${id}`, STOPPED);
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */

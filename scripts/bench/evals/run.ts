@@ -10,7 +10,7 @@
  *
  *   source .data/env && npx tsx scripts/bench/evals/run.ts [--low 5] [--high 50] [--tolerance 0.1]
  *     [--stt deepgram|pocketsphinx] [--tts deepgram|espeak-ng] [--callers own-process|same-process] [--ask-at <ms>]
- *     [--queries] [--spacing 100] [--low-calls <HIGH>]
+ *     [--queries] [--spacing 100] [--low-calls <HIGH>] [--rounds 2]
  *
  * `--stt pocketsphinx` / `--tts espeak-ng`: the agent on the platform's local recogniser / voice (child
  * processes of the platform) instead of the vendors' stand-ins; `--callers same-process`: the evals worker
@@ -39,7 +39,7 @@ import { loadEvalsConfig } from '../../../evals/config';
 import { EvalWorker } from '../../../evals/worker';
 import { eventStreamKey } from '../../../core/events/bus';
 import { storageBackend } from '../../../core/storage/backend';
-import { compareStages, formatRows, stageSamples, verdict } from './verdict';
+import { compareStages, formatRows, positiveCount, stageSamples, verdict } from './verdict';
 import { awaitRunEnd, runDeadlineMs } from './run-end';
 import { askLine, cpuShares, endChild, firstLine, loopDelay, sampleCpu, tsxChild } from './processes';
 import type { StandInSettings, StandInUrls } from './stand-ins';
@@ -48,10 +48,11 @@ import { beforeListening, describeStart, kindOf, recordCallStarts, type CallStar
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
+  if (i > 0 && process.argv[i + 1] === undefined) throw new Error(`--${name} needs a value`);
   return i > 0 ? process.argv[i + 1]! : def;
 };
-const LOW = Number(arg('low', '5'));
-const HIGH = Number(arg('high', '50'));
+const LOW = positiveCount('low', arg('low', '5'));
+const HIGH = positiveCount('high', arg('high', '50'));
 const TOLERANCE = Number(arg('tolerance', '0.1'));
 const STT = arg('stt', 'deepgram');
 const TTS = arg('tts', 'deepgram');
@@ -63,14 +64,14 @@ const CALLERS = arg('callers', 'own-process');
  * upper percentiles are their maximum, which falls short of the same distribution's, and a tail the
  * agent has at any load read as a slowdown at 50.
  */
-const LOW_CALLS = Number(arg('low-calls', String(HIGH)));
+const LOW_CALLS = positiveCount('low-calls', arg('low-calls', String(HIGH)));
 /**
  * `--rounds <n>` (default 2): the low load's calls are placed in n runs (LOW_CALLS / n calls each), each
  * followed by a run at the high load (HIGH calls): low, high, low, high. On a machine shared with other
  * work the two loads then sample the same stretch of it; one low run of 3 minutes then one high run of 20 s
  * put the whole comparison on whatever the neighbours did in those 20 s.
  */
-const ROUNDS = Number(arg('rounds', '2'));
+const ROUNDS = positiveCount('rounds', arg('rounds', '2'));
 const LIST_QUERIES = process.argv.includes('--queries');
 const ANSWER = 'We are open from nine in the morning until six in the evening.';
 const PHRASES = ['what are your opening hours', 'thank you goodbye'];
