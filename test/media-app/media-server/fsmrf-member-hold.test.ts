@@ -1,5 +1,5 @@
 // The music of a held member of a switch room (media-app/media-server/fsmrf/member-hold.ts) against our
-// switch (test/esl/rig.ts, real on loopback), through the leg's own playMusic / stopPlayback as
+// switch (test/esl/rig.ts, real on loopback), through the leg's own playMusic / stopPlayback / endMusic as
 // media-app's hold loop calls them: a loop of the music ends at the done of its own file, not at a late
 // done of an earlier file to the member; held, the member is deaf (it hears its file, or silence between
 // two loops, never the room) until the hold ends, and stays deaf then if the room made it deaf before;
@@ -31,6 +31,12 @@ const toneWav = (hz: number, samples: number) =>
     Int16Array.from({ length: samples }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))),
     8000,
   );
+
+/** The hold ends as media-state ends it: the music stops (the hold stays), then the music is over (unhold). */
+async function holdEnds(leg: { stopPlayback(): Promise<void>; endMusic(): Promise<void> }): Promise<void> {
+  await leg.stopPlayback();
+  await leg.endMusic();
+}
 
 describe("fsmrf: the music of a room member's hold (member-hold.ts)", function () {
   this.timeout(30_000);
@@ -107,7 +113,7 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     const r = await bounded(leg.playMusic(musicUrl), 15_000, 'a loop of the music');
     expect(r.interrupted, 'played to its end').to.equal(false);
     expect(Date.now() - t0, "ended by its own file's done (1 s, queued behind the earlier one)").to.be.at.least(950);
-    await leg.stopPlayback();
+    await holdEnds(leg);
     expect(left(), 'the music released at the hold end').to.deep.equal([]);
   });
 
@@ -130,7 +136,7 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     expect(r.interrupted, 'played to its end').to.equal(false);
     // the loop would ask for the next play now: held, with no file playing
     expect(await hears(a.peer, 1000), 'held between two loops, a does not hear b').to.be.below(0.05);
-    await a.leg.stopPlayback();
+    await holdEnds(a.leg);
     expect(await hears(a.peer, 1000), 'unheld, a hears b again').to.be.above(0.3);
   });
 
@@ -143,7 +149,7 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     await a.mix.mute(a.leg, 'out', true);
     const p = a.leg.playMusic(musicUrl);
     await bounded(p, 15_000, 'a loop of the music');
-    await a.leg.stopPlayback();
+    await holdEnds(a.leg);
     expect(await hears(a.peer, 1000), 'still deaf: a does not hear b').to.be.below(0.05);
     await a.mix.mute(a.leg, 'out', false);
     expect(await hears(a.peer, 1000), 'undeafened by the room: a hears b').to.be.above(0.3);
@@ -166,7 +172,7 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     const next = leg.playMusic(musicUrl);
     await bounded(nextOf('hold-member', id), 5000, 'the next play holds the member');
     expect(await flags(), 'held').to.match(/hold/);
-    await leg.stopPlayback();
+    await holdEnds(leg);
     expect((await bounded(next, 5000, 'the play ended by the unhold')).interrupted).to.equal(true);
     expect(await flags(), 'unheld').to.not.match(/hold/);
   });
@@ -190,7 +196,7 @@ describe("fsmrf: the music of a room member's hold (member-hold.ts)", function (
     const p = leg.playMusic(node);
     await bounded(nextOf('hold-member', id), 5000, "held with the node's music");
     expect(left(), "the node's music copied where the switch reads it").to.have.length(1);
-    await leg.stopPlayback();
+    await holdEnds(leg);
     expect((await bounded(p, 5000, 'the play ended by the unhold')).interrupted).to.equal(true);
   });
 });
