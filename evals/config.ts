@@ -32,6 +32,8 @@ export interface EvalsConfig {
   audioMaxS: number;
   /** a run's calls start at least this far apart (a ramp, start-pacing.ts); 0: each lane's call at once */
   callSpacingMs: number;
+  /** the worker's threads run at this nice value (priority.ts): the platform's threads go first; 0: as started */
+  nice: number;
 }
 
 const ms = (min: number) => z.coerce.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(min);
@@ -64,6 +66,7 @@ const schema = z.object({
   EVALS_AUDIO_MAX_S: z.coerce.number({ message: 'must be a number of seconds' }).int('must be an integer').min(1).max(3600).default(300),
   EVALS_CALL_SPACING_MS: ms(0).max(60_000).default(0),
   EVALS_MAX_RUNS: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(1).default(2),
+  EVALS_NICE: z.coerce.number({ message: 'must be a number' }).int('must be an integer').min(0).max(19).default(10),
 });
 
 /** The variables this file reads (the .env.example test checks each is documented). */
@@ -88,5 +91,6 @@ export function loadEvalsConfig(env: NodeJS.ProcessEnv = process.env): EvalsConf
     goalReplySilenceMs: c.EVALS_GOAL_REPLY_SILENCE_MS,
     audioMaxS: c.EVALS_AUDIO_MAX_S,
     callSpacingMs: c.EVALS_CALL_SPACING_MS,
+    nice: c.EVALS_NICE,
   };
 }

@@ -108,6 +108,7 @@ function runNarrowed(args: string[]): void {
   delete env.TEST_SUMMARY_FILE;
   delete env.TEST_QUARANTINE_RETRY;
   const child = spawn(MOCHA, ['--reporter', REPORTER, ...args], { cwd: ROOT, env, stdio: 'inherit' });
+  child.once('error', (err) => say(`mocha did not start (${MOCHA}): ${err.message}`)); // 'close' follows, with a failing code
   forwardSignals([child]);
   child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
@@ -155,6 +156,8 @@ function runShard(p: PlannedShard, count: number, dir: string, limitS: number, s
   });
   children.add(child);
   const out: Buffer[] = [];
+  // a mocha that cannot start fails its shard with the reason in its output ('close' follows, with a failing code)
+  child.once('error', (err) => out.push(Buffer.from(`mocha did not start (${MOCHA}): ${err.message}\n`)));
   child.stdout.on('data', (b: Buffer) => out.push(b));
   child.stderr.on('data', (b: Buffer) => out.push(b));
   let timedOut = false;

@@ -5,7 +5,6 @@
  * Media needs the account's credentials, like every path here. A recording with a file per
  * direction (`*_in.wav` / `*_out.wav`) serves its first file; a mixed one its only file.
  */
-import { spawn } from 'node:child_process';
 import { Router, type Request, type Response } from 'express';
 import type { AppContext } from '../context';
 import { EMPTY_UUID } from '../../core/ids';
@@ -19,6 +18,7 @@ import { dateFilter } from './calls';
 import { notFound, TwilioError } from './errors';
 import { one, pageJson, pageOf, rfc2822, type Params } from './params';
 import { API_VERSION } from './call-json';
+import { mp3Of, Mp3Unavailable, type Mp3 } from './mp3';
 
 /** Twilio's source: what made it (a <Conference record>'s says so; else a call's or a conference's API recording, or <Record>). */
 function sourceOf(r: RecordingRow, isCall: boolean): string {
@@ -91,11 +91,18 @@ async function media(ctx: AppContext, req: Request, res: Response, format: 'wav'
   }
   const local = await viaStorage(() => files.localCopy(filename));
   if (!local) throw notFound(`Recording media ${toSid('RE', r.id)}`);
-  const sox = spawn('sox', [local.path, '-t', 'mp3', '-'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let mp3: Mp3;
+  try {
+    mp3 = await mp3Of(local.path);
+  } catch (err) {
+    void local.release();
+    if (err instanceof Mp3Unavailable) throw new TwilioError(503, 20503, err.message);
+    throw err;
+  }
+  void mp3.ended.then(() => local.release());
+  res.on('close', () => mp3.kill());
   res.setHeader('Content-Type', 'audio/mpeg');
-  sox.stdout.pipe(res);
-  sox.on('close', () => void local.release());
-  res.on('close', () => sox.kill('SIGKILL'));
+  mp3.stream.pipe(res);
 }
 
 async function remove(ctx: AppContext, req: Request, res: Response): Promise<void> {

@@ -32,10 +32,13 @@ describe('evals: settings, checks, turns, SIP parsing', () => {
       goalReplySilenceMs: 1000,
       audioMaxS: 300,
       callSpacingMs: 0,
+      nice: 10,
     });
     expect(loadEvalsConfig({ EVALS_SIP_EDGE: '10.0.0.2:5080', EVALS_POLL_MS: '' }).edge).to.deep.equal({ host: '10.0.0.2', port: 5080 });
     expect(loadEvalsConfig({ EVALS_CALL_SPACING_MS: '100' }).callSpacingMs).to.equal(100);
     expect(() => loadEvalsConfig({ EVALS_CALL_SPACING_MS: '-1' })).to.throw(/^EVALS_CALL_SPACING_MS: /);
+    expect(loadEvalsConfig({ EVALS_NICE: '0' }).nice).to.equal(0);
+    expect(() => loadEvalsConfig({ EVALS_NICE: '20' })).to.throw(/^EVALS_NICE: /);
     expect(() => loadEvalsConfig({ EVALS_SIP_EDGE: 'sip.example.com', EVALS_POLL_MS: 'soon', EVALS_MAX_RUNS: '0' }))
       .to.throw()
       .with.property('message')

@@ -187,8 +187,9 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       return { stop: () => (clearInterval(timer), unheld) };
     }
 
-    // fsmrf: the room's hold of the member (member-hold.ts); the engine caches the slow URL fetched before
-    const fsmrfIt = backend === 'fsmrf' ? it : it.skip;
+    // fsmrf only: the room's hold of the member (member-hold.ts); the engine caches the slow URL fetched before,
+    // so there is no such window to test on it (defined for fsmrf alone: nothing is left pending)
+    const fsmrfIt = (title: string, fn: () => Promise<void>) => (backend === 'fsmrf' ? it(title, fn) : undefined);
     fsmrfIt('a stop or a change of the music while held keeps the member held: the room never hears it meanwhile', async () => {
       const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold change ${Date.now()}` });
       const a = await member(conf.id, A, ['sendonly', 'sendrecv']);

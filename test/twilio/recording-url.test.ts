@@ -94,6 +94,18 @@ describe('twilio: RecordingUrl downloads as in the tutorials', function () {
     expect(json.status).to.equal(200);
     expect(await json.json()).to.include({ sid, call_sid: callSid(call.callId), account_sid: accountSid(f.customer.id), status: 'completed' });
 
+    // sox cannot start (not on PATH): a 503 in Twilio's envelope, the API process stays up and serves the next one
+    const PATH = process.env.PATH;
+    process.env.PATH = dir;
+    try {
+      const failed = await download(`${action.params.RecordingUrl}.mp3`);
+      expect(failed.status).to.equal(503);
+      expect(await failed.json()).to.include({ code: 20503, status: 503 });
+    } finally {
+      process.env.PATH = PATH;
+    }
+    expect((await download(`${action.params.RecordingUrl}.mp3`)).status).to.equal(200);
+
     // media needs the account's credentials (the safe default: Twilio's "HTTP Basic Authentication for media" on)
     for (const ext of ['', '.mp3', '.wav', '.json']) expect((await download(`${action.params.RecordingUrl}${ext}`, false)).status, ext).to.equal(401);
   });

@@ -311,7 +311,7 @@ function report(lines: string[], low: EvalRunRow[], high: EvalRunRow[], loads: n
   const rows = compareStages(stageSamples(answerTurns(low)), stageSamples(answerTurns(high)), TOLERANCE);
   const passed = (r: EvalRunRow) => `${r.status} ${r.results.filter((x) => x.passed).length}/${r.results.length} passed${r.error ? ` (${r.error})` : ''}`;
   lines.unshift(
-    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${ROUNDS} round(s) of ${LOW} (${Math.ceil(LOW_CALLS / ROUNDS)} calls, ${LOW} at a time) then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}, calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
+    `evals at load, ${new Date().toISOString().slice(0, 10)}: ${ROUNDS} round(s) of ${LOW} (${Math.ceil(LOW_CALLS / ROUNDS)} calls, ${LOW} at a time) then ${HIGH} concurrent simulated calls, one turn each; agent: ai_talk, LLM stand-in, stt ${STT}, tts ${TTS}; callers in ${CALLERS}${CALLERS === 'own-process' ? ` at nice ${loadEvalsConfig(process.env).nice} (EVALS_NICE)` : ''}, calls started ${SPACING_MS} ms apart; question ${ASK_AT === null ? `${((1500 + RAMP_MS) / 1000).toFixed(1)} s after the greeting` : `at ${ASK_AT} ms after the answer`}`,
   );
   lines.push(`runs: ${low.map((r, i) => `@${LOW} ${passed(r)}; @${HIGH} ${passed(high[i]!)}`).join('; ')}`);
   const after = loads.slice(1).map((l, i) => `${l.toFixed(2)} after @${i % 2 ? HIGH : LOW}`);
