@@ -17,6 +17,8 @@ declare module 'drachtio-fsmrf' {
   /** drachtio-modesl's connection: an EventEmitter2 whose events are `esl::event::<NAME>::<uuid>`. */
   export interface EslConnection extends EventEmitter {
     connected(): boolean;
+    /** drachtio-modesl's TCP socket (null once closed) */
+    readonly socket?: import('node:net').Socket | null;
     on(event: string, listener: (...args: any[]) => void): this; // eslint-disable-line @typescript-eslint/no-explicit-any -- EventEmitter2 wildcards, untyped
   }
 

@@ -104,6 +104,9 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         start();
       });
     });
+    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
+    // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets: leg-socket.ts
+    conn.socket?.setNoDelay(true);
     const start = () => {
       ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
       ms.once('ready', () => {

@@ -23,6 +23,9 @@ export class LegSocket {
   constructor(fs: FsEndpoint) {
     const conn = fs.conn;
     this.closed = !conn;
+    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
+    // switch's delayed ACK, ~40 ms a command (esl/README.md "Its latency per command")
+    conn?.socket?.setNoDelay(true);
     conn?.on('esl::end', () => {
       this.closed = true;
       for (const reject of [...this.pending]) reject();

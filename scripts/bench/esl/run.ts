@@ -28,6 +28,8 @@ import { SipFace } from '../../../esl/sip-face';
 import { startSipServer } from '../../../testkit/media-app/harness';
 import { portRange } from '../../../testkit/media-engine/support';
 import { freePort } from '../../../testkit/ports';
+import { connectSwitch } from '../../../media-app/media-server/fsmrf/connect';
+import { LegSocket } from '../../../media-app/media-server/fsmrf/leg-socket';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- drachtio-srf's constructor, driven untyped as the tests do
 const Srf = require('drachtio-srf') as new () => { connect(o: object): void; on(e: string, f: (...a: any[]) => void): void; disconnect(): void };
@@ -128,6 +130,8 @@ async function startRig() {
   new SipFace(faceSrf as never, engine, esl).start();
   const appSrf = await connectSrf(appSip.drachtioPort);
   const ms: FsMediaServer = await new Mrf(appSrf).connect({ address: '127.0.0.1', port, secret: PASSWORD, listenAddress: '127.0.0.1', listenPort: 0 });
+  // the same library as media-app connects it (connect.ts, and leg-socket.ts for each channel: TCP_NODELAY)
+  const appMs = await connectSwitch(appSrf, { host: '127.0.0.1', port, password: PASSWORD }, { timeoutMs: 10_000, listenAddress: '127.0.0.1' });
   const peers: Endpoint[] = [];
   /** the direct path's endpoints and their far ends (also in peers) */
   const directs: Endpoint[] = [];
@@ -136,6 +140,7 @@ async function startRig() {
     dir,
     port,
     ms,
+    appMs,
     /** an engine endpoint sending to another (its far end) */
     async direct(): Promise<Endpoint> {
       const a = await engine.createEndpoint({});
@@ -152,10 +157,11 @@ async function startRig() {
         peers.splice(peers.indexOf(x), 1);
       }
     },
-    /** an fsmrf channel sending to an engine endpoint (its far end) */
-    async viaEsl(): Promise<FsEndpoint> {
+    /** an fsmrf channel sending to an engine endpoint (its far end); `asMediaApp`: on media-app's connection, its socket as media-app's LegSocket sets it */
+    async viaEsl(asMediaApp = false): Promise<FsEndpoint> {
       const peer = await engine.createEndpoint({});
-      const ep = await ms.createEndpoint({ remoteSdp: peer.local.sdp });
+      const ep = await (asMediaApp ? appMs : ms).createEndpoint({ remoteSdp: peer.local.sdp });
+      if (asMediaApp) new LegSocket(ep);
       await peer.modify(ep.local.sdp!);
       peers.push(peer);
       channels.push(ep);
@@ -165,6 +171,7 @@ async function startRig() {
       for (const c of channels) await c.destroy().catch(() => undefined);
       for (const p of peers) await p.destroy().catch(() => undefined);
       ms.disconnect();
+      appMs.disconnect();
       appSrf.disconnect();
       faceSrf.disconnect();
       await esl.close();
@@ -193,6 +200,12 @@ async function perCommand(rig: Awaited<ReturnType<typeof startRig>>): Promise<vo
   const rawCmd = await timed(REPS, () => raw.api(`uuid_exists ${e.uuid}`));
   raw.close();
   line('uuid_exists', 'a client writing each command at once', rawCmd, "fsmrf's drachtio-modesl", await timed(REPS, () => rig.ms.api(`uuid_exists ${e.uuid}`)));
+  // the same three as media-app drives fsmrf: TCP_NODELAY on the inbound connection and the channel's socket
+  const m = await rig.viaEsl(true);
+  const asApp = 'fsmrf as media-app connects it (TCP_NODELAY)';
+  line('play 100 ms WAV', 'direct', await timed(REPS, () => d.play(wav)), asApp, await timed(REPS, () => m.play(wav)));
+  line('media stats', 'direct getStats', await timed(REPS, () => d.getStats()), asApp, await timed(REPS, () => m.getChannelVariables(true)));
+  line('uuid_exists', "fsmrf's drachtio-modesl as is", await timed(REPS, () => rig.ms.api(`uuid_exists ${m.uuid}`)), asApp, await timed(REPS, () => rig.appMs.api(`uuid_exists ${m.uuid}`)));
 }
 
 /** CPU per endpoint: N of each path playing a tone to its far end, one after the other. */
