@@ -19,6 +19,7 @@ import { MemberHold } from './member-hold';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
+import { endLeg } from './leg-end';
 import { memberOp, SIDES } from './member-mute';
 import type { SharedPrompts } from './shared-prompts';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
@@ -199,8 +200,9 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.gone('destroyed');
-    // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP)
-    await this.conf.destroy();
+    // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP);
+    // bounded by that socket's end, the hangup event or a deadline on the mix's timers (leg-end.ts)
+    await endLeg(this.conf.endpoint, this.timers);
   }
 
   /** `conference <name> <args>` on the control leg's socket; a reply `ok` does not match rejects with it. */
