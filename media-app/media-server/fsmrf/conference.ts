@@ -100,6 +100,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (!(ep instanceof FsmrfCallEndpoint)) throw new MediaBackendUnsupported('fsmrf', 'a conference member whose media is on another media server');
     if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
     const { memberId } = await ep.joinConference({ switchRoom: this.conf.name }, opts);
+    // the room ended while the member entered: the switch made a new one of that name for it alone
+    if (this.destroyed) {
+      await ep.leaveConference().catch(() => undefined);
+      throw new Error(`conference ${this.name} has ended`);
+    }
     this.members.set(ep.uuid, Number(memberId));
     // a hold of the member is the room's (member-hold.ts), until it leaves or the room ends
     ep.memberHold?.close();
@@ -217,13 +222,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (uuid && this.members.has(uuid)) this.emit('speaker', { memberId: uuid, talking });
   }
 
-  /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it. */
+  /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it; the room is told (memberLeft). */
   private memberGone(e: EslEvent): void {
     const uuid = e.getHeader('Channel-Call-UUID');
     if (!uuid || this.members.get(uuid) !== Number(e.getHeader('Member-ID'))) return;
     this.members.delete(uuid);
     this.coaching.left(uuid);
     this.holdEnded(uuid);
+    this.emit('memberLeft', { memberId: uuid });
   }
 
   /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */
