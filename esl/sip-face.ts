@@ -35,7 +35,8 @@ const DTMF_SOURCE: Record<DtmfEvent['source'], string> = { rfc2833: 'RTP', inban
 /** One answered channel and what it holds. */
 class ChannelCall implements OutboundSession {
   listener: Listener | null = null;
-  private ended = false;
+  /** hung up (read by the outbound socket's connect: one that connects late gets its goodbye at once) */
+  ended = false;
   /** the applications sendmsg asked for, one after another */
   private queue: Promise<void> = Promise.resolve();
   /** completes the application running now (a hang-up ends it) */
@@ -255,6 +256,8 @@ export class SipFace {
       socket.setTimeout(0);
       socket.removeListener('timeout', failed);
       call.listener = this.esl.adopt(socket, call);
+      // the channel hung up while the socket connected (its goodbye could not be sent then): sent now, the socket closed
+      if (call.ended) call.listener.channelGone();
     });
   }
 }

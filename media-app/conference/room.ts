@@ -112,6 +112,24 @@ export class Room extends EventEmitter<RoomEvents> {
     media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
     // a member is in but may hear a coach it should not (the switch's relate failed): its join goes on
     media.on('coachingFailed', (e) => this.d.logger.warn({ err: e.err.message, conference: this.id, member: e.memberId }, 'a coach could not be kept from a member that entered'));
+    // the media server ended the room by itself (the switch's control leg gone, the switch lost): everyone out, terminated
+    media.on('destroy', (e) => {
+      if (e.reason === 'worker-died') void this.mediaEnded();
+    });
+    media.on('memberLeft', (e) => this.memberLeft(e.memberId));
+  }
+
+  private async mediaEnded(): Promise<void> {
+    if (this.terminating) return;
+    this.d.logger.warn({ conference: this.id, members: this.members.size }, 'the media server ended the conference: its participants leave');
+    this.ending ??= { reason: 'conference-ended-by-media-server', callId: '' };
+    await this.terminate().catch((err: Error) => this.d.logger.error({ err: err.message, conference: this.id }, 'conference end failed'));
+  }
+
+  /** A member the media server let go by itself (a kick from elsewhere): out of the room as kicked (as hung up when its leg is gone); its call goes on. */
+  private memberLeft(memberId: string): void {
+    const m = [...this.members.values()].find((x) => x.call.endpoint?.uuid === memberId);
+    if (m) m.leave(m.call.isEnded || m.call.endpoint?.destroyed ? 'hangup' : 'kicked');
   }
 
   /** The mixer's talk detector: participant-speech-start/-stop for the member of that endpoint, in order with the rest. */

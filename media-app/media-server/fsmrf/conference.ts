@@ -19,6 +19,7 @@ import { MemberHold } from './member-hold';
 import { FsmrfCallEndpoint } from './endpoint';
 import { eslArg, replyText } from './esl-arg';
 import { LegSocket } from './leg-socket';
+import { endLeg } from './leg-end';
 import { memberOp, SIDES } from './member-mute';
 import type { SharedPrompts } from './shared-prompts';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
@@ -99,6 +100,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (!(ep instanceof FsmrfCallEndpoint)) throw new MediaBackendUnsupported('fsmrf', 'a conference member whose media is on another media server');
     if (this.destroyed) throw new Error(`conference ${this.name} has ended`);
     const { memberId } = await ep.joinConference({ switchRoom: this.conf.name }, opts);
+    // the room ended while the member entered: the switch made a new one of that name for it alone
+    if (this.destroyed) {
+      await ep.leaveConference().catch(() => undefined);
+      throw new Error(`conference ${this.name} has ended`);
+    }
     this.members.set(ep.uuid, Number(memberId));
     // a hold of the member is the room's (member-hold.ts), until it leaves or the room ends
     ep.memberHold?.close();
@@ -199,8 +205,9 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.gone('destroyed');
-    // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP)
-    await this.conf.destroy();
+    // not on the control leg's socket: hanging the leg up ends that socket, as it should (the BYE goes by SIP);
+    // bounded by that socket's end, the hangup event or a deadline on the mix's timers (leg-end.ts)
+    await endLeg(this.conf.endpoint, this.timers);
   }
 
   /** `conference <name> <args>` on the control leg's socket; a reply `ok` does not match rejects with it. */
@@ -215,13 +222,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     if (uuid && this.members.has(uuid)) this.emit('speaker', { memberId: uuid, talking });
   }
 
-  /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it. */
+  /** A member the switch let go by itself (its channel hung up, a kick from elsewhere): no leave is sent for it; the room is told (memberLeft). */
   private memberGone(e: EslEvent): void {
     const uuid = e.getHeader('Channel-Call-UUID');
     if (!uuid || this.members.get(uuid) !== Number(e.getHeader('Member-ID'))) return;
     this.members.delete(uuid);
     this.coaching.left(uuid);
     this.holdEnded(uuid);
+    this.emit('memberLeft', { memberId: uuid });
   }
 
   /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */

@@ -42,6 +42,7 @@ import { MemberMutes, type Direction } from './member-mute';
 import { PartyVersions } from './reoffer';
 import { HoldTimeout } from './hold-timeout';
 import { RoomApp } from './room-app';
+import { endLeg } from './leg-end';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -464,11 +465,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return refuse('RTP capture');
   }
 
-  /** Hangs the channel up on the switch; 'destroy' once. */
+  /** Hangs the channel up on the switch; 'destroy' once; settles within leg-end.ts's bound even when the switch's BYE never comes. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.gone({ reason: 'destroyed' });
-    await this.fs.destroy();
+    await endLeg(this.fs);
   }
 
   /** The switch's event socket was lost (backend.ts): the leg ends now, its channel hung up if it still can be. */

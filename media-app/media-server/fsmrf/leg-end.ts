@@ -1,0 +1,74 @@
+/**
+ * The end of a leg media-app asks for (FsmrfCallEndpoint.destroy; a room's control leg, FsmrfMix.destroy).
+ * drachtio-fsmrf's Endpoint.destroy sends `hangup` on the channel socket and resolves only when the
+ * switch's BYE reaches media-app's dialog: after a sip-server drop (media-app/call/sip-gone.ts) that BYE
+ * never comes, and when the BYE was handled before the hangup's CHANNEL_CALLSTATE (the dialog's 'destroy'
+ * already emitted) it waits for ever too. Here the end is the first of: fsmrf's destroy (the BYE, or a leg
+ * already ended), the channel socket's end (the switch closes it after the hangup: fsmrf asks for no
+ * linger), the channel's CHANNEL_HANGUP_COMPLETE, or a deadline armed by this end and cleared when it
+ * settles. A switch that answered nothing by the deadline will not be waited for: media-app's dialog of
+ * the leg is forgotten then (a BYE still on its way after the socket's end or the hangup event frees it
+ * as before).
+ */
+import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import { onChannelEvent } from './leg-socket';
+import { REAL_TIMERS, type LinkTimers } from './switch-link';
+
+/** How long a leg's end waits for the switch (its socket's end, its hangup event, its BYE). */
+export const LEG_END_MS = 4000;
+
+/** What ended the wait: fsmrf's destroy (`bye`), the socket, the hangup event, the deadline, or fsmrf's hangup failing. */
+export type LegEndBy = 'bye' | 'socket' | 'hangup-complete' | 'deadline' | 'failed';
+
+/** media-app's dialog with the switch for the leg and its Srf, the part used here. */
+interface LegDialog {
+  connected?: boolean;
+  srf?: { removeDialog(d: unknown): void };
+}
+
+/** Hangs `fs` up on the switch; resolves (never rejects) with what ended the wait, within `deadlineMs` on `timers`. */
+export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlineMs = LEG_END_MS): Promise<LegEndBy> {
+  // read before fsmrf's destroy: its esl::end handler drops the connection
+  const conn = fs.conn;
+  // fsmrf's Endpoint#dialog (not in its declarations: types/drachtio-fsmrf.d.ts)
+  const dialog = (fs as unknown as { dialog?: LegDialog | null }).dialog ?? null;
+  return new Promise<LegEndBy>((resolve) => {
+    let settled = false;
+    let timer: unknown = null;
+    let offHangup: (() => void) | null = null;
+    const onSocketEnd = () => settle('socket');
+    const settle = (by: LegEndBy) => {
+      if (settled) return;
+      settled = true;
+      if (timer !== null) timers.clear(timer);
+      offHangup?.();
+      conn?.off('esl::end', onSocketEnd);
+      if (by === 'deadline') forget(dialog);
+      resolve(by);
+    };
+    conn?.once('esl::end', onSocketEnd);
+    try {
+      offHangup = onChannelEvent(fs, 'CHANNEL_HANGUP_COMPLETE', () => settle('hangup-complete'), { subscribe: true });
+    } catch {
+      // a connection already closing: its end (above) or the deadline settles
+    }
+    timer = timers.set(deadlineMs, () => {
+      timer = null;
+      settle('deadline');
+    });
+    // synchronous throws of fsmrf's destroy (its dialog already gone) count as a failed hangup
+    Promise.resolve()
+      .then(() => fs.destroy())
+      .then(
+        () => settle('bye'),
+        () => settle('failed'),
+      );
+  });
+}
+
+/** media-app's dialog of a leg whose switch did not answer: out of the Srf's dialogs, no request sent. */
+function forget(dialog: LegDialog | null): void {
+  if (!dialog?.connected) return;
+  dialog.connected = false;
+  dialog.srf?.removeDialog(dialog);
+}
