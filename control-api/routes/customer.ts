@@ -69,7 +69,7 @@ export const routes = [
     handler: async ({ ctx, auth }) => {
       const c = await ctx.repos.customers.get(auth.customerId);
       if (!c) throw notFound();
-      return customerJson(c, { self: true });
+      return customerJson(c, { secret: 'masked' });
     },
   }),
   defineRoute({
@@ -91,7 +91,23 @@ export const routes = [
       }
       const c = await ctx.repos.customers.update(auth.customerId, changes);
       if (!c) throw notFound();
-      return customerJson(c, { self: true });
+      return customerJson(c, { secret: 'masked' });
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/customer/webhook_secret',
+    tag: 'Customer',
+    summary: 'Rotate the webhook signing secret; the answer holds the new secret, the only time it is shown whole (extension)',
+    description:
+      'No body. A new webhook_secret replaces the old one at once: every delivery attempt from now on (retries of earlier events too) is signed with the new secret. Reads (GET and PUT /customer) show it masked: its last 4 characters.',
+    permission: 'admin',
+    response: customerSchema,
+    handler: async ({ ctx, auth, res }) => {
+      const c = await ctx.repos.customers.rotateWebhookSecret(auth.customerId);
+      if (!c) throw notFound();
+      res.set('Cache-Control', 'no-store');
+      return customerJson(c, { secret: 'whole' });
     },
   }),
   defineRoute({

@@ -27,7 +27,11 @@ export const customerSchema = z.object({
   address: z.string(),
   webhook_method: z.enum(['', 'POST', 'GET', 'PUT', 'DELETE']),
   webhook_uri: z.string(),
-  webhook_secret: z.string().optional().describe('HMAC secret for webhook signatures; only in GET/PUT /customer'),
+  webhook_secret: z
+    .string()
+    .optional()
+    .describe('HMAC secret of the webhook signatures; only on /customer: masked (last 4 characters) on GET and PUT, whole once in the answer of POST /customer/webhook_secret'),
+  webhook_secret_set: z.boolean().optional().describe('whether the account has a webhook secret; only on /customer'),
   billing_account_id: uuidOut(),
   metadata: z.record(z.string(), z.unknown()),
   email_verified: z.boolean(),

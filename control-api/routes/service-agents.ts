@@ -135,7 +135,7 @@ const defs: AnyRoute[] = [
     handler: async ({ ctx, auth }) => {
       const c = await ctx.repos.customers.get(agentScope(auth).customerId);
       if (!c) throw notFound();
-      return customerJson(c, { self: false });
+      return customerJson(c);
     },
   }),
   defineRoute({

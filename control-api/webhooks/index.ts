@@ -77,7 +77,8 @@ export async function startWebhooks(ctx: AppContext, opts: WebhookOptions = {}):
   const queueName = opts.queue ?? WEBHOOK_QUEUE;
   const queue = new Queue(queueName, { connection, prefix });
   const traces = new DeliveryTraces(ctx.redis, ctx.config.redisKeyPrefix);
-  const secretOf = webhookSecrets(ctx);
+  // read at each attempt, never kept: a rotated secret (POST /customer/webhook_secret) signs the very next attempt, on every copy
+  const secretOf = async (customerId: string) => (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
   const sender: Sender = { deliveries, traces, egress, timeoutMs: opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS, maxAttempts, baseDelay };
 
   const wake = (customerId: string) =>
@@ -200,20 +201,6 @@ function recorded(r: AttemptResult, attempts: number, maxAttempts: number): { ou
   if (r.kind === 'refused') return { outcome: 'refused', row: { status: 'refused', attempts, error: r.error } };
   if (attempts >= maxAttempts) return { outcome: 'failed', row: { status: 'failed', attempts, response_status: r.status, error: r.error } };
   return { outcome: 'retry', row: { attempts, response_status: r.status, error: r.error } };
-}
-
-/** The customers' webhook signing secrets, each read at most once in 5 s. */
-function webhookSecrets(ctx: AppContext): (customerId: string) => Promise<string> {
-  const secrets = new Map<string, string>();
-  return async (customerId) => {
-    let secret = secrets.get(customerId);
-    if (secret === undefined) {
-      secret = (await customerWebhookSecretOf(ctx.db, customerId)) ?? '';
-      secrets.set(customerId, secret);
-      setTimeout(() => secrets.delete(customerId), 5000).unref();
-    }
-    return secret;
-  };
 }
 
 interface Sender {

@@ -16,8 +16,19 @@ export const isClosedStatus = (s: CustomerStatus): s is ClosedStatus => (CLOSED_
 export type CustomerCreate = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update' | 'tm_delete'>> & { id?: string };
 export type CustomerPatch = Partial<Omit<CustomerRow, 'id' | 'tm_create' | 'tm_update'>>;
 
-/** The customer as the API shows it. `self` adds webhook_secret (own GET /customer only). */
-export function customerJson(c: CustomerRow, opts: { self?: boolean } = {}) {
+/**
+ * The webhook secret as a read shows it: its last 4 characters, the rest starred ('' when there is
+ * none). Whole only in the answer of the rotation that made it (POST /customer/webhook_secret).
+ */
+export function maskWebhookSecret(secret: string): string {
+  return secret.length > 4 ? `${'*'.repeat(secret.length - 4)}${secret.slice(-4)}` : '*'.repeat(secret.length);
+}
+
+/**
+ * The customer as the API shows it. `secret` adds webhook_secret and webhook_secret_set (the account's
+ * own /customer): 'masked' on reads, 'whole' only in the rotation's answer; left out elsewhere.
+ */
+export function customerJson(c: CustomerRow, opts: { secret?: 'masked' | 'whole' } = {}) {
   return {
     id: c.id,
     name: c.name,
@@ -27,7 +38,7 @@ export function customerJson(c: CustomerRow, opts: { self?: boolean } = {}) {
     address: c.address,
     webhook_method: c.webhook_method,
     webhook_uri: c.webhook_uri,
-    ...(opts.self ? { webhook_secret: c.webhook_secret } : {}),
+    ...(opts.secret ? { webhook_secret: opts.secret === 'whole' ? c.webhook_secret : maskWebhookSecret(c.webhook_secret), webhook_secret_set: c.webhook_secret !== '' } : {}),
     billing_account_id: c.billing_account_id,
     metadata: c.metadata ?? {},
     email_verified: c.email_verified,
@@ -142,6 +153,11 @@ export function customersRepo(db: Db) {
         .update({ tm_update: clock.now() })
         .returning(['id', 'twilio_token_generation'])) as Pick<CustomerRow, 'id' | 'twilio_token_generation'>[];
       return row ?? null;
+    },
+    /** A new webhook signing secret for the live customer (the previous one signs nothing from now on); the row, or null. */
+    async rotateWebhookSecret(id: string): Promise<CustomerRow | null> {
+      const [row] = await table().where({ id }).whereNull('tm_delete').update({ webhook_secret: newWebhookSecret(), tm_update: clock.now() }).returning('*');
+      return (row as CustomerRow | undefined) ?? null;
     },
     async count(): Promise<number> {
       const [{ n }] = (await db('customers').count({ n: '*' })) as { n: string | number }[];

@@ -1,6 +1,7 @@
 // Numbers, extensions (the provisioning QR code decodes to the URL the API returned), flows (an
-// edit saved through the page, bad JSON and bad actions refused), webhooks with the delivery log,
-// and access keys created and revoked: each through the page in Chromium, checked against the API.
+// edit saved through the page, bad JSON and bad actions refused), webhooks with the delivery log and
+// the signing secret (masked, a new one shown once), and access keys created and revoked: each
+// through the page in Chromium, checked against the API.
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -162,6 +163,27 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     } finally {
       receiver.close();
     }
+  });
+
+  it('the signing secret shows masked; a new one made in the page is shown whole once, and reads mask it again', async () => {
+    const stored = async () => ((await rig.t.ctx.db('customers').where({ id: f.customer.id }).first('webhook_secret')) as { webhook_secret: string }).webhook_secret;
+    const masked = (s: string) => `${'*'.repeat(s.length - 4)}${s.slice(-4)}`;
+    const shown = () => js<string>(page, `document.querySelector('[data-field=webhook-secret-masked]').textContent`);
+    const before = await stored();
+    await open('webhooks', '[data-field=webhook-secret-masked]');
+    await page.waitForFunction(`document.querySelector('[data-field=webhook-secret-masked]').textContent.length > 0`);
+    expect(await shown()).to.equal(masked(before));
+    expect(await page.content()).to.not.contain(before);
+    await page.click('button[data-action=webhook-secret-rotate]');
+    const fresh = await (await page.waitForSelector('[data-field=webhook-secret]'))!.evaluate((e) => e.textContent ?? '');
+    expect(fresh).to.equal(await stored());
+    expect(fresh).to.not.equal(before);
+    expect(await shown()).to.equal(masked(fresh));
+    // the page read again: masked only
+    await page.reload();
+    await page.waitForFunction(`document.querySelector('[data-field=webhook-secret-masked]')?.textContent.length > 0`);
+    expect(await shown()).to.equal(masked(fresh));
+    expect(await page.content()).to.not.contain(fresh);
   });
 
   it('an access key created in the page works, and revoking it in the page stops it', async () => {

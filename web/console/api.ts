@@ -143,6 +143,8 @@ export interface Customer {
   status: string;
   webhook_method: string;
   webhook_uri: string;
+  /** masked (its last 4 characters); whole only in the answer of POST /customer/webhook_secret */
+  webhook_secret?: string;
   email_verified?: boolean;
 }
 export interface Agent {

@@ -1,5 +1,6 @@
 /**
- * The customer's webhook (method and URI, PUT /customer), a test event (POST /customer/webhook_test,
+ * The customer's webhook (method and URI, PUT /customer), its signing secret (shown masked; a new one
+ * from POST /customer/webhook_secret is shown whole once), a test event (POST /customer/webhook_test,
  * followed in GET /webhook_deliveries?event_id= until it is no longer pending) and the delivery log.
  */
 import { useState } from 'preact/hooks';
@@ -31,9 +32,52 @@ export function WebhooksPage() {
         {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
         {customer.loading && !customer.data && <p>Loading…</p>}
       </Section>
+      {customer.data && <SigningSecret customer={customer.data} onRotated={customer.set} />}
       <TestEvent canSend={!!customer.data?.webhook_uri} onDone={log.reload} />
       <DeliveryLog log={log} />
     </>
+  );
+}
+
+/**
+ * The secret the deliveries are signed with: masked as the API reads it (its last 4 characters); a new
+ * one replaces it at once and is shown here whole, the only time it is.
+ */
+function SigningSecret({ customer, onRotated }: { customer: Customer; onRotated: (c: Customer) => void }) {
+  const rotate = useAction();
+  const [fresh, setFresh] = useState('');
+  const run = () => {
+    if (!confirm('Make a new signing secret? Deliveries are signed with it at once: receivers checking the old one refuse them until they have the new one.')) return;
+    void rotate.run(async () => {
+      const c = await api.post<Customer>('/customer/webhook_secret');
+      const whole = c.webhook_secret ?? '';
+      setFresh(whole);
+      // the page keeps only the masked form, as a read shows it
+      onRotated({ ...c, webhook_secret: `${'*'.repeat(Math.max(0, whole.length - 4))}${whole.slice(-4)}` });
+    });
+  };
+  return (
+    <Section
+      title="Signing secret"
+      actions={
+        <button onClick={run} disabled={rotate.busy} data-action="webhook-secret-rotate">
+          New secret
+        </button>
+      }
+    >
+      <p>
+        Each delivery carries <code>X-Webhook-Signature</code>, an HMAC-SHA256 with this secret: <code data-field="webhook-secret-masked">{customer.webhook_secret}</code>
+      </p>
+      {fresh && (
+        <p class="notice" role="status">
+          Copy the new secret now, it is not shown again:{' '}
+          <code class="secret" data-field="webhook-secret">
+            {fresh}
+          </code>
+        </p>
+      )}
+      <ErrorLine error={rotate.error} />
+    </Section>
   );
 }
 
