@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ConferenceFiles } from './conference/files';
+import { recordingsDir, switchPromptsDir } from '../core/data-dirs';
 
 export interface EslConfig {
   listen: { host: string; port: number };
@@ -57,13 +58,14 @@ const schema = z.object({
 });
 
 /**
- * The conference file roots, absolute: as set, else `esl/recordings` and `switch-prompts` under DATA_DIR
- * (core/config's default `.data`). The sounds default is media-app's MEDIA_SERVER_PROMPTS_DIR default
- * (media-app/kit/config.ts promptsDir): a room plays the prompts media-app fetched for it with neither set.
+ * The conference file roots, absolute: as set, else the platform's recordings and switch-prompts
+ * directories under DATA_DIR (core/config's default `.data`; core/data-dirs.ts, what media-app uses too):
+ * a room records where media-app's recordings are, and plays the prompts media-app fetched for it, with
+ * neither set.
  */
 function conferenceFiles(env: NodeJS.ProcessEnv, recordings: string | undefined, sounds: string | undefined): ConferenceFiles {
   const data = env.DATA_DIR || '.data';
-  return { recordings: path.resolve(recordings ?? path.join(data, 'esl', 'recordings')), sounds: path.resolve(sounds ?? path.join(data, 'switch-prompts')) };
+  return { recordings: recordings ? path.resolve(recordings) : recordingsDir(data), sounds: sounds ? path.resolve(sounds) : switchPromptsDir(data) };
 }
 
 /** The variables this file reads (the .env.example test checks each is documented). */

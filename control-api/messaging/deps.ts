@@ -4,7 +4,6 @@
  * PUBLIC_URL, the command bus). `configureMessaging` replaces parts (tests point the provider at a
  * local server and SMTP at a loopback server). AppContext has no slot for these yet.
  */
-import path from 'node:path';
 import type { AppContext } from '../context';
 import { EventPublisher, eventPublisher } from '../../core/events/bus';
 import { publisherFor } from '../../core/messaging/deps';
@@ -14,6 +13,7 @@ import type { SmsProvider } from '../../core/messaging/provider';
 import { emailTransport, type EmailTransport } from '../../core/smtp/transport';
 import type { EmailDeps } from '../../core/email/send';
 import { commandBus } from '../calls/bus';
+import { recordingsDir } from '../../core/data-dirs';
 
 export interface MessagingOverrides {
   provider?: SmsProvider | null;
@@ -47,7 +47,7 @@ export function messagingDeps(ctx: AppContext): EmailDeps & { onDelivered?: (p: 
     log,
     transport: o.transport ?? emailTransport({ smtpUrl: ctx.config.smtpUrl || undefined, outboxDir: ctx.config.outboxDir }),
     from: ctx.config.mailFrom,
-    recordingsDir: o.recordingsDir ?? path.join(ctx.config.dataDir, 'recordings'),
+    recordingsDir: o.recordingsDir ?? recordingsDir(ctx.config.dataDir),
     onDelivered: o.onDelivered,
   };
   built.set(ctx, d);

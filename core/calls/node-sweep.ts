@@ -32,6 +32,7 @@ import { activeflowsRepo } from '../repos/activeflows';
 import { MEDIA_NODES_KEY, nodeCallsKey, nodeSweepLockKey } from './node-keys';
 import { sweepResources, type ResourceSweepReport } from './resource-sweep';
 import { chargeEndedCall } from '../billing/call-end';
+import { recordingsDir } from '../data-dirs';
 
 export interface NodeSweeperOptions {
   db: Knex;
@@ -180,7 +181,7 @@ export class NodeSweeper {
     }[];
     const ended: string[] = [];
     for (const r of rows) {
-      if (this.opts.dataDir) for (const f of r.filenames ?? []) repairWav(path.join(this.opts.dataDir, 'recordings', path.basename(f)));
+      if (this.opts.dataDir) for (const f of r.filenames ?? []) repairWav(path.join(recordingsDir(this.opts.dataDir), path.basename(f)));
       const now = clock.now();
       const n = await db('recordings').where({ id: r.id }).whereIn('status', RECORDING_LIVE).update({ status: 'ended', tm_end: now, tm_update: now });
       await db('calls').where({ id: r.reference_id, recording_id: r.id }).update({ recording_id: EMPTY_UUID, tm_update: now });

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { localRanged, type RangeAsk, type RangedFile } from './range';
+import { recordingsDir } from '../data-dirs';
 
 export interface ObjectStore {
   put(key: string, data: Buffer): Promise<void>;
@@ -58,5 +59,5 @@ export function storageRoot(dataDir: string): string {
 /** Where a recording's file is: DATA_DIR/recordings/<filename> (filename = one safe segment). */
 export function recordingPath(dataDir: string, filename: string): string | null {
   if (!SAFE.test(filename)) return null;
-  return path.join(dataDir, 'recordings', filename);
+  return path.join(recordingsDir(dataDir), filename);
 }

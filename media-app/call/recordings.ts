@@ -17,6 +17,7 @@ import type { CallEndpoint } from '../media-server/endpoint';
 import type { CallRow } from '../../core/repos/calls';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { traceRecord } from '../kit/media-trace';
+import { recordingsDir } from '../../core/data-dirs';
 
 /** What a recording needs of its call (the CallSession, which stops it when it closes). */
 export interface RecordedCall {
@@ -69,7 +70,7 @@ export class Recordings extends EventEmitter<RecordingsEvents> {
   private async begin(req: RecordingRequest & { on_end_flow_id?: string }, id: string): Promise<{ recording_id: string }> {
     const ep = this.call.endpoint;
     if (!ep) throw new Error('call has no media');
-    const dir = path.join(this.deps.config.dataDir, 'recordings');
+    const dir = recordingsDir(this.deps.config.dataDir);
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${id}.wav`);
     const db = this.deps.db;

@@ -5,7 +5,7 @@
  * fetched signed (X-Twilio-Signature, the customer's AuthToken) through the egress policy with
  * AccountSid, ConferenceSid, FriendlyName (and CallSid for a participant). Its steps play, in order,
  * on every target at once (the mix's AnnounceTarget: on the engine the member's endpoint, heard in place
- * of the room while it plays; on the switch its room's saymember; a member on another node hears it over
+ * of the room while it plays; on the switch a file its room plays to the member; a member on another node hears it over
  * its bridge leg). Play URLs are fetched by the media
  * engine through the same egress policy. The result is the announcement-end callback, or
  * announcement-fail with the reason (the fetch, the document, a play or a voice that failed).

@@ -31,6 +31,7 @@ import { traceMix } from '../kit/media-trace';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
 import type { ConferenceHappening, PartyState } from '../twiml/conference-callbacks';
+import { recordingsDir } from '../../core/data-dirs';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -413,7 +414,7 @@ export class Room extends EventEmitter<RoomEvents> {
   async recordingStart(recordingId: string, options: RecordingOptions): Promise<void> {
     if (this.recording?.id === recordingId) return;
     if (this.recording || this.finished) return this.recordingAbandon(recordingId);
-    const dir = path.join(this.d.dataDir, 'recordings');
+    const dir = recordingsDir(this.d.dataDir);
     fs.mkdirSync(dir, { recursive: true });
     const filename = `${recordingId}.wav`;
     const now = clock.now();

@@ -12,6 +12,7 @@ import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
 import type { PinLockoutPolicy } from '../../core/voicemail/pin-lockout';
 import { parseMediaServer, type MediaServerSetting } from './media-server';
+import { switchPromptsDir } from '../../core/data-dirs';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 
@@ -215,7 +216,7 @@ export interface MediaAppConfig {
  * set it plays what media-app fetched there (test/esl/config.test.ts checks the two agree).
  */
 export function promptsDir(app: Pick<MediaAppConfig, 'mediaServerPromptsDir'>, dataDir: string): string {
-  return path.resolve(app.mediaServerPromptsDir ?? path.join(dataDir, 'switch-prompts'));
+  return app.mediaServerPromptsDir ? path.resolve(app.mediaServerPromptsDir) : switchPromptsDir(dataDir);
 }
 
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {

@@ -8,11 +8,11 @@
  * local copy meanwhile.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Knex } from '../../core/db/knex';
 import { storageBackend } from '../../core/storage/backend';
 import { recordingsWriteRepo } from '../../core/repos/recordings';
+import { recordingsDir } from '../../core/data-dirs';
 
 const FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:_[A-Za-z0-9_-]+)?\.wav$/;
 const MAX_BACKOFF_MS = 30_000;
@@ -67,7 +67,7 @@ export class RecordingOffload {
   async sweep(): Promise<boolean> {
     const backend = storageBackend(this.deps.config);
     if (backend.kind === 'local') return true;
-    const dir = path.join(this.deps.config.dataDir, 'recordings');
+    const dir = recordingsDir(this.deps.config.dataDir);
     const names = (await fs.promises.readdir(dir).catch(() => [] as string[])).filter((n) => FILE.test(n));
     if (names.length === 0) return true;
     const ids = [...new Set(names.map((n) => FILE.exec(n)![1]!))];

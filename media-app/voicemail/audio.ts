@@ -10,6 +10,7 @@ import { storageBackend } from '../../core/storage/backend';
 import type { CallPort } from '../flow/call-port';
 import { abortError } from '../kit/clock';
 import type { VoicemailDeps } from './service';
+import { recordingsDir } from '../../core/data-dirs';
 
 /** Text for TTS: customer text (a box name) never turns into markup. */
 export function speakable(s: string): string {
@@ -132,7 +133,7 @@ export class CallAudio {
   /** Records the caller to a new file of the recordings store, until `#`, silence or `maxSec`. */
   async record(filename: string, maxSec: number, signal: AbortSignal): Promise<{ durationMs: number }> {
     const ep = await this.endpoint(signal);
-    const dir = path.join(this.svc.config.dataDir, 'recordings');
+    const dir = recordingsDir(this.svc.config.dataDir);
     fs.mkdirSync(dir, { recursive: true });
     const onAbort = () => void ep.stopRecord().catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });

@@ -3,7 +3,6 @@
  * for the `voicemail` and `voicemail_main` actions, runs the unsolicited MWI notifier and gives the
  * presence subsystem the message-summary package (subscribed MWI: mwi-presence.ts).
  */
-import path from 'node:path';
 import type { Subsystem } from '../subsystem';
 import type { CallEndpoint } from '../media-server/endpoint';
 import { publisherFor } from '../../core/messaging/deps';
@@ -15,6 +14,7 @@ import { voicemailMain } from './menu';
 import { PinLockout } from '../../core/voicemail/pin-lockout';
 import { startMwiNotifier } from './mwi-notifier';
 import { startMwiPresence } from './mwi-presence';
+import { recordingsDir } from '../../core/data-dirs';
 
 export type { VoicemailService } from './service';
 
@@ -38,7 +38,7 @@ export const subsystem: Subsystem = {
         log: ctx.logger,
         transport,
         from: d.config.mailFrom,
-        recordingsDir: path.join(d.config.dataDir, 'recordings'),
+        recordingsDir: recordingsDir(d.config.dataDir),
       },
       endpointOf(callId: string): CallEndpoint | null {
         const call = d.calls.get(callId) as { endpoint?: CallEndpoint | null; isEnded?: boolean } | undefined;

@@ -13,6 +13,7 @@ import type { CallPort } from '../flow/call-port';
 import { CallAudio, speakable } from './audio';
 import { messageCreated } from './notify';
 import type { VoicemailDeps } from './service';
+import { recordingsDir } from '../../core/data-dirs';
 
 export interface LeaveOptions {
   boxId: string;
@@ -74,7 +75,7 @@ export async function leaveMessage(svc: VoicemailDeps, customerId: string, call:
   if (!filename) return { kind: 'no_message' };
   let durationMs = 0;
   try {
-    durationMs = Math.round(readWav(path.join(svc.config.dataDir, 'recordings', path.basename(filename))).info.durationMs);
+    durationMs = Math.round(readWav(path.join(recordingsDir(svc.config.dataDir), path.basename(filename))).info.durationMs);
   } catch {
     return { kind: 'no_message' };
   }

@@ -3,7 +3,9 @@
  *   <cacheDir>/blob-<sha256 of content>.<type>      the bytes, shared by every URL serving them
  *   <cacheDir>/url-<sha256 of url>.json             ETag / Last-Modified / which blob, when checked
  * A URL checked less than `maxAgeMs` ago is served from disk without a request; after that it is
- * revalidated with If-None-Match / If-Modified-Since, so an unchanged file costs one 304.
+ * revalidated with If-None-Match / If-Modified-Since, so an unchanged file costs one 304. A response's
+ * own Cache-Control shortens that (RFC 9111 §5.2.2): `max-age=N` below maxAgeMs is its time, `no-cache`
+ * and `no-store` none (revalidated at each use: the file is still kept, as the play needs it).
  * Every request (and each redirect) goes through the egress policy (core/net, a leaf module the
  * worker may import): the host is resolved and checked and the socket pinned to the checked address.
  */
@@ -37,6 +39,8 @@ interface UrlEntry {
   etag?: string;
   lastModified?: string;
   checkedAt: number;
+  /** the response's own freshness, ms (freshnessMs); absent: maxAgeMs alone */
+  freshMs?: number;
 }
 
 export interface FetchResult {
@@ -76,7 +80,7 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
   const indexPath = path.join(opts.cacheDir, `url-${sha(url.href)}.json`);
   const entry = readEntry(opts.cacheDir, indexPath);
   const now = Date.now();
-  if (entry && now - entry.checkedAt < (opts.maxAgeMs ?? 300_000)) {
+  if (entry && now - entry.checkedAt < Math.min(opts.maxAgeMs ?? 300_000, entry.freshMs ?? Infinity)) {
     return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'cache' };
   }
 
@@ -97,6 +101,7 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
     if (res.status === 304 && entry) {
       res.close();
       entry.checkedAt = now;
+      entry.freshMs = freshnessMs(res.headers['cache-control']) ?? entry.freshMs;
       fs.writeFileSync(indexPath, JSON.stringify(entry));
       return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'revalidated' };
     }
@@ -119,12 +124,32 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
       checkedAt: now,
       etag: res.headers.etag ?? undefined,
       lastModified: res.headers['last-modified'] ?? undefined,
+      freshMs: freshnessMs(res.headers['cache-control']),
     };
     fs.writeFileSync(indexPath, JSON.stringify(next));
     return { path: blobPath, sha256: body.digest, from: 'network' };
   } finally {
     fs.rmSync(tmp, { force: true });
   }
+}
+
+/**
+ * The freshness a response gives itself in its Cache-Control (RFC 9111 §5.2.2): 0 for `no-store` or
+ * `no-cache`, N s for `max-age=N`; undefined when it says neither.
+ */
+export function freshnessMs(cacheControl: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(cacheControl) ? cacheControl.join(',') : cacheControl;
+  if (!v) return undefined;
+  const dirs = v
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
+  if (dirs.some((d) => d === 'no-store' || d === 'no-cache' || d.startsWith('no-cache='))) return 0;
+  for (const d of dirs) {
+    const m = /^max-age\s*=\s*"?(\d+)"?$/.exec(d);
+    if (m) return Number(m[1]) * 1000;
+  }
+  return undefined;
 }
 
 /** The URL, if it is one this cache fetches (http or https). */

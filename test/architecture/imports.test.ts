@@ -52,7 +52,8 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
   // core/quality/emodel: the R → MOS mapping FreeSWITCH's do_mos writes out (a leaf: it imports nothing)
-  esl: ['core/net', 'core/logger', 'core/sip/media-timeout-header', 'core/quality/emodel', 'media-engine/index'],
+  // core/data-dirs: the recordings and switch-prompts directories under DATA_DIR, shared with media-app (a leaf)
+  esl: ['core/net', 'core/logger', 'core/sip/media-timeout-header', 'core/quality/emodel', 'core/data-dirs', 'media-engine/index'],
   evals: ['core', 'media-engine/stt'],
   web: WEB_SHAPES,
   types: [],

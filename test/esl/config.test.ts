@@ -21,7 +21,7 @@ describe('esl config', () => {
       authLimit: { max: 5, windowMs: 60_000 },
       maxSessions: 1000,
       forkConnectTimeoutMs: 5000,
-      conferenceFiles: { recordings: path.resolve('.data/esl/recordings'), sounds: path.resolve('.data/switch-prompts') },
+      conferenceFiles: { recordings: path.resolve('.data/recordings'), sounds: path.resolve('.data/switch-prompts') },
     });
     expect(loadEslConfig({ ESL_LISTEN: '10.0.0.5:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '10.0.0.5', port: 8021 });
     expect(loadEslConfig({ ESL_LISTEN: '[::1]:8021', ESL_PASSWORD: 'pw' })!.listen).to.deep.equal({ host: '::1', port: 8021 });
@@ -30,7 +30,7 @@ describe('esl config', () => {
   });
 
   it("the conference files' directories: under DATA_DIR by default, else as set, made absolute", () => {
-    expect(loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', DATA_DIR: '/srv/ov' })!.conferenceFiles).to.deep.equal({ recordings: '/srv/ov/esl/recordings', sounds: '/srv/ov/switch-prompts' });
+    expect(loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', DATA_DIR: '/srv/ov' })!.conferenceFiles).to.deep.equal({ recordings: '/srv/ov/recordings', sounds: '/srv/ov/switch-prompts' });
     expect(loadEslConfig({ ESL_LISTEN: '8021', ESL_PASSWORD: 'pw', ESL_RECORDINGS_DIR: '/var/rec', ESL_SOUNDS_DIR: 'sounds' })!.conferenceFiles).to.deep.equal({
       recordings: '/var/rec',
       sounds: path.resolve('sounds'),

@@ -5,12 +5,13 @@
 // heard by that caller only. The document fetches are signed (twilio.validateRequest) with the room's
 // parameters. Bad values: not http(s) → 20001; a private address → the egress policy refuses it →
 // announcement-fail with the reason; a document with another verb → announcement-fail (12200). On both
-// media backends: on fsmrf (issue 55) each member hears the <Say> through the switch's room
-// (`conference <room> saymember <id> <text>`), its own prompt waiting behind the conference application.
+// media backends: on fsmrf (issue 55) each member hears the <Say> through the switch's room (a file
+// media-app synthesised, `conference <room> play <path> <id> nomux`), its own prompt waiting behind the
+// conference application.
 // A <Play> is heard on both: on fsmrf media-app fetches it through its egress policy into the directory
 // it shares with the switch and the room plays that file to each member (`conference <room> play <path>
 // <member>`), the file removed once played; a URL the egress policy refuses fails as on the engine. A
-// <Say> in a language of its own is heard on both (on fsmrf: saymember's `#<voice>#`).
+// <Say> in a language of its own is heard on both.
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';

@@ -6,8 +6,9 @@
  * FreeSWITCH queues a member's files (conference_member_play_file's fnode list) and fires
  * play-file-member-done from conference_file_close with `File` set to the path it played, also for a file
  * stopped (unhold's conference_member_stop_file, a `stop`): that event can come after the next command
- * was sent. So the wait takes only the done of its own file, the `File` header equal to the path sent;
- * `file` null (saymember: a speech node has no file) takes only a done with no `File`.
+ * was sent. So the wait takes only the done of its own file, the `File` header equal to the path sent.
+ * A spoken node (saymember) gets no done at all on FreeSWITCH (conference_member_add_file_data closes,
+ * and so reports, only a node whose type is not NODE_TYPE_SPEECH): what is waited for here is a file.
  */
 import type { EslEvent } from 'drachtio-fsmrf';
 import type { MemberSayRoom } from './conference-say';
@@ -22,8 +23,8 @@ export interface MemberWait {
   /** `conference <room> <command>`, answered as `ok` */
   command: string;
   ok: RegExp;
-  /** the path the command plays (the done event's File), null for speech (a done with no File) */
-  file: string | null;
+  /** the path the command plays (the done event's File) */
+  file: string;
   /** armed once the switch took the command, cleared when the wait ends; its rejection is the wait's */
   bound?: (fail: (e: Error) => void) => () => void;
   /** called once the switch took the command (its reply matched `ok`), before the wait; its rejection is the wait's */
@@ -43,7 +44,7 @@ export async function playedToMember(room: MemberSayRoom, w: MemberWait): Promis
     if (evt.getHeader('Member-ID') !== String(w.id)) return;
     const action = evt.getHeader('Action');
     if (action === 'del-member') settle('gone');
-    else if (action === 'play-file-member-done' && (evt.getHeader('File') ?? null) === w.file) settle('done');
+    else if (action === 'play-file-member-done' && evt.getHeader('File') === w.file) settle('done');
   };
   const onEnd = () => settle('gone');
   conn.on('esl::event::CUSTOM::*', onEvent);

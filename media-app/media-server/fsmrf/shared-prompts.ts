@@ -1,13 +1,18 @@
 /**
- * The platform's prompt URLs as files the switch plays (a leg's play: endpoint.ts; a room's announcement
- * <Play>: conference-say.ts; README.md beside, "Conferences"): media-app
- * fetches each through its own egress policy (media-engine's prepareAudio, as the embedded engine
+ * The platform's prompts as files the switch plays (a leg's play: endpoint.ts; a room's announcement
+ * <Play> and <Say>: conference-say.ts; README.md beside, "Conferences"): media-app
+ * fetches each URL through its own egress policy (media-engine's prepareAudio, as the embedded engine
  * fetches a play URL: the host resolved and checked, the socket pinned to the checked address, each
- * redirect checked again, the same limits) and converts it to an 8 kHz 16-bit mono WAV in a directory
- * of its own under `dir`, the directory shared with the switch (MEDIA_SERVER_PROMPTS_DIR). The switch
- * is given that file's path, never the URL: it fetches nothing on a customer's behalf. The members who
- * hold a URL at the same time (an announcement to the room) share one fetch; the last to release it
- * removes its directory, file and all.
+ * redirect checked again, the same limits) and converts it to an 8 kHz 16-bit mono WAV; a text is
+ * synthesised by the platform's voices as the embedded engine's say does (media-engine's TTS providers,
+ * createTtsProvider). Both are cached as the engine caches them, in media-app's own cache (`cacheDir`,
+ * the engine's layout and default: `<cacheDir>/audio`, `<cacheDir>/tts`): a URL checked less than
+ * `maxAgeMs` ago (or what its Cache-Control allows, if less) is used again with no request, after that
+ * revalidated (If-None-Match / If-Modified-Since: a 304 costs no body; media-engine/sources/fetch-cache.ts);
+ * a text, voice and language is synthesised once. What the switch gets is a copy in a directory of its
+ * own under `dir`, the directory shared with the switch (MEDIA_SERVER_PROMPTS_DIR), never the URL: it
+ * fetches nothing on a customer's behalf. Those who hold one prompt at the same time (an announcement's
+ * members) share one copy; the last to release it removes its directory, file and all.
  *
  * The switch runs as a user of its own (FreeSWITCH's packages: `freeswitch`), so what is written here is
  * readable by others whatever media-app's umask: each prompt's directory 0755, its file 0644 (mkdtemp
@@ -15,11 +20,44 @@
  * operator's mode and group on MEDIA_SERVER_PROMPTS_DIR (freeswitch/README.md, "Shared files"); made
  * here when missing, it is 0755 too. A prompt's directory is named `p-<host>-<pid>-…` (folderPrefix):
  * after a crash, the next start removes those its host's dead processes left (sweepStale).
+ *
+ * A prompt's path goes into the switch's commands as one argument (`conference <room> play <path> …`),
+ * which FreeSWITCH splits at spaces, reads `'` as a quote and `\` as an escape (switch_separate_string),
+ * and fsmrf joins a leg's files with `!`: a shared directory with white space or one of `'"\!` in its
+ * path is refused when SharedPrompts is made (media-app's start), a node file's name is cleaned.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { playUrlFailure, prepareAudio, readWav, type PrepareOptions } from '../../../media-engine';
+import { createTtsProvider, playUrlFailure, prepareAudio, readWav, type PrepareOptions, type TtsProvider } from '../../../media-engine';
+import { eslArg } from './esl-arg';
+
+/** The embedded engine's cache directory when it is given none (media-engine/worker/source-resolver.ts). */
+export const ENGINE_CACHE_DIR = path.join(os.tmpdir(), 'media-engine-cache');
+
+/** The embedded engine's default voice (source-resolver.ts ttsProvider): a say that names no provider. */
+const DEFAULT_TTS = 'espeak-ng';
+
+/** A text that is SSML, as the engine's say tells it (source-resolver.ts). */
+const SSML = /^\s*<speak[\s>]/i;
+
+/** What the switch's argument parsing or fsmrf's file list would split or unquote in a path. */
+const UNSAFE_IN_PATH = /[\s'"\\!]/;
+
+/** What SharedPrompts takes beyond its directory and egress policy. */
+export interface SharedPromptsOptions {
+  /** media-app's cache of fetched and synthesised prompts (default the engine's: ENGINE_CACHE_DIR) */
+  cacheDir?: string;
+  /** a fetched URL used again with no request for this long, then revalidated (default the engine's, 300000) */
+  maxAgeMs?: number;
+}
+
+/** A text's voice, as a say names it (the engine's say: provider, voice, language). */
+export interface SpeechRequest {
+  language?: string;
+  voice?: string;
+  provider?: string;
+}
 
 /** A prompt held for playing: its WAV on the shared directory, until released. */
 export interface HeldPrompt {
@@ -43,16 +81,31 @@ interface Holding {
 
 export class SharedPrompts {
   readonly dir: string;
+  readonly cacheDir: string;
+  private readonly maxAgeMs: number | undefined;
   private readonly held = new Map<string, Holding>();
+  private readonly voices = new Map<string, TtsProvider>();
   /** `p-<host>-<pid>-`: the directories this process makes (sweepStale tells a dead process's by it) */
   private readonly prefix = folderPrefix(os.hostname(), process.pid);
 
-  /** `dir`: shared with the switch (the switch reads what media-app writes there, at the same path); `egress`: media-app's policy. */
+  /**
+   * `dir`: shared with the switch (the switch reads what media-app writes there, at the same path);
+   * `egress`: media-app's policy. Throws when `dir`'s absolute path cannot go into a switch command.
+   */
   constructor(
     dir: string,
     private readonly egress: PrepareOptions['egress'],
+    o: SharedPromptsOptions = {},
   ) {
     this.dir = path.resolve(dir);
+    const bad = UNSAFE_IN_PATH.exec(this.dir);
+    if (bad)
+      throw new Error(
+        `MEDIA_SERVER_PROMPTS_DIR: ${JSON.stringify(this.dir)} has ${JSON.stringify(bad[0])} in it, which the switch's command parsing would split or unquote (a space, a quote, a backslash or !): choose a directory without one`,
+      );
+    eslArg('MEDIA_SERVER_PROMPTS_DIR', this.dir);
+    this.cacheDir = path.resolve(o.cacheDir ?? ENGINE_CACHE_DIR);
+    this.maxAgeMs = o.maxAgeMs;
   }
 
   /** The prompt at `url` (http or https only), fetched once for all who hold it meanwhile; rejects with the fetch's or conversion's error. */
@@ -66,6 +119,28 @@ export class SharedPrompts {
    */
   holdNodeFile(file: string): Promise<HeldPrompt> {
     return this.holding(`file:${path.resolve(file)}`, () => this.copy(file));
+  }
+
+  /**
+   * `text` spoken by the platform's voice `provider` (default the engine's, espeak-ng) in its voice or
+   * language, synthesised as the embedded engine's say does (createTtsProvider, cached in
+   * `<cacheDir>/tts`), held and released as a URL's; rejects with the TTS error (an unknown provider,
+   * an empty text, a failed synthesis).
+   */
+  holdSpeech(text: string, o: SpeechRequest = {}): Promise<HeldPrompt> {
+    const provider = o.provider || DEFAULT_TTS;
+    const key = `say:${JSON.stringify([provider, o.voice ?? '', o.language ?? '', text])}`;
+    return this.holding(key, async () => {
+      const r = await this.voice(provider).synthesize(text, { language: o.language, voice: o.voice, ssml: SSML.test(text) });
+      return this.place(r.path, 'speech.wav');
+    });
+  }
+
+  /** The cached TTS provider `name` (throws the engine's UNKNOWN_PROVIDER for a name it has not). */
+  private voice(name: string): TtsProvider {
+    let p = this.voices.get(name);
+    if (!p) this.voices.set(name, (p = createTtsProvider(name, { cacheDir: path.join(this.cacheDir, 'tts') })));
+    return p;
   }
 
   private async holding(key: string, load: () => Promise<Fetched>): Promise<HeldPrompt> {
@@ -131,11 +206,17 @@ export class SharedPrompts {
     return own;
   }
 
-  private async copy(file: string): Promise<Fetched> {
+  /** A file of the node's own, copied under a name the switch's commands take whole (white space and quotes as `_`). */
+  private copy(file: string): Promise<Fetched> {
+    return this.place(file, path.basename(file).replace(/[^A-Za-z0-9._-]/g, '_'));
+  }
+
+  /** `file` copied as `name` into a directory of its own under `dir`, 0644. */
+  private async place(file: string, name: string): Promise<Fetched> {
     const own = await this.ownDir();
     const remove = () => fs.rmSync(own, { recursive: true, force: true });
     try {
-      const to = path.join(own, path.basename(file));
+      const to = path.join(own, name);
       await fs.promises.copyFile(file, to);
       await fs.promises.chmod(to, 0o644);
       return { path: to, durationMs: readWav(to).info.durationMs, remove };
@@ -148,17 +229,14 @@ export class SharedPrompts {
   private async fetch(url: string): Promise<Fetched> {
     // a local path would have the switch play one of its own files: only the platform's URLs are fetched
     if (!/^https?:\/\//i.test(url)) throw new Error(`a prompt for the switch must be an http(s) URL (got ${JSON.stringify(url.slice(0, 80))})`);
-    const own = await this.ownDir();
-    const remove = () => fs.rmSync(own, { recursive: true, force: true });
+    let got: { path: string };
     try {
-      const got = await prepareAudio(url, { cacheDir: own, egress: this.egress });
-      await fs.promises.chmod(got.path, 0o644);
-      return { path: got.path, durationMs: got.durationMs, remove };
+      got = await prepareAudio(url, { cacheDir: path.join(this.cacheDir, 'audio'), egress: this.egress, maxAgeMs: this.maxAgeMs });
     } catch (err) {
-      remove();
       // as the engine's play tells it: the policy's refusal, or one generic reason (never the remote answer)
       throw playUrlFailure(err, url);
     }
+    return this.place(got.path, 'prompt.wav');
   }
 }
 

@@ -1,0 +1,142 @@
+// The fsmrf backend's prompt cache (media-app/media-server/fsmrf/shared-prompts.ts), with a real HTTP
+// server on loopback that counts what it is asked: a <Play> of one URL for many members or announcements
+// is fetched once and used again while valid, as the embedded engine's play (media-engine's fetch cache:
+// no request within maxAgeMs, then If-None-Match / If-Modified-Since, a 304 costing no body) and as the
+// response's Cache-Control says (max-age below maxAgeMs, no-cache: revalidated at each use); a changed
+// file is fetched again. The copy the switch plays goes once its last holder released it, the cache
+// stays media-app's. A <Say>'s speech is synthesised once (the engine's TTS cache). A shared directory
+// whose path the switch's command parsing would split is refused when SharedPrompts is made; a node
+// file's name is cleaned.
+import fs from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { wavFile } from '../../../core/audio/wav';
+import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
+import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { freshnessMs } from '../../../media-engine/sources/fetch-cache';
+
+const tone = (hz: number) =>
+  wavFile(
+    Int16Array.from({ length: 800 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))),
+    8000,
+  );
+
+describe('media-app fsmrf: prompts fetched once and used again while valid', () => {
+  const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
+  /** what the server answers at each path: its body, ETag and Cache-Control */
+  const served = new Map<string, { body: Buffer; etag: string; cacheControl?: string }>();
+  /** each request: its path, and 200 or 304 */
+  const asked: { path: string; status: number }[] = [];
+  const server = http.createServer((req, res) => {
+    const s = served.get(req.url ?? '');
+    if (!s) return void res.writeHead(404).end();
+    const headers: Record<string, string> = { etag: s.etag, 'content-type': 'audio/wav', ...(s.cacheControl ? { 'cache-control': s.cacheControl } : {}) };
+    const status = req.headers['if-none-match'] === s.etag ? 304 : 200;
+    asked.push({ path: req.url!, status });
+    res.writeHead(status, headers).end(status === 200 ? s.body : undefined);
+  });
+  server.on('error', () => undefined);
+  let root = '';
+  let base = '';
+  before(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  });
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'prompt-cache-'));
+    served.clear();
+    asked.length = 0;
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  const prompts = (o: { maxAgeMs?: number } = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });
+  const shared = () => fs.readdirSync(path.join(root, 'shared'));
+  /** One announcement's play: held, its copy read, released. */
+  async function playOnce(p: SharedPrompts, url: string): Promise<Buffer> {
+    const h = await p.hold(url);
+    const bytes = fs.readFileSync(h.path);
+    h.release();
+    await new Promise((r) => setImmediate(r)); // the removal follows the release's settled fetch
+    return bytes;
+  }
+
+  it('one URL for three announcements in a row: fetched once; each copy removed once released', async () => {
+    served.set('/a.wav', { body: tone(440), etag: '"a1"' });
+    const p = prompts();
+    for (let i = 0; i < 3; i++) {
+      expect(await playOnce(p, `${base}/a.wav`)).to.deep.equal(tone(440));
+      expect(shared(), `announcement ${i + 1}: its copy removed`).to.deep.equal([]);
+    }
+    expect(asked).to.deep.equal([{ path: '/a.wav', status: 200 }]);
+  });
+
+  it('past maxAgeMs: revalidated with its ETag (a 304, no body); a changed file fetched again', async () => {
+    served.set('/b.wav', { body: tone(440), etag: '"b1"' });
+    const p = prompts({ maxAgeMs: 0 });
+    await playOnce(p, `${base}/b.wav`);
+    expect(await playOnce(p, `${base}/b.wav`)).to.deep.equal(tone(440));
+    served.set('/b.wav', { body: tone(700), etag: '"b2"' });
+    expect(await playOnce(p, `${base}/b.wav`), 'the new file').to.deep.equal(tone(700));
+    expect(asked.map((a) => a.status)).to.deep.equal([200, 304, 200]);
+  });
+
+  it("the response's Cache-Control: no-cache revalidates at each use, max-age=0 too; a long max-age stays within maxAgeMs", async () => {
+    served.set('/nc.wav', { body: tone(440), etag: '"n"', cacheControl: 'no-cache' });
+    served.set('/ma.wav', { body: tone(440), etag: '"m"', cacheControl: 'public, max-age=0' });
+    served.set('/long.wav', { body: tone(440), etag: '"l"', cacheControl: 'max-age=86400' });
+    const p = prompts();
+    for (const u of ['/nc.wav', '/ma.wav', '/long.wav']) for (let i = 0; i < 2; i++) await playOnce(p, base + u);
+    expect(asked).to.deep.equal([
+      { path: '/nc.wav', status: 200 },
+      { path: '/nc.wav', status: 304 },
+      { path: '/ma.wav', status: 200 },
+      { path: '/ma.wav', status: 304 },
+      { path: '/long.wav', status: 200 },
+    ]);
+    expect([freshnessMs('no-store'), freshnessMs('max-age=60'), freshnessMs(['private', 'max-age="5"']), freshnessMs('public'), freshnessMs(undefined)]).to.deep.equal([
+      0,
+      60_000,
+      5000,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("a <Say>'s speech: synthesised once for two announcements of the same text and voice, each copy removed", async () => {
+    const p = prompts();
+    const a = await p.holdSpeech('welcome everybody', { language: 'en-US' });
+    const first = fs.readFileSync(a.path);
+    expect(first.length, 'speech').to.be.above(8000);
+    a.release();
+    const tts = path.join(root, 'cache', 'tts');
+    const files = fs.readdirSync(tts).filter((f) => f.endsWith('.wav'));
+    const stamps = files.map((f) => fs.statSync(path.join(tts, f)).mtimeMs);
+    const b = await p.holdSpeech('welcome everybody', { language: 'en-US' });
+    expect(fs.readFileSync(b.path)).to.deep.equal(first);
+    b.release();
+    await new Promise((r) => setImmediate(r));
+    expect(fs.readdirSync(tts).filter((f) => f.endsWith('.wav'))).to.deep.equal(files);
+    expect(
+      files.map((f) => fs.statSync(path.join(tts, f)).mtimeMs),
+      'not synthesised again',
+    ).to.deep.equal(stamps);
+    expect(shared()).to.deep.equal([]);
+  });
+
+  it("a shared directory the switch's command would split (a space, a quote, a backslash, !) is refused at start, by name; a node file's name is cleaned", async () => {
+    for (const bad of ['with space', "it's", 'back\\slash', 'bang!'])
+      expect(() => new SharedPrompts(path.join(root, bad), egress), bad).to.throw(/^MEDIA_SERVER_PROMPTS_DIR: .* which the switch's command parsing would split or unquote/);
+    const node = path.join(root, "hold music 'Jazz'.wav");
+    fs.writeFileSync(node, tone(440));
+    const h = await prompts().holdNodeFile(node);
+    expect(path.basename(h.path)).to.equal('hold_music__Jazz_.wav');
+    h.release();
+  });
+});
