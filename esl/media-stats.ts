@@ -2,7 +2,8 @@
  * The rtp_audio_* channel variables FreeSWITCH's set_stats (switch_core_media.c) writes on
  * uuid_set_media_stats, from what the engine counts of the channel's RTP (esl/README.md lists each
  * variable, its FreeSWITCH meaning and its source here). Only what the engine's counts give: the
- * others (in_raw_bytes, the jitter variances, burst and loss rates...) are left out, never estimated.
+ * others (in_raw_bytes, in_mean_interval, burst and loss rates...) are left out, never estimated; the
+ * jitter variances stand on the engine's interarrival jitter (jitterVariances below).
  */
 import { mosFromR } from '../core/quality/emodel';
 import type { EndpointStats } from '../media-engine';
@@ -26,9 +27,29 @@ export function freeswitchQuality(received: number, flaws: number): { r: number;
 const count = (n: number): string => String(Math.trunc(n));
 const double = (x: number): string => x.toFixed(2);
 
-/** The variables (without the `rtp_audio_` prefix) and their values, from the engine's statistics of the channel. */
-export function mediaStatsVariables(s: EndpointStats): [string, string][] {
+/**
+ * in_jitter_min_variance / in_jitter_max_variance: FreeSWITCH's (switch_rtp.c check_jitter) are the lowest
+ * and highest running variance, ms², of the interval between packets' arrivals about its mean, over the
+ * leg (the lowest: the first nonzero one). The engine keeps no arrival intervals; its RFC 3550 interarrival
+ * jitter (ms) measures the same spread of arrivals against the sender's clock, so its square stands in for
+ * the variance at each read, and the lowest and highest are kept across the channel's reads (`previous`:
+ * the channel's variables, holding the last read's). For delays drawn uniformly FreeSWITCH's √variance
+ * reads about 1.2 × the RFC 3550 jitter (a root mean square against a mean of absolute differences).
+ */
+export function jitterVariances(jitterMs: number, previous: ReadonlyMap<string, string>): { min: number; max: number } {
+  const variance = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs * jitterMs : 0;
+  const before = (name: string) => Number(previous.get(`rtp_audio_in_jitter_${name}_variance`) ?? 0) || 0;
+  const [min, max] = [before('min'), before('max')];
+  return { min: variance > 0 && (min === 0 || variance < min) ? variance : min, max: Math.max(max, variance) };
+}
+
+/**
+ * The variables (without the `rtp_audio_` prefix) and their values, from the engine's statistics of the
+ * channel; `previous`: the channel's variables (the jitter variances' lowest and highest so far).
+ */
+export function mediaStatsVariables(s: EndpointStats, previous: ReadonlyMap<string, string> = new Map()): [string, string][] {
   const q = freeswitchQuality(s.packetsReceived, s.lost);
+  const v = jitterVariances(s.jitterMs, previous);
   return [
     ['in_packet_count', count(s.packetsReceived)],
     // flaws: the packets missing by sequence number (switch_rtp.c adds each gap's `lost` to them); FreeSWITCH
@@ -36,6 +57,8 @@ export function mediaStatsVariables(s: EndpointStats): [string, string][] {
     ['in_flaw_total', count(s.lost)],
     ['in_quality_percentage', double(q.r)],
     ['in_mos', double(q.mos)],
+    ['in_jitter_min_variance', double(v.min)],
+    ['in_jitter_max_variance', double(v.max)],
     ['out_packet_count', count(s.packetsSent)],
     ['out_media_bytes', count(s.octetsSent)],
     // RTP's fixed 12-byte header on each packet sent (the engine sends no CSRC list or extension)

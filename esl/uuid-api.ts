@@ -151,7 +151,7 @@ async function uuidSetMediaStats(args: string, ctx: ApiContext): Promise<string>
   const call = ctx.channels.get(uuid);
   if (!call) return `-ERR No such channel ${uuid}!\n`;
   const stats = await call.channel.endpoint.getStats();
-  for (const [name, value] of mediaStatsVariables(stats)) call.channel.variables.set(`rtp_audio_${name}`, value);
+  for (const [name, value] of mediaStatsVariables(stats, call.channel.variables)) call.channel.variables.set(`rtp_audio_${name}`, value);
   return '+OK:\n';
 }
 

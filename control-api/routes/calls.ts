@@ -33,10 +33,13 @@ import { addressSchema, listOf, rfc3339OrNull, uuidOut } from './schemas';
 
 const directionQuality = z
   .object({
-    mos_min: z.number().describe("lowest MOS of the 5 s samples (ITU-T G.107 E-model, 1-4.5; on the fsmrf backend the switch's rtp_audio_in_mos)"),
+    mos_min: z.number().describe("lowest MOS of the 5 s samples (ITU-T G.107 E-model, 1-4.5; on the fsmrf backend of the switch's loss and jitter)"),
     mos_avg: z.number().describe('mean MOS of the samples'),
     loss_pct: z.number().describe('packets lost in the network, % (mean of the samples)'),
-    jitter_ms: z.number().nullable().describe('RFC 3550 interarrival jitter, ms (mean of the samples); null when the media server reports none (the fsmrf backend)'),
+    jitter_ms: z
+      .number()
+      .nullable()
+      .describe('RFC 3550 interarrival jitter, ms (mean of the samples; on the fsmrf backend the spread of packet arrivals the switch reports); null when the media server reports none'),
     rtt_ms: z.number().nullable().describe('round-trip time from RTCP, ms; null when the party sends no RTCP reports'),
   })
   .nullable();

@@ -3,7 +3,8 @@
  * sample period, it gives that period's sample per direction, the alarms that crossed, and the
  * summary the call record keeps. Directions are the platform's: `in` is the audio we receive from the
  * party (measured by the engine), `out` the audio the party receives from us (from the party's RTCP).
- * A leg on a switch (the fsmrf backend: SwitchLegInput) has its `in` only, with the switch's own MOS.
+ * A leg on a switch (the fsmrf backend: SwitchLegInput) has its `in` only, scored by the same E-model
+ * from the switch's loss and jitter.
  */
 import { emodel, oneWayDelayMs } from './emodel';
 
@@ -29,16 +30,24 @@ export interface LegStatsInput {
 
 /**
  * What a switch reports of a leg (the fsmrf backend: FreeSWITCH's rtp_audio_* variables, the fields
- * used here), cumulative over the leg: packets received, those it counts missing (its flaws), and its
- * own inbound R ("quality percentage") and MOS. It has no receive jitter, jitter buffer or RTCP.
+ * used here), cumulative over the leg: packets received, those it counts missing (its flaws), and the
+ * spread of the packets' arrival intervals (√ its jitter max variance, ms). It has no jitter buffer
+ * figure or RTCP.
  */
 export interface SwitchLegInput {
   packetsReceived: number;
   lost: number;
-  qualityPercentage: number;
-  mos: number;
+  interarrivalJitterMs: number;
   codec: string | null;
+  ptimeMs: number;
 }
+
+/**
+ * The playout delay a switch leg's jitter costs its listener, as a multiple of that jitter: a receiver
+ * that plays without gaps holds about two jitters' worth of audio (the jitter buffer Cole & Rosenbluth's
+ * delay fit, emodel.ts' Id, is applied to). The engine reports its own buffer's delay instead.
+ */
+export const SWITCH_JITTER_BUFFER_FACTOR = 2;
 
 /** One direction of a sample: null figures are those the media server has no source for (a switch: jitter, RTT). */
 export interface DirectionSample {
@@ -144,13 +153,16 @@ export class LegQuality {
   }
 
   /**
-   * A leg on a switch: the period's `in` (its loss from the switch's counts, its MOS and R the switch's own,
-   * over the leg so far); no `out` (the switch gives no RTCP figures) and no jitter or RTT (none reported).
+   * A leg on a switch: the period's `in`, scored by the E-model as the engine's legs are: the period's loss
+   * from the switch's counts, and a one-way delay whose buffer is SWITCH_JITTER_BUFFER_FACTOR × the
+   * switch's jitter (the leg's worst so far); no `out` (the switch gives no RTCP figures) and no RTT.
    */
   sampleSwitch(s: SwitchLegInput): QualitySampleResult {
     if (s.codec) this.codec = s.codec;
     const period = this.period({ expected: s.packetsReceived + s.lost, lost: s.lost, discarded: 0 });
-    const inbound = period ? this.add('in', { r: s.qualityPercentage, mos: s.mos }, period.lossPct, null, null) : null;
+    const jitter = s.interarrivalJitterMs;
+    const delay = oneWayDelayMs({ rttMs: null, jitterBufferMs: SWITCH_JITTER_BUFFER_FACTOR * jitter, ptimeMs: s.ptimeMs, codec: this.codec });
+    const inbound = period ? this.add('in', emodel({ codec: this.codec, lossPct: period.lossPct, oneWayDelayMs: delay }), period.lossPct, jitter, null) : null;
     return { codec: this.codec, in: inbound, out: null, alarms: this.check('in', inbound) };
   }
 

@@ -9,10 +9,10 @@
  * - the embedded engine's leg (EndpointStats): `in` from what the engine receives (E-model MOS and R
  *   from its loss, discards and delays; network loss; RFC 3550 jitter; RTT from RTCP), `out` from the
  *   party's RTCP reports;
- * - a leg on the fsmrf backend (SwitchRtpCounts, the switch's rtp_audio_* variables): `in` only, its MOS
- *   the switch's rtp_audio_in_mos and its R the switch's rtp_audio_in_quality_percentage (FreeSWITCH's
- *   own, over the leg so far), its loss from rtp_audio_in_flaw_total of in_packet_count + flaws; jitter
- *   and RTT null and `out` null: the switch reports none of them, so none is made up.
+ * - a leg on the fsmrf backend (SwitchRtpCounts, the switch's rtp_audio_* variables): `in` only, scored
+ *   by the same E-model from its loss (rtp_audio_in_flaw_total of in_packet_count + flaws) and its jitter
+ *   (√rtp_audio_in_jitter_max_variance, the leg's worst so far: LegQuality.sampleSwitch); RTT null and
+ *   `out` null: the switch reports neither, so none is made up.
  */
 import type { Logger } from 'pino';
 import { engineStats, type CallEndpoint, type CallEndpointStats } from '../media-server/endpoint';

@@ -52,6 +52,8 @@ export interface SwitchRtpCounts {
   qualityPercentage: number;
   /** rtp_audio_in_mos: FreeSWITCH's MOS of the audio received, from that R (1 to 4.5) */
   mos: number;
+  /** √rtp_audio_in_jitter_max_variance: the spread (ms) of the packets' arrival intervals, the switch's worst of the leg so far */
+  interarrivalJitterMs: number;
   /** rtp_audio_out_packet_count, rtp_audio_out_media_bytes */
   packetsSent: number;
   octetsSent: number;

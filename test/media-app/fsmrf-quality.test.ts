@@ -1,11 +1,10 @@
 // Call quality on the fsmrf backend (issue 55): a phone (sipp) calls a number whose flow answers and
 // waits; its RTP (sipp's play_pcap_audio, real loopback UDP) leaves out one packet in ten. The switch
 // measures the leg (uuid_set_media_stats, uuid_dump: rtp_audio_in_packet_count / _flaw_total /
-// _quality_percentage / _mos, FreeSWITCH's set_stats) and media-app's call quality records that: the
-// call's `quality` and its final `call_quality` sample carry the loss and the switch's own MOS
-// (FreeSWITCH's do_mos: R = ⌊100·(received − flaws) / received⌋, MOS = 1 + 0.035R + 7·10⁻⁶R(R − 60)(100 − R)).
-// What the switch has no source for (RFC 3550 jitter, RTCP's round trip, the party's view of our audio)
-// stays null. Embedded-engine calls: test/observability/quality*.test.ts, unchanged.
+// _jitter_max_variance, FreeSWITCH's set_stats) and media-app's call quality scores it with the E-model
+// the engine's legs get (core/quality/emodel.ts): the call's `quality` and its final `call_quality`
+// sample carry the loss, the switch's jitter and that MOS. What the switch has no source for (RTCP's
+// round trip, the party's view of our audio) stays null. Jitter injected: quality-jitter-backends.test.ts. Embedded-engine calls: test/observability/quality*.test.ts, unchanged.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +20,7 @@ import { sippMediaPort } from '../../testkit/ports';
 import { eventsFor, killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
 import { playPcap } from '../../testkit/long-calls/dead-parties';
 import { pcmuPackets, rtpPcap } from '../../testkit/rtp-pcap';
+import { emodel, oneWayDelayMs } from '../../core/quality/emodel';
 
 /** 3 s of 20 ms PCMU packets, every tenth (seq 5, 15, ...) left out: 150 sent of sequence numbers, 135 on the wire */
 const PACKETS = 150;
@@ -35,7 +35,7 @@ const gappedPcap = (file: string): void => {
   );
 };
 
-describe('fsmrf backend: call quality from the switch (rtp_audio_in_mos, loss)', function () {
+describe('fsmrf backend: call quality from the switch (its loss and jitter, the E-model)', function () {
   this.timeout(90_000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fsmrf-quality-'));
   let p: Platform;
@@ -54,7 +54,7 @@ describe('fsmrf backend: call quality from the switch (rtp_audio_in_mos, loss)',
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("a caller losing 10 % of its packets: the call's quality has the loss and the switch's MOS, no jitter or RTT", async () => {
+  it("a caller losing 10 % of its packets: the call's quality has the loss, the switch's jitter and the E-model's MOS, no RTT", async () => {
     const db = await testDb();
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 30_000 } }]) } as never);
     const num = '+899300200001';
@@ -70,17 +70,23 @@ describe('fsmrf backend: call quality from the switch (rtp_audio_in_mos, loss)',
       const r: CallRow[] = await db('calls').where({ customer_id: cid }).whereRaw(`destination->>'target' = ?`, [num]);
       return r[0]?.status === 'hangup' ? r[0] : null;
     }, 10_000);
-    // FreeSWITCH's figures for 135 received, 15 missing: R = ⌊100·120/135⌋ = 88, MOS 4.286976 → 4.29
-    const R = Math.floor((100 * (135 - 15)) / 135);
-    const mos = Math.round((1 + 0.035 * R + 0.000007 * R * (R - 60) * (100 - R)) * 100) / 100;
-    expect(R).to.equal(88);
-    expect(row.quality, 'the call record keeps the leg quality').to.deep.equal({
-      codec: 'PCMU',
-      in: { mos_min: mos, mos_avg: mos, loss_pct: 10, jitter_ms: null, rtt_ms: null },
-      out: null,
-    });
+    // the platform's E-model over the switch's figures: 15 of 150 missing (10 %), a buffer of twice the
+    // switch's jitter (√rtp_audio_in_jitter_max_variance: sipp replays the pcap's even times, a few ms at most)
+    const q = row.quality as { codec: string; in: { mos_min: number; mos_avg: number; loss_pct: number; jitter_ms: number; rtt_ms: null }; out: null };
+    expect(q.codec).to.equal('PCMU');
+    expect(q.out).to.equal(null);
+    expect(q.in.loss_pct).to.equal(10);
+    expect(q.in.rtt_ms).to.equal(null);
+    expect(q.in.jitter_ms).to.be.within(0, 10);
     const final = await until(async () => (await eventsFor(p.redis, row.id)).find((e) => e.event_type === 'call_quality' && e.data.final === true) ?? null, 10_000, 'the final call_quality sample');
-    expect(final.data.in).to.deep.equal({ mos, r_factor: R, loss_pct: 10, jitter_ms: null, rtt_ms: null });
+    const fin = final.data.in as { mos: number; r_factor: number; loss_pct: number; jitter_ms: number; rtt_ms: null };
+    const e = emodel({ codec: 'PCMU', lossPct: 10, oneWayDelayMs: oneWayDelayMs({ rttMs: null, jitterBufferMs: 2 * fin.jitter_ms, ptimeMs: 20, codec: 'PCMU' }) });
+    expect(fin.mos).to.be.closeTo(e.mos, 0.011);
+    expect(fin.r_factor).to.be.closeTo(e.r, 0.11);
+    expect(fin).to.deep.include({ loss_pct: 10, rtt_ms: null });
+    // one sample over the whole call: the record's figures are its
+    expect([q.in.mos_min, q.in.mos_avg]).to.deep.equal([fin.mos, fin.mos]);
+    expect(q.in.jitter_ms).to.equal(fin.jitter_ms);
     expect(final.data.out).to.equal(null);
   });
 });

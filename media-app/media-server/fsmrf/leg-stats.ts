@@ -2,7 +2,9 @@
  * The switch's figures of a leg's RTP (FsmrfCallEndpoint.getStats) from `uuid_dump <uuid> json` after
  * uuid_set_media_stats: FreeSWITCH's set_stats (switch_core_media.c) has written the rtp_audio_* variables.
  * Read here rather than through fsmrf's getChannelVariables, whose parser takes every rtp_audio_* value
- * as an integer (parseInt): rtp_audio_in_mos "4.29" would read as 4.
+ * as an integer (parseInt): rtp_audio_in_mos "4.29" would read as 4. The jitter is FreeSWITCH's
+ * rtp_audio_in_jitter_max_variance (check_jitter: the highest running variance, ms², of the interval
+ * between packets' arrivals), as its root: a spread of arrivals in ms, the worst of the leg so far.
  */
 import type { SwitchRtpCounts } from '../endpoint';
 import { replyText } from './esl-arg';
@@ -39,6 +41,7 @@ export function switchRtpCounts(dump: string): SwitchRtpCounts {
     lost: stat('in_flaw_total'),
     qualityPercentage: stat('in_quality_percentage'),
     mos: stat('in_mos'),
+    interarrivalJitterMs: Math.sqrt(Math.max(0, stat('in_jitter_max_variance'))),
     packetsSent: stat('out_packet_count'),
     octetsSent: stat('out_media_bytes'),
     codec: typeof codec === 'string' && codec !== '' ? codec : null,

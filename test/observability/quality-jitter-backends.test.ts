@@ -1,0 +1,126 @@
+/**
+ * Call quality with jitter on both media backends (issue 55): 'embedded' (the engine scores the leg from
+ * its loss, discards and jitter buffer) and 'fsmrf' (our switch measures the leg: rtp_audio_in_flaw_total
+ * and rtp_audio_in_jitter_max_variance, and the platform scores them with the same E-model,
+ * core/quality/leg.ts sampleSwitch). A sipp caller dials a number whose flow answers and waits; its media
+ * is a real media-engine endpoint whose RTP reaches the platform through the lossy relay
+ * (testkit/lossy-relay.ts), once untouched and once delayed by a seeded uniform draw over 240 ms (an RFC
+ * 3550 jitter of about 80 ms), no packet lost. The jittered call's MOS is well under the clean one's on
+ * both backends, and its jitter is reported (and alarmed); on fsmrf each sample's MOS is the E-model's of
+ * its loss and a buffer of twice the switch's jitter.
+ */
+import { expect } from 'chai';
+import { parseActions } from '../../core/flow';
+import { flowsRepo } from '../../core/repos/flows';
+import { numbersRepo } from '../../core/repos/numbers';
+import { trunksRepo } from '../../core/repos/trunks';
+import { emodel } from '../../core/quality/emodel';
+import { MediaServer } from '../../media-engine';
+import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
+import { portBlock } from '../../testkit/ports';
+import { eventsFor, killAllSipp, until } from '../../testkit/media-app/harness';
+import { startStack, type Stack } from '../xfer/support';
+import { trunkCaller } from '../../testkit/media-app/phones';
+
+const pcmuAt = (port: number) =>
+  ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+
+interface Sample {
+  mos: number;
+  r_factor: number;
+  loss_pct: number;
+  jitter_ms: number | null;
+  rtt_ms: number | null;
+}
+
+interface Summary {
+  codec: string;
+  in: { mos_min: number; mos_avg: number; loss_pct: number; jitter_ms: number | null; rtt_ms: number | null } | null;
+}
+
+for (const backend of ['embedded', 'fsmrf'] as const) {
+  describe(`call quality with jitter on the ${backend} media backend`, function () {
+    this.timeout(120_000);
+    let s: Stack;
+    let phones: MediaServer;
+    let number = '';
+    let cid = '';
+    const results: Record<'clean' | 'jittered', { quality: Summary; samples: Sample[]; alarms: { metric: string; state: string }[] } | null> = { clean: null, jittered: null };
+
+    before(async () => {
+      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000' }, { mediaServer: backend });
+      cid = s.f.customer.id;
+      await trunksRepo(s.t.ctx.db).create(cid, `qj${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+      const flow = await flowsRepo(s.t.ctx.db).create({
+        customer_id: cid,
+        actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]),
+      } as never);
+      number = `+8991381${String(Date.now()).slice(-5)}`;
+      await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
+      phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+    });
+    after(async () => {
+      killAllSipp();
+      await phones?.destroy();
+      await s?.close();
+    });
+
+    /** One call whose RTP toward the platform goes through the relay with `toPlatform`; its quality, samples and alarms once its final sample is out. */
+    async function call(toPlatform: Impairment | undefined) {
+      const relay = await LossyRelay.open({ toFar: toPlatform, seed: 55 });
+      const phone = await phones.createEndpoint();
+      try {
+        await phone.modify(pcmuAt(relay.near.rtpPort));
+        relay.setNearPeer('127.0.0.1', phone.local.port);
+        const before = new Set(((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')) as { id: string }[]).map((r) => r.id));
+        const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
+        expect(a.code, a.errors + a.messages).to.equal(0);
+        const row = await until(
+          async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).select('id', 'quality')) as { id: string; quality: Summary }[]).find((r) => !before.has(r.id)),
+          15_000,
+          'the call hung up',
+        );
+        const finalOut = async () => (await eventsFor(s.p.redis, row.id)).some((e) => e.event_type === 'call_quality' && (e.data as { final?: boolean }).final === true) || null;
+        await until(finalOut, 10_000, 'the final call_quality sample');
+        const evs = await eventsFor(s.p.redis, row.id);
+        const samples = evs
+          .filter((e) => e.event_type === 'call_quality')
+          .map((e) => (e.data as { in: Sample | null }).in)
+          .filter((x): x is Sample => x !== null);
+        const alarms = evs.filter((e) => e.event_type === 'call_quality_alarm').map((e) => e.data as { metric: string; state: string });
+        const quality = ((await s.t.ctx.db('calls').where({ id: row.id }).first()) as { quality: Summary }).quality;
+        return { quality, samples, alarms };
+      } finally {
+        relay.close();
+        await phone.destroy();
+      }
+    }
+
+    it('a clean call: MOS of a clean G.711 leg, a few ms of jitter at most, no alarm', async () => {
+      const r = (results.clean = await call(undefined));
+      expect(r.quality.in, JSON.stringify(r.samples)).to.not.equal(null);
+      expect(r.quality.in!.loss_pct).to.equal(0);
+      expect(r.quality.in!.jitter_ms).to.be.within(0, 15);
+      expect(r.quality.in!.mos_avg).to.be.at.least(4.3);
+      expect(r.alarms, JSON.stringify(r.alarms)).to.deep.equal([]);
+    });
+
+    it('about 80 ms of jitter, no loss: the jitter is reported and alarmed, and the MOS drops well below the clean call', async () => {
+      const clean = results.clean;
+      expect(clean, 'the clean call of the test before').to.not.equal(null);
+      const r = (results.jittered = await call({ lossPct: 0, jitterMs: 80 }));
+      const q = r.quality.in!;
+      expect(q.jitter_ms, JSON.stringify(r.samples)).to.be.within(40, 140);
+      expect(r.alarms.filter((a) => a.metric === 'jitter_ms' && a.state === 'raised')).to.have.length(1);
+      expect(clean!.quality.in!.mos_avg - q.mos_avg, `clean ${clean!.quality.in!.mos_avg}, jittered ${q.mos_avg}`).to.be.greaterThan(0.05);
+      expect(q.mos_min).to.be.below(clean!.quality.in!.mos_min);
+      if (backend === 'fsmrf') {
+        // each sample: the E-model of its loss and a buffer of twice the switch's jitter, the 20 ms packet
+        for (const x of r.samples) {
+          const e = emodel({ codec: 'PCMU', lossPct: x.loss_pct, oneWayDelayMs: 2 * x.jitter_ms! + 20 });
+          expect(x.mos, JSON.stringify(x)).to.be.closeTo(e.mos, 0.011);
+        }
+      }
+    });
+  });
+}
