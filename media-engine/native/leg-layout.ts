@@ -71,6 +71,13 @@ export const LS = {
   PASS_TS_DELTA: 52,
   /** frames a stall of the worker skipped (the jitter buffer's `stalled`) */
   JB_STALLED: 53,
+  /** RTP packets dropped by source (strict RTP, worker/rtp-source.ts): another source once latched, or one on probation */
+  FOREIGN_DROPPED: 54,
+  /** the source on probation (worker/rtp-source.ts): its address (32-bit, signed), port, last sequence number, packets in sequence (0: none) */
+  CAND_IP: 55,
+  CAND_PORT: 56,
+  CAND_SEQ: 57,
+  CAND_COUNT: 58,
   /** 128 entries */
   SEEN: 64,
   /** ts, len per entry (at most JB_CAP) */

@@ -238,6 +238,53 @@ static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len
   }
 }
 
+/* ---- strict RTP: SourceLatch.admit (rtp-source.ts, where the choices are explained) */
+
+static void latch(leg_t *g, uint32_t ip, uint16_t port) {
+  if (!g->latched) {
+    g->rtcp_ip = ip;
+    g->rtcp_port = (uint16_t)(port + 1);
+    g->rtcp_latched = 1;
+  }
+  g->remote_ip = ip;
+  g->remote_port = port;
+  g->latched = 1;
+}
+
+/* a packet of a source that may be learnt: 1 once it sent LEARN_MIN_SEQUENTIAL in sequence (its probation ends) */
+static int on_probation(leg_t *g, uint32_t ip, uint16_t port, int seq) {
+  if (g->cand_count > 0 && ip == g->cand_ip && port == g->cand_port && seq == ((g->cand_seq + 1) & 0xffff)) g->cand_count++;
+  else {
+    g->cand_ip = ip;
+    g->cand_port = port;
+    g->cand_count = 1;
+  }
+  g->cand_seq = seq;
+  if (g->cand_count < LEARN_MIN_SEQUENTIAL) return 0;
+  g->cand_count = 0;
+  return 1;
+}
+
+/* 1: the packet from ip:port is taken (latched as it goes: the SDP's address at once, another after its probation,
+   port 0 never); 0: dropped before anything reads it, and counted */
+static int admit(leg_t *g, uint32_t ip, uint16_t port, int seq, double arrival) {
+  if (ip == g->remote_ip && port == g->remote_port) {
+    if (!g->latched) latch(g, ip, port);
+    g->last_from_remote = arrival;
+    g->cand_count = 0;
+    return 1;
+  }
+  if (port == 0) {
+    if (!g->latched) return 1;
+  } else if ((!g->latched || arrival - g->last_from_remote > RELATCH_AFTER_MS) && on_probation(g, ip, port, seq)) {
+    latch(g, ip, port);
+    g->last_from_remote = arrival;
+    return 1;
+  }
+  g->foreign_dropped++;
+  return 0;
+}
+
 /* ---- the receive path: RtpSession.onRtp for a G.711 leg or an Opus pass-through one */
 
 int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_t ip, uint16_t port, double arrival, legs_send_fn send, legs_submit_fn submit,
@@ -264,18 +311,7 @@ int legs_packet(legs_t *l, int fd, const unsigned char *b, unsigned len, uint32_
   int seq = (b[2] << 8) | b[3];
   int32_t ts = (int32_t)(((uint32_t)b[4] << 24) | ((uint32_t)b[5] << 16) | ((uint32_t)b[6] << 8) | b[7]);
   uint32_t ssrc = ((uint32_t)b[8] << 24) | ((uint32_t)b[9] << 16) | ((uint32_t)b[10] << 8) | b[11];
-  int from_remote = ip == g->remote_ip && port == g->remote_port;
-  if (port != 0 && (!g->latched || (!from_remote && arrival - g->last_from_remote > RELATCH_AFTER_MS))) {
-    g->remote_ip = ip;
-    g->remote_port = port;
-    if (!g->latched) {
-      g->rtcp_ip = ip;
-      g->rtcp_port = (uint16_t)(port + 1);
-      g->rtcp_latched = 1;
-    }
-    g->latched = 1;
-  }
-  if (ip == g->remote_ip && port == g->remote_port) g->last_from_remote = arrival;
+  if (!admit(g, ip, port, seq, arrival)) return 1;
   leg_t *peer = g->pass ? leg_of(l, g->peer_fd) : NULL;
   if (g->remote_ssrc != (int64_t)ssrc) {
     g->remote_ssrc = ssrc;

@@ -12,7 +12,8 @@
 #define EV_SLOTS 256
 #define EV_META 6 /* kind, fd, event, samples, ssrc, event timestamp (after a header: count) */
 enum { EV_DTMF = 1, EV_RTCP = 2 };
-#define RELATCH_AFTER_MS 1000
+#define RELATCH_AFTER_MS 1000  /* rtp-source.ts: silence of the latched source after which another may take its place */
+#define LEARN_MIN_SEQUENTIAL 4 /* rtp-source.ts: packets in sequence a source other than the SDP's sends before it is latched */
 #define RTCP_INTERVAL_MS 5000
 #define MAX_FRAMES 8
 #define MIN_FRAMES 1
@@ -57,6 +58,11 @@ typedef struct leg {
   uint16_t remote_port, rtcp_port;
   int latched, rtcp_latched, saw_event;
   double last_from_remote;
+  /* strict RTP (rtp-source.ts): RTP dropped by source, and the source on probation (cand_count 0: none) */
+  double foreign_dropped;
+  uint32_t cand_ip;
+  uint16_t cand_port;
+  int cand_seq, cand_count;
   int64_t remote_ssrc; /* -1: none yet */
   /* receive statistics */
   int st_started;

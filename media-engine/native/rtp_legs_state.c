@@ -23,6 +23,11 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->rtcp_port = (uint16_t)v[LS_RTCP_PORT];
   g->latched = v[LS_LATCHED] != 0;
   g->last_from_remote = v[LS_LAST_FROM_REMOTE];
+  g->foreign_dropped = v[LS_FOREIGN_DROPPED];
+  g->cand_ip = (uint32_t)(int32_t)v[LS_CAND_IP];
+  g->cand_port = (uint16_t)v[LS_CAND_PORT];
+  g->cand_seq = (int)v[LS_CAND_SEQ];
+  g->cand_count = (int)v[LS_CAND_COUNT];
   g->remote_ssrc = v[LS_REMOTE_SSRC] < 0 ? -1 : (int64_t)v[LS_REMOTE_SSRC];
   g->saw_event = v[LS_SAW_EVENT] != 0;
   g->law_out = (int)v[LS_LAW_OUT];
@@ -99,6 +104,11 @@ static void leg_export(leg_t *g, double *v, int16_t *samples) {
   v[LS_RTCP_PORT] = g->rtcp_port;
   v[LS_LATCHED] = g->latched;
   v[LS_LAST_FROM_REMOTE] = g->last_from_remote;
+  v[LS_FOREIGN_DROPPED] = g->foreign_dropped;
+  v[LS_CAND_IP] = (int32_t)g->cand_ip;
+  v[LS_CAND_PORT] = g->cand_port;
+  v[LS_CAND_SEQ] = g->cand_seq;
+  v[LS_CAND_COUNT] = g->cand_count;
   v[LS_REMOTE_SSRC] = (double)g->remote_ssrc;
   v[LS_SAW_EVENT] = g->saw_event;
   v[LS_LAW_OUT] = g->law_out;

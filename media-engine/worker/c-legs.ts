@@ -87,12 +87,15 @@ export class CLegs {
       return false;
     }
     this.byFd.set(leg.session.ringFd, leg);
+    // RTCP stays in JS: checked against the source C latched (strict RTP), read from C as it comes (every few seconds)
+    leg.session.syncFromC = () => this.sync(leg);
     return true;
   }
 
   private detach(leg: Leg): void {
     const fd = leg.session.ringFd;
     this.byFd.delete(fd);
+    leg.session.syncFromC = null;
     if (!this.ring.io.detachLeg(fd, this.state, this.samples)) return;
     leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
     // a stall's skip C has not applied yet goes with the leg (not to a forwarding Opus leg: its stream follows

@@ -48,6 +48,11 @@ export interface RtpCounters {
   codecEncoded: number;
   /** Opus pass-through: packets this leg sent on as they arrived at its peer (the rest at its own send phase) */
   forwardedOnArrival: number;
+  /**
+   * Strict RTP (worker/rtp-source.ts): RTP and RTCP packets dropped by their source before anything read them, from an
+   * address or port other than the latched far end's, or from a source on probation (a far end behind a NAT: its first 3)
+   */
+  foreignDropped: number;
 }
 
 /** A compound RTCP packet's news, noted in `into` (and `stats`' last SR, for our reports' DLSR); `ourSsrc`: what reports on us. */

@@ -13,7 +13,8 @@ import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
 import { opusTicks, PassMapping, PassQueue } from './opus-pass';
-import { createTransport, intToIpv4, ipv4ToInt, peer, TIME_ORIGIN, type Peer, type RtpTransport } from './rtp-transport';
+import { createTransport, intToIpv4, ipv4ToInt, TIME_ORIGIN, type RtpTransport } from './rtp-transport';
+import { SourceLatch } from './rtp-source';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
 import { noteRtcp, ourReport, receivedCounts, type RtcpReceived, type RtpCounters } from './rtp-counters';
@@ -25,7 +26,6 @@ export type { RtcpReceived, RtpCounters } from './rtp-counters';
 
 const FRAME = 160;
 const RTCP_INTERVAL_MS = 5000;
-const RELATCH_AFTER_MS = 1000;
 
 /** Packets in flight per leg: a send the kernel queues keeps its buffer until it has gone out. */
 const SEND_RING = 4;
@@ -80,11 +80,10 @@ export class RtpSession {
     this.ts = (this.ts + ticks) | 0;
   };
   media: NegotiatedMedia | null = null;
-  private remote: Peer | null = null;
-  private remoteRtcp: Peer | null = null;
-  private latched = false;
-  /** performance.now() of the last packet from the latched source */
-  lastFromRemote = 0;
+  /** symmetric RTP, strict (rtp-source.ts): the source latched, where we send, what other sources sent and was dropped */
+  readonly source = new SourceLatch();
+  /** a leg in C: brings the session's copy of its state up to date (c-legs.ts), before RTCP is checked against its source */
+  syncFromC: (() => void) | null = null;
   /** performance.now() of the last RTCP packet (0: none) */
   lastRtcp = 0;
   private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
@@ -141,11 +140,7 @@ export class RtpSession {
     this.setCodec(media);
     const changed = !this.media || this.media.remoteAddress !== media.remoteAddress || this.media.remotePort !== media.remotePort;
     this.media = media;
-    if (changed) {
-      this.remote = media.remotePort ? peer(media.remoteAddress, media.remotePort) : null;
-      this.remoteRtcp = media.remotePort ? peer(media.remoteAddress, media.remoteRtcpPort) : null;
-      this.latched = false;
-    }
+    if (changed) this.source.signalled(media.remoteAddress, media.remotePort, media.remoteRtcpPort);
   }
 
   /** The codec state for `media`: a new wideband codec (and a jitter buffer at its rate) when it changed. */
@@ -169,7 +164,12 @@ export class RtpSession {
   }
 
   get sending(): boolean {
-    return !!this.media && this.media.send && !!this.remote && !this.closed;
+    return !!this.media && this.media.send && !!this.source.remote && !this.closed;
+  }
+
+  /** performance.now() of the last packet from the latched source */
+  get lastFromRemote(): number {
+    return this.source.lastFromRemote;
   }
 
   /** `mono`: the packet's arrival on performance.now()'s clock (the transport's; a heap number, the only allocation of this path) */
@@ -177,20 +177,13 @@ export class RtpSession {
     if (this.closed) return;
     const rtcp = isRtcp(msg, len);
     if (this.capture !== null) this.capture.add(mono, fromIp, fromPort, this.localIp, this.port, msg, len, rtcp);
-    if (rtcp) return this.onRtcp(msg, len, fromIp, fromPort, mono); // rtcp-mux peers
+    if (rtcp) return this.onRtcp(msg, len, fromIp, fromPort, mono, true); // rtcp-mux peers
     const p = this.rxHeader;
     if (!readRtpHeader(msg, p, len) || !this.media) return;
-    // symmetric RTP: answer to where the media really comes from (NAT), re-latch if the old source went quiet;
-    // never to port 0, which cannot be answered (raw-socket senders such as sipp's pcap play leave it unset)
-    const fromRemote = fromIp === this.remote?.ip && fromPort === this.remote.port;
-    if (fromPort !== 0 && (!this.latched || (!fromRemote && mono - this.lastFromRemote > RELATCH_AFTER_MS))) {
-      const address = intToIpv4(fromIp);
-      this.remote = { address, ip: fromIp, port: fromPort };
-      if (!this.latched) this.remoteRtcp = { address, ip: fromIp, port: fromPort + 1 };
-      this.latched = true;
-    }
-    if (fromIp === this.remote?.ip && fromPort === this.remote.port) this.lastFromRemote = mono;
-    if (!this.media.receive) return;
+    // symmetric RTP, strict (rtp-source.ts): answer to where the media really comes from (NAT), latched at the SDP's
+    // address at once or another after its probation; once latched, what another source sends is dropped here.
+    // Never to port 0, which cannot be answered (raw-socket senders such as sipp's pcap play leave it unset)
+    if (!this.source.admit(fromIp, fromPort, p.sequenceNumber, mono) || !this.media.receive) return;
     if (this.remoteSsrc !== p.ssrc >>> 0) {
       // a new source (SSRC change after re-INVITE, transfer, restart): start over
       this.remoteSsrc = p.ssrc >>> 0;
@@ -240,14 +233,17 @@ export class RtpSession {
     if (into !== null) decodeG711Range(law, msg, p.payloadOffset, p.payloadEnd, into);
   }
 
-  private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number): void {
+  private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number, mux = false): void {
+    this.syncFromC?.();
+    if (!this.source.admitRtcp(fromIp, fromPort, mux)) return;
     this.lastRtcp = arrival;
     const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused
     if (!pkts) {
       this.rtcpIn.malformed++;
       return;
     }
-    if (!this.remoteRtcp || this.remoteRtcp.ip !== fromIp) this.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
+    const to = this.source.remoteRtcp;
+    if (!to || to.ip !== fromIp) this.source.remoteRtcp = { address: intToIpv4(fromIp), ip: fromIp, port: fromPort };
     noteRtcp(pkts, this.rtcpIn, this.stats, this.ssrc, TIME_ORIGIN + arrival); // when it came, not when the tick read it (DLSR, RTT)
   }
 
@@ -380,8 +376,9 @@ export class RtpSession {
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
     this.octetsSent += payloadLen;
-    this.rtp.send(view, this.remote!);
-    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, this.remote!.ip, this.remote!.port, view, len, false);
+    const to = this.source.remote!;
+    this.rtp.send(view, to);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, to.ip, to.port, view, len, false);
   }
 
   /** The ring's socket of a 'uring' session, -1 on the other kinds: what its C leg is attached by (c-legs.ts). */
@@ -395,7 +392,8 @@ export class RtpSession {
    */
   get cLeg(): 'g711' | 'pass' | null {
     const m = this.media;
-    if (m === null || !m.send || !m.receive || this.remote === null || this.remote.ip === 0 || this.remoteRtcp === null) return null;
+    const { remote, remoteRtcp } = this.source;
+    if (m === null || !m.send || !m.receive || remote === null || remote.ip === 0 || remoteRtcp === null) return null;
     if (this.closed || this.capture !== null || this.dtmfOut.busy || this.ringFd < 0) return null;
     if (this.wide === null) return (m.codec === 'PCMU' || m.codec === 'PCMA') && (m.ptime ?? 20) === 20 && this.pendingLen === 0 ? 'g711' : null;
     return m.codec === 'opus' && this.passThrough && !this.passQueue?.size ? 'pass' : null;
@@ -421,12 +419,7 @@ export class RtpSession {
     v[LS.TS] = this.ts;
     v[LS.PACKETS_SENT] = this.packetsSent;
     v[LS.OCTETS_SENT] = this.octetsSent;
-    v[LS.REMOTE_IP] = this.remote!.ip;
-    v[LS.REMOTE_PORT] = this.remote!.port;
-    v[LS.RTCP_IP] = this.remoteRtcp!.ip;
-    v[LS.RTCP_PORT] = this.remoteRtcp!.port;
-    v[LS.LATCHED] = +this.latched;
-    v[LS.LAST_FROM_REMOTE] = this.lastFromRemote;
+    this.source.saveTo(v);
     v[LS.REMOTE_SSRC] = this.remoteSsrc ?? -1;
     v[LS.SAW_EVENT] = +this.sawTelephoneEvent;
     v[LS.LAW_OUT] = this.law === 'PCMU' ? 0 : 8;
@@ -445,11 +438,7 @@ export class RtpSession {
     this.ts = v[LS.TS] | 0;
     this.packetsSent = v[LS.PACKETS_SENT];
     this.octetsSent = v[LS.OCTETS_SENT];
-    const ip = v[LS.REMOTE_IP] | 0;
-    if (this.remote?.ip !== ip || this.remote.port !== v[LS.REMOTE_PORT]) this.remote = { address: intToIpv4(ip), ip, port: v[LS.REMOTE_PORT] };
-    if (v[LS.RTCP_LATCHED]) this.remoteRtcp = { address: intToIpv4(v[LS.RTCP_IP] | 0), ip: v[LS.RTCP_IP] | 0, port: v[LS.RTCP_PORT] };
-    this.latched = v[LS.LATCHED] !== 0;
-    this.lastFromRemote = v[LS.LAST_FROM_REMOTE];
+    this.source.loadFrom(v);
     this.remoteSsrc = v[LS.REMOTE_SSRC] < 0 ? null : v[LS.REMOTE_SSRC];
     this.sawTelephoneEvent = v[LS.SAW_EVENT] !== 0;
     this.nextRtcpAt = v[LS.NEXT_RTCP];
@@ -466,10 +455,11 @@ export class RtpSession {
   /** Sends an RTCP report now (SR, or RR before we sent anything) and schedules the next one. */
   sendRtcp(now: number): void {
     this.nextRtcpAt = now + RTCP_INTERVAL_MS * (0.5 + Math.random()); // RFC 3550 §6.3.1 randomisation
-    if (!this.remoteRtcp || this.closed || !this.media?.send) return;
+    const to = this.source.remoteRtcp;
+    if (!to || this.closed || !this.media?.send) return;
     const pkt = ourReport(this.ssrc, now, this.ts, this.packetsSent, this.octetsSent, this.stats.reportBlock(now));
-    this.rtcp.send(pkt, this.remoteRtcp);
-    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, this.remoteRtcp.ip, this.remoteRtcp.port, pkt, pkt.length, true);
+    this.rtcp.send(pkt, to);
+    if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, to.ip, to.port, pkt, pkt.length, true);
   }
 
   counters(): RtpCounters {
@@ -481,6 +471,7 @@ export class RtpSession {
       codecDecoded: this.codecDecoded,
       codecEncoded: this.codecEncoded,
       forwardedOnArrival: this.forwardedOnArrival,
+      foreignDropped: this.source.foreignDropped + this.source.rtcpDropped,
     };
   }
 

@@ -1,0 +1,137 @@
+/**
+ * Strict RTP's decisions (media-engine/worker/rtp-source.ts), packet by packet on virtual arrival times: which
+ * source a leg latches to, what it drops once latched, re-latching only through a probation of packets in
+ * sequence, raw-socket senders with source port 0 (sipp's pcap play), a re-INVITE starting learning over, and
+ * RTCP. The same rules against real sockets, for JS and C legs: strict-rtp.test.ts.
+ */
+import { expect } from 'chai';
+import { LEARN_MIN_SEQUENTIAL, RELATCH_AFTER_MS, SourceLatch } from '../../media-engine/worker/rtp-source';
+import { ipv4ToInt } from '../../media-engine/worker/rtp-transport';
+
+const HOST = ipv4ToInt('127.0.0.1')!;
+const OTHER_HOST = ipv4ToInt('127.0.0.2')!;
+const SDP_PORT = 40000;
+const NAT_PORT = 50000;
+const ATTACKER_PORT = 60000;
+
+/** A leg whose SDP names 127.0.0.1:40000, RTCP on 40001. */
+function leg(): SourceLatch {
+  const s = new SourceLatch();
+  s.signalled('127.0.0.1', SDP_PORT, SDP_PORT + 1);
+  return s;
+}
+
+/** `n` packets in sequence from `port` (sequence numbers from `seq0`), 20 ms apart from `t0`: which were taken. */
+function sendRun(s: SourceLatch, ip: number, port: number, seq0: number, n: number, t0: number): boolean[] {
+  return Array.from({ length: n }, (_, i) => s.admit(ip, port, (seq0 + i) & 0xffff, t0 + i * 20));
+}
+
+describe('media-engine strict RTP: the source a leg latches to (virtual time)', () => {
+  it("the SDP's address is latched at its first packet; then another port's packets are dropped and counted", () => {
+    const s = leg();
+    expect(s.admit(HOST, SDP_PORT, 7, 0)).to.equal(true);
+    expect(s.latched).to.equal(true);
+    expect(sendRun(s, HOST, ATTACKER_PORT, 100, 10, 20)).to.deep.equal(Array(10).fill(false));
+    expect(sendRun(s, OTHER_HOST, SDP_PORT, 100, 2, 40)).to.deep.equal([false, false]);
+    expect(s.foreignDropped).to.equal(12);
+    expect(s.remote).to.deep.include({ ip: HOST, port: SDP_PORT });
+  });
+
+  it('a far end behind a NAT is latched after 4 packets in sequence, not at its first, and is answered there', () => {
+    expect(LEARN_MIN_SEQUENTIAL).to.equal(4);
+    const s = leg();
+    // out of sequence (a gap, a repeat) starts the probation over
+    expect(s.admit(HOST, NAT_PORT, 10, 0)).to.equal(false);
+    expect(s.admit(HOST, NAT_PORT, 12, 20)).to.equal(false);
+    expect(s.admit(HOST, NAT_PORT, 12, 40)).to.equal(false);
+    expect(sendRun(s, HOST, NAT_PORT, 13, 4, 60)).to.deep.equal([false, false, true, true]);
+    expect(s.remote).to.deep.include({ ip: HOST, port: NAT_PORT });
+    expect(s.remoteRtcp).to.deep.include({ ip: HOST, port: NAT_PORT + 1 });
+    expect(s.foreignDropped).to.equal(5);
+    // the sequence wraps without ending anything
+    const w = leg();
+    expect(sendRun(w, HOST, NAT_PORT, 0xfffe, 5, 0)).to.deep.equal([false, false, false, true, true]);
+  });
+
+  it("another source's packets between the candidate's start its probation over: no one latches by interleaving", () => {
+    const s = leg();
+    for (let i = 0; i < 10; i++) {
+      expect(s.admit(HOST, NAT_PORT, 100 + i, i * 20)).to.equal(false);
+      expect(s.admit(HOST, ATTACKER_PORT, 500 + i, i * 20 + 10)).to.equal(false);
+    }
+    expect(s.latched).to.equal(false);
+    expect(s.remote).to.deep.include({ port: SDP_PORT });
+  });
+
+  it('after the latched source is quiet past the re-latch time, one packet does not take the call; a stream in sequence does', () => {
+    const s = leg();
+    sendRun(s, HOST, SDP_PORT, 1, 10, 0); // latched; its last packet at 180 ms
+    // within the re-latch time: even a stream in sequence is dropped
+    expect(sendRun(s, HOST, ATTACKER_PORT, 900, 10, 200)).to.deep.equal(Array(10).fill(false));
+    const quiet = 180 + RELATCH_AFTER_MS + 1;
+    expect(s.admit(HOST, ATTACKER_PORT, 5000, quiet)).to.equal(false);
+    expect(s.remote).to.deep.include({ port: SDP_PORT });
+    // the latched source comes back: taken; the attacker's probation ended
+    expect(s.admit(HOST, SDP_PORT, 11, quiet + 5)).to.equal(true);
+    expect(s.admit(HOST, ATTACKER_PORT, 5001, quiet + 25)).to.equal(false);
+    // quiet again: a new source streaming in sequence takes the call at its 4th packet
+    const later = quiet + 5 + RELATCH_AFTER_MS + 1;
+    expect(sendRun(s, HOST, NAT_PORT, 42, 6, later)).to.deep.equal([false, false, false, true, true, true]);
+    expect(s.remote).to.deep.include({ ip: HOST, port: NAT_PORT });
+    // the RTCP address stays the one learnt at the first latch (as before strict RTP)
+    expect(s.remoteRtcp).to.deep.include({ port: SDP_PORT + 1 });
+    // now the old source is the foreign one
+    expect(s.admit(HOST, SDP_PORT, 12, later + 200)).to.equal(false);
+    expect(s.foreignDropped).to.equal(10 + 1 + 1 + 3 + 1);
+  });
+
+  it('a raw-socket sender with source port 0 (sipp pcap play) is taken while nothing is latched and never latched to', () => {
+    const s = leg();
+    expect(sendRun(s, HOST, 0, 1, 20, 0)).to.deep.equal(Array(20).fill(true));
+    expect(s.latched).to.equal(false);
+    expect(s.remote).to.deep.include({ port: SDP_PORT });
+    expect(s.foreignDropped).to.equal(0);
+    // once a real source is latched, a port-0 packet is one from another source
+    s.admit(HOST, SDP_PORT, 1, 500);
+    expect(s.admit(HOST, 0, 21, 520)).to.equal(false);
+    expect(s.admit(HOST, 0, 22, 520 + RELATCH_AFTER_MS * 5)).to.equal(false);
+    expect(s.remote).to.deep.include({ port: SDP_PORT });
+  });
+
+  it('a re-INVITE to a new far end starts learning over', () => {
+    const s = leg();
+    sendRun(s, HOST, NAT_PORT, 1, 5, 0);
+    expect(s.remote).to.deep.include({ port: NAT_PORT });
+    s.signalled('127.0.0.2', 41000, 41001);
+    expect(s.latched).to.equal(false);
+    expect(s.remote).to.deep.include({ ip: OTHER_HOST, port: 41000 });
+    expect(s.admit(OTHER_HOST, 41000, 77, 200)).to.equal(true);
+    expect(s.admit(HOST, NAT_PORT, 6, 220)).to.equal(false);
+  });
+
+  it('RTCP: from anyone before a source is latched, then from its address only (any port on the RTCP port, its own port multiplexed)', () => {
+    const s = leg();
+    expect(s.admitRtcp(OTHER_HOST, 9, false)).to.equal(true);
+    s.admit(HOST, SDP_PORT, 1, 0);
+    expect(s.admitRtcp(HOST, 33333, false), 'a NAT maps RTCP to a port of its own').to.equal(true);
+    expect(s.admitRtcp(OTHER_HOST, SDP_PORT + 1, false)).to.equal(false);
+    expect(s.admitRtcp(HOST, SDP_PORT, true)).to.equal(true);
+    expect(s.admitRtcp(HOST, ATTACKER_PORT, true)).to.equal(false);
+    expect(s.rtcpDropped).to.equal(2);
+    expect(s.foreignDropped).to.equal(0);
+  });
+
+  it('its state goes to a C leg and back whole (leg-layout.ts): a probation half done goes on', () => {
+    const s = leg();
+    sendRun(s, HOST, SDP_PORT, 1, 3, 0); // its last at 40 ms
+    expect(sendRun(s, HOST, NAT_PORT, 90, 2, 1100)).to.deep.equal([false, false]);
+    const v = new Float64Array(400);
+    s.saveTo(v);
+    const t = new SourceLatch();
+    t.loadFrom(v);
+    expect(t.latched).to.equal(true);
+    expect(t.foreignDropped).to.equal(2);
+    expect(t.admit(HOST, NAT_PORT, 92, 1140)).to.equal(false);
+    expect(t.admit(HOST, NAT_PORT, 93, 1160), 'its 4th in sequence').to.equal(true);
+  });
+});
