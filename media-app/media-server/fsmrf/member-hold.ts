@@ -22,6 +22,7 @@ import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
 import { playedToMember, type MemberDone } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
+import { NOT_PLAYED, type MusicPort } from './leg-music';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
 const HELD = /^(\+OK )?hold \d+/;
@@ -33,11 +34,13 @@ const UNDEAFENED = /^(\+OK )?undeaf \d+/;
 /** The switch's reply to `stop current <member>`: conference_api_sub_stop's `Stopped <n> files.` */
 const STOPPED = /^(\+OK )?Stopped \d+ files?\./;
 
-const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
-
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
-export class MemberHold {
+/**
+ * The room's hold of one member, made by the room (FsmrfMix) and lent to the member's leg as its music
+ * port (leg-music.ts) while the member is in: the leg asks, the room closes it.
+ */
+export class MemberHold implements MusicPort {
   /** the member is held on the switch (hold sent, no unhold since) */
   private held = false;
   /** the URL fetched for the switch while the hold lasts */
@@ -109,10 +112,10 @@ export class MemberHold {
   /**
    * The music stops, the hold stays (a change of music, a barge-in, a flow's abort): the play waiting
    * resolves interrupted, a play whose fetch is still running sends nothing, and the file playing to the
-   * member stops (`stop current <member>`). The member is still not heard by the room; only stop
+   * member stops (`stop current <member>`). The member is still not heard by the room; only end
    * (`unhold`) ends the hold.
    */
-  async stopMusic(): Promise<void> {
+  async stop(): Promise<void> {
     this.ends++;
     this.settle?.();
     const id = this.room.memberId();
@@ -120,7 +123,7 @@ export class MemberHold {
   }
 
   /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
-  async stop(): Promise<void> {
+  async end(): Promise<void> {
     this.ends++;
     this.settle?.();
     this.release();
@@ -136,7 +139,12 @@ export class MemberHold {
     if (deaf && !this.deafWanted()) await this.room.command(`undeaf ${id}`, UNDEAFENED);
   }
 
-  /** The member left or the room ended: nothing more is sent, the play waiting resolves, the URL released. */
+  /** A member the room holds gets its music whenever asked (a hold asked while it joins is refused by its leg's own port). */
+  refusal(): null {
+    return null;
+  }
+
+  /** The member left or the room ended (the room's call): nothing more is sent, the play waiting resolves, the URL released. */
   close(): void {
     this.ends++;
     this.closed = true;
