@@ -71,11 +71,15 @@ export class CallControls {
     return next;
   }
 
-  /** `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the flow's, the customer's or the node's. */
+  /**
+   * `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the flow's, the
+   * customer's or the node's. A hold asked again while held with `music` (a Participant's new HoldUrl)
+   * changes the music: the new one replaces the old (holdMusic).
+   */
   hold(call: CallSession, on: boolean, music?: string): Promise<void> {
     return this.serial(call, async () => {
       const m = call.mediaState;
-      if (m.flags.held === on) return;
+      if (m.flags.held === on) return on && music !== undefined ? this.holdMusic(call, music) : undefined;
       if (!on) {
         await m.set({ held: false, heldBySip: await reinvite(call, 'sendrecv') });
         return this.record(call, { hold: false });
@@ -86,6 +90,21 @@ export class CallControls {
       await m.set({ held: true, heldBySip: bySip, music: played });
       await this.record(call, { hold: true });
     });
+  }
+
+  /**
+   * The held party's music changes to `music`: the loop stops the old one and plays the new one
+   * (media-state.ts; on fsmrf a room's member stays held meanwhile: member-hold.ts). A silent hold that
+   * gets music, or music that becomes '', re-offers the direction that carries it (as moh does).
+   */
+  private async holdMusic(call: CallSession, music: string): Promise<void> {
+    const m = call.mediaState;
+    const played = await holdMusicOf(call, music);
+    if (played === m.flags.music) return;
+    if (played) refuseMusic(call, true);
+    const before = musicOf(m.flags);
+    await m.set({ music: played });
+    if (m.flags.heldBySip && !before !== !played) await reinvite(call, played ? 'sendonly' : 'inactive');
   }
 
   moh(call: CallSession, on: boolean): Promise<void> {
