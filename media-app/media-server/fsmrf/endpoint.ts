@@ -27,7 +27,7 @@ import type {
   RecordResult,
   Recording,
 } from '../../../media-engine';
-import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
+import type { CallEndpoint, MusicKind, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { apiBody, eslArg, eslText, replyText } from './esl-arg';
 import type { SharedPrompts } from './shared-prompts';
@@ -221,14 +221,14 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     if (!this.destroyed) await this.music.port.end();
   }
 
-  /** Why the music of a hold would not be played now: its port's answer (a room's hold of the member: never; the leg's own: while in a room). */
+  /** Why music (a hold's, music on hold) would not be played now: its port's answer (the room's: never; the leg's own: while in a room). */
   holdMusicRefusal(): MediaBackendUnsupported | null {
     return this.music.port.refusal();
   }
 
-  /** The music of a hold, once: through its port (a room's hold while the leg is a member, else the leg's own play). */
-  playMusic(music: string): Promise<PlayResult> {
-    return this.music.port.play(music);
+  /** The music of a hold or music on hold, once: through its port (the room's while the leg is a member, as `kind` says; else the leg's own play). */
+  playMusic(music: string, kind: MusicKind = 'hold'): Promise<PlayResult> {
+    return this.music.port.play(music, kind);
   }
 
   /** A switch room (FsmrfMix) plays the leg's music through `port` while the leg is its member (leg-music.ts). */

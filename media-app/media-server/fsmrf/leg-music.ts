@@ -8,12 +8,13 @@
  * or closes the room's hold. A room takes back only what it lent: another room's port stays.
  */
 import type { PlayResult } from '../../../media-engine';
+import type { MusicKind } from '../endpoint';
 import type { MediaBackendUnsupported } from '../port';
 
 /** What the leg asks of whatever plays its music. */
 export interface MusicPort {
-  /** Plays `music` once (the loop asks again): resolves at its end, `interrupted` when stopped or not played. */
-  play(music: string): Promise<PlayResult>;
+  /** Plays `music` once as `kind` says (the loop asks again): resolves at its end, `interrupted` when stopped or not played. */
+  play(music: string, kind: MusicKind): Promise<PlayResult>;
   /** The music stops; a hold stays (a change of music, a barge-in, a flow's abort). */
   stop(): Promise<void>;
   /** The music is over for good (the party neither held nor on music on hold any more): a room's hold ends. */
