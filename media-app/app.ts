@@ -13,7 +13,6 @@ import { EventPublisher, eventStreamKey } from '../core/events/bus';
 import { NodeSweeper } from '../core/calls/node-sweep';
 import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
-import { nodeMediaKey } from '../core/commands/node-media';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
 import { promptsDir, type MediaAppConfig } from './kit/config';
@@ -232,21 +231,14 @@ async function startHeartbeat({ config, app, logger }: MediaAppDeps, redis: Redi
   relay.onHealth((to, from) => (to === 'down' ? logger.warn({ ng: relay.ng, from }, 'rtpengine unreachable: SRTP / WebRTC legs fail') : logger.info({ ng: relay.ng, from }, `rtpengine ${to}`)));
   const relayHealth = () => writeRelayHealth(redis, prefix, app.nodeId, { status: relay.status, ng: relay.ng, until: Date.now() + app.heartbeatMs * 3 });
   relay.onHealth(() => void relayHealth().catch(() => undefined));
-  // the node's media backend rides on the heartbeat: control-api refuses what it cannot do (core/commands/node-media.ts)
-  const backend = app.mediaServer.kind === 'embedded' ? 'embedded' : 'fsmrf';
-  const alive = () =>
-    Promise.all([
-      redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3),
-      redis.set(prefix + nodeMediaKey(app.nodeId), backend, 'PX', app.heartbeatMs * 3),
-      relayHealth(),
-    ]);
+  const alive = () => Promise.all([redis.set(prefix + nodeAliveKey(app.nodeId), String(Date.now()), 'PX', app.heartbeatMs * 3), relayHealth()]);
   await alive();
   // known to the sweeper from the start: a node may host conferences or groupcalls before it owns a call
   await redis.sadd(prefix + MEDIA_NODES_KEY, app.nodeId);
   const beat = setInterval(() => void alive().catch(() => undefined), app.heartbeatMs);
   closers.push(async () => {
     clearInterval(beat);
-    await redis.del(prefix + nodeAliveKey(app.nodeId), prefix + nodeMediaKey(app.nodeId)).catch(() => undefined);
+    await redis.del(prefix + nodeAliveKey(app.nodeId)).catch(() => undefined);
     await removeRelayHealth(redis, prefix, app.nodeId).catch(() => undefined);
   });
   return relay;

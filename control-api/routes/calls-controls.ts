@@ -12,9 +12,6 @@ import { checkTtsLanguage, checkTtsProvider } from '../../core/speech/providers'
 import { espeakVoiceFor } from '../../media-engine';
 import { callSchema, progressing, send } from './calls';
 import { assertEgressUrl } from '../egress-field';
-import { conferencecallsRepo } from '../../core/repos/conferencecalls';
-import { assertCallOwnerCan } from '../calls/bus';
-import type { AppContext } from '../context';
 
 /** An http(s) URL of audio (WAV or MP3) the media engine fetches through the egress policy, or ''. */
 export const musicUrl = z
@@ -28,22 +25,6 @@ const holdBody = z.strictObject({
 
 type Toggle = 'call.hold' | 'call.moh' | 'call.silence';
 
-/**
- * Music on hold the owner node's media backend cannot make is refused here (409), never sent to be
- * dropped there: on fsmrf, for a call that is a conference member (its music would wait behind the
- * switch's conference application; a member's hold is the room's, media-server/fsmrf/member-hold.ts,
- * and holds on both backends). Read, then sent: a join between the two is caught on the node, which
- * refuses the music of a leg in a switch room in the same step as it would send it
- * (media-app/call/controls.ts, media-server/fsmrf/room-app.ts).
- */
-async function assertMohable(ctx: AppContext, callId: string): Promise<void> {
-  if (!(await conferencecallsRepo(ctx.db).memberOf(callId))) return;
-  await assertCallOwnerCan(ctx, callId, 'memberMoh');
-}
-
-/** Starting music on hold: the looped play a switch's conference application would hold back. */
-const refusable = (type: Toggle, on: boolean): boolean => on && type === 'call.moh';
-
 function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRoute {
   return defineRoute({
     method: on ? 'post' : 'delete',
@@ -53,12 +34,8 @@ function toggle(path: string, type: Toggle, on: boolean, summary: string): AnyRo
     permission: 'manager',
     params: idParams,
     response: callSchema,
-    // music on hold the owner node's media backend cannot play (a conference member on fsmrf): STATE_INVALID;
-    // ending a hold or the music is never refused (a call held before it joined a room can always be unheld)
-    ...(refusable(type, on) ? { errors: [409 as const] } : {}),
     handler: async ({ ctx, auth, params }) => {
       const c = await progressing(ctx, auth, params.id);
-      if (refusable(type, on)) await assertMohable(ctx, c.id);
       await send(ctx, { type, callId: c.id, on });
       return callJson(c);
     },

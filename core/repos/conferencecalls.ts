@@ -55,11 +55,6 @@ export function conferencecallsRepo(db: Db) {
       const row = await table().where({ conference_id: conferenceId, reference_id: callId }).whereIn('status', ['joining', 'joined']).orderBy('tm_create', 'desc').first();
       return (row as ConferencecallRow | undefined) ?? null;
     },
-    /** The participation of call `callId` that is joining or joined now, in whichever conference (null: none). */
-    async memberOf(callId: string): Promise<ConferencecallRow | null> {
-      const row = await table().where({ reference_id: callId }).whereIn('status', ['joining', 'joined']).orderBy('tm_create', 'desc').first();
-      return (row as ConferencecallRow | undefined) ?? null;
-    },
     /** The conference's live participants that are joining or joined, in the order they came. */
     async presentIn(customerId: string, conferenceId: string): Promise<ConferencecallRow[]> {
       return (await live()

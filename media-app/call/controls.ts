@@ -41,14 +41,14 @@ export interface TalkRequest {
 }
 
 /**
- * Music the call's endpoint would not play now is refused before anything changes (no re-INVITE, no
- * state): on fsmrf a member of a switch room (fsmrf/room-app.ts), where control-api's check
- * (routes/calls-controls.ts, read before it sends) may have seen no member yet. Decided on this node, in
- * the call's queue of operations; a join between this and the music's start is refused by the play itself.
+ * Music (a hold's, music on hold) the call's endpoint would not play now is refused before anything
+ * changes (no re-INVITE, no state): on fsmrf a leg joining a switch room (its member id not known yet:
+ * fsmrf/room-app.ts); a member's music is the room's (fsmrf/member-hold.ts). Decided on this node, in the
+ * call's queue of operations; a join between this and the music's start is refused by the play itself.
  */
-function refuseMusic(call: CallSession, hold = false): void {
+function refuseMusic(call: CallSession): void {
   const ep = call.endpoint;
-  const refused = hold && ep?.holdMusicRefusal ? ep.holdMusicRefusal() : ep?.promptRefusal?.();
+  const refused = ep?.holdMusicRefusal ? ep.holdMusicRefusal() : ep?.promptRefusal?.();
   if (refused) throw refused;
 }
 
@@ -71,21 +71,40 @@ export class CallControls {
     return next;
   }
 
-  /** `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the flow's, the customer's or the node's. */
+  /**
+   * `music`: what the held party hears (hold-music.ts; '' a silent hold); absent: the flow's, the
+   * customer's or the node's. A hold asked again while held with `music` (a Participant's new HoldUrl)
+   * changes the music: the new one replaces the old (holdMusic).
+   */
   hold(call: CallSession, on: boolean, music?: string): Promise<void> {
     return this.serial(call, async () => {
       const m = call.mediaState;
-      if (m.flags.held === on) return;
+      if (m.flags.held === on) return on && music !== undefined ? this.holdMusic(call, music) : undefined;
       if (!on) {
         await m.set({ held: false, heldBySip: await reinvite(call, 'sendrecv') });
         return this.record(call, { hold: false });
       }
       const played = m.flags.moh && music === undefined ? m.flags.music : await holdMusicOf(call, music);
-      if (played) refuseMusic(call, true);
+      if (played) refuseMusic(call);
       const bySip = await reinvite(call, played ? 'sendonly' : 'inactive');
       await m.set({ held: true, heldBySip: bySip, music: played });
       await this.record(call, { hold: true });
     });
+  }
+
+  /**
+   * The held party's music changes to `music`: the loop stops the old one and plays the new one
+   * (media-state.ts; on fsmrf a room's member stays held meanwhile: member-hold.ts). A silent hold that
+   * gets music, or music that becomes '', re-offers the direction that carries it (as moh does).
+   */
+  private async holdMusic(call: CallSession, music: string): Promise<void> {
+    const m = call.mediaState;
+    const played = await holdMusicOf(call, music);
+    if (played === m.flags.music) return;
+    if (played) refuseMusic(call);
+    const before = musicOf(m.flags);
+    await m.set({ music: played });
+    if (m.flags.heldBySip && !before !== !played) await reinvite(call, played ? 'sendonly' : 'inactive');
   }
 
   moh(call: CallSession, on: boolean): Promise<void> {

@@ -7,16 +7,19 @@
  *   endpoint 'in' muted  = mute in|both  OR  held on the endpoint (an internal call)
  *   endpoint 'out' muted = mute out|both OR  silenced  OR  ducked  OR  held on the endpoint without music
  *   music played (loop)  = `music` while music on hold is on OR it is held (API) OR its peer's phone holds
+ *   the music's kind     = 'hold' while held (API), else 'moh' (the party still heard where it is)
  *
  * A hold through SIP (a re-INVITE's direction) mutes nothing on the endpoint: the direction carries it.
  * The music takes the place of what the party heard (bridge, conference) until it stops. Music that
  * stops or changes while the party is still held (or on music on hold) only stops (stopPlayback); the
  * endpoint is told the music is over (endMusic: on fsmrf the room's hold of a member ends) once the
- * party is neither held nor on music on hold.
+ * party is neither held nor on music on hold. The endpoint plays the music as its kind says (playMusic:
+ * on fsmrf a room's member is taken out of the mix for a hold, not for music on hold); a change of kind
+ * with the same music (music on hold, then a hold) starts the loop again in the new kind.
  * Writes run one at a time, in order, each from the state at the time it runs.
  */
 import type { MuteDirection } from '../../core/calls/model';
-import type { CallEndpoint } from '../media-server/endpoint';
+import type { CallEndpoint, MusicKind } from '../media-server/endpoint';
 
 export interface MediaFlags {
   /** The call's mute (POST|DELETE /calls/{id}/mute, the flow's mute action): its row's mute_direction. */
@@ -53,6 +56,11 @@ export function musicOf(f: MediaFlags): string {
   return onHold(f) ? f.music : '';
 }
 
+/** How the music plays: a hold's while held (API), else music on hold. */
+export function musicKindOf(f: MediaFlags): MusicKind {
+  return f.held ? 'hold' : 'moh';
+}
+
 /** The endpoint's mutes: the union of what every asker wants. */
 export function endpointMutes(f: MediaFlags): EndpointMutes {
   const endpointHold = f.held && !f.heldBySip;
@@ -65,8 +73,8 @@ export function endpointMutes(f: MediaFlags): EndpointMutes {
 export class CallMediaState {
   private state: MediaFlags;
   private writes: Promise<void> = Promise.resolve();
-  /** The music the loop plays ('' none). */
-  private playing = '';
+  /** The music the loop plays and its kind (null: none). */
+  private playing: { readonly music: string; readonly kind: MusicKind } | null = null;
   /** The endpoint that played music since it was last told the music is over (endMusic), or null. */
   private musicOn: CallEndpoint | null = null;
   /** Told when the music cannot be played (a URL that failed); hold-music.ts sets it. */
@@ -108,8 +116,10 @@ export class CallMediaState {
     const ep = this.endpoint();
     if (!ep || ep.destroyed) return;
     const music = musicOf(this.state);
-    if (this.playing && music !== this.playing) {
-      this.playing = '';
+    const kind = musicKindOf(this.state);
+    const same = this.playing?.music === music && this.playing.kind === kind;
+    if (this.playing && !same) {
+      this.playing = null;
       await ep.stopPlayback().catch(() => undefined);
     }
     if (this.musicOn && !onHold(this.state)) {
@@ -120,26 +130,28 @@ export class CallMediaState {
     const want = endpointMutes(this.state);
     await (want.in ? ep.mute('in') : ep.unmute('in'));
     await (want.out ? ep.mute('out') : ep.unmute('out'));
-    if (music === this.playing) return;
-    this.playing = music;
-    if (!music) return;
+    // (a loop that failed meanwhile left none: it starts again)
+    if (!music || (this.playing?.music === music && this.playing.kind === kind)) return;
+    const playing = { music, kind };
+    this.playing = playing;
     this.musicOn = ep;
-    this.loop(ep, music);
+    this.loop(ep, playing);
   }
 
-  /** Plays `music` again each time it ends, while it is still the music wanted on this endpoint. */
-  private loop(ep: CallEndpoint, music: string): void {
-    const current = () => this.playing === music && this.endpoint() === ep && !ep.destroyed;
+  /** Plays the music again each time it ends, while it is still the music (and kind) wanted on this endpoint. */
+  private loop(ep: CallEndpoint, playing: { readonly music: string; readonly kind: MusicKind }): void {
+    const { music, kind } = playing;
+    const current = () => this.playing === playing && this.endpoint() === ep && !ep.destroyed;
     const run = async (): Promise<void> => {
       while (current()) {
-        const r = await (ep.playMusic ? ep.playMusic(music) : ep.play(music));
+        const r = await (ep.playMusic ? ep.playMusic(music, kind) : ep.play(music));
         // stopped by something else (a flow action's abort, DTMF barge-in): do not spin
         if (r.interrupted && current()) await new Promise((res) => setTimeout(res, 200));
       }
     };
     run().catch((err: Error) => {
       if (!current()) return;
-      this.playing = '';
+      this.playing = null;
       this.onMusicFailed?.(music, err);
     });
   }

@@ -37,6 +37,13 @@ import type { MediaFork } from './tap';
 type Direction = 'in' | 'out' | 'both';
 
 /**
+ * What a leg's music is (media-app/call/media-state.ts): a hold's (the party is held: on fsmrf a room's
+ * member is taken out of the mix) or music on hold (the party still heard where it is; the music in place
+ * of what it hears).
+ */
+export type MusicKind = 'hold' | 'moh';
+
+/**
  * What a switch reports of a leg's RTP (the fsmrf backend: FreeSWITCH's rtp_audio_* variables, after
  * uuid_set_media_stats): its counts and its own inbound quality figures, and nothing it has no source
  * for (the jitter buffer, RTCP, the RFC 3550 receive jitter): those are absent by type, never filled in.
@@ -96,15 +103,17 @@ export interface CallEndpoint extends EventEmitter<EndpointEvents> {
    */
   promptRefusal?(): MediaBackendUnsupported | null;
   /**
-   * Why the music of a hold would not be played now, or null; absent: promptRefusal's answer. On fsmrf a
-   * member of a switch room is held by the room (fsmrf/member-hold.ts): refused only while it is joining.
+   * Why the music of a hold or music on hold would not be played now, or null; absent: promptRefusal's
+   * answer. On fsmrf a member of a switch room gets its music from the room (fsmrf/member-hold.ts):
+   * refused only while it is joining.
    */
   holdMusicRefusal?(): MediaBackendUnsupported | null;
   /**
-   * Plays the music of a hold or music on hold once (media-app/call/media-state.ts loops it); absent:
-   * play. On fsmrf a member of a switch room gets it from the room, held there (fsmrf/member-hold.ts).
+   * Plays the music of a hold or music on hold once, as `kind` says (media-app/call/media-state.ts loops
+   * it); absent: play. On fsmrf a member of a switch room gets it from the room (fsmrf/member-hold.ts):
+   * a hold's held there (out of the mix), music on hold played to it alone in place of the room.
    */
-  playMusic?(music: string): Promise<PlayResult>;
+  playMusic?(music: string, kind: MusicKind): Promise<PlayResult>;
   /**
    * The music of a hold or music on hold is over for good (neither held nor music on hold any more);
    * absent: nothing beyond stopPlayback. On fsmrf the room's hold of a member ends here (`unhold`):

@@ -1,11 +1,9 @@
-// Music on hold of a conference member on the fsmrf backend decided where it is carried out (a member's
-// hold is the room's: media-server/fsmrf/member-hold.ts, test/media-app/member-hold-backends.test.ts).
-// control-api refuses it (409) from the participant rows it reads before it sends the command
-// (routes/calls-controls.ts), so a call that joins a room between that read and the command's arrival
-// got the music: metadata moh true, its music a play queued behind the switch's
-// conference application, never heard in the room. Here the command arrives for a call already in the
-// switch's room (as it does after such an interleaving): the node refuses the music before anything
-// changes (media-app/call/controls.ts, media-server/fsmrf/room-app.ts): no re-INVITE, no state, logged.
+// Music on hold of a conference member on the fsmrf backend, the command arriving at the node for a call
+// already in the switch's room: it was refused there (a play queued behind the switch's conference
+// application would never be heard in the room); now the room plays it (media-server/fsmrf/member-hold.ts:
+// `conference <room> play <file> <member> nomux` at each play-file-member-done), so the node takes it:
+// metadata moh true, then false, no re-INVITE (music on hold is no hold), nothing refused. By hearing on
+// both backends: test/media-app/fsmrf-hold-member-moh.test.ts.
 // Real loopback SIP and RTP: control-api, media-app on our switch, a sipp party, real Postgres and Redis.
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
@@ -17,7 +15,7 @@ import { closeCommandBus, commandBus } from '../../control-api/calls/bus';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { heldParty, offeredDirections } from './held-party';
 
-describe('the hold of a member of a switch room, sent after control-api read no membership (fsmrf)', function () {
+describe('music on hold of a member of a switch room, sent straight to the node (fsmrf)', function () {
   this.timeout(120_000);
   let s: Stack;
   const peers: TonePeer[] = [];
@@ -37,7 +35,7 @@ describe('the hold of a member of a switch room, sent after control-api read no 
 
   const metadata = async (id: string) => ((await s.t.ctx.db('calls').where({ id }).first()) as { metadata: Record<string, unknown> }).metadata;
 
-  it('the node refuses music on hold before anything changes: no re-INVITE, no state', async () => {
+  it('the node plays it through the room: its state on, then off, no re-INVITE, nothing refused', async () => {
     const peer = await TonePeer.open();
     peers.push(peer);
     const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `race ${Date.now()}` });
@@ -57,13 +55,15 @@ describe('the hold of a member of a switch room, sent after control-api read no 
     const id = res.body.calls[0].id as string;
     await until(async () => ((await s.t.ctx.db('conferencecalls').where({ reference_id: id, status: 'joined' }).first()) ? true : null), 20_000, 'in the room');
 
-    // what control-api sends once its check saw no member (the join came after it)
     const bus = commandBus(s.t.ctx);
     expect(await bus.toCallOwner({ type: 'call.moh', callId: id, on: true })).to.not.equal(null);
-    const refused = (what: string) => lines.find((l) => l.includes(id) && l.includes(`${what} failed`) && l.includes('a leg in a switch room'));
-    await until(() => (refused('music on hold') ? true : null), 10_000, 'refused on the node, by name');
-    const m = await metadata(id);
-    expect(m.moh, 'no music on hold').to.not.equal(true);
+    await until(async () => ((await metadata(id)).moh === true ? true : null), 10_000, 'music on hold on');
+    expect(await bus.toCallOwner({ type: 'call.moh', callId: id, on: false })).to.not.equal(null);
+    await until(async () => ((await metadata(id)).moh === false ? true : null), 10_000, 'music on hold off');
+    expect(
+      lines.filter((l) => l.includes(id) && / failed|refused/.test(l)),
+      'nothing refused or failed',
+    ).to.deep.equal([]);
 
     expect((await request(s.t.app).post(`/v1.0/calls/${id}/hangup`).set('Authorization', `Bearer ${s.f.token}`)).status).to.equal(200);
     const r = await x.done;

@@ -1,9 +1,8 @@
 // Issue 55: a TwiML <Conference> whose node runs its calls on the fsmrf backend (our switch, esl/, through
 // drachtio-fsmrf; the room is the switch's conference). What the switch does reaches the room's
 // statusCallback as on the embedded engine (participant-mute / -unmute through the Participants update);
-// what only the embedded engine does is refused where the caller asked, naming the backend, never
-// answered as done while the node drops it: music on hold of a member (POST /v1.0/calls/{id}/moh: 409
-// before any command is sent, core/commands/node-media.ts). A member's hold and Coaching work on both backends
+// music on hold of a member (POST /v1.0/calls/{id}/moh) is the room's and sends no callback
+// (test/media-app/fsmrf-hold-member-moh.test.ts hears it). A member's hold and Coaching work on both backends
 // (test/twiml/conference-coach.test.ts); an AnnounceUrl's <Say> and <Play> too
 // (test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
 // media-app node, our switch, real Postgres and Redis; the callbacks checked signed (twilio.validateRequest).
@@ -18,10 +17,7 @@ import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/st
 
 const { VoiceResponse } = twilio.twiml;
 
-/** The refusal's wording (core/commands/node-media.ts), naming the feature and the backend. */
-const REFUSED = (feature: string) => new RegExp(`^${feature} .*is not available on the fsmrf media backend`);
-
-describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what only the embedded engine does refused', function () {
+describe('TwiML <Conference> on the fsmrf media backend: callbacks', function () {
   this.timeout(180_000);
   let s: TwilioRestStack;
 
@@ -37,7 +33,7 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     return { id: row.id, cf: toSid('CF', row.id), calls };
   }
 
-  it('mute and unmute reach the statusCallback; music on hold is refused (409) naming the backend, with no callback and no change', async () => {
+  it('mute and unmute reach the statusCallback; music on hold of a member is taken, with no callback', async () => {
     const doc = new VoiceResponse();
     doc.dial().conference({ statusCallback: '/fe', statusCallbackEvent: ['join', 'leave', 'mute', 'hold', 'modify'] }, 'fsmrf room');
     s.app.on('/f', doc.toString());
@@ -51,12 +47,15 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     expect((await p(a).update({ muted: true })).muted).to.equal(true);
     expect((await p(a).update({ muted: false })).muted).to.equal(false);
 
-    // music on hold is a looped play behind the room (a member's hold is the room's: test/media-app/member-hold-backends.test.ts,
-    // test/twiml/conference-participant-events.test.ts): refused; ending a hold never is
+    // music on hold of a member is the room's (media-server/fsmrf/member-hold.ts): taken, on and off
     const moh = await request(s.stack.api.app).post(`/v1.0/calls/${a.callId}/moh`).query({ accesskey: s.f.accesskey });
-    expect(moh.status, JSON.stringify(moh.body)).to.equal(409);
-    expect(moh.body.error.reason).to.equal('STATE_INVALID');
-    expect(moh.body.error.message).to.match(REFUSED('music on hold'));
+    expect(moh.status, JSON.stringify(moh.body)).to.equal(200);
+    const db = await testDb();
+    const mohOf = async () => ((await db('calls').where({ id: a.callId }).first()) as { metadata: { moh?: boolean } }).metadata.moh;
+    await until(async () => ((await mohOf()) === true ? true : null), 10_000, 'music on hold on');
+    const mohOff = await request(s.stack.api.app).delete(`/v1.0/calls/${a.callId}/moh`).query({ accesskey: s.f.accesskey });
+    expect(mohOff.status, JSON.stringify(mohOff.body)).to.equal(200);
+    await until(async () => ((await mohOf()) === false ? true : null), 10_000, 'music on hold off');
     const unhold = await request(s.stack.api.app).delete(`/v1.0/calls/${a.callId}/hold`).query({ accesskey: s.f.accesskey });
     expect(unhold.status, JSON.stringify(unhold.body)).to.equal(200);
     const unheldTw = await p(a).update({ hold: false });
@@ -70,7 +69,7 @@ describe('TwiML <Conference> on the fsmrf media backend: callbacks, and what onl
     const seen = events().map((r) => [r.params.StatusCallbackEvent, r.params.CallSid, r.params.Muted, r.params.Hold]);
     // the two callers join at once: their joins come in either order (sorted by call), the rest in order
     const joins = seen.slice(0, 2).sort((x, y) => Number(x[1] !== callSid(a.callId)) - Number(y[1] !== callSid(a.callId)));
-    expect([...joins, ...seen.slice(2)], 'join, join, mute, unmute, leave: nothing for the refusals').to.deep.equal([
+    expect([...joins, ...seen.slice(2)], 'join, join, mute, unmute, leave: nothing for music on hold').to.deep.equal([
       ['participant-join', callSid(a.callId), 'false', 'false'],
       ['participant-join', callSid(b.callId), 'false', 'false'],
       ['participant-mute', callSid(a.callId), 'true', 'false'],

@@ -54,7 +54,8 @@ export class RoomCoaching {
           'clear',
         );
       const target = ms.get(coached);
-      if (target !== undefined) await this.run(id, [target], 'clear');
+      // the clear also tells whether the switch has the coach (clear looks only at the member named first)
+      if (target !== undefined) await this.run(id, [target], 'clear', true);
       await this.run(
         id,
         others.filter(([uuid]) => uuid !== coached).map(([, o]) => o),
@@ -87,12 +88,21 @@ export class RoomCoaching {
     return next;
   }
 
-  private async run(coach: number, ids: number[], action: 'nospeak' | 'clear'): Promise<void> {
+  /**
+   * `relate <coach> <ids> <action>`, at most MAX_IDS ids a command; a line that is no success (FINE)
+   * rejects with the reply. `coachThere`: the coach must be in the room: a `clear` whose member (the
+   * coach) the switch does not know (`-ERR relationship <coach>->… not found.`: conference_api_sub_relate's
+   * clear looks only at it) rejects, naming the coach. A `nospeak`'s not found cannot say which member is
+   * missing (a member gone meanwhile is no failure).
+   */
+  private async run(coach: number, ids: number[], action: 'nospeak' | 'clear', coachThere = false): Promise<void> {
     for (let i = 0; i < ids.length; i += MAX_IDS) {
       const args = `${coach} ${ids.slice(i, i + MAX_IDS).join(',')} ${action}`;
       const body = await this.relate(args);
       const bad = body.split('\n').filter((l) => l && !FINE.test(l));
       if (bad.length || !body.trim()) throw new Error(`conference ${this.room} relate ${args}: ${replyText(body) || 'no answer'}`);
+      if (coachThere && body.includes(`-ERR relationship ${coach}->`))
+        throw new Error(`conference ${this.room} relate ${args}: the switch has no member ${coach} (the coach) in the room: ${replyText(body)}`);
     }
   }
 }

@@ -45,8 +45,8 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
   destroyed = false;
   /** member id on the switch by endpoint uuid, while the member is in */
   private readonly members = new Map<string, number>();
-  /** the members' endpoints whose hold is the room's (member-hold.ts), by uuid */
-  private readonly holds = new Map<string, FsmrfCallEndpoint>();
+  /** the room's hold of each member (member-hold.ts), lent to its leg as its music port (leg-music.ts), by uuid */
+  private readonly holds = new Map<string, { ep: FsmrfCallEndpoint; hold: MemberHold }>();
   /** the members the room made deaf (mute `out`), by uuid: a hold's end leaves them deaf (member-hold.ts) */
   private readonly deafened = new Set<string>();
   private recording: Recording | null = null;
@@ -106,10 +106,11 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
       throw new Error(`conference ${this.name} has ended`);
     }
     this.members.set(ep.uuid, Number(memberId));
-    // a hold of the member is the room's (member-hold.ts), until it leaves or the room ends
-    ep.memberHold?.close();
-    ep.memberHold = new MemberHold(this.memberRoom(ep), this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
-    this.holds.set(ep.uuid, ep);
+    // a hold of the member is the room's (member-hold.ts), lent to its leg until it leaves or the room ends
+    this.holds.get(ep.uuid)?.hold.close();
+    const hold = new MemberHold(this.memberRoom(ep), this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
+    this.holds.set(ep.uuid, { ep, hold });
+    ep.lendMusic(this, hold);
     // a coach already in the room is not heard by the newcomer (unless it is the one coached); a relate
     // that failed is told (the room logs it), not a failed join of a member that is in
     await this.coaching.joined(ep.uuid).catch((err: Error) => void this.emit('coachingFailed', { memberId: ep.uuid, err }));
@@ -187,14 +188,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     return { memberId: () => this.members.get(ep.uuid), command: (args: string, ok: RegExp) => this.command(args, ok), conn: () => this.conf.endpoint.conn };
   }
 
-  /** The member of `uuid` is out (left, gone, the room ended): its hold by the room ends with nothing sent. */
+  /** The member of `uuid` is out (left, gone, the room ended): its hold by the room ends with nothing sent, taken back from its leg. */
   private holdEnded(uuid: string): void {
     this.deafened.delete(uuid);
-    const ep = this.holds.get(uuid);
-    if (!ep) return;
+    const h = this.holds.get(uuid);
+    if (!h) return;
     this.holds.delete(uuid);
-    ep.memberHold?.close();
-    ep.memberHold = null;
+    h.hold.close();
+    h.ep.takeMusicBack(this);
   }
 
   /** The beep: `conference <name> play tone_stream://…` (the switch's room queues it; every member hears it). */

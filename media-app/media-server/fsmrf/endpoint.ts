@@ -27,12 +27,13 @@ import type {
   RecordResult,
   Recording,
 } from '../../../media-engine';
-import type { CallEndpoint, SwitchRtpCounts } from '../endpoint';
+import type { CallEndpoint, MusicKind, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
 import { apiBody, eslArg, eslText, replyText } from './esl-arg';
 import type { SharedPrompts } from './shared-prompts';
 import { withSwitchFiles } from './switch-files';
-import type { MemberHold } from './member-hold';
+import { playCollectOn } from './play-collect';
+import { LegMusic, NOT_PLAYED, type MusicPort } from './leg-music';
 import type { ForkTapServer } from './fork-tap';
 import { ForkAnalysis } from './amd-tap';
 import type { MediaFork } from '../tap';
@@ -73,8 +74,14 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   private modifies: Promise<unknown> = Promise.resolve();
   /** whether the switch's conference application runs on the leg: prompts refused meanwhile (room-app.ts) */
   private readonly room: RoomApp;
-  /** the room's hold of this leg while it is a member of a switch room (member-hold.ts; FsmrfMix sets it) */
-  memberHold: MemberHold | null = null;
+  /** where the leg's music plays: its own playback, or the hold a switch room lent it while it is a member (leg-music.ts) */
+  private readonly music = new LegMusic({
+    // in the room with no hold lent (joining) or none any more (left, the application not completed): not played now
+    play: (music) => (this.room.refusal() ? Promise.resolve(NOT_PLAYED) : this.play(music)),
+    stop: () => this.breakPlayback(),
+    end: () => Promise.resolve(),
+    refusal: () => this.room.refusal(),
+  });
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
@@ -210,22 +217,29 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return this.room.refusal();
   }
 
-  /** The music is over for good: the room's hold of a member ends (`unhold`, member-hold.ts). */
+  /** The music is over for good: its port's end (a room's hold of the member: `unhold`, member-hold.ts). */
   async endMusic(): Promise<void> {
-    if (!this.destroyed) await this.memberHold?.stop();
+    if (!this.destroyed) await this.music.port.end();
   }
 
-  /** A member of a switch room is held by the room (member-hold.ts): its hold's music is refused only while it joins. */
+  /** Why music (a hold's, music on hold) would not be played now: its port's answer (the room's: never; the leg's own: while in a room). */
   holdMusicRefusal(): MediaBackendUnsupported | null {
-    return this.memberHold ? null : this.room.refusal();
+    return this.music.port.refusal();
   }
 
-  /** The music of a hold: from the room while the leg is a member (member-hold.ts), else the leg's own play. */
-  async playMusic(music: string): Promise<PlayResult> {
-    if (this.memberHold) return this.memberHold.play(music);
-    // in the room with no hold of its own yet (joining) or any more (left, the application not completed): not played now
-    if (this.room.refusal()) return { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
-    return this.play(music);
+  /** The music of a hold or music on hold, once: through its port (the room's while the leg is a member, as `kind` says; else the leg's own play). */
+  playMusic(music: string, kind: MusicKind = 'hold'): Promise<PlayResult> {
+    return this.music.port.play(music, kind);
+  }
+
+  /** A switch room (FsmrfMix) plays the leg's music through `port` while the leg is its member (leg-music.ts). */
+  lendMusic(room: object, port: MusicPort): void {
+    this.music.lend(room, port);
+  }
+
+  /** `room` takes back the port it lent: the leg's own music again (another room's port stays). */
+  takeMusicBack(room: object): void {
+    this.music.takeBack(room);
   }
 
   private assertPromptable(): void {
@@ -247,43 +261,25 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     }
   }
 
-  /** uuid_break: what plays on the leg stops (its play resolves, interrupted). */
+  /**
+   * What plays on the leg stops, through its music port: the leg's own, uuid_break (its play resolves,
+   * interrupted); a room's hold of the member (all a room member plays), its music, the member still held
+   * (endMusic ends the hold).
+   */
   async stopPlayback(): Promise<void> {
     if (this.destroyed) return;
-    // the music of a member's hold (all a room member plays) stops; the member stays held: endMusic ends the hold
-    if (this.memberHold) return this.memberHold.stopMusic();
+    await this.music.port.stop();
+  }
+
+  /** uuid_break: what plays on the leg's channel stops (its play resolves, interrupted). */
+  private async breakPlayback(): Promise<void> {
     if (this.playing) this.playing.interrupted = true;
     await this.socket.run('stopPlayback', () => this.fs.api('uuid_break', this.fs.uuid));
   }
 
-  /** play_and_get_digits: its files (an http(s) one fetched by media-app, as play's), a `say` prompt refused (the switch takes a file). */
-  async playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
-    if (opts.say) throw new MediaBackendUnsupported('fsmrf', 'a spoken prompt while collecting digits (play_and_get_digits takes a file)');
-    const given = (Array.isArray(opts.file) ? opts.file : [opts.file ?? 'silence_stream://1']).map((f) => eslArg('playCollect file', f));
-    const regexp = opts.regexp instanceof RegExp ? opts.regexp.source : opts.regexp;
-    if (regexp) eslArg('playCollect regexp', regexp);
-    if (opts.invalidFile) eslArg('playCollect invalidFile', opts.invalidFile);
-    if (opts.terminators) eslArg('playCollect terminators', opts.terminators);
-    this.assertPromptable(); // before fetching anything; again in the send's step
-    return withSwitchFiles(this.prompts, 'playCollect', [given, opts.invalidFile ? [opts.invalidFile] : []], async ([files, invalid]) => {
-      const file = eslArg('playCollect file', files!.join('!'));
-      const invalidFile = invalid![0];
-      this.assertPromptable();
-      const r = await this.socket.run('playCollect', () =>
-        this.fs.playCollect({
-          file,
-          min: opts.min ?? 1,
-          max: opts.max ?? 128,
-          tries: opts.tries ?? 1,
-          timeout: opts.timeout ?? 5000,
-          digitTimeout: opts.digitTimeout ?? opts.timeout ?? 5000,
-          terminators: opts.terminators ?? '#',
-          ...(invalidFile ? { invalidFile } : {}),
-          ...(regexp ? { regexp } : {}),
-        }),
-      );
-      return { digits: r.digits ?? '', terminatorUsed: r.terminatorUsed || null, playbackSeconds: num(r.playbackSeconds), playbackMilliseconds: num(r.playbackMilliseconds) };
-    });
+  /** play_and_get_digits (play-collect.ts): its files (an http(s) one fetched by media-app, as play's), a `say` prompt refused (the switch takes a file). */
+  playCollect(opts: PlayCollectOptions): Promise<PlayCollectResult> {
+    return playCollectOn({ fs: this.fs, prompts: this.prompts, run: (op, f) => this.socket.run(op, f), assertPromptable: () => this.assertPromptable() }, opts);
   }
 
   /** A digit its owner received in signalling (SIP INFO): the leg's own 'dtmf', as the engine delivers it. */

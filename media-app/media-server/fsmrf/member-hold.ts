@@ -1,5 +1,6 @@
 /**
- * The music of a hold of a member of a switch room (README.md beside, "Conferences"). The member's own
+ * The music of a hold of a member of a switch room, and its music on hold (README.md beside,
+ * "Conferences"). The member's own
  * play would wait behind the `conference` application its channel runs, so the room holds it:
  * `conference <room> hold <member> <file>` (mod_conference's conference_api_sub_hold: the member is no
  * longer heard, and the file plays to it alone in place of the room: conference_member_play_file with
@@ -15,13 +16,22 @@
  * through the egress policy into the directory shared with the switch (shared-prompts.ts), or the node's
  * own music (moh-source.ts) copied there; any other value is refused. The file is released when the hold
  * ends, the member leaves or the room ends.
+ *
+ * Music on hold (the `moh` kind: POST /calls/{id}/moh of a member) is the same file played to the member
+ * alone in place of the room, `conference <room> play <file> <member> nomux` at each
+ * play-file-member-done, with no hold: the room still hears the member, as on the embedded engine (its
+ * prompt replaces the mix the leg hears, its audio still mixed). A member the room held before (held,
+ * then unheld with music on hold still on) is unheld first; music on hold that stops is `stop current
+ * <member>`.
  */
 import type { PlayResult } from '../../../media-engine';
+import type { MusicKind } from '../endpoint';
 import { isNodeMusic } from '../../kit/moh-source';
 import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
 import { playedToMember, type MemberDone } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
+import { NOT_PLAYED, type MusicPort } from './leg-music';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
 const HELD = /^(\+OK )?hold \d+/;
@@ -33,11 +43,13 @@ const UNDEAFENED = /^(\+OK )?undeaf \d+/;
 /** The switch's reply to `stop current <member>`: conference_api_sub_stop's `Stopped <n> files.` */
 const STOPPED = /^(\+OK )?Stopped \d+ files?\./;
 
-const NOT_PLAYED: PlayResult = { playbackSeconds: 0, playbackMilliseconds: 0, playbackLastOffsetPos: 0, interrupted: true };
-
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
-export class MemberHold {
+/**
+ * The room's hold (and music on hold) of one member, made by the room (FsmrfMix) and lent to the member's leg as its music
+ * port (leg-music.ts) while the member is in: the leg asks, the room closes it.
+ */
+export class MemberHold implements MusicPort {
   /** the member is held on the switch (hold sent, no unhold since) */
   private held = false;
   /** the URL fetched for the switch while the hold lasts */
@@ -51,6 +63,8 @@ export class MemberHold {
   private holdSent: Promise<void> = Promise.resolve();
   /** the hold made the member deaf (deaf sent and answered, no undeaf since) */
   private deaf = false;
+  /** music on hold files playing to the member (sent, their done not seen) */
+  private mohPlays = 0;
 
   constructor(
     private readonly room: MemberSayRoom,
@@ -61,23 +75,31 @@ export class MemberHold {
   ) {}
 
   /**
-   * Plays `music` to the member once (held first, the first time): resolves at its
-   * play-file-member-done, or `interrupted` when the hold ended, the member left or the room ended.
-   * Rejects when the switch refuses the hold (its reply is not `+OK hold`): the member is not held then,
-   * and the next play asks for the hold again.
+   * Plays `music` to the member once as `kind` says: a hold's (held first, the first time), or music on
+   * hold (unheld first when the room held it). Resolves at its play-file-member-done, or `interrupted`
+   * when the music stopped, the hold ended, the member left or the room ended. Rejects when the switch
+   * refuses the hold (its reply is not `+OK hold`): the member is not held then, and the next play asks
+   * for the hold again.
    */
-  async play(music: string): Promise<PlayResult> {
+  async play(music: string, kind: MusicKind = 'hold'): Promise<PlayResult> {
     const id = this.room.memberId();
     const ends = this.ends;
     if (this.closed || id === undefined || !this.room.conn()) return NOT_PLAYED;
+    if (kind === 'moh') await this.unhold();
     const file = eslArg('hold music file', (await this.fetched(music)).path);
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
     const endWith = (end: () => void) => (this.settle = end);
-    const playing = this.held ? playedToMember(this.room, { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith }) : this.holding(id, file, endWith);
+    const again = { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith };
+    let playing: Promise<MemberDone>;
+    if (kind === 'moh') {
+      this.mohPlays++;
+      playing = playedToMember(this.room, again).finally(() => this.mohPlays--);
+    } else playing = this.held ? playedToMember(this.room, again) : this.holding(id, file, endWith);
     const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
-    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted: how !== 'done' || !this.held || ends !== this.ends };
+    const interrupted = how !== 'done' || ends !== this.ends || (kind === 'hold' && !this.held);
+    return { playbackSeconds: Math.floor(ms / 1000), playbackMilliseconds: ms, playbackLastOffsetPos: 0, interrupted };
   }
 
   /**
@@ -107,23 +129,29 @@ export class MemberHold {
   }
 
   /**
-   * The music stops, the hold stays (a change of music, a barge-in, a flow's abort): the play waiting
-   * resolves interrupted, a play whose fetch is still running sends nothing, and the file playing to the
-   * member stops (`stop current <member>`). The member is still not heard by the room; only stop
-   * (`unhold`) ends the hold.
+   * The music stops, the hold stays (a change of music or of its kind, a barge-in, a flow's abort): the
+   * play waiting resolves interrupted, a play whose fetch is still running sends nothing, and the file
+   * playing to the member stops (`stop current <member>`, while held or playing music on hold). A held
+   * member is still not heard by the room; only end (`unhold`) ends the hold.
    */
-  async stopMusic(): Promise<void> {
+  async stop(): Promise<void> {
+    const playing = this.held || this.mohPlays > 0;
     this.ends++;
     this.settle?.();
     const id = this.room.memberId();
-    if (this.held && id !== undefined && !this.closed) await this.room.command(`stop current ${id}`, STOPPED);
+    if (playing && id !== undefined && !this.closed) await this.room.command(`stop current ${id}`, STOPPED);
   }
 
-  /** The hold ends: `unhold <member>` (heard again, hearing the room), the play waiting resolves, its URL released. */
-  async stop(): Promise<void> {
+  /** The music is over: `unhold <member>` when held (heard again, hearing the room), the play waiting resolves, its URL released. */
+  async end(): Promise<void> {
     this.ends++;
     this.settle?.();
     this.release();
+    await this.unhold();
+  }
+
+  /** `unhold <member>` when the room holds it, then `undeaf` unless the call wants it deaf. */
+  private async unhold(): Promise<void> {
     // a hold in flight: its reply tells whether there is a hold to end
     await this.holdSent;
     if (!this.held) return;
@@ -136,7 +164,12 @@ export class MemberHold {
     if (deaf && !this.deafWanted()) await this.room.command(`undeaf ${id}`, UNDEAFENED);
   }
 
-  /** The member left or the room ended: nothing more is sent, the play waiting resolves, the URL released. */
+  /** A member of the room gets its music whenever asked (music asked while it joins is refused by its leg's own port). */
+  refusal(): null {
+    return null;
+  }
+
+  /** The member left or the room ended (the room's call): nothing more is sent, the play waiting resolves, the URL released. */
   close(): void {
     this.ends++;
     this.closed = true;
