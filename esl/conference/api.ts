@@ -290,8 +290,7 @@ async function spokenTo(room: ConferenceRoom, m: Member, text: string, voice: st
   let ms = 0;
   let failed: Error | null = null;
   try {
-    m.files++;
-    ms = (await m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice }).finally(() => m.files--)).playbackMilliseconds;
+    ms = (await room.playingTo(m, () => m.channel.endpoint.say(text, { provider: ROOM_TTS.engine, voice }))).playbackMilliseconds;
   } catch (err) {
     failed = err instanceof Error ? err : new Error(String(err));
   }
@@ -361,16 +360,8 @@ const ROOM_COMMANDS: Record<string, RoomCommand> = {
     if (argv.length === 4) return stopMemberFiles(room, argv[3]!, which, rooms);
     return `+OK Stopped ${room.player.stop(which === 'current' ? 'current' : 'all')} files.\n`;
   },
-  lock: (room, argv) => {
-    room.locked = true;
-    room.fireRoom('lock');
-    return `+OK ${argv[0]} locked\n`;
-  },
-  unlock: (room, argv) => {
-    room.locked = false;
-    room.fireRoom('unlock');
-    return `+OK ${argv[0]} unlocked\n`;
-  },
+  lock: (room, argv) => (room.setLocked(true), `+OK ${argv[0]} locked\n`),
+  unlock: (room, argv) => (room.setLocked(false), `+OK ${argv[0]} unlocked\n`),
   get: (room, argv) => (argv.length === 3 ? getParam(room, argv[2]!) : null),
   set: (room, argv) => (argv.length === 4 ? setParam(room, argv[2]!, argv[3]!) : null),
   recording,

@@ -17,13 +17,7 @@ import type { ConferenceRoom, Member } from './room';
 
 /** The file to the member, mixed with the room or in its place; play-file-member-done when it has played or was stopped. */
 export async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFile, mux: boolean): Promise<void> {
-  m.files++;
-  let ms: number;
-  try {
-    ms = mux ? await mixToMember(m, f) : (await m.channel.endpoint.play(f.path)).playbackMilliseconds;
-  } finally {
-    m.files--;
-  }
+  const ms = await room.playingTo(m, async () => (mux ? mixToMember(room, m, f) : (await m.channel.endpoint.play(f.path)).playbackMilliseconds));
   const samples = Math.round((ms * f.rate) / 1000);
   room.fireMember('play-file-member-done', m, [
     ['seconds', String(Math.floor(samples / f.rate))],
@@ -35,10 +29,10 @@ export async function playToMember(room: ConferenceRoom, m: Member, f: QueuedFil
 
 /**
  * Injects the file into what the member hears, through a fork of its endpoint opened for this file and
- * stopped after it; resolves with the milliseconds played. Its stop (Member.mixed: unhold, the member
+ * stopped after it; resolves with the milliseconds played. Its stop (Member.mixed, room.ts mixingTo: unhold, the member
  * leaving) ends it at once, also while the fork opens or before its first frame went out.
  */
-async function mixToMember(m: Member, f: QueuedFile): Promise<number> {
+async function mixToMember(room: ConferenceRoom, m: Member, f: QueuedFile): Promise<number> {
   let stopped = false;
   let end: (() => void) | null = null;
   let clear: (() => void) | null = null;
@@ -47,8 +41,7 @@ async function mixToMember(m: Member, f: QueuedFile): Promise<number> {
     clear?.();
     end?.();
   };
-  m.mixed.add(stop);
-  try {
+  return room.mixingTo(m, stop, async () => {
     const fork = await m.channel.endpoint.forkAudioStart({ mix: 'out', onFrame: () => undefined, reportStarts: true });
     try {
       if (stopped) return 0;
@@ -63,7 +56,5 @@ async function mixToMember(m: Member, f: QueuedFile): Promise<number> {
     } finally {
       await fork.stop().catch(() => undefined);
     }
-  } finally {
-    m.mixed.delete(stop);
-  }
+  });
 }

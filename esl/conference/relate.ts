@@ -47,20 +47,12 @@ export function relate(room: ConferenceRoom, argv: string[]): string | null {
   const sendvideo = action.includes('sendvideo');
   const clear = action.toLowerCase() === 'clear';
   if (!(clear || nospeak || nohear || sendvideo)) return null;
-  let out = '';
-  for (const a of ids(argv[2]!))
-    for (const b of ids(argv[3]!)) {
-      const m = room.members.get(a);
-      if (clear) {
-        if (m) m.relations.delete(b);
-        out += m ? `+OK relationship ${a}->${b} cleared.\n` : `-ERR relationship ${a}->${b} not found.\n`;
-      } else if (m && room.members.has(b)) {
-        m.relations.set(b, { speak: !nospeak, hear: !nohear });
-        // nospeak clears the member's talking flag (no event), as FreeSWITCH does
-        if (nospeak) m.talking = false;
-        out += `+OK ${a}->${b} ${action} set\n`;
-      } else out += `-ERR relationship ${a}->${b} not found.\n`;
-    }
-  room.syncUnheard();
-  return out;
+  const pairs = ids(argv[2]!).flatMap((a) => ids(argv[3]!).map((b) => [a, b] as const));
+  if (clear) {
+    const found = room.unrelate(pairs);
+    return pairs.map(([a, b], i) => (found[i] ? `+OK relationship ${a}->${b} cleared.\n` : `-ERR relationship ${a}->${b} not found.\n`)).join('');
+  }
+  // nospeak also clears the member's talking flag (room.ts relate)
+  const found = room.relate(pairs, { speak: !nospeak, hear: !nohear });
+  return pairs.map(([a, b], i) => (found[i] ? `+OK ${a}->${b} ${action} set\n` : `-ERR relationship ${a}->${b} not found.\n`)).join('');
 }

@@ -5,15 +5,23 @@
  * whom, relate.ts), the room's settings the API reads and sets, its file queue and recordings, and
  * the maintenance events of each change. The room ends when its last
  * member leaves, when an `endconf` member leaves, or when the engine's mixer is gone.
+ *
+ * One writer: the room is the only writer of its members' state (room-member.ts). Each change is a
+ * method here (setSpeak, setHear, setHold, relate, unrelate, playingTo, mixingTo, leave) that applies
+ * it with what follows from it (the engine's mutes, who hears whom, the events); the API (api.ts,
+ * relate.ts, member-play.ts) asks, it never writes a member's fields.
  */
 import type { Conference } from '../../media-engine';
 import type { Channel } from '../channel';
 import type { EventFactory, SwitchIdentity } from '../events';
 import type { EslEvent } from '../wire';
 import type { ConferenceFiles } from './files';
-import { maintenance, memberHeaders, roomHeaders, type MemberView, type RoomView } from './events';
+import { maintenance, memberHeaders, roomHeaders, type RoomView } from './events';
 import { RoomPlayer } from './playback';
 import { RoomRecordings } from './recording';
+import { Member, memberState, type LeaveReason, type MemberFlags, type Relation } from './room-member';
+
+export { Member, type LeaveReason, type MemberFlags, type Relation } from './room-member';
 
 /** What a room needs of the switch: its events and where they go (EslServer). */
 export interface RoomHost {
@@ -23,66 +31,6 @@ export interface RoomHost {
   failed(err: Error): void;
   /** where `play` reads and `recording` writes (files.ts) */
   readonly conferenceFiles: ConferenceFiles;
-}
-
-/** The member flags of `+flags{…}` (conference_utils_set_mflags) this switch serves. */
-export interface MemberFlags {
-  mute: boolean;
-  deaf: boolean;
-  moderator: boolean;
-  ghost: boolean;
-  endconf: boolean;
-}
-
-/** Why a member left: the API's kick or hup, its channel hung up, or the room ended. */
-export type LeaveReason = 'kicked' | 'hup' | 'hangup' | 'ended';
-
-/** One relationship of a member toward another (mod_conference's conference_relationship_t, audio flags). */
-export interface Relation {
-  /** false: the other member does not hear this one (nospeak) */
-  speak: boolean;
-  /** false: this member does not hear the other one (nohear) */
-  hear: boolean;
-}
-
-export class Member implements MemberView {
-  speak: boolean;
-  hear: boolean;
-  talking = false;
-  /** on hold (`hold`): not heard, no talk events, its hold file played to it */
-  held = false;
-  /** its relationships by the other member's id (relate); gone with the member */
-  readonly relations = new Map<number, Relation>();
-  /** files and speech playing to this member alone (play <file> <id>, saymember, the hold file) */
-  files = 0;
-  /** the stops of the files mixed into what it hears (play <file> <id> without nomux: member-play.ts) */
-  readonly mixed = new Set<() => void>();
-  readonly moderator: boolean;
-  readonly ghost: boolean;
-  readonly endconf: boolean;
-  /** settles when the member has left (the conference application then returns) */
-  readonly left: Promise<LeaveReason>;
-  private settle!: (r: LeaveReason) => void;
-  gone = false;
-
-  constructor(
-    readonly id: number,
-    readonly channel: Channel,
-    flags: MemberFlags,
-  ) {
-    this.speak = !flags.mute;
-    this.hear = !flags.deaf;
-    this.moderator = flags.moderator;
-    this.ghost = flags.ghost;
-    this.endconf = flags.endconf;
-    this.left = new Promise((resolve) => (this.settle = resolve));
-  }
-
-  /** @internal the room took it out */
-  markLeft(reason: LeaveReason): void {
-    this.gone = true;
-    this.settle(reason);
-  }
 }
 
 /** The engine's mute direction for a member's flags: 'in' = the others do not hear it, 'out' = it hears nothing. */
@@ -97,7 +45,7 @@ export class ConferenceRoom implements RoomView {
   readonly members = new Map<number, Member>();
   /** members by their engine endpoint's uuid (the mixer's member id) */
   private readonly byLeg = new Map<string, Member>();
-  locked = false;
+  private isLocked = false;
   /** 0: no limit (mod_conference's default) */
   maxMembers = 0;
   soundPrefix = '';
@@ -128,6 +76,10 @@ export class ConferenceRoom implements RoomView {
     media.on('destroy', () => this.end());
   }
 
+  /** `lock`: no one joins (apps/conference.ts) */
+  get locked(): boolean {
+    return this.isLocked;
+  }
   get uuid(): string {
     return this.media.uuid;
   }
@@ -162,7 +114,7 @@ export class ConferenceRoom implements RoomView {
       this.joining--;
     }
     if (this.ended) {
-      m.markLeft('ended');
+      left(m, 'ended');
       return m;
     }
     this.members.set(id, m);
@@ -175,16 +127,17 @@ export class ConferenceRoom implements RoomView {
   /** Takes a member out (del-member); an endconf member, or the last one, ends the room. */
   leave(m: Member, reason: LeaveReason): void {
     if (m.gone || this.members.get(m.id) !== m) return;
+    const s = memberState(m);
     this.members.delete(m.id);
     this.byLeg.delete(m.channel.endpoint.uuid);
     if (this.floor === m.id) this.floor = null;
-    m.talking = false;
+    s.talking = false;
     if (!m.channel.endpoint.destroyed) void m.channel.endpoint.leaveConference().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
     this.fireMember('del-member', m);
     for (const stop of [...m.mixed]) stop();
-    m.markLeft(reason);
+    left(m, reason);
     // its relationships go with it (conference_member_del_relationship(member, 0)); those toward it stay, unused
-    m.relations.clear();
+    s.relations.clear();
     this.unheard.delete(m);
     if (this.ended) return;
     this.syncUnheard();
@@ -203,8 +156,9 @@ export class ConferenceRoom implements RoomView {
   /** `mute` / `unmute`: whether the others hear the member (mute-member / unmute-member). */
   async setSpeak(m: Member, on: boolean): Promise<void> {
     if (m.gone) return;
-    m.speak = on;
-    if (!on) m.talking = false;
+    const s = memberState(m);
+    s.speak = on;
+    if (!on) s.talking = false;
     // a held member stays unheard (FreeSWITCH's hard mute of its session) until unhold
     await this.media[on && !m.held ? 'unmute' : 'mute'](m.channel.endpoint, 'in');
     if (!m.gone) this.fireMember(on ? 'unmute-member' : 'mute-member', m);
@@ -213,7 +167,7 @@ export class ConferenceRoom implements RoomView {
   /** `deaf` / `undeaf`: whether the member hears the room (deaf-member / undeaf-member). */
   async setHear(m: Member, on: boolean): Promise<void> {
     if (m.gone) return;
-    m.hear = on;
+    memberState(m).hear = on;
     await this.media[on ? 'unmute' : 'mute'](m.channel.endpoint, 'out');
     if (!m.gone) this.fireMember(on ? 'undeaf-member' : 'deaf-member', m);
   }
@@ -225,12 +179,74 @@ export class ConferenceRoom implements RoomView {
    */
   async setHold(m: Member, on: boolean): Promise<void> {
     if (m.gone) return;
-    m.held = on;
-    if (on) m.talking = false;
+    const s = memberState(m);
+    s.held = on;
+    if (on) s.talking = false;
     await this.media[on || !m.speak ? 'mute' : 'unmute'](m.channel.endpoint, 'in');
     if (!on) for (const stop of [...m.mixed]) stop();
     if (!on && m.files > 0) await m.channel.endpoint.stopPlayback();
     if (!m.gone) this.fireMember(on ? 'hold-member' : 'unhold-member', m);
+  }
+
+  /**
+   * `relate <id> <other> nospeak|nohear` (conference_api_sub_relate): each pair's relationship, of a
+   * member toward another both in the room, is `r` (it replaces the pair's; nospeak clears the member's
+   * talking flag, no event, as FreeSWITCH does), then the engine is told who does not hear whom. Gives,
+   * by pair, whether both members were found.
+   */
+  relate(pairs: readonly (readonly [number, number])[], r: Relation): boolean[] {
+    const found = pairs.map(([a, b]) => {
+      const m = this.members.get(a);
+      if (!m || !this.members.has(b)) return false;
+      const s = memberState(m);
+      s.relations.set(b, { speak: r.speak, hear: r.hear });
+      if (!r.speak) s.talking = false;
+      return true;
+    });
+    this.syncUnheard();
+    return found;
+  }
+
+  /** `relate <id> <other> clear`: each pair's relationship goes, then the engine is told; gives, by pair, whether the member was found. */
+  unrelate(pairs: readonly (readonly [number, number])[]): boolean[] {
+    const found = pairs.map(([a, b]) => {
+      const m = this.members.get(a);
+      if (m) memberState(m).relations.delete(b);
+      return m !== undefined;
+    });
+    this.syncUnheard();
+    return found;
+  }
+
+  /** `lock` / `unlock`: whether a caller can join, then lock / unlock. */
+  setLocked(on: boolean): void {
+    this.isLocked = on;
+    this.fireRoom(on ? 'lock' : 'unlock');
+  }
+
+  /**
+   * Runs `play`, a file or speech playing to the member alone (member-play.ts, saymember), counted in
+   * its `files` until it ends (stop and unhold read the count).
+   */
+  async playingTo<T>(m: Member, play: () => Promise<T>): Promise<T> {
+    const s = memberState(m);
+    s.files++;
+    try {
+      return await play();
+    } finally {
+      s.files--;
+    }
+  }
+
+  /** Runs `play`, a file mixed into what the member hears (member-play.ts), its `stop` in the member's `mixed` until it ends. */
+  async mixingTo<T>(m: Member, stop: () => void, play: () => Promise<T>): Promise<T> {
+    const s = memberState(m);
+    s.mixed.add(stop);
+    try {
+      return await play();
+    } finally {
+      s.mixed.delete(stop);
+    }
   }
 
   /** relate's count of relationships (conference->relationship_total). */
@@ -244,7 +260,7 @@ export class ConferenceRoom implements RoomView {
    * Gives the engine, for each member whose listeners changed, the members that do not hear it: those it
    * relates nospeak to, and those that relate nohear to it (conference_mux's two checks).
    */
-  syncUnheard(): void {
+  private syncUnheard(): void {
     const ms = [...this.members.values()];
     for (const s of ms) {
       const deafTo = ms.filter((l) => l !== s && (s.relations.get(l.id)?.speak === false || l.relations.get(s.id)?.hear === false));
@@ -268,7 +284,7 @@ export class ConferenceRoom implements RoomView {
     this.leave(m, how);
   }
 
-  /** lock / unlock events (the flag is set by the caller) */
+  /** A room event (conference-create, lock, play-file…). */
   fireRoom(action: string, own: [string, string][] = []): void {
     this.host.publish(maintenance(this.host.events, action, roomHeaders(this), own));
   }
@@ -281,12 +297,13 @@ export class ConferenceRoom implements RoomView {
   private speaker(leg: string, talking: boolean): void {
     const m = this.byLeg.get(leg);
     if (!m || m.gone) return;
+    const s = memberState(m);
     if (talking && m.speak && !m.held && !m.talking) {
-      m.talking = true;
+      s.talking = true;
       this.floor = m.id;
       this.fireMember('start-talking', m);
     } else if (!talking && m.talking) {
-      m.talking = false;
+      s.talking = false;
       this.fireMember('stop-talking', m);
     }
   }
@@ -302,4 +319,11 @@ export class ConferenceRoom implements RoomView {
     this.onEnd(this);
     void this.media.destroy().catch((e: unknown) => this.host.failed(e instanceof Error ? e : new Error(String(e))));
   }
+}
+
+/** The member is out: `gone`, its `left` settled with why. */
+function left(m: Member, reason: LeaveReason): void {
+  const s = memberState(m);
+  s.gone = true;
+  s.settle(reason);
 }

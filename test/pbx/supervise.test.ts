@@ -47,6 +47,9 @@ describe('pbx: supervisor', function () {
     const [a, b, sup] = [await newPhone(F_A), await newPhone(F_B), await newPhone(F_S, 12000)];
     await supervisors(sup.extension);
     const { aPhone, bPhone, aRow, bRow } = await talking(a, b);
+    // what A and B hear of S, counted from before S dials: in listen not one frame, the join's included
+    const [aHearsS, bHearsS] = [framesWith(a.audio, F_S), framesWith(b.audio, F_S)];
+    const [aHeardS, bHeardS] = [await aHearsS(), await bHearsS()];
     const sPhone = await call(s, sup, caller({ user: sup.user, domain: sup.domain, target: `*1${b.extension}`, rtpPort: sup.audio.port, byeTimeoutMs: 120_000 }));
     const rec = await until(async () => ((await api(s).get(`/calls/${bRow.id}/supervise`)).status === 200 ? (await api(s).get(`/calls/${bRow.id}/supervise`)).body : null), 20_000, 'supervision up');
     expect(rec).to.include({ call_id: bRow.id, mode: 'listen', status: 'active' });
@@ -55,7 +58,11 @@ describe('pbx: supervisor', function () {
     await hears(sup.audio, F_B, 'S hears B');
     await hears(a.audio, F_B, 'A still hears B');
     await hears(b.audio, F_A, 'B still hears A');
-    await Promise.all([silentFor(framesWith(a.audio, F_S), 1500, 'A does not hear S'), silentFor(framesWith(b.audio, F_S), 1500, 'B does not hear S')]);
+    // (over the checks above and 1.5 s of frames more: S's tone is loud, a frame of it would be counted)
+    const since = Date.now();
+    await Promise.all([a.audio.framesHeard(since, 75), b.audio.framesHeard(since, 75)]);
+    expect((await aHearsS()) - aHeardS, 'A does not hear S, not one frame since S dialled').to.equal(0);
+    expect((await bHearsS()) - bHeardS, 'B does not hear S, not one frame since S dialled').to.equal(0);
     // whisper: B hears S, A does not
     expect((await api(s).put(`/calls/${bRow.id}/supervise`, { mode: 'whisper' })).status).to.equal(200);
     await hears(b.audio, F_S, 'B hears the whisper');
@@ -73,7 +80,8 @@ describe('pbx: supervisor', function () {
     // the supervisor's keys switch modes (ChanSpy's d option): 4 listen, 5 whisper
     sup.audio.pressKey('4');
     await until(async () => (await api(s).get(`/calls/${bRow.id}/supervise`)).body.mode === 'listen', 10_000, 'key 4: listen');
-    await silentFor(framesWith(b.audio, F_S), 1000, 'B no longer hears S');
+    // (the mode is told once the mix has changed: only what was in flight may still come)
+    await silentFor(framesWith(b.audio, F_S), 1000, 'B no longer hears S', { settleMs: 500 });
     sup.audio.pressKey('5');
     await until(async () => (await api(s).get(`/calls/${bRow.id}/supervise`)).body.mode === 'whisper', 10_000, 'key 5: whisper');
     await hears(b.audio, F_S, 'B hears the whisper again');
