@@ -291,7 +291,8 @@ async function soak(o: Options, rig: { db: Knex; procs: Proc[]; probeDir: string
   const sockets = subscribers(o.wsClients, httpPort, account, stats);
 
   // sipp: one run with its own rate
-  const sink = await RtpSink.open();
+  // one sink for every call of the run
+  const sink = await RtpSink.open({ many: true });
   const total = Math.max(1, Math.round(o.seconds * o.cps));
   const calls = sipp(
     uacWaitsForBye(`+899000000001@127.0.0.1:${sipPort}`, '+15553330000', sink.port, { byeTimeoutMs: 60_000 }),

@@ -1,77 +1,24 @@
 // mod_conference's relate, hold and unhold on our switch, through fsmrf's public API (its endpoint's
 // api: `conference <room> …`), with FreeSWITCH 1.10's replies and maintenance events. Each member is a
 // channel whose far end is a media-engine endpoint (real RTP on loopback); who hears whom is measured
-// at the far ends (a recording there, the share of each member's tone), as test/esl/conference.test.ts does.
+// at the far ends (a recording there, the share of each member's tone), as test/esl/conference.test.ts does (testkit/esl/switch-rooms.ts).
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import type { Conference } from 'drachtio-fsmrf';
-import type { Endpoint } from '../../media-engine';
-import { readWav } from '../../testkit/media-engine/support';
-import { toneShare } from '../../testkit/media-engine/far-end';
-import { plainHeaders, type RawClient } from './support';
-import { useFsmrfRig, type FsmrfRig } from './rig';
+import { nextAction } from '../../testkit/esl/client';
+import { useSwitchRooms } from '../../testkit/esl/switch-rooms';
 
 describe('esl: conference relate, hold and unhold (FreeSWITCH 1.10) through fsmrf on the media engine', function () {
   this.timeout(60_000);
-  const tone: Record<number, string> = {};
-  const confs: Conference[] = [];
-  const failures: string[] = [];
-  afterEach(async () => {
-    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
-  });
-  const fx = useFsmrfRig((d) => ({ conferenceFiles: { recordings: path.join(d, 'recordings'), sounds: d } }));
-  let rig: FsmrfRig;
-  let dir: string;
-  before(() => {
-    ({ rig, dir } = fx);
-    rig.esl.on('failed', (e) => failures.push(e.message));
-    for (const hz of [440, 1000, 700, 880]) {
-      tone[hz] = path.join(dir, `tone${hz}.wav`);
-      execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', '30', 'sine', String(hz), 'vol', '0.5']);
-    }
-  });
-  afterEach(() => {
-    expect(failures.splice(0)).to.deep.equal([]);
-  });
-
-  async function conference(name: string): Promise<Conference> {
-    const c = await rig.ms.createConference(name);
-    confs.push(c);
-    return c;
-  }
-
-  /** A member talking its tone (none: silent), in `conf`; its member id. */
-  async function member(conf: Conference, hz?: number) {
-    const m = await fx.call();
-    const { memberId } = await m.ep.join(conf);
-    if (hz) void m.peer.play(tone[hz]!).catch(() => undefined);
-    return { ...m, id: Number(memberId) };
-  }
-
-  /** The next maintenance event with that Action (of that member when given; others skipped), its headers. */
-  async function nextAction(c: RawClient, action: string, memberId?: number): Promise<Record<string, string>> {
-    for (;;) {
-      const h = plainHeaders((await c.next()).body);
-      if (h['Action'] === action && (memberId === undefined || h['Member-ID'] === String(memberId))) return h;
-    }
-  }
-
-  let n = 0;
-  /**
-   * The share of each tone in what the far end hears over 1 s (after 0.5 s for what was in flight). The
-   * far end's recording holds its own tone too: a member that hears one other has about half of each.
-   */
-  async function hears(peer: Endpoint, ...hz: number[]): Promise<number[]> {
-    const file = path.join(dir, `hears-${n++}.wav`);
-    await peer.record(file, { duration: 1.5 });
-    const s = readWav(file).samples.subarray(4000);
-    return hz.map((f) => toneShare(s, f, 8000));
-  }
+  const rooms = useSwitchRooms([
+    [440, 30],
+    [1000, 30],
+    [700, 30],
+    [880, 30],
+  ]);
+  const { tone, hears, conference, member } = rooms;
 
   it('relate nospeak: the other member does not hear the member, the rest do; a later member is in no relationship; clear undoes it', async () => {
     const conf = await conference('rel-speak');
-    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const raw = await rooms.maintenance();
     const coach = await member(conf, 440);
     const agent = await member(conf);
     const customer = await member(conf);
@@ -129,7 +76,7 @@ describe('esl: conference relate, hold and unhold (FreeSWITCH 1.10) through fsmr
 
   it('hold <id> <file>: the member is not heard and hears the file (hold-member, Hold: true, listed hold); unhold: heard again, the file stops (unhold-member)', async () => {
     const conf = await conference('hold-room');
-    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const raw = await rooms.maintenance();
     const a = await member(conf, 440);
     const b = await member(conf, 1000);
     const body = async (args: string) => (await b.ep.api('conference', `hold-room ${args}`)).getBody();
@@ -162,7 +109,7 @@ describe('esl: conference relate, hold and unhold (FreeSWITCH 1.10) through fsmr
 
   it("play <file> <id> mixes the file with the room (FreeSWITCH's default), nomux plays it in place of the room; a held member with no file hears the room", async () => {
     const conf = await conference('mux-room');
-    const raw = await fx.subscriber('CUSTOM conference::maintenance');
+    const raw = await rooms.maintenance();
     const a = await member(conf);
     const b = await member(conf, 1000);
     const body = async (args: string) => (await b.ep.api('conference', `mux-room ${args}`)).getBody();

@@ -5,7 +5,6 @@
 // end and measured by its tone's share of the energy, as test/esl/apps.test.ts measures; what must hold from
 // when a change reached the ear (a mute, a deaf) frame by frame, after the frames in flight (heard.ts).
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Conference, Endpoint as FsEndpoint, EslEvent } from 'drachtio-fsmrf';
@@ -15,64 +14,31 @@ import { toneShare } from '../../testkit/media-engine/far-end';
 import { conferenceData } from '../../esl/apps/conference';
 import { eslText } from '../../media-app/media-server/fsmrf/esl-arg';
 import { readRoomFile, RoomPlayer } from '../../esl/conference/playback';
-import { plainHeaders, type RawClient } from './support';
+import { nextAction } from '../../testkit/esl/client';
+import type { FsmrfRig } from '../../testkit/esl/switch-rig';
+import { useSwitchRooms } from '../../testkit/esl/switch-rooms';
 import { expectGoneAfterFlight, loudFrames, toneFrames } from './heard';
-import { useFsmrfRig, type FsmrfRig } from './rig';
 
 describe('esl: conferences through fsmrf on the media engine', () => {
-  const tone: Record<number, string> = {};
-  const confs: Conference[] = [];
-  /** what the switch reported as its own failures (a handler that threw, an engine call that failed) */
-  const failures: string[] = [];
-  /** where the switch writes recordings (ESL_RECORDINGS_DIR): made when the first one starts */
-  let recordings: string;
-  /** undo what a test changed on the real engine (a gate) */
-  const restore: (() => void)[] = [];
-
-  // before the rig's own afterEach: the rooms end before their members' channels hang up
-  afterEach(async () => {
-    for (const undo of restore.splice(0)) undo();
-    for (const c of confs.splice(0)) await c.destroy().catch(() => undefined);
-  });
-  const fx = useFsmrfRig((d) => ({ conferenceFiles: { recordings: path.join(d, 'recordings'), sounds: d } }));
+  // the rooms, each test's undo (a gate on the real engine) and the switch's failures checked after each test
+  const rooms = useSwitchRooms([
+    [440, 8],
+    [1000, 8],
+    [880, 1],
+  ]);
+  const { tone, conference, maintenance, failures } = rooms;
+  const restore = rooms.undo;
   let rig: FsmrfRig;
   let dir: string;
+  /** where the switch writes recordings (ESL_RECORDINGS_DIR): made when the first one starts */
+  let recordings: string;
   before(() => {
-    ({ rig, dir } = fx);
+    ({ rig, dir } = rooms);
     recordings = path.join(dir, 'recordings');
-    rig.esl.on('failed', (e) => failures.push(e.message));
-    for (const [hz, secs] of [
-      [440, 8],
-      [1000, 8],
-      [880, 1],
-    ] as const) {
-      tone[hz] = path.join(dir, `tone${hz}.wav`);
-      execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', tone[hz], 'synth', String(secs), 'sine', String(hz), 'vol', '0.5']);
-    }
-  });
-  afterEach(() => {
-    expect(failures.splice(0)).to.deep.equal([]);
   });
 
   /** A channel whose far end is an engine endpoint (the channel answered its offer). */
-  const call = () => fx.call();
-
-  async function conference(name: string): Promise<Conference> {
-    const c = await rig.ms.createConference(name);
-    confs.push(c);
-    return c;
-  }
-
-  /** An inbound client subscribed to the maintenance events (plain). */
-  const maintenance = () => fx.subscriber('CUSTOM conference::maintenance');
-
-  /** The next maintenance event with that Action (others skipped), its headers. */
-  async function nextAction(c: RawClient, action: string): Promise<Record<string, string>> {
-    for (;;) {
-      const h = plainHeaders((await c.next()).body);
-      if (h['Action'] === action) return h;
-    }
-  }
+  const call = () => rooms.fx.call();
 
   /** What the far end of a member hears for one second (a recording at that far end). */
   async function hear(peer: Endpoint, name: string): Promise<Int16Array> {
@@ -298,7 +264,7 @@ describe('esl: conferences through fsmrf on the media engine', () => {
     expect(await conf.get('max_members')).to.equal(5);
     expect(await conf.get('uuid')).to.equal(conf.uuid);
     await conf.destroy();
-    confs.splice(confs.indexOf(conf), 1);
+    rooms.ended(conf);
     expect(await nextAction(raw, 'conference-destroy')).to.include({ 'Conference-Name': 'room-lock', 'Conference-Size': '0' });
     expect(await rig.ms.api('conference room-lock list')).to.equal('-ERR Conference room-lock not found\n');
     expect(rig.esl.channels.has(a.ep.uuid)).to.equal(true);

@@ -64,7 +64,7 @@ describe('esl: an outbound socket that connects after its channel hung up', func
       await boundedOnce(f, 'connect', 5000, 'a filler connection');
     }
 
-    const dialog = (await rig.appSrf.createUAC(`sip:drachtio@${rig.esl.api.profile.address}`, { headers: { 'X-esl-outbound': `127.0.0.1:${port}` }, localSdp: SDP })) as {
+    const dialog = (await rig.appSrf.createUAC(`sip:drachtio@${rig.esl.api.profile.address}`, { headers: { 'X-esl-outbound': `127.0.0.1:${port}` }, localSdp: SDP })) as unknown as {
       destroy(): Promise<unknown>;
     };
     const [uuid] = [...rig.esl.channels.keys()];

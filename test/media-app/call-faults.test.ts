@@ -107,7 +107,8 @@ describe('call close cascade under faults', function () {
     await trunksRepo(db).create(cid, `tr${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'echo', option: { duration: 60_000 } }]) } as never);
     await numbersRepo(db).create({ customer_id: cid, number: '+899100000201', type: 'virtual', call_flow_id: flow.id });
-    const sink = await RtpSink.open();
+    // one sink for all N calls: every call's echo counts
+    const sink = await RtpSink.open({ many: true });
     const N = 20;
     try {
       // sipp plays a tone at the platform (20 s of RTP); the flow's echo sends it back to the sink in the SDP

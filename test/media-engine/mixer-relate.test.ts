@@ -2,20 +2,8 @@
 // a member taken out of some listeners' N-1 mixes, sample-exact, in 32 bits before the clip, while the
 // others and the recorded mix hear it as before.
 import { expect } from 'chai';
-import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
-
-const ramp = (f: (i: number) => number) => Int16Array.from({ length: 160 }, (_, i) => f(i));
-const member = (id: string, f: Int16Array): MixMember => ({ id, input: () => f, mixOut: new Int16Array(160), muteIn: false, muteOut: false, heardOnlyBy: null, notHeardBy: null });
-const sum = (...fs: Int16Array[]) =>
-  Array.from({ length: 160 }, (_, i) =>
-    Math.max(
-      -32768,
-      Math.min(
-        32767,
-        fs.reduce((t, f) => t + f[i]!, 0),
-      ),
-    ),
-  );
+import { ConferenceMixer } from '../../media-engine/worker/mixer';
+import { member, ramp, sum } from './mixer-frames';
 
 describe('media-engine conference mixer: notHeardBy (relate)', () => {
   const fa = ramp((i) => 1000 + i);

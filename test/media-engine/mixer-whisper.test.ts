@@ -2,20 +2,8 @@
 // (c) must get none of the supervisor's (s) audio: sample-exact, so the whisper is infinitely far
 // below what the agent (a) hears, not just 60 dB.
 import { expect } from 'chai';
-import { ConferenceMixer, type MixMember } from '../../media-engine/worker/mixer';
-
-const ramp = (f: (i: number) => number) => Int16Array.from({ length: 160 }, (_, i) => f(i));
-const member = (id: string, f: Int16Array): MixMember => ({ id, input: () => f, mixOut: new Int16Array(160), muteIn: false, muteOut: false, heardOnlyBy: null });
-const sum = (...fs: Int16Array[]) =>
-  Array.from({ length: 160 }, (_, i) =>
-    Math.max(
-      -32768,
-      Math.min(
-        32767,
-        fs.reduce((t, f) => t + f[i]!, 0),
-      ),
-    ),
-  );
+import { ConferenceMixer } from '../../media-engine/worker/mixer';
+import { member, ramp, sum } from './mixer-frames';
 
 describe('media-engine conference mixer: whisper', () => {
   const fa = ramp((i) => 1000 + i);

@@ -25,7 +25,8 @@ describe('scale: draining a node', function () {
   });
 
   async function calls(number: string, n: number) {
-    const sink = await RtpSink.open();
+    // one sink for the n calls of one sipp
+    const sink = await RtpSink.open({ many: true });
     sinks.push(sink);
     return sipp(
       uacWaitsForBye(`${number}@127.0.0.1:${c.edge.port}`, 'pbx', sink.port, { byeTimeoutMs: 60_000 }),

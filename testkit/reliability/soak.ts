@@ -389,7 +389,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     throw e;
   });
   // the callers answer the platform's RTP with their own, as phones do (the media timeout ends a silent one)
-  const sink = await RtpSink.open({ answer: true });
+  const sink = await RtpSink.open({ answer: true, many: true });
   const aborted = abortion(o.signal);
   aborted.catch(() => undefined);
   try {

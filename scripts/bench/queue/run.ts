@@ -39,7 +39,8 @@ async function main(): Promise<void> {
   const busRedis = new Redis(process.env.TEST_REDIS_URL!, { maxRetriesPerRequest: 2 });
   const bus = new CommandBus({ redis: busRedis, keyPrefix: p.config.redisKeyPrefix });
   const agentSide = await InviteCounter.open({ busy: true });
-  const sink = await RtpSink.open();
+  // one sink for all the callers' media
+  const sink = await RtpSink.open({ many: true });
   const callerPort = await freePort();
   const callerSipp = sipp(callerUas(sink.port), ['-i', '127.0.0.1', '-p', String(callerPort), '-m', String(2 * N), '-timeout', '600s'], { killAfterMs: 600_000 });
   await sleep(300);

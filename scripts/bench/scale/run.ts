@@ -57,7 +57,8 @@ function loadavg(): string {
 }
 
 async function batch(c: Cluster, number: string, port: number, calls: number, rate: number): Promise<{ ok: number; failed: number; ms: number }> {
-  const sink = await RtpSink.open();
+  // one sink for the batch's calls
+  const sink = await RtpSink.open({ many: true });
   const t0 = Date.now();
   try {
     const r = await sipp(

@@ -71,7 +71,7 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
   it('a switch that answers nothing: the end waits until the deadline, then forgets the dialog; nothing armed after', async () => {
     const l = await leg();
     const dialog = (l.fs as unknown as { dialog: { id: string; connected: boolean } }).dialog;
-    const dialogs = (rig.appSrf as { _dialogs: Map<string, unknown> })._dialogs;
+    const dialogs = (rig.appSrf as unknown as { _dialogs: Map<string, unknown> })._dialogs;
     expect(dialogs.has(dialog.id)).to.equal(true);
     // the switch reads nothing more of the leg's socket: no hangup, no event, no end, no BYE
     const sock = switchSocket(l.uuid);

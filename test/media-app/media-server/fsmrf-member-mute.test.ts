@@ -9,6 +9,7 @@ import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { until } from '../../../testkit/media-app/harness';
 import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
+import { bounded } from '../../../testkit/bounded';
 
 /** What `b`'s far end hears while `a`'s far end plays 440 Hz for 800 ms: the share of it carrying the tone. */
 async function heard(suite: FsmrfSuite, a: Awaited<ReturnType<FsmrfSuite['call']>>, b: Awaited<ReturnType<FsmrfSuite['call']>>, name: string): Promise<number> {
@@ -18,16 +19,6 @@ async function heard(suite: FsmrfSuite, a: Awaited<ReturnType<FsmrfSuite['call']
   await b.peer.stopRecord(file);
   await rec.done;
   return toneShare(readWav(file).samples, 440, 8000);
-}
-
-/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not resolve within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 describe('media-app fsmrf backend: a member of a switch room muted through its own leg', function () {
@@ -43,10 +34,10 @@ describe('media-app fsmrf backend: a member of a switch room muted through its o
       await mix.join(b.leg);
       expect(await heard(suite, a, b, 'before'), 'b hears a in the room').to.be.above(0.5);
 
-      await within(a.leg.mute('in'), 2000, "the leg's mute in the room");
+      await bounded(a.leg.mute('in'), 2000, "the leg's mute in the room");
       expect(await heard(suite, a, b, 'muted'), 'b does not hear muted a').to.be.below(0.1);
 
-      await within(a.leg.unmute('in'), 2000, "the leg's unmute in the room");
+      await bounded(a.leg.unmute('in'), 2000, "the leg's unmute in the room");
       expect(await heard(suite, a, b, 'unmuted'), 'b hears a again').to.be.above(0.5);
 
       await mix.leave(a.leg);
@@ -64,7 +55,7 @@ describe('media-app fsmrf backend: a member of a switch room muted through its o
     try {
       await mix.join(a.leg);
       await mix.join(b.leg);
-      await within(a.leg.mute('in'), 2000, "the leg's mute in the room");
+      await bounded(a.leg.mute('in'), 2000, "the leg's mute in the room");
       await mix.leave(a.leg);
       // out of the room (its conference application returned) and bridged: c must not hear a. The
       // set_mute follows the conference application's end on the channel's own events, so what c hears is

@@ -12,6 +12,7 @@ import { CallMediaState } from '../../../media-app/call/media-state';
 import { readWav } from '../../../testkit/media-engine/support';
 import { power, toneShare } from '../../../testkit/media-engine/far-end';
 import { useFsmrfSuite } from './fsmrf-suite';
+import { bounded } from '../../../testkit/bounded';
 
 /** The music's tone and length: one file, far longer than any bound below. */
 const MUSIC_HZ = 440;
@@ -20,16 +21,6 @@ const MUSIC_S = 20;
 const PARTY_HZ = 1000;
 /** Within this a mute must be applied: a tenth of the file. */
 const BOUND_MS = 2000;
-
-/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not resolve within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe('media-app fsmrf backend: a mute while the music loops', function () {
   this.timeout(60_000);
@@ -68,10 +59,10 @@ describe('media-app fsmrf backend: a mute while the music loops', function () {
     expect(toneShare(playing, MUSIC_HZ, 8000), 'the party hears the music').to.be.above(0.5);
 
     const t0 = performance.now();
-    await within(state.set({ mute: 'out' }), BOUND_MS, 'the mute while the music plays (its file lasts 20 s)');
+    await bounded(state.set({ mute: 'out' }), BOUND_MS, 'the mute while the music plays (its file lasts 20 s)');
     // the window's first 200 ms may still hold what was in flight (the party's jitter buffer)
     expect(power((await window(peer)).subarray(1600)), 'the party hears nothing once muted').to.be.below(power(playing) / 1000);
-    await within(state.set({ mute: '' }), BOUND_MS, 'the unmute while the music plays');
+    await bounded(state.set({ mute: '' }), BOUND_MS, 'the unmute while the music plays');
     expect(await share(peer, MUSIC_HZ), 'the party hears the music again').to.be.above(0.5);
     expect(performance.now() - t0, 'all of it inside one play of the file').to.be.below(MUSIC_S * 1000 - 5000);
     expect(plays, 'the music played on, never restarted').to.deep.equal([music]);
@@ -89,9 +80,9 @@ describe('media-app fsmrf backend: a mute while the music loops', function () {
     if (!channel) throw new Error(`no channel ${leg.uuid} on the switch`);
     expect(await share(channel, PARTY_HZ), "the party's tone reaches the leg").to.be.above(0.1);
 
-    await within(state.set({ mute: 'in' }), BOUND_MS, 'the mute while the music plays (its file lasts 20 s)');
+    await bounded(state.set({ mute: 'in' }), BOUND_MS, 'the mute while the music plays (its file lasts 20 s)');
     expect(await share(channel, PARTY_HZ), "the party's tone is off the leg once muted").to.be.below(0.02);
-    await within(state.set({ mute: '' }), BOUND_MS, 'the unmute while the music plays');
+    await bounded(state.set({ mute: '' }), BOUND_MS, 'the unmute while the music plays');
     expect(await share(channel, PARTY_HZ), "the party's tone reaches the leg again").to.be.above(0.1);
     await state.set({ moh: false });
   });

@@ -8,16 +8,7 @@ import path from 'node:path';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { useFsmrfSuite } from './fsmrf-suite';
-
-/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { bounded } from '../../../testkit/bounded';
 
 describe('media-app fsmrf backend: startRecord (record_session)', function () {
   this.timeout(30_000);
@@ -65,8 +56,8 @@ describe('media-app fsmrf backend: startRecord (record_session)', function () {
     const played = leg.play(prompt);
     await new Promise((r) => setTimeout(r, 1000)); // what is recorded: a second of the prompt playing
     const t0 = performance.now();
-    await within(leg.stopRecord(file), 2000, 'stopRecord while the prompt plays');
-    const r = await within(rec.done, 2000, "the recording's end while the prompt plays");
+    await bounded(leg.stopRecord(file), 2000, 'stopRecord while the prompt plays');
+    const r = await bounded(rec.done, 2000, "the recording's end while the prompt plays");
     expect(performance.now() - t0, 'the recording ended long before the prompt').to.be.below(2000);
     expect(r.reason).to.equal('stopped');
     expect(r.recordMilliseconds).to.be.within(800, 3000);

@@ -9,16 +9,7 @@ import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { RoomApp } from '../../../media-app/media-server/fsmrf/room-app';
 import { until } from '../../../testkit/media-app/harness';
 import { useFsmrfSuite } from './fsmrf-suite';
-
-/** `p`, or a rejection naming `what` after `ms` (the timer cleared either way). */
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { bounded } from '../../../testkit/bounded';
 
 const rejection = (p: Promise<unknown>) =>
   p.then(
@@ -39,16 +30,16 @@ describe('media-app fsmrf backend: a prompt to a leg in a switch room', function
       expect(a.leg.promptRefusal(), 'out of any room').to.equal(null);
       // the hold's music on a call whose join went first: the same tick, no await between them
       const joining = mix.join(a.leg);
-      const err = await within(rejection(a.leg.play('silence_stream://10000')), 2000, 'the play to a member');
+      const err = await bounded(rejection(a.leg.play('silence_stream://10000')), 2000, 'the play to a member');
       expect(err).to.be.instanceOf(MediaBackendUnsupported);
       expect((err as Error).message).to.match(/a prompt or music to a leg in a switch room .*fsmrf media backend/);
       await joining;
-      expect(await within(rejection(a.leg.say('hello')), 2000, 'the speech to a member')).to.be.instanceOf(MediaBackendUnsupported);
+      expect(await bounded(rejection(a.leg.say('hello')), 2000, 'the speech to a member')).to.be.instanceOf(MediaBackendUnsupported);
 
       await mix.leave(a.leg);
       // the conference application's end comes on the leg's channel events, after the kick's answer
       await until(() => a.leg.promptRefusal() === null, 5000, 'out of the room');
-      const r = await within(a.leg.play('silence_stream://200'), 5000, 'the play out of the room');
+      const r = await bounded(a.leg.play('silence_stream://200'), 5000, 'the play out of the room');
       expect(r.interrupted).to.equal(false);
       await mix.leave(b.leg);
     } finally {
@@ -62,10 +53,10 @@ describe('media-app fsmrf backend: a prompt to a leg in a switch room', function
     try {
       const played = a.leg.play('silence_stream://300');
       const joining = mix.join(a.leg);
-      const r = await within(played, 5000, 'the play sent before the join');
+      const r = await bounded(played, 5000, 'the play sent before the join');
       expect(r.interrupted).to.equal(false);
       expect(r.playbackMilliseconds, 'played whole').to.be.at.least(250);
-      await within(joining, 5000, 'the join after the file');
+      await bounded(joining, 5000, 'the join after the file');
       expect(a.leg.promptRefusal()).to.be.instanceOf(MediaBackendUnsupported);
       await mix.leave(a.leg);
     } finally {
@@ -84,7 +75,7 @@ describe('media-app fsmrf backend: a prompt to a leg in a switch room', function
       expect(room.refusal(), 'no application started: no room').to.equal(null);
 
       // a room of the switch's own making (the conference application makes it at the first member)
-      await within(
+      await bounded(
         room.join(() => a.leg.fs.join(`room-app-${Date.now()}`)),
         5000,
         'a join on the switch',

@@ -4,83 +4,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import DrachtioSrf from 'drachtio-srf';
-import { makeSipConfig, type SipConfigInput } from '../../../sip-config';
-import { SipStack } from '../../../sip-server/stack';
-import { startDrachtio, type RunningDrachtio, type OutboundTarget } from '../../../sip-server/drachtio';
-import { freePort } from '../../../testkit/ports';
+import { connectSrf as connectApp, disconnectSrf, startServer, type Server } from '../../../testkit/sip-server/drachtio';
 import { sippResult, type SippResult } from '../../../testkit/sipp-process';
+
+export { SECRET, startServer, disconnectSrf, type Server } from '../../../testkit/sip-server/drachtio';
 
 // Driven untyped: the tests use more of drachtio-srf (proxy, b2bua, PRACK) than its declarations describe.
 export const Srf: any = DrachtioSrf;
 
-export const SECRET = 'cymru';
+/** An srf application connected (inbound mode) and authenticated (testkit/sip-server/drachtio.ts), driven untyped. */
+export const connectSrf = (port: number, tags?: string[]): Promise<any> => connectApp(port, tags);
 export const SCENARIOS = path.join(__dirname, 'scenarios');
-
-export interface Server {
-  stack: SipStack;
-  drachtio: RunningDrachtio;
-  sipPort: number;
-  drachtioPort: number;
-  close(): Promise<void>;
-}
-
-export async function startServer(opts: { outboundTargets?: OutboundTarget[]; config?: SipConfigInput; autoRespondUa?: string; keepOrphanedDialogs?: boolean } = {}): Promise<Server> {
-  const sipPort = await freePort();
-  const drachtioPort = await freePort();
-  const config = makeSipConfig({
-    listen: { host: '127.0.0.1', port: sipPort, transports: ['udp', 'tcp'] },
-    timers: { t1: 500, t2: 4000, t4: 5000 },
-    drachtio: { host: '127.0.0.1', port: drachtioPort, secret: SECRET },
-    ...opts.config,
-  });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const stack = new SipStack(config, { logger });
-  await stack.start();
-  const drachtio = await startDrachtio(stack, {
-    host: '127.0.0.1',
-    port: drachtioPort,
-    secret: SECRET,
-    outboundTargets: opts.outboundTargets,
-    logger,
-    optionsAutoRespondUserAgent: opts.autoRespondUa,
-    keepOrphanedDialogs: opts.keepOrphanedDialogs,
-  });
-  return {
-    stack,
-    drachtio,
-    sipPort,
-    drachtioPort,
-    async close() {
-      await drachtio.close();
-      await stack.stop();
-    },
-  };
-}
-
-/** An srf application connected (inbound mode) and authenticated. */
-export function connectSrf(port: number, tags?: string[]): Promise<any> {
-  const srf = tags ? new Srf(tags) : new Srf();
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('srf did not connect')), 5000);
-    srf.connect({ host: '127.0.0.1', port, secret: SECRET, reconnect: { maxAttempts: 1 } });
-    srf.on('connect', (err: Error | null) => {
-      clearTimeout(t);
-      if (err) reject(err);
-      else resolve(srf);
-    });
-    srf.on('error', () => undefined);
-  });
-}
-
-export function disconnectSrf(srf: any): void {
-  try {
-    srf.disconnect();
-  } catch {
-    /* already gone */
-  }
-}
 
 export type { SippResult };
 
