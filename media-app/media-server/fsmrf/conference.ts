@@ -242,11 +242,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     r.ended();
   }
 
-  /** The switch's event socket was lost (backend.ts): the room ends now, its control leg hung up if it still can be. */
+  /**
+   * The switch's event socket was lost (backend.ts): the room ends now, its control leg hung up if it still
+   * can be, that end bounded as destroy's (leg-end.ts: media-app's dialog of the leg forgotten at the deadline).
+   */
   serverLost(): void {
     if (this.destroyed) return;
     this.gone('worker-died');
-    this.conf.destroy().catch(() => undefined);
+    void endLeg(this.conf.endpoint, this.timers);
   }
 
   private gone(reason: 'destroyed' | 'worker-died'): void {
