@@ -108,7 +108,7 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     this.members.set(ep.uuid, Number(memberId));
     // a hold of the member is the room's (member-hold.ts), lent to its leg until it leaves or the room ends
     this.holds.get(ep.uuid)?.hold.close();
-    const hold = new MemberHold(this.memberRoom(ep), this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
+    const hold = new MemberHold(this.memberRoom(ep), this.timers, this.prompts, () => this.deafened.has(ep.uuid) || ep.deafWanted());
     this.holds.set(ep.uuid, { ep, hold });
     ep.lendMusic(this, hold);
     // a coach already in the room is not heard by the newcomer (unless it is the one coached); a relate
@@ -242,11 +242,14 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     r.ended();
   }
 
-  /** The switch's event socket was lost (backend.ts): the room ends now, its control leg hung up if it still can be. */
+  /**
+   * The switch's event socket was lost (backend.ts): the room ends now, its control leg hung up if it still
+   * can be, that end bounded as destroy's (leg-end.ts: media-app's dialog of the leg forgotten at the deadline).
+   */
   serverLost(): void {
     if (this.destroyed) return;
     this.gone('worker-died');
-    this.conf.destroy().catch(() => undefined);
+    void endLeg(this.conf.endpoint, this.timers);
   }
 
   private gone(reason: 'destroyed' | 'worker-died'): void {

@@ -17,6 +17,13 @@
  * own music (moh-source.ts) copied there; any other value is refused. The file is released when the hold
  * ends, the member leaves or the room ends.
  *
+ * Each play is bounded as an announcement's step is (conference-say.ts): its file's length and
+ * PLAY_SLACK_MS from the switch's reply, on the room's timers. A switch that took the play but never ends
+ * it (FreeSWITCH answers `+OK hold` or `(play) Playing file` for a file it then cannot open, and sends no
+ * play-file-member-done) fails the play with MusicTimeout there: the music failed, as a fetch that
+ * failed, so the call's loop gives way to the node's music or logs it (media-app/call/hold-music.ts),
+ * never a held member in silence with nothing told.
+ *
  * Music on hold (the `moh` kind: POST /calls/{id}/moh of a member) is the same file played to the member
  * alone in place of the room, `conference <room> play <file> <member> nomux` at each
  * play-file-member-done, with no hold: the room still hears the member, as on the embedded engine (its
@@ -27,11 +34,12 @@
 import type { PlayResult } from '../../../media-engine';
 import type { MusicKind } from '../endpoint';
 import { isNodeMusic } from '../../kit/moh-source';
-import { PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
+import { PLAY_SLACK_MS, PLAYING_TO_MEMBER, type MemberSayRoom } from './conference-say';
 import { eslArg } from './esl-arg';
-import { playedToMember, type MemberDone } from './member-done';
+import { playedToMember, type MemberDone, type MemberWait } from './member-done';
 import type { HeldPrompt, SharedPrompts } from './shared-prompts';
 import { NOT_PLAYED, type MusicPort } from './leg-music';
+import type { LinkTimers } from './switch-link';
 
 /** The switch's reply to hold: conference_api_sub_hold's `+OK hold <id>`. */
 const HELD = /^(\+OK )?hold \d+/;
@@ -44,6 +52,17 @@ const UNDEAFENED = /^(\+OK )?undeaf \d+/;
 const STOPPED = /^(\+OK )?Stopped \d+ files?\./;
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+/** A play of the music the switch took but did not end within its bound (its file's length and PLAY_SLACK_MS). */
+export class MusicTimeout extends Error {
+  constructor(
+    readonly file: string,
+    readonly ms: number,
+  ) {
+    super(`the switch did not end the hold music ${file} (no play-file-member-done) within ${ms} ms`);
+    this.name = 'MusicTimeout';
+  }
+}
 
 /**
  * The room's hold (and music on hold) of one member, made by the room (FsmrfMix) and lent to the member's leg as its music
@@ -68,6 +87,8 @@ export class MemberHold implements MusicPort {
 
   constructor(
     private readonly room: MemberSayRoom,
+    /** where each play's bound is armed (the room's: backend.ts's, or a test's virtual ones) */
+    private readonly timers: LinkTimers,
     /** where a URL is fetched for the switch (null: a URL is refused) */
     private readonly prompts: SharedPrompts | null,
     /** the call wants its member deaf whatever the hold (its own or the room's `out` mute): the hold's end leaves it deaf */
@@ -79,23 +100,26 @@ export class MemberHold implements MusicPort {
    * hold (unheld first when the room held it). Resolves at its play-file-member-done, or `interrupted`
    * when the music stopped, the hold ended, the member left or the room ended. Rejects when the switch
    * refuses the hold (its reply is not `+OK hold`): the member is not held then, and the next play asks
-   * for the hold again.
+   * for the hold again. Rejects with MusicTimeout when the switch took the play but did not end it
+   * within the file's length and PLAY_SLACK_MS.
    */
   async play(music: string, kind: MusicKind = 'hold'): Promise<PlayResult> {
     const id = this.room.memberId();
     const ends = this.ends;
     if (this.closed || id === undefined || !this.room.conn()) return NOT_PLAYED;
     if (kind === 'moh') await this.unhold();
-    const file = eslArg('hold music file', (await this.fetched(music)).path);
+    const prompt = await this.fetched(music);
+    const file = eslArg('hold music file', prompt.path);
     if (ends !== this.ends) return NOT_PLAYED;
     const started = Date.now();
     const endWith = (end: () => void) => (this.settle = end);
-    const again = { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith };
+    const bound = this.bound(file, prompt.durationMs + PLAY_SLACK_MS);
+    const again = { id, command: `play ${file} ${id} nomux`, ok: PLAYING_TO_MEMBER, file, endWith, bound };
     let playing: Promise<MemberDone>;
     if (kind === 'moh') {
       this.mohPlays++;
       playing = playedToMember(this.room, again).finally(() => this.mohPlays--);
-    } else playing = this.held ? playedToMember(this.room, again) : this.holding(id, file, endWith);
+    } else playing = this.held ? playedToMember(this.room, again) : this.holding(again, `hold ${id} ${file}`);
     const how = await playing.finally(() => (this.settle = null));
     const ms = Date.now() - started;
     const interrupted = how !== 'done' || ends !== this.ends || (kind === 'hold' && !this.held);
@@ -108,7 +132,8 @@ export class MemberHold implements MusicPort {
    * not look at the hold: between a file's end and the next `play`), a deaf one hears silence, and its
    * files still (conference_loop_output adds the member's file after the deaf silence).
    */
-  private async holding(id: number, file: string, endWith: (end: () => void) => void): Promise<MemberDone> {
+  private async holding(w: MemberWait, command: string): Promise<MemberDone> {
+    const id = w.id;
     let answered!: () => void;
     this.holdSent = new Promise<void>((resolve) => (answered = resolve));
     const sent = async () => {
@@ -122,7 +147,7 @@ export class MemberHold implements MusicPort {
       }
     };
     try {
-      return await playedToMember(this.room, { id, command: `hold ${id} ${file}`, ok: HELD, file, endWith, sent });
+      return await playedToMember(this.room, { ...w, command, ok: HELD, sent });
     } finally {
       answered();
     }
@@ -162,6 +187,14 @@ export class MemberHold implements MusicPort {
     if (id === undefined || this.closed) return;
     await this.room.command(`unhold ${id}`, UNHELD);
     if (deaf && !this.deafWanted()) await this.room.command(`undeaf ${id}`, UNDEAFENED);
+  }
+
+  /** A play's bound (member-done.ts): armed once the switch took it, cleared when its wait ends either way; fails it with MusicTimeout. */
+  private bound(file: string, ms: number): NonNullable<MemberWait['bound']> {
+    return (fail) => {
+      const t = this.timers.set(ms, () => fail(new MusicTimeout(file, ms)));
+      return () => this.timers.clear(t);
+    };
   }
 
   /** A member of the room gets its music whenever asked (music asked while it joins is refused by its leg's own port). */
