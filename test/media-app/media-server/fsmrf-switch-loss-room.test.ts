@@ -51,7 +51,7 @@ describe("media-app fsmrf backend: a room's control leg when the switch is lost"
     const control = mix.controlLegUuid;
     const fs = (mix as unknown as { conf: { endpoint: { dialog: { id: string; connected: boolean } } } }).conf.endpoint;
     const dialog = fs.dialog;
-    const dialogs = (rig.appSrf as { _dialogs: Map<string, unknown> })._dialogs;
+    const dialogs = (rig.appSrf as unknown as { _dialogs: Map<string, unknown> })._dialogs;
     expect(dialogs.has(dialog.id)).to.equal(true);
     disconnectSrf(rig.appSrf);
     const sock = switchSocket(control);
