@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { EslServerOptions } from '../../esl/server';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { boundedOnce, bounded } from '../../testkit/bounded';
+import { until } from '../../testkit/media-app/harness';
 import { readWav, tmpDir } from '../../testkit/media-engine/support';
 import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
 import { watchedTimers } from '../support/virtual-timers';
@@ -49,6 +50,8 @@ describe('fsmrf conference recording: the duration timer', function () {
     const mix = await room();
     const file = path.join(dir, 'by-duration.wav');
     const { done } = await recording(mix, file, 0.5);
+    // the switch has written audio (the stop would otherwise come before its first frame: a WAV of nothing)
+    await until(() => fs.existsSync(file) && fs.statSync(file).size > 44 + 320, 10_000, 'the switch writing the recording');
     clock.advance(499);
     expect(clock.pending(), 'not due yet').to.equal(1);
     clock.advance(1);
