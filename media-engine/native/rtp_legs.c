@@ -266,7 +266,7 @@ static int on_probation(leg_t *g, uint32_t ip, uint16_t port, int seq) {
 }
 
 /* 1: the packet from ip:port is taken (latched as it goes: the SDP's address at once, another after its probation,
-   port 0 never); 0: dropped before anything reads it, and counted */
+   port 0 never latched to, taken from the latched IP); 0: dropped before anything reads it, and counted */
 static int admit(leg_t *g, uint32_t ip, uint16_t port, int seq, double arrival) {
   if (ip == g->remote_ip && port == g->remote_port) {
     if (!g->latched) latch(g, ip, port);
@@ -275,7 +275,9 @@ static int admit(leg_t *g, uint32_t ip, uint16_t port, int seq, double arrival) 
     return 1;
   }
   if (port == 0) {
-    if (!g->latched) return 1;
+    /* a raw-socket sender on the far end's host (sipp's pcap play): no ordinary socket sends from port 0, and one
+       that can forge it can forge the latched address too, so the latched IP's port-0 packets are taken */
+    if (!g->latched || ip == g->remote_ip) return 1;
   } else if ((!g->latched || arrival - g->last_from_remote > RELATCH_AFTER_MS) && on_probation(g, ip, port, seq)) {
     latch(g, ip, port);
     g->last_from_remote = arrival;

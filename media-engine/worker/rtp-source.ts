@@ -16,7 +16,9 @@
  *   end behind a NAT loses its first 3 packets (60 ms). A packet from another source starts the probation over for
  *   that source; one from the latched source ends it.
  * - a raw-socket sender whose UDP source port is 0 (sipp's pcap play) cannot be answered: it is never latched to;
- *   its packets are taken while nothing is latched (as before strict RTP), dropped once a source is.
+ *   its packets are taken while nothing is latched (as before strict RTP), and once a source is, only from that
+ *   source's IP address: no ordinary socket sends from port 0, and a sender that can forge it (a raw socket) can
+ *   forge the latched address too, so this opens nothing (a test's pcap beside its RTP party on one host).
  * - a new far end from SDP (re-INVITE) starts learning over (`signalled`).
  * RTCP is taken from anyone before a source is latched, then only from the latched source's IP address (on the RTCP
  * port any UDP port: a NAT maps the RTCP flow to its own; multiplexed on the RTP port, the latched address and port).
@@ -66,8 +68,9 @@ export class SourceLatch {
       return true;
     }
     if (port === 0) {
-      // a raw-socket sender (sipp's pcap play): cannot be answered, never latched to
-      if (!this.latched) return true;
+      // a raw-socket sender (sipp's pcap play): cannot be answered, never latched to; taken from the latched IP (no
+      // ordinary socket sends from port 0, and one that can forge it can forge the latched address as well)
+      if (!this.latched || (r !== null && ip === r.ip)) return true;
     } else if ((!this.latched || mono - this.lastFromRemote > RELATCH_AFTER_MS) && this.onProbation(ip, port, seq)) {
       this.latch(ip, port);
       this.lastFromRemote = mono;

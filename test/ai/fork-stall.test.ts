@@ -25,21 +25,23 @@ function packet(n: number): Buffer {
   return p;
 }
 
-// paced by the clock from its start; posts 'started', then 'done' after the last packet
+// binds, posts its port, and on 'go' sends paced by the clock from then; posts 'done' after the last packet
 const SENDER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const dgram = require('node:dgram');
 const sock = dgram.createSocket('udp4');
 sock.on('error', () => undefined);
-const t0 = performance.now();
-parentPort.postMessage('started');
-let i = 0;
-const next = () => {
-  if (i === workerData.packets.length) return sock.close(() => parentPort.postMessage('done'));
-  sock.send(workerData.packets[i++], workerData.port, '127.0.0.1');
-  setTimeout(next, Math.max(0, t0 + i * 20 - performance.now()));
-};
-next();
+sock.bind(0, '127.0.0.1', () => parentPort.postMessage({ port: sock.address().port }));
+parentPort.once('message', () => {
+  const t0 = performance.now();
+  let i = 0;
+  const next = () => {
+    if (i === workerData.packets.length) return sock.close(() => parentPort.postMessage('done'));
+    sock.send(workerData.packets[i++], workerData.port, '127.0.0.1');
+    setTimeout(next, Math.max(0, t0 + i * 20 - performance.now()));
+  };
+  next();
+});
 `;
 
 describe('ai_talk: the caller heard through a stalled event loop', function () {
@@ -79,6 +81,10 @@ describe('ai_talk: the caller heard through a stalled event loop', function () {
       sender.on('error', reject);
       sender.on('message', (m) => m === 'done' && resolve());
     });
+    // the far end the SDP names is the sender's socket (strict RTP takes the signalled source at its first packet)
+    const bound = await new Promise<number>((resolve) => sender.once('message', (m: { port: number }) => resolve(m.port)));
+    await ep.modify(pcmuOffer(bound));
+    sender.postMessage('go');
     // the stream flowing through the fork (20 frames, 400 ms) before the stall
     await heardUpTo(20);
     // the stall: this thread busy, as media-app's was with 50 calls starting

@@ -91,11 +91,14 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(s.latched).to.equal(false);
     expect(s.remote).to.deep.include({ port: SDP_PORT });
     expect(s.foreignDropped).to.equal(0);
-    // once a real source is latched, a port-0 packet is one from another source
+    // once a real source is latched: a port-0 packet from its IP is taken (a raw sender on its host), from another
+    // IP it is one from another source; never latched to
     s.admit(HOST, SDP_PORT, 1, 500);
-    expect(s.admit(HOST, 0, 21, 520)).to.equal(false);
-    expect(s.admit(HOST, 0, 22, 520 + RELATCH_AFTER_MS * 5)).to.equal(false);
+    expect(s.admit(HOST, 0, 21, 520)).to.equal(true);
+    expect(s.admit(OTHER_HOST, 0, 22, 540)).to.equal(false);
+    expect(s.admit(OTHER_HOST, 0, 23, 560 + RELATCH_AFTER_MS * 5)).to.equal(false);
     expect(s.remote).to.deep.include({ port: SDP_PORT });
+    expect(s.foreignDropped).to.equal(2);
   });
 
   it('a re-INVITE to a new far end starts learning over', () => {
