@@ -6,9 +6,10 @@
  * already emitted) it waits for ever too. Here the end is the first of: fsmrf's destroy (the BYE, or a leg
  * already ended), the channel socket's end (the switch closes it after the hangup: fsmrf asks for no
  * linger), the channel's CHANNEL_HANGUP_COMPLETE, or a deadline armed by this end and cleared when it
- * settles. A switch that answered nothing by the deadline will not be waited for: media-app's dialog of
- * the leg is forgotten then (a BYE still on its way after the socket's end or the hangup event frees it
- * as before).
+ * settles. The deadline is the dialog's as well: an end settled by the socket or the hangup event leaves it
+ * armed until the switch's BYE frees media-app's dialog of the leg (fsmrf's destroy resolves: cleared); a
+ * BYE that never comes (sip-server gone: the switch's BYE goes nowhere) does not leave the dialog in the
+ * Srf's dialogs for ever, it is forgotten at the deadline, as it is when the switch answered nothing.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { onChannelEvent } from './leg-socket';
@@ -37,14 +38,19 @@ export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlin
     let timer: unknown = null;
     let offHangup: (() => void) | null = null;
     const onSocketEnd = () => settle('socket');
+    /** the wait's end: what ended it; the deadline stays armed for the dialog until the BYE or the deadline */
     const settle = (by: LegEndBy) => {
       if (settled) return;
       settled = true;
-      if (timer !== null) timers.clear(timer);
       offHangup?.();
       conn?.off('esl::end', onSocketEnd);
-      if (by === 'deadline') forget(dialog);
       resolve(by);
+    };
+    /** the dialog's end: freed by the BYE (or gone already), else forgotten at the deadline */
+    const dialogEnded = (byDeadline: boolean) => {
+      if (timer !== null) timers.clear(timer);
+      timer = null;
+      if (byDeadline) forget(dialog);
     };
     conn?.once('esl::end', onSocketEnd);
     try {
@@ -54,14 +60,15 @@ export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlin
     }
     timer = timers.set(deadlineMs, () => {
       timer = null;
+      dialogEnded(true);
       settle('deadline');
     });
     // synchronous throws of fsmrf's destroy (its dialog already gone) count as a failed hangup
     Promise.resolve()
       .then(() => fs.destroy())
       .then(
-        () => settle('bye'),
-        () => settle('failed'),
+        () => (dialogEnded(false), settle('bye')),
+        () => (dialogEnded(false), settle('failed')),
       );
   });
 }

@@ -14,6 +14,7 @@ import { startSwitchRig, type SwitchRig } from '../../esl/rig';
 import { PASSWORD } from '../../esl/support';
 import { watchedTimers } from '../../support/virtual-timers';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
+import { until } from '../../../testkit/media-app/harness';
 
 describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come", function () {
   this.timeout(30_000);
@@ -58,14 +59,30 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
     expect(rig.esl.channels.has(l.uuid), 'the channel hung up').to.equal(false);
   });
 
-  it('the same end on virtual timers: settled by the socket or the hangup event with no time moved, no timer left', async () => {
+  it('the same end on virtual timers: settled by the socket or the hangup event with no time moved; the dialog no BYE frees is forgotten at the deadline', async () => {
     const l = await leg();
+    const dialog = (l.fs as unknown as { dialog: { id: string; connected: boolean } }).dialog;
+    const dialogs = (rig.appSrf as unknown as { _dialogs: Map<string, unknown> })._dialogs;
     disconnectSrf(rig.appSrf);
     const armed = boundedOnce(w.armings, 'set', 2000, "the end's deadline armed");
     const by = await bounded(endLeg(l.fs, w.timers), 3000, 'the end');
     expect((await armed)[0]).to.equal(LEG_END_MS);
     expect(['socket', 'hangup-complete']).to.include(by);
-    expect(w.clock.pending(), 'the deadline cleared').to.equal(0);
+    // the switch's BYE goes nowhere (sip-server gone): the dialog's deadline is still armed, then forgets it
+    expect(w.clock.pending(), "the dialog's deadline").to.equal(1);
+    expect(dialogs.has(dialog.id)).to.equal(true);
+    w.clock.advance(LEG_END_MS);
+    expect(w.clock.pending(), 'nothing left armed').to.equal(0);
+    expect(dialogs.has(dialog.id), "media-app's dialog of the leg forgotten").to.equal(false);
+  });
+
+  it('a BYE from the switch clears the deadline: nothing armed once the dialog ended', async () => {
+    const l = await leg();
+    const armed = boundedOnce(w.armings, 'set', 2000, "the end's deadline armed");
+    const by = await bounded(endLeg(l.fs, w.timers), 3000, 'the end');
+    await armed;
+    expect(['socket', 'hangup-complete', 'bye']).to.include(by);
+    await until(() => w.clock.pending() === 0, 3000, 'the deadline cleared by the BYE');
   });
 
   it('a switch that answers nothing: the end waits until the deadline, then forgets the dialog; nothing armed after', async () => {
@@ -102,6 +119,8 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
     await bounded(mix.destroy(), 3000, "the room's destroy without the switch's BYE");
     expect(mix.destroyed).to.equal(true);
     expect(rig.esl.channels.has(control), 'the control leg hung up').to.equal(false);
+    // no BYE will free the control leg's dialog: its deadline forgets it, then nothing is left
+    w.clock.advance(LEG_END_MS);
     expect(w.clock.pending()).to.equal(0);
   });
 });
