@@ -91,6 +91,10 @@ async function media(ctx: AppContext, req: Request, res: Response, format: 'wav'
   }
   const local = await viaStorage(() => files.localCopy(filename));
   if (!local) throw notFound(`Recording media ${toSid('RE', r.id)}`);
+  // a client that leaves while sox starts: sox is ended as soon as it has (nothing reads its output)
+  let gone = false;
+  const onGone = () => (gone = true);
+  res.once('close', onGone);
   let mp3: Mp3;
   try {
     mp3 = await mp3Of(local.path);
@@ -98,8 +102,11 @@ async function media(ctx: AppContext, req: Request, res: Response, format: 'wav'
     void local.release();
     if (err instanceof Mp3Unavailable) throw new TwilioError(503, 20503, err.message);
     throw err;
+  } finally {
+    res.off('close', onGone);
   }
   void mp3.ended.then(() => local.release());
+  if (gone || res.destroyed) return mp3.kill();
   res.on('close', () => mp3.kill());
   res.setHeader('Content-Type', 'audio/mpeg');
   mp3.stream.pipe(res);
