@@ -6,22 +6,15 @@
 // new re-INVITE goes to the party (its direction is unchanged); Hold=false: both ways again, and on fsmrf
 // no music file left on the directory shared with the switch.
 // Real loopback SIP and RTP: control-api, media-app, sipp parties, our switch, real Postgres and Redis.
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { freePort, udpBound } from '../../testkit/ports';
-import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
-import { RtpParty } from '../../testkit/conference/party';
-import { writeWav } from '../../media-engine/audio/wav';
+import { until } from '../../testkit/media-app/harness';
 import { accountSid, callSid, toSid } from '../../core/twilio/sids';
 import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { startStack, type Stack } from '../xfer/support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { type Stack } from '../xfer/support';
 import { conferencesRepo } from '../../core/repos/conferences';
-import { heldParty, offeredDirections, type HeldDirection } from './held-party';
+import { useRoomMembers } from './room-members';
+import { offeredDirections } from './held-party';
 
 const A = 500;
 const B = 1100;
@@ -30,68 +23,13 @@ const SECOND = 1900;
 /** Share of 20 ms frames that must carry a tone for "hears it" (test/conference/backends.test.ts). */
 const HEARS = 0.5;
 
-/** One second of `hz` as an 8 kHz WAV at `file`. */
-function toneFile(file: string, hz: number): void {
-  const samples = new Int16Array(8000);
-  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000));
-  writeWav(file, samples);
-}
-
 for (const backend of ['embedded', 'fsmrf'] as const) {
   describe(`a held conference member's new HoldUrl on the ${backend} media backend`, function () {
     this.timeout(120_000);
+    const rooms = useRoomMembers(backend, { prefix: 'hold-url', tones: { first: FIRST, second: SECOND } });
     let s: Stack;
-    let web: http.Server;
-    let base = '';
-    const parties: RtpParty[] = [];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hold-url-'));
-
-    before(async () => {
-      toneFile(path.join(dir, 'first.wav'), FIRST);
-      toneFile(path.join(dir, 'second.wav'), SECOND);
-      web = http.createServer((req, res) => {
-        res.on('error', () => undefined);
-        const name = /^\/(first|second)\.wav$/.exec(req.url ?? '')?.[1];
-        if (!name) return void res.writeHead(404).end();
-        res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(path.join(dir, `${name}.wav`)));
-      });
-      web.on('error', () => undefined);
-      await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-      base = `http://127.0.0.1:${(web.address() as { port: number }).port}`;
-      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
-    });
-    after(async () => {
-      killAllSipp();
-      for (const p of parties) p.close();
-      if (s) await closeCommandBus(s.t.ctx);
-      await s?.close();
-      await new Promise<void>((r) => web.close(() => r()));
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
-
-    /** A party (its RTP a tone of `freq`) placed into the room, taking one re-INVITE per direction in `reinvites`. */
-    async function member(conferenceId: string, freq: number, reinvites: HeldDirection[]) {
-      const party = await RtpParty.open(freq);
-      parties.push(party);
-      const px = await freePort();
-      const x = sipp(heldParty(party.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-      await udpBound(px);
-      const res = await s.api.post('/calls', {
-        source: { type: 'tel', target: '+15550001111' },
-        destinations: [{ type: 'sip', target: `m${freq}@127.0.0.1:${px}` }],
-        actions: [{ type: 'conference_join', option: { conference_id: conferenceId } }],
-      });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const id = res.body.calls[0].id as string;
-      await until(async () => ((await s.t.ctx.db('conferencecalls').where({ reference_id: id, status: 'joined' }).first()) ? true : null), 20_000, 'in the room');
-      return { id, party, x };
-    }
-
-    /** The prompt files media-app put on the directory shared with the switch (fsmrf). */
-    const sharedFiles = (): string[] => {
-      const shared = path.join(os.tmpdir(), `media-app-test-${process.pid}`, 'switch-prompts');
-      return fs.existsSync(shared) ? fs.readdirSync(shared).filter((f) => f.startsWith('p-')) : [];
-    };
+    before(() => (s = rooms.s));
+    const { member, sharedFiles } = rooms;
 
     it('Hold=true with a new HoldUrl while held: the new music replaces the old, the member still held; Hold=false: both ways again', async () => {
       const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `hold url ${Date.now()}` });
@@ -108,12 +46,12 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
           .type('form')
           .send(body);
 
-      const first = await update({ Hold: 'true', HoldUrl: `${base}/first.wav` });
+      const first = await update({ Hold: 'true', HoldUrl: rooms.url('first') });
       expect(first.status, JSON.stringify(first.body)).to.equal(200);
       expect(first.body.hold).to.equal(true);
       await Promise.all([a.party.toneTurns(FIRST, true, 10_000), b.party.toneTurns(A, false, 10_000)]);
 
-      const second = await update({ Hold: 'true', HoldUrl: `${base}/second.wav` });
+      const second = await update({ Hold: 'true', HoldUrl: rooms.url('second') });
       expect(second.status, JSON.stringify(second.body)).to.equal(200);
       expect(second.body.hold).to.equal(true);
       await a.party.toneTurns(SECOND, true, 10_000);

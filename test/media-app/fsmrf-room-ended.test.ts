@@ -5,50 +5,22 @@
 // and RTP: control-api, media-app, sipp, our switch, real Postgres and Redis.
 import { expect } from 'chai';
 import { RawClient } from '../esl/support';
-import { freePort, udpBound } from '../../testkit/ports';
-import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { TEST_SWITCH_PASSWORD } from '../../testkit/media-app/switch';
-import { RtpParty } from '../../testkit/conference/party';
-import { startStack, type Stack } from '../xfer/support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { type Stack } from '../xfer/support';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { FsmrfBackend } from '../../media-app/media-server/fsmrf/backend';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
-import { heldParty } from './held-party';
+import { useRoomMembers } from './room-members';
 
 describe('fsmrf backend: a conference the switch ends by itself', function () {
   this.timeout(90_000);
+  const rooms = useRoomMembers('fsmrf', { prefix: 'room-ended' });
   let s: Stack;
   let client: RawClient | null = null;
-  const parties: RtpParty[] = [];
-
-  before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: 'fsmrf' });
-  });
-  after(async () => {
-    killAllSipp();
-    client?.send('exit\n\n');
-    for (const p of parties) p.close();
-    if (s) await closeCommandBus(s.t.ctx);
-    await s?.close();
-  });
-
-  async function member(conferenceId: string, freq: number) {
-    const party = await RtpParty.open(freq);
-    parties.push(party);
-    const px = await freePort();
-    const x = sipp(heldParty(party.port, []), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '60s'], { killAfterMs: 70_000 });
-    await udpBound(px);
-    const res = await s.api.post('/calls', {
-      source: { type: 'tel', target: '+15550001111' },
-      destinations: [{ type: 'sip', target: `m${freq}@127.0.0.1:${px}` }],
-      actions: [{ type: 'conference_join', option: { conference_id: conferenceId } }],
-    });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const id = res.body.calls[0].id as string;
-    await until(async () => ((await s.t.ctx.db('conferencecalls').where({ reference_id: id, status: 'joined' }).first()) ? true : null), 20_000, 'in the room');
-    return { id, x };
-  }
+  before(() => (s = rooms.s));
+  after(() => client?.send('exit\n\n'));
+  const { member } = rooms;
 
   it('the control leg killed from another client: both participants leave, the conference is terminated, the calls end', async () => {
     const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `switch ended ${Date.now()}` });

@@ -6,21 +6,15 @@
 // party no longer hears it; DELETE /calls/{id}/hold: both hear each other again, the music gone; on
 // fsmrf the music's file on the directory shared with the switch is removed once the hold ends.
 // Real loopback SIP and RTP: control-api, media-app, sipp, our switch, real Postgres and Redis.
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { freePort, udpBound } from '../../testkit/ports';
-import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
-import { RtpParty, toneIn } from '../../testkit/conference/party';
-import { writeWav } from '../../media-engine/audio/wav';
-import { startStack, type Stack } from '../xfer/support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { until } from '../../testkit/media-app/harness';
+import { toneIn } from '../../testkit/conference/party';
+import { type Stack } from '../xfer/support';
 import { conferencesRepo } from '../../core/repos/conferences';
 import { CallSession } from '../../media-app/call/session';
-import { heldParty, offeredDirections, type HeldDirection } from './held-party';
+import { useRoomMembers } from './room-members';
+import { offeredDirections } from './held-party';
 
 const A = 500;
 const B = 1100;
@@ -31,65 +25,21 @@ const HEARS = 0.5;
 for (const backend of ['embedded', 'fsmrf'] as const) {
   describe(`the hold of a conference member on the ${backend} media backend`, function () {
     this.timeout(120_000);
-    let s: Stack;
-    let web: http.Server;
-    let musicUrl = '';
-    const parties: RtpParty[] = [];
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'member-hold-'));
     const slow = { asked: 0, answers: [] as (() => void)[] };
-
-    before(async () => {
+    const rooms = useRoomMembers(backend, {
+      prefix: 'member-hold',
       // one second of the music's tone: a hold of three seconds hears it played again
-      const samples = new Int16Array(8000);
-      for (let i = 0; i < samples.length; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * MUSIC * i) / 8000));
-      writeWav(path.join(dir, 'music.wav'), samples);
-      web = http.createServer((req, res) => {
-        res.on('error', () => undefined);
-        const send = () => res.writeHead(200, { 'Content-Type': 'audio/wav' }).end(fs.readFileSync(path.join(dir, 'music.wav')));
-        if (req.url === '/music.wav') return void send();
-        // answered when the test says (slow.answer): a hold's fetch still running
-        if (req.url?.split('?')[0] === '/slow.wav') return void (slow.asked++, slow.answers.push(send));
-        res.writeHead(404).end();
-      });
-      web.on('error', () => undefined);
-      await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-      musicUrl = `http://127.0.0.1:${(web.address() as { port: number }).port}/music.wav`;
-      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
+      tones: { music: MUSIC },
+      // answered when the test says (slow.answer): a hold's fetch still running
+      route: (url, send) => url.split('?')[0] === '/slow.wav' && (slow.asked++, slow.answers.push(() => send('music')), true),
+      after: () => {
+        for (const answer of slow.answers.splice(0)) answer();
+      },
     });
-    after(async () => {
-      killAllSipp();
-      for (const p of parties) p.close();
-      if (s) await closeCommandBus(s.t.ctx);
-      await s?.close();
-      for (const answer of slow.answers.splice(0)) answer();
-      await new Promise<void>((r) => web.close(() => r()));
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
-
-    /** A party (its RTP a tone of `freq`) placed into the room, taking one re-INVITE per direction in `reinvites`. */
-    async function member(conferenceId: string, freq: number, reinvites: HeldDirection[]) {
-      const party = await RtpParty.open(freq);
-      parties.push(party);
-      const px = await freePort();
-      const x = sipp(heldParty(party.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-      await udpBound(px);
-      const res = await s.api.post('/calls', {
-        source: { type: 'tel', target: '+15550001111' },
-        destinations: [{ type: 'sip', target: `m${freq}@127.0.0.1:${px}` }],
-        actions: [{ type: 'conference_join', option: { conference_id: conferenceId } }],
-      });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const id = res.body.calls[0].id as string;
-      await until(async () => ((await s.t.ctx.db('conferencecalls').where({ reference_id: id, status: 'joined' }).first()) ? true : null), 20_000, 'in the room');
-      return { id, party, x };
-    }
-
-    /** The prompt files media-app put on the directory shared with the switch (fsmrf). */
-    const sharedFiles = (): string[] => {
-      // the harness's DATA_DIR (testkit/media-app/harness.ts), its switch's sounds directory
-      const shared = path.join(os.tmpdir(), `media-app-test-${process.pid}`, 'switch-prompts');
-      return fs.existsSync(shared) ? fs.readdirSync(shared).filter((f) => f.startsWith('p-')) : [];
-    };
+    let s: Stack;
+    let musicUrl = '';
+    before(() => ((s = rooms.s), (musicUrl = rooms.url('music'))));
+    const { member, sharedFiles } = rooms;
 
     it('the held member hears the music in a loop and not the room, the room no longer hears it; unhold: both ways again', async () => {
       const conf = await conferencesRepo(s.t.ctx.db).create({ customer_id: s.f.customer.id, type: 'conference', name: `member hold ${Date.now()}` });
