@@ -150,6 +150,17 @@ function runError(results: EvalCallResult[]): string {
 }
 
 /** Why a run was stopped: the reason its signal was aborted with (the worker closing, its lease lost). */
+/**
+ * Drops the run's pins before its end is written, so whoever sees the run ended sees no pin of it (issue 56:
+ * "a run's pins go when it ends"). Its calls are over: nothing takes a pin any more. A drop that fails is
+ * logged and the run still ends: a pin left behind is never taken again (its Call-ID was this run's alone).
+ */
+async function dropPins(deps: RunDeps, runId: string): Promise<void> {
+  await evalPinsRepo(deps.db)
+    .dropRun(runId)
+    .catch((err: unknown) => deps.logger.warn({ err, run_id: runId }, "could not drop an ended run's pins"));
+}
+
 export function stopReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;
   const text = r instanceof Error ? r.message : typeof r === 'string' ? r : '';
@@ -206,13 +217,13 @@ export async function carryRun(deps: RunDeps, run: EvalRunRow, signal: AbortSign
   if (failure) {
     deps.logger.error({ err: failure.reason as unknown, run_id: run.id }, 'eval run failed');
     const why = 'the runner failed (see the evals worker log)';
+    await dropPins(deps, run.id);
     if (await repo.end(run.id, deps.worker, 'failed', results, why)) await deps.runEvents.ended(run, 'failed', why, results);
-    await evalPinsRepo(deps.db).dropRun(run.id);
     return;
   }
   const error = signal.aborted ? stopReason(signal) : runError(results);
+  await dropPins(deps, run.id);
   // the row is the record: its end is published only when this worker wrote it (else whoever ended the row did)
   if (await repo.end(run.id, deps.worker, error ? 'failed' : 'finished', results, error)) await deps.runEvents.ended(run, error ? 'failed' : 'finished', error, results);
-  await evalPinsRepo(deps.db).dropRun(run.id);
   deps.logger.info({ run_id: run.id, calls: results.length, passed: results.filter((r) => r.passed).length, error }, 'eval run ended');
 }
