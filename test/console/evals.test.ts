@@ -7,7 +7,7 @@
 // through the public API like any other client.
 import { claimRun } from '../../testkit/evals/claimed';
 import { expect } from 'chai';
-import type { Page } from 'puppeteer-core';
+import type { HTTPRequest, Page } from 'puppeteer-core';
 import type { Fixture } from '../../testkit/api';
 import { evalScenariosRepo } from '../../core/repos/eval-scenarios';
 import { evalRunsRepo, type EvalRunRow } from '../../core/repos/eval-runs';
@@ -50,6 +50,26 @@ function call(version: number, answer: string, latency: number, passed: boolean)
       { type: 'transcript_contains', passed, evidence: passed ? `agent said "${answer}"` : 'no agent line contains "nine to five"' },
     ],
     passed,
+  };
+}
+
+/** Holds the page's requests whose path starts with `prefix` for `ms` (the rest pass at once); release() ends it, saying how many it held. */
+async function holdRequests(page: Page, prefix: string, ms: number): Promise<{ release(): Promise<number> }> {
+  let held = 0;
+  const onRequest = (r: HTTPRequest) => {
+    if (r.isInterceptResolutionHandled()) return;
+    if (!new URL(r.url()).pathname.startsWith(prefix)) return void r.continue();
+    held++;
+    setTimeout(() => void r.continue().catch(() => undefined), ms);
+  };
+  page.on('request', onRequest);
+  await page.setRequestInterception(true);
+  return {
+    async release() {
+      page.off('request', onRequest);
+      await page.setRequestInterception(false);
+      return held;
+    },
   };
 }
 
@@ -102,8 +122,13 @@ describe('console: eval runs, a run, a call timeline and versions side by side (
   });
 
   it("a run's page highlights the failing check with its evidence, the passing ones not", async () => {
+    // the scenarios' names load apart from the run (found in CI under load: the page read before they came,
+    // showing the id's prefix): they are held back here so the page is read while they are on their way
+    const held = await holdRequests(page, '/v1.0/eval_scenarios', 800);
     await page.click(`tr[data-id="${run.id}"] a[href="#/evals/${run.id}"]`);
     await page.waitForSelector('.eval-call[data-call="1"]');
+    await page.waitForFunction(`document.querySelector('.eval-call[data-call="1"] h2')?.textContent.includes('Opening hours <b>bold</b>')`, { timeout: 10_000 });
+    expect(await held.release()).to.be.at.least(1);
     const failed = await js<{ type: string; evidence: string; bg: string }[]>(
       page,
       `[...document.querySelectorAll('li.check-failed')].map((li) => ({ type: li.dataset.check, evidence: li.querySelector('.evidence').textContent, bg: getComputedStyle(li).backgroundColor }))`,
