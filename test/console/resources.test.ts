@@ -9,10 +9,11 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Page } from 'puppeteer-core';
-import type { Fixture } from '../../testkit/api';
+import { createAgent, type Fixture } from '../../testkit/api';
+import { Permission } from '../../core/permissions';
 import { freePort } from '../../testkit/ports';
 import { until } from '../../testkit/media-app/harness';
-import { js, PHONE, shot, textOf, type ConsoleRig, useConsolePage } from './support';
+import { js, PHONE, shot, signIn, textOf, type ConsoleRig, useConsolePage } from './support';
 
 const run = promisify(execFile);
 
@@ -178,12 +179,28 @@ describe('console: numbers, extensions, flows, webhooks, access keys (Chromium)'
     const fresh = await (await page.waitForSelector('[data-field=webhook-secret]'))!.evaluate((e) => e.textContent ?? '');
     expect(fresh).to.equal(await stored());
     expect(fresh).to.not.equal(before);
-    expect(await shown()).to.equal(masked(fresh));
+    // the page reads the customer again, masked by the API
+    await page.waitForFunction(`document.querySelector('[data-field=webhook-secret-masked]').textContent === ${JSON.stringify(masked(fresh))}`, { timeout: 5000 });
     // the page read again: masked only
     await page.reload();
     await page.waitForFunction(`document.querySelector('[data-field=webhook-secret-masked]')?.textContent.length > 0`);
     expect(await shown()).to.equal(masked(fresh));
     expect(await page.content()).to.not.contain(fresh);
+  });
+
+  it('a manager sees the signing secret masked and no way to make a new one (the route is admin-only)', async () => {
+    const manager = await createAgent(rig.t.ctx, f.customer.id, Permission.CustomerManager);
+    const mp = await signIn(rig, manager.agent.username, manager.password);
+    try {
+      await mp.waitForSelector('nav a[aria-current=page]');
+      await mp.goto(`${rig.base}/console/#/webhooks`);
+      await mp.waitForFunction(`document.querySelector('[data-field=webhook-secret-masked]')?.textContent.length > 0`);
+      expect(await mp.$('button[data-action=webhook-secret-rotate]')).to.equal(null);
+      expect(await js<string>(mp, `document.querySelector('[data-field=webhook-secret-admin-only]').textContent`)).to.equal('An admin makes a new one');
+      expect(await js<string>(mp, `document.querySelector('[data-field=webhook-secret-masked]').textContent`)).to.match(/^\*+.{4}$/);
+    } finally {
+      await mp.close();
+    }
   });
 
   it('an access key created in the page works, and revoking it in the page stops it', async () => {

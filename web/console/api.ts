@@ -352,6 +352,8 @@ export const PERM_SUPERADMIN = 1;
 export const isSuperAdmin = (a: Agent | null) => a !== null && (a.permission & PERM_SUPERADMIN) !== 0;
 /** ProjectSuperAdmin, CustomerAdmin or CustomerManager (core/permissions.ts): customer-wide topics and lists. */
 export const canManage = (a: Agent) => (a.permission & (PERM_SUPERADMIN | 32 | 64)) !== 0;
+/** ProjectSuperAdmin or CustomerAdmin (core/permissions.ts): the account's keys and secrets. */
+export const canAdmin = (a: Agent) => (a.permission & (PERM_SUPERADMIN | 32)) !== 0;
 
 export function errorText(e: unknown): string {
   if (e instanceof ApiError) return `${e.reason}: ${e.message}`;

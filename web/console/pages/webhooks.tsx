@@ -4,7 +4,8 @@
  * followed in GET /webhook_deliveries?event_id= until it is no longer pending) and the delivery log.
  */
 import { useState } from 'preact/hooks';
-import { api, type Customer, type Page } from '../api';
+import { api, canAdmin, type Customer, type Page } from '../api';
+import { useConsole } from '../context';
 import { ErrorLine, type Loaded, Section, Table, shortTime, useAction, useLoad } from '../components/common';
 
 interface Delivery {
@@ -32,7 +33,7 @@ export function WebhooksPage() {
         {customer.data ? <WebhookForm customer={customer.data} onSaved={customer.set} /> : <ErrorLine error={customer.error} />}
         {customer.loading && !customer.data && <p>Loading…</p>}
       </Section>
-      {customer.data && <SigningSecret customer={customer.data} onRotated={customer.set} />}
+      {customer.data && <SigningSecret customer={customer.data} onRotated={customer.reload} />}
       <TestEvent canSend={!!customer.data?.webhook_uri} onDone={log.reload} />
       <DeliveryLog log={log} />
     </>
@@ -41,28 +42,35 @@ export function WebhooksPage() {
 
 /**
  * The secret the deliveries are signed with: masked as the API reads it (its last 4 characters); a new
- * one replaces it at once and is shown here whole, the only time it is.
+ * one replaces it at once and is shown here whole, the only time it is. Only an admin may make one (the
+ * route is admin's): the others see the masked secret and who can change it.
  */
-function SigningSecret({ customer, onRotated }: { customer: Customer; onRotated: (c: Customer) => void }) {
+function SigningSecret({ customer, onRotated }: { customer: Customer; onRotated: () => void }) {
+  const { me } = useConsole();
   const rotate = useAction();
   const [fresh, setFresh] = useState('');
   const run = () => {
     if (!confirm('Make a new signing secret? Deliveries are signed with it at once: receivers checking the old one refuse them until they have the new one.')) return;
     void rotate.run(async () => {
       const c = await api.post<Customer>('/customer/webhook_secret');
-      const whole = c.webhook_secret ?? '';
-      setFresh(whole);
-      // the page keeps only the masked form, as a read shows it
-      onRotated({ ...c, webhook_secret: `${'*'.repeat(Math.max(0, whole.length - 4))}${whole.slice(-4)}` });
+      setFresh(c.webhook_secret ?? '');
+      // the page keeps only the masked form: read again, as the API masks it
+      onRotated();
     });
   };
   return (
     <Section
       title="Signing secret"
       actions={
-        <button onClick={run} disabled={rotate.busy} data-action="webhook-secret-rotate">
-          New secret
-        </button>
+        canAdmin(me) ? (
+          <button onClick={run} disabled={rotate.busy} data-action="webhook-secret-rotate">
+            New secret
+          </button>
+        ) : (
+          <span class="muted" data-field="webhook-secret-admin-only">
+            An admin makes a new one
+          </span>
+        )
       }
     >
       <p>
