@@ -12,26 +12,22 @@
  * (terminated) when its last participant is out. A room made by a name (TwiML, ends_when_empty) ends
  * when its last participant leaves, and any room ends when a participant with end_on_exit leaves.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { Knex } from '../../core/db/knex';
 import { clock } from '../../core/clock';
-import { EMPTY_UUID } from '../../core/ids';
 import type { EventPublisher } from '../../core/events/bus';
 import type { MuteDirection, RecordingOptions } from '../../core/commands/contracts';
 import { conferencesRepo, type ConferenceRow } from '../../core/repos/conferences';
 import { conferencecallsRepo, type ConferencecallRow } from '../../core/repos/conferencecalls';
 import { timeoutAt } from '../../core/conferences/model';
-import { publishConference, publishConferencecall, publishRecording } from '../../core/conferences/events';
+import { publishConference, publishConferencecall } from '../../core/conferences/events';
 import type { CallEndpoint } from '../media-server/endpoint';
 import type { AnnounceTarget, ConferenceMix } from '../media-server/conference';
 import { traceMix } from '../kit/media-trace';
-import { recordingsWriteRepo } from '../../core/repos/recordings';
-import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS, type TwilioRecord } from '../../core/conferences/twilio-recording';
+import type { TwilioRecord } from '../../core/conferences/twilio-recording';
 import type { ConferenceHappening, PartyState } from '../twiml/conference-callbacks';
-import { recordingsDir } from '../../core/data-dirs';
+import { RoomRecording } from './room-recording';
 
 /** Why a participant left; `host_lost`: its call is on another node and the hosting node died. */
 export type LeaveReason = 'hangup' | 'kicked' | 'ejected' | 'terminated' | 'host_lost';
@@ -97,11 +93,11 @@ export interface RoomEvents {
 export class Room extends EventEmitter<RoomEvents> {
   private readonly members = new Map<string, Member>();
   private timer: NodeJS.Timeout | null = null;
-  private recording: { id: string; done: Promise<void> } | null = null;
   private terminating = false;
   private finished = false;
   /** Why the room ends (Twilio's ReasonConferenceEnded) and whose leaving ended it; unset: the API or a timeout. */
   private ending: { reason: string; callId: string } | null = null;
+  private readonly recording: RoomRecording;
 
   constructor(
     public row: ConferenceRow,
@@ -110,6 +106,17 @@ export class Room extends EventEmitter<RoomEvents> {
   ) {
     super();
     this.on('error', () => undefined);
+    this.recording = new RoomRecording(
+      {
+        id: row.id,
+        media,
+        finished: () => this.finished,
+        closing: () => this.terminating || this.finished,
+        publish: (what, p) => this.publish(what, p),
+        published: (r) => this.published(r),
+      },
+      d,
+    );
     media.on('speaker', (e) => this.speaker(e.memberId, e.talking));
     // a member is in but may hear a coach it should not (the switch's relate failed): its join goes on
     media.on('coachingFailed', (e) => this.d.logger.warn({ err: e.err.message, conference: this.id, member: e.memberId }, 'a coach could not be kept from a member that entered'));
@@ -245,7 +252,7 @@ export class Room extends EventEmitter<RoomEvents> {
         if (s.conference) this.row = s.conference;
         if (s.stamped) void this.d.report({ event: 'start', cc });
       }
-      void this.twilioRecord();
+      void this.recording.twilioRecord();
       if (signal.aborted) m.leave('hangup');
       const reason = await left;
       await this.depart(m, reason);
@@ -409,77 +416,15 @@ export class Room extends EventEmitter<RoomEvents> {
     this.emit('terminated');
   }
 
-  // ---- recording: the whole mix into one WAV (8 kHz, 16-bit, mono)
+  // ---- recording (room-recording.ts): the whole mix into one WAV
 
-  async recordingStart(recordingId: string, options: RecordingOptions): Promise<void> {
-    if (this.recording?.id === recordingId) return;
-    if (this.recording || this.finished) return this.recordingAbandon(recordingId);
-    const dir = recordingsDir(this.d.dataDir);
-    fs.mkdirSync(dir, { recursive: true });
-    const filename = `${recordingId}.wav`;
-    const now = clock.now();
-    const rec = await recordingsWriteRepo(this.d.db).startInitiated(recordingId, [filename], now);
-    if (!rec) return; // a redelivered command: already started (or ended)
-    await this.publish('recording_started', publishRecording(this.d.events, 'recording_started', rec));
-    const result = this.media.startRecording(path.join(dir, filename), { duration: options.duration > 0 ? options.duration : undefined });
-    const done = result.then(
-      () => this.recordingEnded(recordingId, options),
-      (err: Error) => {
-        this.d.logger.warn({ err: err.message, conference: this.id }, 'conference recording failed');
-        return this.recordingEnded(recordingId, options);
-      },
-    );
-    this.recording = { id: recordingId, done };
-  }
-
-  /**
-   * <Conference record="record-from-start">: once someone is in the mix, the room's one recording is
-   * made if it asks for one (core/conferences/twilio-recording.ts) and started here. Never throws.
-   */
-  private async twilioRecord(): Promise<void> {
-    try {
-      const row = await this.conferences.get(this.id);
-      if (!row?.twilio_record || row.twilio_record.recording_id || this.terminating || this.finished) return;
-      const made = await makeTwilioRecording(this.d.db, this.id);
-      if (!made) return;
-      await this.recordingStart(made.recordingId, TWILIO_RECORDING_OPTIONS);
-      const r = this.recording;
-      if (r?.id === made.recordingId) this.d.twilioRecording(made.recordingId, made.record, r.done);
-    } catch (err) {
-      this.d.logger.warn({ err: (err as Error).message, conference: this.id }, 'conference recording (TwiML record) did not start');
-    }
-  }
-
-  /** A recording that cannot run here: ended at once, the slot freed. */
-  private async recordingAbandon(recordingId: string): Promise<void> {
-    const now = clock.now();
-    await recordingsWriteRepo(this.d.db).endUnlessEnded(recordingId, now);
-    await this.conferences.releaseRecording(this.id, recordingId);
-  }
-
-  private async recordingEnded(recordingId: string, options: RecordingOptions): Promise<void> {
-    if (this.recording?.id === recordingId) this.recording = null;
-    const now = clock.now();
-    const rec = await recordingsWriteRepo(this.d.db).endUnlessEnded(recordingId, now);
-    await this.published(await this.conferences.releaseRecording(this.id, recordingId));
-    if (!rec) return;
-    await this.publish('recording_finished', publishRecording(this.d.events, 'recording_finished', rec));
-    if (options.on_end_flow_id && options.on_end_flow_id !== EMPTY_UUID) {
-      await this.d
-        .startRecordingFlow(rec.customer_id, options.on_end_flow_id, recordingId)
-        .catch((err: Error) => this.d.logger.warn({ err: err.message, recording: recordingId }, 'on_end_flow_id did not start'));
-    }
+  recordingStart(recordingId: string, options: RecordingOptions): Promise<void> {
+    return this.recording.start(recordingId, options);
   }
 
   /** Stops the active recording (idempotent); resolves when its row says ended. */
-  async recordingStop(): Promise<void> {
-    const r = this.recording;
-    if (!r) return;
-    await recordingsWriteRepo(this.d.db)
-      .markStopping(r.id, clock.now())
-      .catch(() => undefined);
-    await this.media.stopRecording().catch(() => undefined);
-    await r.done;
+  recordingStop(): Promise<void> {
+    return this.recording.stop();
   }
 
   /** Node shutdown: the recording is closed properly; members leave as their calls hang up. */
