@@ -23,6 +23,7 @@ import type { Bridge } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { CallSession } from '../call/session';
 import { createGroupcall } from '../groupcall/create';
+import { JOIN_MUTED, modeSteps } from './supervise-mix';
 import type { GroupcallRunner } from '../groupcall/runner';
 
 /** Why a supervision ended (supervise_ended `reason`). */
@@ -144,7 +145,7 @@ export class SupervisorService {
       await bridge.pause('supervise');
       await endpointOf(target).joinConference(conference);
       await endpointOf(peer).joinConference(conference);
-      await endpointOf(supervisor).joinConference(conference);
+      await endpointOf(supervisor).joinConference(conference, { mute: JOIN_MUTED });
       await this.apply(live, mode);
     } catch (err) {
       await this.end(live, target.isEnded || peer.isEnded ? 'call_ended' : 'failed');
@@ -229,12 +230,14 @@ export class SupervisorService {
     return false;
   }
 
-  /** The mode's mix: listen mutes the supervisor's input, whisper lets the target alone hear it. */
+  /** The mode's mix (supervise-mix.ts: steps in an order that never lets the wrong party hear the supervisor). */
   private async apply(live: Live, mode: SuperviseMode): Promise<void> {
     const sup = embeddedEndpoint(endpointOf(live.supervisor), 'supervision');
-    await live.conference.whisper(sup, mode === 'whisper' ? embeddedEndpoint(endpointOf(live.target), 'supervision') : null);
-    if (mode === 'listen') await live.conference.mute(sup, 'in');
-    else await live.conference.unmute(sup, 'in');
+    for (const step of modeSteps(mode)) {
+      if (step.op === 'whisper') await live.conference.whisper(sup, step.to ? embeddedEndpoint(endpointOf(live.target), 'supervision') : null);
+      else if (step.op === 'mute') await live.conference.mute(sup, 'in');
+      else await live.conference.unmute(sup, 'in');
+    }
   }
 
   /** Once: the mix is undone, the two sides linked again (if both stay), the supervisor released if the call ended. */
