@@ -154,13 +154,15 @@ class ChannelCall implements OutboundSession {
   hangup(cause: string, sendBye = true): void {
     if (this.ended) return;
     this.ended = true;
+    // the channel is down before anything it runs is told (switch_channel_perform_hangup): a conference's
+    // del-member for it says Answer-State hangup, as FreeSWITCH's does
+    this.channel.callState = 'HANGUP';
+    this.channel.hangupCause = cause;
     this.mediaTimeout.close();
     this.abort.abort();
     this.running?.();
     // the bridge ends first (CHANNEL_UNBRIDGE before CHANNEL_HANGUP); the partner stays up, parked
     void this.esl.bridges.hungUp(this).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
-    this.channel.callState = 'HANGUP';
-    this.channel.hangupCause = cause;
     // drachtio-srf's destroy() returns a promise that rejects when the BYE cannot go out (sip-server gone)
     if (sendBye) void Promise.resolve(this.dialog.destroy() as unknown).catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));
     void this.channel.endpoint.destroy().catch((e: unknown) => this.esl.failed(e instanceof Error ? e : new Error(String(e))));

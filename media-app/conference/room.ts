@@ -124,7 +124,7 @@ export class Room extends EventEmitter<RoomEvents> {
     media.on('destroy', (e) => {
       if (e.reason === 'worker-died') void this.mediaEnded();
     });
-    media.on('memberLeft', (e) => this.memberLeft(e.memberId));
+    media.on('memberLeft', (e) => this.memberLeft(e.memberId, e.hungUp));
   }
 
   private async mediaEnded(): Promise<void> {
@@ -134,10 +134,10 @@ export class Room extends EventEmitter<RoomEvents> {
     await this.terminate().catch((err: Error) => this.d.logger.error({ err: err.message, conference: this.id }, 'conference end failed'));
   }
 
-  /** A member the media server let go by itself (a kick from elsewhere): out of the room as kicked (as hung up when its leg is gone); its call goes on. */
-  private memberLeft(memberId: string): void {
+  /** A member the media server let go by itself: out of the room as hung up (its channel or call is down), else as kicked (its call goes on). */
+  private memberLeft(memberId: string, hungUp: boolean): void {
     const m = [...this.members.values()].find((x) => x.call.endpoint?.uuid === memberId);
-    if (m) m.leave(m.call.isEnded || m.call.endpoint?.destroyed ? 'hangup' : 'kicked');
+    if (m) m.leave(hungUp || m.call.isEnded || m.call.endpoint?.destroyed ? 'hangup' : 'kicked');
   }
 
   /** The mixer's talk detector: participant-speech-start/-stop for the member of that endpoint, in order with the rest. */

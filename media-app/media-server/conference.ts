@@ -20,8 +20,11 @@ export interface MixEvents {
   speaker: [{ memberId: string; talking: boolean }];
   /** the mix is gone: destroy() ('destroyed') or the media server lost it ('worker-died') */
   destroy: [{ reason: 'destroyed' | 'worker-died' }];
-  /** the media server let a member go by itself (a kick from elsewhere, its channel ended): `memberId` its endpoint's uuid */
-  memberLeft: [{ memberId: string }];
+  /**
+   * the media server let a member go by itself: `memberId` its endpoint's uuid; `hungUp` when its channel
+   * was down as it left (FreeSWITCH's del-member Answer-State "hangup"), else a kick from elsewhere
+   */
+  memberLeft: [{ memberId: string; hungUp: boolean }];
   /** a member entered (its join resolved) but may hear a coach coaching another (fsmrf: a relate failed); `memberId` its endpoint's uuid */
   coachingFailed: [{ memberId: string; err: Error }];
 }

@@ -230,7 +230,9 @@ export class FsmrfMix extends EventEmitter<MixEvents> implements ConferenceMix {
     this.members.delete(uuid);
     this.coaching.left(uuid);
     this.holdEnded(uuid);
-    this.emit('memberLeft', { memberId: uuid });
+    // the member's channel down as it left (switch_channel_event_set_basic_data's Answer-State): it hung up,
+    // whether or not the leg's BYE has reached media-app yet
+    this.emit('memberLeft', { memberId: uuid, hungUp: e.getHeader('Answer-State') === 'hangup' });
   }
 
   /** The recording of `file` has ended: its timer cleared, its promise resolved (once). */
