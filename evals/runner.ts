@@ -149,7 +149,6 @@ function runError(results: EvalCallResult[]): string {
   return callers ? `the simulated caller failed on ${callers} of ${results.length} call(s) (see each call's error)` : '';
 }
 
-/** Why a run was stopped: the reason its signal was aborted with (the worker closing, its lease lost). */
 /**
  * Drops the run's pins before its end is written, so whoever sees the run ended sees no pin of it (issue 56:
  * "a run's pins go when it ends"). Its calls are over: nothing takes a pin any more. A drop that fails is
@@ -161,6 +160,7 @@ async function dropPins(deps: RunDeps, runId: string): Promise<void> {
     .catch((err: unknown) => deps.logger.warn({ err, run_id: runId }, "could not drop an ended run's pins"));
 }
 
+/** Why a run was stopped: the reason its signal was aborted with (the worker closing, its lease lost). */
 export function stopReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;
   const text = r instanceof Error ? r.message : typeof r === 'string' ? r : '';
