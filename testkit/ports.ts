@@ -164,16 +164,14 @@ async function tcpUdpFree(port: number, host: string): Promise<boolean> {
   return tcp && udpFree(port, host);
 }
 
+const sipPairTurn = inTurn('sipPair', 2);
 /**
  * A SIP port for a phone that also opens TLS on the next one (baresip listens on `sip_listen` for UDP
- * and TCP and on port + 1 for TLS, with no way to turn that off): both free, drawn from this shard's
- * part of 6000–7999, below the kernel's ephemeral ports (32768+) that every connection in the suite takes from, so the
- * second one is not handed to someone else meanwhile.
+ * and TCP and on port + 1 for TLS, with no way to turn that off): both free, drawn in turn from this
+ * shard's part of 6000–7999 (a pair drawn at random could go to a second phone of this process before the
+ * first one's baresip bound it), below the kernel's ephemeral ports (32768+) that every connection in the
+ * suite takes from, so the second one is not handed to someone else meanwhile.
  */
-export async function sipPortPair(host = '127.0.0.1'): Promise<number> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const base = portBlock('sipPair', 2).min;
-    if ((await tcpUdpFree(base, host)) && (await tcpUdpFree(base + 1, host))) return base;
-  }
-  throw new Error('no free pair of SIP ports');
+export function sipPortPair(host = '127.0.0.1'): Promise<number> {
+  return sipPairTurn((port) => tcpUdpFree(port, host), 'pair of SIP ports');
 }
