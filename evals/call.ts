@@ -175,10 +175,17 @@ export function hearingOf(caller: EvalCaller): Hearing | null {
   return hear ? new Hearing(hear, caller.language) : null;
 }
 
+/** The scripted caller's lines, by turn index, in its language and voice. */
+export async function scriptSpeech(caller: EvalCaller): Promise<Map<number, Int16Array>> {
+  const speech = new Map<number, Int16Array>();
+  const voice = caller.voice ? { variant: caller.voice } : {};
+  for (const [i, turn] of (caller.turns ?? []).entries()) if ('say' in turn) speech.set(i, await speak(turn.say, caller.language, voice));
+  return speech;
+}
+
 /** `callId`: the SIP Call-ID to send (a call the run pinned to an AI version under it); a fresh one when absent. */
 export async function playCall(scenario: EvalRunScenario, deps: Deps, signal: AbortSignal, callId?: string): Promise<PlayedCall> {
-  const speech = new Map<number, Int16Array>();
-  for (const [i, turn] of (scenario.caller.turns ?? []).entries()) if ('say' in turn) speech.set(i, await speak(turn.say, scenario.caller.language));
+  const speech = await scriptSpeech(scenario.caller);
   const background = scenario.caller.background ? await prepareBackground(scenario.caller.background, scenario.caller.language) : null;
   const hearing = hearingOf(scenario.caller);
   const audio = new CallAudio(deps.audioMaxS * 1000);

@@ -126,7 +126,7 @@ async function nextMove(g: GoalCall, llm: ChatLlm, messages: ChatMessage[]): Pro
 }
 
 async function say(g: GoalCall, text: string): Promise<boolean> {
-  const samples = await speak(text, g.caller.language, { memo: false }); // an LLM's line: said once
+  const samples = await speak(text, g.caller.language, { memo: false, ...(g.caller.voice ? { variant: g.caller.voice } : {}) }); // an LLM's line: said once
   const said = g.phone.say(samples);
   await Promise.race([said, g.stop]);
   const at = await Promise.race([said, Promise.resolve(null)]);

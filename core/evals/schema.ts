@@ -87,12 +87,20 @@ export const evalCallerLlmSchema = z.object({ ai_id: z.guid().describe("an AI co
 
 export const EVAL_GOAL_MAX_TURNS = 50;
 
+/**
+ * The caller's voices: espeak-ng's variants of the caller's language (m1…m8 male talkers, f1…f5 female,
+ * klatt… the Klatt synthesiser's, whisper, croak), every one in espeak-ng's Debian package. Unset: the
+ * language's own voice.
+ */
+export const EVAL_CALLER_VOICES = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'f1', 'f2', 'f3', 'f4', 'f5', 'klatt', 'klatt2', 'klatt3', 'klatt4', 'whisper', 'whisperf', 'croak'] as const;
+
 export const evalCallerSchema = z
   .object({
     language: z
       .string()
       .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en-US')
       .default('en-US'),
+    voice: z.enum(EVAL_CALLER_VOICES).optional().describe("the caller's voice: a variant of the language's espeak-ng voice (unset: the language's own)"),
     turns: z.array(evalTurnSchema).min(1).max(100).optional().describe('a scripted caller (or goal)'),
     goal: z.string().trim().min(1).max(2000).optional().describe('an LLM plays the caller turn by turn until it says this is reached (or turns)'),
     persona: z.string().trim().min(1).max(2000).optional().describe('who the goal caller is and how it talks'),

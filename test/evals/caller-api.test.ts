@@ -1,5 +1,5 @@
 // The caller's new fields in the eval scenarios API (issue 56, docs/evals.md "A goal caller",
-// "Background audio", "What the caller heard"): a goal caller, hearing and background are accepted and
+// "Background audio", "What the caller heard"): a goal caller, a voice, hearing and background are accepted and
 // read back with their defaults; a caller with both turns and a goal, or neither, max_turns without a
 // goal, an unknown background or recogniser are 400s naming the field; all of it, the new check and the
 // result's heard fields, are in the OpenAPI document.
@@ -37,6 +37,10 @@ describe('eval scenarios API: the goal caller, hearing and background audio', ()
       .send(scenario({ turns: [{ hangup: true }], background: { type: 'echo' } }))
       .expect(200);
     expect(scripted.body.caller.background).to.deep.equal({ type: 'echo', gain_db: -20, delay_ms: 60 });
+    const voiced = await auth(request(t.app).post('/v1.0/eval_scenarios'))
+      .send(scenario({ language: 'en-GB', voice: 'f2', turns: [{ say: 'Hello.' }] }))
+      .expect(200);
+    expect(voiced.body.caller).to.deep.equal({ language: 'en-GB', voice: 'f2', turns: [{ say: 'Hello.' }] });
   });
 
   it('refuses callers with both turns and a goal or neither, max_turns or llm without a goal, unknown backgrounds and recognisers', async () => {
@@ -49,6 +53,8 @@ describe('eval scenarios API: the goal caller, hearing and background audio', ()
       [scenario({ goal: 'x', background: { type: 'music' } }), 'caller.background.type'],
       [scenario({ goal: 'x', background: { type: 'echo', gain_db: 6 } }), 'caller.background.gain_db'],
       [scenario({ goal: 'x', hear: { provider: 'whisper' } }), 'caller.hear.provider'],
+      [scenario({ turns: [{ hangup: true }], voice: 'robot' }), 'caller.voice'],
+      [scenario({ turns: [{ hangup: true }], voice: 'f2+m1' }), 'caller.voice'],
       [scenario({ goal: 'x' }, [{ type: 'transcript_heard_contains' }]), 'checks.0.text'],
     ];
     for (const [body, field] of bad) {
@@ -64,6 +70,6 @@ describe('eval scenarios API: the goal caller, hearing and background audio', ()
     const doc = JSON.stringify((await request(t.app).get('/v1.0/openapi.json').expect(200)).body);
     for (const name of ['goal', 'persona', 'max_turns', 'hear', 'phrases', 'background', 'level_db', 'gain_db', 'delay_ms', 'heard_text', 'heard_t_ms', 'heard', 'reached'])
       expect(doc, name).to.contain(`"${name}"`);
-    for (const c of ['transcript_heard_contains', 'noise', 'babble', 'echo', 'pocketsphinx']) expect(doc, c).to.contain(`"${c}"`);
+    for (const c of ['transcript_heard_contains', 'noise', 'babble', 'echo', 'pocketsphinx', 'voice', 'f2', 'whisperf']) expect(doc, c).to.contain(`"${c}"`);
   });
 });
