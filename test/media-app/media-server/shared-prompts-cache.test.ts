@@ -15,7 +15,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
-import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { SharedPrompts, type SharedPromptsOptions } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { freshnessMs } from '../../../media-engine/sources/fetch-cache';
 
 const tone = (hz: number) =>
@@ -56,7 +56,7 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const prompts = (o: { maxAgeMs?: number } = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });
+  const prompts = (o: Partial<SharedPromptsOptions> = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });
   const shared = () => fs.readdirSync(path.join(root, 'shared'));
   /** One announcement's play: held, its copy read, released. */
   async function playOnce(p: SharedPrompts, url: string): Promise<Buffer> {
@@ -130,9 +130,40 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     expect(shared()).to.deep.equal([]);
   });
 
+  it('the cache directory: made 0700 when missing; one owned by another user, writable by group or others, or not a directory is refused at start, by name', () => {
+    const made = path.join(root, 'new', 'cache');
+    const old = process.umask(0o000);
+    try {
+      expect(prompts({ cacheDir: made }).cacheDir).to.equal(made);
+    } finally {
+      process.umask(old);
+    }
+    expect(fs.statSync(made).mode & 0o777, 'made 0700 whatever the umask').to.equal(0o700);
+    const open = path.join(root, 'open');
+    fs.mkdirSync(open, { mode: 0o700 });
+    fs.chmodSync(open, 0o777);
+    expect(() => prompts({ cacheDir: open })).to.throw(/^MEDIA_SERVER_PROMPT_CACHE_DIR: .*\/open is writable by group or others \(mode 777\)/);
+    fs.chmodSync(open, 0o770);
+    expect(() => prompts({ cacheDir: open })).to.throw(/writable by group or others \(mode 770\)/);
+    const link = path.join(root, 'link');
+    fs.symlinkSync(made, link);
+    expect(() => prompts({ cacheDir: link })).to.throw(/^MEDIA_SERVER_PROMPT_CACHE_DIR: .*\/link is not a directory/);
+    // another user's: made and given away when we are root, else one of root's (/usr)
+    const me = process.getuid!();
+    const other = me === 0 ? 65534 : 0;
+    const theirs = me === 0 ? path.join(root, 'theirs') : '/usr';
+    if (me === 0) {
+      fs.mkdirSync(theirs, { mode: 0o700 });
+      fs.chownSync(theirs, other, other);
+    }
+    expect(() => prompts({ cacheDir: theirs })).to.throw(new RegExp(`^MEDIA_SERVER_PROMPT_CACHE_DIR: ${theirs} is owned by uid ${other}, not by this process's user \\(uid ${me}\\)`));
+  });
+
   it("a shared directory the switch's command would split (a space, a quote, a backslash, !) is refused at start, by name; a node file's name is cleaned", async () => {
     for (const bad of ['with space', "it's", 'back\\slash', 'bang!'])
-      expect(() => new SharedPrompts(path.join(root, bad), egress), bad).to.throw(/^MEDIA_SERVER_PROMPTS_DIR: .* which the switch's command parsing would split or unquote/);
+      expect(() => new SharedPrompts(path.join(root, bad), egress, { cacheDir: path.join(root, 'cache') }), bad).to.throw(
+        /^MEDIA_SERVER_PROMPTS_DIR: .* which the switch's command parsing would split or unquote/,
+      );
     const node = path.join(root, "hold music 'Jazz'.wav");
     fs.writeFileSync(node, tone(440));
     const h = await prompts().holdNodeFile(node);
