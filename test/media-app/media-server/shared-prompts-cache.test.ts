@@ -109,6 +109,31 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     ]);
   });
 
+  it('a copy in the cache is not played once the policy refuses its host; a no-store prompt is never kept; the cache is bounded', async () => {
+    served.set('/a.wav', { body: tone(440), etag: '"a"' });
+    served.set('/ns.wav', { body: tone(500), etag: '"ns"', cacheControl: 'no-store' });
+    served.set('/c.wav', { body: tone(600), etag: '"c"' });
+    await playOnce(prompts(), `${base}/a.wav`);
+    const tightened = new SharedPrompts(path.join(root, 'shared'), new EgressPolicy(egressSettingsFromEnv({})), { cacheDir: path.join(root, 'cache') });
+    const refused = await tightened.hold(`${base}/a.wav`).then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    expect(refused, 'refused as a fetch is').to.match(/^http:\/\/127\.0\.0\.1:\d+\/a\.wav: .*loopback.*not allowed/);
+    const audio = path.join(root, 'cache', 'audio');
+    const p = prompts({ maxCacheEntries: 1 });
+    expect(await playOnce(p, `${base}/ns.wav`)).to.deep.equal(tone(500));
+    expect(await playOnce(p, `${base}/ns.wav`)).to.deep.equal(tone(500));
+    expect(
+      fs.readdirSync(audio).filter((f) => !f.startsWith('url-') && !f.startsWith('blob-')),
+      'nothing of the no-store prompt left',
+    ).to.deep.equal([]);
+    await playOnce(p, `${base}/c.wav`);
+    expect(fs.readdirSync(audio).sort(), 'one entry: a evicted for c').to.have.lengthOf(2);
+    expect(asked.map((a) => a.path)).to.deep.equal(['/a.wav', '/ns.wav', '/ns.wav', '/c.wav']);
+    expect(shared()).to.deep.equal([]);
+  });
+
   it("a <Say>'s speech: synthesised once for two announcements of the same text and voice, each copy removed", async () => {
     const p = prompts();
     const a = await p.holdSpeech('welcome everybody', { language: 'en-US' });
