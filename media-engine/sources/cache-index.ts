@@ -9,7 +9,8 @@
  * The cache is bounded (CacheBounds): after each download, least recently used entries go until the
  * entries and the bytes of their blobs (and conversions) are within the bounds; a blob this process
  * holds (a lease: fetchToCache's result until released) is kept, and so is its entry. A blob no entry
- * names (its URL's content changed, or a crash between writes) goes too, unless held.
+ * names (its URL's content changed, or a crash between writes) goes too, unless held, and so do the
+ * temporary files (`dl-<pid>-…`, `nostore-<pid>-…`) of a process no longer running (a crash's).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -111,17 +112,32 @@ function removeBlob(cacheDir: string, blob: string): void {
   for (const f of [blob, `conv-${sha}.wav`, `convw-${sha}.wav`]) fs.rmSync(path.join(cacheDir, f), { force: true });
 }
 
+/** A download's or a no-store body's file (and its conversion), named with the pid of the process using it. */
+const LEFT_BY_PROCESS = /^(?:dl|nostore)-(\d+)-[0-9a-f]{12}\./;
+
+/** Whether process `pid` runs (on this host: the cache is a local directory). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 interface Listed {
   index: string;
   entry: UrlEntry;
 }
 
-/** Every valid entry of the directory (invalid ones removed) and every blob file's name. */
+/** Every valid entry of the directory (invalid ones removed) and every blob file's name; a dead process's temporary files removed. */
 function listCache(cacheDir: string): { entries: Listed[]; blobs: string[] } {
   const entries: Listed[] = [];
   const blobs: string[] = [];
   for (const f of fs.readdirSync(cacheDir)) {
     if (BLOB_NAME.test(f)) blobs.push(f);
+    const own = LEFT_BY_PROCESS.exec(f);
+    if (own && !running(Number(own[1]))) fs.rmSync(path.join(cacheDir, f), { force: true });
     if (!/^url-[0-9a-f]{64}\.json$/.test(f)) continue;
     const index = path.join(cacheDir, f);
     const entry = readEntry(cacheDir, index);

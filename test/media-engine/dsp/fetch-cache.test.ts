@@ -3,6 +3,7 @@
 // too (a copy fetched before the policy was tightened is not served); an index entry whose blob is not
 // a name the cache writes is absent (and removed); a `no-store` body is a temporary file of this use
 // only, never indexed; the cache is bounded (entries, bytes), least recently used first, in-use kept.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -136,6 +137,20 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     held.release();
     expect((await get('/b.wav', o)).from, 'b was evicted').to.equal('network');
     expect(blobs().length).to.equal(indexFiles().length);
+  });
+
+  it("a crashed process's temporary files go at the next eviction; a running one's stay", async () => {
+    served.set('/a.wav', { body: tone(440) });
+    fs.mkdirSync(cacheDir, { recursive: true });
+    const child = spawn(process.execPath, ['-e', '0']);
+    const dead = await new Promise<number>((r) => child.on('exit', () => r(child.pid!)));
+    const left = [`dl-${dead}-0123456789ab.tmp`, `nostore-${dead}-0123456789ab.wav`, `nostore-${dead}-0123456789ab.wav.conv.wav`];
+    const live = [`dl-${process.pid}-0123456789ab.tmp`, `nostore-${process.pid}-0123456789ab.wav`];
+    for (const f of [...left, ...live]) fs.writeFileSync(path.join(cacheDir, f), 'x');
+    (await get('/a.wav')).release();
+    const names = fs.readdirSync(cacheDir);
+    for (const f of left) expect(names, f).to.not.include(f);
+    for (const f of live) expect(names, f).to.include(f);
   });
 
   it('bounded by bytes: blobs past the total are evicted, least recently used first', async () => {
