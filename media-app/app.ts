@@ -15,7 +15,7 @@ import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
 import { EgressPolicy } from '../core/net';
 import { MediaServer } from '../media-engine';
-import { promptsDir, type MediaAppConfig } from './kit/config';
+import { promptCachePath, promptsDir, type MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
 import type { MediaPort } from './media-server/port';
 import { FsmrfBackend } from './media-server/fsmrf/backend';
@@ -213,7 +213,9 @@ async function connectSwitch({ config, app, logger }: MediaAppDeps, srf: Srf, cl
   const log = logger.child({ component: 'media-server' });
   // the media timeout rides on each leg's INVITE: a real FreeSWITCH reads it only when the leg's RTP starts
   const opts = { connectTimeoutMs: app.mediaServerConnectTimeoutMs, taps: app.mediaServerTaps, reconnect: app.mediaServerReconnect, log, mediaTimeoutMs: app.mediaInactivityMs };
-  const prompts = new SharedPrompts(promptsDir(app, config.dataDir), egress);
+  // media-app's own cache (0700, ours: refused at start otherwise), bounded
+  const cache = { cacheDir: promptCachePath(app, config.dataDir), maxCacheBytes: app.mediaServerPromptCacheMaxBytes };
+  const prompts = new SharedPrompts(promptsDir(app, config.dataDir), egress, cache);
   // what a crashed media-app of this host left there (its prompts' directories) goes before the first call
   const stale = await prompts.sweepStale();
   if (stale.length) log.info({ dir: prompts.dir, removed: stale.length }, 'removed the prompt directories a crashed media-app left');

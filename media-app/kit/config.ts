@@ -12,7 +12,7 @@ import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
 import type { PinLockoutPolicy } from '../../core/voicemail/pin-lockout';
 import { parseMediaServer, type MediaServerSetting } from './media-server';
-import { switchPromptsDir } from '../../core/data-dirs';
+import { promptCacheDir, switchPromptsDir } from '../../core/data-dirs';
 
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be an integer').min(1).max(65535);
 
@@ -66,6 +66,10 @@ const schema = z.object({
   MEDIA_SERVER_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   /** The directory media-app shares with the switch: it fetches a prompt URL there (a leg's play, a room's announcement) for the switch to play (default $DATA_DIR/switch-prompts). */
   MEDIA_SERVER_PROMPTS_DIR: z.string().trim().min(1).optional(),
+  /** media-app's own cache of the prompts it fetches and synthesises for the switch, 0700 and its user's (default $DATA_DIR/prompt-cache). */
+  MEDIA_SERVER_PROMPT_CACHE_DIR: z.string().trim().min(1).optional(),
+  /** The most that cache keeps of fetched prompts (bodies and conversions), MB: least recently used first out. */
+  MEDIA_SERVER_PROMPT_CACHE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(1024),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -182,6 +186,10 @@ export interface MediaAppConfig {
   mediaServerReconnect: { minMs: number; maxMs: number };
   /** MEDIA_SERVER_PROMPTS_DIR (fsmrf/shared-prompts.ts); undefined: $DATA_DIR/switch-prompts (promptsDir) */
   mediaServerPromptsDir: string | undefined;
+  /** MEDIA_SERVER_PROMPT_CACHE_DIR; undefined: $DATA_DIR/prompt-cache (promptCachePath) */
+  mediaServerPromptCacheDir: string | undefined;
+  /** MEDIA_SERVER_PROMPT_CACHE_MAX_MB in bytes */
+  mediaServerPromptCacheMaxBytes: number;
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -219,6 +227,11 @@ export function promptsDir(app: Pick<MediaAppConfig, 'mediaServerPromptsDir'>, d
   return app.mediaServerPromptsDir ? path.resolve(app.mediaServerPromptsDir) : switchPromptsDir(dataDir);
 }
 
+/** media-app's prompt cache (fsmrf/shared-prompts.ts): MEDIA_SERVER_PROMPT_CACHE_DIR, else `prompt-cache` under DATA_DIR, absolute. */
+export function promptCachePath(app: Pick<MediaAppConfig, 'mediaServerPromptCacheDir'>, dataDir: string): string {
+  return app.mediaServerPromptCacheDir ? path.resolve(app.mediaServerPromptCacheDir) : promptCacheDir(dataDir);
+}
+
 export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaAppConfig {
   const input: Record<string, string | undefined> = {};
   for (const key of Object.keys(schema.shape)) input[key] = env[key] === '' ? undefined : env[key];
@@ -251,6 +264,8 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     mediaServerTaps: { ...parseHostPort(e.MEDIA_SERVER_TAP_LISTEN)!, connectTimeoutMs: e.MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS },
     mediaServerReconnect: { minMs: e.MEDIA_SERVER_RECONNECT_MIN_MS, maxMs: Math.max(e.MEDIA_SERVER_RECONNECT_MIN_MS, e.MEDIA_SERVER_RECONNECT_MAX_MS) },
     mediaServerPromptsDir: e.MEDIA_SERVER_PROMPTS_DIR,
+    mediaServerPromptCacheDir: e.MEDIA_SERVER_PROMPT_CACHE_DIR,
+    mediaServerPromptCacheMaxBytes: e.MEDIA_SERVER_PROMPT_CACHE_MAX_MB * 1024 * 1024,
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

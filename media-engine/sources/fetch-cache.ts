@@ -1,22 +1,27 @@
 /**
- * http(s) audio fetched into a content-addressed cache:
+ * http(s) audio fetched into a content-addressed cache (layout, validation and bound: cache-index.ts):
  *   <cacheDir>/blob-<sha256 of content>.<type>      the bytes, shared by every URL serving them
- *   <cacheDir>/url-<sha256 of url>.json             ETag / Last-Modified / which blob, when checked
+ *   <cacheDir>/url-<sha256 of url>.json             ETag / Last-Modified / which blob, when checked and used
  * A URL checked less than `maxAgeMs` ago is served from disk without a request; after that it is
  * revalidated with If-None-Match / If-Modified-Since, so an unchanged file costs one 304. A response's
  * own Cache-Control shortens that (RFC 9111 §5.2.2): `max-age=N` below maxAgeMs is its time, `no-cache`
- * and `no-store` none (revalidated at each use: the file is still kept, as the play needs it).
+ * none (revalidated at each use). A `no-store` body is never indexed: it is a file of that use only
+ * (`nostore-<pid>-…`), removed when the result is released.
  * Every request (and each redirect) goes through the egress policy (core/net, a leaf module the
  * worker may import): the host is resolved and checked and the socket pinned to the checked address.
+ * A use served from disk is checked too, as the request would be (the URL, and where its redirects
+ * led; the host resolved): a policy tightened since the copy was fetched refuses it as it would refuse
+ * the request. A result holds its blob (not evicted) until released.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EgressFailed, EgressRefused, egressPolicyFor, type EgressPolicy, type EgressStream } from '../../core/net';
 import { AudioSourceError } from './errors';
+import { blobName, evict, lease, readEntry, useStamp, writeEntry, type CacheBounds, type UrlEntry } from './cache-index';
 import { sniffAudioType } from './sox';
 
-export interface FetchOptions {
+export interface FetchOptions extends CacheBounds {
   cacheDir: string;
   /** Largest download accepted, bytes. Default 50 MB. */
   maxBytes?: number;
@@ -31,23 +36,15 @@ export interface FetchOptions {
 const STRICT: NodeJS.ProcessEnv = {};
 const MAX_REDIRECTS = 5;
 
-interface UrlEntry {
-  url: string;
-  blob: string; // file name inside cacheDir
-  sha256: string;
-  size: number;
-  etag?: string;
-  lastModified?: string;
-  checkedAt: number;
-  /** the response's own freshness, ms (freshnessMs); absent: maxAgeMs alone */
-  freshMs?: number;
-}
-
 export interface FetchResult {
   path: string;
   sha256: string;
   /** 'network' = downloaded now, 'revalidated' = 304, 'cache' = no request made. */
   from: 'network' | 'revalidated' | 'cache';
+  /** The use is over: the blob may be evicted again; a no-store body's file is removed. Idempotent. */
+  release(): void;
+  /** A no-store body: a file of this use only (removed when released), not in the cache. */
+  transient?: boolean;
 }
 
 const sha = (s: string | Buffer) => crypto.createHash('sha256').update(s).digest('hex');
@@ -73,64 +70,133 @@ function typeOf(url: URL, contentType: string | undefined, head: Buffer): string
   return /^[a-z0-9]{1,5}$/.test(ext) ? ext : 'bin';
 }
 
-/** Download (or reuse) the audio at `url`; resolves to the cached blob's path. */
+/** Download (or reuse) the audio at `url`; resolves to the cached blob's path, held until released. */
 export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<FetchResult> {
   const url = fetchableUrl(rawUrl);
-  fs.mkdirSync(opts.cacheDir, { recursive: true });
+  const policy = opts.egress ?? egressPolicyFor(STRICT);
+  fs.mkdirSync(opts.cacheDir, { recursive: true, mode: 0o700 });
   const indexPath = path.join(opts.cacheDir, `url-${sha(url.href)}.json`);
   const entry = readEntry(opts.cacheDir, indexPath);
   const now = Date.now();
   if (entry && now - entry.checkedAt < Math.min(opts.maxAgeMs ?? 300_000, entry.freshMs ?? Infinity)) {
-    return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'cache' };
+    // no request: the policy is asked all the same (it may have been tightened since the copy was fetched)
+    await checkPolicy(policy, url, entry.finalUrl, rawUrl);
+    entry.usedAt = useStamp(now);
+    writeEntry(indexPath, entry);
+    return held(opts.cacheDir, entry, 'cache');
   }
-
-  const maxBytes = opts.maxBytes ?? 50 * 1024 * 1024;
-  const timeoutMs = opts.timeoutMs ?? 15000;
-  const headers: Record<string, string> = {};
-  if (entry?.etag) headers['if-none-match'] = entry.etag;
-  if (entry?.lastModified) headers['if-modified-since'] = entry.lastModified;
   const tmp = path.join(opts.cacheDir, `dl-${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const policy = opts.egress ?? egressPolicyFor(STRICT);
   try {
-    let res: EgressStream;
-    try {
-      res = await policy.open(url, { headers, timeoutMs, maxBytes, maxRedirects: MAX_REDIRECTS });
-    } catch (err) {
-      throw fetchError(err, rawUrl);
-    }
-    if (res.status === 304 && entry) {
-      res.close();
-      entry.checkedAt = now;
-      entry.freshMs = freshnessMs(res.headers['cache-control']) ?? entry.freshMs;
-      fs.writeFileSync(indexPath, JSON.stringify(entry));
-      return { path: path.join(opts.cacheDir, entry.blob), sha256: entry.sha256, from: 'revalidated' };
-    }
-    if (res.status < 200 || res.status > 299) {
-      res.close();
-      throw new AudioSourceError('HTTP_STATUS', `GET ${url.href} answered ${res.status}`, rawUrl);
-    }
-    const body = await download(res, tmp, rawUrl);
-    if (body.size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
-    const ctype: string | string[] | undefined = res.headers['content-type'];
-    const blob = `blob-${body.digest}.${typeOf(url, typeof ctype === 'string' ? ctype : ctype?.[0], body.head)}`;
-    const blobPath = path.join(opts.cacheDir, blob);
-    if (fs.existsSync(blobPath)) fs.rmSync(tmp);
-    else fs.renameSync(tmp, blobPath);
-    const next: UrlEntry = {
-      url: url.href,
-      blob,
-      sha256: body.digest,
-      size: body.size,
-      checkedAt: now,
-      etag: res.headers.etag ?? undefined,
-      lastModified: res.headers['last-modified'] ?? undefined,
-      freshMs: freshnessMs(res.headers['cache-control']),
-    };
-    fs.writeFileSync(indexPath, JSON.stringify(next));
-    return { path: blobPath, sha256: body.digest, from: 'network' };
+    return await request(url, rawUrl, { opts, policy, indexPath, entry, tmp, now });
   } finally {
     fs.rmSync(tmp, { force: true });
   }
+}
+
+/** The result for `entry`'s blob, held (not evicted) until released. */
+function held(cacheDir: string, entry: UrlEntry, from: FetchResult['from']): FetchResult {
+  return { path: path.join(cacheDir, entry.blob), sha256: entry.sha256, from, release: lease(cacheDir, entry.blob) };
+}
+
+/** What a hit is asked as the fetch would be (core/net policy.open): the URL, and where its redirects led. */
+async function checkPolicy(policy: EgressPolicy, url: URL, finalUrl: string | undefined, rawUrl: string): Promise<void> {
+  try {
+    await policy.checkDestination(policy.assertUrlSyntax(url).hostname);
+  } catch (err) {
+    throw fetchError(err, rawUrl);
+  }
+  if (!finalUrl || finalUrl === url.href) return;
+  try {
+    await policy.checkDestination(policy.assertUrlSyntax(finalUrl, 'a redirect').hostname);
+  } catch (err) {
+    if (err instanceof EgressRefused) throw fetchError(new EgressRefused('redirect', `a redirect led somewhere not allowed: ${err.message}`), rawUrl);
+    throw fetchError(err, rawUrl);
+  }
+}
+
+interface Request {
+  opts: FetchOptions;
+  policy: EgressPolicy;
+  indexPath: string;
+  entry: UrlEntry | null;
+  tmp: string;
+  now: number;
+}
+
+/** The request (conditional when there is an entry), its 304 or its body stored (or kept apart: no-store). */
+async function request(url: URL, rawUrl: string, r: Request): Promise<FetchResult> {
+  const { opts, entry, now } = r;
+  const headers: Record<string, string> = {};
+  if (entry?.etag) headers['if-none-match'] = entry.etag;
+  if (entry?.lastModified) headers['if-modified-since'] = entry.lastModified;
+  let res: EgressStream;
+  try {
+    res = await r.policy.open(url, { headers, timeoutMs: opts.timeoutMs ?? 15000, maxBytes: opts.maxBytes ?? 50 * 1024 * 1024, maxRedirects: MAX_REDIRECTS });
+  } catch (err) {
+    throw fetchError(err, rawUrl);
+  }
+  if (res.status === 304 && entry) {
+    res.close();
+    entry.checkedAt = now;
+    entry.usedAt = useStamp(now);
+    entry.freshMs = freshnessMs(res.headers['cache-control']) ?? entry.freshMs;
+    writeEntry(r.indexPath, entry);
+    return held(opts.cacheDir, entry, 'revalidated');
+  }
+  if (res.status < 200 || res.status > 299) {
+    res.close();
+    throw new AudioSourceError('HTTP_STATUS', `GET ${url.href} answered ${res.status}`, rawUrl);
+  }
+  const body = await download(res, r.tmp, rawUrl);
+  if (body.size === 0) throw new AudioSourceError('UNSUPPORTED_FORMAT', `${url.href} returned an empty body`, rawUrl);
+  const ctype: string | string[] | undefined = res.headers['content-type'];
+  const type = typeOf(url, typeof ctype === 'string' ? ctype : ctype?.[0], body.head);
+  if (noStore(res.headers['cache-control'])) return keptApart(r, type, body.digest);
+  const blob = blobName(body.digest, type);
+  const blobPath = path.join(opts.cacheDir, blob);
+  if (fs.existsSync(blobPath)) fs.rmSync(r.tmp);
+  else fs.renameSync(r.tmp, blobPath);
+  const next: UrlEntry = {
+    url: url.href,
+    blob,
+    sha256: body.digest,
+    size: body.size,
+    checkedAt: now,
+    usedAt: useStamp(now),
+    etag: res.headers.etag ?? undefined,
+    lastModified: res.headers['last-modified'] ?? undefined,
+    freshMs: freshnessMs(res.headers['cache-control']),
+    finalUrl: res.url && res.url !== url.href ? res.url : undefined,
+  };
+  writeEntry(r.indexPath, next);
+  const result = held(opts.cacheDir, next, 'network');
+  evict(opts.cacheDir, opts);
+  return result;
+}
+
+/**
+ * A `no-store` body (RFC 9111 §5.2.2.5): a file of this use only, removed when released; never indexed
+ * (an earlier entry of the URL goes: its blob, named by none, is evicted).
+ */
+function keptApart(r: Request, type: string, digest: string): FetchResult {
+  const file = path.join(r.opts.cacheDir, `nostore-${process.pid}-${crypto.randomBytes(6).toString('hex')}.${type}`);
+  fs.renameSync(r.tmp, file);
+  fs.rmSync(r.indexPath, { force: true });
+  let done = false;
+  const release = () => {
+    if (done) return;
+    done = true;
+    fs.rmSync(file, { force: true });
+  };
+  return { path: file, sha256: digest, from: 'network', transient: true, release };
+}
+
+function noStore(cacheControl: string | string[] | undefined): boolean {
+  const v = Array.isArray(cacheControl) ? cacheControl.join(',') : (cacheControl ?? '');
+  return v
+    .toLowerCase()
+    .split(',')
+    .some((d) => d.trim() === 'no-store');
 }
 
 /**
@@ -164,16 +230,6 @@ function fetchableUrl(rawUrl: string): URL {
     throw new AudioSourceError('BAD_URL', `only http and https URLs can be fetched: ${rawUrl}`, rawUrl);
   }
   return url;
-}
-
-/** The URL's index entry, or null when there is none, it is unreadable, or its blob is gone. */
-function readEntry(cacheDir: string, indexPath: string): UrlEntry | null {
-  try {
-    const entry = JSON.parse(fs.readFileSync(indexPath, 'utf8')) as UrlEntry;
-    return fs.existsSync(path.join(cacheDir, entry.blob)) ? entry : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Streams the body into `tmp`, hashing it; keeps its first bytes to sniff the type. Closes the response. */

@@ -34,30 +34,72 @@ export interface PreparedAudio {
   converted: boolean;
   /** For URLs: where the bytes came from this time. */
   from?: 'network' | 'revalidated' | 'cache';
+  /**
+   * The use is over (idempotent): a URL's cached copy may be evicted again (fetch-cache.ts), a
+   * `no-store` one's files (the body, its conversion) are removed. A reader opened on `path` before
+   * keeps reading it (an open file).
+   */
+  release(): void;
 }
 
-const inflight = new Map<string, Promise<PreparedAudio>>();
+/** One preparation and how many callers share it (each releases once; the last releases it). */
+interface Job {
+  got: Promise<PreparedAudio>;
+  users: number;
+}
+
+const inflight = new Map<string, Job>();
 
 export function isUrl(s: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
 }
 
 /** Prepare a file or URL for playback (concurrent calls for the same source share one job). */
-export function prepareAudio(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
+export async function prepareAudio(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
   const key = `${opts.cacheDir}\n${opts.wideband ? 'w' : 'n'}\n${source}`;
-  let p = inflight.get(key);
-  if (!p) {
-    p = prepare(source, opts).finally(() => inflight.delete(key));
-    inflight.set(key, p);
+  let job = inflight.get(key);
+  if (!job) {
+    const got = prepare(source, opts);
+    const made: Job = (job = { got, users: 0 });
+    const forget = () => void (inflight.get(key) === made && inflight.delete(key));
+    got.then(forget, forget);
+    inflight.set(key, job);
   }
-  return p;
+  const mine = job;
+  mine.users++;
+  let r: PreparedAudio;
+  try {
+    r = await mine.got;
+  } catch (err) {
+    mine.users--;
+    throw err;
+  }
+  let done = false;
+  const release = () => {
+    if (done) return;
+    done = true;
+    if (--mine.users === 0) r.release();
+  };
+  return { ...r, release };
 }
 
 async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAudio> {
   if (isUrl(source)) {
     const got = await fetchToCache(source, opts);
-    const res = await ensureEngineWav(got.path, `${opts.wideband ? 'convw' : 'conv'}-${got.sha256}.wav`, opts, source);
-    return { ...res, from: got.from };
+    // a no-store body's conversion is of this use only too
+    const conv = got.transient ? `${path.basename(got.path)}.${opts.wideband ? 'convw' : 'conv'}.wav` : `${opts.wideband ? 'convw' : 'conv'}-${got.sha256}.wav`;
+    let res: Omit<PreparedAudio, 'release'>;
+    try {
+      res = await ensureEngineWav(got.path, conv, opts, source);
+    } catch (err) {
+      got.release();
+      throw err;
+    }
+    const release = () => {
+      got.release();
+      if (got.transient && res.converted) fs.rmSync(res.path, { force: true });
+    };
+    return { ...res, from: got.from, release };
   }
   let st: fs.Stats;
   try {
@@ -71,17 +113,18 @@ async function prepare(source: string, opts: PrepareOptions): Promise<PreparedAu
     .createHash('sha256')
     .update(`${path.resolve(source)}\n${st.size}\n${st.mtimeMs}`)
     .digest('hex');
-  return ensureEngineWav(source, `${opts.wideband ? 'convw' : 'conv'}-local-${id}.wav`, opts, source);
+  const res = await ensureEngineWav(source, `${opts.wideband ? 'convw' : 'conv'}-local-${id}.wav`, opts, source);
+  return { ...res, release: () => undefined };
 }
 
-async function ensureEngineWav(file: string, convName: string, opts: PrepareOptions, source: string): Promise<PreparedAudio> {
+async function ensureEngineWav(file: string, convName: string, opts: PrepareOptions, source: string): Promise<Omit<PreparedAudio, 'release'>> {
   try {
     const info = readWavInfo(file);
     if (isEngineFormat(info.format) || (opts.wideband && isWideFormat(info.format))) return { path: file, rate: info.format.sampleRate, durationMs: info.durationMs, converted: false };
   } catch {
     // not a WAV we read natively: sox decides
   }
-  fs.mkdirSync(opts.cacheDir, { recursive: true });
+  fs.mkdirSync(opts.cacheDir, { recursive: true, mode: 0o700 });
   const out = path.join(opts.cacheDir, convName);
   if (!fs.existsSync(out)) await convertToEngineWav(file, out, { timeoutMs: opts.convertTimeoutMs, keepRate: opts.wideband });
   let info;

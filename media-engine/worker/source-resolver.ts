@@ -87,7 +87,12 @@ async function openFile(spec: string, wideband: boolean, startMs: number): Promi
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
     const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress, wideband });
-    return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
+    try {
+      return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
+    } finally {
+      // the reader holds the file open: the cache may evict it (a no-store body's file goes now)
+      prepared.release();
+    }
   } catch (e) {
     // the policy's refusal, or one generic reason (never the remote answer)
     if (e instanceof AudioSourceError && isUrl(source)) throw playUrlFailure(e, source);

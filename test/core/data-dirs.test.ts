@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { recordingsDir, switchPromptsDir } from '../../core/data-dirs';
+import { promptCacheDir, recordingsDir, switchPromptsDir } from '../../core/data-dirs';
 import { loadEslConfig } from '../../esl/config';
-import { promptsDir } from '../../media-app/kit/config';
+import { loadMediaAppConfig, promptCachePath, promptsDir } from '../../media-app/kit/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'esl', 'sip-server', 'scripts'];
@@ -38,9 +38,21 @@ describe('core/data-dirs: one recordings and one switch-prompts directory for ev
     expect(esl({ DATA_DIR: '/srv/ov', ESL_RECORDINGS_DIR: '/mnt/rec' }).recordings, 'as set').to.equal('/mnt/rec');
   });
 
-  it("no source joins a data directory with 'recordings' or 'switch-prompts' itself", () => {
+  it("media-app's prompt cache: $DATA_DIR/prompt-cache, or MEDIA_SERVER_PROMPT_CACHE_DIR as set (absolute); its bound in MB", () => {
+    for (const data of ['/srv/ov', '.data', 'rel/dir']) {
+      expect(promptCachePath(loadMediaAppConfig({}), data)).to.equal(path.resolve(data, 'prompt-cache'));
+      expect(promptCacheDir(data)).to.equal(path.resolve(data, 'prompt-cache'));
+    }
+    const set = loadMediaAppConfig({ MEDIA_SERVER_PROMPT_CACHE_DIR: 'rel/cache', MEDIA_SERVER_PROMPT_CACHE_MAX_MB: '5' });
+    expect(promptCachePath(set, '/srv/ov')).to.equal(path.resolve('rel/cache'));
+    expect(set.mediaServerPromptCacheMaxBytes).to.equal(5 * 1024 * 1024);
+    expect(loadMediaAppConfig({}).mediaServerPromptCacheMaxBytes, 'default 1024 MB').to.equal(1024 * 1024 * 1024);
+    expect(() => loadMediaAppConfig({ MEDIA_SERVER_PROMPT_CACHE_MAX_MB: '0' })).to.throw(/MEDIA_SERVER_PROMPT_CACHE_MAX_MB/);
+  });
+
+  it("no source joins a data directory with 'recordings', 'switch-prompts' or 'prompt-cache' itself", () => {
     const own = path.join(ROOT, 'core', 'data-dirs.ts');
-    const by = /\b(?:path\.(?:join|resolve))\([^)]*[dD]ata(?:Dir|_DIR)?[^)]*['"](?:recordings|switch-prompts)['"]/;
+    const by = /\b(?:path\.(?:join|resolve))\([^)]*[dD]ata(?:Dir|_DIR)?[^)]*['"](?:recordings|switch-prompts|prompt-cache)['"]/;
     const found = ROOMS.flatMap((r) => sources(path.join(ROOT, r)))
       .filter((f) => f !== own)
       .flatMap((f) =>

@@ -6,7 +6,9 @@
  * redirect checked again, the same limits) and converts it to an 8 kHz 16-bit mono WAV; a text is
  * synthesised by the platform's voices as the embedded engine's say does (media-engine's TTS providers,
  * createTtsProvider). Both are cached as the engine caches them, in media-app's own cache (`cacheDir`,
- * the engine's layout and default: `<cacheDir>/audio`, `<cacheDir>/tts`): a URL checked less than
+ * 0700 and ours, default $DATA_DIR/prompt-cache; the engine's layout: `<cacheDir>/audio`, `<cacheDir>/tts`;
+ * the fetched prompts bounded, least recently used first, and a `no-store` one kept for its copy only;
+ * a copy served from the cache is asked of the egress policy as a fetch is): a URL checked less than
  * `maxAgeMs` ago (or what its Cache-Control allows, if less) is used again with no request, after that
  * revalidated (If-None-Match / If-Modified-Since: a 304 costs no body; media-engine/sources/fetch-cache.ts);
  * a text, voice and language is synthesised once. What the switch gets is a copy in a directory of its
@@ -29,11 +31,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTtsProvider, playUrlFailure, prepareAudio, readWav, type PrepareOptions, type TtsProvider } from '../../../media-engine';
+import { createTtsProvider, playUrlFailure, prepareAudio, readWav, type CacheBounds, type PreparedAudio, type PrepareOptions, type TtsProvider } from '../../../media-engine';
+import { privateDir } from '../../../core/data-dirs';
 import { eslArg } from './esl-arg';
-
-/** The embedded engine's cache directory when it is given none (media-engine/worker/source-resolver.ts). */
-export const ENGINE_CACHE_DIR = path.join(os.tmpdir(), 'media-engine-cache');
 
 /** The embedded engine's default voice (source-resolver.ts ttsProvider): a say that names no provider. */
 const DEFAULT_TTS = 'espeak-ng';
@@ -45,9 +45,14 @@ const SSML = /^\s*<speak[\s>]/i;
 const UNSAFE_IN_PATH = /[\s'"\\!]/;
 
 /** What SharedPrompts takes beyond its directory and egress policy. */
-export interface SharedPromptsOptions {
-  /** media-app's cache of fetched and synthesised prompts (default the engine's: ENGINE_CACHE_DIR) */
-  cacheDir?: string;
+export interface SharedPromptsOptions extends CacheBounds {
+  /**
+   * media-app's cache of fetched and synthesised prompts, its alone (MEDIA_SERVER_PROMPT_CACHE_DIR,
+   * default $DATA_DIR/prompt-cache): made 0700 when missing; refused at start when another user owns
+   * it or group or others may write to it (core/data-dirs.ts privateDir). Bounded as CacheBounds say
+   * (the fetched prompts, least recently used first: media-engine/sources/cache-index.ts).
+   */
+  cacheDir: string;
   /** a fetched URL used again with no request for this long, then revalidated (default the engine's, 300000) */
   maxAgeMs?: number;
 }
@@ -83,6 +88,7 @@ export class SharedPrompts {
   readonly dir: string;
   readonly cacheDir: string;
   private readonly maxAgeMs: number | undefined;
+  private readonly bounds: CacheBounds;
   private readonly held = new Map<string, Holding>();
   private readonly voices = new Map<string, TtsProvider>();
   /** `p-<host>-<pid>-`: the directories this process makes (sweepStale tells a dead process's by it) */
@@ -90,12 +96,13 @@ export class SharedPrompts {
 
   /**
    * `dir`: shared with the switch (the switch reads what media-app writes there, at the same path);
-   * `egress`: media-app's policy. Throws when `dir`'s absolute path cannot go into a switch command.
+   * `egress`: media-app's policy. Throws when `dir`'s absolute path cannot go into a switch command,
+   * or when `o.cacheDir` is not media-app's alone.
    */
   constructor(
     dir: string,
     private readonly egress: PrepareOptions['egress'],
-    o: SharedPromptsOptions = {},
+    o: SharedPromptsOptions,
   ) {
     this.dir = path.resolve(dir);
     const bad = UNSAFE_IN_PATH.exec(this.dir);
@@ -104,8 +111,9 @@ export class SharedPrompts {
         `MEDIA_SERVER_PROMPTS_DIR: ${JSON.stringify(this.dir)} has ${JSON.stringify(bad[0])} in it, which the switch's command parsing would split or unquote (a space, a quote, a backslash or !): choose a directory without one`,
       );
     eslArg('MEDIA_SERVER_PROMPTS_DIR', this.dir);
-    this.cacheDir = path.resolve(o.cacheDir ?? ENGINE_CACHE_DIR);
+    this.cacheDir = privateDir(o.cacheDir, 'MEDIA_SERVER_PROMPT_CACHE_DIR');
     this.maxAgeMs = o.maxAgeMs;
+    this.bounds = { maxCacheBytes: o.maxCacheBytes, maxCacheEntries: o.maxCacheEntries };
   }
 
   /** The prompt at `url` (http or https only), fetched once for all who hold it meanwhile; rejects with the fetch's or conversion's error. */
@@ -229,14 +237,19 @@ export class SharedPrompts {
   private async fetch(url: string): Promise<Fetched> {
     // a local path would have the switch play one of its own files: only the platform's URLs are fetched
     if (!/^https?:\/\//i.test(url)) throw new Error(`a prompt for the switch must be an http(s) URL (got ${JSON.stringify(url.slice(0, 80))})`);
-    let got: { path: string };
+    let got: PreparedAudio;
     try {
-      got = await prepareAudio(url, { cacheDir: path.join(this.cacheDir, 'audio'), egress: this.egress, maxAgeMs: this.maxAgeMs });
+      got = await prepareAudio(url, { cacheDir: path.join(this.cacheDir, 'audio'), egress: this.egress, maxAgeMs: this.maxAgeMs, ...this.bounds });
     } catch (err) {
       // as the engine's play tells it: the policy's refusal, or one generic reason (never the remote answer)
       throw playUrlFailure(err, url);
     }
-    return this.place(got.path, 'prompt.wav');
+    // held (not evicted; a no-store body's files kept) until copied for the switch
+    try {
+      return await this.place(got.path, 'prompt.wav');
+    } finally {
+      got.release();
+    }
   }
 }
 

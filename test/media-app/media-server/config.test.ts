@@ -4,6 +4,7 @@
 // one runs media-app on the fsmrf backend, connected to that switch.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describeMediaServer, parseMediaServer } from '../../../media-app/kit/media-server';
 import { loadMediaAppConfig } from '../../../media-app/kit/config';
@@ -172,6 +173,9 @@ describe('MEDIA_SERVER', () => {
       expect(out).not.to.include(TEST_SWITCH_PASSWORD);
       // fsmrf's connection to the switch is there (an authenticated event-socket client)
       expect(sw.sw.esl.authenticatedFrom('127.0.0.1'), 'media-app is connected to the event socket').to.equal(true);
+      // its prompt cache: its own, under DATA_DIR (MEDIA_SERVER_PROMPT_CACHE_DIR unset), 0700
+      const cache = fs.statSync(path.join(os.tmpdir(), `media-app-fsmrf-${process.pid}`, 'prompt-cache'));
+      expect([cache.mode & 0o777, cache.uid], 'the prompt cache').to.deep.equal([0o700, process.getuid!()]);
     } finally {
       if (proc.exitCode === null) proc.kill('SIGINT');
       await exited;

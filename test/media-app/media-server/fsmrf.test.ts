@@ -25,7 +25,7 @@ describe('media-app fsmrf backend against our event socket', function () {
   // and loopback, opted in, where the test's prompt is served) into a directory shared with the switch
   const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
   const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'fsmrf-leg-prompts-'));
-  const suite = useFsmrfSuite({ ready: (backend) => backend.promptsIn(new SharedPrompts(shared, egress)) });
+  const suite = useFsmrfSuite({ ready: (backend) => backend.promptsIn(new SharedPrompts(shared, egress, { cacheDir: `${shared}-cache` })) });
   // 0.8 s of 440 Hz at 8 kHz over loopback HTTP
   const tone = wavFile(
     Int16Array.from({ length: 6400 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000))),
@@ -38,6 +38,7 @@ describe('media-app fsmrf backend against our event socket', function () {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
     fs.rmSync(shared, { recursive: true, force: true });
+    fs.rmSync(`${shared}-cache`, { recursive: true, force: true });
   });
 
   /** The switch's side of a leg's channel socket (the outbound connection it dialled to fsmrf for that channel). */

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
-import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { SharedPrompts, type SharedPromptsOptions } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { freshnessMs } from '../../../media-engine/sources/fetch-cache';
 
 const tone = (hz: number) =>
@@ -56,7 +56,7 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const prompts = (o: { maxAgeMs?: number } = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });
+  const prompts = (o: Partial<SharedPromptsOptions> = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });
   const shared = () => fs.readdirSync(path.join(root, 'shared'));
   /** One announcement's play: held, its copy read, released. */
   async function playOnce(p: SharedPrompts, url: string): Promise<Buffer> {
@@ -109,6 +109,31 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     ]);
   });
 
+  it('a copy in the cache is not played once the policy refuses its host; a no-store prompt is never kept; the cache is bounded', async () => {
+    served.set('/a.wav', { body: tone(440), etag: '"a"' });
+    served.set('/ns.wav', { body: tone(500), etag: '"ns"', cacheControl: 'no-store' });
+    served.set('/c.wav', { body: tone(600), etag: '"c"' });
+    await playOnce(prompts(), `${base}/a.wav`);
+    const tightened = new SharedPrompts(path.join(root, 'shared'), new EgressPolicy(egressSettingsFromEnv({})), { cacheDir: path.join(root, 'cache') });
+    const refused = await tightened.hold(`${base}/a.wav`).then(
+      () => null,
+      (e: Error) => e.message,
+    );
+    expect(refused, 'refused as a fetch is').to.match(/^http:\/\/127\.0\.0\.1:\d+\/a\.wav: .*loopback.*not allowed/);
+    const audio = path.join(root, 'cache', 'audio');
+    const p = prompts({ maxCacheEntries: 1 });
+    expect(await playOnce(p, `${base}/ns.wav`)).to.deep.equal(tone(500));
+    expect(await playOnce(p, `${base}/ns.wav`)).to.deep.equal(tone(500));
+    expect(
+      fs.readdirSync(audio).filter((f) => !f.startsWith('url-') && !f.startsWith('blob-')),
+      'nothing of the no-store prompt left',
+    ).to.deep.equal([]);
+    await playOnce(p, `${base}/c.wav`);
+    expect(fs.readdirSync(audio).sort(), 'one entry: a evicted for c').to.have.lengthOf(2);
+    expect(asked.map((a) => a.path)).to.deep.equal(['/a.wav', '/ns.wav', '/ns.wav', '/c.wav']);
+    expect(shared()).to.deep.equal([]);
+  });
+
   it("a <Say>'s speech: synthesised once for two announcements of the same text and voice, each copy removed", async () => {
     const p = prompts();
     const a = await p.holdSpeech('welcome everybody', { language: 'en-US' });
@@ -130,9 +155,40 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
     expect(shared()).to.deep.equal([]);
   });
 
+  it('the cache directory: made 0700 when missing; one owned by another user, writable by group or others, or not a directory is refused at start, by name', () => {
+    const made = path.join(root, 'new', 'cache');
+    const old = process.umask(0o000);
+    try {
+      expect(prompts({ cacheDir: made }).cacheDir).to.equal(made);
+    } finally {
+      process.umask(old);
+    }
+    expect(fs.statSync(made).mode & 0o777, 'made 0700 whatever the umask').to.equal(0o700);
+    const open = path.join(root, 'open');
+    fs.mkdirSync(open, { mode: 0o700 });
+    fs.chmodSync(open, 0o777);
+    expect(() => prompts({ cacheDir: open })).to.throw(/^MEDIA_SERVER_PROMPT_CACHE_DIR: .*\/open is writable by group or others \(mode 777\)/);
+    fs.chmodSync(open, 0o770);
+    expect(() => prompts({ cacheDir: open })).to.throw(/writable by group or others \(mode 770\)/);
+    const link = path.join(root, 'link');
+    fs.symlinkSync(made, link);
+    expect(() => prompts({ cacheDir: link })).to.throw(/^MEDIA_SERVER_PROMPT_CACHE_DIR: .*\/link is not a directory/);
+    // another user's: made and given away when we are root, else one of root's (/usr)
+    const me = process.getuid!();
+    const other = me === 0 ? 65534 : 0;
+    const theirs = me === 0 ? path.join(root, 'theirs') : '/usr';
+    if (me === 0) {
+      fs.mkdirSync(theirs, { mode: 0o700 });
+      fs.chownSync(theirs, other, other);
+    }
+    expect(() => prompts({ cacheDir: theirs })).to.throw(new RegExp(`^MEDIA_SERVER_PROMPT_CACHE_DIR: ${theirs} is owned by uid ${other}, not by this process's user \\(uid ${me}\\)`));
+  });
+
   it("a shared directory the switch's command would split (a space, a quote, a backslash, !) is refused at start, by name; a node file's name is cleaned", async () => {
     for (const bad of ['with space', "it's", 'back\\slash', 'bang!'])
-      expect(() => new SharedPrompts(path.join(root, bad), egress), bad).to.throw(/^MEDIA_SERVER_PROMPTS_DIR: .* which the switch's command parsing would split or unquote/);
+      expect(() => new SharedPrompts(path.join(root, bad), egress, { cacheDir: path.join(root, 'cache') }), bad).to.throw(
+        /^MEDIA_SERVER_PROMPTS_DIR: .* which the switch's command parsing would split or unquote/,
+      );
     const node = path.join(root, "hold music 'Jazz'.wav");
     fs.writeFileSync(node, tone(440));
     const h = await prompts().holdNodeFile(node);

@@ -37,7 +37,7 @@ describe('media-app fsmrf: the directory shared with the switch', () => {
     const dir = path.join(root, 'switch-prompts');
     const node = path.join(root, 'moh.wav');
     fs.writeFileSync(node, tone);
-    const prompts = new SharedPrompts(dir, egress);
+    const prompts = new SharedPrompts(dir, egress, { cacheDir: path.join(root, 'cache') });
     const old = process.umask(0o077);
     try {
       const url = await prompts.hold(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/tone.wav`);
@@ -62,7 +62,7 @@ describe('media-app fsmrf: the directory shared with the switch', () => {
     fs.chmodSync(dir, 0o750);
     const node = path.join(root, 'moh.wav');
     fs.writeFileSync(node, tone);
-    const p = await new SharedPrompts(dir, egress).holdNodeFile(node);
+    const p = await new SharedPrompts(dir, egress, { cacheDir: path.join(root, 'cache') }).holdNodeFile(node);
     expect(mode(dir)).to.equal(0o750);
     expect(mode(path.dirname(p.path))).to.equal(0o755);
     p.release();
@@ -91,12 +91,12 @@ describe('media-app fsmrf: the directory shared with the switch', () => {
     ];
     fs.writeFileSync(path.join(dir, `${folderPrefix(host, dead)}file.wav`), tone);
     kept.push(`${folderPrefix(host, dead)}file.wav`);
-    const removed = await new SharedPrompts(dir, egress).sweepStale(startedAt);
+    const removed = await new SharedPrompts(dir, egress, { cacheDir: path.join(root, 'cache') }).sweepStale(startedAt);
     expect(removed.sort()).to.deep.equal(stale.sort());
     expect(fs.readdirSync(dir).sort()).to.deep.equal(kept.sort());
   });
 
   it('at start with no shared directory yet: nothing to remove', async () => {
-    expect(await new SharedPrompts(path.join(root, 'none'), egress).sweepStale()).to.deep.equal([]);
+    expect(await new SharedPrompts(path.join(root, 'none'), egress, { cacheDir: path.join(root, 'cache') }).sweepStale()).to.deep.equal([]);
   });
 });
