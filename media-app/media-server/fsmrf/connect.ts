@@ -46,6 +46,15 @@ const MediaServer = fromFsmrf('./mediaserver') as MediaServerCtor;
 /** The SIP profile fsmrf sends its INVITEs to (`sofia status` names its address). */
 const PROFILE = 'drachtio_mrf';
 
+/**
+ * The event-socket connect's limit by default (MEDIA_SERVER_CONNECT_TIMEOUT_MS, kit/config.ts): the
+ * connect phase (TCP, auth, the outbound-socket listener, `sofia status`) at start-up and at each
+ * reconnect (switch-link.ts). No leg lives on a connect in flight: legs are made on a link that is up, and
+ * the link's loss ends them first, each on its own end's deadline (leg-end.ts LEG_END_MS), so this limit
+ * bounds no leg's end and may be longer than it.
+ */
+export const SWITCH_CONNECT_MS = 5000;
+
 export interface SwitchAddress {
   host: string;
   port: number;
