@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import { eslSocket } from './leg-socket';
 
 /** drachtio-modesl's inbound Connection, the part used here (an EventEmitter2: `esl::…` event names). */
 interface EslInbound {
@@ -113,9 +114,6 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         start();
       });
     });
-    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
-    // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets: leg-socket.ts
-    conn.socket?.setNoDelay(true);
     const start = () => {
       ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
       ms.once('ready', () => {
@@ -147,6 +145,14 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
     conn.on('esl::event::auth::fail', onAuthFail);
     conn.on('esl::event::raw::text/rude-rejection', onRude);
     conn.on('esl::end', onEnd);
+    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
+    // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets:
+    // leg-socket.ts. A connection without its socket (modesl's field renamed) fails the connect by name.
+    try {
+      eslSocket(conn, 'the event-socket connection').setNoDelay(true);
+    } catch (err) {
+      fail(errorText(err));
+    }
   });
 }
 
