@@ -110,9 +110,9 @@ export class FsmrfBackend implements MediaPort, MixPort {
    */
   static async connect(srf: unknown, setting: FsmrfSetting, opts: FsmrfConnectOptions): Promise<FsmrfBackend> {
     const to = { host: setting.host, port: setting.port, password: setting.password };
-    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
+    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1', timers: opts.timers };
     const ms = await connectSwitch(srf, to, connect);
-    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
+    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT });
     return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS, opts.mediaTimeoutMs ?? 0);
   }
 
