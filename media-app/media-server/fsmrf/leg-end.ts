@@ -34,7 +34,8 @@ interface LegDialog {
 export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlineMs = LEG_END_MS): Promise<LegEndBy> {
   // read before fsmrf's destroy: its esl::end handler drops the connection
   const conn = fs.conn;
-  // the leg's channel socket, closed at the deadline (modesl nulls the field once closed, or disconnect() asked: none then)
+  // the leg's channel socket, closed at the deadline (modesl nulls the field once closed, or disconnect() asked: none then);
+  // a connection with no such field throws here, but never reaches here: LegSocket refused it when the leg was made
   const socket = conn && (conn as { socket?: unknown }).socket !== null ? eslSocket(conn, "the leg's channel connection") : null;
   // fsmrf's Endpoint#dialog (not in its declarations: types/drachtio-fsmrf.d.ts)
   const dialog = (fs as unknown as { dialog?: LegDialog | null }).dialog ?? null;
