@@ -179,8 +179,13 @@ class ChannelCall implements OutboundSession {
   }
 }
 
-/** How long the outbound socket's connect may take (FreeSWITCH's socket application: a few seconds). */
-const OUTBOUND_CONNECT_TIMEOUT_MS = 5000;
+/**
+ * How long the outbound socket's connect may take: as long as fsmrf waits for it (its createEndpoint, after
+ * the 200, lib/mediaserver.js: 4 s, then its BYE), so the switch never keeps dialling for a leg its
+ * client gave up on. FreeSWITCH's socket application sets no limit of its own (the system's TCP connect
+ * timeout). A socket that still connects after the channel ended gets its goodbye and is closed (dial).
+ */
+export const OUTBOUND_CONNECT_MS = 4000;
 
 export class SipFace {
   constructor(
@@ -252,7 +257,7 @@ export class SipFace {
     };
     socket.once('error', failed);
     // the connect phase's timer: an address that never answers hangs the channel up
-    socket.setTimeout(OUTBOUND_CONNECT_TIMEOUT_MS, failed);
+    socket.setTimeout(OUTBOUND_CONNECT_MS, failed);
     socket.connect(to.port, to.host, () => {
       socket.off('error', failed);
       socket.setTimeout(0);

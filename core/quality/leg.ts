@@ -3,8 +3,9 @@
  * sample period, it gives that period's sample per direction, the alarms that crossed, and the
  * summary the call record keeps. Directions are the platform's: `in` is the audio we receive from the
  * party (measured by the engine), `out` the audio the party receives from us (from the party's RTCP).
- * A leg on a switch (the fsmrf backend: SwitchLegInput) has its `in` only, scored by the same E-model
- * from the switch's loss and jitter.
+ * A leg on a switch (the fsmrf backend: SwitchLegInput) has its `in` only, each period scored by the same
+ * E-model from the switch's loss in it; the switch's jitter (a maximum over the whole leg) goes to the
+ * summary only (sampleSwitch).
  */
 import { emodel, oneWayDelayMs } from './emodel';
 
@@ -37,17 +38,15 @@ export interface LegStatsInput {
 export interface SwitchLegInput {
   packetsReceived: number;
   lost: number;
+  /**
+   * √rtp_audio_in_jitter_max_variance: the highest value so far of a running variance over the whole leg
+   * (switch_rtp.c check_jitter: jitter_addsq / jitter_n from the leg's start; set_stats exports only its
+   * lowest and highest), never a figure of one period: the leg's worst, for the summary only
+   */
   interarrivalJitterMs: number;
   codec: string | null;
   ptimeMs: number;
 }
-
-/**
- * The playout delay a switch leg's jitter costs its listener, as a multiple of that jitter: a receiver
- * that plays without gaps holds about two jitters' worth of audio (the jitter buffer Cole & Rosenbluth's
- * delay fit, emodel.ts' Id, is applied to). The engine reports its own buffer's delay instead.
- */
-export const SWITCH_JITTER_BUFFER_FACTOR = 2;
 
 /** One direction of a sample: null figures are those the media server has no source for (a switch: jitter, RTT). */
 export interface DirectionSample {
@@ -128,6 +127,8 @@ export class LegQuality {
   private readonly acc: Record<QualityDirection, Acc> = { in: newAcc(), out: newAcc() };
   private readonly raised = new Set<string>();
   private codec = 'PCMU';
+  /** a switch leg's jitter, the worst of the leg at the last read (sampleSwitch): the summary's `in` jitter */
+  private switchJitterMaxMs: number | null = null;
 
   constructor(private readonly thresholds: QualityThresholds = DEFAULT_THRESHOLDS) {}
 
@@ -153,16 +154,20 @@ export class LegQuality {
   }
 
   /**
-   * A leg on a switch: the period's `in`, scored by the E-model as the engine's legs are: the period's loss
-   * from the switch's counts, and a one-way delay whose buffer is SWITCH_JITTER_BUFFER_FACTOR × the
-   * switch's jitter (the leg's worst so far); no `out` (the switch gives no RTCP figures) and no RTT.
+   * A leg on a switch: the period's `in`, scored by the E-model as the engine's legs are, from the period's
+   * loss (the switch's counts) and a one-way delay of the packet time and codec (the switch reports no
+   * buffer of its own); no `out` (the switch gives no RTCP figures) and no RTT. The switch's jitter is the
+   * leg's worst so far, not the period's (SwitchLegInput): fed into each period it let one early spike
+   * lower every later period's MOS and keep its alarms raised, and no figure per period can be derived
+   * from it. So a period has no jitter (null: no jitter alarm from a switch leg) and the summary's
+   * `jitter_ms` is that worst, from the last read.
    */
   sampleSwitch(s: SwitchLegInput): QualitySampleResult {
     if (s.codec) this.codec = s.codec;
+    this.switchJitterMaxMs = s.interarrivalJitterMs;
     const period = this.period({ expected: s.packetsReceived + s.lost, lost: s.lost, discarded: 0 });
-    const jitter = s.interarrivalJitterMs;
-    const delay = oneWayDelayMs({ rttMs: null, jitterBufferMs: SWITCH_JITTER_BUFFER_FACTOR * jitter, ptimeMs: s.ptimeMs, codec: this.codec });
-    const inbound = period ? this.add('in', emodel({ codec: this.codec, lossPct: period.lossPct, oneWayDelayMs: delay }), period.lossPct, jitter, null) : null;
+    const delay = oneWayDelayMs({ rttMs: null, jitterBufferMs: 0, ptimeMs: s.ptimeMs, codec: this.codec });
+    const inbound = period ? this.add('in', emodel({ codec: this.codec, lossPct: period.lossPct, oneWayDelayMs: delay }), period.lossPct, null, null) : null;
     return { codec: this.codec, in: inbound, out: null, alarms: this.check('in', inbound) };
   }
 
@@ -249,7 +254,8 @@ export class LegQuality {
   /**
    * The summary so far: the lowest MOS, averages over the samples; inbound loss from the totals (what
    * the media server counted lost of what it expected), outbound the mean of the party's reports. Null for
-   * a direction never measured, and for jitter and RTT never reported.
+   * a direction never measured, and for jitter and RTT never reported. A switch leg's `in` jitter is the
+   * switch's worst of the leg (sampleSwitch), not a mean of periods.
    */
   summary(): CallQuality {
     const of = (a: Acc, lossPct: number | null): DirectionSummary | null =>
@@ -263,6 +269,8 @@ export class LegQuality {
             rtt_ms: a.rttN ? round(a.rttSum / a.rttN, 1) : null,
           };
     const inLoss = this.inExpected > 0 ? Math.max(0, (100 * this.inLost) / this.inExpected) : null;
-    return { codec: this.codec, in: of(this.acc.in, inLoss), out: of(this.acc.out, null) };
+    const inbound = of(this.acc.in, inLoss);
+    if (inbound && this.switchJitterMaxMs !== null) inbound.jitter_ms = round(this.switchJitterMaxMs, 1);
+    return { codec: this.codec, in: inbound, out: of(this.acc.out, null) };
   }
 }

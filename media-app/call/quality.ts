@@ -10,8 +10,8 @@
  *   from its loss, discards and delays; network loss; RFC 3550 jitter; RTT from RTCP), `out` from the
  *   party's RTCP reports;
  * - a leg on the fsmrf backend (SwitchRtpCounts, the switch's rtp_audio_* variables): `in` only, scored
- *   by the same E-model from its loss (rtp_audio_in_flaw_total of in_packet_count + flaws) and its jitter
- *   (√rtp_audio_in_jitter_max_variance, the leg's worst so far: LegQuality.sampleSwitch); RTT null and
+ *   by the same E-model from its loss per period (rtp_audio_in_flaw_total of in_packet_count + flaws); its
+ *   jitter (√rtp_audio_in_jitter_max_variance, the leg's worst) in the summary only (LegQuality.sampleSwitch); RTT null and
  *   `out` null: the switch reports neither, so none is made up.
  */
 import type { Logger } from 'pino';

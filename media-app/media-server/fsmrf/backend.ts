@@ -46,7 +46,7 @@ export interface FsmrfConnectOptions {
   reconnect?: ReconnectDelays;
   /** media-app's logger: the loss, the retries, the return */
   log?: LinkLog;
-  /** where the reconnect's and the rooms' recording-duration timers are armed (default the process's; tests pass virtual timers) */
+  /** where the reconnect's, the rooms' recording-duration and the legs' end timers are armed (default the process's; tests pass virtual timers) */
   timers?: LinkTimers;
   /** where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect) */
   taps?: ForkTapSetting;
@@ -110,9 +110,9 @@ export class FsmrfBackend implements MediaPort, MixPort {
    */
   static async connect(srf: unknown, setting: FsmrfSetting, opts: FsmrfConnectOptions): Promise<FsmrfBackend> {
     const to = { host: setting.host, port: setting.port, password: setting.password };
-    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1' };
+    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1', timers: opts.timers };
     const ms = await connectSwitch(srf, to, connect);
-    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT, timers: opts.timers });
+    const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT });
     return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS, opts.mediaTimeoutMs ?? 0);
   }
 
@@ -128,7 +128,7 @@ export class FsmrfBackend implements MediaPort, MixPort {
     // the media timeout goes on the INVITE: the switch reads it when it activates the leg's RTP, never later
     const headers: Record<string, string> = this.mediaTimeoutMs > 0 ? { [MEDIA_TIMEOUT_HEADER]: String(this.mediaTimeoutMs) } : {};
     const fs = await this.ms.createEndpoint({ remoteSdp: opts.remoteSdp ?? null, headers, ...(opts.codecs?.length ? { codecs: opts.codecs } : {}) });
-    const ep = new FsmrfCallEndpoint(fs, this.prompts, this.taps, this.mediaTimeoutMs);
+    const ep = new FsmrfCallEndpoint(fs, this.prompts, this.taps, this.mediaTimeoutMs, this.timers);
     // the switch lost while it answered: the 'down' that ended the live legs did not see this one
     if (!this.up) {
       ep.serverLost('the media server connection was lost while the leg was made');

@@ -12,6 +12,8 @@
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import { eslSocket } from './leg-socket';
+import type { LinkTimers } from './switch-link';
 
 /** drachtio-modesl's inbound Connection, the part used here (an EventEmitter2: `esl::…` event names). */
 interface EslInbound {
@@ -46,6 +48,19 @@ const MediaServer = fromFsmrf('./mediaserver') as MediaServerCtor;
 /** The SIP profile fsmrf sends its INVITEs to (`sofia status` names its address). */
 const PROFILE = 'drachtio_mrf';
 
+/**
+ * The event-socket connect's limit by default (MEDIA_SERVER_CONNECT_TIMEOUT_MS, kit/config.ts): the
+ * connect phase (TCP, auth, the outbound-socket listener, `sofia status`) at start-up and at each
+ * reconnect (switch-link.ts), armed on the link's timers. It bounds no leg: legs are made only on a link
+ * that is up, and the link's loss ends every leg first, each on its own end's deadline (leg-end.ts
+ * LEG_END_MS, 4 s), which closes what the leg holds (its dialog forgotten, its channel socket closed)
+ * whether or not a reconnect is in flight. So this limit may be longer than the leg's end: a reconnect
+ * that takes it leaves no leg's socket behind (test/media-app/media-server/fsmrf-server-lost.test.ts).
+ * The legs' own connects are the switch's (its outbound socket to fsmrf's server: fsmrf's createEndpoint
+ * waits 4 s for it, esl/sip-face.ts OUTBOUND_CONNECT_MS the same).
+ */
+export const SWITCH_CONNECT_MS = 5000;
+
 export interface SwitchAddress {
   host: string;
   port: number;
@@ -57,7 +72,11 @@ export interface ConnectOptions {
   timeoutMs: number;
   /** where fsmrf's outbound-socket server listens (the switch connects back there for each channel) */
   listenAddress: string;
+  /** where the connect's deadline is armed: the link's timers (switch-link.ts; tests pass virtual ones), default the process's */
+  timers?: LinkTimers;
 }
+
+const PROCESS_TIMERS: LinkTimers = { set: (ms, fn) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
 
 /** Why connecting to the switch failed: never the password (the message names the address and the cause). */
 export class SwitchConnectError extends Error {
@@ -76,12 +95,13 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
   return new Promise<FsMediaServer>((resolve, reject) => {
     let settled = false;
     let ms: FsMediaServer | null = null;
+    const timers = opts.timers ?? PROCESS_TIMERS;
     // the connect phase owns this timer: cleared when it settles either way
-    const deadline = setTimeout(() => fail(`no ready answer within ${opts.timeoutMs} ms`), opts.timeoutMs);
+    const deadline = timers.set(opts.timeoutMs, () => fail(`no ready answer within ${opts.timeoutMs} ms`));
     const fail = (reason: string) => {
       if (settled) return;
       settled = true;
-      clearTimeout(deadline);
+      timers.clear(deadline);
       close();
       reject(new SwitchConnectError(where, reason));
     };
@@ -104,15 +124,12 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         start();
       });
     });
-    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
-    // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets: leg-socket.ts
-    conn.socket?.setNoDelay(true);
     const start = () => {
       ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
       ms.once('ready', () => {
         if (settled) return;
         settled = true;
-        clearTimeout(deadline);
+        timers.clear(deadline);
         // the connect phase ends here: its listeners go with it (what follows is switch-link.ts's)
         detach();
         resolve(ms!);
@@ -138,6 +155,14 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
     conn.on('esl::event::auth::fail', onAuthFail);
     conn.on('esl::event::raw::text/rude-rejection', onRude);
     conn.on('esl::end', onEnd);
+    // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
+    // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets:
+    // leg-socket.ts. A connection without its socket (modesl's field renamed) fails the connect by name.
+    try {
+      eslSocket(conn, 'the event-socket connection').setNoDelay(true);
+    } catch (err) {
+      fail(errorText(err));
+    }
   });
 }
 

@@ -5,7 +5,7 @@
  * (uuid_audio), the switch's DTMF events as the leg's 'dtmf', destroy. What needs the embedded engine's
  * own taps is refused with MediaBackendUnsupported naming the backend: never a silent no-op.
  */
-import { channelHeader, LegSocket } from './leg-socket';
+import { LegSocket } from './leg-socket';
 import { EventEmitter } from 'node:events';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import type {
@@ -44,6 +44,8 @@ import { PartyVersions } from './reoffer';
 import { HoldTimeout } from './hold-timeout';
 import { RoomApp } from './room-app';
 import { endLeg } from './leg-end';
+import { recordOn } from './leg-record';
+import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** The TTS engine and voice `say` asks the switch for (speak `<engine>|<voice>|<text>`). */
 const DEFAULT_TTS = { engine: 'espeak-ng', voice: 'en-us' };
@@ -101,6 +103,8 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     private readonly taps: ForkTapServer | null = null,
     /** the media timeout the leg's INVITE carried (X-Media-Timeout → the switch's media_timeout), 0: none */
     readonly mediaTimeoutMs = 0,
+    /** where the leg's end arms its deadline (leg-end.ts): the backend's timers */
+    private readonly timers: LinkTimers = REAL_TIMERS,
   ) {
     super();
     this.socket = new LegSocket(fs);
@@ -289,23 +293,9 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return Promise.resolve();
   }
 
-  /**
-   * The switch's `record` app (`<path> <limit secs> <silence thresh> <silence secs>`): what the far end
-   * sends, until the time limit, the silence limit, one of `end_of_key` (playback_terminators) or
-   * stopRecord (uuid_break). The reason is read back from the record_* / terminator variables.
-   */
-  async record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
-    const file = eslArg('record file', path);
-    const keys = eslArg('record end_of_key', opts.end_of_key ?? '');
-    if (opts.separate) throw new MediaBackendUnsupported('fsmrf', 'recording each direction to its own file');
-    await this.socket.run('record', () => this.fs.execute('set', `playback_terminators=${keys || 'none'}`));
-    const silence = opts.end_of_silence && opts.end_of_silence > 0 ? ` ${opts.silenceThreshold ?? 200} ${opts.end_of_silence}` : '';
-    const limit = opts.duration && opts.duration > 0 ? opts.duration : 0;
-    const done = await this.socket.run('record', () => this.fs.execute('record', `${file} ${limit}${silence}`));
-    const ms = num(channelHeader(done, 'variable_record_ms'));
-    const key = channelHeader(done, 'variable_playback_terminator_used') || null;
-    const reason = key ? 'end_of_key' : channelHeader(done, 'variable_silence_hits_exhausted') === 'true' ? 'end_of_silence' : limit && ms >= limit * 1000 - 100 ? 'duration' : 'stopped';
-    return { path, reason, terminatorUsed: key, recordSeconds: Math.floor(ms / 1000), recordMilliseconds: ms, rate: 8000, files: [] };
+  /** The switch's `record` app (leg-record.ts): what the far end sends, until a limit, a key or stopRecord. */
+  record(path: string, opts: RecordOptions = {}): Promise<RecordResult> {
+    return recordOn(this.fs, (op, f) => this.socket.run(op, f), path, opts);
   }
 
   bridge(other: CallEndpoint): Promise<void> {
@@ -465,14 +455,17 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.gone({ reason: 'destroyed' });
-    await endLeg(this.fs);
+    await endLeg(this.fs, this.timers);
   }
 
-  /** The switch's event socket was lost (backend.ts): the leg ends now, its channel hung up if it still can be. */
+  /**
+   * The switch's event socket was lost (backend.ts): the leg ends now, its channel hung up if it still can
+   * be, within leg-end.ts's bound (a switch that answers nothing on the leg's socket: its dialog forgotten).
+   */
   serverLost(message: string): void {
     if (this.destroyed) return;
     this.gone({ reason: 'worker-died', message });
-    this.fs.destroy().catch(() => undefined);
+    void endLeg(this.fs, this.timers);
   }
 
   private gone(end: EndpointEnd): void {

@@ -10,9 +10,12 @@
  * armed until the switch's BYE frees media-app's dialog of the leg (fsmrf's destroy resolves: cleared); a
  * BYE that never comes (sip-server gone: the switch's BYE goes nowhere) does not leave the dialog in the
  * Srf's dialogs for ever, it is forgotten at the deadline, as it is when the switch answered nothing.
+ * At the deadline the leg's channel socket is closed on media-app's side as well: a switch that answers
+ * nothing (hung, or a blackholed link) would otherwise leave it open for ever after the leg gave up (the
+ * switch hangs the channel up when it reads that close, as when its socket application returns).
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
-import { onChannelEvent } from './leg-socket';
+import { eslSocket, onChannelEvent } from './leg-socket';
 import { REAL_TIMERS, type LinkTimers } from './switch-link';
 
 /** How long a leg's end waits for the switch (its socket's end, its hangup event, its BYE). */
@@ -31,6 +34,9 @@ interface LegDialog {
 export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlineMs = LEG_END_MS): Promise<LegEndBy> {
   // read before fsmrf's destroy: its esl::end handler drops the connection
   const conn = fs.conn;
+  // the leg's channel socket, closed at the deadline (modesl nulls the field once closed, or disconnect() asked: none then);
+  // a connection with no such field throws here, but never reaches here: LegSocket refused it when the leg was made
+  const socket = conn && (conn as { socket?: unknown }).socket !== null ? eslSocket(conn, "the leg's channel connection") : null;
   // fsmrf's Endpoint#dialog (not in its declarations: types/drachtio-fsmrf.d.ts)
   const dialog = (fs as unknown as { dialog?: LegDialog | null }).dialog ?? null;
   return new Promise<LegEndBy>((resolve) => {
@@ -50,7 +56,9 @@ export function endLeg(fs: FsEndpoint, timers: LinkTimers = REAL_TIMERS, deadlin
     const dialogEnded = (byDeadline: boolean) => {
       if (timer !== null) timers.clear(timer);
       timer = null;
-      if (byDeadline) forget(dialog);
+      if (!byDeadline) return;
+      forget(dialog);
+      socket?.destroy();
     };
     conn?.once('esl::end', onSocketEnd);
     try {

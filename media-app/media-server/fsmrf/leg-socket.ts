@@ -6,6 +6,7 @@
  * socket's end rejects what is pending, and what is asked after it, with LegSocketClosed.
  */
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
+import { Socket } from 'node:net';
 
 /** An operation on a leg whose channel socket closed before it finished (or before it was asked). */
 export class LegSocketClosed extends Error {
@@ -25,7 +26,7 @@ export class LegSocket {
     this.closed = !conn;
     // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
     // switch's delayed ACK, ~40 ms a command (esl/README.md "Its latency per command")
-    conn?.socket?.setNoDelay(true);
+    if (conn) eslSocket(conn, "the leg's channel connection").setNoDelay(true);
     conn?.on('esl::end', () => {
       this.closed = true;
       for (const reject of [...this.pending]) reject();
@@ -46,6 +47,18 @@ export class LegSocket {
         .finally(() => this.pending.delete(lost));
     });
   }
+}
+
+/**
+ * drachtio-modesl's socket of a connection (its Connection#socket: an inbound one's, connect.ts, or a
+ * leg's channel socket). A connection without one throws, naming `what`: a renamed or missing field
+ * would otherwise leave TCP_NODELAY unset (or a socket open) without a word. modesl sets the field to
+ * null once the socket closed: pass only a connection that is open (fsmrf drops a leg's at its close).
+ */
+export function eslSocket(conn: object, what: string): Socket {
+  const socket = (conn as { socket?: unknown }).socket;
+  if (!(socket instanceof Socket)) throw new Error(`${what}: drachtio-modesl's connection has no socket (its 'socket' field is ${socket === null ? 'null: closed' : 'missing'})`);
+  return socket;
 }
 
 /** An event of the leg's channel as drachtio-modesl hands it, the part read here. */

@@ -3,8 +3,11 @@
  * uuid_set_media_stats: FreeSWITCH's set_stats (switch_core_media.c) has written the rtp_audio_* variables.
  * Read here rather than through fsmrf's getChannelVariables, whose parser takes every rtp_audio_* value
  * as an integer (parseInt): rtp_audio_in_mos "4.29" would read as 4. The jitter is FreeSWITCH's
- * rtp_audio_in_jitter_max_variance (check_jitter: the highest running variance, ms², of the interval
- * between packets' arrivals), as its root: a spread of arrivals in ms, the worst of the leg so far.
+ * rtp_audio_in_jitter_max_variance (check_jitter: the highest value, ms², of a variance of the interval
+ * between packets' arrivals that runs over the whole leg), as its root: a spread of arrivals in ms, the
+ * worst of the leg so far, never a figure of one period (call quality reports it in the summary only,
+ * core/quality/leg.ts sampleSwitch). FreeSWITCH exports nothing finer: set_stats writes only the lowest
+ * and highest of that variance (its current value and standard deviation are not variables).
  */
 import type { SwitchRtpCounts } from '../endpoint';
 import { replyText } from './esl-arg';
