@@ -7,7 +7,7 @@
  * caller's LLM likewise (callerLlm).
  */
 import type { Db } from '../core/db/knex';
-import type { EvalCaller, EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import type { EvalCaller, EvalToolCall, EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
 import { LlmError, type ChatLlm } from '../core/llm/client';
 import { llmFor } from '../core/llm/endpoint';
 import type { EgressPolicy } from '../core/net';
@@ -31,6 +31,27 @@ function parsedArguments(raw: unknown): unknown {
   } catch {
     return raw;
   }
+}
+
+type ToolRow = Awaited<ReturnType<ReturnType<typeof evalReachRepo>['toolCalls']>>[number];
+
+/**
+ * The call's tool calls, in order: each assistant message's calls (name, arguments parsed), timed by the
+ * message's record, with the result of the tool message that names its id (null: none recorded).
+ */
+export function toolCallsOf(rows: readonly ToolRow[], answeredAt: number): EvalToolCall[] {
+  const results = new Map(rows.filter((r) => r.role === 'tool' && r.tool_call_id).map((r) => [r.tool_call_id, r.content ?? '']));
+  return rows.flatMap((m) =>
+    m.role !== 'assistant'
+      ? []
+      : ((m.tool_calls ?? []) as { id?: string; function?: { name?: string; arguments?: unknown } }[]).map((c) => ({
+          id: c.id ?? '',
+          name: c.function?.name ?? '',
+          arguments: parsedArguments(c.function?.arguments),
+          t_ms: m.tm_create.getTime() - answeredAt,
+          result: c.id && results.has(c.id) ? results.get(c.id)! : null,
+        })),
+  );
 }
 
 /** The chat model of an AI configuration of the customer's, or why there is none (a speech-to-speech model, no endpoint). */
@@ -69,13 +90,7 @@ export interface FactsDeps {
 export async function callFacts(deps: FactsDeps, customerId: string, callId: string, played: PlayedCall, seen: { transcript: EvalTranscriptLine[]; turns: EvalTurnResult[] }): Promise<CallFacts> {
   const reach = evalReachRepo(deps.db);
   const [messages, tools, callEnd] = await Promise.all([reach.aiMessages(customerId, callId), reach.toolCalls(customerId, callId), reach.callEnd(customerId, callId)]);
-  const toolCalls = tools.flatMap((m) =>
-    (m.tool_calls as { function?: { name?: string; arguments?: unknown } }[]).map((c) => ({
-      name: c.function?.name ?? '',
-      arguments: parsedArguments(c.function?.arguments),
-      t_ms: m.tm_create.getTime() - played.answeredAt,
-    })),
-  );
+  const toolCalls = toolCallsOf(tools, played.answeredAt);
   let vendor: Promise<ChatLlm | { error: string }> | null = null;
   return {
     ...seen,

@@ -7,24 +7,12 @@
  * answer in that window has no turn (as ai_talk records a turn only for a reply it gave).
  */
 import type { EvalTurnResult } from '../core/evals/schema';
-import { UTTERANCE_GAP_MS, VOICED_LEVEL, type HeardPacket } from './checks/heard';
+import { utterances, type HeardPacket } from './checks/heard';
 
 /** One caller input, ms after the answer: its first and its last packet. */
 export interface CallerInput {
   t_ms: number;
   end_ms: number;
-}
-
-/** The start and end (last voiced packet) of each utterance of the agent's, in order. */
-function utterances(heard: readonly HeardPacket[]): { start: number; end: number }[] {
-  const out: { start: number; end: number }[] = [];
-  for (const p of heard) {
-    if (p.level <= VOICED_LEVEL) continue;
-    const last = out.at(-1);
-    if (last && p.t_ms - last.end < UTTERANCE_GAP_MS) last.end = p.t_ms;
-    else out.push({ start: p.t_ms, end: p.t_ms });
-  }
-  return out;
 }
 
 /**

@@ -32,6 +32,7 @@ import { StartPacing } from './start-pacing';
 import type { ObjectStore } from '../core/storage/local';
 import { storeCallAudio } from './call-audio';
 import type { PlayedCall } from './call';
+import { interruptionsOf, silencesOf } from './timeline';
 
 export interface RunDeps {
   db: Db;
@@ -84,7 +85,7 @@ async function oneCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortS
 
 async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: AbortSignal): Promise<EvalCallResult> {
   const { scenario } = p;
-  const base = { scenario_id: scenario.id, call_id: '', transcript: [] as EvalTranscriptLine[], turns: [], checks: [], passed: false };
+  const base = { scenario_id: scenario.id, call_id: '', transcript: [] as EvalTranscriptLine[], turns: [], tool_calls: [], interruptions: [], silences: [], checks: [], passed: false };
   // a flow or AI is dialled under the customer's number that routes to it, looked up before every call
   const reached = await resolveTarget(deps.db, run.customer_id, scenario.target);
   if ('refused' in reached) return { ...base, sip_call_id: '', ended_by: 'refused', error: `the target cannot be dialled: ${reached.refused}` };
@@ -97,8 +98,17 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
   if (played.endedBy === 'refused') return { ...base, sip_call_id: played.sipCallId, ended_by: 'refused', error: played.error ?? 'refused' };
   const audio = await keepAudio(deps, run, played);
   const seen = await observeCall(deps, run.customer_id, played.sipCallId, played.answeredAt, deps.config.settleMs, signal);
+  const timeline = timelineOf(played);
   if (!seen)
-    return { ...base, sip_call_id: played.sipCallId, ended_by: 'error', error: 'the call was answered but no call of this customer has its Call-ID', transcript: played.callerLines, ...audio };
+    return {
+      ...base,
+      sip_call_id: played.sipCallId,
+      ended_by: 'error',
+      error: 'the call was answered but no call of this customer has its Call-ID',
+      transcript: played.callerLines,
+      ...timeline,
+      ...audio,
+    };
   const merged = [...played.callerLines, ...seen.agentLines].sort((a, b) => a.t_ms - b.t_ms);
   const transcript = played.heardSegments ? attachHeard(merged, played.heardSegments) : merged;
   const env = deps.env ?? process.env;
@@ -121,8 +131,18 @@ async function judgedCall(deps: RunDeps, run: EvalRunRow, p: Placed, signal: Abo
     ...(played.goal ? { goal: played.goal } : {}),
     ...audio,
     turns,
+    tool_calls: facts.toolCalls,
+    ...timeline,
     checks,
     passed: !played.error && checks.every((c) => c.passed),
+  };
+}
+
+/** What the caller had of both sides of an answered call: who talked over whom, and the dead air (timeline.ts). */
+function timelineOf(played: PlayedCall): Pick<EvalCallResult, 'interruptions' | 'silences'> {
+  return {
+    interruptions: interruptionsOf(played.callerSpeech, played.heard),
+    silences: silencesOf([...played.callerSpeech, ...(played.callerDigits ?? [])], played.heard, played.end_ms),
   };
 }
 

@@ -218,6 +218,42 @@ export const evalCheckResult = z.object({
   evidence: z.string().describe('what the verdict rests on: the line found, the turns over budget, ...'),
 });
 
+/** One tool the agent called on the call, as ai_talk recorded it (its assistant message's tool call, and the tool message with its result). */
+export const evalToolCall = z.object({
+  id: z.string().describe("the tool call's id as the LLM gave it"),
+  name: z.string(),
+  arguments: z.unknown().describe('as recorded: parsed from JSON, or the recorded string when it is not JSON'),
+  t_ms: z.number().describe('when ai_talk recorded the assistant message carrying the call, ms after the answer'),
+  result: z.string().nullable().describe("the tool's result as ai_talk recorded it (its tool message); null when none was recorded"),
+});
+
+/**
+ * One overlap of the two sides as the caller had them: the caller's speech (a `say` line, from its first
+ * to its last packet) and the agent's audio as heard (voiced packets; an utterance ends at 1 s of silence).
+ */
+export const evalInterruption = z.object({
+  by: z.enum(['caller', 'agent']).describe('who talked over whom: caller, it started while the agent was heard; agent, it started while the caller spoke'),
+  t_ms: z.number().describe('when the overlap started (the later side to start), ms after the answer'),
+  agent_from_ms: z.number().describe("when the agent's utterance started, as heard"),
+  caller_end_ms: z.number().describe("when the caller's speech ended (its last packet)"),
+  agent_stopped_after_ms: z.number().describe("from t_ms to the agent's last voiced packet before 1 s of silence or the call's end (barge_in_within's measure)"),
+  agent_stopped: z
+    .boolean()
+    .describe("the agent fell silent before the caller's speech ended and was not heard again while it went on: a barge-in honoured (false: the agent talked on over the caller)"),
+  agent_resumed_ms: z.number().nullable().describe('when the agent was heard again while the caller still spoke (after 1 s of silence); null: it was not'),
+});
+
+/** Above this much dead air (ms) on both sides, a gap is one of a call's `silences` (exactly this long is not). */
+export const EVAL_SILENCE_MS = 2000;
+
+/** A stretch longer than EVAL_SILENCE_MS in which neither side was heard: no caller speech or digits, no voiced agent packet. */
+export const evalSilence = z.object({
+  t_ms: z.number().describe('when it started, ms after the answer'),
+  duration_ms: z.number(),
+  after: z.enum(['answer', 'caller', 'agent']).describe('what came before it: the answer, or the side heard last'),
+  before: z.enum(['caller', 'agent', 'end']).describe('what ended it: the side heard next, or the end of the call'),
+});
+
 /** Both tracks of a call as the caller had them (docs/evals.md "Both tracks of a call"). */
 export const evalCallAudio = z.object({
   caller_url: z.string().describe('what the caller sent (its speech, background, digits as their tones): a mono WAV served by GET /eval_runs/{id}/audio/{file}'),
@@ -249,6 +285,9 @@ export const evalCallResult = z.object({
   audio: evalCallAudio.optional().describe('both tracks of the call (absent: not answered, or not kept: audio_error)'),
   audio_error: z.string().optional().describe('why the tracks of an answered call were not kept (object storage failing), or are no longer (removed past the retention)'),
   turns: z.array(evalTurnResult),
+  tool_calls: z.array(evalToolCall).optional().describe('each tool the agent called, in order ([] for an agent with no ai_talk; absent in results written before they were kept)'),
+  interruptions: z.array(evalInterruption).optional().describe('each time one side talked over the other, in order (absent in results written before they were kept)'),
+  silences: z.array(evalSilence).optional().describe(`each gap over ${EVAL_SILENCE_MS} ms in which neither side was heard, in order (absent in results written before they were kept)`),
   checks: z.array(evalCheckResult),
   passed: z.boolean().describe('every check passed and the call was placed'),
 });
@@ -259,3 +298,6 @@ export type EvalCheckResult = z.output<typeof evalCheckResult>;
 export type EvalCallResult = z.output<typeof evalCallResult>;
 export type EvalHeardSegment = z.output<typeof evalHeardSegment>;
 export type EvalCallAudio = z.output<typeof evalCallAudio>;
+export type EvalToolCall = z.output<typeof evalToolCall>;
+export type EvalInterruption = z.output<typeof evalInterruption>;
+export type EvalSilence = z.output<typeof evalSilence>;

@@ -49,16 +49,16 @@ export function evalReachRepo(db: Db) {
     async relayLoss(customerId: string, callId: string): Promise<RelayLineLoss | null> {
       return relayLinesRepo(db).lossOf(customerId, callId);
     },
-    /** The assistant messages' tool calls on this call, oldest first (as ai_talk recorded them). */
-    async toolCalls(customerId: string, callId: string): Promise<{ tool_calls: unknown[]; tm_create: Date }[]> {
+    /** The assistant messages with tool calls on this call and the tool messages with their results (tool_call_id), oldest first (as ai_talk recorded them). */
+    async toolCalls(customerId: string, callId: string): Promise<{ role: string; tool_calls: unknown[] | null; tool_call_id: string; content: string | null; tm_create: Date }[]> {
       const aicalls = db('aicalls').select('id').where({ customer_id: customerId, reference_type: 'call', reference_id: callId });
       return db('aimessages')
-        .where({ customer_id: customerId, role: 'assistant' })
+        .where({ customer_id: customerId })
         .whereIn('aicall_id', aicalls)
         .whereNull('tm_delete')
-        .whereRaw("jsonb_array_length(coalesce(tool_calls, '[]'::jsonb)) > 0")
+        .whereRaw("(role = 'tool' or (role = 'assistant' and jsonb_array_length(coalesce(tool_calls, '[]'::jsonb)) > 0))")
         .orderBy('tm_create')
-        .select('tool_calls', 'tm_create');
+        .select('role', 'tool_calls', 'tool_call_id', 'content', 'tm_create');
     },
     /** Who ended the call and what it was connected or transferred to; null when the call is not the customer's. */
     async callEnd(customerId: string, callId: string): Promise<ReachedCallEnd | null> {

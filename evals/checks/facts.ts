@@ -4,7 +4,7 @@
  * transcript (records.ts): each reply's record time, the tool calls, who hung up, what it was
  * connected or transferred to, and the customer's LLM vendor for the judge.
  */
-import type { EvalHeardSegment, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
+import type { EvalHeardSegment, EvalToolCall, EvalTranscriptLine, EvalTurnResult } from '../../core/evals/schema';
 import type { ChatLlm } from '../../core/llm/client';
 import type { ReachedCallEnd } from '../../core/repos/eval-reach';
 import type { TalkOver } from '../call';
@@ -23,8 +23,8 @@ export interface CallFacts {
   end_ms: number;
   /** what the caller's recogniser made of the agent's audio; null: the caller did not transcribe (no caller.hear, no goal) */
   heardSegments: EvalHeardSegment[] | null;
-  /** the assistant messages' tool calls, arguments parsed (a string when they are not JSON) */
-  toolCalls: { name: string; arguments: unknown; t_ms: number }[];
+  /** the assistant messages' tool calls, arguments parsed (a string when they are not JSON), each with its recorded result: the result's `tool_calls` */
+  toolCalls: EvalToolCall[];
   /** the call's record: who hung up, what it was connected or transferred to */
   callEnd: ReachedCallEnd | null;
   /** the customer's LLM vendor as ai_talk used it for this call, or why there is none */

@@ -18,6 +18,18 @@ export const UTTERANCE_GAP_MS = 1000;
 
 const voiced = (p: HeardPacket) => p.level > VOICED_LEVEL;
 
+/** The start and end (last voiced packet) of each utterance of the agent's, in order. */
+export function utterances(heard: readonly HeardPacket[]): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  for (const p of heard) {
+    if (!voiced(p)) continue;
+    const last = out.at(-1);
+    if (last && p.t_ms - last.end < UTTERANCE_GAP_MS) last.end = p.t_ms;
+    else out.push({ start: p.t_ms, end: p.t_ms });
+  }
+  return out;
+}
+
 /** The last voiced packet at or before `at`, by index, or -1. */
 function lastVoicedAt(heard: readonly HeardPacket[], at: number): number {
   let i = heard.length - 1;

@@ -67,6 +67,8 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     }
     expect(doc).to.contain('"after_agent_ms"');
     expect(doc).to.contain('"rubric"');
+    // the result's timeline fields, from the one schema
+    for (const field of ['"tool_calls"', '"interruptions"', '"silences"', '"agent_stopped_after_ms"', '"duration_ms"']) expect(doc).to.contain(field);
   });
 
   // the wait leaves the recogniser time for the words even on a loaded machine (the cut comes after them)
@@ -91,6 +93,17 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     // the caller started 1.5 s into the greeting as it heard it
     expect(talk.t_ms - since).to.be.within(1480, 1700);
     expect(stoppedMs(barge!.evidence)).to.be.at.most(1500);
+    // the result's interruptions: the caller's talk-over over the greeting, the agent stopping by the check's measure
+    const over = r.interruptions!.filter((i) => i.by === 'caller');
+    expect(over, JSON.stringify(r.interruptions)).to.have.length(1);
+    expect(over[0]).to.deep.include({ t_ms: talk.t_ms, agent_from_ms: since, agent_stopped_after_ms: stoppedMs(barge!.evidence), agent_stopped: true, agent_resumed_ms: null });
+    expect(over[0]!.caller_end_ms).to.be.above(talk.t_ms + 500);
+    // the 7 s wait after the agent's answer to the talk-over: dead air on both sides until the caller's hangup
+    const last = r.silences!.at(-1)!;
+    expect(last, JSON.stringify(r.silences)).to.deep.include({ after: 'agent', before: 'end' });
+    expect(last.duration_ms).to.be.within(2001, 7000);
+    expect(r.silences!.every((g) => g.duration_ms > 2000 && !r.transcript.some((l) => l.role === 'caller' && l.t_ms > g.t_ms && l.t_ms < g.t_ms + g.duration_ms))).to.equal(true);
+    expect(r.tool_calls).to.deep.equal([]);
     expect(self, JSON.stringify({ ...r, checks: r.checks })).to.deep.include({ passed: true });
     expect(self!.evidence, JSON.stringify(r)).to.match(/^\d+ reply\(ies\), [1-9]\d* cut, each while the caller spoke$/);
     expect(verdict).to.deep.equal({ type: 'judge', passed: true, evidence: REASON });
@@ -110,6 +123,9 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
     expect(barge!.evidence).to.match(/^talk-over at \d+ ms \(the agent talking since \d+ ms\): the agent stopped \d+ ms later/);
     // the greeting went on for seconds after the caller started
     expect(stoppedMs(barge!.evidence)).to.be.above(3000);
+    const over = r.interruptions!.filter((i) => i.by === 'caller');
+    expect(over, JSON.stringify(r.interruptions)).to.have.length(1);
+    expect(over[0]).to.deep.include({ agent_stopped_after_ms: stoppedMs(barge!.evidence), agent_stopped: false });
   });
 
   it('an agent that calls stop_flow: tool_called and ended_by agent pass; other arguments, ended_by caller, transferred fail', async () => {
@@ -138,6 +154,13 @@ describe('eval checks over SIP: talk-over and barge-in, tools, endings, judge', 
       ['no_self_interruption', true],
     ]);
     expect(r.checks[0]!.evidence).to.match(/^stop_flow called at \d+ ms with \{\}$/);
+    // the result's tool_calls: the same call the check read, with the result ai_talk recorded for it
+    expect(r.tool_calls, JSON.stringify(r.tool_calls)).to.have.length(1);
+    const [tool] = r.tool_calls!;
+    expect(tool).to.deep.include({ name: 'stop_flow', arguments: {}, t_ms: Number(/at (\d+) ms/.exec(r.checks[0]!.evidence)![1]), result: 'the call will end' });
+    expect(tool!.id).to.be.a('string').and.not.equal('');
+    // the caller never spoke: no interruption
+    expect(r.interruptions).to.deep.equal([]);
     expect(r.checks[1]!.evidence).to.equal('stop_flow called 1 time(s), none with arguments matching {"reason":"other"}: {}');
     expect(r.checks[2]!.evidence).to.equal('no call of connect_call among 1 tool call(s): stop_flow');
     expect(r.checks[3]!.evidence).to.match(/^the call's record: hung up by agent \(hangup_by local, /);

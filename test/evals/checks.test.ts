@@ -117,8 +117,8 @@ describe('evals checks: talk-over, barge-in, self-interruption, tools, endings, 
     expect(subsetMatch({ a: '1' }, { a: 1 })).to.equal(false);
     expect(subsetMatch({ a: null }, {})).to.equal(false);
     const toolCalls = [
-      { name: 'set_variables', arguments: { variables: { 'customer.plan': 'gold', x: '1' } }, t_ms: 2100 },
-      { name: 'stop_flow', arguments: {}, t_ms: 5000 },
+      { id: 'c1', name: 'set_variables', arguments: { variables: { 'customer.plan': 'gold', x: '1' } }, t_ms: 2100, result: 'ok' },
+      { id: 'c2', name: 'stop_flow', arguments: {}, t_ms: 5000, result: null },
     ];
     const f = facts({ toolCalls });
     expect(toolCalled('set_variables', { variables: { 'customer.plan': 'gold' } }, f)).to.deep.equal({
