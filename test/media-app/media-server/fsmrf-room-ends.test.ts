@@ -52,7 +52,7 @@ describe('media-app fsmrf backend: a room the switch changes by itself', functio
     const left = boundedOnce(mix, 'memberLeft', 5000, 'memberLeft');
     const memberId = (l.fs as unknown as { conf: { memberId: number } }).conf.memberId;
     expect(await api(`conference ${mix.name} kick ${memberId}`)).to.match(/^\+OK kicked/);
-    expect((await left)[0]).to.deep.equal({ memberId: l.uuid });
+    expect((await left)[0]).to.deep.equal({ memberId: l.uuid, hungUp: false });
     // left already: no kick goes to the switch (it would answer for another member of that id)
     await mix.leave(l);
     expect(mix.destroyed).to.equal(false);

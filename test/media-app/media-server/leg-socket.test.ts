@@ -3,12 +3,13 @@
 // (review finding: a synchronous throw skipped the clean-up, so its entry stayed until the socket ended).
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
+import net from 'node:net';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { LegSocket, LegSocketClosed } from '../../../media-app/media-server/fsmrf/leg-socket';
 
-/** The part of an fsmrf Endpoint LegSocket reads: its channel's connection (an emitter of `esl::end`). */
+/** The part of an fsmrf Endpoint LegSocket reads: its channel's connection (an emitter of `esl::end`) and its TCP socket (unconnected). */
 const leg = () => {
-  const conn = new EventEmitter();
+  const conn = Object.assign(new EventEmitter(), { socket: new net.Socket() });
   return { conn, fs: { conn } as unknown as FsEndpoint };
 };
 const pendingOf = (s: LegSocket) => (s as unknown as { pending: Set<unknown> }).pending.size;
