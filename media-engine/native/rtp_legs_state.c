@@ -28,6 +28,8 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->cand_port = (uint16_t)v[LS_CAND_PORT];
   g->cand_seq = (int)v[LS_CAND_SEQ];
   g->cand_count = (int)v[LS_CAND_COUNT];
+  g->sig_ip = (uint32_t)(int32_t)v[LS_SIGNALLED_IP];
+  g->sig_port = (uint16_t)v[LS_SIGNALLED_PORT];
   g->remote_ssrc = v[LS_REMOTE_SSRC] < 0 ? -1 : (int64_t)v[LS_REMOTE_SSRC];
   g->saw_event = v[LS_SAW_EVENT] != 0;
   g->law_out = (int)v[LS_LAW_OUT];
@@ -109,6 +111,8 @@ static void leg_export(leg_t *g, double *v, int16_t *samples) {
   v[LS_CAND_PORT] = g->cand_port;
   v[LS_CAND_SEQ] = g->cand_seq;
   v[LS_CAND_COUNT] = g->cand_count;
+  v[LS_SIGNALLED_IP] = (int32_t)g->sig_ip;
+  v[LS_SIGNALLED_PORT] = g->sig_port;
   v[LS_REMOTE_SSRC] = (double)g->remote_ssrc;
   v[LS_SAW_EVENT] = g->saw_event;
   v[LS_LAW_OUT] = g->law_out;
