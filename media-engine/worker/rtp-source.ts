@@ -118,6 +118,13 @@ export class SourceLatch {
     this.latched = true;
   }
 
+  /** The source a C leg latched (legSource, c-legs.ts): taken as it stands there, before an RTCP packet is checked against it. */
+  follow(latched: boolean, ip: number, port: number): void {
+    this.latched = latched;
+    const r = this.remote;
+    if (r === null || r.ip !== ip || r.port !== port) this.remote = { address: intToIpv4(ip), ip, port };
+  }
+
   /** Whether an RTCP packet from `ip`:`port` is taken (`mux`: it came on the RTP port). */
   admitRtcp(ip: number, port: number, mux: boolean): boolean {
     const r = this.remote;

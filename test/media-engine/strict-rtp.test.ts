@@ -323,6 +323,27 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
           far.close();
         }
       });
+
+      it("a flood of foreign RTCP costs no copy of a C leg's state per packet: dropped and counted from the latched address alone", async () => {
+        const far = await Party.open('127.0.0.2');
+        try {
+          await talk(a, epA.local.port, 0, 5);
+          await settled(5, 0);
+          const sr = serializeSenderReport(SSRC_X, { ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5 });
+          const syncs0 = (await ms.stats())[0].cLegSyncs;
+          const FLOOD = 200;
+          for (let i = 0; i < FLOOD; i++) far.sock.send(sr, epA.local.port + 1, '127.0.0.1');
+          let reads = 1;
+          const st = await statsWhen(epA, (s) => (reads++, s.foreignDropped === FLOOD));
+          expect(st.foreignDropped).to.equal(FLOOD);
+          expect(st.rtcp.senderReports).to.equal(0);
+          // our own reads of the stats are the only whole copies (none at all for JS legs)
+          expect((await ms.stats())[0].cLegSyncs - syncs0, `${reads} reads of the stats`).to.be.at.most(cfg.inC ? reads : 0);
+          expect(far.errors).to.deep.equal([]);
+        } finally {
+          far.close();
+        }
+      });
     });
   }
 });
