@@ -166,5 +166,8 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(t.foreignDropped).to.equal(2);
     expect(t.admit(HOST, NAT_PORT, 92, 1140)).to.equal(false);
     expect(t.admit(HOST, NAT_PORT, 93, 1160), 'its 4th in sequence').to.equal(true);
+    // the signalled address went with it: it takes the latch back
+    expect(t.admit(HOST, SDP_PORT, 4, 1180)).to.equal(true);
+    expect(t.remote).to.deep.include({ port: SDP_PORT });
   });
 });
