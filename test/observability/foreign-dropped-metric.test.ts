@@ -16,6 +16,7 @@ import type { CallRow } from '../../core/repos/calls';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { CallQualityMeter } from '../../media-app/call/quality';
+import type { CallEndpoint } from '../../media-app/media-server/endpoint';
 import { testDb } from '../../testkit/db';
 import { statsWhen, until } from '../../testkit/media-engine/bridged-pair';
 import { pcmuOffer, portRange } from '../../testkit/media-engine/support';
@@ -69,13 +70,23 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
       () => ({ id: newId(), customer_id: newId(), activeflow_id: newId(), master_call_id: null }) as unknown as CallRow,
     );
     const before = await metric();
-    meter.attach(ep);
+    // the real endpoint, its reads by the meter counted (one per sample)
+    let samples = 0;
+    const seen = ep;
+    const counted = {
+      get destroyed() {
+        return seen.destroyed;
+      },
+      getStats: () => (samples++, seen.getStats()),
+    } as unknown as CallEndpoint;
+    meter.attach(counted);
     for (let i = 0; i < 5; i++) sendRtp(far, ep.local.port, 100 + i, 0x1111);
     for (let i = 0; i < 7; i++) sendRtp(other, ep.local.port, 900 + i * 3, 0x2222); // out of sequence: never latched
     const st = await statsWhen(ep, (s) => s.packetsReceived === 5 && s.foreignDropped === 7);
     expect([st.packetsReceived, st.foreignDropped]).to.deep.equal([5, 7]);
     expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
-    await new Promise((r) => setTimeout(r, 300)); // three more samples, which must add nothing: no event to wait for
+    const after = samples;
+    expect(await until(() => samples >= after + 3), 'three more samples (which must add nothing)').to.equal(true);
     expect((await metric()) - before, 'the samples after it').to.equal(7);
     for (let i = 0; i < 3; i++) sendRtp(other, ep.local.port, 2000 + i * 3, 0x2222);
     await statsWhen(ep, (s) => s.foreignDropped === 10);
