@@ -85,6 +85,15 @@ export const platformMetrics = {
     buckets: [10, 25, 50, 100, 150, 200, 300, 500, 1000],
     registers: [platformRegistry],
   }),
+  /**
+   * Strict RTP (media-engine/worker/rtp-source.ts): packets of a call leg dropped by their source, the engine's
+   * `foreignDropped` (getStats) added at each quality sample (media-app/call/quality.ts). Spoofing, RTP bleed, a NAT'd far end's first 3.
+   */
+  rtpForeignDropped: new Counter({
+    name: 'rtp_foreign_dropped_total',
+    help: "RTP and RTCP packets dropped by their source (strict RTP: not the leg's latched far end, or a source on probation)",
+    registers: [platformRegistry],
+  }),
   /** call_quality_alarm events raised, by metric and direction. */
   qualityAlarms: new Counter({
     name: 'call_quality_alarms_total',

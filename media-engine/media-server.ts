@@ -92,6 +92,8 @@ export interface WorkerStats {
   legs: number;
   /** of them, the legs served in C now (plainLegsInC) */
   cLegs: number;
+  /** whole states read back from the C legs (c-legs.ts sync: stats, the receive watch), not per packet */
+  cLegSyncs: number;
   conferences: number;
   ticks: number;
   resyncs: number;

@@ -13,6 +13,8 @@
  *   by the same E-model from its loss per period (rtp_audio_in_flaw_total of in_packet_count + flaws); its
  *   jitter (√rtp_audio_in_jitter_max_variance, the leg's worst) in the summary only (LegQuality.sampleSwitch); RTT null and
  *   `out` null: the switch reports neither, so none is made up.
+ * The engine's strict-RTP drops (`foreignDropped`: packets from a source other than the leg's latched far end) go to
+ * Prometheus' rtp_foreign_dropped_total, what each sample adds since the last.
  */
 import type { Logger } from 'pino';
 import { engineStats, type CallEndpoint, type CallEndpointStats } from '../media-server/endpoint';
@@ -44,6 +46,8 @@ export class CallQualityMeter {
   private publishing: Promise<void> = Promise.resolve();
   private finished = false;
   private measured = false;
+  /** the endpoint's foreignDropped at the last sample (rtp_foreign_dropped_total takes what it added since) */
+  private foreignDropped = 0;
 
   constructor(
     private readonly deps: QualityMeterDeps,
@@ -60,6 +64,7 @@ export class CallQualityMeter {
     this.timer = null;
     if (!ep) return;
     this.leg.restart();
+    this.foreignDropped = 0;
     this.timer = setInterval(() => void this.take(false), this.deps.sampleMs);
     this.timer.unref();
   }
@@ -92,6 +97,7 @@ export class CallQualityMeter {
     const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
       const stats = await read;
+      if (stats && engineStats(stats)) this.countForeign(stats.foreignDropped);
       // the last read failed (on fsmrf the switch often ends the channel first): the leg's final sample still
       // goes out when it measured anything, with nothing in either direction
       if (!stats && !(final && this.measured)) return;
@@ -119,6 +125,11 @@ export class CallQualityMeter {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  private countForeign(n: number): void {
+    if (n > this.foreignDropped) platformMetrics.rtpForeignDropped.inc(n - this.foreignDropped);
+    this.foreignDropped = n;
   }
 
   private observe(s: QualitySampleResult): void {

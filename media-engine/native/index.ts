@@ -86,6 +86,8 @@ export interface NativeRtpUring {
   /** The leg's state now, into `state`/`samples`; detachLeg also takes it out of C. False when it is not in C. */
   readLeg(fd: number, state: Float64Array, samples: Int16Array): boolean;
   detachLeg(fd: number, state: Float64Array, samples: Int16Array): boolean;
+  /** The leg's latched source into `out` (3 numbers: latched 0/1, IPv4 as int32, port): strict RTP's RTCP check, no state copy. False when not in C. */
+  legSource(fd: number, out: Float64Array): boolean;
   /** More received packets after a flush that filled the rx arena (no system call). */
   harvest(): number;
   /** Sends queued in the ring since its last submit: C legs forwarding Opus packets as the flush handed them over. */

@@ -78,6 +78,9 @@ export const LS = {
   CAND_PORT: 56,
   CAND_SEQ: 57,
   CAND_COUNT: 58,
+  /** the address and port the SDP names (worker/rtp-source.ts: latched at any of its packets; port 0: none) */
+  SIGNALLED_IP: 59,
+  SIGNALLED_PORT: 60,
   /** 128 entries */
   SEEN: 64,
   /** ts, len per entry (at most JB_CAP) */

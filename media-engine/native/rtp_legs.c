@@ -240,8 +240,9 @@ static void forward(legs_t *l, leg_t *dst, const unsigned char *payload, int len
 
 /* ---- strict RTP: SourceLatch.admit (rtp-source.ts, where the choices are explained) */
 
-static void latch(leg_t *g, uint32_t ip, uint16_t port) {
-  if (!g->latched) {
+/* `rtcp`: RTCP goes to the source's port + 1 even if one was latched before (the signalled address taking it back) */
+static void latch(leg_t *g, uint32_t ip, uint16_t port, int rtcp) {
+  if (!g->latched || rtcp) {
     g->rtcp_ip = ip;
     g->rtcp_port = (uint16_t)(port + 1);
     g->rtcp_latched = 1;
@@ -265,11 +266,18 @@ static int on_probation(leg_t *g, uint32_t ip, uint16_t port, int seq) {
   return 1;
 }
 
-/* 1: the packet from ip:port is taken (latched as it goes: the SDP's address at once, another after its probation,
-   port 0 never latched to, taken from the latched IP); 0: dropped before anything reads it, and counted */
+/* 1: the packet from ip:port is taken (latched as it goes: the SDP's address at any of its packets, another after its
+   probation, port 0 never latched to, taken from the latched IP); 0: dropped before anything reads it, and counted */
 static int admit(leg_t *g, uint32_t ip, uint16_t port, int seq, double arrival) {
   if (ip == g->remote_ip && port == g->remote_port) {
-    if (!g->latched) latch(g, ip, port);
+    if (!g->latched) latch(g, ip, port, 0);
+    g->last_from_remote = arrival;
+    g->cand_count = 0;
+    return 1;
+  }
+  if (port != 0 && ip == g->sig_ip && port == g->sig_port) {
+    /* the SDP's address while another source is latched (learnt in its silence, or before its first packet): it takes the latch back */
+    latch(g, ip, port, 1);
     g->last_from_remote = arrival;
     g->cand_count = 0;
     return 1;
@@ -279,7 +287,7 @@ static int admit(leg_t *g, uint32_t ip, uint16_t port, int seq, double arrival) 
        that can forge it can forge the latched address too, so the latched IP's port-0 packets are taken */
     if (!g->latched || ip == g->remote_ip) return 1;
   } else if ((!g->latched || arrival - g->last_from_remote > RELATCH_AFTER_MS) && on_probation(g, ip, port, seq)) {
-    latch(g, ip, port);
+    latch(g, ip, port, 0);
     g->last_from_remote = arrival;
     return 1;
   }

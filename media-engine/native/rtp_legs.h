@@ -40,6 +40,7 @@ enum {
   LS_JB_STALLED = 53,    /* frames a stall of the worker skipped (jitter-buffer.ts `stalled`) */
   LS_FOREIGN_DROPPED = 54, /* strict RTP (rtp-source.ts): RTP dropped by source; then the source on probation */
   LS_CAND_IP, LS_CAND_PORT, LS_CAND_SEQ, LS_CAND_COUNT,
+  LS_SIGNALLED_IP, LS_SIGNALLED_PORT, /* the address the SDP names (port 0: none): latched at any of its packets */
   LS_SEEN = 64,          /* 128 entries: the receive statistics' duplicate window */
   LS_JB_ENTRIES = 192,   /* 2 per entry: ts, len (samples in the Int16Array after `last`, in order) */
   LS_EV_REPORTED = 280,  /* up to 32 reported event timestamps, oldest first */

@@ -63,6 +63,8 @@ typedef struct leg {
   uint32_t cand_ip;
   uint16_t cand_port;
   int cand_seq, cand_count;
+  uint32_t sig_ip; /* the address and port the SDP names (sig_port 0: none): latched at any of its packets */
+  uint16_t sig_port;
   int64_t remote_ssrc; /* -1: none yet */
   /* receive statistics */
   int st_started;

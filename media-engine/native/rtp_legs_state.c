@@ -1,6 +1,6 @@
 /*
  * Moving a C leg's state between JS and C (the layout of rtp_legs.h, native/leg-layout.ts), and the
- * N-API functions of the C legs: legsInit, attachLeg, detachLeg, readLeg.
+ * N-API functions of the C legs: legsInit, attachLeg, detachLeg, readLeg, legSource.
  */
 #define _GNU_SOURCE
 #include "rtp_legs_int.h"
@@ -28,6 +28,8 @@ static void leg_import(leg_t *g, const double *v, const int16_t *samples) {
   g->cand_port = (uint16_t)v[LS_CAND_PORT];
   g->cand_seq = (int)v[LS_CAND_SEQ];
   g->cand_count = (int)v[LS_CAND_COUNT];
+  g->sig_ip = (uint32_t)(int32_t)v[LS_SIGNALLED_IP];
+  g->sig_port = (uint16_t)v[LS_SIGNALLED_PORT];
   g->remote_ssrc = v[LS_REMOTE_SSRC] < 0 ? -1 : (int64_t)v[LS_REMOTE_SSRC];
   g->saw_event = v[LS_SAW_EVENT] != 0;
   g->law_out = (int)v[LS_LAW_OUT];
@@ -109,6 +111,8 @@ static void leg_export(leg_t *g, double *v, int16_t *samples) {
   v[LS_CAND_PORT] = g->cand_port;
   v[LS_CAND_SEQ] = g->cand_seq;
   v[LS_CAND_COUNT] = g->cand_count;
+  v[LS_SIGNALLED_IP] = (int32_t)g->sig_ip;
+  v[LS_SIGNALLED_PORT] = g->sig_port;
   v[LS_REMOTE_SSRC] = (double)g->remote_ssrc;
   v[LS_SAW_EVENT] = g->saw_event;
   v[LS_LAW_OUT] = g->law_out;
@@ -296,6 +300,27 @@ static napi_value read_or_detach(napi_env env, napi_callback_info info, int deta
   return out;
 }
 
+/* legSource(fd, out Float64Array(3)): [latched, remote IPv4 as int32, remote port] of the leg, false when not here: what
+   JS checks RTCP against (strict RTP, rtp-source.ts admitRtcp) without a copy of the whole state per packet */
+static napi_value l_source(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], out;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  legs_t *l = need_legs(env);
+  if (!l) return NULL;
+  void *v;
+  if (argc < 2 || !typed(env, argv[1], napi_float64_array, 3, &v)) return rtp_throw(env, EINVAL, "legSource");
+  leg_t *g = leg_of(l, rtp_arg_i32(env, argv[0]));
+  if (g) {
+    double *d = v;
+    d[0] = g->latched;
+    d[1] = (int32_t)g->remote_ip;
+    d[2] = g->remote_port;
+  }
+  napi_get_boolean(env, g != NULL, &out);
+  return out;
+}
+
 static napi_value l_read(napi_env env, napi_callback_info info) { return read_or_detach(env, info, 0); }
 static napi_value l_detach(napi_env env, napi_callback_info info) { return read_or_detach(env, info, 1); }
 
@@ -305,6 +330,7 @@ void legs_define(napi_env env, napi_value exports) {
     { "attachLeg", NULL, l_attach, NULL, NULL, NULL, napi_enumerable, NULL },
     { "detachLeg", NULL, l_detach, NULL, NULL, NULL, napi_enumerable, NULL },
     { "readLeg", NULL, l_read, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "legSource", NULL, l_source, NULL, NULL, NULL, napi_enumerable, NULL },
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
 }

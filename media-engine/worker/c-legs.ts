@@ -27,8 +27,12 @@ export class CLegs {
   private readonly byFd = new Map<number, Leg>();
   private readonly state = new Float64Array(LEG_STATE_SIZE);
   private readonly samples = new Int16Array(LEG_STATE_SAMPLES);
+  /** a leg's latched source as legSource reads it */
+  private readonly src = new Float64Array(3);
   /** slot-0 frames skipped by a stall since the last C tick */
   private skipped = 0;
+  /** whole states read back from C by sync (stats, the receive watch): counted, as one per packet would cost a leg's copy each */
+  syncs = 0;
   /** the tick index the C legs were last served in */
   private lastTick = -Infinity;
 
@@ -87,15 +91,16 @@ export class CLegs {
       return false;
     }
     this.byFd.set(leg.session.ringFd, leg);
-    // RTCP stays in JS: checked against the source C latched (strict RTP), read from C as it comes (every few seconds)
-    leg.session.syncFromC = () => this.sync(leg);
+    // RTCP stays in JS: checked against the source C latched (strict RTP), read from C as each packet comes: those three
+    // numbers only, so a flood of foreign RTCP costs no copy of the state (the whole state comes back at the leg's reports)
+    leg.session.sourceFromC = () => this.followSource(leg);
     return true;
   }
 
   private detach(leg: Leg): void {
     const fd = leg.session.ringFd;
     this.byFd.delete(fd);
-    leg.session.syncFromC = null;
+    leg.session.sourceFromC = null;
     if (!this.ring.io.detachLeg(fd, this.state, this.samples)) return;
     leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
     // a stall's skip C has not applied yet goes with the leg (not to a forwarding Opus leg: its stream follows
@@ -128,9 +133,16 @@ export class CLegs {
     if (!this.slot0.includes(l)) this.slot0.push(l);
   }
 
+  private followSource(leg: Leg): void {
+    const s = this.src;
+    if (this.ring.io.legSource(leg.session.ringFd, s)) leg.session.source.follow(s[0] !== 0, s[1] | 0, s[2]);
+  }
+
   /** Brings the leg's counters and statistics up to date in JS without moving it (stats, RTCP). */
   sync(leg: Leg): void {
-    if (this.has(leg) && this.ring.io.readLeg(leg.session.ringFd, this.state, this.samples)) leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
+    if (!this.has(leg) || !this.ring.io.readLeg(leg.session.ringFd, this.state, this.samples)) return;
+    this.syncs++;
+    leg.session.loadFrom(this.state, this.samples, this.peerOf(leg));
   }
 
   /** Frames of slot 0 a stall skipped: the C legs' RTP clocks move on by as many at their next tick. */

@@ -93,7 +93,7 @@ export function legStats(leg: Leg) {
 }
 
 /** The worker's figures: `tickCost` holds the cost of the last `periods` 20 ms periods (a ring), ms. */
-export function workerFigures(clock: TickClock, tickCost: Float64Array, periods: number, counts: { legs: number; cLegs: number; conferences: number }) {
+export function workerFigures(clock: TickClock, tickCost: Float64Array, periods: number, counts: { legs: number; cLegs: number; cLegSyncs: number; conferences: number }) {
   const s = clock.stats;
   const n = Math.min(s.ticks, s.lateness.length);
   const late = Array.from(s.lateness.subarray(0, n)).sort((a, b) => a - b);
@@ -108,6 +108,7 @@ export function workerFigures(clock: TickClock, tickCost: Float64Array, periods:
     rtpRing: rtpRingCounters(),
     legs: counts.legs,
     cLegs: counts.cLegs,
+    cLegSyncs: counts.cLegSyncs,
     conferences: counts.conferences,
     ticks: s.ticks,
     resyncs: s.resyncs,

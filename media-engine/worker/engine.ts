@@ -479,7 +479,7 @@ export class Engine {
   // ---- worker-wide
 
   workerStats() {
-    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, cLegs: this.cLegs?.size ?? 0, conferences: this.conferences.size });
+    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, cLegs: this.cLegs?.size ?? 0, cLegSyncs: this.cLegs?.syncs ?? 0, conferences: this.conferences.size });
   }
 
   /** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */

@@ -82,8 +82,8 @@ export class RtpSession {
   media: NegotiatedMedia | null = null;
   /** symmetric RTP, strict (rtp-source.ts): the source latched, where we send, what other sources sent and was dropped */
   readonly source = new SourceLatch();
-  /** a leg in C: brings the session's copy of its state up to date (c-legs.ts), before RTCP is checked against its source */
-  syncFromC: (() => void) | null = null;
+  /** a leg in C: brings the session's latched source up to date (c-legs.ts: three numbers, not the state), before RTCP is checked against it */
+  sourceFromC: (() => void) | null = null;
   /** performance.now() of the last RTCP packet (0: none) */
   lastRtcp = 0;
   private readonly ssrc = (Math.random() * 0x100000000) >>> 0;
@@ -234,7 +234,7 @@ export class RtpSession {
   }
 
   private onRtcp(msg: Buffer, len: number, fromIp: number, fromPort: number, arrival: number, mux = false): void {
-    this.syncFromC?.();
+    this.sourceFromC?.();
     if (!this.source.admitRtcp(fromIp, fromPort, mux)) return;
     this.lastRtcp = arrival;
     const pkts = parseRtcp(Buffer.from(msg.subarray(0, len))); // a copy: a native socket's buffer is reused

@@ -7,14 +7,17 @@
  * reset its jitter buffer with a new SSRC ("RTP bleed").
  *
  * How a source is learnt (the choice, media-engine/README.md "Strict RTP"):
- * - the address and port the SDP names: at its first packet (signalling named it, as Asterisk's learning takes its
- *   expected address at once), so a far end that is not behind a NAT loses nothing;
+ * - the address and port the SDP names (kept apart from the latched one, `signalledIp`/`signalledPort`): at its
+ *   first packet (signalling named it, as Asterisk's learning takes its expected address at once), so a far end that
+ *   is not behind a NAT loses nothing; and at any of its packets later, whatever is latched and however recently it
+ *   sent: a source learnt by probation (below) while the party was quiet (hold, DTX), or before its first packet,
+ *   cannot keep the party out when it comes back (it is dropped from then on, as any other);
  * - any other (a NAT's public side before the first latch; a new source after RELATCH_AFTER_MS without a packet from
  *   the latched one): after a probation of LEARN_MIN_SEQUENTIAL packets from that address and port, each the last
  *   one's sequence number + 1 (Asterisk's learning_min_sequential, default 4). The packets of its probation are
  *   dropped and counted: one spoofed packet, or a few out of sequence, cannot take a call, even after a pause; a far
- *   end behind a NAT loses its first 3 packets (60 ms). A packet from another source starts the probation over for
- *   that source; one from the latched source ends it.
+ *   end behind a NAT (its SDP address is not where it sends from) loses its first 3 packets (60 ms). A packet from
+ *   another source starts the probation over for that source; one from the latched source ends it.
  * - a raw-socket sender whose UDP source port is 0 (sipp's pcap play) cannot be answered: it is never latched to;
  *   its packets are taken while nothing is latched (as before strict RTP), and once a source is, only from that
  *   source's IP address: no ordinary socket sends from port 0, and a sender that can forge it (a raw socket) can
@@ -22,7 +25,8 @@
  * - a new far end from SDP (re-INVITE) starts learning over (`signalled`).
  * RTCP is taken from anyone before a source is latched, then only from the latched source's IP address (on the RTCP
  * port any UDP port: a NAT maps the RTCP flow to its own; multiplexed on the RTP port, the latched address and port).
- * The C legs (native/rtp_legs.c `admit`) do the same, with the same state (native/leg-layout.ts LS.LATCHED, LS.CAND_*).
+ * The C legs (native/rtp_legs.c `admit`) do the same, with the same state (native/leg-layout.ts LS.LATCHED, LS.CAND_*,
+ * LS.SIGNALLED_*).
  */
 import { LS } from '../native/leg-layout';
 import { intToIpv4, peer, type Peer } from './rtp-transport';
@@ -44,6 +48,9 @@ export class SourceLatch {
   foreignDropped = 0;
   /** RTCP packets dropped by source (RTCP is handled in JS only, also for a leg in C: not in its state) */
   rtcpDropped = 0;
+  /** the address and port the SDP names (0: none): latched at any of its packets */
+  private signalledIp = 0;
+  private signalledPort = 0;
   /** the source on probation: its address, its last sequence number, its packets in sequence so far (0: none) */
   private candIp = 0;
   private candPort = 0;
@@ -54,6 +61,8 @@ export class SourceLatch {
   signalled(address: string, port: number, rtcpPort: number): void {
     this.remote = port ? peer(address, port) : null;
     this.remoteRtcp = port ? peer(address, rtcpPort) : null;
+    this.signalledIp = this.remote?.ip ?? 0;
+    this.signalledPort = port;
     this.latched = false;
     this.candCount = 0;
   }
@@ -62,7 +71,14 @@ export class SourceLatch {
   admit(ip: number, port: number, seq: number, mono: number): boolean {
     const r = this.remote;
     if (r !== null && ip === r.ip && port === r.port) {
-      if (!this.latched) this.latch(ip, port); // the SDP's address: at its first packet
+      if (!this.latched) this.latch(ip, port, false); // the SDP's address: at its first packet
+      this.lastFromRemote = mono;
+      this.candCount = 0;
+      return true;
+    }
+    if (port !== 0 && ip === this.signalledIp && port === this.signalledPort) {
+      // the SDP's address, while another source is latched: it takes the latch back at once, RTCP with it
+      this.latch(ip, port, true);
       this.lastFromRemote = mono;
       this.candCount = 0;
       return true;
@@ -72,7 +88,7 @@ export class SourceLatch {
       // ordinary socket sends from port 0, and one that can forge it can forge the latched address as well)
       if (!this.latched || (r !== null && ip === r.ip)) return true;
     } else if ((!this.latched || mono - this.lastFromRemote > RELATCH_AFTER_MS) && this.onProbation(ip, port, seq)) {
-      this.latch(ip, port);
+      this.latch(ip, port, false);
       this.lastFromRemote = mono;
       return true;
     }
@@ -94,11 +110,19 @@ export class SourceLatch {
     return true;
   }
 
-  private latch(ip: number, port: number): void {
+  /** `rtcp`: RTCP goes to the source's port + 1 even if one was latched before (the signalled address taking it back) */
+  private latch(ip: number, port: number, rtcp: boolean): void {
     const address = intToIpv4(ip);
-    if (!this.latched) this.remoteRtcp = { address, ip, port: port + 1 };
+    if (!this.latched || rtcp) this.remoteRtcp = { address, ip, port: port + 1 };
     this.remote = { address, ip, port };
     this.latched = true;
+  }
+
+  /** The source a C leg latched (legSource, c-legs.ts): taken as it stands there, before an RTCP packet is checked against it. */
+  follow(latched: boolean, ip: number, port: number): void {
+    this.latched = latched;
+    const r = this.remote;
+    if (r === null || r.ip !== ip || r.port !== port) this.remote = { address: intToIpv4(ip), ip, port };
   }
 
   /** Whether an RTCP packet from `ip`:`port` is taken (`mux`: it came on the RTP port). */
@@ -122,6 +146,8 @@ export class SourceLatch {
     v[LS.CAND_PORT] = this.candPort;
     v[LS.CAND_SEQ] = this.candSeq;
     v[LS.CAND_COUNT] = this.candCount;
+    v[LS.SIGNALLED_IP] = this.signalledIp;
+    v[LS.SIGNALLED_PORT] = this.signalledPort;
   }
 
   /** Takes the latch's part of the state a C leg hands back. */
@@ -136,5 +162,7 @@ export class SourceLatch {
     this.candPort = v[LS.CAND_PORT];
     this.candSeq = v[LS.CAND_SEQ];
     this.candCount = v[LS.CAND_COUNT];
+    this.signalledIp = v[LS.SIGNALLED_IP] | 0;
+    this.signalledPort = v[LS.SIGNALLED_PORT];
   }
 }

@@ -15,6 +15,7 @@ import { MediaServer, type Endpoint } from '../../media-engine';
 import { parseRtcp } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import type { RtpIoKind } from '../../media-engine/worker/rtp-transport';
+import { bridgedPair } from '../../testkit/media-engine/bridged-pair';
 import { pcmuOffer, portRange, sleep, tmpDir, bindRtpPair } from '../../testkit/media-engine/support';
 
 /** the far end's offer: PCMU at 20 ms with RFC 4733 digits */
@@ -155,12 +156,7 @@ describe('media-engine plain G.711 legs in C and in JS: the same behaviour', fun
       beforeEach(async () => {
         a = await Far.open();
         b = await Far.open();
-        // no in-band detection: a leg with it stays in JS until its far end sends a telephone-event
-        epA = await ms.createEndpoint({ remoteSdp: offer(a.port), inbandDtmf: false });
-        epB = await ms.createEndpoint({ remoteSdp: offer(b.port), near: epA, inbandDtmf: false });
-        await epA.bridge(epB);
-        await sleep(100);
-        expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
+        ({ epA, epB } = await bridgedPair(ms, a.port, b.port, { inC: cfg.inC, offer }));
       });
       afterEach(async () => {
         await epA.destroy().catch(() => undefined);

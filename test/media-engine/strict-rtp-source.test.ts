@@ -80,9 +80,39 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(s.remote).to.deep.include({ ip: HOST, port: NAT_PORT });
     // the RTCP address stays the one learnt at the first latch (as before strict RTP)
     expect(s.remoteRtcp).to.deep.include({ port: SDP_PORT + 1 });
-    // now the old source is the foreign one
-    expect(s.admit(HOST, SDP_PORT, 12, later + 200)).to.equal(false);
+    // now another source (not the signalled one: it re-takes the latch, below) is a foreign one
+    expect(s.admit(HOST, ATTACKER_PORT, 5002, later + 200)).to.equal(false);
     expect(s.foreignDropped).to.equal(10 + 1 + 1 + 3 + 1);
+  });
+
+  it('the signalled address re-takes the latch at once from a source that took it in its silence (hold, DTX)', () => {
+    const s = leg();
+    sendRun(s, HOST, SDP_PORT, 1, 10, 0); // latched; its last at 180 ms
+    // the party goes quiet; past the re-latch time another source streams in sequence and takes the latch
+    const quiet = 180 + RELATCH_AFTER_MS + 1;
+    expect(sendRun(s, HOST, ATTACKER_PORT, 900, 6, quiet)).to.deep.equal([false, false, false, true, true, true]);
+    expect(s.remote).to.deep.include({ port: ATTACKER_PORT });
+    // the party comes back (unhold) while the other keeps sending: the party is taken at once and answered
+    expect(s.admit(HOST, SDP_PORT, 11, quiet + 130)).to.equal(true);
+    expect(s.remote).to.deep.include({ ip: HOST, port: SDP_PORT });
+    expect(s.remoteRtcp).to.deep.include({ ip: HOST, port: SDP_PORT + 1 });
+    expect(sendRun(s, HOST, ATTACKER_PORT, 906, 3, quiet + 140)).to.deep.equal([false, false, false]);
+    expect(sendRun(s, HOST, SDP_PORT, 12, 3, quiet + 150)).to.deep.equal([true, true, true]);
+    expect(s.foreignDropped).to.equal(3 + 3);
+  });
+
+  it('before the first latch: another source that passed its probation first yields to the signalled address at its first packet', () => {
+    const s = leg();
+    expect(sendRun(s, HOST, ATTACKER_PORT, 500, 5, 0)).to.deep.equal([false, false, false, true, true]);
+    expect(s.remote).to.deep.include({ port: ATTACKER_PORT });
+    expect(s.admit(HOST, SDP_PORT, 1, 100)).to.equal(true);
+    expect(s.remote).to.deep.include({ port: SDP_PORT });
+    expect(s.admit(HOST, ATTACKER_PORT, 505, 110)).to.equal(false);
+    // a re-INVITE moves the signalled address: the old one is another source from then on
+    s.signalled('127.0.0.2', 41000, 41001);
+    sendRun(s, OTHER_HOST, 41000, 1, 2, 200);
+    expect(s.admit(HOST, SDP_PORT, 2, 240)).to.equal(false);
+    expect(s.remote).to.deep.include({ ip: OTHER_HOST, port: 41000 });
   });
 
   it('a raw-socket sender with source port 0 (sipp pcap play) is taken while nothing is latched and never latched to', () => {
@@ -136,5 +166,8 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(t.foreignDropped).to.equal(2);
     expect(t.admit(HOST, NAT_PORT, 92, 1140)).to.equal(false);
     expect(t.admit(HOST, NAT_PORT, 93, 1160), 'its 4th in sequence').to.equal(true);
+    // the signalled address went with it: it takes the latch back
+    expect(t.admit(HOST, SDP_PORT, 4, 1180)).to.equal(true);
+    expect(t.remote).to.deep.include({ port: SDP_PORT });
   });
 });

@@ -16,6 +16,7 @@ import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { RELATCH_AFTER_MS } from '../../media-engine/worker/rtp-source';
 import type { RtpIoKind } from '../../media-engine/worker/rtp-transport';
+import { bridgedPair, statsWhen, until } from '../../testkit/media-engine/bridged-pair';
 import { pcmuOffer, portRange, sleep, tmpDir } from '../../testkit/media-engine/support';
 import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { pcmuPackets, rtpPcap } from '../../testkit/rtp-pcap';
@@ -155,12 +156,14 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
       });
       beforeEach(async () => {
         [a, b, x] = [await Party.open(), await Party.open(), await Party.open()];
-        epA = await ms.createEndpoint({ remoteSdp: pcmuOffer(a.port), inbandDtmf: false });
-        epB = await ms.createEndpoint({ remoteSdp: pcmuOffer(b.port), near: epA, inbandDtmf: false });
-        await epA.bridge(epB);
-        await sleep(100);
-        expect(await cLegs(), 'legs served in C').to.equal(cfg.inC ? 2 : 0);
+        ({ epA, epB } = await bridgedPair(ms, a.port, b.port, { inC: cfg.inC }));
       });
+      /** epA's stats once it took `received` packets of the current source and dropped `dropped`, and B heard `last` */
+      const settled = async (received: number, dropped: number, last?: number) => {
+        const st = await statsWhen(epA, (s) => s.packetsReceived === received && s.foreignDropped === dropped);
+        if (last !== undefined) await until(() => heard(b).includes(last)); // (a frame late is not heard: the expectations allow for it)
+        return st;
+      };
       afterEach(async () => {
         await epA.destroy().catch(() => undefined);
         await epB.destroy().catch(() => undefined);
@@ -172,8 +175,7 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
       it("latched to A: an attacker's RTP from another port (another SSRC, its own audio) is dropped and counted; B hears A only", async () => {
         // from A's 10th packet on, X sends one of its own between each two of A's
         await talk(a, epA.local.port, 0, 60, { also: (k) => k >= 10 && x.send(epA.local.port, 7000 + k, 90000 + k * 160, SSRC_X, X_BYTE) });
-        await sleep(300);
-        const st = await epA.getStats();
+        const st = await settled(60, 50, byteOf(59));
         const got = heard(b);
         expect(got.filter((v) => v === X_BYTE).length, `the attacker's audio heard: ${JSON.stringify(got)}`).to.equal(0);
         // the jitter buffer was never reset by X's SSRC: all of A in order, but what a loaded machine made late
@@ -189,23 +191,23 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
       it('A quiet past the re-latch time: one attacker packet does not take the call; a stream in sequence does, from its 4th packet', async function () {
         this.timeout(20_000);
         await talk(a, epA.local.port, 0, 20);
-        // the arrival times are the kernel's: the re-latch time passes in real time
+        await settled(20, 0);
+        // the arrival times are the kernel's (SO_TIMESTAMP, compared with performance.now()): the re-latch time passes in real time
         await sleep(RELATCH_AFTER_MS + 300);
         x.send(epA.local.port, 7000, 90000, SSRC_X, X_BYTE);
-        await sleep(100);
+        await settled(20, 1);
         await talk(a, epA.local.port, 20, 40); // A again, where it left off: heard, still answered
-        await sleep(200);
-        let st = await epA.getStats();
+        let st = await settled(40, 1, byteOf(39));
         expect(heard(b).filter((v) => v === X_BYTE).length, 'the single packet heard').to.equal(0);
         expect(x.got.length, 'epA turned to the attacker').to.equal(0);
         expect(st.foreignDropped).to.equal(1);
         // A goes quiet again; a new source streams in sequence (bytes of its own): latched after its probation
-        await sleep(RELATCH_AFTER_MS + 300);
+        await sleep(RELATCH_AFTER_MS + 300); // real time, as above
         const xBytes = (k: number) => 0x81 + k; // positive µ-law: no concealed frame of A (negative) comes out as one
         await talk(x, epA.local.port, 0, 20, { ssrc: SSRC_X, byte: xBytes });
         const [toA, toX] = [a.got.length, x.got.length];
-        await sleep(300);
-        st = await epA.getStats();
+        st = await settled(17, 1 + 3, xBytes(19)); // its SSRC restarted the statistics
+        await until(() => x.got.length - toX > 8); // epA goes on sending, to the new source
         const got = heard(b);
         const dropped = [0, 1, 2].map(xBytes);
         expect(
@@ -231,8 +233,7 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
           nat.send(epA.local.port, 50, 100, SSRC_A, X_BYTE);
           nat.send(epA.local.port, 900, 200, SSRC_A, X_BYTE);
           await talk(nat, epA.local.port, 0, 30);
-          await sleep(300);
-          const st = await epA.getStats();
+          const st = await settled(27, 2 + 3, byteOf(29));
           const got = heard(b);
           expect(got.filter((v) => [X_BYTE, byteOf(0), byteOf(1), byteOf(2)].includes(v)).length, `heard before its probation ended: ${JSON.stringify(got)}`).to.equal(0);
           expect(inOrder(got, range(3, 30))).to.be.at.least(27 - st.late - st.stalled);
@@ -244,13 +245,55 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
         }
       });
 
+      /**
+       * A back with packets `from`..`to` (positive µ-law bytes: nothing heard of A or X before, nor their concealed frames, is
+       * one) while X, in sequence from its packet `xFrom`, keeps sending: A is heard and answered from its first, X dropped.
+       */
+      const aBackBesideX = async (from: number, to: number, xFrom: number, before: { dropped: number }) => {
+        const back = (k: number) => 0x81 + (k % 60);
+        const ours = Array.from({ length: to - from }, (_, i) => back(from + i));
+        const [toA, toX] = [a.got.length, x.got.length];
+        const xAlso = (k: number) => x.send(epA.local.port, 1000 + xFrom + k - from, 5000 + (xFrom + k - from) * 160, SSRC_X, X_BYTE);
+        await talk(a, epA.local.port, from, to, { byte: back, also: xAlso });
+        const st = await settled(to - from, before.dropped + (to - from), back(to - 1)); // A's SSRC restarted the statistics
+        const got = heard(b);
+        const since = got.slice(
+          Math.max(
+            0,
+            got.findIndex((v) => ours.includes(v)),
+          ),
+        );
+        expect(since.filter((v) => v === X_BYTE).length, `X heard once A was back: ${JSON.stringify(got)}`).to.equal(0);
+        expect(inOrder(since, ours), `A heard: ${JSON.stringify(got)}`).to.be.at.least(to - from - st.late - st.stalled);
+        expect(a.got.length - toA, 'epA answers A again').to.be.greaterThan((to - from) / 2);
+        expect(x.got.length - toX, 'and no longer X').to.be.at.most(1);
+      };
+
+      it("a source that took the latch in A's silence (hold, DTX) yields to A, the SDP address, at its first packet back", async function () {
+        this.timeout(20_000);
+        await talk(a, epA.local.port, 0, 10);
+        await settled(10, 0);
+        // the arrival times are the kernel's (SO_TIMESTAMP, compared with performance.now()): the re-latch time passes in real time
+        await sleep(RELATCH_AFTER_MS + 300);
+        await talk(x, epA.local.port, 0, 10, { ssrc: SSRC_X, byte: () => X_BYTE });
+        await settled(7, 3);
+        expect(x.got.length, 'X latched after its probation').to.be.greaterThan(0);
+        await aBackBesideX(10, 40, 10, { dropped: 3 });
+      });
+
+      it('a source that passed its probation before the SDP address sent yields to it at its first packet', async () => {
+        await talk(x, epA.local.port, 0, 10, { ssrc: SSRC_X, byte: () => X_BYTE });
+        await settled(7, 3);
+        expect(x.got.length, 'X latched after its probation').to.be.greaterThan(0);
+        await aBackBesideX(0, 30, 10, { dropped: 3 });
+      });
+
       it('a raw-socket sender with UDP source port 0 (sipp pcap play) is heard while nothing is latched, and never latched to', async function () {
         this.timeout(30_000);
         const toA = a.got.length;
         const r = await playFromPort0(x.sock, epA.local.port);
         expect(r.code, r.errors).to.equal(0);
-        await sleep(200);
-        const st = await epA.getStats();
+        const st = await settled(50, 0);
         const got = heard(b);
         expect(got.filter((v) => v === RAW_BYTE).length, `B heard the raw sender: ${JSON.stringify(got)}`).to.be.at.least(50 - st.late - st.stalled - 3);
         expect(st.packetsReceived).to.equal(50);
@@ -271,11 +314,31 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
           x.sock.send(sr(SSRC_X), epA.local.port, '127.0.0.1'); // multiplexed, the latched address but not its port
           a.sock.send(sr(SSRC_A), epA.local.port, '127.0.0.1');
           await talk(a, epA.local.port, 10, 30); // a C leg hands RTCP on to JS at its ticks
-          await sleep(200);
-          const st = await epA.getStats();
+          const st = await statsWhen(epA, (s) => s.packetsReceived === 30 && s.foreignDropped === 3 && s.rtcp.senderReports === 1);
           expect(st.rtcp.senderReports).to.equal(1);
           expect(st.rtcp.lastSender).to.deep.include({ ssrc: SSRC_A });
           expect(st.foreignDropped).to.equal(3);
+          expect(far.errors).to.deep.equal([]);
+        } finally {
+          far.close();
+        }
+      });
+
+      it("a flood of foreign RTCP costs no copy of a C leg's state per packet: dropped and counted from the latched address alone", async () => {
+        const far = await Party.open('127.0.0.2');
+        try {
+          await talk(a, epA.local.port, 0, 5);
+          await settled(5, 0);
+          const sr = serializeSenderReport(SSRC_X, { ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5 });
+          const syncs0 = (await ms.stats())[0].cLegSyncs;
+          const FLOOD = 200;
+          for (let i = 0; i < FLOOD; i++) far.sock.send(sr, epA.local.port + 1, '127.0.0.1');
+          let reads = 1;
+          const st = await statsWhen(epA, (s) => (reads++, s.foreignDropped === FLOOD));
+          expect(st.foreignDropped).to.equal(FLOOD);
+          expect(st.rtcp.senderReports).to.equal(0);
+          // our own reads of the stats are the only whole copies (none at all for JS legs)
+          expect((await ms.stats())[0].cLegSyncs - syncs0, `${reads} reads of the stats`).to.be.at.most(cfg.inC ? reads : 0);
           expect(far.errors).to.deep.equal([]);
         } finally {
           far.close();
