@@ -8,13 +8,15 @@
 // the compare block names the checks that moved (the answer's phrase and the judge), not those that held
 // (latency, barge-in).
 import { expect } from 'chai';
+import request from 'supertest';
 import { egressPolicyFor } from '../../core/net';
 import { aisRepo } from '../../core/repos/ais';
 import { JUDGE_PROMPT } from '../../evals/checks/judge';
 import type { Fixture, TestApp } from '../../testkit/api';
 import { lastUser, type LlmReply, type LlmRequest, type LlmServer } from '../../testkit/llm-server';
 import type { Platform } from '../../testkit/media-app/harness';
-import { aiTalkActions, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
+import { bufferBody } from '../../testkit/buffer-body';
+import { aiTalkActions, authed, evalRunEnded, numberWithFlow, postEvalRun, postEvalScenario, standInAi, startEvalWorker, useLiveEvals } from '../../testkit/evals/live';
 import type { EvalCallResult } from '../../core/evals/schema';
 
 const GREETING = 'Hello, corner bakery.';
@@ -53,6 +55,28 @@ const CHECKS = [
   { type: 'barge_in_within', ms: 1500 },
   { type: 'judge', rubric: RUBRIC },
 ];
+
+/** A WAV's samples (16-bit mono after its 44-byte header). */
+function samplesOf(wav: Buffer): Int16Array {
+  const copy = Buffer.from(wav.subarray(44));
+  return new Int16Array(copy.buffer, copy.byteOffset, copy.length / 2);
+}
+/** The power of `hz` in `s` (Goertzel), over the power of `s`: near 0.5 for a tone that is half of the signal's power. */
+function share(s: Int16Array, hz: number): number {
+  const k = 2 * Math.cos((2 * Math.PI * hz) / 8000);
+  let [a, b, total] = [0, 0, 0];
+  for (const v of s) {
+    [a, b] = [v + k * a - b, a];
+    total += v * v;
+  }
+  return total ? (a * a + b * b - k * a * b) / ((total * s.length) / 2) : 0;
+}
+/** The ms (20 ms windows, from the answer) where `s` carries digit 1: 697 Hz and 1209 Hz, each a good share of it. */
+const digitOneAt = (s: Int16Array): number[] =>
+  Array.from({ length: Math.floor(s.length / 160) }, (_, w) => w).flatMap((w) => {
+    const win = s.subarray(w * 160, w * 160 + 160);
+    return share(win, 697) > 0.3 && share(win, 1209) > 0.3 ? [w * 20] : [];
+  });
 
 type Moved = { index: number; type: string; moved: string; from: { passed: number }; to: { passed: number } };
 type Run = {
@@ -105,6 +129,21 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
     }
   });
 
+  it("each call's digit went out after the talk-over's reply, its wait and before the hang-up (the caller's track)", async () => {
+    for (const v of [1, 2]) {
+      const r = of(v);
+      const body = (await authed(api, request(t.app).get(r.audio!.caller_url)).buffer(true).parse(bufferBody).expect(200)).body as Buffer;
+      const at = digitOneAt(samplesOf(body));
+      // 100 ms of tone: five 20 ms windows, give or take the window edges
+      expect(at.length, `${at}`).to.be.within(4, 6);
+      expect(at.at(-1)! - at[0]!).to.be.at.most(100);
+      // the talk-over said (about 2 s of speech), then 5 s of silence, then the digit
+      const talk = r.transcript.find((l) => l.text === TALK)!.t_ms;
+      expect(at[0]! - talk, dump(v)).to.be.within(5000, 9000);
+      expect(at.at(-1)!).to.be.below(r.audio!.call_ms);
+    }
+  });
+
   it('each call has a two-sided transcript in order: greeting, question, answer, talk-over and its reply', () => {
     for (const [v, answer] of [
       [1, ANSWER],
@@ -115,7 +154,10 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
       expect(times, dump(v)).to.deep.equal([...times].sort((a, b) => a - b));
       for (const l of lines) expect(l.t_ms, dump(v)).to.be.a('number').and.at.least(0);
       expect(lines.filter((l) => l.role === 'caller').map((l) => l.text)).to.deep.equal([ASK, TALK]);
-      expect(lines.filter((l) => l.role === 'agent').map((l) => l.text), dump(v)).to.deep.equal([GREETING, answer, DELIVERY]);
+      expect(
+        lines.filter((l) => l.role === 'agent').map((l) => l.text),
+        dump(v),
+      ).to.deep.equal([GREETING, answer, DELIVERY]);
       const at = (text: string) => lines.find((l) => l.text === text)!.t_ms;
       // the greeting was over before the question, the answer before the talk-over's reply
       expect(at(GREETING)).to.be.below(at(ASK));
@@ -130,7 +172,10 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
       expect(turns, dump(v)).to.have.length(3);
       for (const [i, turn] of turns.entries()) {
         const stages = ['latency_ms', 'llm_first_token_ms', 'tts_first_byte_ms', ...(i === 0 ? [] : ['end_of_turn_wait_ms', 'stt_final_ms'])];
-        for (const s of stages) expect(turn[s], `${s} of turn ${i}: ${dump(v)}`).to.be.a('number').and.at.least(0);
+        for (const s of stages)
+          expect(turn[s], `${s} of turn ${i}: ${dump(v)}`)
+            .to.be.a('number')
+            .and.at.least(0);
       }
       expect(turns.map((x) => x.interrupted)).to.deep.equal([false, true, false]);
     }
@@ -147,11 +192,17 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
     expect(talkAt - since).to.be.within(1980, 2300);
     expect(stopped).to.be.at.most(1500);
 
-    expect(of(1).checks.map((c) => [c.type, c.passed]), dump(1)).to.deep.equal(CHECKS.map((c) => [c.type, true]));
+    expect(
+      of(1).checks.map((c) => [c.type, c.passed]),
+      dump(1),
+    ).to.deep.equal(CHECKS.map((c) => [c.type, true]));
     expect(of(1).checks[3]).to.deep.equal({ type: 'judge', passed: true, evidence: `The agent said the shop is ${PHRASE}.` });
     expect(of(1).passed).to.equal(true);
 
-    expect(of(2).checks.map((c) => [c.type, c.passed]), dump(2)).to.deep.equal([
+    expect(
+      of(2).checks.map((c) => [c.type, c.passed]),
+      dump(2),
+    ).to.deep.equal([
       ['transcript_contains', false],
       ['latency_under', true],
       ['barge_in_within', true],
