@@ -129,7 +129,7 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
     }
   });
 
-  it("each call's digit went out after the talk-over's reply, its wait and before the hang-up (the caller's track)", async () => {
+  it("each call's digit went out after the talk-over's reply and its wait, before the hang-up, and reached the platform", async () => {
     for (const v of [1, 2]) {
       const r = of(v);
       const body = (await authed(api, request(t.app).get(r.audio!.caller_url)).buffer(true).parse(bufferBody).expect(200)).body as Buffer;
@@ -141,6 +141,9 @@ describe("issue 56's done-when: ask, talk over the answer, a digit, hang up; two
       const talk = r.transcript.find((l) => l.text === TALK)!.t_ms;
       expect(at[0]! - talk, dump(v)).to.be.within(5000, 9000);
       expect(at.at(-1)!).to.be.below(r.audio!.call_ms);
+      // and the platform took it: the key held on the call's activeflow (a key pressed outside a digit gather)
+      const flow = await t.ctx.db('activeflows').where({ reference_id: r.call_id }).first();
+      expect(flow?.variables?.['svc.call.digits'], JSON.stringify(flow?.variables)).to.equal('1');
     }
   });
 
