@@ -15,6 +15,12 @@ export type { CheckMove, CheckTally, Comparison, LatencyMove, RunSummary, StageL
 export const LATENCY_MOVE_SHARE = 0.1;
 /** ...and at least this many ms (a few ms of jitter on a fast stage is not a move). */
 export const LATENCY_MOVE_MS = 50;
+/**
+ * A p95 is compared only over this many turns on each side: of fewer, the nearest-rank p95 is their largest
+ * (one slow turn), and two runs of the same agent read "slower" by jitter alone (found by the two-version
+ * test of issue 56: 2 turns a side, end_of_turn_wait_ms p95 599 → 663 ms on the same speech path).
+ */
+export const LATENCY_P95_MIN_TURNS = 20;
 
 /** The nearest-rank percentile `p` (0-100) of ascending `sorted` (not empty). */
 export function percentile(sorted: number[], p: number): number {
@@ -60,10 +66,11 @@ const rate = (t: { passed: number; of: number }) => t.passed / t.of;
 
 function latencyMove(stage: string, a: StageLatency, b: StageLatency): LatencyMove | null {
   const moved = (x: number, y: number) => Math.abs(y - x) >= Math.max(LATENCY_MOVE_MS, LATENCY_MOVE_SHARE * x);
-  if (!moved(a.p50, b.p50) && !moved(a.p95, b.p95)) return null;
-  // the larger relative move decides the direction
+  const tails = a.n >= LATENCY_P95_MIN_TURNS && b.n >= LATENCY_P95_MIN_TURNS;
+  if (!moved(a.p50, b.p50) && !(tails && moved(a.p95, b.p95))) return null;
+  // the larger relative move decides the direction (the p95's only when it is compared)
   const d50 = (b.p50 - a.p50) / Math.max(a.p50, 1);
-  const d95 = (b.p95 - a.p95) / Math.max(a.p95, 1);
+  const d95 = tails ? (b.p95 - a.p95) / Math.max(a.p95, 1) : 0;
   const d = Math.abs(d50) >= Math.abs(d95) ? d50 : d95;
   return { stage, from: { p50: a.p50, p95: a.p95 }, to: { p50: b.p50, p95: b.p95 }, moved: d > 0 ? 'slower' : 'faster' };
 }

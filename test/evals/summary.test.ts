@@ -2,7 +2,7 @@
 // latency stage over all turns, each check's pass count by scenario and place, and a comparison that
 // names the checks whose pass rate moved and the stages whose p50 or p95 moved past both thresholds.
 import { expect } from 'chai';
-import { compareSummaries, latencyOf, percentile, summarize, LATENCY_MOVE_MS } from '../../core/evals/summary';
+import { compareSummaries, latencyOf, percentile, summarize, LATENCY_MOVE_MS, LATENCY_P95_MIN_TURNS } from '../../core/evals/summary';
 import { callsOf } from '../../evals/runner';
 import { runTable } from '../../scripts/eval/run-file';
 import type { EvalCallResult, EvalTurnResult } from '../../core/evals/schema';
@@ -71,6 +71,15 @@ describe('eval run summaries: percentiles, check tallies, what moved', () => {
     expect(back.checks[0]!.moved).to.equal('better');
     expect(back.latency[0]!.moved).to.equal('faster');
     expect(compareSummaries(from, from)).to.deep.equal({ pass_rate: { from: 1, to: 1 }, checks: [], latency: [] });
+  });
+
+  it('a p95 moves only over LATENCY_P95_MIN_TURNS turns a side: of fewer it is their slowest one', () => {
+    // two turns a side, the same p50; only the slower turn moved 600 → 700 ms (past 10 % and 50 ms)
+    const few = (slow: number) => summarize([call([turn(400), turn(slow)], [true, true])]);
+    expect(compareSummaries(few(600), few(700)).latency).to.deep.equal([]);
+    // as many turns as the rule asks (its p95 the two slowest of 20): the same tail move is a move
+    const many = (slow: number) => summarize([call([...Array.from({ length: LATENCY_P95_MIN_TURNS - 2 }, () => turn(400)), turn(slow), turn(slow)], [true, true])]);
+    expect(compareSummaries(many(600), many(700)).latency.map((m) => [m.stage, m.moved, m.from.p95, m.to.p95])).to.deep.equal([['latency_ms', 'slower', 600, 700]]);
   });
 
   it("the CI command's table: each call's version, each version's pass rate, and what moved", () => {
