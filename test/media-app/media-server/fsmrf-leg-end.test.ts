@@ -11,7 +11,7 @@ import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-s
 import { endLeg, LEG_END_MS, type LegEndBy } from '../../../media-app/media-server/fsmrf/leg-end';
 import type { Endpoint } from '../../../media-engine';
 import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
-import { PASSWORD } from '../../../testkit/esl/client';
+import { callThrough, connectBackend } from '../../../testkit/esl/fsmrf-suite';
 import { watchedTimers } from '../../support/virtual-timers';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
 import { until } from '../../../testkit/media-app/harness';
@@ -26,7 +26,7 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
   beforeEach(async () => {
     rig = await startSwitchRig();
     w = watchedTimers();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000, timers: w.timers });
+    backend = await connectBackend(rig, { timers: w.timers });
   });
   afterEach(async () => {
     for (const p of peers.splice(0)) await p.destroy().catch(() => undefined);
@@ -36,10 +36,8 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
 
   /** A leg answered by the switch, a far end (an engine endpoint) on its other side. */
   async function leg(): Promise<FsmrfCallEndpoint> {
-    const peer = await rig.engine.createEndpoint();
+    const { leg: l, peer } = await callThrough(rig, backend);
     peers.push(peer);
-    const l = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(l.local.sdp);
     return l;
   }
 
