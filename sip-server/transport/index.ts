@@ -11,7 +11,7 @@ import { originCheck } from '../../core/sip/ws-origin';
 import type { TransportEvents } from './events';
 
 export type { Target, ResolveOptions } from './resolve';
-export { systemResolver, type SipResolver } from './locate';
+export { systemResolver, type SipResolver } from '../../core/sip/locate';
 export { targetForRequest, targetFromUri, parseTarget, resolveTarget, responseDestination, transportOfUri, defaultPort, isWebSocket } from './resolve';
 export { FlowFailedError } from './ws';
 

@@ -1,10 +1,10 @@
 // Next-hop selection (numeric IPs; for names: RFC 3263 NAPTR/SRV when the URI has no port, see
-// locate.ts, else A) and response routing by Via (RFC 3261 18.2.2, RFC 3581).
+// core/sip/locate.ts, else A) and response routing by Via (RFC 3261 18.2.2, RFC 3581).
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import { SipRequest, SipUri, TransportName, Via, parseUri } from '../message';
 import type { Destination } from '../transaction/context';
-import { locate, type SipResolver } from './locate';
+import { locate, type SipResolver } from '../../core/sip/locate';
 import { FlowFailedError } from './ws';
 
 /** A next hop before name resolution. */

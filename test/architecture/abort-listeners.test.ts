@@ -6,20 +6,12 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-function files(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    return e.isDirectory() ? files(rel) : rel.endsWith('.ts') ? [rel] : [];
-  });
-}
+import { ROOT, sourceFiles } from './source-files';
 
 describe('architecture: abort listeners are removed', () => {
   it('every media-app file removes as many abort listeners as it adds', () => {
     const unbalanced: string[] = [];
-    for (const f of files('media-app')) {
+    for (const f of sourceFiles('media-app')) {
       const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
       const added = text.match(/addEventListener\(\s*'abort'/g)?.length ?? 0;
       const removed = text.match(/removeEventListener\(\s*'abort'/g)?.length ?? 0;

@@ -7,18 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...files(rel));
-    else if (/\.ts$/.test(e.name)) out.push(rel);
-  }
-  return out;
-}
+import { ROOT, sourceFiles } from './source-files';
 
 /** The root-relative targets of a file's relative imports (imports, export-from, import types). */
 function importsOf(file: string, text: string): string[] {
@@ -29,7 +18,7 @@ function importsOf(file: string, text: string): string[] {
 
 /** Files of media-app that call `what(` in code (comments stripped). */
 function callersOf(what: RegExp): string[] {
-  return files('media-app').filter((f) => {
+  return sourceFiles('media-app').filter((f) => {
     const code = fs
       .readFileSync(path.join(ROOT, f), 'utf8')
       .replace(/\/\*[\s\S]*?\*\//g, '')
@@ -53,7 +42,7 @@ describe('architecture: the call core', () => {
   });
 
   it('no file of media-app/outbound imports media-app/call', () => {
-    const out = files('media-app/outbound');
+    const out = sourceFiles('media-app/outbound');
     expect(out.length).to.be.above(3);
     const bad = out.flatMap((f) =>
       importsOf(f, fs.readFileSync(path.join(ROOT, f), 'utf8'))

@@ -6,20 +6,10 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 /** The casts core has (core/credentials.ts: the verified JWT claims; core/net/ip-lookup.ts: dns.lookup's overloads). */
 export const MAX_CASTS = 2;
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) out.push(...sourceFiles(rel));
-    else if (/\.(ts|tsx|mts|cts)$/.test(e.name)) out.push(rel);
-  }
-  return out;
-}
 
 export interface Cast {
   at: string;

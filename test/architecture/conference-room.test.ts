@@ -10,22 +10,11 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { isDeclaration, ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const DIRS = ['esl', 'media-app', 'testkit', 'test', 'core'];
 const WRITER = 'memberState';
 const ROOM_FILES = /^esl\/conference\/room[^/]*\.ts$/;
-
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules') out.push(...files(rel));
-    } else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(rel);
-  }
-  return out;
-}
 
 const parse = (file: string, text: string) => ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
 
@@ -99,7 +88,8 @@ describe('architecture: a conference member has one writer, its room', () => {
   });
 
   it(`the member state's writer, ${WRITER}, is named in esl/conference/room*.ts only`, () => {
-    const uses = DIRS.flatMap(files)
+    const uses = DIRS.flatMap(sourceFiles)
+      .filter((f) => !isDeclaration(f))
       .filter((f) => f !== 'test/architecture/conference-room.test.ts')
       .map((f) => [f, fs.readFileSync(path.join(ROOT, f), 'utf8')] as const)
       // the name in a comment or a string is no use: the syntax tree of each file that has the word says

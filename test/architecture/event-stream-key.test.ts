@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'esl', 'evals', 'scripts', 'test', 'testkit'];
 const OWNER = 'core/events/bus.ts';
 
@@ -31,15 +31,6 @@ function handBuiltKeys(file: string, text: string): string[] {
   return out;
 }
 
-function files(dir: string): string[] {
-  if (!fs.existsSync(path.join(ROOT, dir))) return [];
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) return e.name === 'node_modules' || e.name === 'build' ? [] : files(rel);
-    return rel.endsWith('.ts') ? [rel] : [];
-  });
-}
-
 describe('architecture: the event stream key comes from eventStreamKey(REDIS_KEY_PREFIX) only', () => {
   it('the check finds the bare name given to a stream command or a stream option, and passes a derived key', () => {
     expect(handBuiltKeys('x.ts', "await redis.xadd('events', '*', 'e', '{}');")).to.have.length(1);
@@ -53,7 +44,7 @@ describe('architecture: the event stream key comes from eventStreamKey(REDIS_KEY
   });
 
   it(`no file but ${OWNER} names the stream`, () => {
-    const offences = ROOMS.flatMap(files)
+    const offences = ROOMS.flatMap(sourceFiles)
       .filter((f) => f !== OWNER && f !== 'test/architecture/event-stream-key.test.ts')
       .flatMap((f) => handBuiltKeys(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
     expect(offences).to.deep.equal([]);

@@ -2,14 +2,12 @@
 // scripts) is longer than MAX_LINES. A file that grows past it is split by what it owns (one object a
 // file), not squeezed. Generated files (dist/) and vendored ones are not ours to split.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT, trackedFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 export const MAX_LINES = 500;
 const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs|c|h)$/;
-const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\//;
 
 /** The tracked source files longer than `max` lines, as "path: N lines". */
 export function overLong(files: string[], read: (f: string) => string, max: number): string[] {
@@ -24,9 +22,7 @@ export function overLong(files: string[], read: (f: string) => string, max: numb
 
 describe('architecture: small files', () => {
   it(`no tracked source file is longer than ${MAX_LINES} lines`, () => {
-    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
-      .split('\n')
-      .filter((f) => SOURCE.test(f) && !NOT_OURS.test(f) && fs.existsSync(path.join(ROOT, f)));
+    const files = trackedFiles(SOURCE);
     expect(files.length, 'the walk finds the sources').to.be.greaterThan(500);
     expect(overLong(files, (f) => fs.readFileSync(path.join(ROOT, f), 'utf8'), MAX_LINES)).to.deep.equal([]);
   });

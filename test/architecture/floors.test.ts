@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { isDeclaration, ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals', 'web', 'types', 'scripts', 'test', 'testkit'];
 
 /** Top-level imports that close a two-way pair, each with why. */
@@ -27,21 +27,10 @@ const BACK_EDGES: readonly { from: RegExp; to: RegExp; why: string }[] = [
   { from: /^media-app\/xnode\/leg$/, to: /^media-app\/conference\/(room|party-state)$/, why: 'xnode/leg imports the conference room' },
 ];
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules') out.push(...files(rel));
-    } else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(rel);
-  }
-  return out;
-}
-
 /** Every relative import of the tree as [from, to], root-relative, without extensions. */
 function edges(): [string, string][] {
   const out: [string, string][] = [];
-  for (const f of ROOMS.flatMap(files)) {
+  for (const f of ROOMS.flatMap(sourceFiles).filter((f) => !isDeclaration(f))) {
     const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
     const names = ts.preProcessFile(text, true, true).importedFiles.map((x) => x.fileName);
     for (const m of text.matchAll(/\b(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/g)) names.push(m[1]!);

@@ -10,16 +10,14 @@
 // There is no allow-list: the last eight long functions were split (issue 53), and a function that grows
 // past the limit is split by what its parts own, not excused. Generated and vendored files are not ours.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { isDeclaration, ROOT, trackedFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 export const MAX_LINES = 80;
 export const TABLE_SHARE = 0.75;
 const SOURCE = /\.(ts|tsx|mts|cts)$/;
-const NOT_OURS = /^(dist|node_modules|vendor)\/|\/vendor\/|\.d\.ts$/;
 const MOCHA = new Set(['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach', 'context', 'specify']);
 
 export interface LongFunction {
@@ -113,9 +111,7 @@ export function longFunctions(file: string, text: string, max: number): LongFunc
 
 describe('architecture: short functions', () => {
   it(`no function is longer than ${MAX_LINES} lines but tables and mocha callbacks`, () => {
-    const files = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
-      .split('\n')
-      .filter((f) => SOURCE.test(f) && !NOT_OURS.test(f) && fs.existsSync(path.join(ROOT, f)));
+    const files = trackedFiles(SOURCE).filter((f) => !isDeclaration(f));
     expect(files.length, 'the walk finds the sources').to.be.greaterThan(500);
     const long = files.flatMap((f) => longFunctions(f, fs.readFileSync(path.join(ROOT, f), 'utf8'), MAX_LINES));
     expect(

@@ -5,17 +5,9 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'esl', 'evals'];
-
-function files(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : files(rel);
-    return /\.ts$/.test(e.name) ? [rel] : [];
-  });
-}
 
 /** Lines creating a server that the same file never hands to the guard. */
 export function unguarded(text: string): string[] {
@@ -39,7 +31,7 @@ describe('architecture: every listener guards its sockets', () => {
   it('no server of the platform is created without the guard, no upgrade handler without guardSocket', () => {
     const bad: string[] = [];
     for (const room of ROOMS) {
-      for (const f of files(room)) {
+      for (const f of sourceFiles(room)) {
         const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
         for (const line of unguarded(text)) bad.push(`${f}: ${line.trim()}`);
         if (unguardedUpgrade(text)) bad.push(`${f}: an 'upgrade' handler without guardSocket`);

@@ -33,8 +33,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals', 'web', 'types', 'scripts', 'test', 'testkit'] as const;
 type Room = (typeof ROOMS)[number];
 /** Top-level folders that are not rooms: no source of the platform (generated output, packages, documents, configs). */
@@ -104,17 +104,6 @@ export function forbidden(from: string, to: string): string | null {
 /** The ALLOWED entry that excuses this import, if any. */
 export function allowedBy(from: string, to: string): (typeof ALLOWED)[number] | undefined {
   return ALLOWED.find((x) => x.from.test(from) && x.to.test(to));
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules') out.push(...sourceFiles(rel));
-    } else if (/\.(ts|tsx|mts|cts)$/.test(e.name)) out.push(rel);
-  }
-  return out;
 }
 
 /** Every module specifier a file names (imports, re-exports, require, import(), import types, augmentations). */

@@ -7,8 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { ROOT, sourceFiles } from './source-files';
 
 /** The members of interface `name` in `file`, as `field?: type` lines. */
 export function membersOf(file: string, name: string): string[] {
@@ -31,15 +30,9 @@ describe('architecture: shared domain shapes', () => {
   it("the console's dashboard types are the server's: re-exported from core/calls/dashboard-schema.ts, no copy in web/", () => {
     const api = fs.readFileSync(path.join(ROOT, 'web/console/api.ts'), 'utf8');
     expect(api).to.match(/^export type \{[^}]*\bDashboard\b[^}]*\} from '\.\.\/\.\.\/core\/calls\/dashboard-schema';$/m);
-    const copies: string[] = [];
-    const walk = (dir: string) => {
-      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-        const rel = `${dir}/${e.name}`;
-        if (e.isDirectory()) walk(rel);
-        else if (/\.tsx?$/.test(e.name) && /^(?:export )?(?:interface|type) (?:Dashboard\w*|Percentiles|AiLatency|WorstCall)\b/m.test(fs.readFileSync(path.join(ROOT, rel), 'utf8'))) copies.push(rel);
-      }
-    };
-    for (const room of ['core', 'control-api', 'web', 'test']) walk(room);
+    const copies = ['core', 'control-api', 'web', 'test']
+      .flatMap(sourceFiles)
+      .filter((f) => /^(?:export )?(?:interface|type) (?:Dashboard\w*|Percentiles|AiLatency|WorstCall)\b/m.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
     expect(copies).to.deep.equal(['core/calls/dashboard-schema.ts']);
   });
 
@@ -49,36 +42,20 @@ describe('architecture: shared domain shapes', () => {
     expect(reexport, 'api.ts re-exports core/evals/run-shape by type').to.not.equal(null);
     for (const name of ['EvalRunJson as EvalRun', 'StageLatency as EvalStage', 'CheckTally as EvalCheckTally', 'Comparison as EvalComparison']) expect(reexport![1]).to.include(name);
     expect(fs.readFileSync(path.join(ROOT, 'core/repos/eval-runs.ts'), 'utf8')).to.match(/export function evalRunJson\([^)]*\): EvalRunJson \{/);
-    const copies: string[] = [];
-    const walk = (dir: string) => {
-      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-        const rel = `${dir}/${e.name}`;
-        if (e.isDirectory()) walk(rel);
-        else if (
-          /\.tsx?$/.test(e.name) &&
-          /^(?:export )?(?:interface|type) (?:EvalRun|EvalStage|EvalCheckTally|EvalComparison|EvalRunJson|StageLatency|CheckTally|Comparison)\b/m.test(fs.readFileSync(path.join(ROOT, rel), 'utf8'))
-        )
-          copies.push(rel);
-      }
-    };
-    for (const room of ['core', 'control-api', 'web']) walk(room);
+    const copies = ['core', 'control-api', 'web']
+      .flatMap(sourceFiles)
+      .filter((f) =>
+        /^(?:export )?(?:interface|type) (?:EvalRun|EvalStage|EvalCheckTally|EvalComparison|EvalRunJson|StageLatency|CheckTally|Comparison)\b/m.test(fs.readFileSync(path.join(ROOT, f), 'utf8')),
+      );
     expect(copies).to.deep.equal(['core/evals/run-shape.ts']);
   });
 
   it('no other room declares its own address (Address, AgentAddress, ...) or activeflow record', () => {
-    const found: string[] = [];
-    const walk = (dir: string) => {
-      for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-        const rel = `${dir}/${e.name}`;
-        if (e.isDirectory()) walk(rel);
-        else if (/\.tsx?$/.test(e.name)) {
-          const text = fs.readFileSync(path.join(ROOT, rel), 'utf8');
-          // an address of the spec's shape (it has a target; core/net's CheckedAddress is an IP address), or an activeflow record
-          if (/^export interface \w*Address \{[^}]*\btarget\b/m.test(text) || /^export interface ActiveflowRecord\w* \{/m.test(text)) found.push(rel);
-        }
-      }
-    };
-    for (const room of ['core', 'control-api', 'media-app', 'web']) walk(room);
+    const found = ['core', 'control-api', 'media-app', 'web'].flatMap(sourceFiles).filter((f) => {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
+      // an address of the spec's shape (it has a target; core/net's CheckedAddress is an IP address), or an activeflow record
+      return /^export interface \w*Address \{[^}]*\btarget\b/m.test(text) || /^export interface ActiveflowRecord\w* \{/m.test(text);
+    });
     expect(found.sort()).to.deep.equal(['core/address.ts', 'core/flow/activeflow.ts', 'web/console/api.ts']);
   });
 });

@@ -9,8 +9,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { ROOT, sourceFiles } from './source-files';
 
 /** Functions that start a consumer-group reader of the event stream, each defaulting to a shared group. */
 const READERS = ['startWebhooks', 'startEventStore', 'startTwilioCallbacks', 'startEventServices'];
@@ -19,13 +18,6 @@ const READERS = ['startWebhooks', 'startEventStore', 'startTwilioCallbacks', 'st
 const PASSED_THROUGH: Record<string, string> = {
   'test/reliability/faults/platform.ts': 'its `webhooks` option type requires a group',
 };
-
-function files(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    return e.isDirectory() ? files(rel) : rel.endsWith('.ts') ? [rel] : [];
-  });
-}
 
 /** The text of the call whose "(" is at `open`, up to its matching ")". */
 function callText(text: string, open: number): string {
@@ -61,7 +53,7 @@ describe('architecture: suites read the shared event stream through groups of th
   });
 
   it('every reader a test or testkit file starts names its own group or stream', () => {
-    const offences = [...files('test'), ...files('testkit')]
+    const offences = [...sourceFiles('test'), ...sourceFiles('testkit')]
       .filter((f) => !(f in PASSED_THROUGH) && f !== 'test/architecture/stream-groups.test.ts')
       .flatMap((f) => sharedGroupReaders(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
     expect(offences).to.deep.equal([]);

@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { testDb } from '../../testkit/db';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 /** The rooms that must leave table names to the repositories. */
 const ROOMS = ['control-api', 'media-app', 'sip-server'];
 /** The names knex handles go by in this code base (`ctx.db`, `this.deps.db`, a transaction, a savepoint). */
@@ -60,17 +60,6 @@ export function tableUses(source: string, tables: ReadonlySet<string>, file = 's
   return out;
 }
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === 'node_modules') continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...sources(p));
-    else if (e.name.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
-
 describe('architecture: repositories are the only code that names tables', function () {
   this.timeout(60_000);
   let tables: Set<string>;
@@ -111,9 +100,9 @@ describe('architecture: repositories are the only code that names tables', funct
     const offences: string[] = [];
     let files = 0;
     for (const room of ROOMS) {
-      for (const file of sources(path.join(ROOT, room))) {
+      for (const file of sourceFiles(room)) {
         files++;
-        for (const u of tableUses(fs.readFileSync(file, 'utf8'), tables, file)) offences.push(`${path.relative(ROOT, file)}:${u.line} ${u.what}`);
+        for (const u of tableUses(fs.readFileSync(path.join(ROOT, file), 'utf8'), tables, file)) offences.push(`${file}:${u.line} ${u.what}`);
       }
     }
     expect(files).to.be.above(100);

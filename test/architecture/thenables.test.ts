@@ -6,23 +6,14 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ROOT, sourceFiles } from './source-files';
 
-const ROOT = path.resolve(__dirname, '../..');
 const ROOMS = ['core', 'control-api', 'media-app', 'media-engine', 'sip-server', 'sip-config', 'esl', 'evals'];
-
-function files(dir: string): string[] {
-  if (!fs.existsSync(path.join(ROOT, dir))) return [];
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : files(rel);
-    return rel.endsWith('.ts') ? [rel] : [];
-  });
-}
 
 describe('architecture: no accidental thenables', () => {
   it('no class method of the product is named then', () => {
     const found: string[] = [];
-    for (const f of ROOMS.flatMap(files)) {
+    for (const f of ROOMS.flatMap(sourceFiles)) {
       const lines = fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n');
       lines.forEach((l, i) => {
         if (/^\s+(?:(?:private|protected|public|static|async)\s+)*then\s*[(<]/.test(l)) found.push(`${f}:${i + 1}`);

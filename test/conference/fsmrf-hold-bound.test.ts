@@ -2,7 +2,7 @@
 // for each play, as an announcement's step has (fsmrf-announce-bound.test.ts): a timer armed on the
 // backend's timers (here virtual ones: they fire when the test moves time on) once the switch took the
 // play, of the file's length and PLAY_SLACK_MS, cleared when the play ends either way. Against our switch
-// (test/esl/rig.ts, real on loopback): the hold's file is removed from the directory shared with the switch
+// (testkit/esl/switch-rig.ts, real on loopback): the hold's file is removed from the directory shared with the switch
 // after media-app fetched it, so the switch answers `+OK hold` and plays nothing (FreeSWITCH does the same
 // with a file it cannot open): no play-file-member-done ever comes. The play fails with MusicTimeout at
 // its bound, not before, and the call's music loop (media-app/call/media-state.ts) is told the music
@@ -22,7 +22,7 @@ import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { PLAY_SLACK_MS } from '../../media-app/media-server/fsmrf/conference-say';
 import { MusicTimeout } from '../../media-app/media-server/fsmrf/member-hold';
 import { boundedOnce, bounded } from '../../testkit/bounded';
-import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
+import { useFsmrfSuite } from '../../testkit/esl/fsmrf-suite';
 import { watchedTimers } from '../support/virtual-timers';
 
 describe('fsmrf hold music: the bound of a held member play', function () {

@@ -1,7 +1,7 @@
 // A conference recording's `duration` on the fsmrf backend (media-app/media-server/fsmrf/conference.ts,
 // FsmrfMix.startRecording): a timer of the recording, armed once the switch started it, on the backend's
 // timers (here virtual ones: it fires when the test moves time on, so no window depends on the machine's
-// load). Against our switch (test/esl/rig.ts, real on loopback): the recording stops itself at its
+// load). Against our switch (testkit/esl/switch-rig.ts, real on loopback): the recording stops itself at its
 // duration and not before (the switch closes the WAV), a recording stopped earlier takes its timer with
 // it (a later recording runs its own full length), and a room that ends first clears it.
 import { expect } from 'chai';
@@ -12,7 +12,7 @@ import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import { boundedOnce, bounded } from '../../testkit/bounded';
 import { until } from '../../testkit/media-app/harness';
 import { readWav, tmpDir } from '../../testkit/media-engine/support';
-import { useFsmrfSuite } from '../media-app/media-server/fsmrf-suite';
+import { useFsmrfSuite } from '../../testkit/esl/fsmrf-suite';
 import { watchedTimers } from '../support/virtual-timers';
 
 describe('fsmrf conference recording: the duration timer', function () {

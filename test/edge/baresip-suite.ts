@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { truncateAll } from '../../testkit/db';
 import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from './audio';
 
 export interface BaresipSuite {

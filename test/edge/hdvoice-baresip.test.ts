@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { extensionsRepo } from '../../core/repos/extensions';
 import { testDb } from '../../testkit/db';
 import { createExtension, until } from '../../testkit/media-app/harness';
-import type { Baresip } from './baresip';
+import type { Baresip } from '../../testkit/baresip';
 import { loudness, toneShare } from './audio';
 import { useBaresipSuite } from './baresip-suite';
 

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { type TestApp, type Fixture } from '../../testkit/api';
 import { until, type Platform } from '../../testkit/media-app/harness';
 import { Linphonec } from './linphonec';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneShare, toneWav } from './audio';
 import os from 'node:os';
 import path from 'node:path';

@@ -15,7 +15,7 @@ import { testDb } from '../../testkit/db';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { SIP_DOMAIN, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { toneShare, toneWav } from './audio';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 
 describe('SDES-SRTP trunk (baresip with srtp-mand as the PBX)', function () {
   this.timeout(90_000);

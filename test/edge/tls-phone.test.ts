@@ -11,7 +11,7 @@ import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, sleep, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPhone, answeringPhone } from '../../testkit/media-app/phones';
 import { toneWav } from './audio';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 
 describe('TLS signalling with a real TLS phone (baresip)', function () {
   this.timeout(90_000);

@@ -13,7 +13,7 @@ import { selfSignedCert, type TestCert } from '../../testkit/tls-cert';
 import { testDb } from '../../testkit/db';
 import { SIP_DOMAIN, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { loudness, toneWav } from './audio';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 
 describe('TLS-only trunk (baresip as the PBX)', function () {
   this.timeout(90_000);

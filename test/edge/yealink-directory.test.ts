@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { type TestApp, type Fixture } from '../../testkit/api';
 import { sipp, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from './baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from './audio';
 import { useProvisioningStack } from '../../testkit/provisioning-stack';
 

@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
-import { plainHeaders } from './support';
-import { useFsmrfRig, type FsmrfRig } from './rig';
+import { plainHeaders } from '../../testkit/esl/client';
+import { useFsmrfRig, type FsmrfRig } from '../../testkit/esl/switch-rig';
 
 describe('esl: channel applications through fsmrf on the media engine', () => {
   const fx = useFsmrfRig();

@@ -12,7 +12,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
 import { SUBPROTOCOL } from '../../esl/fork/session';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { ForkServer, Heard, samplesOf, until, useForkRig } from './fork-support';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { startFsmrfRig, type FsmrfRig } from '../../testkit/esl/switch-rig';
 import { startDnsServer, type DnsServer } from '../support/dns-server';
 
 const FORK_EVENTS = ['connect', 'connect_failed', 'disconnect', 'json', 'transcription', 'buffer_overrun'].map((n) => `mod_audio_fork::${n}`);

@@ -10,7 +10,7 @@ import { avmdStart, avmdStop, badAvmdOption } from '../../esl/apps/avmd';
 import type { AppContext } from '../../esl/apps/context';
 import { Channel } from '../../esl/channel';
 import { speechWav } from '../../testkit/media-engine/support';
-import { useFsmrfRig } from './rig';
+import { useFsmrfRig } from '../../testkit/esl/switch-rig';
 
 interface EslEvt {
   getHeader(name: string): string | null;

@@ -10,9 +10,9 @@ import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import { readWav } from '../../testkit/media-engine/support';
 import { toneShare as shareIn } from '../../testkit/media-engine/far-end';
 import { until } from '../../testkit/media-app/harness';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneShare, toneWav } from '../edge/audio';
-import { startFsmrfRig, type FsmrfRig } from './rig';
+import { startFsmrfRig, type FsmrfRig } from '../../testkit/esl/switch-rig';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');
 

@@ -9,7 +9,7 @@ import type { Endpoint } from '../../media-engine';
 import { heardFor } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { expectGoneAfterFlight, toneFrames } from './heard';
-import { useFsmrfRig } from './rig';
+import { useFsmrfRig } from '../../testkit/esl/switch-rig';
 
 describe('esl: uuid_dub through fsmrf (mod_dub tracks over the channel audio)', () => {
   const fx = useFsmrfRig();

@@ -15,7 +15,7 @@ import { portRange, readWav, tmpDir } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
 import { freePort } from '../../testkit/ports';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer } from '../sip-server/drachtio/harness';
-import { PASSWORD, plainHeaders, RawClient, startServer } from './support';
+import { PASSWORD, plainHeaders, RawClient, startServer } from '../../testkit/esl/client';
 
 /** A caller's offer whose RTP port is a free port of this shard (nobody else's engine gets our packets). */
 const farSdp = (port: number) =>

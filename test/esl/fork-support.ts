@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Endpoint as FsEndpoint } from 'drachtio-fsmrf';
 import WebSocket, { WebSocketServer } from 'ws';
 import { EgressPolicy, egressSettingsFromEnv } from '../../core/net';
-import { useFsmrfRig, type FsmrfFixture, type RigCall } from './rig';
+import { useFsmrfRig, type FsmrfFixture, type RigCall } from '../../testkit/esl/switch-rig';
 
 /** The custom events fsmrf hands the Endpoint, in order, each awaitable. */
 export class Heard {

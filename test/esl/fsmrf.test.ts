@@ -8,7 +8,7 @@ import os from 'node:os';
 import Mrf, { type MediaServer } from 'drachtio-fsmrf';
 import Srf from 'drachtio-srf';
 import { ESL_VERSION, type EslServer } from '../../esl/server';
-import { PASSWORD, startServer } from './support';
+import { PASSWORD, startServer } from '../../testkit/esl/client';
 
 describe('esl: drachtio-fsmrf connects to the event socket', () => {
   let server: EslServer;

@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
-import { startSwitchRig, type SwitchRig } from './rig';
-import { PASSWORD, RawClient } from './support';
+import { startSwitchRig, type SwitchRig } from '../../testkit/esl/switch-rig';
+import { PASSWORD, RawClient } from '../../testkit/esl/client';
 import { bounded, boundedOnce } from '../../testkit/bounded';
 import { until } from '../../testkit/media-app/harness';
 

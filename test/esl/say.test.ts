@@ -7,7 +7,7 @@ import path from 'node:path';
 import { sayClock } from '../../esl/apps/say';
 import { sayFiles, sayMethod, sayType, wordsOf } from '../../esl/apps/say-en';
 import { readWav } from '../../testkit/media-engine/support';
-import { useFsmrfRig, type FsmrfRig } from './rig';
+import { useFsmrfRig, type FsmrfRig } from '../../testkit/esl/switch-rig';
 
 /** 2023-11-14 22:13:20 UTC, a Tuesday */
 const T = 1_700_000_000;

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { DtmfEvent } from '../../media-engine';
 import { ArrivalWaits } from '../../testkit/arrival-waits';
-import { useFsmrfRig } from './rig';
+import { useFsmrfRig } from '../../testkit/esl/switch-rig';
 
 /** An api reply's body (drachtio-modesl's event). */
 const body = (r: unknown) => String((r as { getBody(): string }).getBody());

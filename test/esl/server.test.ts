@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import os from 'node:os';
 import { ESL_VERSION, type EslServer } from '../../esl/server';
 import { MAX_HEADER_BYTES } from '../../esl/wire';
-import { PASSWORD, plainHeaders, RawClient, startServer } from './support';
+import { PASSWORD, plainHeaders, RawClient, startServer } from '../../testkit/esl/client';
 
 describe('esl server: authentication and refusals', () => {
   let server: EslServer;

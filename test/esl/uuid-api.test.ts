@@ -10,8 +10,8 @@ import path from 'node:path';
 import type { Endpoint } from '../../media-engine';
 import { readWav } from '../../testkit/media-engine/support';
 import { toneShare } from '../../testkit/media-engine/far-end';
-import { PASSWORD, plainHeaders, RawClient } from './support';
-import { useFsmrfRig, type FsmrfRig } from './rig';
+import { PASSWORD, plainHeaders, RawClient } from '../../testkit/esl/client';
+import { useFsmrfRig, type FsmrfRig } from '../../testkit/esl/switch-rig';
 
 describe('esl: uuid API commands through fsmrf on the media engine', () => {
   const fx = useFsmrfRig();

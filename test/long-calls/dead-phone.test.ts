@@ -13,7 +13,7 @@ import { createExtension, startPlatform, until, type Platform } from '../../test
 import { testDb, truncateAll } from '../../testkit/db';
 import { callWithStatus } from '../../testkit/long-calls/calls';
 import { talking } from '../../testkit/long-calls/dead-parties';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from '../edge/audio';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');

@@ -7,11 +7,11 @@
 // packets of the new payload type, and B hears A's tone while A sends in the new codec only.
 // Real loopback SIP and RTP: control-api, media-app, sipp, our switch.
 import { expect } from 'chai';
-import { freePort, udpBound } from '../../testkit/ports';
-import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
+import { sippParty } from '../../testkit/media-app/phones';
+import { ok200 } from '../../testkit/media-app/sipp-steps';
 import { grows } from '../../testkit/count-waits';
-import { startStack, type Stack } from '../xfer/support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { useXferStack, type Stack } from '../xfer/support';
 import { CallSession } from '../../media-app/call/session';
 import { CodecParty, PAYLOAD_TYPE, type PartyCodec } from './codec-party';
 import { heldParty } from './held-party';
@@ -76,16 +76,7 @@ ${sdp(port, first, 1)}
     `<recv response="200"><action><ereg regexp="m=audio [0-9]+ RTP/AVP ${pt}([^0-9]|$)" search_in="body" check_it="true" assign_to="answered"/><log message="answer [$answered] offer [$offered]"/></action></recv>`,
     inDialog('ACK', null),
     '<recv request="BYE" timeout="60000"/>',
-    `<send><![CDATA[
-SIP/2.0 200 OK
-[last_Via:]
-[last_From:]
-[last_To:]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>`,
+    ok200,
     '</scenario>',
   ].join('\n');
 }
@@ -94,17 +85,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
   describe(`a codec re-INVITE on the ${backend} media backend`, function () {
     this.timeout(120_000);
     let s: Stack;
-    const parties: CodecParty[] = [];
-
-    before(async () => {
-      s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
-    });
-    after(async () => {
-      killAllSipp();
-      for (const p of parties) p.close();
-      if (s) await closeCommandBus(s.t.ctx);
-      await s?.close();
-    });
+    const parties = useXferStack((x) => (s = x), {}, { mediaServer: backend });
 
     /** The call's leg toward A: its codec as the media server reports it, and on fsmrf the switch channel's codec variables. */
     async function legCodec(id: string) {
@@ -121,10 +102,8 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
       const a = await CodecParty.open({ sendHz: 700, hearHz: 1300, codec: first });
       const b = await CodecParty.open({ sendHz: 1300, hearHz: 700, codec: 'PCMU' });
       parties.push(a, b);
-      const [pa, pb] = [await freePort(), await freePort()];
-      const xa = sipp(codecParty(a.port, first, then, 4000), ['-i', '127.0.0.1', '-p', String(pa), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-      const xb = sipp(heldParty(b.port, []), ['-i', '127.0.0.1', '-p', String(pb), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-      await Promise.all([udpBound(pa), udpBound(pb)]);
+      const { port: pa, x: xa } = await sippParty(codecParty(a.port, first, then, 4000));
+      const { port: pb, x: xb } = await sippParty(heldParty(b.port, []));
       const res = await s.api.post('/calls', {
         source: { type: 'tel', target: '+15550001111' },
         destinations: [{ type: 'sip', target: `codec@127.0.0.1:${pa}` }],

@@ -6,28 +6,20 @@ import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
 import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
-import { loopbackTrunk } from '../../testkit/trunks';
-import { killAllSipp, sipp, startPlatform, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
+import { trunkCustomer } from '../../testkit/trunks';
+import { sipp, uacWaitsForBye, type Platform } from '../../testkit/media-app/harness';
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
 import { eventGroups, RtpCapture } from '../edge/dtmf-support';
 
 describe('media-app on the fsmrf backend: digits_send reaches the caller as RFC 2833', function () {
   this.timeout(60_000);
   let p: Platform;
-
-  before(async () => {
-    p = await startPlatform({}, { mediaServer: 'fsmrf' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({}, (x) => (p = x), { truncate: false, mediaServer: 'fsmrf' });
 
   it("the caller's RTP port gets telephone-events 1 and # (events 1 and 11), 120 ms each", async () => {
     const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `fsdtmf${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'fsdtmf' })).id;
-    const trunk = await loopbackTrunk(db, cid, `fsdtmf${Date.now()}${Math.floor(Math.random() * 1000)}`);
+    const { customerId: cid, trunk } = await trunkCustomer(db, 'fsdtmf');
     const flow = await flowsRepo(db).create({
       customer_id: cid,
       actions: parseActions([

@@ -1,5 +1,5 @@
 // A coach whose relate fails as it enters a switch room (media-app/media-server/fsmrf/coaching.ts), against
-// our switch (test/esl/rig.ts, real on loopback). The room enters a coach as media-app/conference/room.ts
+// our switch (testkit/esl/switch-rig.ts, real on loopback). The room enters a coach as media-app/conference/room.ts
 // does: in the mix muted 'in', made a coach (the mix's coach), and on a failure out again (the mix's
 // leave). The failure is the switch's own answer: at the relate the switch's room has no member for the
 // coach (as when the member left there and its del-member is not read yet), so relate answers
@@ -8,7 +8,7 @@
 // channel goes on), and the mix no longer counts it as a coach (a later entry of the same leg is no coach).
 import { expect } from 'chai';
 import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
-import { useFsmrfSuite } from './media-server/fsmrf-suite';
+import { useFsmrfSuite } from '../../testkit/esl/fsmrf-suite';
 
 describe("fsmrf: a coach's relate that fails as it enters the room (coaching.ts)", function () {
   this.timeout(30_000);

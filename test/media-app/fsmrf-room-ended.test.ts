@@ -4,7 +4,7 @@
 // terminated, and their calls go on out of the room until hung up. Real loopback SIP
 // and RTP: control-api, media-app, sipp, our switch, real Postgres and Redis.
 import { expect } from 'chai';
-import { RawClient } from '../esl/support';
+import { RawClient } from '../../testkit/esl/client';
 import { until } from '../../testkit/media-app/harness';
 import { TEST_SWITCH_PASSWORD } from '../../testkit/media-app/switch';
 import { type Stack } from '../xfer/support';

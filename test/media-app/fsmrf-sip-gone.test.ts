@@ -8,28 +8,20 @@ import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
 import { flowsRepo } from '../../core/repos/flows';
 import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { repos } from '../../core/repos';
 import { testDb } from '../../testkit/db';
 import { sippMediaPort } from '../../testkit/ports';
-import { killAllSipp, sipp, startPlatform, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { sipp, uacWaitsForBye, until, type Platform } from '../../testkit/media-app/harness';
+import { usePlatform } from '../../testkit/media-app/platform-hooks';
+import { trunkCustomer } from '../../testkit/trunks';
 
 describe('fsmrf backend: the sip-server connection lost with a call up', function () {
   this.timeout(60_000);
   let p: Platform;
-
-  before(async () => {
-    p = await startPlatform({}, { mediaServer: 'fsmrf' });
-  });
-  after(async () => {
-    killAllSipp();
-    await p?.close();
-  });
+  usePlatform({}, (x) => (p = x), { truncate: false, mediaServer: 'fsmrf' });
 
   it('the call is hung up (row, by local) within 10 s, its leg ended on the switch', async () => {
     const db = await testDb();
-    const cid = (await repos(db).customers.create({ email: `fsgone${Date.now()}${Math.random()}@example.test`, status: 'active', name: 'fsgone' })).id;
-    await trunksRepo(db).create(cid, `fsgone${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
+    const { customerId: cid } = await trunkCustomer(db, 'fsgone');
     const flow = await flowsRepo(db).create({ customer_id: cid, actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 60_000 } }]) } as never);
     const num = `+8993002${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
     await numbersRepo(db).create({ customer_id: cid, number: num, type: 'virtual', call_flow_id: flow.id });

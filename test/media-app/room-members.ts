@@ -8,12 +8,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { freePort, udpBound } from '../../testkit/ports';
-import { killAllSipp, sipp, until } from '../../testkit/media-app/harness';
+import { until, type sipp } from '../../testkit/media-app/harness';
+import { sippParty } from '../../testkit/media-app/phones';
 import { RtpParty } from '../../testkit/conference/party';
 import { writeWav } from '../../media-engine/audio/wav';
-import { startStack, type Stack } from '../xfer/support';
-import { closeCommandBus } from '../../control-api/calls/bus';
+import { useXferStack, type Stack } from '../xfer/support';
 import { heldParty, type HeldDirection } from './held-party';
 
 export interface RoomMember {
@@ -54,8 +53,9 @@ export function useRoomMembers(
   let s: Stack | undefined;
   let web: http.Server | undefined;
   let base = '';
-  const parties: RtpParty[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${opts.prefix}-`));
+  // the stack's hooks first: it starts before the web server and is closed (every sipp killed, the parties closed) before it
+  const parties = useXferStack((x) => (s = x), {}, { mediaServer: backend });
 
   before(async () => {
     for (const [name, hz] of Object.entries(opts.tones ?? {})) toneFile(path.join(dir, `${name}.wav`), hz);
@@ -70,13 +70,8 @@ export function useRoomMembers(
     web.on('error', () => undefined);
     await new Promise<void>((r) => web!.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(web.address() as { port: number }).port}`;
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
   });
   after(async () => {
-    killAllSipp();
-    for (const p of parties) p.close();
-    if (s) await closeCommandBus(s.t.ctx);
-    await s?.close();
     opts.after?.();
     if (web) await new Promise<void>((r) => web!.close(() => r()));
     fs.rmSync(dir, { recursive: true, force: true });
@@ -95,9 +90,7 @@ export function useRoomMembers(
       const stack = platform();
       const party = await RtpParty.open(freq);
       parties.push(party);
-      const px = await freePort();
-      const x = sipp(heldParty(party.port, reinvites), ['-i', '127.0.0.1', '-p', String(px), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
-      await udpBound(px);
+      const { port: px, x } = await sippParty(heldParty(party.port, reinvites));
       const res = await stack.api.post('/calls', {
         source: { type: 'tel', target: '+15550001111' },
         destinations: [{ type: 'sip', target: `m${freq}@127.0.0.1:${px}` }],

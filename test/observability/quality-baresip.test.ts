@@ -11,7 +11,7 @@ import { numbersRepo } from '../../core/repos/numbers';
 import type { CallQuality } from '../../core/quality/leg';
 import { testDb, truncateAll } from '../../testkit/db';
 import { createExtension, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from '../edge/audio';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');

@@ -12,20 +12,12 @@
  * test/media-app/fsmrf-quality-jitter.test.ts: an early spike does not penalise later periods).
  */
 import { expect } from 'chai';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { emodel } from '../../core/quality/emodel';
-import { MediaServer } from '../../media-engine';
+import type { Endpoint, MediaServer } from '../../media-engine';
 import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
-import { portBlock } from '../../testkit/ports';
 import { eventsFor, killAllSipp, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
-import { trunkCaller } from '../../testkit/media-app/phones';
-
-const pcmuAt = (port: number) =>
-  ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
+import { answeringNumber, dialThrough, phoneBehind, startPhones } from './relay-calls';
 
 interface Sample {
   mos: number;
@@ -52,14 +44,8 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
     before(async () => {
       s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000' }, { mediaServer: backend });
       cid = s.f.customer.id;
-      await trunksRepo(s.t.ctx.db).create(cid, `qj${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-      const flow = await flowsRepo(s.t.ctx.db).create({
-        customer_id: cid,
-        actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 9000 } }, { type: 'hangup' }]),
-      } as never);
-      number = `+8991381${String(Date.now()).slice(-5)}`;
-      await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
-      phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+      number = await answeringNumber(s, { trunk: 'qj', prefix: '+8991381', sleepMs: 9000 });
+      phones = await startPhones();
     });
     after(async () => {
       killAllSipp();
@@ -70,13 +56,11 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
     /** One call whose RTP toward the platform goes through the relay with `toPlatform`; its quality, samples and alarms once its final sample is out. */
     async function call(toPlatform: Impairment | undefined) {
       const relay = await LossyRelay.open({ toFar: toPlatform, seed: 55 });
-      const phone = await phones.createEndpoint();
+      let phone: Endpoint | undefined;
       try {
-        await phone.modify(pcmuAt(relay.near.rtpPort));
-        relay.setNearPeer('127.0.0.1', phone.local.port);
+        phone = await phoneBehind(phones, relay);
         const before = new Set(((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')) as { id: string }[]).map((r) => r.id));
-        const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
-        expect(a.code, a.errors + a.messages).to.equal(0);
+        await dialThrough(s, number, relay);
         const row = await until(
           async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).select('id', 'quality')) as { id: string; quality: Summary }[]).find((r) => !before.has(r.id)),
           15_000,
@@ -94,7 +78,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
         return { quality, samples, alarms };
       } finally {
         relay.close();
-        await phone.destroy();
+        await phone?.destroy();
       }
     }
 

@@ -15,7 +15,7 @@ import type { CallQuality } from '../../core/quality/leg';
 import { testDb } from '../../testkit/db';
 import { Rtpengine } from '../../testkit/rtpengine';
 import { SIP_DOMAIN, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from '../edge/audio';
 
 const HAVE_BARESIP = fs.existsSync('/usr/bin/baresip');

@@ -8,13 +8,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { Writable } from 'node:stream';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
 import { emodel, oneWayDelayMs } from '../../core/quality/emodel';
 import { platformRegistry } from '../../core/metrics';
-import { MediaServer } from '../../media-engine';
+import type { Endpoint, MediaServer } from '../../media-engine';
 import { startEventStore } from '../../core/events/store';
 import { eventStreamKey } from '../../core/events/bus';
 import { newId } from '../../core/ids';
@@ -22,14 +18,10 @@ import { LossyRelay, type Impairment } from '../../testkit/lossy-relay';
 import { readPcap } from '../../testkit/pcap-reader';
 import { createFixture } from '../../testkit/api';
 import { Permission } from '../../core/permissions';
-import { portBlock } from '../../testkit/ports';
 import { eventsFor, killAllSipp, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
-import { trunkCaller } from '../../testkit/media-app/phones';
+import { answeringNumber, dialThrough, phoneBehind, startPhones } from './relay-calls';
 import { bufferBody } from '../../testkit/buffer-body';
-
-const pcmuAt = (port: number) =>
-  ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
 
 interface Sample {
   mos: number;
@@ -88,14 +80,8 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     // SIP capture on: the walk-through ends at the call's ladder and pcap
     s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', QUALITY_SAMPLE_MS: '2000', SIP_CAPTURE: 'on' }, { log });
     cid = s.f.customer.id;
-    await trunksRepo(s.t.ctx.db).create(cid, `q${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(s.t.ctx.db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 16_000 } }, { type: 'hangup' }]),
-    } as never);
-    number = `+8991380${String(Date.now()).slice(-5)}`;
-    await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
-    phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+    number = await answeringNumber(s, { trunk: 'q', prefix: '+8991380', sleepMs: 16_000 });
+    phones = await startPhones();
     // The events stream as a CI shard leaves it: the suites before this one (and other test processes on
     // the same Redis) filled it towards its cap; reading all of it per poll (~1 s per 100,000 entries)
     // blocked this process, media-app included (eventsFor now reads only what is new). Removed in after().
@@ -114,15 +100,13 @@ describe('call quality per leg: samples, alarms and the call record through a lo
   /** One call: sipp signals, its SDP names the relay; the phone endpoint's media goes through the relay. Returns the call id. */
   async function call(toPlatform: Impairment | undefined, opts: { silentAfterMs?: number } = {}): Promise<{ id: string; relay: LossyRelay }> {
     const relay = await LossyRelay.open({ toFar: toPlatform, seed: 38 });
-    const phone = await phones.createEndpoint();
+    let phone: Endpoint | undefined;
     // a party that stops sending (held, silence suppression, a dead link): neither RTP nor RTCP after this
     const silence = opts.silentAfterMs === undefined ? null : setTimeout(() => void relay.hold(), opts.silentAfterMs);
     try {
-      await phone.modify(pcmuAt(relay.near.rtpPort));
-      relay.setNearPeer('127.0.0.1', phone.local.port);
+      phone = await phoneBehind(phones, relay);
       const before = new Set(((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')) as { id: string }[]).map((r) => r.id));
-      const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
-      expect(a.code, a.errors + a.messages).to.equal(0);
+      await dialThrough(s, number, relay);
       const row = await until(
         async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).select('id', 'quality')) as { id: string }[]).find((r) => !before.has(r.id)),
         15_000,
@@ -132,7 +116,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
     } finally {
       if (silence) clearTimeout(silence);
       relay.close();
-      await phone.destroy();
+      await phone?.destroy();
     }
   }
 

@@ -6,21 +6,13 @@
  * on the wire. Off (the default) it holds the SIP only (test/observability/quality.test.ts).
  */
 import { expect } from 'chai';
-import { parseActions } from '../../core/flow';
-import { flowsRepo } from '../../core/repos/flows';
-import { numbersRepo } from '../../core/repos/numbers';
-import { trunksRepo } from '../../core/repos/trunks';
-import { MediaServer } from '../../media-engine';
+import type { Endpoint, MediaServer } from '../../media-engine';
 import { LossyRelay } from '../../testkit/lossy-relay';
 import { readPcap, type PcapPacket } from '../../testkit/pcap-reader';
-import { portBlock } from '../../testkit/ports';
 import { killAllSipp, until } from '../../testkit/media-app/harness';
 import { startStack, type Stack } from '../xfer/support';
-import { trunkCaller } from '../../testkit/media-app/phones';
+import { answeringNumber, dialThrough, phoneBehind, startPhones } from './relay-calls';
 import { bufferBody } from '../../testkit/buffer-body';
-
-const pcmuAt = (port: number) =>
-  ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port} RTP/AVP 0`, 'a=rtpmap:0 PCMU/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
 
 const isRtp = (p: PcapPacket) => p.proto === 17 && p.payload.length >= 12 && p.payload[0]! >> 6 === 2 && (p.payload[1]! & 0x7f) === 0;
 const isRtcp = (p: PcapPacket) => p.proto === 17 && p.payload.length >= 8 && p.payload[0]! >> 6 === 2 && p.payload[1]! >= 200 && p.payload[1]! <= 207;
@@ -35,14 +27,8 @@ describe('RTP in the pcap: RTP_CAPTURE=full', function () {
   before(async () => {
     s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', SIP_CAPTURE: 'on', RTP_CAPTURE: 'full', RTP_CAPTURE_MAX_PACKETS: '5000' });
     cid = s.f.customer.id;
-    await trunksRepo(s.t.ctx.db).create(cid, `rc${Date.now()}`, { name: 't', detail: '', auth_types: ['ip'], username: '', password: '', allowed_ips: ['127.0.0.1/32'] });
-    const flow = await flowsRepo(s.t.ctx.db).create({
-      customer_id: cid,
-      actions: parseActions([{ type: 'answer' }, { type: 'sleep', option: { duration: 8000 } }, { type: 'hangup' }]),
-    } as never);
-    number = `+8991381${String(Date.now()).slice(-5)}`;
-    await numbersRepo(s.t.ctx.db).create({ customer_id: cid, number, type: 'virtual', call_flow_id: flow.id } as never);
-    phones = await MediaServer.start({ rtpPorts: portBlock('engineRtp', 20, 2), workers: 1 });
+    number = await answeringNumber(s, { trunk: 'rc', prefix: '+8991381', sleepMs: 8000 });
+    phones = await startPhones();
   });
   after(async () => {
     killAllSipp();
@@ -52,17 +38,15 @@ describe('RTP in the pcap: RTP_CAPTURE=full', function () {
 
   it('holds the SIP ladder and the RTP of both directions with the right ports and sequence numbers, and RTCP', async () => {
     const relay = await LossyRelay.open({ seed: 38 });
-    const phone = await phones.createEndpoint();
+    let phone: Endpoint | undefined;
     let id = '';
     try {
-      await phone.modify(pcmuAt(relay.near.rtpPort));
-      relay.setNearPeer('127.0.0.1', phone.local.port);
-      const a = await (await trunkCaller(number, s.p.sipPort, relay.far.rtpPort, 30_000)).done;
-      expect(a.code, a.errors + a.messages).to.equal(0);
+      phone = await phoneBehind(phones, relay);
+      await dialThrough(s, number, relay);
       id = (await until(async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).first()) as { id: string } | undefined) ?? null, 15_000, 'the call hung up')).id;
     } finally {
       relay.close();
-      await phone.destroy();
+      await phone?.destroy();
     }
     const res = await s.api.get(`/timelines/calls/${id}/pcap`).buffer(true).parse(bufferBody);
     expect(res.status).to.equal(200);

@@ -15,7 +15,7 @@ import { buildTestApp, createFixture, type TestApp, type Fixture } from '../../t
 import { startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { numberWithFlow } from '../../testkit/pbx/voicemail';
 import { Linphonec } from '../edge/linphonec';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { parkSlots } from '../../core/pbx/park-slots';
 import { toneWav } from '../edge/audio';
 import { readWav } from '../../media-engine/audio/wav';

@@ -13,7 +13,7 @@ import { killAllSipp, startPlatform, until, type Platform } from '../../testkit/
 import { extensionWithBox, pbxCustomer } from '../../testkit/pbx/voicemail';
 import { repos } from '../../core/repos';
 import { newId } from '../../core/ids';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from '../edge/audio';
 
 describe('message lamp on baresip (mwi module)', function () {

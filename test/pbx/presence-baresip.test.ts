@@ -11,7 +11,7 @@ import { truncateAll } from '../../testkit/db';
 import { freePort } from '../../testkit/ports';
 import { createExtension, killAllSipp, registerOnly, sipp, startPlatform, until, type Platform } from '../../testkit/media-app/harness';
 import { callerPhone, callerArgs, answeringPhone } from '../../testkit/media-app/phones';
-import { Baresip } from '../edge/baresip';
+import { Baresip } from '../../testkit/baresip';
 import { toneWav } from '../edge/audio';
 
 describe('presence on baresip (presence module)', function () {

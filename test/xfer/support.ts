@@ -8,6 +8,7 @@ import { killAllSipp, register, SIPP_SDP, startPlatform, until, type Platform, t
 import { ack, ackFailure, bye, inviteWithDigest, ok200 } from '../../testkit/media-app/sipp-steps';
 import { loopbackSdp } from '../../testkit/sdp';
 import { muLaw } from '../../core/audio/g711';
+import { closeCommandBus } from '../../control-api/calls/bus';
 
 export interface Stack {
   p: Platform;
@@ -261,17 +262,21 @@ export async function referFailsThenHangUp(s: Stack, callId: string, transfererL
   expect(ra!.code, ra!.errors + ra!.messages.slice(-3000)).to.equal(0);
 }
 
-/** Mocha hooks: the stack (egress allowed to loopback, `env` over it) for the suite; after it every sipp killed, each `open` thing closed and the stack closed. */
-export function useXferStack(set: (s: Stack) => void, env: Record<string, string> = {}): { close(): void }[] {
+/**
+ * Mocha hooks: the stack (egress allowed to loopback, `env` over it, media-app on `mediaServer`) for the
+ * suite; after it every sipp killed, each `open` thing closed, control-api's command bus and the stack closed.
+ */
+export function useXferStack(set: (s: Stack) => void, env: Record<string, string> = {}, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): { close(): void }[] {
   let s: Stack | undefined;
   const open: { close(): void }[] = [];
   before(async () => {
-    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env });
+    s = await startStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8', ...env }, { mediaServer: opts.mediaServer });
     set(s);
   });
   after(async () => {
     killAllSipp();
     for (const o of open) o.close();
+    if (s) await closeCommandBus(s.t.ctx);
     await s?.close();
   });
   return open;

@@ -7,7 +7,7 @@ import type { AudioCodecName, Endpoint } from '../../media-engine';
 import type { EslServerOptions } from '../../esl/server';
 import { FsmrfBackend, type FsmrfCallEndpoint, type FsmrfConnectOptions } from '../../media-app/media-server/fsmrf/backend';
 import { tmpDir } from '../media-engine/support';
-import { startFsmrfRig, type FsmrfRig } from './switch-rig';
+import { startFsmrfRig, type FsmrfRig, type SwitchRig } from './switch-rig';
 import { PASSWORD } from './client';
 
 export interface FsmrfSuite {
@@ -19,6 +19,19 @@ export interface FsmrfSuite {
   call(opts?: { codecs?: AudioCodecName[] }): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }>;
 }
 
+/** media-app's fsmrf backend connected to the switch of `rig` (`connect` over a 5 s connect limit). */
+export function connectBackend(rig: SwitchRig, connect: Partial<FsmrfConnectOptions> = {}): Promise<FsmrfBackend> {
+  return FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000, ...connect });
+}
+
+/** A far end (an engine endpoint offering `codecs`, the engine's own when none) called through `backend`: the leg answers its offer, it takes the leg's answer. Ending both is the caller's. */
+export async function callThrough(rig: SwitchRig, backend: FsmrfBackend, codecs?: AudioCodecName[]): Promise<{ leg: FsmrfCallEndpoint; peer: Endpoint }> {
+  const peer = await rig.engine.createEndpoint(codecs ? { codecs } : {});
+  const leg = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
+  await peer.modify(leg.local.sdp);
+  return { leg, peer };
+}
+
 export function useFsmrfSuite(opts: { rig?: Partial<EslServerOptions>; connect?: Partial<FsmrfConnectOptions>; ready?: (backend: FsmrfBackend) => void } = {}): FsmrfSuite {
   const open: { leg: FsmrfCallEndpoint; peer: Endpoint }[] = [];
   const s: FsmrfSuite = {
@@ -26,16 +39,14 @@ export function useFsmrfSuite(opts: { rig?: Partial<EslServerOptions>; connect?:
     backend: null as unknown as FsmrfBackend,
     dir: '',
     async call(o = {}) {
-      const peer = await s.rig.engine.createEndpoint(o.codecs ? { codecs: o.codecs } : {});
-      const leg = await s.backend.createEndpoint({ remoteSdp: peer.local.sdp });
-      await peer.modify(leg.local.sdp);
-      open.push({ leg, peer });
-      return { leg, peer };
+      const c = await callThrough(s.rig, s.backend, o.codecs);
+      open.push(c);
+      return c;
     },
   };
   before(async () => {
     s.rig = await startFsmrfRig(opts.rig);
-    s.backend = await FsmrfBackend.connect(s.rig.appSrf, { host: '127.0.0.1', port: s.rig.port, password: PASSWORD }, { connectTimeoutMs: 5000, ...opts.connect });
+    s.backend = await connectBackend(s.rig, opts.connect);
     opts.ready?.(s.backend);
     s.dir = tmpDir();
   });

@@ -4,6 +4,14 @@ import { freePort, sippMediaPort, udpBound } from '../ports';
 import { answeringUas, register, registerOnly, sipp, SIPP_SDP, uacWaitsForBye, type SippResult } from './harness';
 import { ack, bye, inviteWithDigest } from './sipp-steps';
 
+/** A sipp party the platform calls (`scenario`, one call on a free port of 127.0.0.1, 90 s at the most): its port once sipp listens there. */
+export async function sippParty(scenario: string): Promise<{ port: number; x: ReturnType<typeof sipp> }> {
+  const port = await freePort();
+  const x = sipp(scenario, ['-i', '127.0.0.1', '-p', String(port), '-m', '1', '-timeout', '90s'], { killAfterMs: 100_000 });
+  await udpBound(port);
+  return { port, x };
+}
+
 /**
  * A trunk caller (sipp on 127.0.0.1, its media on a port of its own) calling `number` at the platform's
  * `sipPort`: it sends its audio to and hears at `rtpPort`, and waits up to `byeTimeoutMs` for the BYE.

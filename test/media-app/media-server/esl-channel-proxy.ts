@@ -3,7 +3,7 @@
 // command itself (a reply of a switch's the test writes: a multi-line -ERR). useChannelProxy sets it in
 // front of a suite's backend.
 import net from 'node:net';
-import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite, type FsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 
 /** Event-socket messages of a byte stream: headers up to a blank line, then Content-Length bytes of body. */
 class EslFrames {

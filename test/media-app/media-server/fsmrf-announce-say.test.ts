@@ -1,5 +1,5 @@
 // A conference announcement's <Say> to one member on the fsmrf backend (media-app/media-server/fsmrf/
-// conference-say.ts) against our switch (test/esl/rig.ts, real on loopback). FreeSWITCH 1.10 sends no
+// conference-say.ts) against our switch (testkit/esl/switch-rig.ts, real on loopback). FreeSWITCH 1.10 sends no
 // play-file-member-done for a spoken node (mod_conference conference_member_add_file_data closes, and so
 // reports, only a node that is not NODE_TYPE_SPEECH), so media-app no longer asks the room for
 // `saymember`: it synthesises the text with the platform's voices (the embedded engine's TTS) into the
@@ -20,8 +20,8 @@ import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/en
 import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { bounded } from '../../../testkit/bounded';
 import { readWav } from '../../../testkit/media-engine/support';
-import { PASSWORD, plainHeaders, RawClient } from '../../esl/support';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { PASSWORD, plainHeaders, RawClient } from '../../../testkit/esl/client';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 
 describe("fsmrf: a conference announcement's <Say> is a file the room plays (conference-say.ts)", function () {
   this.timeout(30_000);

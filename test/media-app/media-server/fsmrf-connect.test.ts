@@ -11,7 +11,7 @@ import path from 'node:path';
 import { FsmrfBackend } from '../../../media-app/media-server/fsmrf/backend';
 import { SwitchConnectError } from '../../../media-app/media-server/fsmrf/connect';
 import { freePort } from '../../../testkit/ports';
-import { startServer } from '../../esl/support';
+import { startServer } from '../../../testkit/esl/client';
 import type { EslServer } from '../../../esl/server';
 
 const ROOT = path.resolve(__dirname, '../../..');

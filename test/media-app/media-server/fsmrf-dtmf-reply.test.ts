@@ -1,6 +1,6 @@
 // sendDtmf on the fsmrf backend when the switch refuses (FsmrfCallEndpoint.sendDtmf): a switch's reply
 // is network input, so a -ERR over several lines, with control characters, becomes an Error whose message
-// holds it on one line. The switch is ours (test/esl/rig.ts) behind a TCP proxy on the leg's channel
+// holds it on one line. The switch is ours (testkit/esl/switch-rig.ts) behind a TCP proxy on the leg's channel
 // socket (esl-channel-proxy.ts): once armed it answers `api uuid_send_dtmf` itself.
 import { expect } from 'chai';
 import { useChannelProxySuite } from './esl-channel-proxy';

@@ -1,5 +1,5 @@
 // Audio taps on the fsmrf backend when the switch misbehaves (media-app/media-server/fsmrf/fork-tap.ts),
-// against our switch (test/esl/rig.ts), all real on loopback. The tap server listens on `localhost`
+// against our switch (testkit/esl/switch-rig.ts), all real on loopback. The tap server listens on `localhost`
 // and the switch resolves that name through a resolver of the test's that answers no query (its
 // resolver times out after seconds): the switch answers +OK to uuid_audio_fork and then says nothing
 // (no connection, no event) for longer than the fork's connect deadline. Answering NXDOMAIN instead
@@ -19,7 +19,7 @@ import type { MediaFork } from '../../../media-app/media-server/tap';
 import type { ForkOptions } from '../../../media-engine';
 import { ArrivalWaits } from '../../../testkit/arrival-waits';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { upgradeStatus } from './fork-upgrade';
 
 /** A DNS server on loopback answering no query ('silent'), or every query NXDOMAIN (its socket's 'message' per query). */

@@ -1,7 +1,7 @@
 // A fork's start on the fsmrf backend when the switch refuses it (fork-tap.ts): the switch's reply is
 // network input, so a -ERR over several lines, with control characters, becomes a ForkTapError whose
 // message holds it on one line (replyText, esl-arg.ts), as sendDtmf's does. The switch is ours
-// (test/esl/rig.ts) behind a TCP proxy on the leg's channel socket (esl-channel-proxy.ts): once armed
+// (testkit/esl/switch-rig.ts) behind a TCP proxy on the leg's channel socket (esl-channel-proxy.ts): once armed
 // it answers `api uuid_audio_fork` (or `api uuid_getvar`, a legRate fork's rate) itself.
 import { expect } from 'chai';
 import { ForkTapError, type ForkTapServer } from '../../../media-app/media-server/fsmrf/fork-tap';

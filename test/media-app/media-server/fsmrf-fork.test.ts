@@ -1,5 +1,5 @@
 // Audio taps on the fsmrf backend (media-app/media-server/fsmrf/fork-tap.ts) against our switch
-// (test/esl/rig.ts, all real on loopback): the switch's mod_audio_fork connects to media-app's fork
+// (testkit/esl/switch-rig.ts, all real on loopback): the switch's mod_audio_fork connects to media-app's fork
 // server with the fork's token, the far end's tone arrives as 20 ms 8 kHz frames in order at the
 // call's pace (16 kHz ones for a legRate fork of a G.722 leg), injected audio reaches the far end, a dropped connection ends the fork with its reason,
 // and a connection with a token no fork waits for is refused before the upgrade.
@@ -14,7 +14,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { boundedOnce } from '../../../testkit/bounded';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { upgradeStatus } from './fork-upgrade';
 
 describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () {

@@ -9,7 +9,7 @@ import type { EndpointEnd } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
 import { sleep } from '../../../testkit/media-engine/support';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { RtpParty } from './rtp-party';
 
 const TIMEOUT_MS = 300;

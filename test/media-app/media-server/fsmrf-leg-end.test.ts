@@ -1,5 +1,5 @@
 // The end of a leg media-app asks for on the fsmrf backend (media-app/media-server/fsmrf/leg-end.ts)
-// against our switch (test/esl/rig.ts: real SIP, event socket, RTP on loopback). drachtio-fsmrf's
+// against our switch (testkit/esl/switch-rig.ts: real SIP, event socket, RTP on loopback). drachtio-fsmrf's
 // destroy waits for the switch's BYE to reach media-app's dialog: with media-app's sip-server connection
 // gone it never does. The leg's destroy, and a room's (its control leg), settle at the channel socket's
 // end or the hangup event; a switch that answers nothing is waited for up to the deadline (virtual
@@ -10,8 +10,8 @@ import { disconnectSrf } from '../../sip-server/drachtio/harness';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { endLeg, LEG_END_MS, type LegEndBy } from '../../../media-app/media-server/fsmrf/leg-end';
 import type { Endpoint } from '../../../media-engine';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { callThrough, connectBackend } from '../../../testkit/esl/fsmrf-suite';
 import { watchedTimers } from '../../support/virtual-timers';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
 import { until } from '../../../testkit/media-app/harness';
@@ -26,7 +26,7 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
   beforeEach(async () => {
     rig = await startSwitchRig();
     w = watchedTimers();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000, timers: w.timers });
+    backend = await connectBackend(rig, { timers: w.timers });
   });
   afterEach(async () => {
     for (const p of peers.splice(0)) await p.destroy().catch(() => undefined);
@@ -36,10 +36,8 @@ describe("media-app fsmrf backend: a leg's end when the switch's BYE cannot come
 
   /** A leg answered by the switch, a far end (an engine endpoint) on its other side. */
   async function leg(): Promise<FsmrfCallEndpoint> {
-    const peer = await rig.engine.createEndpoint();
+    const { leg: l, peer } = await callThrough(rig, backend);
     peers.push(peer);
-    const l = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
-    await peer.modify(l.local.sdp);
     return l;
   }
 

@@ -1,5 +1,5 @@
 // A leg's own mute while it is a member of a room on the switch (fsmrf/member-mute.ts), against our
-// switch (test/esl/rig.ts, all real on loopback). The switch runs a sendmsg'd application (set_mute) only
+// switch (testkit/esl/switch-rig.ts, all real on loopback). The switch runs a sendmsg'd application (set_mute) only
 // after the member's `conference` application, so a set_mute there waited until the member left; the mute
 // is the room's member operation instead: it resolves at once and the other member stops hearing it. The
 // room's member flags go when the member leaves, so the mute wanted then is written again on the channel (uuid_audio).
@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { until } from '../../../testkit/media-app/harness';
-import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite, type FsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { bounded } from '../../../testkit/bounded';
 
 /** What `b`'s far end hears while `a`'s far end plays 440 Hz for 800 ms: the share of it carrying the tone. */

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { RtpParty } from './rtp-party';
 
 const TIMEOUT_MS = 5000;

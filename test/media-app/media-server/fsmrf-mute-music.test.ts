@@ -1,5 +1,5 @@
 // A call's mute changed while its music keeps looping (media-app/call/media-state.ts over an fsmrf leg),
-// against our switch (test/esl/rig.ts, all real on loopback). The music is a `playback` application on
+// against our switch (testkit/esl/switch-rig.ts, all real on loopback). The music is a `playback` application on
 // the leg's channel; the switch runs a sendmsg'd application (set_mute) only after the running one
 // (FreeSWITCH with event-lock, our switch too), so a mute sent as set_mute waited for the music's file
 // to end. The mute is the switch's uuid_audio API command instead (mod_commands: the same
@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { CallMediaState } from '../../../media-app/call/media-state';
 import { readWav } from '../../../testkit/media-engine/support';
 import { power, toneShare } from '../../../testkit/media-engine/far-end';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { bounded } from '../../../testkit/bounded';
 
 /** The music's tone and length: one file, far longer than any bound below. */

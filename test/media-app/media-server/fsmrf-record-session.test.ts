@@ -1,5 +1,5 @@
 // startRecord / stopRecord on the fsmrf backend (media-app/media-server/fsmrf/record-session.ts: the
-// switch's record_session and stop_record_session) against our event socket (test/esl/rig.ts, all real
+// switch's record_session and stop_record_session) against our event socket (testkit/esl/switch-rig.ts, all real
 // on loopback): what the far end sends is in the file from the start until the stop, or until the limit;
 // `done` settles with the switch's RECORD_STOP and the record_* length.
 import { expect } from 'chai';
@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { bounded } from '../../../testkit/bounded';
 
 describe('media-app fsmrf backend: startRecord (record_session)', function () {

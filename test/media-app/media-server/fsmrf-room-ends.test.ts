@@ -1,5 +1,5 @@
 // A switch room (media-app/media-server/fsmrf/conference.ts) the switch changes by itself, against our
-// switch (test/esl/rig.ts: real SIP, event socket, RTP on loopback) and an inbound event-socket client of
+// switch (testkit/esl/switch-rig.ts: real SIP, event socket, RTP on loopback) and an inbound event-socket client of
 // its own (as another FreeSWITCH client would be): a member kicked from elsewhere is told (memberLeft,
 // its endpoint's uuid); a join that completes after the room ended (the switch made a new room of that
 // name for the member alone) takes the member out again and rejects.
@@ -7,8 +7,9 @@ import { expect } from 'chai';
 import type net from 'node:net';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import type { Endpoint } from '../../../media-engine';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD, RawClient } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { PASSWORD, RawClient } from '../../../testkit/esl/client';
+import { callThrough, connectBackend } from '../../../testkit/esl/fsmrf-suite';
 import { bounded, boundedOnce } from '../../../testkit/bounded';
 
 describe('media-app fsmrf backend: a room the switch changes by itself', function () {
@@ -21,7 +22,7 @@ describe('media-app fsmrf backend: a room the switch changes by itself', functio
 
   before(async () => {
     rig = await startSwitchRig();
-    backend = await FsmrfBackend.connect(rig.appSrf, { host: '127.0.0.1', port: rig.port, password: PASSWORD }, { connectTimeoutMs: 5000 });
+    backend = await connectBackend(rig);
     client = await RawClient.authed(rig.port, PASSWORD);
   });
   afterEach(async () => {
@@ -35,11 +36,9 @@ describe('media-app fsmrf backend: a room the switch changes by itself', functio
   });
 
   async function leg(): Promise<FsmrfCallEndpoint> {
-    const peer = await rig.engine.createEndpoint();
+    const { leg: l, peer } = await callThrough(rig, backend);
     peers.push(peer);
-    const l = await backend.createEndpoint({ remoteSdp: peer.local.sdp });
     legs.push(l);
-    await peer.modify(l.local.sdp);
     return l;
   }
 

@@ -1,4 +1,4 @@
-// A prompt to a leg in a switch room (fsmrf/room-app.ts), against our switch (test/esl/rig.ts, all real on
+// A prompt to a leg in a switch room (fsmrf/room-app.ts), against our switch (testkit/esl/switch-rig.ts, all real on
 // loopback). The switch runs a sendmsg'd application only after the member's `conference` application,
 // so music played to a member (a hold's) would wait until it left the room, never heard in it. The leg
 // refuses such a prompt, decided in the same step as the send: a join and a play asked at once never
@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
 import { RoomApp } from '../../../media-app/media-server/fsmrf/room-app';
 import { until } from '../../../testkit/media-app/harness';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { bounded } from '../../../testkit/bounded';
 
 const rejection = (p: Promise<unknown>) =>

@@ -15,7 +15,7 @@ import type { EndpointEnd, RxTimeoutEvent } from '../../../media-engine';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
 import { sleep } from '../../../testkit/media-engine/support';
-import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite, type FsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { RtpParty } from './rtp-party';
 
 const TIMEOUT_MS = 1000;

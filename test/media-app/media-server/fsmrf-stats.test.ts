@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { loopbackSdp } from '../../../testkit/sdp';
 import { until } from '../../../testkit/media-app/harness';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { RtpParty } from './rtp-party';
 
 describe('fsmrf backend: getStats from the switch', function () {

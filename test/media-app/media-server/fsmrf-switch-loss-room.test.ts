@@ -1,7 +1,7 @@
 // A room up when media-app loses the switch's event socket (media-app/media-server/fsmrf/conference.ts,
 // FsmrfMix.serverLost): the room ends at once and its control leg is hung up if it still can be, that end
 // bounded as any leg's (leg-end.ts: the channel socket's end, the hangup event, or a deadline on the
-// backend's timers). Against our switch (test/esl/rig.ts, real on loopback): the event socket is reset
+// backend's timers). Against our switch (testkit/esl/switch-rig.ts, real on loopback): the event socket is reset
 // while the switch reads nothing more of the control leg's socket and no BYE can reach media-app (its
 // sip-server connection gone): the end waits until the deadline (virtual time), not before, then forgets
 // media-app's dialog of the control leg; nothing of the end is left armed.
@@ -11,8 +11,8 @@ import type net from 'node:net';
 import { disconnectSrf } from '../../sip-server/drachtio/harness';
 import { FsmrfBackend } from '../../../media-app/media-server/fsmrf/backend';
 import { LEG_END_MS } from '../../../media-app/media-server/fsmrf/leg-end';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { PASSWORD } from '../../../testkit/esl/client';
 import { watchedTimers } from '../../support/virtual-timers';
 import { bounded } from '../../../testkit/bounded';
 

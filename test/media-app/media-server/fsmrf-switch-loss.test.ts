@@ -8,8 +8,8 @@ import net from 'node:net';
 import { FsmrfBackend, MediaServerDown } from '../../../media-app/media-server/fsmrf/backend';
 import type { LinkLog } from '../../../media-app/media-server/fsmrf/switch-link';
 import type { EslServer } from '../../../esl/server';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD, startServer } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { PASSWORD, startServer } from '../../../testkit/esl/client';
 import { virtualTimers } from '../../support/virtual-timers';
 import { boundedOnce } from '../../../testkit/bounded';
 

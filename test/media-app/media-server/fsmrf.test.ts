@@ -1,5 +1,5 @@
 // media-app's fsmrf backend (media-app/media-server/fsmrf/backend.ts) against our engine's event socket
-// (test/esl/rig.ts: the switch, its SIP face, and an fsmrf-capable Srf, all real, on loopback): a leg's
+// (testkit/esl/switch-rig.ts: the switch, its SIP face, and an fsmrf-capable Srf, all real, on loopback): a leg's
 // endpoint made through drachtio-fsmrf answers a far end's offer, the far end hears what play and say
 // send, its RFC 4733 digits come back from playCollect, and what needs the engine's own taps (the AI
 // voice path, echo cancellation, VAD) is refused by name, never a silent no-op.
@@ -17,7 +17,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { SharedPrompts } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { readWav } from '../../../testkit/media-engine/support';
 import { toneShare } from '../../../testkit/media-engine/far-end';
-import { useFsmrfSuite } from './fsmrf-suite';
+import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 
 describe('media-app fsmrf backend against our event socket', function () {
   this.timeout(30_000);

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { SipStack, parseUri, SipUri } from '../../../sip-server/stack';
 import { resolveTarget, targetFromUri, systemResolver } from '../../../sip-server/transport';
-import { pickSrv } from '../../../sip-server/transport/locate';
+import { pickSrv } from '../../../core/sip/locate';
 import { freePort } from '../../../testkit/ports';
 import { LoopbackDns } from './dns-server';
 import { answerAll200, message, startStack } from './support';

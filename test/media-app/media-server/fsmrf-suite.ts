@@ -1,2 +1,0 @@
-// The fsmrf backend's suite against our switch: testkit/esl/fsmrf-suite.ts (shared with test/conference).
-export { useFsmrfSuite, type FsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
