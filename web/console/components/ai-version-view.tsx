@@ -42,13 +42,14 @@ export function useMakers(me: Agent): Makers {
 
 const shown = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
-/** The configuration of one version, every field, those it changed marked. */
+/** The configuration of one version, every field, those it changed from the one before marked. */
 export function VersionConfig({ version }: { version: AiVersion }) {
   const entries = Object.entries(version.config).sort(([a], [b]) => a.localeCompare(b));
   return (
     <dl class="facts version-config" aria-label={`Version ${version.number}`}>
       {entries.map(([k, v]) => {
-        const changed = version.changed.includes(k);
+        // version 1 made every field: none is marked
+        const changed = version.number > 1 && version.changed.includes(k);
         return (
           <>
             <dt class={changed ? 'changed' : undefined} data-key={k}>

@@ -17,13 +17,16 @@ export function RunForm(props: {
 }) {
   const [calls, setCalls] = useState('1');
   const [concurrency, setConcurrency] = useState('1');
-  const [missing, setMissing] = useState('');
+  // after a first try, what is missing is said and follows the choices as they change
+  const [tried, setTried] = useState(false);
   const act = useAction();
+  const now = props.body();
+  const missing = tried && typeof now === 'string' ? now : '';
   const submit = (ev: Event) => {
     ev.preventDefault();
+    setTried(true);
     const rest = props.body();
-    if (typeof rest === 'string') return setMissing(rest);
-    setMissing('');
+    if (typeof rest === 'string') return;
     void act.run(async () => {
       const run = await api.post<EvalRun>('/eval_runs', { ...rest, calls: Number(calls), concurrency: Number(concurrency) });
       go(`/evals/${run.id}`);

@@ -62,7 +62,7 @@ function VersionSection({ aiId, number, makers }: { aiId: string; number: number
       {v && (
         <>
           <p class="muted" data-field="version-made">
-            {shortTime(v.tm_create)} by {makers.name(v.created_by)} · changed {v.changed.join(', ') || 'nothing'}
+            {shortTime(v.tm_create)} by {makers.name(v.created_by)} · {v.number === 1 ? 'created' : `changed ${v.changed.join(', ')}`}
           </p>
           <VersionConfig version={v} />
         </>

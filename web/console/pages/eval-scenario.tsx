@@ -39,14 +39,14 @@ export function EvalScenarioPage({ id }: { id: string }) {
       <Section
         title="Eval scenario"
         actions={
-          <>
+          <span class="head-actions">
             <a href={href('evals', 'scenarios')}>All scenarios</a>
             {manager && (
               <button class="danger" data-action="delete-scenario" onClick={remove} disabled={del.busy}>
                 Delete
               </button>
             )}
-          </>
+          </span>
         }
       >
         <ErrorLine error={del.error} />
