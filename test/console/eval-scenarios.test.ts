@@ -30,8 +30,10 @@ describe('console: eval scenarios listed, shown, written as JSON, run and delete
   let made: Scenario;
   const api = (method: 'get' | 'post' | 'put' | 'delete', p: string) => request(rig.t.app)[method](`/v1.0${p}`).query({ accesskey: f.accesskey });
   const { open } = useConsolePage({}, (s) => ({ rig, f, page } = s));
-  const setText = (id: string, text: string) =>
-    js(page, `(() => { const t = document.getElementById(${JSON.stringify(id)}); t.value = ${JSON.stringify(text)}; t.dispatchEvent(new Event('input', { bubbles: true })); })()`);
+  /** A field's value set as typing would (an input event, which the page's handlers read). */
+  const setValue = (selector: string, text: string) =>
+    js(page, `(() => { const t = document.querySelector(${JSON.stringify(selector)}); t.value = ${JSON.stringify(text)}; t.dispatchEvent(new Event('input', { bubbles: true })); })()`);
+  const setText = (id: string, text: string) => setValue(`#${id}`, text);
   const statusError = (id: string) => js<string>(page, `document.querySelector('#${id}-status .error')?.textContent ?? ''`);
 
   before(async () => {
@@ -124,10 +126,8 @@ describe('console: eval scenarios listed, shown, written as JSON, run and delete
 
   it("a run started from a scenario's page is made with its calls and concurrency, and the console goes to it", async () => {
     await open(`evals/scenarios/${made.id}`, 'form[aria-label=Run]');
-    await page.$eval('form[aria-label=Run] input[name=calls]', (e) => ((e as HTMLInputElement).value = ''));
-    await page.type('form[aria-label=Run] input[name=calls]', '3');
-    await page.$eval('form[aria-label=Run] input[name=concurrency]', (e) => ((e as HTMLInputElement).value = ''));
-    await page.type('form[aria-label=Run] input[name=concurrency]', '2');
+    await setValue('form[aria-label=Run] input[name=calls]', '3');
+    await setValue('form[aria-label=Run] input[name=concurrency]', '2');
     await page.click('form[aria-label=Run] button[data-action=start-run]');
     await page.waitForFunction(`/^#\\/evals\\/[0-9a-f-]{36}$/.test(location.hash)`);
     const runId = await js<string>(page, `location.hash.split('/').pop()`);
