@@ -3,6 +3,7 @@
  * /auth, on the origin that served the page. Credentials are the HttpOnly `token` cookie that
  * POST /auth/login sets (same-origin requests carry it); the page never holds the token.
  */
+import type { EvalCaller, EvalCheck, EvalTarget } from '../../core/evals/schema';
 export interface ErrorDetail {
   recovery_endpoint?: string;
   deletion_effective_at?: string;
@@ -211,9 +212,37 @@ export type {
   EvalRunProgressedPayload,
   StageLatency as EvalStage,
 } from '../../core/evals/run-shape';
+/** A scenario's parts (POST /eval_scenarios): the one declaration the server validates (type-only). */
+export type { EvalCaller, EvalCheck, EvalTarget, EvalTurn } from '../../core/evals/schema';
+/** GET /eval_scenarios/{id}. */
 export interface EvalScenario {
   id: string;
   name: string;
+  target: EvalTarget;
+  caller: EvalCaller;
+  checks: EvalCheck[];
+  tm_create: string;
+  tm_update: string;
+}
+/** GET /ais/{id} (the fields the console reads). */
+export interface Ai {
+  id: string;
+  name: string;
+  detail: string;
+  engine_model: string;
+  tm_update?: string;
+}
+/** GET /ais/{id}/versions/{number} (docs/evals.md "Agent versions"). */
+export interface AiVersion {
+  id: string;
+  ai_id: string;
+  number: number;
+  /** the AI's configuration in this version (keys masked) */
+  config: Record<string, unknown>;
+  /** the fields this version changed (every field for version 1) */
+  changed: string[];
+  created_by: { type: 'accesskey' | 'agent' | 'delegate' | 'direct' | 'system'; id: string };
+  tm_create: string;
 }
 export interface Action {
   id?: string;

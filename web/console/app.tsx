@@ -25,6 +25,8 @@ import { VoicemailPage } from './pages/voicemail';
 import { ParkedCallsPage } from './pages/parked-calls';
 import { BlfPage } from './pages/blf';
 import { EvalsPage } from './pages/evals';
+import { EvalScenariosRoute } from './pages/eval-scenarios';
+import { AisRoute } from './pages/ais';
 
 const NAV: { path: string; label: string; operator?: boolean; manager?: boolean }[] = [
   { path: 'calls', label: 'Live calls' },
@@ -37,6 +39,7 @@ const NAV: { path: string; label: string; operator?: boolean; manager?: boolean 
   { path: 'flows', label: 'Flows' },
   { path: 'recordings', label: 'Recordings' },
   { path: 'contact-center', label: 'Agents & queues' },
+  { path: 'ais', label: 'AI agents' },
   { path: 'evals', label: 'Evals' },
   { path: 'webhooks', label: 'Webhooks' },
   { path: 'accesskeys', label: 'Access keys' },
@@ -180,8 +183,10 @@ function Page({ route, operator }: { route: Route; operator: boolean }) {
       return <RecordingsPage focus={id} />;
     case 'contact-center':
       return <ContactCenterPage />;
+    case 'ais':
+      return <AisRoute path={route.path.slice(1)} />;
     case 'evals':
-      return <EvalsPage path={route.path.slice(1)} />;
+      return id === 'scenarios' ? <EvalScenariosRoute id={route.path[2]} /> : <EvalsPage path={route.path.slice(1)} />;
     case 'webhooks':
       return <WebhooksPage />;
     case 'accesskeys':

@@ -25,7 +25,14 @@ export function EvalsPage({ path }: { path: string[] }) {
 function EvalRunsPage() {
   const runs = useLoad(() => api.get<{ result: EvalRun[] }>('/eval_runs', { page_size: 100 }).then((p) => p.result));
   return (
-    <Section title="Eval runs">
+    <Section
+      title="Eval runs"
+      actions={
+        <a href={href('evals', 'scenarios')} data-action="scenarios">
+          Scenarios
+        </a>
+      }
+    >
       <ErrorLine error={runs.error} />
       <Table
         label="Eval runs"
