@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import net, { type Socket } from 'node:net';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import { guardServer } from '../../../core/net/socket-guard';
 import { eslSocket } from './leg-socket';
 import type { LinkTimers } from './switch-link';
 
@@ -191,7 +192,8 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
  */
 function canListen(host: string, port: number): Promise<string | null> {
   return new Promise((resolve) => {
-    const probe = net.createServer();
+    // nothing is served: a connection in the moment it listens is closed at once (close() waits for none)
+    const probe = guardServer(net.createServer((s) => s.destroy()));
     const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     probe.once('error', (err) => resolve(`the outbound-socket listener cannot listen on ${where}: ${errorText(err)}`));
     probe.listen(port, host, () => probe.close(() => resolve(null)));
