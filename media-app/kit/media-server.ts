@@ -89,7 +89,7 @@ export function describeMediaServer(s: MediaServerSetting): string {
   if (s.kind === 'embedded') return 'embedded';
   const at = (h: string) => (h.includes(':') ? `[${h}]` : h);
   const params = [
-    ...(s.listen ? [`listen=${at(s.listen.host)}:${s.listen.port}`] : []),
+    ...(s.listen ? [`listen=${at(s.listen.host)}${s.listen.port ? `:${s.listen.port}` : ''}`] : []),
     ...(s.advertise ? [`advertise=${at(s.advertise.host)}${s.advertise.port ? `:${s.advertise.port}` : ''}`] : []),
   ];
   return `freeswitch://${at(s.host)}:${s.port}${params.length ? `?${params.join('&')}` : ''}`;

@@ -5,6 +5,8 @@
 // Live: our switch (esl/) on 127.0.0.3, the backend listening and advertising 127.0.0.2, a leg made
 // whose far end's RTP reaches it.
 import { expect } from 'chai';
+import { once } from 'node:events';
+import net from 'node:net';
 import { parseMediaServer, describeMediaServer, type MediaServerSetting } from '../../../media-app/kit/media-server';
 import { loadMediaAppConfig } from '../../../media-app/kit/config';
 import { FsmrfBackend } from '../../../media-app/media-server/fsmrf/backend';
@@ -12,6 +14,8 @@ import { connectSwitch, SwitchConnectError } from '../../../media-app/media-serv
 import { loopbackSdp } from '../../../testkit/sdp';
 import { until } from '../../../testkit/media-app/harness';
 import { RtpParty } from './rtp-party';
+import { freePort } from '../../../testkit/ports';
+import { boundedOnce } from '../../../testkit/bounded';
 import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
 import { PASSWORD } from '../../../testkit/esl/client';
 
@@ -57,6 +61,7 @@ describe('MEDIA_SERVER listen= and advertise=', () => {
     const wild = good('freeswitch://fs.internal:8021?advertise=10.0.0.2&listen=0.0.0.0:7000&password=s3cr3t');
     expect(wild).to.deep.include({ listen: { host: '0.0.0.0', port: 7000 }, advertise: { host: '10.0.0.2', port: 0 } });
     expect(describeMediaServer(wild)).to.equal('freeswitch://fs.internal:8021?listen=0.0.0.0:7000&advertise=10.0.0.2');
+    expect(describeMediaServer(good('freeswitch://10.0.0.5:8021?password=s3cr3t&listen=10.0.0.2'))).to.equal('freeswitch://10.0.0.5:8021?listen=10.0.0.2');
     // a local switch may be told to dial a non-loopback listener too
     expect(good('freeswitch://127.0.0.1:8021?listen=10.0.0.2').listen).to.deep.equal({ host: '10.0.0.2', port: 0 });
   });
@@ -131,6 +136,30 @@ describe('media-app fsmrf backend: a switch on another address', function () {
         return s.packetsReceived >= 20 ? s : null;
       }, 3000);
       expect(stats.packetsReceived).to.equal(20);
+      await leg.destroy();
+    } finally {
+      party.close();
+    }
+  });
+
+  it('a fixed listen port, advertised with its port: the reconnect after a lost event socket listens there again, and legs go there', async () => {
+    rig = await startSwitchRig({}, '127.0.0.3');
+    const port = await freePort();
+    const setting = good(`freeswitch://127.0.0.3:${rig.port}?password=${PASSWORD}&listen=127.0.0.2:${port}&advertise=127.0.0.2:${port}`);
+    backend = await FsmrfBackend.connect(rig.appSrf, setting, { connectTimeoutMs: 5000, reconnect: { minMs: 100, maxMs: 100 } });
+    const first = backend.link.ms;
+    const down = once(backend.link, 'down');
+    for (const l of rig.esl.connections) (l as unknown as { socket: net.Socket }).socket.destroy();
+    await down;
+    await boundedOnce(backend.link, 'up', 10_000, 'the reconnect');
+    expect(backend.link.ms).not.to.equal(first);
+    expect(rig.esl.authenticatedFrom('127.0.0.2'), 'connected again from 127.0.0.2').to.equal(true);
+    const party = new RtpParty();
+    try {
+      const leg = await backend.createEndpoint({ remoteSdp: loopbackSdp(await party.open()) });
+      const calls = [...rig.esl.channels.values()] as unknown as { channel: { sip: { eslOutbound: string } }; listener: { address: string } | null }[];
+      expect(calls.map((c) => c.channel.sip.eslOutbound)).to.deep.equal([`127.0.0.2:${port}`]);
+      expect(calls[0]!.listener?.address.replace(/^::ffff:/, '')).to.equal('127.0.0.2');
       await leg.destroy();
     } finally {
       party.close();
