@@ -129,7 +129,7 @@ export const PASSWORD = 'esl-test-secret';
 const NO_CONFERENCE_FILES = path.join(os.tmpdir(), `esl-test-no-conference-files-${process.pid}`);
 
 /** An event socket on a free loopback port; close it in after/afterEach. */
-export async function startServer(opts: Partial<EslServerOptions> = {}): Promise<{ server: EslServer; port: number }> {
+export async function startServer(opts: Partial<EslServerOptions> = {}, host = '127.0.0.1'): Promise<{ server: EslServer; port: number }> {
   const server = new EslServer({
     password: PASSWORD,
     profile: { name: 'drachtio_mrf', address: '127.0.0.1:5080' },
@@ -138,6 +138,6 @@ export async function startServer(opts: Partial<EslServerOptions> = {}): Promise
     ...opts,
   });
   const port = await freePort();
-  await server.listen(port, '127.0.0.1');
+  await server.listen(port, host);
   return { server, port };
 }

@@ -28,10 +28,10 @@ export interface FsmrfRig extends SwitchRig {
 
 /**
  * The switch side: two sip-servers, the engine, the event socket (`opts`: its own options, an egress
- * policy, time limits) at the drachtio_mrf address, its SIP face; the client connects itself (fsmrf's
+ * policy, time limits) at the drachtio_mrf address, listening on `eslHost` (a loopback address), its SIP face; the client connects itself (fsmrf's
  * MediaServer here, media-app's FsmrfBackend in test/media-app/media-server).
  */
-export async function startSwitchRig(opts: Partial<EslServerOptions> = {}): Promise<SwitchRig> {
+export async function startSwitchRig(opts: Partial<EslServerOptions> = {}, eslHost = '127.0.0.1'): Promise<SwitchRig> {
   const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: SrfApp; faceSrf?: SrfApp } = {};
   const close = async () => {
     if (parts.appSrf) disconnectSrf(parts.appSrf);
@@ -45,7 +45,7 @@ export async function startSwitchRig(opts: Partial<EslServerOptions> = {}): Prom
     parts.appSip = await startSipServer();
     parts.faceSip = await startSipServer();
     parts.engine = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
-    const { server: esl, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` }, ...opts });
+    const { server: esl, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` }, ...opts }, eslHost);
     parts.esl = esl;
     parts.faceSrf = await connectSrf(parts.faceSip.drachtioPort);
     new SipFace(parts.faceSrf, parts.engine, esl).start();

@@ -12,7 +12,8 @@ import { MEDIA_TIMEOUT_HEADER } from '../../../core/sip/media-timeout-header';
 import { MediaBackendUnsupported, type CallEndpointOptions, type MediaPort } from '../port';
 import { FsmrfCallEndpoint } from './endpoint';
 import { AI_TALK_FEATURE } from '../endpoint';
-import { connectSwitch } from './connect';
+import net from 'node:net';
+import { connectSwitch, type ConnectOptions } from './connect';
 import { ForkTapServer, type ForkTapSetting } from './fork-tap';
 import { REAL_TIMERS, SwitchLink, type LinkLog, type LinkTimers, type ReconnectDelays } from './switch-link';
 import type { MixPort } from '../conference';
@@ -28,6 +29,10 @@ export interface FsmrfSetting {
   host: string;
   port: number;
   password: string;
+  /** MEDIA_SERVER's listen: where fsmrf's outbound-socket server listens (absent: FsmrfConnectOptions.listenAddress, else 127.0.0.1, any port) */
+  listen?: { host: string; port: number };
+  /** MEDIA_SERVER's advertise: what the switch is told to dial (absent: the listen address) */
+  advertise?: { host: string; port: number };
 }
 
 /** Why a new leg is refused while the switch is lost (app.ts answers a new INVITE 503 before it gets here). */
@@ -56,6 +61,19 @@ export interface FsmrfConnectOptions {
    * 0 or unset: off
    */
   mediaTimeoutMs?: number;
+}
+
+/**
+ * Where fsmrf's outbound-socket server listens and what it advertises (connect.ts ConnectOptions). A
+ * `listen` that is one address (not a wildcard) is also the event socket's source when the switch's host
+ * is an IP of the same family (a name could resolve to the other family, where binding would fail).
+ */
+function outboundOptions(setting: FsmrfSetting, listenAddress = '127.0.0.1'): Pick<ConnectOptions, 'listenAddress' | 'listenPort' | 'advertise' | 'localAddress'> {
+  const listen = setting.listen;
+  if (!listen) return { listenAddress, ...(setting.advertise ? { advertise: setting.advertise } : {}) };
+  const family = net.isIP(listen.host);
+  const bind = family !== 0 && !/^(0\.0\.0\.0|::)$/.test(listen.host) && net.isIP(setting.host) === family;
+  return { listenAddress: listen.host, listenPort: listen.port, ...(setting.advertise ? { advertise: setting.advertise } : {}), ...(bind ? { localAddress: listen.host } : {}) };
 }
 
 const SILENT: LinkLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -105,12 +123,13 @@ export class FsmrfBackend implements MediaPort, MixPort {
   /**
    * Connects fsmrf to the event socket within `connectTimeoutMs` (connect.ts; rejects with a
    * SwitchConnectError). `srf`: media-app's drachtio-srf (fsmrf sends its INVITEs to the switch's SIP
-   * profile through it); `listenAddress`: where fsmrf's outbound-socket server listens (loopback);
+   * profile through it); where fsmrf's outbound-socket server listens: the setting's `listen` (the
+   * event socket then connected from that address unless it is a wildcard), else `listenAddress` (loopback);
    * `taps`: where the audio fork server listens (default loopback, port 0, 5 s for the switch to connect).
    */
   static async connect(srf: unknown, setting: FsmrfSetting, opts: FsmrfConnectOptions): Promise<FsmrfBackend> {
     const to = { host: setting.host, port: setting.port, password: setting.password };
-    const connect = { timeoutMs: opts.connectTimeoutMs, listenAddress: opts.listenAddress ?? '127.0.0.1', timers: opts.timers };
+    const connect = { timeoutMs: opts.connectTimeoutMs, ...outboundOptions(setting, opts.listenAddress), timers: opts.timers };
     const ms = await connectSwitch(srf, to, connect);
     const link = new SwitchLink(ms, srf, to, { ...connect, reconnect: opts.reconnect ?? { minMs: 500, maxMs: 30_000 }, log: opts.log ?? SILENT });
     return new FsmrfBackend(link, new ForkTapServer(opts.taps ?? DEFAULT_TAPS, opts.log ?? SILENT), opts.timers ?? REAL_TIMERS, opts.mediaTimeoutMs ?? 0);

@@ -10,8 +10,9 @@
  * deadline the connection is closed (modesl's `closing`: no reconnect) before the promise rejects.
  */
 import { createRequire } from 'node:module';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import Mrf, { type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
+import { guardServer } from '../../../core/net/socket-guard';
 import { eslSocket } from './leg-socket';
 import type { LinkTimers } from './switch-link';
 
@@ -29,7 +30,11 @@ interface EslInbound {
   disconnect(): void;
 }
 
-type EslConnectionCtor = new (host: string, port: number, password: string, ready: () => void) => EslInbound;
+/** (host, port, password, ready) or (host, port, password, localAddress, ready): localAddress is the connection's source */
+type EslConnectionCtor = {
+  new (host: string, port: number, password: string, ready: () => void): EslInbound;
+  new (host: string, port: number, password: string, localAddress: string, ready: () => void): EslInbound;
+};
 /** lib/mediaserver.js: (conn, mrf, listenAddress, listenPort, advertisedAddress, advertisedPort, profile) */
 type MediaServerCtor = new (
   conn: EslInbound,
@@ -72,6 +77,16 @@ export interface ConnectOptions {
   timeoutMs: number;
   /** where fsmrf's outbound-socket server listens (the switch connects back there for each channel) */
   listenAddress: string;
+  /** its port (0 or absent: any free one) */
+  listenPort?: number;
+  /** what the switch is told to dial (X-esl-outbound); absent: the listen address, a port of 0: the listen port */
+  advertise?: { host: string; port: number };
+  /**
+   * the event-socket connection's source address (absent: the kernel's choice): the listen address when
+   * MEDIA_SERVER gave one, so the switch sees one address for both (its event-socket ACL's, and the
+   * one our esl/ switch requires an outbound socket to go to: esl/sip-face.ts)
+   */
+  localAddress?: string;
   /** where the connect's deadline is armed: the link's timers (switch-link.ts; tests pass virtual ones), default the process's */
   timers?: LinkTimers;
 }
@@ -114,18 +129,21 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
       else conn.disconnect();
       socket?.destroy();
     };
-    const conn = new Connection(to.host, to.port, to.password, () => {
+    const ready = () => {
       if (settled) return;
       // fsmrf's MediaServer throws inside the reply's callback when the profile is missing (an uncaught
       // exception: a misconfigured switch would end media-app): asked here first, refused as a connect failure
       conn.api('sofia status', (res) => {
         if (settled) return;
         if (!profileAddress(res.getBody())) return fail(`the switch has no ${PROFILE} SIP profile with an IPv4 address (sofia status)`);
-        start();
+        void canListen(opts.listenAddress, opts.listenPort ?? 0).then((problem) => (problem ? fail(problem) : start()));
       });
-    });
+    };
+    const conn = opts.localAddress ? new Connection(to.host, to.port, to.password, opts.localAddress, ready) : new Connection(to.host, to.port, to.password, ready);
     const start = () => {
-      ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, 0, undefined, undefined, PROFILE);
+      if (settled) return;
+      const adv = opts.advertise;
+      ms = new MediaServer(conn, new Mrf(srf), opts.listenAddress, opts.listenPort ?? 0, adv?.host, adv?.port || undefined, PROFILE);
       ms.once('ready', () => {
         if (settled) return;
         settled = true;
@@ -163,6 +181,22 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
     } catch (err) {
       fail(errorText(err));
     }
+  });
+}
+
+/**
+ * Whether fsmrf's outbound-socket server can listen there: fsmrf listens with no error handler, so an
+ * address not of this host (EADDRNOTAVAIL) or a fixed port in use would be an uncaught error ending
+ * media-app. Asked first with a listener of our own, closed at once (a port taken in the moment between
+ * is still fsmrf's to fail on); the problem, or null.
+ */
+function canListen(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    // nothing is served: a connection in the moment it listens is closed at once (close() waits for none)
+    const probe = guardServer(net.createServer((s) => s.destroy()));
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    probe.once('error', (err) => resolve(`the outbound-socket listener cannot listen on ${where}: ${errorText(err)}`));
+    probe.listen(port, host, () => probe.close(() => resolve(null)));
   });
 }
 

@@ -65,7 +65,7 @@ describe('MEDIA_SERVER', () => {
     const cases: [string, RegExp][] = [
       ['freeswitch://127.0.0.1:8021?password=s3cr3t#tail', /percent-encode # in the password as %23/],
       ['freeswitch://127.0.0.1:8021?password=s3cr3t#', /percent-encode # in the password as %23/],
-      ['freeswitch://127.0.0.1:8021?password=s3cr3t&tail', /takes only \?password=… \(percent-encode & in the password as %26\)/],
+      ['freeswitch://127.0.0.1:8021?password=s3cr3t&tail', /takes only \?password=…, listen=…, advertise=… \(percent-encode & in the password as %26\)/],
       ['freeswitch://127.0.0.1:8021?password=s3cr3t&password=tail', /password given twice/],
       ['freeswitch://127.0.0.1:8021?password=s3cr3t%zztail', /not valid percent-encoding \(write % as %25\)/],
     ];
@@ -82,13 +82,16 @@ describe('MEDIA_SERVER', () => {
     }
   });
 
-  it("refuses a switch on another host (fsmrf's outbound-socket listener is loopback only); loopback ones pass", () => {
-    for (const remote of ['freeswitch://10.0.0.5:8021', 'freeswitch://fs.example:8021?password=s3cr3t', 'freeswitch://[2001:db8::1]:8021', 'freeswitch://0.0.0.0:8021']) {
+  it("refuses a switch on another host while fsmrf's outbound-socket listener is on loopback (fsmrf-remote.test.ts: listen=); loopback ones pass", () => {
+    for (const remote of ['freeswitch://10.0.0.5:8021', 'freeswitch://fs.example:8021?password=s3cr3t', 'freeswitch://[2001:db8::1]:8021']) {
       const r = parseMediaServer(remote);
       expect(r, remote)
         .to.have.property('problem')
-        .that.matches(/^the switch must be on this host \(127\.0\.0\.1, ::1 or localhost\)/);
+        .that.matches(/^the switch is on another host, so it could not reach fsmrf's outbound-socket listener on loopback/);
     }
+    expect(parseMediaServer('freeswitch://0.0.0.0:8021'))
+      .to.have.property('problem')
+      .that.matches(/^the event socket host must be an address to dial, not a wildcard/);
     for (const [local, host] of [
       ['freeswitch://127.0.0.2:8021', '127.0.0.2'],
       ['freeswitch://[::1]:8021', '::1'],
@@ -111,11 +114,11 @@ describe('MEDIA_SERVER', () => {
     expect(() => loadMediaAppConfig({ MEDIA_SERVER_CONNECT_TIMEOUT_MS: '0' })).to.throw(/MEDIA_SERVER_CONNECT_TIMEOUT_MS/);
   });
 
-  it('media-app refuses to start on a non-loopback switch: exit code 2 and the reason', async function () {
+  it('media-app refuses to start on a non-loopback switch without listen=: exit code 2 and the reason', async function () {
     this.timeout(30_000);
     const { code, out } = await startMediaApp('freeswitch://10.0.0.5:8021?password=s3cr3t');
     expect(code, out).to.equal(2);
-    expect(out).to.include('MEDIA_SERVER: the switch must be on this host');
+    expect(out).to.include("MEDIA_SERVER: the switch is on another host, so it could not reach fsmrf's outbound-socket listener on loopback");
     expect(out).not.to.include('s3cr3t');
   });
 
