@@ -113,6 +113,15 @@ describe('flow actions on a virtual call: media', () => {
       { type: 'stop' },
     ]);
     const rec = media(r).find((m) => m.command === 'recording_start')!;
+    // beep_start: the beep is played first, the recording starts once it has ended
+    expect(
+      media(r)
+        .slice(0, 2)
+        .map((m) => [m.command, m.t]),
+    ).to.deep.equal([
+      ['beep', 0],
+      ['recording_start', 250],
+    ]);
     expect(first(r).variables['svc.recording.id']).to.equal(rec.recording_id);
     expect(media(r).find((m) => m.command === 'recording_stop')).to.include({ cause: 'stop', duration_ms: 4000 });
     expect(media(r).find((m) => m.command === 'talk')!.text).to.equal(`recording ${rec.recording_id}`);

@@ -93,122 +93,130 @@ describe('TwiML recording callbacks: compiling', () => {
   });
 });
 
-describe('TwiML recording callbacks on real calls', function () {
-  this.timeout(120_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
+// On both media backends: the embedded engine and fsmrf (drachtio-fsmrf against our switch, esl/).
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML recording callbacks on real calls (${backend} media backend)`, function () {
+    this.timeout(120_000);
+    let stack: Stack;
+    let app: TwimlServer;
+    let f: Fixture;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  const hours = useSpeechPcap('twiml-rec-', 'What are your opening hours?', { trailMs: 500 });
+    useTwimlStack((s) => ({ stack, app, f } = s), undefined, { mediaServer: backend });
+    const hours = useSpeechPcap('twiml-rec-', 'What are your opening hours?', { trailMs: 500 });
 
-  it('Record: in-progress then completed recording callbacks and the transcription, all signed; the action runs meanwhile', async () => {
-    const doc = new VoiceResponse();
-    doc.record({
-      action: '/rec-after',
-      maxLength: 5,
-      timeout: 30,
-      finishOnKey: '',
-      playBeep: false,
-      recordingStatusCallback: '/rec-status',
-      recordingStatusCallbackEvent: ['in-progress', 'completed'],
-      transcribeCallback: '/rec-text',
+    it('Record: in-progress then completed recording callbacks and the transcription, all signed; the action runs meanwhile', async () => {
+      const doc = new VoiceResponse();
+      doc.record({
+        action: '/rec-after',
+        maxLength: 5,
+        timeout: 30,
+        finishOnKey: '',
+        playBeep: false,
+        recordingStatusCallback: '/rec-status',
+        recordingStatusCallbackEvent: ['in-progress', 'completed'],
+        transcribeCallback: '/rec-text',
+      });
+      app.on('/rec', doc.toString());
+      const after = new VoiceResponse();
+      after.hangup();
+      app.on('/rec-after', after.toString());
+      app.on('/rec-status', '<Response/>');
+      app.on('/rec-text', '<Response/>');
+      const steps = () => `<pause milliseconds="500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }], { talk: false, steps });
+      await app.next('/rec');
+      const started = await app.next('/rec-status');
+      expect(started.signed, 'in-progress signed').to.equal(true);
+      expect(started.params).to.include({
+        RecordingStatus: 'in-progress',
+        RecordingSource: 'RecordVerb',
+        RecordingChannels: '1',
+        CallSid: callSid(call.callId),
+        AccountSid: accountSid(f.customer.id),
+      });
+      expect(started.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
+      expect(started.params.RecordingStartTime).to.match(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
+      const done = await app.next('/rec-status', 30_000);
+      expect(done.signed, 'completed signed').to.equal(true);
+      expect(done.params).to.include({ RecordingStatus: 'completed', RecordingSid: started.params.RecordingSid });
+      expect(Number(done.params.RecordingDuration)).to.be.within(4, 6);
+      expect(done.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
+      const text = await app.next('/rec-text', 60_000);
+      expect(text.signed, 'transcription signed').to.equal(true);
+      expect(text.params).to.include({ TranscriptionStatus: 'completed', RecordingSid: started.params.RecordingSid, CallSid: callSid(call.callId), AccountSid: accountSid(f.customer.id) });
+      expect(text.params.TranscriptionSid).to.match(/^TR[0-9a-f]{32}$/);
+      expect(text.params.TranscriptionText.toLowerCase()).to.match(/hours|open/);
+      expect(text.params.TranscriptionUrl).to.match(/\/v1\.0\/transcribes\/[0-9a-f-]{36}$/);
+      // the Transcribe is a row of the recording, with the same text
+      const db = await testDb();
+      const tid = `${text.params.TranscriptionSid.slice(2, 10)}-${text.params.TranscriptionSid.slice(10, 14)}-${text.params.TranscriptionSid.slice(14, 18)}-${text.params.TranscriptionSid.slice(18, 22)}-${text.params.TranscriptionSid.slice(22)}`;
+      const row = await db('transcribes').where({ id: tid }).first();
+      expect(row).to.include({ reference_type: 'recording', customer_id: f.customer.id });
+      // and Twilio's Transcriptions resource shows it to the official client: list, fetch, the recording's list, delete
+      const client = twilioClient(stack.base.replace(/^ws:/, 'http:'), accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
+      const listed = await client.transcriptions.list();
+      expect(listed.map((x) => x.sid)).to.include(text.params.TranscriptionSid);
+      const one = await client.transcriptions(text.params.TranscriptionSid).fetch();
+      expect(one).to.include({ sid: text.params.TranscriptionSid, status: 'completed', transcriptionText: text.params.TranscriptionText, accountSid: accountSid(f.customer.id) });
+      expect(one.recordingSid).to.equal(started.params.RecordingSid);
+      const ofRecording = await client.recordings(started.params.RecordingSid).transcriptions.list();
+      expect(ofRecording.map((x) => x.sid)).to.deep.equal([text.params.TranscriptionSid]);
+      expect(await client.transcriptions(text.params.TranscriptionSid).remove()).to.equal(true);
+      for (const sid of [text.params.TranscriptionSid, 'TRnot-a-sid', started.params.RecordingSid]) {
+        const e = await client
+          .transcriptions(sid)
+          .fetch()
+          .then(
+            () => null,
+            (err: RestException) => err,
+          );
+        expect(e?.status, sid).to.equal(404);
+        expect(e?.code, sid).to.equal(20404);
+      }
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      expect(app.requests.filter((x) => x.path === '/rec-after')).to.have.length(1);
+      call.peer.close();
     });
-    app.on('/rec', doc.toString());
-    const after = new VoiceResponse();
-    after.hangup();
-    app.on('/rec-after', after.toString());
-    app.on('/rec-status', '<Response/>');
-    app.on('/rec-text', '<Response/>');
-    const steps = () => `<pause milliseconds="500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }], { talk: false, steps });
-    await app.next('/rec');
-    const started = await app.next('/rec-status');
-    expect(started.signed, 'in-progress signed').to.equal(true);
-    expect(started.params).to.include({ RecordingStatus: 'in-progress', RecordingSource: 'RecordVerb', RecordingChannels: '1', CallSid: callSid(call.callId), AccountSid: accountSid(f.customer.id) });
-    expect(started.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
-    expect(started.params.RecordingStartTime).to.match(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
-    const done = await app.next('/rec-status', 30_000);
-    expect(done.signed, 'completed signed').to.equal(true);
-    expect(done.params).to.include({ RecordingStatus: 'completed', RecordingSid: started.params.RecordingSid });
-    expect(Number(done.params.RecordingDuration)).to.be.within(4, 6);
-    expect(done.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
-    const text = await app.next('/rec-text', 60_000);
-    expect(text.signed, 'transcription signed').to.equal(true);
-    expect(text.params).to.include({ TranscriptionStatus: 'completed', RecordingSid: started.params.RecordingSid, CallSid: callSid(call.callId), AccountSid: accountSid(f.customer.id) });
-    expect(text.params.TranscriptionSid).to.match(/^TR[0-9a-f]{32}$/);
-    expect(text.params.TranscriptionText.toLowerCase()).to.match(/hours|open/);
-    expect(text.params.TranscriptionUrl).to.match(/\/v1\.0\/transcribes\/[0-9a-f-]{36}$/);
-    // the Transcribe is a row of the recording, with the same text
-    const db = await testDb();
-    const tid = `${text.params.TranscriptionSid.slice(2, 10)}-${text.params.TranscriptionSid.slice(10, 14)}-${text.params.TranscriptionSid.slice(14, 18)}-${text.params.TranscriptionSid.slice(18, 22)}-${text.params.TranscriptionSid.slice(22)}`;
-    const row = await db('transcribes').where({ id: tid }).first();
-    expect(row).to.include({ reference_type: 'recording', customer_id: f.customer.id });
-    // and Twilio's Transcriptions resource shows it to the official client: list, fetch, the recording's list, delete
-    const client = twilioClient(stack.base.replace(/^ws:/, 'http:'), accountSid(f.customer.id), twilioAuthToken(stack.api.ctx.config.jwtSecret, f.customer.id, 0));
-    const listed = await client.transcriptions.list();
-    expect(listed.map((x) => x.sid)).to.include(text.params.TranscriptionSid);
-    const one = await client.transcriptions(text.params.TranscriptionSid).fetch();
-    expect(one).to.include({ sid: text.params.TranscriptionSid, status: 'completed', transcriptionText: text.params.TranscriptionText, accountSid: accountSid(f.customer.id) });
-    expect(one.recordingSid).to.equal(started.params.RecordingSid);
-    const ofRecording = await client.recordings(started.params.RecordingSid).transcriptions.list();
-    expect(ofRecording.map((x) => x.sid)).to.deep.equal([text.params.TranscriptionSid]);
-    expect(await client.transcriptions(text.params.TranscriptionSid).remove()).to.equal(true);
-    for (const sid of [text.params.TranscriptionSid, 'TRnot-a-sid', started.params.RecordingSid]) {
-      const e = await client
-        .transcriptions(sid)
-        .fetch()
-        .then(
-          () => null,
-          (err: RestException) => err,
-        );
-      expect(e?.status, sid).to.equal(404);
-      expect(e?.code, sid).to.equal(20404);
-    }
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    expect(app.requests.filter((x) => x.path === '/rec-after')).to.have.length(1);
-    call.peer.close();
-  });
 
-  it('an unreachable recordingStatusCallback does not hold up the call; Dial record sends completed with DialVerb', async () => {
-    const dead = `http://127.0.0.1:${await deadPort()}/gone`;
-    const doc = new VoiceResponse();
-    doc.record({ action: '/dead-after', maxLength: 2, finishOnKey: '', playBeep: false, recordingStatusCallback: dead });
-    app.on('/dead', doc.toString());
-    const bye = new VoiceResponse();
-    bye.say('Goodbye');
-    bye.hangup();
-    app.on('/dead-after', bye.toString());
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/dead') } }]);
-    await app.next('/dead');
-    const after = await app.next('/dead-after', 20_000);
-    expect(after.signed).to.equal(true);
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    call.peer.close();
+    it('an unreachable recordingStatusCallback does not hold up the call; Dial record sends completed with DialVerb', async () => {
+      const dead = `http://127.0.0.1:${await deadPort()}/gone`;
+      const doc = new VoiceResponse();
+      doc.record({ action: '/dead-after', maxLength: 2, finishOnKey: '', playBeep: false, recordingStatusCallback: dead });
+      app.on('/dead', doc.toString());
+      const bye = new VoiceResponse();
+      bye.say('Goodbye');
+      bye.hangup();
+      app.on('/dead-after', bye.toString());
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/dead') } }]);
+      await app.next('/dead');
+      const after = await app.next('/dead-after', 20_000);
+      expect(after.signed).to.equal(true);
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      call.peer.close();
 
-    const calleePort = await sipPortPair();
-    const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
-    await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
-    const dial = new VoiceResponse();
-    dial.dial({ record: 'record-from-answer', recordingStatusCallback: '/dial-rec', timeout: 20 }).sip(`sip:callee@127.0.0.1:${calleePort}`);
-    app.on('/dial', dial.toString());
-    app.on('/dial-rec', '<Response/>');
-    const call2 = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/dial') } }]);
-    await app.next('/dial');
-    const db = await testDb();
-    const leg = await until(async () => (await db('calls').where({ customer_id: f.customer.id, direction: 'outgoing', status: 'progressing' }).first()) ?? null, 20_000, 'callee answered');
-    await sleep(2000);
-    await stack.platform.app.calls.get(leg.id)!.hangup('normal');
-    const cb = await app.next('/dial-rec', 30_000);
-    expect(cb.signed).to.equal(true);
-    expect(cb.params).to.include({ RecordingStatus: 'completed', RecordingSource: 'DialVerb', CallSid: callSid(call2.callId) });
-    expect(Number(cb.params.RecordingDuration)).to.be.at.least(1);
-    const r2 = await call2.sipp;
-    expect(r2.code, r2.errors + r2.messages).to.equal(0);
-    const rc = await callee.done;
-    expect(rc.code, rc.errors + rc.messages).to.equal(0);
-    call2.peer.close();
+      const calleePort = await sipPortPair();
+      const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+      await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
+      const dial = new VoiceResponse();
+      dial.dial({ record: 'record-from-answer', recordingStatusCallback: '/dial-rec', timeout: 20 }).sip(`sip:callee@127.0.0.1:${calleePort}`);
+      app.on('/dial', dial.toString());
+      app.on('/dial-rec', '<Response/>');
+      const call2 = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/dial') } }]);
+      await app.next('/dial');
+      const db = await testDb();
+      const leg = await until(async () => (await db('calls').where({ customer_id: f.customer.id, direction: 'outgoing', status: 'progressing' }).first()) ?? null, 20_000, 'callee answered');
+      await sleep(2000);
+      await stack.platform.app.calls.get(leg.id)!.hangup('normal');
+      const cb = await app.next('/dial-rec', 30_000);
+      expect(cb.signed).to.equal(true);
+      expect(cb.params).to.include({ RecordingStatus: 'completed', RecordingSource: 'DialVerb', CallSid: callSid(call2.callId) });
+      expect(Number(cb.params.RecordingDuration)).to.be.at.least(1);
+      const r2 = await call2.sipp;
+      expect(r2.code, r2.errors + r2.messages).to.equal(0);
+      const rc = await callee.done;
+      expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      call2.peer.close();
+    });
   });
-});

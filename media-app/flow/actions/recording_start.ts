@@ -7,7 +7,10 @@ import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from '.
 export class RecordingStart extends FlowTask<z.infer<typeof media.recording_start>> {
   async exec(ctx: ActionContext): Promise<Outcome> {
     const o = this.option;
-    const { recording_id } = await requireCall(ctx).recordingStart({
+    const call = requireCall(ctx);
+    // the beep is heard before the recording starts (Twilio's <Record playBeep>): it is not in the file
+    if (o.beep_start) await call.beep(ctx.signal);
+    const { recording_id } = await call.recordingStart({
       format: o.format ?? 'wav',
       end_of_silence: o.end_of_silence ?? 0,
       end_of_key: o.end_of_key ?? '',

@@ -129,7 +129,6 @@ export class SimCall extends EventEmitter implements CallPort {
     const stop = new AbortController();
     this.recording = { id, started: this.clock.elapsedMs, stop };
     this.trace('media', { command: 'recording_start', recording_id: id, ...req });
-    if (req.beep_start) this.trace('media', { command: 'beep', duration_ms: this.media.beep_ms ?? 250 });
     const end = (cause: string) => () => this.endRecording(cause);
     if (req.duration > 0) this.clock.sleep(req.duration * 1000, stop.signal).then(end('duration'), () => undefined);
     if (req.end_of_silence > 0) {
