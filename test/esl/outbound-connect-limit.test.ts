@@ -9,8 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
 import { OUTBOUND_CONNECT_MS } from '../../esl/sip-face';
-import { startSwitchRig, type SwitchRig } from './rig';
-import { PASSWORD, RawClient } from './support';
+import { startSwitchRig, type SwitchRig } from '../../testkit/esl/switch-rig';
+import { PASSWORD, RawClient } from '../../testkit/esl/client';
 import { bounded, boundedOnce } from '../../testkit/bounded';
 
 const SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 9 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=sendrecv', ''].join('\r\n');

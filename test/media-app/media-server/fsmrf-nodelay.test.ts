@@ -9,8 +9,8 @@ import net from 'node:net';
 import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-server/fsmrf/backend';
 import { eslSocket, LegSocket } from '../../../media-app/media-server/fsmrf/leg-socket';
 import type { Endpoint } from '../../../media-engine';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { PASSWORD } from '../../../testkit/esl/client';
 
 /** Whether setNoDelay(true) was asked of `socket` (node's own record of it: kSetNoDelay). */
 function noDelay(socket: net.Socket): boolean {

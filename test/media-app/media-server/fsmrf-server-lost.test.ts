@@ -11,8 +11,8 @@ import { FsmrfBackend, type FsmrfCallEndpoint } from '../../../media-app/media-s
 import { LEG_END_MS } from '../../../media-app/media-server/fsmrf/leg-end';
 import { SWITCH_CONNECT_MS } from '../../../media-app/media-server/fsmrf/connect';
 import type { Endpoint } from '../../../media-engine';
-import { startSwitchRig, type SwitchRig } from '../../esl/rig';
-import { PASSWORD } from '../../esl/support';
+import { startSwitchRig, type SwitchRig } from '../../../testkit/esl/switch-rig';
+import { PASSWORD } from '../../../testkit/esl/client';
 import { watchedTimers } from '../../support/virtual-timers';
 import { boundedOnce } from '../../../testkit/bounded';
 
