@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DtmfEvent } from '../../media-engine';
+import { parseTeletone } from '../../media-engine';
 import { playbackItems, playbackTerminators, type PlaybackItem } from './args';
 import { onDigits, setVar, varOf, type AppContext } from './context';
 
@@ -38,10 +39,26 @@ export interface PlayFileOptions {
   bargeIn?: boolean;
 }
 
+/**
+ * A tone_stream FreeSWITCH would play as asked: a teletone script (mod_tone_stream, libteletone), which
+ * media-engine reads too. The engine's own names (`tone_stream://beep`, `ringback`, `dtmf:…`) are not
+ * FreeSWITCH's: libteletone reads their letters as entries of its tone map (a DTMF tone or nothing), never a
+ * beep, so the switch does not play them (as the room's playback: conference/playback.ts).
+ */
+function teletone(file: string): boolean {
+  try {
+    parseTeletone(file.slice('tone_stream://'.length));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One file as switch_ivr_play_file plays it: PLAYBACK_START, the audio, the playback_* variables, PLAYBACK_STOP. */
 export async function playFile(ctx: AppContext, item: PlaybackItem, opts: PlayFileOptions): Promise<PlayStatus> {
   const local = localPath(ctx, item.file);
   if (local !== null && !(await isFile(local))) return 'notfound';
+  if (/^tone_stream:\/\//i.test(item.file) && !teletone(item.file)) return 'notfound';
   if (ctx.signal.aborted) return 'hangup';
   const ep = ctx.channel.endpoint;
   const type: [string, string][] = /^tone_stream:/i.test(item.file) ? [['Playback-File-Type', 'tone_stream']] : [];

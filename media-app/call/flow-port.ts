@@ -18,6 +18,7 @@ import { forgetPeer } from './close-reason';
 import { promptKind, tracePlay } from '../kit/media-trace';
 import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { Speaker } from '../voices';
+import { BEEP_TONE } from '../kit/tones';
 
 /** What a media operation needs of its call: not ending, answered (up), an endpoint. */
 type Precondition = 'live' | 'answered' | 'media';
@@ -155,7 +156,7 @@ export class FlowPort extends EventEmitter<FlowPortEvents> implements CallPort {
   }
 
   async beep(signal: AbortSignal): Promise<void> {
-    await this.media('beep', signal, (ep) => tracePlay('tone', 1, null, () => ep.play('tone_stream://beep')));
+    await this.media('beep', signal, (ep) => tracePlay('tone', 1, null, () => ep.play(BEEP_TONE)));
   }
 
   async collectDigits(req: DigitsRequest, signal: AbortSignal): Promise<DigitsResult> {

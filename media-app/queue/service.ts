@@ -34,6 +34,7 @@ import { dequeueCaller, type DequeueHost, type DequeueOptions } from './dequeue'
 import { takeThroughLeg } from './dequeue-leg';
 import type { PbxLegClaims } from '../xnode/pbx-token';
 import type { SrfRequest, SrfResponse } from '../kit/srf';
+import { RINGBACK_TONE } from '../kit/tones';
 
 /** How often waiting callers look for an agent again (agents freed elsewhere, status changes). */
 export const DISPATCH_INTERVAL_MS = 500;
@@ -227,7 +228,7 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     const stop = () => void ep.stopPlayback().catch(() => undefined);
     signal.addEventListener('abort', stop, { once: true });
     try {
-      await ep.play('tone_stream://ringback');
+      await ep.play(RINGBACK_TONE);
     } finally {
       signal.removeEventListener('abort', stop);
     }

@@ -11,6 +11,7 @@ import type { CallPort } from '../flow/call-port';
 import { abortError } from '../kit/clock';
 import type { VoicemailDeps } from './service';
 import { recordingsDir } from '../../core/data-dirs';
+import { BEEP_TONE } from '../kit/tones';
 
 /** Text for TTS: customer text (a box name) never turns into markup. */
 export function speakable(s: string): string {
@@ -116,7 +117,7 @@ export class CallAudio {
   }
 
   async beep(signal: AbortSignal): Promise<void> {
-    await this.run(signal, (ep) => ep.play('tone_stream://beep'));
+    await this.run(signal, (ep) => ep.play(BEEP_TONE));
   }
 
   /** Plays a file of the recordings store (a local copy when it is in object storage). */

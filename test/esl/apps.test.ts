@@ -63,6 +63,18 @@ describe('esl: channel applications through fsmrf on the media engine', () => {
     expect((await ep.play('silence_stream://100')).playbackMilliseconds).to.equal('100');
   });
 
+  it("the engine's own tone names (beep, ringback, dtmf:) are not FreeSWITCH's: File Not Found, as a missing file; a teletone script plays", async () => {
+    const { ep } = await call();
+    for (const name of ['tone_stream://beep', 'tone_stream://ringback', 'tone_stream://dtmf:12']) {
+      const err = await ep.play(name).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.message, name).to.equal('File Not Found');
+    }
+    expect((await ep.play('tone_stream://%(250,0,1000)')).playbackMilliseconds).to.equal('250');
+  });
+
   it('playCollect: RFC 4733 digits stop the prompt and end at the terminator; each digit is a DTMF event', async () => {
     const { ep, peer } = await call();
     const c = await subscriber('DTMF');
