@@ -84,19 +84,31 @@ describe("console: an AI's versions, one version's configuration, and a run of t
     await shot(rig, page, 'ai-version');
   });
 
+  /**
+   * The versions page settled: found in CI, the previous test's page (version 1's) still showed the form, so
+   * waiting for it returned at once; version 2's section then loaded above it and moved the form while a
+   * click was on its way to the button's old place (a click by coordinates lands where the element was).
+   */
+  async function openRunForm(): Promise<void> {
+    await open(`ais/${aiId}/versions`, 'dl[aria-label="Version 2"]');
+    await page.waitForSelector(`form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
+  }
+  /** A click on the element itself (its click(): a change event for a checkbox, a submit for the button), wherever the layout has put it. */
+  const press = (selector: string) => page.$eval(selector, (e) => (e as unknown as { click(): void }).click());
+
   it('"Run side by side" with no scenario chosen says so; with one, makes a run of AI versions 1 and 2 and goes to it', async () => {
-    await open(`ais/${aiId}/versions`, `form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
+    await openRunForm();
     const before = (await byKey('get', '/eval_runs')).body.result.length as number;
-    await page.click('form[aria-label="Run side by side"] button[data-action=start-run]');
+    await press('form[aria-label="Run side by side"] button[data-action=start-run]');
     await page.waitForFunction(`document.querySelector('form[aria-label="Run side by side"] .error')?.textContent === 'Choose at least one scenario.'`);
     expect((await byKey('get', '/eval_runs')).body.result.length).to.equal(before);
     // the versions default to the one before the newest, then the newest
     expect(await js<string[]>(page, `['from', 'to'].map((n) => document.querySelector('select[name=' + n + ']').value)`)).to.deep.equal(['1', '2']);
-    await page.click(`form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
+    await press(`form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
     // what was missing is no longer said once chosen
     await page.waitForFunction(`document.querySelector('form[aria-label="Run side by side"] .error') === null`);
     await shot(rig, page, 'ai-versions-run');
-    await page.click('form[aria-label="Run side by side"] button[data-action=start-run]');
+    await press('form[aria-label="Run side by side"] button[data-action=start-run]');
     await page.waitForFunction(`/^#\\/evals\\/[0-9a-f-]{36}$/.test(location.hash)`);
     const runId = await js<string>(page, `location.hash.split('/').pop()`);
     const run = (await byKey('get', `/eval_runs/${runId}`)).body as { ai_id: string; versions: number[]; scenario_ids: string[]; status: string; calls: number };
@@ -108,10 +120,10 @@ describe("console: an AI's versions, one version's configuration, and a run of t
   });
 
   it('the same two versions chosen twice are refused in the page before anything is sent', async () => {
-    await open(`ais/${aiId}/versions`, `form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
+    await openRunForm();
     await page.select('select[name=from]', '2');
-    await page.click(`form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
-    await page.click('form[aria-label="Run side by side"] button[data-action=start-run]');
+    await press(`form[aria-label="Run side by side"] input[value="${scenarioId}"]`);
+    await press('form[aria-label="Run side by side"] button[data-action=start-run]');
     await page.waitForFunction(`document.querySelector('form[aria-label="Run side by side"] .error')?.textContent === 'Choose two different versions.'`);
   });
 
