@@ -111,8 +111,6 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
     let settled = false;
     let ms: FsMediaServer | null = null;
     const timers = opts.timers ?? PROCESS_TIMERS;
-    // the connect phase owns this timer: cleared when it settles either way
-    const deadline = timers.set(opts.timeoutMs, () => fail(`no ready answer within ${opts.timeoutMs} ms`));
     const fail = (reason: string) => {
       if (settled) return;
       settled = true;
@@ -139,7 +137,17 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
         void canListen(opts.listenAddress, opts.listenPort ?? 0).then((problem) => (problem ? fail(problem) : start()));
       });
     };
-    const conn = opts.localAddress ? new Connection(to.host, to.port, to.password, opts.localAddress, ready) : new Connection(to.host, to.port, to.password, ready);
+    // a connection that cannot even be made (a bad local address) fails the connect before its timer is armed
+    let conn: EslInbound;
+    try {
+      conn = opts.localAddress ? new Connection(to.host, to.port, to.password, opts.localAddress, ready) : new Connection(to.host, to.port, to.password, ready);
+    } catch (err) {
+      settled = true;
+      reject(new SwitchConnectError(where, errorText(err)));
+      return;
+    }
+    // the connect phase owns this timer: cleared when it settles either way
+    const deadline = timers.set(opts.timeoutMs, () => fail(`no ready answer within ${opts.timeoutMs} ms`));
     const start = () => {
       if (settled) return;
       const adv = opts.advertise;

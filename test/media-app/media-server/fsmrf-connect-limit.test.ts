@@ -63,4 +63,21 @@ describe("media-app fsmrf backend: the event-socket connect's limit on virtual t
     // the client side is gone: the server's socket closes (no half-open socket left behind)
     if (!sock.closed) await boundedOnce(sock, 'close', 2000, "the switch's side closed");
   });
+
+  it('a connection that cannot be made at all (a local address Node refuses): a SwitchConnectError at once, no deadline armed', async () => {
+    // review: the deadline was armed before the connection was made; a constructor that threw left it
+    // armed, and at the limit its callback read the connection in its temporal dead zone (uncaught)
+    const w = watchedTimers();
+    const err = await connectSwitch(
+      {},
+      { host: '127.0.0.1', port: 9, password: 'ClueCon' },
+      { timeoutMs: SWITCH_CONNECT_MS, listenAddress: '127.0.0.1', localAddress: 'not-an-address', timers: w.timers },
+    ).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(SwitchConnectError);
+    expect((err as Error).message).to.match(/^event socket 127\.0\.0\.1:9: /);
+    expect(w.clock.pending(), 'nothing armed').to.equal(0);
+  });
 });
