@@ -7,7 +7,7 @@
  * caller's LLM likewise (callerLlm).
  */
 import type { Db } from '../core/db/knex';
-import type { EvalCaller, EvalToolCall, EvalTranscriptLine, EvalTurnResult } from '../core/evals/schema';
+import { EVAL_TOOL_RESULT_MAX, type EvalCaller, type EvalToolCall, type EvalTranscriptLine, type EvalTurnResult } from '../core/evals/schema';
 import { LlmError, type ChatLlm } from '../core/llm/client';
 import { llmFor } from '../core/llm/endpoint';
 import type { EgressPolicy } from '../core/net';
@@ -35,6 +35,12 @@ function parsedArguments(raw: unknown): unknown {
 
 type ToolRow = Awaited<ReturnType<ReturnType<typeof evalReachRepo>['toolCalls']>>[number];
 
+/** A tool's result as a call's result keeps it: its first EVAL_TOOL_RESULT_MAX characters, saying when it was cut. */
+function keptResult(result: string | null): Pick<EvalToolCall, 'result' | 'result_truncated'> {
+  if (result === null || result.length <= EVAL_TOOL_RESULT_MAX) return { result };
+  return { result: result.slice(0, EVAL_TOOL_RESULT_MAX), result_truncated: true };
+}
+
 /**
  * The call's tool calls, in order: each assistant message's calls (name, arguments parsed), timed by the
  * message's record, with the result of the tool message that names its id (null: none recorded).
@@ -49,7 +55,7 @@ export function toolCallsOf(rows: readonly ToolRow[], answeredAt: number): EvalT
           name: c.function?.name ?? '',
           arguments: parsedArguments(c.function?.arguments),
           t_ms: m.tm_create.getTime() - answeredAt,
-          result: c.id && results.has(c.id) ? results.get(c.id)! : null,
+          ...keptResult(c.id && results.has(c.id) ? results.get(c.id)! : null),
         })),
   );
 }

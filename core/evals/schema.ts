@@ -218,13 +218,17 @@ export const evalCheckResult = z.object({
   evidence: z.string().describe('what the verdict rests on: the line found, the turns over budget, ...'),
 });
 
+/** The most of a tool's result a call's result keeps (characters): the run's results are one row, read whole. */
+export const EVAL_TOOL_RESULT_MAX = 4096;
+
 /** One tool the agent called on the call, as ai_talk recorded it (its assistant message's tool call, and the tool message with its result). */
 export const evalToolCall = z.object({
   id: z.string().describe("the tool call's id as the LLM gave it"),
   name: z.string(),
   arguments: z.unknown().describe('as recorded: parsed from JSON, or the recorded string when it is not JSON'),
   t_ms: z.number().describe('when ai_talk recorded the assistant message carrying the call, ms after the answer'),
-  result: z.string().nullable().describe("the tool's result as ai_talk recorded it (its tool message); null when none was recorded"),
+  result: z.string().nullable().describe(`the tool's result as ai_talk recorded it (its tool message), its first ${EVAL_TOOL_RESULT_MAX} characters; null when none was recorded`),
+  result_truncated: z.boolean().optional().describe(`true when the recorded result was longer than ${EVAL_TOOL_RESULT_MAX} characters`),
 });
 
 /**

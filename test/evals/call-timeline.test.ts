@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { interruptionsOf, silencesOf } from '../../evals/timeline';
 import { toolCallsOf } from '../../evals/call-facts';
+import { EVAL_TOOL_RESULT_MAX } from '../../core/evals/schema';
 import { bargeInWithin } from '../../evals/checks/audio';
 import type { CallFacts } from '../../evals/checks/facts';
 import type { HeardPacket } from '../../evals/checks/heard';
@@ -128,5 +129,10 @@ describe('evals call timeline: silences, interruptions and tool calls of a call'
       { id: 'b', name: 'stop_media', arguments: '', t_ms: 2100, result: null },
       { id: 'c', name: 'stop_flow', arguments: 'not json', t_ms: 5000, result: '' },
     ]);
+    // a result longer than a call's result keeps: its first EVAL_TOOL_RESULT_MAX characters, said cut
+    const long = 'x'.repeat(EVAL_TOOL_RESULT_MAX) + 'tail';
+    const cut = toolCallsOf([rows[0]!, { ...rows[1]!, content: long }], 1_000_000)[0]!;
+    expect([cut.result!.length, cut.result_truncated, cut.result!.endsWith('tail')]).to.deep.equal([EVAL_TOOL_RESULT_MAX, true, false]);
+    expect(toolCallsOf([rows[0]!, { ...rows[1]!, content: 'x'.repeat(EVAL_TOOL_RESULT_MAX) }], 1_000_000)[0]).to.not.have.property('result_truncated');
   });
 });
