@@ -8,8 +8,14 @@ export class RecordingStart extends FlowTask<z.infer<typeof media.recording_star
   async exec(ctx: ActionContext): Promise<Outcome> {
     const o = this.option;
     const call = requireCall(ctx);
-    // the beep is heard before the recording starts (Twilio's <Record playBeep>): it is not in the file
-    if (o.beep_start) await call.beep(ctx.signal);
+    // the beep is heard before the recording starts (Twilio's <Record playBeep>): it is not in the file. A
+    // beep the media server cannot play is noted and the recording goes on (it is a cue, the recording the work)
+    if (o.beep_start) {
+      await call.beep(ctx.signal).catch((err: unknown) => {
+        if (ctx.signal.aborted) throw err;
+        ctx.note('beep_failed', { error: err instanceof Error ? err.message : String(err) });
+      });
+    }
     const { recording_id } = await call.recordingStart({
       format: o.format ?? 'wav',
       end_of_silence: o.end_of_silence ?? 0,
