@@ -334,10 +334,11 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
           // in bursts, each counted before the next: a burst at once fills no socket buffer (200 small datagrams at
           // once can overflow the default receive buffer while the worker is not scheduled, and the kernel drops them)
           const [FLOOD, BURST] = [200, 20];
-          let reads = 1;
+          let reads = 0;
           let st!: Awaited<ReturnType<Endpoint['getStats']>>;
           for (let sent = BURST; sent <= FLOOD; sent += BURST) {
             for (let i = 0; i < BURST; i++) far.sock.send(sr, epA.local.port + 1, '127.0.0.1');
+            reads++; // statsWhen's first read, which `done` does not see
             st = await statsWhen(epA, (s) => (reads++, s.foreignDropped >= sent));
             expect(st.foreignDropped, `after ${sent} sent`).to.equal(sent);
           }
