@@ -187,12 +187,24 @@ class ChannelCall implements OutboundSession {
  */
 export const OUTBOUND_CONNECT_MS = 4000;
 
+export interface SipFaceOptions {
+  /** the outbound socket's connect limit (ms): OUTBOUND_CONNECT_MS, fsmrf's wait; shorter only in tests */
+  outboundConnectMs?: number;
+}
+
 export class SipFace {
+  /** the outbound socket's connect limit in use (ms) */
+  readonly outboundConnectMs: number;
+
   constructor(
     private readonly srf: Srf,
     private readonly engine: MediaServer,
     private readonly esl: EslServer,
+    opts: SipFaceOptions = {},
   ) {
+    const ms = opts.outboundConnectMs ?? OUTBOUND_CONNECT_MS;
+    if (!Number.isInteger(ms) || ms < 1) throw new Error(`outboundConnectMs: want a whole number of ms >= 1, got ${ms}`);
+    this.outboundConnectMs = ms;
     // the conferences of this switch: the rooms' mixers are the engine's, the API reaches them through esl.api
     esl.api.conferences ??= new ConferenceRooms(engine, esl);
   }
@@ -257,7 +269,7 @@ export class SipFace {
     };
     socket.once('error', failed);
     // the connect phase's timer: an address that never answers hangs the channel up
-    socket.setTimeout(OUTBOUND_CONNECT_MS, failed);
+    socket.setTimeout(this.outboundConnectMs, failed);
     socket.connect(to.port, to.host, () => {
       socket.off('error', failed);
       socket.setTimeout(0);

@@ -46,8 +46,11 @@ export class CallQualityMeter {
   private publishing: Promise<void> = Promise.resolve();
   private finished = false;
   private measured = false;
-  /** the endpoint's foreignDropped at the last sample (rtp_foreign_dropped_total takes what it added since) */
-  private foreignDropped = 0;
+  /**
+   * each endpoint's foreignDropped at its last read (rtp_foreign_dropped_total takes what it added since): by
+   * endpoint, so a read of one no longer attached (in flight at a re-attach) or one attached again adds only its growth
+   */
+  private readonly foreignDropped = new WeakMap<CallEndpoint, number>();
 
   constructor(
     private readonly deps: QualityMeterDeps,
@@ -64,7 +67,6 @@ export class CallQualityMeter {
     this.timer = null;
     if (!ep) return;
     this.leg.restart();
-    this.foreignDropped = 0;
     this.timer = setInterval(() => void this.take(false), this.deps.sampleMs);
     this.timer.unref();
   }
@@ -97,7 +99,7 @@ export class CallQualityMeter {
     const read = this.read(ep);
     this.inFlight = this.inFlight.then(async () => {
       const stats = await read;
-      if (stats && engineStats(stats)) this.countForeign(stats.foreignDropped);
+      if (stats && engineStats(stats)) this.countForeign(ep, stats.foreignDropped);
       // the last read failed (on fsmrf the switch often ends the channel first): the leg's final sample still
       // goes out when it measured anything, with nothing in either direction
       if (!stats && !(final && this.measured)) return;
@@ -127,9 +129,12 @@ export class CallQualityMeter {
     }
   }
 
-  private countForeign(n: number): void {
-    if (n > this.foreignDropped) platformMetrics.rtpForeignDropped.inc(n - this.foreignDropped);
-    this.foreignDropped = n;
+  /** `ep`'s count read now: what it grew by since its last read; a first read or a smaller count (a counter started over) is a new base, all of it new. */
+  private countForeign(ep: CallEndpoint, n: number): void {
+    const last = this.foreignDropped.get(ep);
+    const added = last === undefined || n < last ? n : n - last;
+    if (added > 0) platformMetrics.rtpForeignDropped.inc(added);
+    this.foreignDropped.set(ep, n);
   }
 
   private observe(s: QualitySampleResult): void {

@@ -2,7 +2,9 @@
  * Strict RTP's drops go out with a call's quality figures: a real media-engine leg latched to its far end gets
  * packets from another port (dropped, the leg's `foreignDropped`), and the call's quality meter
  * (media-app/call/quality.ts, with the test database and a private Redis stream) adds them to Prometheus'
- * rtp_foreign_dropped_total at its sample, once: a second sample adds only what was dropped since.
+ * rtp_foreign_dropped_total at its sample, once: a second sample adds only what was dropped since. Once as well
+ * when the meter's endpoint changes: the same endpoint attached again, or a read of the previous one still in
+ * flight when the next is attached, adds only what that endpoint dropped since its last read.
  */
 import { expect } from 'chai';
 import dgram from 'node:dgram';
@@ -45,6 +47,49 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
   let redis: Redis;
   let stream = '';
   const socks: dgram.Socket[] = [];
+  const eps: Endpoint[] = [];
+
+  /** The meter on a private stream (samples every 100 ms). */
+  const meterOf = async () => {
+    stream = stream || `test:foreign-dropped:${newId()}`;
+    return new CallQualityMeter(
+      { db: await testDb(), events: new EventPublisher(redis, stream), logger: pino({ level: 'silent' }), sampleMs: 100, thresholds: DEFAULT_THRESHOLDS },
+      () => ({ id: newId(), customer_id: newId(), activeflow_id: newId(), master_call_id: null }) as unknown as CallRow,
+    );
+  };
+  /**
+   * A real endpoint latched to its far end, as the meter sees it: its reads counted (`reads`), and held while
+   * `hold` is set (`held`: the held reads, released with the endpoint's stats at `release`).
+   */
+  const metered = async () => {
+    const [far, other] = [await udp(), await udp()];
+    socks.push(far, other);
+    const real = await ms.createEndpoint({ remoteSdp: pcmuOffer(far.address().port) });
+    eps.push(real);
+    const m = { real, far, other, reads: 0, hold: false, held: [] as (() => void)[] };
+    const ep = {
+      get destroyed() {
+        return real.destroyed;
+      },
+      getStats: () => {
+        m.reads++;
+        if (!m.hold) return real.getStats();
+        return new Promise((resolve) => m.held.push(() => resolve(real.getStats())));
+      },
+    } as unknown as CallEndpoint;
+    const release = () => {
+      m.hold = false;
+      for (const r of m.held.splice(0)) r();
+    };
+    /** 5 packets from its far end (latched), then `n` from another port, out of sequence: dropped */
+    const drop = async (n: number) => {
+      for (let i = 0; i < 5; i++) sendRtp(far, real.local.port, 100 + i, 0x1111);
+      for (let i = 0; i < n; i++) sendRtp(other, real.local.port, 900 + i * 3, 0x2222);
+      const st = await statsWhen(real, (s) => s.packetsReceived === 5 && s.foreignDropped === n);
+      expect([st.packetsReceived, st.foreignDropped]).to.deep.equal([5, n]);
+    };
+    return { m, ep, release, drop };
+  };
 
   before(async () => {
     ms = await MediaServer.start({ rtpPorts: portRange(), workers: 1 });
@@ -53,6 +98,7 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
   after(async () => {
     for (const s of socks) s.close();
     await ep?.destroy().catch(() => undefined);
+    for (const e of eps) await e.destroy().catch(() => undefined);
     await ms.destroy();
     if (stream) await redis.del(stream);
     redis.disconnect();
@@ -92,6 +138,41 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
     await statsWhen(ep, (s) => s.foreignDropped === 10);
     await meter.finish();
     expect((await metric()) - before, 'with the sample at the call end').to.equal(10);
+    expect(errors).to.deep.equal([]);
+  });
+  it('the same endpoint attached again (after none) adds only what it dropped since its last read', async () => {
+    const meter = await meterOf();
+    const before = await metric();
+    const a = await metered();
+    meter.attach(a.ep);
+    await a.drop(7);
+    expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
+    meter.attach(null);
+    meter.attach(a.ep);
+    const reads = a.m.reads;
+    expect(await until(() => a.m.reads >= reads + 3), 'three samples of it again (which must add nothing)').to.equal(true);
+    await meter.finish();
+    expect((await metric()) - before, 'its 7 drops, once').to.equal(7);
+    expect(errors).to.deep.equal([]);
+  });
+
+  it("a read of the previous endpoint in flight when another is attached adds only that endpoint's growth", async () => {
+    const meter = await meterOf();
+    const before = await metric();
+    const [a, b] = [await metered(), await metered()];
+    meter.attach(a.ep);
+    await a.drop(7);
+    expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
+    // a sample's read of A answers only after B is attached
+    a.m.hold = true;
+    expect(await until(() => a.m.held.length > 0), "a sample reading A's stats").to.equal(true);
+    meter.attach(b.ep);
+    a.release();
+    await b.drop(2);
+    const reads = b.m.reads;
+    expect(await until(() => b.m.reads >= reads + 3), 'samples of B').to.equal(true);
+    await meter.finish();
+    expect((await metric()) - before, "A's 7 once, B's 2").to.equal(7 + 2);
     expect(errors).to.deep.equal([]);
   });
 });

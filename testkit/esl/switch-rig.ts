@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import Mrf, { type Endpoint as FsEndpoint, type MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import { MediaServer, type Endpoint } from '../../media-engine';
 import type { EslServer, EslServerOptions } from '../../esl/server';
-import { SipFace } from '../../esl/sip-face';
+import { SipFace, type SipFaceOptions } from '../../esl/sip-face';
 import { portRange, tmpDir } from '../media-engine/support';
 import { connectSrf, disconnectSrf, startServer as startSipServer, type Server as SipServer, type SrfApp } from '../sip-server/drachtio';
 import { PASSWORD, subscribed, type RawClient, startServer } from './client';
@@ -28,10 +28,10 @@ export interface FsmrfRig extends SwitchRig {
 
 /**
  * The switch side: two sip-servers, the engine, the event socket (`opts`: its own options, an egress
- * policy, time limits) at the drachtio_mrf address, listening on `eslHost` (a loopback address), its SIP face; the client connects itself (fsmrf's
- * MediaServer here, media-app's FsmrfBackend in test/media-app/media-server).
+ * policy, time limits) at the drachtio_mrf address, listening on `eslHost` (a loopback address), its SIP face (`face`: its
+ * options); the client connects itself (fsmrf's MediaServer here, media-app's FsmrfBackend in test/media-app/media-server).
  */
-export async function startSwitchRig(opts: Partial<EslServerOptions> = {}, eslHost = '127.0.0.1'): Promise<SwitchRig> {
+export async function startSwitchRig(opts: Partial<EslServerOptions> = {}, eslHost = '127.0.0.1', face: SipFaceOptions = {}): Promise<SwitchRig> {
   const parts: { appSip?: SipServer; faceSip?: SipServer; engine?: MediaServer; esl?: EslServer; appSrf?: SrfApp; faceSrf?: SrfApp } = {};
   const close = async () => {
     if (parts.appSrf) disconnectSrf(parts.appSrf);
@@ -48,7 +48,7 @@ export async function startSwitchRig(opts: Partial<EslServerOptions> = {}, eslHo
     const { server: esl, port } = await startServer({ profile: { name: 'drachtio_mrf', address: `127.0.0.1:${parts.faceSip.sipPort}` }, ...opts }, eslHost);
     parts.esl = esl;
     parts.faceSrf = await connectSrf(parts.faceSip.drachtioPort);
-    new SipFace(parts.faceSrf, parts.engine, esl).start();
+    new SipFace(parts.faceSrf, parts.engine, esl, face).start();
     parts.appSrf = await connectSrf(parts.appSip.drachtioPort);
     return { engine: parts.engine, esl, port, appSrf: parts.appSrf, appSipPort: parts.appSip.sipPort, close };
   } catch (e) {

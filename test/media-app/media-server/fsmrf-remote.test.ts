@@ -144,7 +144,7 @@ describe('media-app fsmrf backend: a switch on another address', function () {
 
   it('a fixed listen port, advertised with its port: the reconnect after a lost event socket listens there again, and legs go there', async () => {
     rig = await startSwitchRig({}, '127.0.0.3');
-    const port = await freePort();
+    const port = await freePort('127.0.0.2'); // checked free where it listens (this shard's slice, handed out in turn)
     const setting = good(`freeswitch://127.0.0.3:${rig.port}?password=${PASSWORD}&listen=127.0.0.2:${port}&advertise=127.0.0.2:${port}`);
     backend = await FsmrfBackend.connect(rig.appSrf, setting, { connectTimeoutMs: 5000, reconnect: { minMs: 100, maxMs: 100 } });
     const first = backend.link.ms;
