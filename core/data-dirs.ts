@@ -4,7 +4,7 @@
  * recording for a media-app on the fsmrf backend (ESL_RECORDINGS_DIR's default); media-app fetches the
  * switch's prompts where the switch reads them (MEDIA_SERVER_PROMPTS_DIR's and ESL_SOUNDS_DIR's default).
  * Each is absolute (resolved from the working directory when DATA_DIR is relative). media-app's prompt
- * cache is its alone (privateDir: 0700, ours).
+ * cache and its embedded engine's cache are its alone (privateDir: 0700, ours).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +22,11 @@ export function switchPromptsDir(dataDir: string): string {
 /** `$DATA_DIR/prompt-cache`: media-app's cache of fetched and synthesised prompts (MEDIA_SERVER_PROMPT_CACHE_DIR's default). */
 export function promptCacheDir(dataDir: string): string {
   return path.resolve(dataDir, 'prompt-cache');
+}
+
+/** `$DATA_DIR/engine-cache`: the embedded media engine's cache of converted prompts, fetched URLs and speech (media-app's alone). */
+export function engineCacheDir(dataDir: string): string {
+  return path.resolve(dataDir, 'engine-cache');
 }
 
 /**

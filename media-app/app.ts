@@ -14,6 +14,7 @@ import { NodeSweeper } from '../core/calls/node-sweep';
 import { MEDIA_NODES_KEY } from '../core/calls/node-keys';
 import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/contracts';
 import { EgressPolicy } from '../core/net';
+import { engineCacheDir, privateDir } from '../core/data-dirs';
 import { MediaServer } from '../media-engine';
 import { promptCachePath, promptsDir, type MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
@@ -179,6 +180,8 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
     workerNice: app.rtp.workerNice,
     workerRealtime: app.rtp.workerRealtime,
     egress: config.egress,
+    // its cache of prompts, fetched URLs and speech: media-app's alone (0700, ours: refused at start otherwise)
+    cacheDir: privateDir(engineCacheDir(config.dataDir), 'DATA_DIR'),
   });
   if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
   if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))

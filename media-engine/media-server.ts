@@ -26,7 +26,7 @@ export interface MediaServerOptions {
   /** media worker threads (default: one per core) */
   workers?: number;
   codecs?: AudioCodecName[];
-  /** cache for converted prompts, fetched URLs and speech (default <tmp>/media-engine-cache) */
+  /** cache for converted prompts, fetched URLs and speech (default <tmp>/media-engine-cache-<uid>, 0700, ours: source-resolver.ts) */
   cacheDir?: string;
   /** TTS provider for say() (default 'espeak-ng'; see media-engine/tts) */
   ttsProvider?: string;

@@ -11,14 +11,17 @@
  * worker may import): the host is resolved and checked and the socket pinned to the checked address.
  * A use served from disk is checked too, as the request would be (the URL, and where its redirects
  * led; the host resolved): a policy tightened since the copy was fetched refuses it as it would refuse
- * the request. A result holds its blob (not evicted) until released.
+ * the request. A result holds its blob (not evicted) until released; a use holds it from the moment its
+ * entry is read (before the policy's check or the revalidation is awaited), and writes its use stamp
+ * then, so that another thread's trim sees it in use (cache-trim.ts: the grace).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { EgressFailed, EgressRefused, egressPolicyFor, type EgressPolicy, type EgressStream } from '../../core/net';
 import { AudioSourceError } from './errors';
-import { blobName, evict, lease, readEntry, useStamp, writeEntry, type CacheBounds, type UrlEntry } from './cache-index';
+import { blobName, lease, readEntry, useStamp, writeEntry, type CacheBounds, type UrlEntry } from './cache-index';
+import { noteDownload } from './cache-trim';
 import { sniffAudioType } from './sox';
 
 export interface FetchOptions extends CacheBounds {
@@ -77,21 +80,31 @@ export async function fetchToCache(rawUrl: string, opts: FetchOptions): Promise<
   fs.mkdirSync(opts.cacheDir, { recursive: true, mode: 0o700 });
   const indexPath = path.join(opts.cacheDir, `url-${sha(url.href)}.json`);
   const entry = readEntry(opts.cacheDir, indexPath);
-  const now = Date.now();
-  if (entry && now - entry.checkedAt < Math.min(opts.maxAgeMs ?? 300_000, entry.freshMs ?? Infinity)) {
-    // no request: the policy is asked all the same (it may have been tightened since the copy was fetched)
-    await checkPolicy(policy, url, entry.finalUrl, rawUrl);
-    entry.usedAt = useStamp(now);
-    writeEntry(indexPath, entry);
-    return held(opts.cacheDir, entry, 'cache');
-  }
+  // held from here: no trim removes the blob while the policy's check or the revalidation is awaited
+  const hold = entry ? lease(opts.cacheDir, entry.blob) : undefined;
   const tmp = path.join(opts.cacheDir, `dl-${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
   try {
+    const now = Date.now();
+    if (entry) {
+      entry.usedAt = useStamp(now);
+      writeEntry(indexPath, entry);
+    }
+    if (entry && now - entry.checkedAt < Math.min(opts.maxAgeMs ?? 300_000, entry.freshMs ?? Infinity)) {
+      // no request: the policy is asked all the same (it may have been tightened since the copy was fetched)
+      await checkPolicy(policy, url, entry.finalUrl, rawUrl);
+      if (present(opts.cacheDir, entry)) return held(opts.cacheDir, entry, 'cache');
+      // removed meanwhile (another process's trim, past its grace): fetched again
+      return await request(url, rawUrl, { opts, policy, indexPath, entry: null, tmp, now });
+    }
     return await request(url, rawUrl, { opts, policy, indexPath, entry, tmp, now });
   } finally {
+    // each result took its own lease (synchronously, while this one held the blob)
+    hold?.();
     fs.rmSync(tmp, { force: true });
   }
 }
+
+const present = (cacheDir: string, entry: UrlEntry) => fs.existsSync(path.join(cacheDir, entry.blob));
 
 /** The result for `entry`'s blob, held (not evicted) until released. */
 function held(cacheDir: string, entry: UrlEntry, from: FetchResult['from']): FetchResult {
@@ -141,7 +154,9 @@ async function request(url: URL, rawUrl: string, r: Request): Promise<FetchResul
     entry.usedAt = useStamp(now);
     entry.freshMs = freshnessMs(res.headers['cache-control']) ?? entry.freshMs;
     writeEntry(r.indexPath, entry);
-    return held(opts.cacheDir, entry, 'revalidated');
+    if (present(opts.cacheDir, entry)) return held(opts.cacheDir, entry, 'revalidated');
+    // removed meanwhile (another process's trim, past its grace): fetched again, unconditionally
+    return request(url, rawUrl, { ...r, entry: null });
   }
   if (res.status < 200 || res.status > 299) {
     res.close();
@@ -154,8 +169,12 @@ async function request(url: URL, rawUrl: string, r: Request): Promise<FetchResul
   if (noStore(res.headers['cache-control'])) return keptApart(r, type, body.digest);
   const blob = blobName(body.digest, type);
   const blobPath = path.join(opts.cacheDir, blob);
-  if (fs.existsSync(blobPath)) fs.rmSync(r.tmp);
-  else fs.renameSync(r.tmp, blobPath);
+  if (fs.existsSync(blobPath)) {
+    fs.rmSync(r.tmp);
+    // written now as far as another thread's trim can tell (the grace: an entry naming it follows)
+    const t = new Date();
+    fs.utimesSync(blobPath, t, t);
+  } else fs.renameSync(r.tmp, blobPath);
   const next: UrlEntry = {
     url: url.href,
     blob,
@@ -170,7 +189,8 @@ async function request(url: URL, rawUrl: string, r: Request): Promise<FetchResul
   };
   writeEntry(r.indexPath, next);
   const result = held(opts.cacheDir, next, 'network');
-  evict(opts.cacheDir, opts);
+  // the bound is kept in the background (cache-trim.ts), never on this thread's ticks
+  noteDownload(opts.cacheDir, opts, body.size);
   return result;
 }
 

@@ -5,6 +5,7 @@
  * 8 kHz become wideband sources instead (16 kHz frames converted once from the file's own rate);
  * tones and silence stay 8 kHz.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { EgressPolicy, type EgressSettings } from '../../core/net';
 import path from 'node:path';
@@ -20,7 +21,8 @@ import type { SynthesisReport } from '../player';
 /** A file or stream name; text to say; or a file started `seekSamples` (8 kHz samples) in (FreeSWITCH's `file@@N`). */
 export type SourceSpec = string | { say: string; language?: string; voice?: string; provider?: string } | { file: string; seekSamples: number };
 
-let cacheDir = path.join(os.tmpdir(), 'media-engine-cache');
+/** MediaServerOptions.cacheDir (media-app's: $DATA_DIR/engine-cache, 0700 and its own); unset: defaultCacheDir(), at first use. */
+let cacheDir: string | undefined;
 let ttsProvider = 'espeak-ng';
 /** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress); without them fetchToCache's default (public only). */
 let egress: EgressPolicy | undefined;
@@ -34,6 +36,29 @@ export function configureSources(o: { cacheDir?: string; ttsProvider?: string; e
 }
 
 /**
+ * The cache directory of the engine used as a library without one: `<tmp>/media-engine-cache-<uid>`,
+ * made 0700; one a link, a file, another user's or writable by group or others is refused, by name (a
+ * local user could otherwise plant audio in a shared /tmp directory made first). A per-user name with
+ * that check (as tmux's /tmp/tmux-<uid>) rather than a fresh mkdtemp per worker thread and per run, which
+ * would give up the cache the workers share and keep across restarts and leave a directory (up to the
+ * cache's bound) in /tmp after each run; rather than refusing to play without a cacheDir, which every
+ * library use relies on. A user who made that name first can only make the default fail (give cacheDir).
+ */
+export function defaultCacheDir(tmp = os.tmpdir()): string {
+  const uid = process.getuid?.();
+  const dir = path.join(tmp, `media-engine-cache-${uid ?? 'user'}`);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.lstatSync(dir);
+  const fix = 'give MediaServerOptions.cacheDir a directory of your own';
+  if (!st.isDirectory()) throw new Error(`media-engine cache: ${dir} is not a directory (a link or a file): ${fix}`);
+  if (uid !== undefined && st.uid !== uid) throw new Error(`media-engine cache: ${dir} is owned by uid ${st.uid}, not by this process's user (uid ${uid}): ${fix}`);
+  if (st.mode & 0o022) throw new Error(`media-engine cache: ${dir} is writable by group or others (mode ${(st.mode & 0o777).toString(8)}): ${fix}`);
+  return dir;
+}
+
+const cacheRoot = () => (cacheDir ??= defaultCacheDir());
+
+/**
  * Readies the default voice before the first say (a worker at start): espeak-ng's language list read
  * without blocking the worker's ticks, and a warm espeak-ng process for the default provider in
  * en-US, so the first talk of a worker is as fast as the next.
@@ -45,7 +70,7 @@ export async function prewarmSpeech(language = 'en-US'): Promise<void> {
 
 function provider(name: string): CachedTtsProvider {
   let p = tts.get(name);
-  if (!p) tts.set(name, (p = createTtsProvider(name, { cacheDir: path.join(cacheDir, 'tts') })));
+  if (!p) tts.set(name, (p = createTtsProvider(name, { cacheDir: path.join(cacheRoot(), 'tts') })));
   return p;
 }
 
@@ -86,7 +111,7 @@ async function openFile(spec: string, wideband: boolean, startMs: number): Promi
   const source = spec.startsWith('file://') ? spec.slice(7) : spec;
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
-    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheDir, 'audio'), egress, wideband });
+    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheRoot(), 'audio'), egress, wideband });
     try {
       return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
     } finally {

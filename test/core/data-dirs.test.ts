@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { promptCacheDir, recordingsDir, switchPromptsDir } from '../../core/data-dirs';
+import { engineCacheDir, promptCacheDir, recordingsDir, switchPromptsDir } from '../../core/data-dirs';
 import { loadEslConfig } from '../../esl/config';
 import { loadMediaAppConfig, promptCachePath, promptsDir } from '../../media-app/kit/config';
 
@@ -42,6 +42,7 @@ describe('core/data-dirs: one recordings and one switch-prompts directory for ev
     for (const data of ['/srv/ov', '.data', 'rel/dir']) {
       expect(promptCachePath(loadMediaAppConfig({}), data)).to.equal(path.resolve(data, 'prompt-cache'));
       expect(promptCacheDir(data)).to.equal(path.resolve(data, 'prompt-cache'));
+      expect(engineCacheDir(data), "the embedded engine's cache").to.equal(path.resolve(data, 'engine-cache'));
     }
     const set = loadMediaAppConfig({ MEDIA_SERVER_PROMPT_CACHE_DIR: 'rel/cache', MEDIA_SERVER_PROMPT_CACHE_MAX_MB: '5' });
     expect(promptCachePath(set, '/srv/ov')).to.equal(path.resolve('rel/cache'));
@@ -50,9 +51,9 @@ describe('core/data-dirs: one recordings and one switch-prompts directory for ev
     expect(() => loadMediaAppConfig({ MEDIA_SERVER_PROMPT_CACHE_MAX_MB: '0' })).to.throw(/MEDIA_SERVER_PROMPT_CACHE_MAX_MB/);
   });
 
-  it("no source joins a data directory with 'recordings', 'switch-prompts' or 'prompt-cache' itself", () => {
+  it("no source joins a data directory with 'recordings', 'switch-prompts', 'prompt-cache' or 'engine-cache' itself", () => {
     const own = path.join(ROOT, 'core', 'data-dirs.ts');
-    const by = /\b(?:path\.(?:join|resolve))\([^)]*[dD]ata(?:Dir|_DIR)?[^)]*['"](?:recordings|switch-prompts|prompt-cache)['"]/;
+    const by = /\b(?:path\.(?:join|resolve))\([^)]*[dD]ata(?:Dir|_DIR)?[^)]*['"](?:recordings|switch-prompts|prompt-cache|engine-cache)['"]/;
     const found = ROOMS.flatMap((r) => sources(path.join(ROOT, r)))
       .filter((f) => f !== own)
       .flatMap((f) =>

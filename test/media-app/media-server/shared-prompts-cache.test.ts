@@ -16,6 +16,7 @@ import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { SharedPrompts, type SharedPromptsOptions } from '../../../media-app/media-server/fsmrf/shared-prompts';
+import { cacheTrimmed } from '../../../media-engine/sources/cache-trim';
 import { freshnessMs } from '../../../media-engine/sources/fetch-cache';
 
 const tone = (hz: number) =>
@@ -129,6 +130,7 @@ describe('media-app fsmrf: prompts fetched once and used again while valid', () 
       'nothing of the no-store prompt left',
     ).to.deep.equal([]);
     await playOnce(p, `${base}/c.wav`);
+    await cacheTrimmed(audio); // the trim runs in the background (media-engine/sources/cache-trim.ts)
     expect(fs.readdirSync(audio).sort(), 'one entry: a evicted for c').to.have.lengthOf(2);
     expect(asked.map((a) => a.path)).to.deep.equal(['/a.wav', '/ns.wav', '/ns.wav', '/c.wav']);
     expect(shared()).to.deep.equal([]);

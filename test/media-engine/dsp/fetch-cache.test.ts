@@ -2,17 +2,21 @@
 // server on loopback that counts what it is asked: the egress policy is asked at every use, a cache hit
 // too (a copy fetched before the policy was tightened is not served); an index entry whose blob is not
 // a name the cache writes is absent (and removed); a `no-store` body is a temporary file of this use
-// only, never indexed; the cache is bounded (entries, bytes), least recently used first, in-use kept.
+// only, never indexed; the cache is bounded (entries, bytes), least recently used first, in-use kept: held
+// from the read of its entry (a trim while the policy or a 304 is awaited leaves it), what another thread
+// used within the grace kept, the trim in the background (never a long stall of the event loop).
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
-import { egressPolicyFor } from '../../../core/net';
-import { AudioSourceError, fetchToCache, prepareAudio, type FetchOptions } from '../../../media-engine/sources';
+import { EgressPolicy, egressPolicyFor, type CheckedAddress } from '../../../core/net';
+import { AudioSourceError, cacheTrimmed, evict, fetchToCache, prepareAudio, trimsStarted, type FetchOptions } from '../../../media-engine/sources';
 
 const tone = (hz: number, n = 800) =>
   wavFile(
@@ -22,14 +26,69 @@ const tone = (hz: number, n = 800) =>
 
 const loopback = egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' });
 
+/** The loopback policy, whose check of a destination waits for `gate` (a use stays in it while the test trims). */
+class GatedPolicy extends EgressPolicy {
+  constructor(private readonly gate: Promise<void>) {
+    super(loopback.settings);
+  }
+  override async checkDestination(host: string): Promise<CheckedAddress> {
+    await this.gate;
+    return super.checkDestination(host);
+  }
+}
+
+const sha = (s: string | Buffer) => crypto.createHash('sha256').update(s).digest('hex');
+/** A trim that would remove every entry and blob not kept (held, or used elsewhere within the grace). */
+const ALL = { maxCacheEntries: 0 };
+
+/** `code` run in a thread of its own (tsx loaded; `w` its data with `sources`, `parentPort`); resolves to its first message. */
+function inThread<T>(code: string, data: Record<string, unknown>): Promise<T> {
+  const sources = path.resolve(__dirname, '../../../media-engine/sources');
+  const worker = new Worker(`require('tsx/cjs'); const { parentPort, workerData: w } = require('node:worker_threads'); ${code}`, { eval: true, workerData: { ...data, sources } });
+  return new Promise<T>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('exit', (c) => reject(new Error(`the thread exited (${c}) without an answer`)));
+    worker.once('message', (m: T) => resolve(m));
+  });
+}
+
+/** Another thread of this process (as a media worker is) that fetches `url` into `cacheDir` and holds it until told. */
+function otherThread(url: string, cacheDir: string): { got: Promise<string>; release(): Promise<void> } {
+  const code = `require('tsx/cjs');
+    const { parentPort, workerData: w } = require('node:worker_threads');
+    const { fetchToCache } = require(w.sources);
+    const { egressPolicyFor } = require(w.net);
+    fetchToCache(w.url, { cacheDir: w.cacheDir, egress: egressPolicyFor({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }) }).then(
+      (r) => { parentPort.postMessage(r.path); parentPort.once('message', () => { r.release(); parentPort.close(); }); },
+      (e) => { parentPort.postMessage('failed: ' + e.message); parentPort.close(); });`;
+  const root = path.resolve(__dirname, '../../..');
+  const worker = new Worker(code, { eval: true, workerData: { url, cacheDir, sources: path.join(root, 'media-engine/sources'), net: path.join(root, 'core/net') } });
+  const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+  const got = new Promise<string>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.once('message', (m: string) => (m.startsWith('failed: ') ? reject(new Error(m)) : resolve(m)));
+  });
+  return {
+    got,
+    release: async () => {
+      worker.postMessage('release');
+      await exited;
+    },
+  };
+}
+
 describe('media-engine fetch cache: policy at each use, blob names, no-store, bounds', () => {
-  const served = new Map<string, { body: Buffer; cacheControl?: string }>();
+  /** each path's body; `revalidates`: a 304 to If-None-Match "e"; `answerAfter`: the answer waits for it */
+  const served = new Map<string, { body: Buffer; cacheControl?: string; revalidates?: boolean; answerAfter?: Promise<void> }>();
   const asked: string[] = [];
   const server = http.createServer((req, res) => {
     const s = served.get(req.url ?? '');
     asked.push(req.url ?? '');
     if (!s) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'audio/wav', etag: '"e"', ...(s.cacheControl ? { 'cache-control': s.cacheControl } : {}) }).end(s.body);
+    const status = s.revalidates && req.headers['if-none-match'] === '"e"' ? 304 : 200;
+    const answer = () => res.writeHead(status, { 'content-type': 'audio/wav', etag: '"e"', ...(s.cacheControl ? { 'cache-control': s.cacheControl } : {}) }).end(status === 200 ? s.body : undefined);
+    if (s.answerAfter) void s.answerAfter.then(answer);
+    else answer();
   });
   server.on('error', () => undefined);
   let root = '';
@@ -130,12 +189,14 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     const held = await get('/c.wav', o); // c held (in use) while d comes
     expect(held.from).to.equal('cache');
     (await get('/d.wav', o)).release();
+    await cacheTrimmed(cacheDir);
     expect(indexFiles().length, 'a went, c in use stayed').to.equal(2);
     const again = await get('/c.wav', o);
     expect(again.from).to.equal('cache');
     again.release();
     held.release();
     expect((await get('/b.wav', o)).from, 'b was evicted').to.equal('network');
+    await cacheTrimmed(cacheDir);
     expect(blobs().length).to.equal(indexFiles().length);
   });
 
@@ -148,6 +209,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     const live = [`dl-${process.pid}-0123456789ab.tmp`, `nostore-${process.pid}-0123456789ab.wav`];
     for (const f of [...left, ...live]) fs.writeFileSync(path.join(cacheDir, f), 'x');
     (await get('/a.wav')).release();
+    await cacheTrimmed(cacheDir);
     const names = fs.readdirSync(cacheDir);
     for (const f of left) expect(names, f).to.not.include(f);
     for (const f of live) expect(names, f).to.include(f);
@@ -158,6 +220,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     const size = tone(300, 4000).length;
     const o = { maxCacheBytes: size * 2 + 10 };
     for (const n of ['a', 'b', 'c']) (await get(`/${n}.wav`, o)).release();
+    await cacheTrimmed(cacheDir);
     expect(blobs().length).to.equal(2);
     const c = await get('/c.wav', o);
     expect(c.from).to.equal('cache');
@@ -165,5 +228,114 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     const a = await get('/a.wav', o);
     expect(a.from, 'a, the oldest, went').to.equal('network');
     a.release();
+  });
+
+  it('a hit is held from the read of its entry: a trim while the policy is asked leaves its blob', async () => {
+    served.set('/a.wav', { body: tone(440) });
+    (await get('/a.wav')).release();
+    await cacheTrimmed(cacheDir);
+    let open = () => {};
+    const hit = get('/a.wav', { egress: new GatedPolicy(new Promise<void>((r) => (open = r))) });
+    await evict(cacheDir, { ...ALL, evictGraceMs: 0 }); // as another download's trim, while the policy is asked
+    open();
+    const r = await hit;
+    expect(r.from).to.equal('cache');
+    expect(fs.readFileSync(r.path), 'the blob is still there').to.deep.equal(tone(440));
+    r.release();
+    await evict(cacheDir, { ...ALL, evictGraceMs: 0 });
+    expect(indexFiles(), 'released: the same trim removes it').to.deep.equal([]);
+  });
+
+  it('a revalidation is held from the read of its entry: a trim before its 304 leaves its blob', async () => {
+    served.set('/a.wav', { body: tone(440), revalidates: true });
+    (await get('/a.wav')).release();
+    await cacheTrimmed(cacheDir);
+    let answer = () => {};
+    served.set('/a.wav', { body: tone(440), revalidates: true, answerAfter: new Promise<void>((r) => (answer = r)) });
+    const again = get('/a.wav', { maxAgeMs: 0 });
+    await evict(cacheDir, { ...ALL, evictGraceMs: 0 }); // the request is out, its answer held back
+    answer();
+    const r = await again;
+    expect(r.from).to.equal('revalidated');
+    expect(fs.readFileSync(r.path), 'the blob is still there').to.deep.equal(tone(440));
+    r.release();
+    expect(asked).to.deep.equal(['/a.wav', '/a.wav']);
+  });
+
+  it("what another thread holds is kept by the grace (leases are per thread); this thread's released entry goes", async function () {
+    this.timeout(30_000);
+    served.set('/a.wav', { body: tone(440) });
+    served.set('/b.wav', { body: tone(500) });
+    (await get('/a.wav')).release();
+    await cacheTrimmed(cacheDir);
+    const other = otherThread(`${base}/b.wav`, cacheDir);
+    try {
+      const b = await other.got;
+      await evict(cacheDir, ALL);
+      expect(fs.readFileSync(b), "the other thread's blob").to.deep.equal(tone(500));
+      expect(indexFiles(), "a (this thread's, released) went, b stayed").to.have.lengthOf(1);
+      expect(blobs()).to.deep.equal([path.basename(b)]);
+      // without the grace it goes, held there or not: this thread cannot see another's lease
+      await evict(cacheDir, { ...ALL, evictGraceMs: 0 });
+      expect(indexFiles()).to.deep.equal([]);
+    } finally {
+      await other.release();
+    }
+  });
+
+  it('a blob or conversion no entry names: kept while recent (another thread downloading or converting), removed past the grace', async () => {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    const [fresh, old] = [`blob-${sha('fresh')}.wav`, `blob-${sha('old')}.wav`];
+    const [freshConv, oldConv] = [`conv-${sha('conv fresh')}.wav`, `convw-${sha('conv old')}.wav`];
+    for (const f of [fresh, old, freshConv, oldConv]) fs.writeFileSync(path.join(cacheDir, f), 'x');
+    const past = new Date(Date.now() - 121_000); // the default grace is 120 s
+    for (const f of [old, oldConv]) fs.utimesSync(path.join(cacheDir, f), past, past);
+    await evict(cacheDir, {});
+    expect(fs.readdirSync(cacheDir).sort()).to.deep.equal([fresh, freshConv].sort());
+  });
+
+  it('two downloads in a row start one trim, not two; one that may pass the bounds starts the next', async () => {
+    for (const n of ['a', 'b', 'c']) served.set(`/${n}.wav`, { body: tone(300 + n.charCodeAt(0)) });
+    (await get('/a.wav')).release();
+    (await get('/b.wav')).release();
+    await cacheTrimmed(cacheDir);
+    expect(trimsStarted(cacheDir), 'a and b').to.equal(1);
+    (await get('/c.wav', { maxCacheEntries: 2 })).release();
+    await cacheTrimmed(cacheDir);
+    expect(trimsStarted(cacheDir), 'c passes the bound of 2').to.equal(2);
+    expect(indexFiles()).to.have.lengthOf(2);
+  });
+
+  it("a trim of 2000 entries runs in the background: the event loop's longest stall is a small share of reading them at once", async function () {
+    this.timeout(60_000);
+    fs.mkdirSync(cacheDir, { recursive: true });
+    const long = Date.now() - 3_600_000;
+    for (let i = 0; i < 2000; i++) {
+      const body = Buffer.from(`entry ${i}`);
+      const blob = `blob-${sha(body)}.wav`;
+      fs.writeFileSync(path.join(cacheDir, blob), body);
+      const url = `${base}/e${i}.wav`;
+      fs.writeFileSync(path.join(cacheDir, `url-${sha(url)}.json`), JSON.stringify({ url, blob, sha256: sha(body), size: body.length, checkedAt: long + i, usedAt: long + i }));
+    }
+    // in a thread of its own, as a media worker (nothing else of this process runs in its event loop): the
+    // baseline there, the index files read at once as the trim once did; then the trim, the gaps between
+    // turns of the event loop measured
+    const m = await inThread<{ longest: number; atOnce: number; entries?: number }>(
+      `const fs = require('node:fs');
+      const path = require('node:path');
+      const { evict } = require(w.sources);
+      const t0 = performance.now();
+      for (const f of fs.readdirSync(w.cacheDir)) if (f.startsWith('url-')) fs.existsSync(path.join(w.cacheDir, JSON.parse(fs.readFileSync(path.join(w.cacheDir, f), 'utf8')).blob));
+      const atOnce = performance.now() - t0;
+      let longest = 0, done = false, last = performance.now();
+      const turn = () => { const t = performance.now(); longest = Math.max(longest, t - last); last = t; if (!done) setImmediate(turn); };
+      setImmediate(turn);
+      Promise.resolve(evict(w.cacheDir, { maxCacheEntries: 1000 })).then((left) => setImmediate(() => { done = true; parentPort.postMessage({ longest, atOnce, entries: left && left.entries }); parentPort.close(); }));`,
+      { cacheDir },
+    );
+    expect(m.longest, `longest stall ${m.longest.toFixed(1)} ms; the files read at once: ${m.atOnce.toFixed(1)} ms`).to.be.below(m.atOnce / 2);
+    expect(m.entries).to.equal(1000);
+    expect(indexFiles()).to.have.lengthOf(1000);
+    expect(blobs()).to.have.lengthOf(1000);
   });
 });
