@@ -163,24 +163,11 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
       ms.on('error', onMsError);
     };
     const onMsError = (err: unknown) => fail(`the switch did not get ready: ${errorText(err)}`);
-    const onError = (err: unknown) => fail(errorText(err));
-    const onAuthFail = () => fail('the switch refused the password');
-    const onRude = () => fail('the switch refused this address (its ACL, or too many refused passwords)');
-    const onEnd = () => fail('the switch closed the connection before it was ready');
+    const unwatch = watchConnecting(conn, fail);
     const detach = () => {
-      conn.off('error', onError);
-      conn.off('esl::event::auth::fail', onAuthFail);
-      conn.off('esl::event::raw::text/rude-rejection', onRude);
-      conn.off('esl::end', onEnd);
+      unwatch();
       ms?.off('error', onMsError);
     };
-    // modesl's own reconnect (a growing delay, no cap, a retry timer disconnect() does not cancel) is off:
-    // a connection lost after start-up is reconnected by switch-link.ts, on a timer it owns
-    conn.reconnectOpts.maxAttempts = 1;
-    conn.on('error', onError);
-    conn.on('esl::event::auth::fail', onAuthFail);
-    conn.on('esl::event::raw::text/rude-rejection', onRude);
-    conn.on('esl::end', onEnd);
     // drachtio-modesl writes a command's lines in separate writes: with Nagle the last one waits for the
     // switch's delayed ACK, ~40 ms an `api` (esl/README.md "Its latency per command"); the legs' sockets:
     // leg-socket.ts. A connection without its socket (modesl's field renamed) fails the connect by name.
@@ -190,6 +177,30 @@ export function connectSwitch(srf: unknown, to: SwitchAddress, opts: ConnectOpti
       fail(errorText(err));
     }
   });
+}
+
+/**
+ * The connection's failures while it connects, each a reason for `fail`; returns what removes them (the
+ * connect phase's listeners: what follows is switch-link.ts's). modesl's own reconnect (a growing delay, no
+ * cap, a retry timer disconnect() does not cancel) is off: a connection lost after start-up is reconnected
+ * by switch-link.ts, on a timer it owns.
+ */
+function watchConnecting(conn: EslInbound, fail: (reason: string) => void): () => void {
+  const onError = (err: unknown) => fail(errorText(err));
+  const onAuthFail = () => fail('the switch refused the password');
+  const onRude = () => fail('the switch refused this address (its ACL, or too many refused passwords)');
+  const onEnd = () => fail('the switch closed the connection before it was ready');
+  conn.reconnectOpts.maxAttempts = 1;
+  conn.on('error', onError);
+  conn.on('esl::event::auth::fail', onAuthFail);
+  conn.on('esl::event::raw::text/rude-rejection', onRude);
+  conn.on('esl::end', onEnd);
+  return () => {
+    conn.off('error', onError);
+    conn.off('esl::event::auth::fail', onAuthFail);
+    conn.off('esl::event::raw::text/rude-rejection', onRude);
+    conn.off('esl::end', onEnd);
+  };
 }
 
 /**
