@@ -5,9 +5,9 @@
  * 8 kHz become wideband sources instead (16 kHz frames converted once from the file's own rate);
  * tones and silence stay 8 kHz.
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import { EgressPolicy, type EgressSettings } from '../../core/net';
+import { privateDir } from '../../core/files/private-dir';
 import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { parseTeletone } from '../dsp/teletone';
@@ -45,15 +45,8 @@ export function configureSources(o: { cacheDir?: string; ttsProvider?: string; e
  * library use relies on. A user who made that name first can only make the default fail (give cacheDir).
  */
 export function defaultCacheDir(tmp = os.tmpdir()): string {
-  const uid = process.getuid?.();
-  const dir = path.join(tmp, `media-engine-cache-${uid ?? 'user'}`);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
-  const fix = 'give MediaServerOptions.cacheDir a directory of your own';
-  if (!st.isDirectory()) throw new Error(`media-engine cache: ${dir} is not a directory (a link or a file): ${fix}`);
-  if (uid !== undefined && st.uid !== uid) throw new Error(`media-engine cache: ${dir} is owned by uid ${st.uid}, not by this process's user (uid ${uid}): ${fix}`);
-  if (st.mode & 0o022) throw new Error(`media-engine cache: ${dir} is writable by group or others (mode ${(st.mode & 0o777).toString(8)}): ${fix}`);
-  return dir;
+  const dir = path.join(tmp, `media-engine-cache-${process.getuid?.() ?? 'user'}`);
+  return privateDir(dir, 'media-engine cache', 'give MediaServerOptions.cacheDir a directory of your own');
 }
 
 const cacheRoot = () => (cacheDir ??= defaultCacheDir());

@@ -4,8 +4,9 @@
 //                 imports core/net and core/audio, so core importing media-engine would close a cycle)
 //   control-api,  never import each other; reach media-engine only through its index; no other room
 //   media-app
-//   media-engine  nothing of the platform but the pure leaves core/net/ and core/audio/ (codec names,
-//                 G.711 tables, the RTP capture record: formats core and the engine share)
+//   media-engine  nothing of the platform but the pure leaves core/net/, core/audio/ (codec names,
+//                 G.711 tables, the RTP capture record: formats core and the engine share) and core/files/
+//                 (a directory of this user's alone)
 //   sip-server    its configuration (sip-config) and the few leaves of core it shares with media-app
 //                 (core/net/, core/sip/, core/config, core/registrar/bindings, core/metrics-server, core/tracing);
 //                 nothing else
@@ -48,7 +49,7 @@ const MAY_IMPORT: Record<Room, readonly string[] | 'any'> = {
   core: [],
   'control-api': ['core', 'media-engine/index'],
   'media-app': ['core', 'media-engine/index'],
-  'media-engine': ['core/net', 'core/audio'],
+  'media-engine': ['core/net', 'core/audio', 'core/files'],
   'sip-server': ['sip-config', 'core/net', 'core/sip', 'core/config', 'core/registrar/bindings', 'core/metrics-server', 'core/tracing'],
   'sip-config': ['core/config', 'core/sip/ws-origin'],
   // core/quality/emodel: the R → MOS mapping FreeSWITCH's do_mos writes out (a leaf: it imports nothing)
@@ -92,7 +93,7 @@ export function forbidden(from: string, to: string): string | null {
   if (b === 'testkit') return `only test and scripts import testkit/ (not ${a})`;
   if (a === 'core') return `core must not import ${b}`;
   if ((a === 'control-api' && b === 'media-app') || (a === 'media-app' && b === 'control-api')) return `${a} and ${b} never import each other`;
-  if (a === 'media-engine') return `media-engine imports no platform code but core/net/ and core/audio/ (not ${b})`;
+  if (a === 'media-engine') return `media-engine imports no platform code but core/net/, core/audio/ and core/files/ (not ${b})`;
   if (b === 'media-engine' && may.includes('media-engine/index')) return `${a} uses media-engine only through media-engine/index.ts`;
   if (a === 'web') return `web is browser code and imports nothing outside web/ (not ${b})`;
   if (a === 'types') return `types/ declares npm packages and imports nothing of the platform (not ${b})`;

@@ -32,7 +32,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTtsProvider, playUrlFailure, prepareAudio, readWav, type CacheBounds, type PreparedAudio, type PrepareOptions, type TtsProvider } from '../../../media-engine';
-import { privateDir } from '../../../core/data-dirs';
+import { privateDir } from '../../../core/files/private-dir';
 import { eslArg } from './esl-arg';
 
 /** The embedded engine's default voice (source-resolver.ts ttsProvider): a say that names no provider. */
@@ -49,7 +49,7 @@ export interface SharedPromptsOptions extends CacheBounds {
   /**
    * media-app's cache of fetched and synthesised prompts, its alone (MEDIA_SERVER_PROMPT_CACHE_DIR,
    * default $DATA_DIR/prompt-cache): made 0700 when missing; refused at start when another user owns
-   * it or group or others may write to it (core/data-dirs.ts privateDir). Bounded as CacheBounds say
+   * it or group or others may write to it (core/files/private-dir.ts). Bounded as CacheBounds say
    * (the fetched prompts, least recently used first: media-engine/sources/cache-index.ts).
    */
   cacheDir: string;

@@ -1,5 +1,5 @@
 // The embedded engine's cache (converted prompts, fetched URLs, speech) is media-app's alone:
-// $DATA_DIR/engine-cache, made 0700 (core/data-dirs.ts privateDir), never a shared /tmp directory a
+// $DATA_DIR/engine-cache, made 0700 (core/files/private-dir.ts), never a shared /tmp directory a
 // local user could make first and plant audio in. A prompt the engine converts lands there; one that
 // another user owns, or that group or others may write to, or a link, is refused at start, by name.
 // The engine used as a library without a cacheDir takes <tmp>/media-engine-cache-<uid> under the same
