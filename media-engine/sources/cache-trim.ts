@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { processRunning } from '../../core/files/process-running';
 import { BLOB_NAME, DEFAULT_EVICT_GRACE_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, forgetWrite, isHeld, ownWrite, validEntry, type CacheBounds, type UrlEntry } from './cache-index';
 
 /** A trim of a directory starts at most this often, ms, unless this thread's downloads may have passed the bounds. */
@@ -126,16 +127,6 @@ const LEFT_BY_PROCESS = /^(?:dl|nostore)-(\d+)-[0-9a-f]{12}\./;
 const INDEX_NAME = /^url-[0-9a-f]{64}\.json$/;
 const CONV_NAME = /^convw?-([0-9a-f]{64})\.wav$/;
 
-/** Whether process `pid` runs (on this host: the cache is a local directory). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The entry at `index`, or null when it names no blob of ours or its blob is gone (then removed), or it is unreadable. */
 async function listed(cacheDir: string, index: string, graceMs: number): Promise<Listed | null> {
   let entry: UrlEntry;
@@ -164,7 +155,7 @@ function byKind(names: string[]): { indexes: string[]; blobs: string[]; convs: s
       if (CONV_NAME.test(f)) out.convs.push(f);
     } else {
       const own = LEFT_BY_PROCESS.exec(f);
-      if (own && !running(Number(own[1]))) out.left.push(f);
+      if (own && !processRunning(Number(own[1]))) out.left.push(f);
     }
   }
   return out;

@@ -33,6 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTtsProvider, playUrlFailure, prepareAudio, readWav, type CacheBounds, type PreparedAudio, type PrepareOptions, type TtsProvider } from '../../../media-engine';
 import { privateDir } from '../../../core/files/private-dir';
+import { processRunning } from '../../../core/files/process-running';
 import { eslArg } from './esl-arg';
 
 /** The embedded engine's default voice (source-resolver.ts ttsProvider): a say that names no provider. */
@@ -197,7 +198,7 @@ export class SharedPrompts {
     const removed: string[] = [];
     for (const name of names) {
       const pid = name.startsWith(host) ? /^(\d+)-[^-/]+$/.exec(name.slice(host.length)) : null;
-      if (!pid || (Number(pid[1]) !== process.pid && alive(Number(pid[1])))) continue;
+      if (!pid || (Number(pid[1]) !== process.pid && processRunning(Number(pid[1])))) continue;
       const st = await fs.promises.lstat(path.join(this.dir, name)).catch(() => null);
       if (!st?.isDirectory() || st.mtimeMs >= startedAt) continue;
       await fs.promises.rm(path.join(this.dir, name), { recursive: true, force: true });
@@ -261,14 +262,4 @@ function hostPrefix(host: string): string {
 /** `p-<host>-<pid>-`: a prompt directory's prefix, mkdtemp's six characters after it. */
 export function folderPrefix(host: string, pid: number): string {
   return `${hostPrefix(host)}${pid}-`;
-}
-
-/** Whether process `pid` runs on this host (signal 0: EPERM is another user's, running). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
