@@ -39,7 +39,7 @@ export type { TranscribeOptions, TranscribeDirection, Transcript } from './trans
 export type { RtcpReceived } from './worker/rtp-session';
 export type { ReportBlock, VoipMetrics } from './rtp-packet/rtcp';
 // what media-app (and control-api's checks) use besides the endpoints: files, speech in and out
-export { readWav, parseWavHeader, WavWriter } from './audio/wav';
+export { readWav, parseWav, parseWavHeader, WavWriter } from './audio/wav';
 /** A prompt URL fetched through the egress policy and converted to an 8 kHz WAV (the fsmrf backend's shared prompts). */
 export { prepareAudio, playUrlFailure, type CacheBounds, type PrepareOptions, type PreparedAudio } from './sources';
 export { wavFile } from '../core/audio/wav';

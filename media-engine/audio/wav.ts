@@ -105,7 +105,11 @@ export function readWavInfo(path: string): WavInfo {
 
 /** Whole file decoded to 16-bit linear, channels still interleaved. */
 export function readWav(path: string): { info: WavInfo; samples: Int16Array } {
-  const buf = fs.readFileSync(path);
+  return parseWav(fs.readFileSync(path));
+}
+
+/** A WAV file's bytes decoded to 16-bit linear, channels still interleaved. */
+export function parseWav(buf: Buffer): { info: WavInfo; samples: Int16Array } {
   const info = parseWavHeader(buf.subarray(0, Math.min(buf.length, 65536)), buf.length);
   return { info, samples: decodeToInt16(buf.subarray(info.dataOffset, info.dataOffset + info.dataBytes), info.format) };
 }

@@ -10,40 +10,52 @@ import { pcmuPackets, rtpPcap } from '../rtp-pcap';
 import { answerInvite, ok200 } from '../media-app/sipp-steps';
 import { G711_TABLES } from '../../core/audio/g711';
 
-/** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
-export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-pcap-'));
+/**
+ * `text` spoken by espeak-ng (en-us, 160 wpm) as 8 kHz µ-law, with espeak-ng's own padding; the same
+ * bytes every time (sox -R: its dither is seeded, so a test hears the same audio on every run).
+ */
+export function espeakUlaw(text: string): Buffer {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-ulaw-'));
   try {
     const wav = path.join(dir, 's.wav');
     const ul = path.join(dir, 's.ul');
     execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', wav, text]);
-    execFileSync('sox', [wav, '-r', '8000', '-c', '1', '-t', 'ul', ul]);
-    const speech = fs.readFileSync(ul);
-    const lead = Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff);
-    const trail = Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff);
-    writeRtpPcap(file, Buffer.concat([lead, speech, trail]));
-    // espeak-ng pads its output with silence: the speech ends at the last loud 20 ms frame
-    let lastLoud = 0;
-    for (let i = 0; i < speech.length; i += 160) {
-      let sum = 0;
-      const end = Math.min(speech.length, i + 160);
-      for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
-      if (sum / (end - i) > 300) lastLoud = end;
-    }
-    return Math.round(lastLoud / 8);
+    execFileSync('sox', ['-R', wav, '-r', '8000', '-c', '1', '-t', 'ul', ul]);
+    return fs.readFileSync(ul);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Mocha hooks: `text` spoken (speechPcap) into a pcap in a temporary folder before the suite, removed after it; `file` is its path once made. */
-export function useSpeechPcap(prefix: string, text: string, opts: { leadMs?: number; trailMs?: number } = {}): { file: string } {
-  const made = { file: '' };
+/** Writes `file` (pcap, Ethernet/IPv4/UDP/RTP PCMU) with `text` spoken; returns when the speech ends, ms after the lead silence. */
+export function speechPcap(text: string, file: string, opts: { leadMs?: number; trailMs?: number } = {}): number {
+  const speech = espeakUlaw(text);
+  const lead = Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff);
+  const trail = Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff);
+  writeRtpPcap(file, Buffer.concat([lead, speech, trail]));
+  // espeak-ng pads its output with silence: the speech ends at the last loud 20 ms frame
+  let lastLoud = 0;
+  for (let i = 0; i < speech.length; i += 160) {
+    let sum = 0;
+    const end = Math.min(speech.length, i + 160);
+    for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
+    if (sum / (end - i) > 300) lastLoud = end;
+  }
+  return Math.round(lastLoud / 8);
+}
+
+/**
+ * Mocha hooks: `text` spoken (speechPcap) into a pcap in a temporary folder before the suite, removed
+ * after it; `file` is its path and `speech` the spoken µ-law (without lead or trail) once made.
+ */
+export function useSpeechPcap(prefix: string, text: string, opts: { leadMs?: number; trailMs?: number } = {}): { file: string; speech: Buffer } {
+  const made: { file: string; speech: Buffer } = { file: '', speech: Buffer.alloc(0) };
   let dir = '';
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     made.file = path.join(dir, 'hours.pcap');
     speechPcap(text, made.file, opts);
+    made.speech = espeakUlaw(text); // the same bytes the pcap carries (espeakUlaw is repeatable)
   });
   after(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -57,44 +69,35 @@ export function useSpeechPcap(prefix: string, text: string, opts: { leadMs?: num
  * each utterance starts and ends, ms from the start of the pcap.
  */
 export function speechSequencePcap(parts: (string | { pauseMs: number })[], file: string, opts: { leadMs?: number; trailMs?: number } = {}): { text: string; startMs: number; endMs: number }[] {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-pcap-'));
-  try {
-    const chunks: Buffer[] = [Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff)];
-    let at = opts.leadMs ?? 200;
-    const out: { text: string; startMs: number; endMs: number }[] = [];
-    for (const p of parts) {
-      if (typeof p !== 'string') {
-        chunks.push(Buffer.alloc(Math.round(p.pauseMs * 8), 0xff));
-        at += p.pauseMs;
-        continue;
-      }
-      const wav = path.join(dir, 's.wav');
-      const ul = path.join(dir, 's.ul');
-      execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', wav, p]);
-      execFileSync('sox', [wav, '-r', '8000', '-c', '1', '-t', 'ul', ul]);
-      const speech = fs.readFileSync(ul);
-      let first = -1;
-      let last = 0;
-      for (let i = 0; i < speech.length; i += 160) {
-        let sum = 0;
-        const end = Math.min(speech.length, i + 160);
-        for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
-        if (sum / (end - i) > 300) {
-          if (first < 0) first = i;
-          last = end;
-        }
-      }
-      const loud = speech.subarray(Math.max(0, first), last);
-      chunks.push(loud);
-      out.push({ text: p, startMs: at, endMs: at + loud.length / 8 });
-      at += loud.length / 8;
+  const chunks: Buffer[] = [Buffer.alloc(Math.round((opts.leadMs ?? 200) * 8), 0xff)];
+  let at = opts.leadMs ?? 200;
+  const out: { text: string; startMs: number; endMs: number }[] = [];
+  for (const p of parts) {
+    if (typeof p !== 'string') {
+      chunks.push(Buffer.alloc(Math.round(p.pauseMs * 8), 0xff));
+      at += p.pauseMs;
+      continue;
     }
-    chunks.push(Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff));
-    writeRtpPcap(file, Buffer.concat(chunks));
-    return out;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    const speech = espeakUlaw(p);
+    let first = -1;
+    let last = 0;
+    for (let i = 0; i < speech.length; i += 160) {
+      let sum = 0;
+      const end = Math.min(speech.length, i + 160);
+      for (let k = i; k < end; k++) sum += Math.abs(MULAW[speech[k]!]!);
+      if (sum / (end - i) > 300) {
+        if (first < 0) first = i;
+        last = end;
+      }
+    }
+    const loud = speech.subarray(Math.max(0, first), last);
+    chunks.push(loud);
+    out.push({ text: p, startMs: at, endMs: at + loud.length / 8 });
+    at += loud.length / 8;
   }
+  chunks.push(Buffer.alloc(Math.round((opts.trailMs ?? 1500) * 8), 0xff));
+  writeRtpPcap(file, Buffer.concat(chunks));
+  return out;
 }
 
 /** µ-law bytes as 20 ms RTP packets (PT 0) in a pcap; UDP source port 0 so the platform never latches to sipp's raw sender. */

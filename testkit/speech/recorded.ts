@@ -1,0 +1,46 @@
+// What a recording holds, checked from outside the platform: where a known µ-law utterance sits in
+// a recording's 8 kHz PCM (sample for sample: a PCMU caller recorded untouched decodes to exactly
+// the µ-law it sent), and what pocketsphinx says of the recording's samples when fed directly.
+import { G711_TABLES } from '../../core/audio/g711';
+import { createSttProvider, type TranscriptEvent } from '../../media-engine';
+
+export interface SpeechFound {
+  /** where the utterance starts in the recording, samples (-1: not found) */
+  offset: number;
+  /** samples of the utterance equal to the recording's there */
+  equal: number;
+  total: number;
+}
+
+/**
+ * Finds `ulaw` (8 kHz µ-law) in `recorded` (8 kHz 16-bit PCM): the offset where the utterance's first
+ * loud 50 ms match exactly, then how many of all its samples match there.
+ */
+export function speechInRecording(recorded: Int16Array, ulaw: Buffer): SpeechFound {
+  const pcm = Int16Array.from(ulaw, (u) => G711_TABLES.muDecode[u]!);
+  const first = pcm.findIndex((x) => Math.abs(x) > 500);
+  const probe = 400;
+  let offset = -1;
+  for (let o = first; o + probe <= recorded.length && offset < 0; o++) {
+    let k = 0;
+    while (k < probe && recorded[o + k] === pcm[first + k]) k++;
+    if (k === probe) offset = o - first;
+  }
+  if (offset < 0) return { offset, equal: 0, total: pcm.length };
+  let equal = 0;
+  for (let k = 0; k < pcm.length; k++) if (recorded[offset + k] === pcm[k]) equal++;
+  return { offset, equal, total: pcm.length };
+}
+
+/** pocketsphinx's free-form text of 8 kHz samples fed in 20 ms frames: its final utterances joined by spaces. */
+export async function pocketsphinxText(samples: Int16Array): Promise<string> {
+  const stream = createSttProvider('pocketsphinx').createStream({ language: 'en-US' });
+  const finals: string[] = [];
+  stream.on('transcript', (t: TranscriptEvent) => {
+    if (t.final && t.text.trim()) finals.push(t.text.trim());
+  });
+  const failed = new Promise<never>((_, reject) => stream.on('error', reject));
+  for (let i = 0; i + 160 <= samples.length; i += 160) stream.write(samples.subarray(i, i + 160));
+  await Promise.race([stream.end(), failed]);
+  return finals.join(' ');
+}
