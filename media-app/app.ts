@@ -16,7 +16,7 @@ import { ORIGINATE_QUEUE, nodeAliveKey, nodeQueueName } from '../core/commands/c
 import { EgressPolicy } from '../core/net';
 import { engineCacheDir } from '../core/data-dirs';
 import { privateDir } from '../core/files/private-dir';
-import { MediaServer } from '../media-engine';
+import { configureTtsCache, MediaServer } from '../media-engine';
 import { promptCachePath, promptsDir, type MediaAppConfig } from './kit/config';
 import { describeMediaServer } from './kit/media-server';
 import type { MediaPort } from './media-server/port';
@@ -71,8 +71,7 @@ export interface MediaApp {
 
 export async function startMediaApp(deps: MediaAppDeps): Promise<MediaApp> {
   const { config, app, logger } = deps;
-  // the key that opens the AI vendor keys sealed at rest (core/secrets/keys.ts)
-  useKeySecret(config.jwtSecret);
+  configureProcess(deps);
   const prefix = config.redisKeyPrefix;
   const ownDb = !deps.db;
   const db = deps.db ?? createDb(config.databaseUrl, { poolMax: config.databasePoolMax });
@@ -171,6 +170,14 @@ type Closers = (() => Promise<unknown>)[];
 /** The node's drain flag and whether stop() was called. */
 type NodeState = { draining: boolean; stopped: boolean };
 
+/** What this thread's modules take from the config before anything starts. */
+function configureProcess({ config, app }: MediaAppDeps): void {
+  // the key that opens the AI vendor keys sealed at rest (core/secrets/keys.ts)
+  useKeySecret(config.jwtSecret);
+  // the bound of the speech caches made in this thread (media-app's voices, the fsmrf backend's prompts)
+  configureTtsCache(app.ttsCache);
+}
+
 /** The media server, its workers' scheduling logged. */
 async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closers): Promise<MediaServer> {
   const media = await MediaServer.start({
@@ -183,6 +190,7 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
     egress: config.egress,
     // its cache of prompts, fetched URLs and speech: media-app's alone (0700, ours: refused at start otherwise)
     cacheDir: privateDir(engineCacheDir(config.dataDir), 'DATA_DIR'),
+    ttsCache: app.ttsCache,
   });
   if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
   if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))

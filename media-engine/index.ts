@@ -46,7 +46,7 @@ export { wavFile } from '../core/audio/wav';
 export { createSttProvider } from './stt';
 export type { SttStream, TranscriptEvent } from './stt';
 export { transcribeWavFile } from './stt/file';
-export { createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
+export { configureTtsCache, createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
 export type { TtsProvider, EspeakStreamOptions } from './tts';
 export { espeakPool } from './tts/espeak-pool';
 export { Transcriber } from './transcriber';

@@ -13,6 +13,7 @@ import type { AudioCodecName, Direction } from './sdp/sdp';
 import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
+import type { TtsCacheBounds } from './tts/cache-trim';
 import { defaultRtpIo, ipv4ToInt, RTP_IO_KINDS, type RtpIoKind } from './worker/rtp-transport';
 import { rtpIo, rtpIoError, rtpUring, rtpUringError, type UringCounters } from './native';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
@@ -30,6 +31,8 @@ export interface MediaServerOptions {
   cacheDir?: string;
   /** TTS provider for say() (default 'espeak-ng'; see media-engine/tts) */
   ttsProvider?: string;
+  /** The bound of the speech it caches (media-engine/tts/cache-trim.ts; default 10000 prompts, 1 GiB) */
+  ttsCache?: TtsCacheBounds;
   /** The egress policy's settings (core/net) for play URLs; each worker builds its policy from them. Default: public addresses only. */
   egress?: EgressSettings;
   /**
@@ -153,6 +156,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
         new WorkerHost(i, {
           cacheDir: opts.cacheDir,
           ttsProvider: opts.ttsProvider,
+          ttsCache: opts.ttsCache,
           tickPhases: opts.tickPhases,
           egress: opts.egress,
           nice: opts.workerNice,

@@ -70,6 +70,9 @@ const schema = z.object({
   MEDIA_SERVER_PROMPT_CACHE_DIR: z.string().trim().min(1).optional(),
   /** The most that cache keeps of fetched prompts (bodies and conversions), MB: least recently used first out. */
   MEDIA_SERVER_PROMPT_CACHE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(1024),
+  /** The most each cache of synthesised speech keeps (the engine's, media-app's own), MB and prompts: least recently used first out (media-engine/tts/cache-trim.ts). */
+  TTS_CACHE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(1024),
+  TTS_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   /** rtpengine's ng socket (host:port) for SRTP / WebRTC legs; unset: those legs are refused (488). */
   RTPENGINE_NG: z
     .string()
@@ -190,6 +193,8 @@ export interface MediaAppConfig {
   mediaServerPromptCacheDir: string | undefined;
   /** MEDIA_SERVER_PROMPT_CACHE_MAX_MB in bytes */
   mediaServerPromptCacheMaxBytes: number;
+  /** TTS_CACHE_MAX_MB in bytes and TTS_CACHE_MAX_ENTRIES: every speech cache's bound */
+  ttsCache: { maxBytes: number; maxEntries: number };
   /** rtpengine's ng address, or undefined (no relay: SRTP / WebRTC legs are refused). */
   rtpengineNg: string | undefined;
   registrar: {
@@ -266,6 +271,7 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
     mediaServerPromptsDir: e.MEDIA_SERVER_PROMPTS_DIR,
     mediaServerPromptCacheDir: e.MEDIA_SERVER_PROMPT_CACHE_DIR,
     mediaServerPromptCacheMaxBytes: e.MEDIA_SERVER_PROMPT_CACHE_MAX_MB * 1024 * 1024,
+    ttsCache: { maxBytes: e.TTS_CACHE_MAX_MB * 1024 * 1024, maxEntries: e.TTS_CACHE_MAX_ENTRIES },
     rtpengineNg: e.RTPENGINE_NG,
     registrar: {
       algorithms: e.SIP_DIGEST_ALGORITHMS,

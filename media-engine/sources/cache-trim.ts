@@ -2,91 +2,40 @@
  * The fetch cache's bound (cache-index.ts: the layout), kept off the media thread's 20 ms ticks: the
  * directory is read with fs.promises (a few files at a time, the event loop served between them), at
  * most one trim at a time per directory in a thread, and only when it may be needed: a download asks
- * for one (noteDownload), which starts when this thread's downloads since the last trim may have passed
- * the bounds (entries and bytes that trim left, plus what came since), or when the last one is older
- * than TRIM_EVERY_MS (other threads and processes fill the directory too); asked while one runs, it
- * is considered again once that one ends. Removing is synchronous, one entry (its index, blob and
- * conversions) at a time, each checked just before: a lease of this thread keeps a blob; an entry
+ * for one (noteDownload; when: core/files/dir-trims.ts, every TRIM_EVERY_MS or past the bounds).
+ * Removing is synchronous, one entry (its index, blob and conversions) at a time, each checked just before: a lease of this thread keeps a blob; an entry
  * another thread or process used less than CacheBounds.evictGraceMs ago stays (its index re-read),
  * and so does a blob or conversion no entry names that was written that recently.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { processRunning } from '../../core/files/process-running';
+import { DirTrims, inBatches, TRIM_BATCH, yieldTurn } from '../../core/files/dir-trims';
 import { BLOB_NAME, DEFAULT_EVICT_GRACE_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, forgetWrite, isHeld, ownWrite, validEntry, type CacheBounds, type UrlEntry } from './cache-index';
 
 /** A trim of a directory starts at most this often, ms, unless this thread's downloads may have passed the bounds. */
 export const TRIM_EVERY_MS = 60_000;
-/** Files read (or removed) between two turns of the event loop. */
-const BATCH = 16;
+const BATCH = TRIM_BATCH;
 
-interface DirState {
-  running: Promise<void> | null;
-  /** a trim asked while one ran: considered once it ends */
-  again: CacheBounds | null;
-  started: number;
-  /** when the last trim started (0: never in this thread) */
-  lastAt: number;
-  /** what the last trim left, and what this thread indexed since it started */
-  entries: number;
-  bytes: number;
-  addedEntries: number;
-  addedBytes: number;
-}
-
-const dirs = new Map<string, DirState>();
-
-function state(cacheDir: string): DirState {
-  let d = dirs.get(cacheDir);
-  if (!d) dirs.set(cacheDir, (d = { running: null, again: null, started: 0, lastAt: 0, entries: 0, bytes: 0, addedEntries: 0, addedBytes: 0 }));
-  return d;
-}
+const trims = new DirTrims<CacheBounds>(
+  (dir, bounds) => evict(dir, bounds),
+  (b) => ({ maxEntries: b.maxCacheEntries ?? DEFAULT_MAX_ENTRIES, maxBytes: b.maxCacheBytes ?? DEFAULT_MAX_BYTES }),
+  TRIM_EVERY_MS,
+);
 
 /** A download of `bytes` was indexed in `cacheDir`: a trim in the background when one may be needed. */
 export function noteDownload(cacheDir: string, bounds: CacheBounds, bytes: number): void {
-  const d = state(cacheDir);
-  d.addedEntries++;
-  d.addedBytes += bytes;
-  if (d.running) d.again = bounds;
-  else if (due(d, bounds)) start(cacheDir, d, bounds);
-}
-
-function due(d: DirState, bounds: CacheBounds): boolean {
-  if (!d.lastAt || Date.now() - d.lastAt >= TRIM_EVERY_MS) return true;
-  return d.entries + d.addedEntries > (bounds.maxCacheEntries ?? DEFAULT_MAX_ENTRIES) || d.bytes + d.addedBytes > (bounds.maxCacheBytes ?? DEFAULT_MAX_BYTES);
-}
-
-function start(cacheDir: string, d: DirState, bounds: CacheBounds): void {
-  d.started++;
-  d.lastAt = Date.now();
-  d.addedEntries = 0;
-  d.addedBytes = 0;
-  d.running = evict(cacheDir, bounds).then(
-    (left) => {
-      d.entries = left.entries;
-      d.bytes = left.bytes;
-      d.running = null;
-      const next = d.again;
-      d.again = null;
-      if (next && due(d, next)) start(cacheDir, d, next);
-    },
-    () => {
-      // the directory gone or unreadable: the next download's trim tries again
-      d.lastAt = 0;
-      d.running = null;
-      d.again = null;
-    },
-  );
+  trims.noteWrite(cacheDir, bounds, bytes);
 }
 
 /** Resolves once no trim of `cacheDir` runs in this thread (nor one asked meanwhile). */
-export async function cacheTrimmed(cacheDir: string): Promise<void> {
-  for (let d = dirs.get(cacheDir); d?.running;) await d.running;
+export function cacheTrimmed(cacheDir: string): Promise<void> {
+  return trims.settled(cacheDir);
 }
 
 /** How many trims of `cacheDir` this thread started. */
 export function trimsStarted(cacheDir: string): number {
-  return dirs.get(cacheDir)?.started ?? 0;
+  return trims.started(cacheDir);
 }
 
 interface Listed {
@@ -98,15 +47,6 @@ interface BlobFiles {
   name: string;
   /** the blob's and its conversions' bytes */
   bytes: number;
-}
-
-const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
-
-/** `f(x)` for each of `xs`, BATCH at a time, the event loop served between batches. */
-async function inBatches<T, R>(xs: T[], f: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < xs.length; i += BATCH) out.push(...(await Promise.all(xs.slice(i, i + BATCH).map(f))));
-  return out;
 }
 
 const statOf = (file: string) => fs.promises.stat(file).catch(() => null);

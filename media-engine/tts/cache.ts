@@ -2,13 +2,16 @@
  * A disk cache in front of any provider, keyed by (provider, text, voice, language, ssml, and for a
  * wideband prompt that it is one: the 8 kHz and the wideband file are two entries): the same
  * prompt is synthesized once. Files are written under a temp name and renamed, so a reader never
- * sees a half-written prompt; concurrent requests for one key share one synthesis.
+ * sees a half-written prompt; concurrent requests for one key share one synthesis. The directory is
+ * bounded (cache-trim.ts): a hit touches its file (its mtime is its last use), a new file asks for a
+ * trim, and the least recently used go.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readWavInfo, wavHeader } from '../audio/wav';
 import type { TtsOptions, TtsProvider, TtsResult } from './provider';
+import { notePromptWritten, type TtsCacheBounds } from './cache-trim';
 
 /** A provider that can write to a given path (all built-in ones can). */
 export interface PathTtsProvider extends TtsProvider {
@@ -29,6 +32,7 @@ export class CachedTtsProvider implements TtsProvider {
   constructor(
     private readonly inner: PathTtsProvider,
     private readonly cacheDir: string,
+    private readonly bounds: TtsCacheBounds = {},
   ) {
     this.name = inner.name;
     fs.mkdirSync(cacheDir, { recursive: true });
@@ -53,10 +57,23 @@ export class CachedTtsProvider implements TtsProvider {
     this.inner.prewarm?.(o);
   }
 
-  /** The cached prompt of a request, if there is one. */
+  /** The cached prompt of a request, if there is one (touched: its last use is now). */
   cached(text: string, o: TtsOptions = {}): TtsResult | null {
-    const file = this.pathFor(text, o);
-    return fs.existsSync(file) ? { path: file, durationMs: readWavInfo(file).durationMs, cached: true } : null;
+    return this.hit(this.pathFor(text, o));
+  }
+
+  /**
+   * `file` served from the cache: its mtime set to now (a trim removes only what was not used within
+   * its grace), or null when it is not there (never written, or trimmed).
+   */
+  private hit(file: string): TtsResult | null {
+    try {
+      const now = new Date();
+      fs.utimesSync(file, now, now);
+    } catch {
+      return null;
+    }
+    return { path: file, durationMs: readWavInfo(file).durationMs, cached: true };
   }
 
   /**
@@ -89,8 +106,10 @@ export class CachedTtsProvider implements TtsProvider {
       // written without blocking: this runs on a media worker, beside other legs' 20 ms ticks
       const body = Buffer.from(all.buffer, all.byteOffset, all.byteLength);
       try {
-        await fs.promises.writeFile(tmp, Buffer.concat([wavHeader(body.length, 8000), body]));
+        const wav = Buffer.concat([wavHeader(body.length, 8000), body]);
+        await fs.promises.writeFile(tmp, wav);
         await fs.promises.rename(tmp, file);
+        notePromptWritten(this.cacheDir, this.bounds, wav.length);
       } finally {
         await fs.promises.rm(tmp, { force: true });
       }
@@ -100,14 +119,17 @@ export class CachedTtsProvider implements TtsProvider {
 
   async synthesize(text: string, o: TtsOptions = {}): Promise<TtsResult> {
     const file = this.pathFor(text, o);
-    if (fs.existsSync(file)) return { path: file, durationMs: readWavInfo(file).durationMs, cached: true };
+    const cached = this.hit(file);
+    if (cached) return cached;
     let p = this.inflight.get(file);
     if (!p) {
       p = (async () => {
         const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
         try {
           const r = await this.inner.synthesize(text, o, tmp);
+          const bytes = fs.statSync(tmp).size;
           fs.renameSync(tmp, file);
+          notePromptWritten(this.cacheDir, this.bounds, bytes);
           return { path: file, durationMs: r.durationMs, cached: false };
         } finally {
           fs.rmSync(tmp, { force: true });

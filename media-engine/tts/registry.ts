@@ -9,6 +9,7 @@
  */
 import path from 'node:path';
 import { CachedTtsProvider, type PathTtsProvider } from './cache';
+import { ttsCacheBounds, type TtsCacheBounds } from './cache-trim';
 import { EspeakProvider } from './espeak';
 import { FliteProvider, fliteAvailable } from './flite';
 import { TtsError } from './provider';
@@ -16,6 +17,8 @@ import { TtsError } from './provider';
 export interface TtsFactoryOptions {
   /** Directory for synthesized (cached) prompts. */
   cacheDir: string;
+  /** The directory's bound (cache-trim.ts); absent: configureTtsCache's, else the defaults. */
+  bounds?: TtsCacheBounds;
 }
 
 type Factory = (o: TtsFactoryOptions) => PathTtsProvider;
@@ -36,7 +39,7 @@ export function ttsProviderNames(): string[] {
 export function createTtsProvider(name = 'provider_a', o: TtsFactoryOptions): CachedTtsProvider {
   const f = factories.get(name);
   if (!f) throw new TtsError('UNKNOWN_PROVIDER', `unknown TTS provider "${name}" (known: ${ttsProviderNames().join(', ')})`);
-  return new CachedTtsProvider(f(o), path.join(o.cacheDir));
+  return new CachedTtsProvider(f(o), path.join(o.cacheDir), ttsCacheBounds(o.bounds));
 }
 
 registerTtsProvider('espeak-ng', (o) => new EspeakProvider({ outDir: o.cacheDir }));

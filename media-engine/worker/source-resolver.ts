@@ -13,7 +13,7 @@ import { type FrameSource } from '../dsp/frame';
 import { parseTeletone } from '../dsp/teletone';
 import { beep, dtmfTones, ringback, silence, ToneSource } from '../dsp/tones';
 import { AudioSourceError, isUrl, openPreparedReader, playUrlFailure, prepareAudio } from '../sources';
-import { createTtsProvider, type CachedTtsProvider, type TtsOptions } from '../tts';
+import { configureTtsCache, createTtsProvider, type CachedTtsProvider, type TtsCacheBounds, type TtsOptions } from '../tts';
 import { StreamedSpeech } from '../tts/streamed-speech';
 import { loadEspeakLanguages } from '../tts/espeak';
 import type { SynthesisReport } from '../player';
@@ -28,9 +28,10 @@ let ttsProvider = 'espeak-ng';
 let egress: EgressPolicy | undefined;
 const tts = new Map<string, CachedTtsProvider>();
 
-/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings. */
-export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings }): void {
+/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings; the speech cache's bound. */
+export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings; ttsCache?: TtsCacheBounds }): void {
   if (o.cacheDir) cacheDir = o.cacheDir;
+  if (o.ttsCache) configureTtsCache(o.ttsCache);
   if (o.ttsProvider) ttsProvider = o.ttsProvider;
   if (o.egress) egress = new EgressPolicy(o.egress);
 }
