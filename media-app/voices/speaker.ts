@@ -33,6 +33,11 @@ export interface SpeakerDeps {
   /** local voices' cache */
   cacheDir: string;
   onFallback(e: { from: string; to: string; reason: string }): void;
+  /**
+   * false: the voice's fork is opened without `reportStarts`, for a media backend that cannot report
+   * when injected audio starts (fsmrf: mod_audio_fork plays it as it comes); `firstAudioAt` is then 0.
+   */
+  reportStarts?: boolean;
 }
 
 /** What one sentence took: ms from the request to the vendor's first audio, and who spoke it. */
@@ -94,7 +99,8 @@ export class Speaker {
   private async out(): Promise<MediaFork> {
     if (this.fork) return this.fork;
     // at the leg's rate: its `rate` (16000 on a G.722 or Opus leg) is the rate the voice is injected at
-    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts: true }).then((f) => (this.fork = f));
+    const reportStarts = this.deps.reportStarts ?? true;
+    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts }).then((f) => (this.fork = f));
     return this.opening;
   }
 
@@ -125,7 +131,8 @@ export class Speaker {
       if (firstByteMs < 0) {
         const now = Date.now();
         firstByteMs = now - started;
-        firstOut = this.playEnd > now ? Promise.resolve(Math.round(this.playEnd)) : fork.nextStart(FIRST_OUT_WAIT_MS);
+        if (this.deps.reportStarts === false) firstOut = Promise.resolve(null);
+        else firstOut = this.playEnd > now ? Promise.resolve(Math.round(this.playEnd)) : fork.nextStart(FIRST_OUT_WAIT_MS);
       }
       fork.inject(pcm, rate);
       this.playEnd = Math.max(this.playEnd, Date.now()) + pcm.length / (rate / 1000);

@@ -112,125 +112,128 @@ describe('speech_gather and twiml_recording options (flow validation)', () => {
   });
 });
 
-describe('TwiML <Gather> with speech on real calls (sipp plays spoken words, pocketsphinx hears them)', function () {
-  this.timeout(120_000);
-  let stack: Stack;
-  let app: TwimlServer;
-  let f: Fixture;
+// On both media backends: the embedded engine, and fsmrf (drachtio-fsmrf against our switch, esl/), where
+// the recogniser and the VAD are fed by audio forks of the leg (mod_audio_fork: media-app/media-server/README.md).
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`TwiML <Gather> with speech on real calls (sipp plays spoken words, pocketsphinx hears them; ${backend} media backend)`, function () {
+    this.timeout(120_000);
+    let stack: Stack;
+    let app: TwimlServer;
+    let f: Fixture;
 
-  useTwimlStack((s) => ({ stack, app, f } = s));
-  const hours = useSpeechPcap('twiml-speech-', 'What are your opening hours?');
+    useTwimlStack((s) => ({ stack, app, f } = s), undefined, { mediaServer: backend });
+    const hours = useSpeechPcap('twiml-speech-', 'What are your opening hours?');
 
-  it('speech over the prompt cuts it (barge-in) and the action gets SpeechResult and Confidence, signed', async () => {
-    const doc = new VoiceResponse();
-    doc.gather({ input: ['speech'], action: '/said', hints: HINTS, speechTimeout: 'auto', timeout: 10 }).say(LONG_PROMPT);
-    doc.say('We did not hear you');
-    app.on('/ask', doc.toString());
-    const after = new VoiceResponse();
-    after.say('We are open from nine to five');
-    after.hangup();
-    app.on('/said', after.toString());
+    it('speech over the prompt cuts it (barge-in) and the action gets SpeechResult and Confidence, signed', async () => {
+      const doc = new VoiceResponse();
+      doc.gather({ input: ['speech'], action: '/said', hints: HINTS, speechTimeout: 'auto', timeout: 10 }).say(LONG_PROMPT);
+      doc.say('We did not hear you');
+      app.on('/ask', doc.toString());
+      const after = new VoiceResponse();
+      after.say('We are open from nine to five');
+      after.hangup();
+      app.on('/said', after.toString());
 
-    const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/ask') } }], { talk: false, steps, killAfterMs: 90_000 });
-    const first = await app.next('/ask');
-    expect(first.signed).to.equal(true);
-    const cb = await app.next('/said', 40_000);
-    expect(cb.signed, 'X-Twilio-Signature').to.equal(true);
-    expect(cb.method).to.equal('POST');
-    expect(cb.params.SpeechResult).to.equal('what are your opening hours');
-    const confidence = Number(cb.params.Confidence);
-    expect(confidence).to.be.within(0, 1);
-    expect(cb.params.CallSid).to.equal(callSid(call.callId));
-    expect(cb.params).to.not.have.property('Digits');
-    // the whole prompt is ~10 s of speech; the caller spoke ~3.5 s in, so at most about a third of it played
-    const whole = espeakLevels(LONG_PROMPT).filter((l) => l > 300).length;
-    const promptPackets = call.peer.voiced();
-    expect(promptPackets, 'the prompt was heard').to.be.greaterThan(50);
-    expect(promptPackets, `prompt packets heard before the answer (the whole prompt: ${whole})`).to.be.lessThan(whole * 0.6);
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    const af = await endedFlowOfCall(call.callId);
-    expect(af.error).to.equal('');
-    const types = (af.executed_actions as { type: string }[]).map((a) => a.type);
-    expect(types).to.include('speech_gather');
-    call.peer.close();
+      const steps = () => `<pause milliseconds="3500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/ask') } }], { talk: false, steps, killAfterMs: 90_000 });
+      const first = await app.next('/ask');
+      expect(first.signed).to.equal(true);
+      const cb = await app.next('/said', 40_000);
+      expect(cb.signed, 'X-Twilio-Signature').to.equal(true);
+      expect(cb.method).to.equal('POST');
+      expect(cb.params.SpeechResult).to.equal('what are your opening hours');
+      const confidence = Number(cb.params.Confidence);
+      expect(confidence).to.be.within(0, 1);
+      expect(cb.params.CallSid).to.equal(callSid(call.callId));
+      expect(cb.params).to.not.have.property('Digits');
+      // the whole prompt is ~10 s of speech; the caller spoke ~3.5 s in, so at most about a third of it played
+      const whole = espeakLevels(LONG_PROMPT).filter((l) => l > 300).length;
+      const promptPackets = call.peer.voiced();
+      expect(promptPackets, 'the prompt was heard').to.be.greaterThan(50);
+      expect(promptPackets, `prompt packets heard before the answer (the whole prompt: ${whole})`).to.be.lessThan(whole * 0.6);
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      const af = await endedFlowOfCall(call.callId);
+      expect(af.error).to.equal('');
+      const types = (af.executed_actions as { type: string }[]).map((a) => a.type);
+      expect(types).to.include('speech_gather');
+      call.peer.close();
+    });
+
+    it('dtmf speech: a key first wins (Digits, no SpeechResult); no input at all runs the next verb and never calls the action', async () => {
+      const doc = new VoiceResponse();
+      doc.gather({ input: ['dtmf', 'speech'], action: '/keyed', hints: HINTS, numDigits: 1, timeout: 10 }).say(LONG_PROMPT);
+      app.on('/keys', doc.toString());
+      const done = new VoiceResponse();
+      done.hangup();
+      app.on('/keyed', done.toString());
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/keys') } }], { talk: false });
+      await app.next('/keys');
+      await until(() => call.peer.voiced() > 10, 15_000, 'the prompt heard');
+      await call.peer.digit('4', call.live.endpoint!.local.port);
+      const cb = await app.next('/keyed');
+      expect(cb.signed).to.equal(true);
+      expect(cb.params.Digits).to.equal('4');
+      expect(cb.params).to.not.have.property('SpeechResult');
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      call.peer.close();
+
+      const quiet = new VoiceResponse();
+      quiet.gather({ input: ['speech'], action: '/never-said', hints: HINTS, timeout: 2 });
+      quiet.say('Nothing heard. Goodbye');
+      app.on('/quiet', quiet.toString());
+      const call2 = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/quiet') } }], { talk: false });
+      await app.next('/quiet');
+      const r2 = await call2.sipp;
+      expect(r2.code, r2.errors + r2.messages).to.equal(0);
+      expect(call2.peer.voiced(), 'the next Say spoke').to.be.greaterThan(10);
+      expect(app.requests.some((x) => x.path === '/never-said')).to.equal(false);
+      const af = await endedFlowOfCall(call2.callId);
+      expect(af.error).to.equal('');
+      call2.peer.close();
+    });
+    it('bargeIn="false": the prompt plays out whole and the words said after it are heard', async () => {
+      const prompt = 'Please say what you need after this message.';
+      const doc = new VoiceResponse();
+      doc.gather({ input: ['speech'], action: '/said-late', hints: HINTS, bargeIn: false, timeout: 10 }).say(prompt);
+      app.on('/late', doc.toString());
+      const done = new VoiceResponse();
+      done.hangup();
+      app.on('/said-late', done.toString());
+      // the prompt is ~2.5 s; the caller speaks 5 s after the answer, once it has played out
+      const steps = () => `<pause milliseconds="5000"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/late') } }], { talk: false, steps, killAfterMs: 90_000 });
+      await app.next('/late');
+      const cb = await app.next('/said-late', 40_000);
+      expect(cb.signed).to.equal(true);
+      expect(cb.params.SpeechResult).to.equal('what are your opening hours');
+      const whole = espeakLevels(prompt).filter((l) => l > 300).length;
+      expect(call.peer.voiced(), `the whole prompt (${whole} voiced packets) was heard`).to.be.greaterThan(whole * 0.8);
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      call.peer.close();
+    });
+
+    it('dtmf speech: speech first wins; a key pressed while the caller speaks is ignored', async () => {
+      const doc = new VoiceResponse();
+      doc.gather({ input: ['dtmf', 'speech'], action: '/spoke', hints: HINTS, numDigits: 1, timeout: 10 }).say(LONG_PROMPT);
+      app.on('/speak-key', doc.toString());
+      const done = new VoiceResponse();
+      done.hangup();
+      app.on('/spoke', done.toString());
+      const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/speak-key') } }], { talk: false, steps, killAfterMs: 90_000 });
+      await app.next('/speak-key');
+      // the words start ~2.7 s after the answer (espeak-ng's lead-in): a key ~0.9 s into them
+      await sleep(3600);
+      await call.peer.digit('5', call.live.endpoint!.local.port);
+      const cb = await app.next('/spoke', 40_000);
+      expect(cb.signed).to.equal(true);
+      expect(cb.params.SpeechResult).to.equal('what are your opening hours');
+      expect(cb.params).to.not.have.property('Digits');
+      const r = await call.sipp;
+      expect(r.code, r.errors + r.messages).to.equal(0);
+      call.peer.close();
+    });
   });
-
-  it('dtmf speech: a key first wins (Digits, no SpeechResult); no input at all runs the next verb and never calls the action', async () => {
-    const doc = new VoiceResponse();
-    doc.gather({ input: ['dtmf', 'speech'], action: '/keyed', hints: HINTS, numDigits: 1, timeout: 10 }).say(LONG_PROMPT);
-    app.on('/keys', doc.toString());
-    const done = new VoiceResponse();
-    done.hangup();
-    app.on('/keyed', done.toString());
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/keys') } }], { talk: false });
-    await app.next('/keys');
-    await until(() => call.peer.voiced() > 10, 15_000, 'the prompt heard');
-    await call.peer.digit('4', call.live.endpoint!.local.port);
-    const cb = await app.next('/keyed');
-    expect(cb.signed).to.equal(true);
-    expect(cb.params.Digits).to.equal('4');
-    expect(cb.params).to.not.have.property('SpeechResult');
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    call.peer.close();
-
-    const quiet = new VoiceResponse();
-    quiet.gather({ input: ['speech'], action: '/never-said', hints: HINTS, timeout: 2 });
-    quiet.say('Nothing heard. Goodbye');
-    app.on('/quiet', quiet.toString());
-    const call2 = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/quiet') } }], { talk: false });
-    await app.next('/quiet');
-    const r2 = await call2.sipp;
-    expect(r2.code, r2.errors + r2.messages).to.equal(0);
-    expect(call2.peer.voiced(), 'the next Say spoke').to.be.greaterThan(10);
-    expect(app.requests.some((x) => x.path === '/never-said')).to.equal(false);
-    const af = await endedFlowOfCall(call2.callId);
-    expect(af.error).to.equal('');
-    call2.peer.close();
-  });
-  it('bargeIn="false": the prompt plays out whole and the words said after it are heard', async () => {
-    const prompt = 'Please say what you need after this message.';
-    const doc = new VoiceResponse();
-    doc.gather({ input: ['speech'], action: '/said-late', hints: HINTS, bargeIn: false, timeout: 10 }).say(prompt);
-    app.on('/late', doc.toString());
-    const done = new VoiceResponse();
-    done.hangup();
-    app.on('/said-late', done.toString());
-    // the prompt is ~2.5 s; the caller speaks 5 s after the answer, once it has played out
-    const steps = () => `<pause milliseconds="5000"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/late') } }], { talk: false, steps, killAfterMs: 90_000 });
-    await app.next('/late');
-    const cb = await app.next('/said-late', 40_000);
-    expect(cb.signed).to.equal(true);
-    expect(cb.params.SpeechResult).to.equal('what are your opening hours');
-    const whole = espeakLevels(prompt).filter((l) => l > 300).length;
-    expect(call.peer.voiced(), `the whole prompt (${whole} voiced packets) was heard`).to.be.greaterThan(whole * 0.8);
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    call.peer.close();
-  });
-
-  it('dtmf speech: speech first wins; a key pressed while the caller speaks is ignored', async () => {
-    const doc = new VoiceResponse();
-    doc.gather({ input: ['dtmf', 'speech'], action: '/spoke', hints: HINTS, numDigits: 1, timeout: 10 }).say(LONG_PROMPT);
-    app.on('/speak-key', doc.toString());
-    const done = new VoiceResponse();
-    done.hangup();
-    app.on('/spoke', done.toString());
-    const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
-    const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/speak-key') } }], { talk: false, steps, killAfterMs: 90_000 });
-    await app.next('/speak-key');
-    // the words start ~2.7 s after the answer (espeak-ng's lead-in): a key ~0.9 s into them
-    await sleep(3600);
-    await call.peer.digit('5', call.live.endpoint!.local.port);
-    const cb = await app.next('/spoke', 40_000);
-    expect(cb.signed).to.equal(true);
-    expect(cb.params.SpeechResult).to.equal('what are your opening hours');
-    expect(cb.params).to.not.have.property('Digits');
-    const r = await call.sipp;
-    expect(r.code, r.errors + r.messages).to.equal(0);
-    call.peer.close();
-  });
-});

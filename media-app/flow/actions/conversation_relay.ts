@@ -7,6 +7,7 @@ import { isVendorTts } from '../../../core/speech/voices';
 import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
 import { abortError } from '../../kit/clock';
 import { Speaker } from '../../voices';
+import { engineOnly } from '../../media-server/endpoint';
 import type { CallPort } from '../call-port';
 import { type ActionContext, FlowTask, NEXT, type Outcome, requireCall } from './base';
 import { SubsystemMissing } from './subsystem-missing';
@@ -116,6 +117,8 @@ export class ConversationRelayTask extends FlowTask<z.infer<typeof conversation_
           vendors: ai.voices,
           cacheDir: ai.dataDir,
           onFallback: () => undefined,
+          // the fsmrf backend's forks cannot report when injected audio starts; the relay never asks when it did
+          reportStarts: !engineOnly(ep, 'reports of when injected audio starts'),
         });
         speakers.set(key, speaker);
       }

@@ -26,6 +26,7 @@ import type {
   RecordOptions,
   RecordResult,
   Recording,
+  VadTapOptions,
 } from '../../../media-engine';
 import type { CallEndpoint, MusicKind, SwitchRtpCounts } from '../endpoint';
 import { MediaBackendUnsupported } from '../port';
@@ -89,8 +90,11 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
 
   /** the leg's audio forks (fork-tap.ts) not stopped yet */
   private readonly forks = new Set<MediaFork>();
-  /** AMD and the beep on the engine's classifiers, fed by a fork of the leg (amd-tap.ts) */
-  private readonly analysis = new ForkAnalysis((o) => this.forkAudioStart(o));
+  /** AMD, the beep and the VAD tap on the engine's classifiers, fed by a fork of the leg (amd-tap.ts) */
+  private readonly analysis = new ForkAnalysis(
+    (o) => this.forkAudioStart(o),
+    (e) => void (this.destroyed || this.emit('speech', e)),
+  );
 
   /**
    * `prompts`: where media-app fetches an http(s) prompt through its egress policy for the switch to
@@ -427,11 +431,13 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   transcribeStop(): Promise<void> {
     return refuse('live transcription');
   }
-  vadStart(): Promise<void> {
-    return refuse('voice activity detection');
+  /** The VAD tap: the engine's VAD and turns on a fork of the leg (amd-tap.ts), its turns as 'speech' events. */
+  vadStart(opts: VadTapOptions = {}): Promise<void> {
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.analysis.vadStart(opts);
   }
   vadStop(): Promise<void> {
-    return refuse('voice activity detection');
+    return this.analysis.vadStop();
   }
   /**
    * The switch's RTP counts and inbound quality of the leg (leg-stats.ts): uuid_set_media_stats, then

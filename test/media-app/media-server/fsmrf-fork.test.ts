@@ -13,6 +13,7 @@ import { FORK_SUBPROTOCOL, ForkTapError, ForkTapServer } from '../../../media-ap
 import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { toneShare } from '../../../testkit/media-engine/far-end';
 import { MediaBackendUnsupported } from '../../../media-app/media-server/port';
+import type { SpeechEvent } from '../../../media-engine';
 import { boundedOnce } from '../../../testkit/bounded';
 import { useFsmrfSuite } from '../../../testkit/esl/fsmrf-suite';
 import { upgradeStatus } from './fork-upgrade';
@@ -234,6 +235,54 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     expect(err?.message).to.match(/^the audio fork ended: the switch's audio fork connection closed/);
     await allClosed();
     expect(taps().connections).to.equal(0);
+  });
+
+  it("the VAD tap on the leg's fork: the caller's words start a turn and their end stops it ('speech'), a second tap EBUSY, vadStop ends the fork; a dropped fork ends a turn", async () => {
+    const { leg, peer } = await suite.call();
+    const raw = path.join(suite.dir, 'words-raw.wav');
+    const words = path.join(suite.dir, 'words.wav');
+    execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', raw, 'What are your opening hours?']);
+    execFileSync('sox', [raw, '-r', '8000', '-c', '1', '-b', '16', '-e', 'signed-integer', words]);
+    const events: SpeechEvent[] = [];
+    leg.on('speech', (e) => events.push(e));
+    const connected = nextConnection();
+    await leg.vadStart({ mode: 2, startMs: 200, stopMs: 600 });
+    await connected;
+    expect(taps().connections, "the tap's fork").to.equal(1);
+    const busy = await leg.vadStart({}).then(
+      () => null,
+      (e: { code?: string }) => e.code,
+    );
+    expect(busy).to.equal('EBUSY');
+    const turnStarted = boundedOnce(leg, 'speech', 10_000, 'the turn to start');
+    await peer.play(words);
+    await turnStarted;
+    if (events.at(-1)?.state !== 'stop') await boundedOnce(leg, 'speech', 10_000, 'the turn to stop');
+    expect(events.map((e) => e.state)).to.deep.equal(['start', 'stop']);
+    // the words last about 1.6 s; the turn ends 600 ms after them
+    expect(events[1]!.offsetMs - events[0]!.offsetMs, 'the turn (ms)').to.be.within(1000, 4000);
+    await leg.vadStop();
+    await allClosed();
+    expect(taps().connections).to.equal(0);
+    // a turn in progress when the fork's connection drops ends with its 'stop'
+    events.length = 0;
+    const again = nextConnection();
+    await leg.vadStart({ mode: 2, startMs: 200, stopMs: 600 });
+    const [socket] = await again;
+    const started = boundedOnce(leg, 'speech', 10_000, 'the second turn to start');
+    void peer.play(words).catch(() => undefined);
+    await started;
+    const stopped = boundedOnce(leg, 'speech', 10_000, "the turn's stop at the drop");
+    socket.terminate();
+    await stopped;
+    expect(events.map((e) => e.state)).to.deep.equal(['start', 'stop']);
+    await allClosed();
+    // the tap is over: a new one opens a fork of its own
+    const third = nextConnection();
+    await leg.vadStart({});
+    await third;
+    await leg.vadStop();
+    await allClosed();
   });
 
   it('a server closed while it starts to listen does not listen: the port it was starting on is not left bound', async () => {
