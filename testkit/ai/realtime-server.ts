@@ -3,10 +3,14 @@
 // `Authorization: Bearer <key>` (another key: HTTP 401 on the upgrade), session.update →
 // session.updated, input_audio_buffer.append (µ-law; speech found by its energy → speech_started /
 // speech_stopped, then a response as the server VAD's create_response does), response.create → a
-// response: a tone as response.output_audio.delta (µ-law base64, sent faster than real time as the
-// vendor does) with its transcript, or a function call; conversation.item.retrieve → the item
-// (conversation.item.retrieved) or an item_not_found error; conversation.item.truncate →
-// conversation.item.truncated. What the client sent is kept for the test.
+// response: a tone or given speech as response.output_audio.delta (µ-law base64, sent faster than real
+// time as the vendor does) with its transcript, or a function call; after a function_call_output item
+// the script's next response, after a user message item (content input_text, as a client's text turn)
+// the script's answer to its text; conversation.item.retrieve → the item (conversation.item.retrieved)
+// or an item_not_found error; conversation.item.truncate → conversation.item.truncated. It speaks
+// G.711 µ-law only: a session.update asking another audio format (GA `{type: 'audio/pcm'}`, beta
+// `pcm16`) gets an error event naming it, never audio it would misread. What the client sent is kept
+// for the test.
 import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,16 +18,21 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { muLaw } from '../../media-engine';
 import { selfSignedCert, type TestCert } from '../tls-cert';
 
-/** One response of the model: audio (a tone of `ms`) with its transcript, or a function call. */
+/** One response of the model: audio (a tone of `ms`) with its transcript, or a function call (what every realtime stand-in speaks). */
 export type RealtimeReply = { say: string; ms: number; hz?: number } | { call: string; arguments: Record<string, unknown> };
+/** A response of this stand-in's only: `speech` (8 kHz samples, e.g. espeak-ng's) with its transcript. */
+export type SpeechReply = { say: string; speech: Int16Array };
 
-export interface RealtimeScript {
+/** What the model answers; `R`: the replies a stand-in speaks (this one also `SpeechReply`). */
+export interface RealtimeScript<R = RealtimeReply> {
   /** the opening response (the client's first response.create) */
-  greeting: RealtimeReply;
+  greeting: R;
   /** the caller's n-th utterance (0-based): what it "said" (its transcript) and the model's answer */
-  turn(n: number): { heard: string; reply: RealtimeReply };
+  turn(n: number): { heard: string; reply: R };
   /** after a function call's output: the model's next response */
-  afterCall(name: string, output: string): RealtimeReply | null;
+  afterCall(name: string, output: string): R | null;
+  /** after a user message of text (conversation.item.create, then response.create): the model's answer; absent: none */
+  text?(text: string): R | null;
   /** the vendor drops the connection this long after it opened (code 1011) */
   dropAfterMs?: number;
 }
@@ -41,7 +50,7 @@ export interface RealtimeServer {
   url: string;
   cert: TestCert;
   key: string;
-  script: RealtimeScript;
+  script: RealtimeScript<RealtimeReply | SpeechReply>;
   /** every client event but appends, as received */
   received: ReceivedEvent[];
   /** when each speech_started was sent, and when each response's first audio went out */
@@ -65,18 +74,28 @@ export interface RealtimeServer {
   close(): Promise<void>;
 }
 
-const b64Tone = (ms: number, hz: number, from: number): string => {
+/** `ms` of the reply's audio from sample `from`, as µ-law base64: its speech, or a tone. */
+const b64Audio = (reply: { ms: number; hz?: number } | SpeechReply, ms: number, from: number): string => {
   const n = ms * 8;
   const out = Buffer.alloc(n);
-  for (let i = 0; i < n; i++) out[i] = muLaw.encodeSample(Math.round(8000 * Math.sin((2 * Math.PI * hz * (from + i)) / 8000)));
+  const hz = 'hz' in reply ? (reply.hz ?? 440) : 440;
+  const sample = 'speech' in reply ? (i: number) => reply.speech[i] ?? 0 : (i: number) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000));
+  for (let i = 0; i < n; i++) out[i] = muLaw.encodeSample(sample(from + i));
   return out.toString('base64');
 };
+
+/** An audio format of a session.update (GA `{type}` or a beta name) other than G.711 µ-law, or null. */
+function notMulaw(format: unknown): string | null {
+  if (format === undefined) return null;
+  const name = typeof format === 'string' ? format : String((format as { type?: unknown } | null)?.type);
+  return name === 'audio/pcmu' || name === 'g711_ulaw' ? null : name;
+}
 
 let seq = 0;
 const id = (p: string) => `${p}_${++seq}`;
 
 /** `port`: where to listen on 127.0.0.1 (default any free one the kernel gives; the soak takes its shard's). */
-export async function startRealtimeServer(key: string, script: RealtimeScript, port = 0): Promise<RealtimeServer> {
+export async function startRealtimeServer(key: string, script: RealtimeScript<RealtimeReply | SpeechReply>, port = 0): Promise<RealtimeServer> {
   const cert = selfSignedCert();
   const http = https.createServer({ cert: cert.cert, key: cert.key });
   const wss = new WebSocketServer({ noServer: true });
@@ -140,6 +159,8 @@ function session(ws: WebSocket, s: RealtimeServer): void {
 }
 
 type Send = (e: Record<string, unknown>) => void;
+/** An item a client adds: a function call's output or a message. */
+type Item = { type?: string; role?: string; output?: string; call_id?: string; content?: { type?: string; text?: unknown }[] };
 
 class Conversation {
   readonly send: Send;
@@ -153,6 +174,8 @@ class Conversation {
   private readonly callNames = new Map<string, string>();
   /** the conversation's items, for conversation.item.retrieve */
   private readonly items = new Map<string, Record<string, unknown>>();
+  /** the item the client added last (conversation.item.create), not yet answered by a response */
+  private lastItem: Item | null = null;
 
   constructor(
     ws: WebSocket,
@@ -173,11 +196,8 @@ class Conversation {
     const type = String(e.type);
     if (type !== 'input_audio_buffer.append') this.s.received.push({ at: Date.now(), type, event: e });
     switch (type) {
-      case 'session.update': {
-        const td = ((e.session as { audio?: { input?: { turn_detection?: { silence_duration_ms?: number } } } }).audio?.input?.turn_detection ?? {}) as { silence_duration_ms?: number };
-        if (typeof td.silence_duration_ms === 'number') this.silenceMs = td.silence_duration_ms;
-        return this.send({ type: 'session.updated', session: e.session });
-      }
+      case 'session.update':
+        return this.sessionUpdate(e);
       case 'input_audio_buffer.append':
         return this.append(Buffer.from(String(e.audio), 'base64'));
       case 'response.create':
@@ -190,9 +210,36 @@ class Conversation {
           error: { type: 'invalid_request_error', code: 'item_not_found', message: `Item with item_id not found: ${String(e.item_id)}`, param: 'item_id', event_id: e.event_id ?? null },
         });
       }
+      case 'conversation.item.create':
+        this.lastItem = (e.item ?? null) as Item | null;
+        return;
       case 'conversation.item.truncate':
         return this.send({ type: 'conversation.item.truncated', item_id: e.item_id, content_index: e.content_index, audio_end_ms: e.audio_end_ms });
     }
+  }
+
+  /** The session's turn silence taken; an audio format other than µ-law refused with an error event (the session left as it was). */
+  private sessionUpdate(e: Record<string, unknown>): void {
+    const session = (e.session ?? {}) as {
+      audio?: { input?: { format?: unknown; turn_detection?: { silence_duration_ms?: number } }; output?: { format?: unknown } };
+      input_audio_format?: unknown;
+      output_audio_format?: unknown;
+    };
+    const asked: [string, unknown][] = [
+      ['session.audio.input.format', session.audio?.input?.format],
+      ['session.audio.output.format', session.audio?.output?.format],
+      ['session.input_audio_format', session.input_audio_format],
+      ['session.output_audio_format', session.output_audio_format],
+    ];
+    for (const [param, format] of asked) {
+      const other = notMulaw(format);
+      if (other === null) continue;
+      const message = `this stand-in speaks G.711 µ-law only (audio/pcmu): ${param} ${other} is not supported`;
+      return this.send({ type: 'error', error: { type: 'invalid_request_error', code: 'unsupported_audio_format', message, param, event_id: e.event_id ?? null } });
+    }
+    const td = session.audio?.input?.turn_detection;
+    if (typeof td?.silence_duration_ms === 'number') this.silenceMs = td.silence_duration_ms;
+    this.send({ type: 'session.updated', session: e.session });
   }
 
   /** Caller audio (µ-law), 20 ms frames to the VAD. */
@@ -207,17 +254,23 @@ class Conversation {
     }
   }
 
-  /** The client asks for a response: the greeting first, then the model's answer to a function call's output. */
+  /**
+   * The client asks for a response: the greeting first, then the model's answer to the item the client
+   * added last (a function call's output, a user message's text), each item answered once.
+   */
   private responseCreate(): void {
-    const s = this.s;
-    const calls = s.received.filter((r) => r.type === 'conversation.item.create');
-    const last = calls.at(-1)?.event.item as { type?: string; output?: string; call_id?: string } | undefined;
+    const { script } = this.s;
+    const last = this.lastItem;
+    this.lastItem = null;
     // per connection: each session (each call) opens with the greeting
-    if (++this.asked === 1) return this.respond(s.script.greeting);
-    if (last?.type === 'function_call_output') {
-      const next = s.script.afterCall(this.callNames.get(String(last.call_id)) ?? '', String(last.output));
-      if (next) this.respond(next);
+    if (++this.asked === 1) return this.respond(script.greeting);
+    let next: RealtimeReply | SpeechReply | null = null;
+    if (last?.type === 'function_call_output') next = script.afterCall(this.callNames.get(String(last.call_id)) ?? '', String(last.output));
+    if (last?.type === 'message' && last.role === 'user') {
+      const text = (last.content ?? []).flatMap((c) => (c.type === 'input_text' && typeof c.text === 'string' ? [c.text] : [])).join(' ');
+      next = script.text?.(text) ?? null;
     }
+    if (next) this.respond(next);
   }
 
   /** The server VAD on one 20 ms frame: 60 ms voiced starts speech (cutting the response), `silenceMs` quiet ends the turn. */
@@ -260,7 +313,7 @@ class Conversation {
     this.respond(t.reply);
   }
 
-  private respond(reply: RealtimeReply): void {
+  private respond(reply: RealtimeReply | SpeechReply): void {
     this.active?.stop();
     const rid = id('resp');
     const itemId = id('item');
@@ -282,19 +335,19 @@ class Conversation {
     send({ type: 'response.done', response: { id: rid, status: 'completed', output: [item] } });
   }
 
-  /** A tone with its transcript: 200 ms of audio every 50 ms (four times real time, as a vendor sends ahead of the playback) until done or cancelled. */
-  private audioResponse(rid: string, itemId: string, reply: { say: string; ms: number; hz?: number }): void {
+  /** Audio with its transcript: 200 ms every 50 ms (four times real time, as a vendor sends ahead of the playback) until done or cancelled. */
+  private audioResponse(rid: string, itemId: string, reply: { say: string; ms: number; hz?: number } | SpeechReply): void {
     const { send, s } = this;
     const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
     send({ type: 'response.output_item.added', response_id: rid, output_index: 0, item });
     send({ type: 'conversation.item.added', item });
     let sent = 0;
-    const hz = reply.hz ?? 440;
+    const total = 'speech' in reply ? Math.ceil(reply.speech.length / 8) : reply.ms;
     const timer = setInterval(() => {
-      if (sent >= reply.ms) return done('completed');
-      const ms = Math.min(200, reply.ms - sent);
+      if (sent >= total) return done('completed');
+      const ms = Math.min(200, total - sent);
       if (!sent) s.firstAudioAt[itemId] = Date.now();
-      send({ type: 'response.output_audio.delta', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, delta: b64Tone(ms, hz, sent * 8) });
+      send({ type: 'response.output_audio.delta', response_id: rid, item_id: itemId, output_index: 0, content_index: 0, delta: b64Audio(reply, ms, sent * 8) });
       sent += ms;
     }, 50);
     const done = (status: 'completed' | 'cancelled') => {
