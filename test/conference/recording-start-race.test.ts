@@ -55,7 +55,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const status = async (rid: string) => ((await db('recordings').where({ id: rid }).first()) as { status: string }).status;
       expect(await status(first), 'the first records').to.equal('recording');
       expect(await status(second), 'the second ended at once').to.equal('ended');
-      expect((await db('conferences').where({ id }).first()).recording_id, 'the slot still the first').to.equal(first);
+      expect((await conferencesRepo(db).get(id))?.recording_id, 'the slot still the first').to.equal(first);
 
       await room.recordingStop();
       expect(await status(first)).to.equal('ended');
