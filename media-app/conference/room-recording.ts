@@ -14,6 +14,7 @@ import { recordingsWriteRepo } from '../../core/repos/recordings';
 import { publishRecording } from '../../core/conferences/events';
 import { makeTwilioRecording, TWILIO_RECORDING_OPTIONS } from '../../core/conferences/twilio-recording';
 import { recordingsDir } from '../../core/data-dirs';
+import { ApiError } from '../../core/errors';
 import type { ConferenceMix } from '../media-server/conference';
 import type { RoomDeps } from './room';
 
@@ -31,8 +32,17 @@ export interface RecordingRoom {
   published(row: ConferenceRow | null): Promise<void>;
 }
 
+/** The room's one recording: claimed before its start's first await; `done` once the mix records into its file. */
+interface Slot {
+  readonly id: string;
+  /** settles when the start has run (recording, or not: a redelivered start, a failure) */
+  started: Promise<void>;
+  /** settles when the recording has ended (its row, events and flow) */
+  done?: Promise<void>;
+}
+
 export class RoomRecording {
-  private active: { id: string; done: Promise<void> } | null = null;
+  private active: Slot | null = null;
 
   constructor(
     private readonly room: RecordingRoom,
@@ -43,25 +53,49 @@ export class RoomRecording {
     return conferencesRepo(this.d.db);
   }
 
-  /** Starts recording the mix as `recordingId` (a redelivered start: nothing); one at a time, else abandoned. */
+  /**
+   * Starts recording the mix as `recordingId` (a redelivered start: nothing). One at a time: the slot is
+   * taken before the first await, so of two starts at once the other is abandoned (its row ended) and
+   * fails with RECORDING_ALREADY_ACTIVE; a start that fails frees the slot.
+   */
   async start(recordingId: string, options: RecordingOptions): Promise<void> {
     if (this.active?.id === recordingId) return;
-    if (this.active || this.room.finished()) return this.abandon(recordingId);
+    if (this.room.finished()) return this.abandon(recordingId);
+    const holder = this.active?.id;
+    if (holder) {
+      await this.abandon(recordingId);
+      throw new ApiError('RECORDING_ALREADY_ACTIVE', `conference ${this.room.id} is already recording (${holder})`);
+    }
+    const slot: Slot = { id: recordingId, started: Promise.resolve() };
+    this.active = slot;
+    slot.started = this.begin(slot, options).catch((err: unknown) => {
+      if (this.active === slot) this.active = null;
+      throw err;
+    });
+    return slot.started;
+  }
+
+  /** The claimed slot's recording: its row recording, its event, the mix into its file. */
+  private async begin(slot: Slot, options: RecordingOptions): Promise<void> {
+    const recordingId = slot.id;
     const dir = recordingsDir(this.d.dataDir);
     fs.mkdirSync(dir, { recursive: true });
     const filename = `${recordingId}.wav`;
     const rec = await recordingsWriteRepo(this.d.db).startInitiated(recordingId, [filename], clock.now());
-    if (!rec) return; // a redelivered command: already started (or ended)
+    if (!rec) {
+      // a redelivered command: already started (or ended)
+      if (this.active === slot) this.active = null;
+      return;
+    }
     await this.room.publish('recording_started', publishRecording(this.d.events, 'recording_started', rec));
     const result = this.room.media.startRecording(path.join(dir, filename), { duration: options.duration > 0 ? options.duration : undefined });
-    const done = result.then(
+    slot.done = result.then(
       () => this.ended(recordingId, options),
       (err: Error) => {
         this.d.logger.warn({ err: err.message, conference: this.room.id }, 'conference recording failed');
         return this.ended(recordingId, options);
       },
     );
-    this.active = { id: recordingId, done };
   }
 
   /**
@@ -76,16 +110,18 @@ export class RoomRecording {
       if (!made) return;
       await this.start(made.recordingId, TWILIO_RECORDING_OPTIONS);
       const r = this.active;
-      if (r?.id === made.recordingId) this.d.twilioRecording(made.recordingId, made.record, r.done);
+      if (r?.id === made.recordingId && r.done) this.d.twilioRecording(made.recordingId, made.record, r.done);
     } catch (err) {
       this.d.logger.warn({ err: (err as Error).message, conference: this.room.id }, 'conference recording (TwiML record) did not start');
     }
   }
 
-  /** Stops the active recording (idempotent); resolves when its row says ended. */
+  /** Stops the active recording (idempotent; one still starting once it has started); resolves when its row says ended. */
   async stop(): Promise<void> {
     const r = this.active;
     if (!r) return;
+    await r.started.catch(() => undefined);
+    if (!r.done) return; // it did not start
     await recordingsWriteRepo(this.d.db)
       .markStopping(r.id, clock.now())
       .catch(() => undefined);

@@ -1,5 +1,5 @@
 /**
- * Parts of the engine (engine.ts): serving the legs of a slot in a tick, what it reports (one leg's
+ * Parts of the engine (engine.ts, engine-tick.ts): serving the legs of a slot in a tick, what it reports (one leg's
  * RTP and RTCP counters, the worker's own figures: socket kind, clock lateness, cost of a 20 ms period),
  * and how many of a leg's slots a stall skipped.
  */

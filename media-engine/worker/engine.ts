@@ -1,22 +1,22 @@
 /**
- * Everything one media worker owns: its legs, conferences and forks, the 20 ms clock that drives
- * them, and the operations the API thread asks for (the closed list METHODS of protocol.ts).
+ * Everything one media worker owns: its legs, conferences, links and forks, and the operations the API
+ * thread asks for (the closed list METHODS of protocol.ts); the 20 ms clock that serves them and the
+ * slot each leg is served in are engine-tick.ts's.
  */
 import type { ForkMix } from '../fork';
 import { EngineForks } from './engine-forks';
 import { Recorder, type RecordOptions, type RecordResult } from '../recorder';
 import type { PlayResult, SynthesisReport } from '../player';
-import { TickClock } from './clock';
-import { rtpIoTickEnd, rtpIoTickStart } from './rtp-transport';
-import { CLegs } from './c-legs';
-import { checkRx, RxWatch } from './rx-watch';
-import { legStats, receiveSlot, unbridgePair, sendSlot, serveEarly, soonestSlot, slotsIn, workerFigures, workerMemory } from './engine-parts';
+import type { TickClock } from './clock';
+import { EngineTicks } from './engine-tick';
+import { RxWatch } from './rx-watch';
+import { legStats, unbridgePair, workerMemory } from './engine-parts';
 import { Leg, type DtmfForm, type LegOptions } from './leg';
 import type { EchoCancelOptions } from './leg-aec';
 import { EngineError } from './engine-error';
 import { sendDigits, signalledDigit } from './leg-dtmf';
 import { ConferenceMixer } from './mixer';
-import { serveConference, type ConferenceState } from './conference-fork';
+import type { ConferenceState } from './conference-fork';
 import { resolveSource, type SourceSpec } from './source-resolver';
 import { FrameLink, RemoteMember } from './link';
 import { RtpCapture, type RtpCaptureOptions } from './rtp-capture';
@@ -24,29 +24,17 @@ import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './leg-ana
 import type { ConferenceEvent, EventMessage } from './protocol';
 import type { MessagePort } from 'node:worker_threads';
 
-const DEFAULT_PHASES = 4;
 /** the most datagrams one leg's capture may keep (each up to 224 bytes of buffer) */
 const MAX_CAPTURE_PACKETS = 100_000;
 
 export { EngineError };
 
 export class Engine {
-  private legs = new Map<string, Leg>();
-  private conferences = new Map<string, ConferenceState>();
+  private readonly legs = new Map<string, Leg>();
+  private readonly conferences = new Map<string, ConferenceState>();
   private readonly forks: EngineForks;
-  private links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
-  /** cost of serving every leg once (all phases of one 20 ms period), ms */
-  private tickCost = new Float64Array(3000);
-  private periods = 0;
-  private periodCost = 0;
-  private rxCheckAt = 0; // when the legs' receive watches are looked at next (rx-watch.ts)
-  /** phases of the 20 ms period; each leg is served in one of them (its slot) */
-  private readonly phases: number;
-  /** arrays, not Sets: the tick walks them with an index (a Set iterator allocates) */
-  private readonly slots: Leg[][];
-  /** plain G.711 bridged pairs served in C on the ring (c-legs.ts), null where they cannot be */
-  private readonly cLegs: CLegs | null;
-  readonly clock: TickClock;
+  private readonly links = new Map<string, { link: FrameLink; legId?: string; confId?: string; member?: RemoteMember }>();
+  private readonly ticks: EngineTicks;
 
   constructor(
     private readonly emitEvent: (e: EventMessage) => void,
@@ -54,101 +42,22 @@ export class Engine {
     opts: { phases?: number; forkStarted?: (forkId: string, at: number) => void } = {},
   ) {
     this.forks = new EngineForks({ leg: (id) => (this.legs.has(id) ? this.leg(id) : undefined), conference: (id) => this.conferences.get(id) }, postFrame, opts.forkStarted);
-    this.phases = Math.max(1, Math.min(10, Math.floor(opts.phases ?? DEFAULT_PHASES)));
-    this.slots = Array.from({ length: this.phases }, () => [] as Leg[]);
-    this.cLegs = CLegs.start(this.slots[0]);
-    // a stall of up to ~5 periods is caught up, as with one phase. The clock runs only while the worker
-    // has something to serve (wake, idle): idle, its 200 wakes a second cost ~5 % of a core for nothing
-    this.clock = new TickClock((now, skipped, index) => this.tick(now, skipped, index), 20 / this.phases, 5 * this.phases);
+    this.ticks = new EngineTicks({ legs: this.legs, conferences: this.conferences, links: this.links, forks: this.forks }, opts.phases);
   }
 
-  private wake(): void {
-    if (this.clock.isRunning) return;
-    this.periodCost = 0;
-    this.clock.startClock();
-  }
-
-  /** True when the clock has nothing left to serve (checked at the end of each tick). */
-  private get idle(): boolean {
-    return this.legs.size === 0 && this.conferences.size === 0 && this.links.size === 0;
-  }
-
-  private readonly failedLegs = new WeakSet<Leg>();
-
-  /**
-   * One phase of the 20 ms period: the legs of this slot receive, the conferences mix (slot 0, where
-   * their members and bridged legs live, so a frame goes in and out in the same tick), the legs send.
-   * Spreading legs over slots spreads the worker's packets over the period: a leg's packet leaves at
-   * its own fixed offset, not behind every other leg's send.
-   */
-  private tick(now: number, skippedTicks: number, index: number): void {
-    const t0 = performance.now();
-    rtpIoTickStart(); // an io_uring worker: what arrived on every socket, in one system call
-    const P = this.phases;
-    const slot = index % P;
-    // after a stall the skipped time still passes on the RTP clock (the far end hears a gap, not a shift)
-    if (skippedTicks > 0) {
-      // (a leg in C gets it from the C legs' next tick, or at its move back to JS)
-      for (const leg of this.legs.values()) if (!this.cLegs?.has(leg)) leg.skip(slotsIn(leg.slot, index - skippedTicks, index - 1, P));
-      this.cLegs?.skip(slotsIn(0, index - skippedTicks, index - 1, P));
-    }
-    if (slot === 0) this.cLegs?.review(); // bridged pairs with nothing else to do move to C
-    const legs = this.slots[slot];
-    receiveSlot(legs, index, P, now, this.onLegFailed);
-    if (this.forks.earlyLegs.length) serveEarly(this.forks.earlyLegs, slot, this.onLegFailed);
-    if (slot === 0) {
-      if (this.links.size) for (const l of this.links.values()) l.link.advance(); // (a Map iterator allocates: not when empty)
-      for (const c of this.conferences.values()) serveConference(c);
-      for (const l of this.links.values()) l.link.flush();
-    }
-    sendSlot(legs, index, now, this.onLegFailed);
-    // an io_uring worker: this tick's sends, in one system call (with the C legs served in it in slot 0)
-    if (this.cLegs) this.cLegs.endTick(slot === 0, now, index);
-    else rtpIoTickEnd();
-    if (now >= this.rxCheckAt) this.rxCheckAt = now + checkRx(this.legs, this.cLegs);
-    this.periodCost += performance.now() - t0;
-    if (slot === P - 1) {
-      this.tickCost[this.periods++ % this.tickCost.length] = this.periodCost;
-      this.periodCost = 0;
-    }
-    if (this.idle) this.clock.stop();
-  }
-
-  /** Serves the leg in `slot` from now on (slot 0: with the conferences and links). */
-  private place(leg: Leg, slot: number): void {
-    if (leg.slot === slot && this.slots[slot].includes(leg)) return;
-    this.unplace(leg);
-    leg.slot = slot;
-    this.slots[slot].push(leg);
-  }
-
-  private unplace(leg: Leg): void {
-    const list = this.slots[leg.slot];
-    const i = list ? list.indexOf(leg) : -1;
-    if (i >= 0) list.splice(i, 1);
+  /** The clock that serves this worker (engine-tick.ts): its stats, for tests of a stall. */
+  get clock(): TickClock {
+    return this.ticks.clock;
   }
 
   private confEvent(confId: string, e: ConferenceEvent): void {
     this.emitEvent({ t: 'event', kind: 'conference', target: confId, ...e });
   }
 
-  private leastUsedSlot(): number {
-    let best = 0;
-    for (let i = 1; i < this.slots.length; i++) if (this.slots[i].length < this.slots[best].length) best = i;
-    return best;
-  }
-
-  /** One leg's failure in a tick is its own: it is reported once and the other legs still run. */
-  private readonly onLegFailed = (leg: Leg, e: unknown): void => {
-    if (this.failedLegs.has(leg)) return;
-    this.failedLegs.add(leg);
-    process.emitWarning(`media leg tick failed: ${(e as Error).stack ?? String(e)}`);
-  };
-
   /** The leg for an operation: back in JS first if it ran in C (it returns at a later tick if still plain). */
   private leg(id: string): Leg {
     const l = this.peek(id);
-    return this.cLegs ? this.cLegs.release(l) : l;
+    return this.ticks.cLegs ? this.ticks.cLegs.release(l) : l;
   }
 
   private peek(id: string): Leg {
@@ -169,8 +78,8 @@ export class Engine {
     const leg = new Leg(id, opts, (e) => this.emitEvent({ t: 'event', kind: 'leg', target: id, ...e }));
     const res = await leg.open(); // rejects with EADDRINUSE when the port is taken
     this.legs.set(id, leg);
-    this.place(leg, this.leastUsedSlot());
-    this.wake();
+    this.ticks.placeNew(leg);
+    this.ticks.wake();
     return res;
   }
 
@@ -253,8 +162,8 @@ export class Engine {
     this.unbridge(b);
     la.feed = lb;
     lb.feed = la;
-    this.place(la, 0);
-    this.place(lb, 0);
+    this.ticks.place(la, 0);
+    this.ticks.place(lb, 0);
   }
 
   unbridge(a: string): void {
@@ -281,7 +190,7 @@ export class Engine {
 
   stats(id: string) {
     const leg = this.peek(id);
-    this.cLegs?.sync(leg);
+    this.ticks.cLegs?.sync(leg);
     return legStats(leg);
   }
 
@@ -302,8 +211,8 @@ export class Engine {
     const leg = this.legs.get(id);
     if (!leg) return;
     this.legs.delete(id);
-    this.cLegs?.release(leg);
-    this.unplace(leg);
+    this.ticks.cLegs?.release(leg);
+    this.ticks.unplace(leg);
     if (leg.feed) unbridgePair(leg);
     if (leg.conferenceId) this.conferences.get(leg.conferenceId)?.mixer.leave(id);
     this.forks.drop(leg.forks);
@@ -314,7 +223,7 @@ export class Engine {
 
   addLink(linkId: string, port: MessagePort): void {
     this.links.set(linkId, { link: new FrameLink(linkId, port) });
-    this.wake();
+    this.ticks.wake();
   }
 
   private link(linkId: string) {
@@ -332,7 +241,7 @@ export class Engine {
     // a wideband leg sends its 16 kHz frame (the other side resamples it down if it must)
     l.link.outgoing = () => (leg.wideband ? leg.inputWide() : leg.input());
     leg.feed = l.link;
-    this.place(leg, 0);
+    this.ticks.place(leg, 0);
   }
 
   /** A leg on another worker joins a conference here through the link. */
@@ -371,7 +280,7 @@ export class Engine {
     if (this.conferences.has(id)) throw new EngineError(`conference ${id} exists`, 'EEXIST');
     const onTalk = (memberId: string, talking: boolean) => this.confEvent(id, { name: 'speaker', data: { memberId, talking } });
     this.conferences.set(id, { mixer: new ConferenceMixer(id, onTalk), recorder: null, forks: new Map() });
-    this.wake();
+    this.ticks.wake();
   }
 
   joinConference(confId: string, legId: string, opts: { mute?: 'in' | 'out' | 'both' } = {}): { memberId: string; size: number } {
@@ -383,7 +292,7 @@ export class Engine {
     leg.heardOnlyBy = leg.notHeardBy = null; // no whisper, heard by all
     leg.conferenceId = confId;
     leg.mixOut.fill(0);
-    this.place(leg, 0);
+    this.ticks.place(leg, 0);
     c.mixer.join(leg);
     this.confEvent(confId, { name: 'join', data: { memberId: legId, size: c.mixer.size } });
     return { memberId: legId, size: c.mixer.size };
@@ -472,14 +381,13 @@ export class Engine {
 
   inject(forkId: string, samples: Int16Array, rate: 8000 | 16000 = 8000): void {
     const leg = this.forks.inject(forkId, samples, rate);
-    const slot = leg && !leg.feed && !leg.conferenceId && this.clock.isRunning ? soonestSlot(leg, this.clock.nextIndex, this.phases) : null;
-    if (slot !== null) this.place(leg!, slot);
+    if (leg) this.ticks.hurry(leg);
   }
 
   // ---- worker-wide
 
   workerStats() {
-    return workerFigures(this.clock, this.tickCost, this.periods, { legs: this.legs.size, cLegs: this.cLegs?.size ?? 0, cLegSyncs: this.cLegs?.syncs ?? 0, conferences: this.conferences.size });
+    return this.ticks.figures();
   }
 
   /** This worker's heap (after a full GC when the process runs with --expose-gc), for memory benchmarks. */
@@ -488,7 +396,7 @@ export class Engine {
   }
 
   resetStats(): void {
-    this.clock.stats.ticks = this.clock.stats.resyncs = this.periods = 0;
+    this.ticks.resetStats();
   }
 
   async shutdown(): Promise<void> {

@@ -16,7 +16,8 @@ import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { RELATCH_AFTER_MS } from '../../media-engine/worker/rtp-source';
 import type { RtpIoKind } from '../../media-engine/worker/rtp-transport';
-import { bridgedPair, statsWhen, until } from '../../testkit/media-engine/bridged-pair';
+import { bridgedPair, statsWhen } from '../../testkit/media-engine/bridged-pair';
+import { within } from '../../testkit/poll';
 import { pcmuOffer, portRange, sleep, tmpDir } from '../../testkit/media-engine/support';
 import { freePort, sippMediaPort, udpBound } from '../../testkit/ports';
 import { pcmuPackets, rtpPcap } from '../../testkit/rtp-pcap';
@@ -161,7 +162,7 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
       /** epA's stats once it took `received` packets of the current source and dropped `dropped`, and B heard `last` */
       const settled = async (received: number, dropped: number, last?: number) => {
         const st = await statsWhen(epA, (s) => s.packetsReceived === received && s.foreignDropped === dropped);
-        if (last !== undefined) await until(() => heard(b).includes(last)); // (a frame late is not heard: the expectations allow for it)
+        if (last !== undefined) await within(() => heard(b).includes(last)); // (a frame late is not heard: the expectations allow for it)
         return st;
       };
       afterEach(async () => {
@@ -207,7 +208,7 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
         await talk(x, epA.local.port, 0, 20, { ssrc: SSRC_X, byte: xBytes });
         const [toA, toX] = [a.got.length, x.got.length];
         st = await settled(17, 1 + 3, xBytes(19)); // its SSRC restarted the statistics
-        await until(() => x.got.length - toX > 8); // epA goes on sending, to the new source
+        await within(() => x.got.length - toX > 8); // epA goes on sending, to the new source
         const got = heard(b);
         const dropped = [0, 1, 2].map(xBytes);
         expect(

@@ -20,7 +20,8 @@ import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { CallQualityMeter } from '../../media-app/call/quality';
 import type { CallEndpoint } from '../../media-app/media-server/endpoint';
 import { testDb } from '../../testkit/db';
-import { statsWhen, until } from '../../testkit/media-engine/bridged-pair';
+import { statsWhen } from '../../testkit/media-engine/bridged-pair';
+import { within } from '../../testkit/poll';
 import { pcmuOffer, portRange } from '../../testkit/media-engine/support';
 
 const errors: Error[] = [];
@@ -130,9 +131,9 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
     for (let i = 0; i < 7; i++) sendRtp(other, ep.local.port, 900 + i * 3, 0x2222); // out of sequence: never latched
     const st = await statsWhen(ep, (s) => s.packetsReceived === 5 && s.foreignDropped === 7);
     expect([st.packetsReceived, st.foreignDropped]).to.deep.equal([5, 7]);
-    expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
+    expect(await within(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
     const after = samples;
-    expect(await until(() => samples >= after + 3), 'three more samples (which must add nothing)').to.equal(true);
+    expect(await within(() => samples >= after + 3), 'three more samples (which must add nothing)').to.equal(true);
     expect((await metric()) - before, 'the samples after it').to.equal(7);
     for (let i = 0; i < 3; i++) sendRtp(other, ep.local.port, 2000 + i * 3, 0x2222);
     await statsWhen(ep, (s) => s.foreignDropped === 10);
@@ -146,11 +147,11 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
     const a = await metered();
     meter.attach(a.ep);
     await a.drop(7);
-    expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
+    expect(await within(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
     meter.attach(null);
     meter.attach(a.ep);
     const reads = a.m.reads;
-    expect(await until(() => a.m.reads >= reads + 3), 'three samples of it again (which must add nothing)').to.equal(true);
+    expect(await within(() => a.m.reads >= reads + 3), 'three samples of it again (which must add nothing)').to.equal(true);
     await meter.finish();
     expect((await metric()) - before, 'its 7 drops, once').to.equal(7);
     expect(errors).to.deep.equal([]);
@@ -162,15 +163,15 @@ describe('strict RTP drops in the metrics: rtp_foreign_dropped_total from the ca
     const [a, b] = [await metered(), await metered()];
     meter.attach(a.ep);
     await a.drop(7);
-    expect(await until(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
+    expect(await within(async () => (await metric()) - before === 7), 'added at a sample').to.equal(true);
     // a sample's read of A answers only after B is attached
     a.m.hold = true;
-    expect(await until(() => a.m.held.length > 0), "a sample reading A's stats").to.equal(true);
+    expect(await within(() => a.m.held.length > 0), "a sample reading A's stats").to.equal(true);
     meter.attach(b.ep);
     a.release();
     await b.drop(2);
     const reads = b.m.reads;
-    expect(await until(() => b.m.reads >= reads + 3), 'samples of B').to.equal(true);
+    expect(await within(() => b.m.reads >= reads + 3), 'samples of B').to.equal(true);
     await meter.finish();
     expect((await metric()) - before, "A's 7 once, B's 2").to.equal(7 + 2);
     expect(errors).to.deep.equal([]);

@@ -256,15 +256,8 @@ export function killAllSipp(): void {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function until<T>(fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as T;
-    if (Date.now() > end) throw new Error(`timeout waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** The polling wait (testkit/poll.ts), where most suites import it from. */
+export { until } from '../poll';
 
 // ---- a tiny SIP UDP client for precise protocol checks ----
 

@@ -1,26 +1,17 @@
 /**
  * Two far ends' endpoints on one media server, bridged to each other: the set-up of the suites that check a
  * leg's RTP path with the C legs on and off (test/media-engine/c-legs.test.ts, strict-rtp.test.ts), and the
- * bounded waits they use in place of fixed sleeps.
+ * bounded wait on a leg's stats they use in place of fixed sleeps (testkit/poll.ts `within` for the rest).
  */
 import { expect } from 'chai';
 import type { Endpoint, EndpointStats, MediaServer } from '../../media-engine';
 import { pcmuOffer } from './support';
-
-/** Polls `check` every 20 ms until it is true or `ms` have passed: whether it became true (the caller asserts it). */
-export async function until(check: () => boolean | Promise<boolean>, ms = 3000): Promise<boolean> {
-  const end = performance.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() >= end) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { within } from '../poll';
 
 /** The endpoint's stats once `done` holds for them, or the last read after `ms` (the caller's expectations then say what is missing). */
 export async function statsWhen(ep: Endpoint, done: (st: EndpointStats) => boolean, ms = 3000): Promise<EndpointStats> {
   let st = await ep.getStats();
-  await until(async () => done((st = await ep.getStats())), ms);
+  await within(async () => done((st = await ep.getStats())), ms);
   return st;
 }
 
@@ -35,7 +26,7 @@ export async function bridgedPair(ms: MediaServer, aPort: number, bPort: number,
   const epB = await ms.createEndpoint({ remoteSdp: offer(bPort), near: epA, inbandDtmf: false });
   await epA.bridge(epB);
   const want = o.inC ? 2 : 0;
-  await until(async () => (await ms.stats())[0].cLegs === want, 2000);
+  await within(async () => (await ms.stats())[0].cLegs === want, 2000);
   expect((await ms.stats())[0].cLegs, 'legs served in C').to.equal(want);
   return { epA, epB };
 }

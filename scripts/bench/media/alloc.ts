@@ -175,7 +175,7 @@ function ticker(engine: Engine, legs: Leg[], sinkPort: number, pump: { send: (k:
       const period = Math.floor(index / PHASES);
       if (pump) {
         await pump.send(index); // the slot's packets are in the legs' sockets before the tick reads them
-        engine['tick'](t0 + index * (20 / PHASES), 0, index);
+        engine['ticks']['tick'](t0 + index * (20 / PHASES), 0, index);
         continue;
       }
       for (let i = slot; i < LEGS; i += PHASES) {
@@ -183,7 +183,7 @@ function ticker(engine: Engine, legs: Leg[], sinkPort: number, pump: { send: (k:
         writeRtpInto(b, false, 0, period & 0xffff, (tsBase[i] + period * 160) | 0, ssrcs[i], payload, 160);
         sessions[i]['onRtp'](b, b.length, 0x7f000001, sinkPort, performance.now());
       }
-      engine['tick'](t0 + index * (20 / PHASES), 0, index);
+      engine['ticks']['tick'](t0 + index * (20 / PHASES), 0, index);
     }
   };
   return { step, ticks: () => index };

@@ -8,9 +8,6 @@
 // whose path the switch's command parsing would split is refused when SharedPrompts is made; a node
 // file's name is cleaned.
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
@@ -18,6 +15,7 @@ import { EgressPolicy, egressSettingsFromEnv } from '../../../core/net';
 import { SharedPrompts, type SharedPromptsOptions } from '../../../media-app/media-server/fsmrf/shared-prompts';
 import { cacheTrimmed } from '../../../media-engine/sources/cache-trim';
 import { freshnessMs } from '../../../media-engine/sources/fetch-cache';
+import { useServedFiles } from '../../../testkit/served-files';
 
 const tone = (hz: number) =>
   wavFile(
@@ -27,34 +25,12 @@ const tone = (hz: number) =>
 
 describe('media-app fsmrf: prompts fetched once and used again while valid', () => {
   const egress = new EgressPolicy(egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }));
-  /** what the server answers at each path: its body, ETag and Cache-Control */
-  const served = new Map<string, { body: Buffer; etag: string; cacheControl?: string }>();
-  /** each request: its path, and 200 or 304 */
-  const asked: { path: string; status: number }[] = [];
-  const server = http.createServer((req, res) => {
-    const s = served.get(req.url ?? '');
-    if (!s) return void res.writeHead(404).end();
-    const headers: Record<string, string> = { etag: s.etag, 'content-type': 'audio/wav', ...(s.cacheControl ? { 'cache-control': s.cacheControl } : {}) };
-    const status = req.headers['if-none-match'] === s.etag ? 304 : 200;
-    asked.push({ path: req.url!, status });
-    res.writeHead(status, headers).end(status === 200 ? s.body : undefined);
-  });
-  server.on('error', () => undefined);
+  const files = useServedFiles('prompt-cache-');
+  const { served, asked } = files;
   let root = '';
   let base = '';
-  before(async () => {
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  });
   beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'prompt-cache-'));
-    served.clear();
-    asked.length = 0;
-  });
-  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    ({ root, base } = files);
   });
 
   const prompts = (o: Partial<SharedPromptsOptions> = {}) => new SharedPrompts(path.join(root, 'shared'), egress, { cacheDir: path.join(root, 'cache'), ...o });

@@ -8,14 +8,12 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { expect } from 'chai';
 import { wavFile } from '../../../core/audio/wav';
 import { EgressPolicy, egressPolicyFor, type CheckedAddress } from '../../../core/net';
+import { useServedFiles } from '../../../testkit/served-files';
 import { AudioSourceError, cacheTrimmed, evict, fetchToCache, prepareAudio, trimsStarted, type FetchOptions } from '../../../media-engine/sources';
 
 const tone = (hz: number, n = 800) =>
@@ -78,37 +76,17 @@ function otherThread(url: string, cacheDir: string): { got: Promise<string>; rel
 }
 
 describe('media-engine fetch cache: policy at each use, blob names, no-store, bounds', () => {
-  /** each path's body; `revalidates`: a 304 to If-None-Match "e"; `answerAfter`: the answer waits for it */
-  const served = new Map<string, { body: Buffer; cacheControl?: string; revalidates?: boolean; answerAfter?: Promise<void> }>();
-  const asked: string[] = [];
-  const server = http.createServer((req, res) => {
-    const s = served.get(req.url ?? '');
-    asked.push(req.url ?? '');
-    if (!s) return void res.writeHead(404).end();
-    const status = s.revalidates && req.headers['if-none-match'] === '"e"' ? 304 : 200;
-    const answer = () => res.writeHead(status, { 'content-type': 'audio/wav', etag: '"e"', ...(s.cacheControl ? { 'cache-control': s.cacheControl } : {}) }).end(status === 200 ? s.body : undefined);
-    if (s.answerAfter) void s.answerAfter.then(answer);
-    else answer();
-  });
-  server.on('error', () => undefined);
+  const files = useServedFiles('fetch-cache-');
+  const { served } = files;
   let root = '';
   let cacheDir = '';
   let base = '';
-  before(async () => {
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  });
   beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'fetch-cache-'));
+    ({ root, base } = files);
     cacheDir = path.join(root, 'cache');
-    served.clear();
-    asked.length = 0;
   });
-  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  /** the paths asked, in order */
+  const asked = () => files.asked.map((a) => a.path);
 
   const get = (p: string, o: Partial<FetchOptions> = {}) => fetchToCache(base + p, { cacheDir, egress: loopback, ...o });
   const indexFiles = () => fs.readdirSync(cacheDir).filter((f) => f.startsWith('url-'));
@@ -131,7 +109,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     const hit = await refused(get('/a.wav', { egress: tightened }));
     const fresh = await refused(fetchToCache(`${base}/never-fetched.wav`, { cacheDir: path.join(root, 'other'), egress: tightened }));
     expect(hit.message).to.equal(fresh.message);
-    expect(asked, 'one request in all').to.deep.equal(['/a.wav']);
+    expect(asked(), 'one request in all').to.deep.equal(['/a.wav']);
   });
 
   it('an entry whose blob is not a name the cache writes is absent and removed (no path outside the cache)', async () => {
@@ -149,7 +127,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
       expect(path.dirname(r.path)).to.equal(cacheDir);
       expect(fs.readFileSync(r.path)).to.deep.equal(tone(440));
     }
-    expect(asked.length).to.equal(5);
+    expect(asked().length).to.equal(5);
   });
 
   it('a no-store body is used for this play only: a temporary file, removed when released, never indexed', async () => {
@@ -165,7 +143,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     expect(fs.existsSync(b.path)).to.equal(true);
     b.release();
     expect(fs.readdirSync(cacheDir)).to.deep.equal([]);
-    expect(asked).to.deep.equal(['/ns.wav', '/ns.wav']);
+    expect(asked()).to.deep.equal(['/ns.wav', '/ns.wav']);
   });
 
   it('prepareAudio of a no-store URL: nothing kept once released', async () => {
@@ -247,11 +225,11 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
   });
 
   it('a revalidation is held from the read of its entry: a trim before its 304 leaves its blob', async () => {
-    served.set('/a.wav', { body: tone(440), revalidates: true });
+    served.set('/a.wav', { body: tone(440), etag: '"e"' });
     (await get('/a.wav')).release();
     await cacheTrimmed(cacheDir);
     let answer = () => {};
-    served.set('/a.wav', { body: tone(440), revalidates: true, answerAfter: new Promise<void>((r) => (answer = r)) });
+    served.set('/a.wav', { body: tone(440), etag: '"e"', answerAfter: new Promise<void>((r) => (answer = r)) });
     const again = get('/a.wav', { maxAgeMs: 0 });
     await evict(cacheDir, { ...ALL, evictGraceMs: 0 }); // the request is out, its answer held back
     answer();
@@ -259,7 +237,7 @@ describe('media-engine fetch cache: policy at each use, blob names, no-store, bo
     expect(r.from).to.equal('revalidated');
     expect(fs.readFileSync(r.path), 'the blob is still there').to.deep.equal(tone(440));
     r.release();
-    expect(asked).to.deep.equal(['/a.wav', '/a.wav']);
+    expect(asked()).to.deep.equal(['/a.wav', '/a.wav']);
   });
 
   it("what another thread holds is kept by the grace (leases are per thread); this thread's released entry goes", async function () {
