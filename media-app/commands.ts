@@ -2,7 +2,7 @@
  * BullMQ commands for this node (core/commands/protocol.ts). Every job is checked against the
  * closed union first: a malformed envelope, an unknown command type or a payload that does not match
  * fails its job at once (UnrecoverableError, no retry) with the reason, logged without the payload's
- * values, and runs nothing. Delivery is at least once, so every
+ * values, and runs nothing; so does a command its handler refuses with an ApiError. Delivery is at least once, so every
  * handler is idempotent: originate claims each call once; a command for a call that is gone, or
  * already in the asked state, changes nothing.
  *
@@ -14,6 +14,7 @@
  * the ones sent later, and the last one sent wins.
  */
 import { UnrecoverableError } from 'bullmq';
+import { ApiError } from '../core/errors';
 import type { Logger } from 'pino';
 import { checkEnvelope, commandCallId, type Command, type CommandEnvelope } from '../core/commands/protocol';
 import type { CallFactory } from './call/factory';
@@ -53,7 +54,7 @@ export class CommandHandler implements CommandRegistry {
     const c = envelope.command;
     // a span of its own, a child of the sender's (the REST request that sent it: core/tracing)
     const attributes = { 'openvoice.command.type': c.type, 'openvoice.command.id': envelope.commandId };
-    return inSpan(`command ${c.type}`, { kind: SpanKind.CONSUMER, attributes, parent: extractContext(envelope.trace) }, () => this.take(envelope, c));
+    return inSpan(`command ${c.type}`, { kind: SpanKind.CONSUMER, attributes, parent: extractContext(envelope.trace) }, () => this.take(envelope, c)).catch(refusedOnce);
   }
 
   private take(envelope: CommandEnvelope, c: Command): Promise<void> {
@@ -125,6 +126,16 @@ export class CommandHandler implements CommandRegistry {
       }
     }
   }
+}
+
+/**
+ * A handler's ApiError is a refusal (RECORDING_ALREADY_ACTIVE, NOT_FOUND…) that a retry would only
+ * repeat: its job fails at once (UnrecoverableError), named by its reason. Any other error may pass
+ * (a media server reconnecting, Postgres failing over): the queue retries it.
+ */
+function refusedOnce(err: unknown): never {
+  if (err instanceof ApiError) throw new UnrecoverableError(`${err.reason}: ${err.message}`);
+  throw err;
 }
 
 /** Commands that set a state of a call or conference member: the last one issued wins. */

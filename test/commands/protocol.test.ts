@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
+import { ApiError } from '../../core/errors';
 import { CommandBus } from '../../core/commands/bus';
 import { CommandRefusedError, checkCommand, type Command } from '../../core/commands/protocol';
 import { CommandHandler } from '../../media-app/commands';
@@ -47,6 +48,11 @@ describe('commands control-api → media-app (closed union, checked on both ends
     const handler = new CommandHandler(noFactory, pino({ level: 'info' }, sink));
     handler.on('call.silence', async (c) => void ran.push(c));
     handler.on('call.talk', async (c) => void ran.push(c));
+    // a definitive refusal (the tidy helper's race: a second start of a conference's recording)
+    handler.on('conference.recording_start', async (c) => {
+      ran.push(c);
+      throw new ApiError('RECORDING_ALREADY_ACTIVE', 'a recording of this conference is already running');
+    });
     events = new QueueEvents(queueName, { connection: workerRedis.duplicate(), prefix: bus.bullPrefix });
     await events.waitUntilReady();
     worker = new Worker(queueName, (job: Job<unknown>) => handler.handle(job.data), { connection: workerRedis, prefix: bus.bullPrefix });
@@ -152,6 +158,14 @@ describe('commands control-api → media-app (closed union, checked on both ends
     expect(refused).to.have.length(1);
     expect(refused[0]).to.include('voiceId: invalid_type').and.include(id);
     expect(logLines.join('')).to.not.include('4471');
+  });
+
+  it('a command its handler refuses with an ApiError fails at once, not retried: the refusal would only repeat', async () => {
+    const opts = { format: 'wav', end_of_silence: 0, end_of_key: '', duration: 0, on_end_flow_id: 'f' };
+    const { id, result } = await rawJob({ type: 'conference.recording_start', conferenceId: 'k', recordingId: 'r', options: opts });
+    expect(await result).to.deep.equal({ failed: 'RECORDING_ALREADY_ACTIVE: a recording of this conference is already running' });
+    expect((await queue.getJob(id))?.attemptsMade, 'not retried').to.equal(1);
+    expect(ran.map((c) => c.type)).to.deep.equal(['conference.recording_start']);
   });
 
   it('the consumer fails a job whose envelope is malformed', async () => {
