@@ -12,11 +12,6 @@ export type XnodeBackend = (typeof XNODE_BACKENDS)[number];
 /** A suite's title on `backend`: as it was on the embedded engine, marked on fsmrf. */
 export const onBackend = (title: string, backend: XnodeBackend): string => (backend === 'embedded' ? title : `${title} (fsmrf backend)`);
 
-/** A test run on the embedded engine only (its subject is not the media path: it runs once). */
-export function itOnEngine(backend: XnodeBackend, title: string, fn: () => Promise<void>): void {
-  if (backend === 'embedded') it(title, fn);
-}
-
 /** On fsmrf, the media of the calls in progress is on the nodes' switches: the switch of each node of `nodes` (default: every node) carries channels now. */
 export function expectOnSwitches(c: Cluster, backend: XnodeBackend, nodes: number[] = c.nodes.map((_, i) => i)): void {
   if (backend !== 'fsmrf') return;

@@ -19,7 +19,7 @@ import { pbxLegUser, signPbxLeg } from '../../media-app/xnode/pbx-token';
 import { caller, hears, refusedCaller, type Phone } from '../pbx/support';
 import { callVia, clusterCall, legRefused, nodePhone } from './pbx-support';
 import { usePbxCluster } from './pbx-support';
-import { expectOnSwitches, itOnEngine, onBackend, XNODE_BACKENDS } from './backends';
+import { expectOnSwitches, onBackend, XNODE_BACKENDS } from './backends';
 
 // none near the notes of the music on hold (523-1175 Hz)
 const [TONE_A, TONE_A2, TONE_C, TONE_C2] = [400, 1400, 2000, 2600];
@@ -79,60 +79,62 @@ for (const backend of XNODE_BACKENDS)
       await until(async () => (await c.db('calls').where({ customer_id: cid }).whereNot({ status: 'hangup' })).length === 0, 10_000, 'every call ended');
     });
 
-    itOnEngine(backend, 'a leg for an empty slot is refused 404; unsigned, forged, expired or for another call 403', async () => {
-      const [n0] = c.nodes as [ClusterNode];
-      const secret = await sharedSecret(c.redis, c.prefix, LEG_SECRET_NAME);
-      const subjectId = randomUUID();
-      const claims = { kind: 'park' as const, customerId: cid, subjectId, callId: randomUUID(), detail: '703' };
-      const user = pbxLegUser(claims);
-      const cases: [string, string, string | null, number][] = [
-        ['signed, the slot empty', user, signPbxLeg(secret, claims), 404],
-        ['no header', user, null, 403],
-        ['forged', user, signPbxLeg('x'.repeat(43), claims), 403],
-        ['expired', user, signPbxLeg(secret, claims, Date.now() - 120_000), 403],
-        ['signed for another call', pbxLegUser({ kind: 'park', subjectId: randomUUID() }), signPbxLeg(secret, claims), 403],
-        ['signed as a pickup', user, signPbxLeg(secret, { ...claims, kind: 'pickup', detail: '' }), 403],
-      ];
-      for (const [what, u, header, status] of cases) {
-        const r = await legRefused(n0.sipPort, u, header, status);
-        expect(r.code, `${what}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
-      }
-      // and a slot nobody holds, dialled on node 1: 404 before any call exists, as on one node
-      const cc = await newPhone(c.nodes[1]!, TONE_C);
-      const before = (await c.db('calls').where({ customer_id: cid })).length;
-      const r = await (await callVia(c.nodes[1]!, cc, refusedCaller({ user: cc.user, domain: cc.domain, target: '705', status: 404, phrase: 'Parking Slot Empty' }))).done;
-      expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
-      expect((await c.db('calls').where({ customer_id: cid })).length).to.equal(before);
-    });
+    if (backend === 'embedded')
+      it('a leg for an empty slot is refused 404; unsigned, forged, expired or for another call 403', async () => {
+        const [n0] = c.nodes as [ClusterNode];
+        const secret = await sharedSecret(c.redis, c.prefix, LEG_SECRET_NAME);
+        const subjectId = randomUUID();
+        const claims = { kind: 'park' as const, customerId: cid, subjectId, callId: randomUUID(), detail: '703' };
+        const user = pbxLegUser(claims);
+        const cases: [string, string, string | null, number][] = [
+          ['signed, the slot empty', user, signPbxLeg(secret, claims), 404],
+          ['no header', user, null, 403],
+          ['forged', user, signPbxLeg('x'.repeat(43), claims), 403],
+          ['expired', user, signPbxLeg(secret, claims, Date.now() - 120_000), 403],
+          ['signed for another call', pbxLegUser({ kind: 'park', subjectId: randomUUID() }), signPbxLeg(secret, claims), 403],
+          ['signed as a pickup', user, signPbxLeg(secret, { ...claims, kind: 'pickup', detail: '' }), 403],
+        ];
+        for (const [what, u, header, status] of cases) {
+          const r = await legRefused(n0.sipPort, u, header, status);
+          expect(r.code, `${what}: ${r.errors}${r.messages.slice(-2000)}`).to.equal(0);
+        }
+        // and a slot nobody holds, dialled on node 1: 404 before any call exists, as on one node
+        const cc = await newPhone(c.nodes[1]!, TONE_C);
+        const before = (await c.db('calls').where({ customer_id: cid })).length;
+        const r = await (await callVia(c.nodes[1]!, cc, refusedCaller({ user: cc.user, domain: cc.domain, target: '705', status: 404, phrase: 'Parking Slot Empty' }))).done;
+        expect(r.code, r.errors + r.messages.slice(-2000)).to.equal(0);
+        expect((await c.db('calls').where({ customer_id: cid })).length).to.equal(before);
+      });
 
-    itOnEngine(backend, "the parked call's node lost (frozen, then killed): the retriever talking to it is hung up within 5 s, one dialling meanwhile gets 480", async () => {
-      const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
-      const [a, a2, cc, cc2] = [await newPhone(n0, TONE_A), await newPhone(n0, TONE_A2), await newPhone(n1, TONE_C), await newPhone(n1, TONE_C2)];
-      const first = await parkOn(n0, a);
-      const second = await parkOn(n0, a2);
-      expect([first.parked.slot, second.parked.slot]).to.deep.equal([701, 702]);
-      const cPhone = await callVia(n1, cc, caller({ user: cc.user, domain: cc.domain, target: '701', rtpPort: cc.audio.port, byeTimeoutMs: 60_000 }));
-      await hears(cc.audio, TONE_A, 'C hears A across nodes');
-      await hears(a.audio, TONE_C, 'A hears C across nodes');
+    if (backend === 'embedded')
+      it("the parked call's node lost (frozen, then killed): the retriever talking to it is hung up within 5 s, one dialling meanwhile gets 480", async () => {
+        const [n0, n1] = c.nodes as [ClusterNode, ClusterNode];
+        const [a, a2, cc, cc2] = [await newPhone(n0, TONE_A), await newPhone(n0, TONE_A2), await newPhone(n1, TONE_C), await newPhone(n1, TONE_C2)];
+        const first = await parkOn(n0, a);
+        const second = await parkOn(n0, a2);
+        expect([first.parked.slot, second.parked.slot]).to.deep.equal([701, 702]);
+        const cPhone = await callVia(n1, cc, caller({ user: cc.user, domain: cc.domain, target: '701', rtpPort: cc.audio.port, byeTimeoutMs: 60_000 }));
+        await hears(cc.audio, TONE_A, 'C hears A across nodes');
+        await hears(a.audio, TONE_C, 'A hears C across nodes');
 
-      const lostAt = Date.now();
-      n0.signal('SIGSTOP');
-      // dialled at once, while node 0 still looks alive: the leg's INVITE is not answered, the
-      // heartbeat lapses, and the phone is refused
-      const refused = await callVia(n1, cc2, refusedCaller({ user: cc2.user, domain: cc2.domain, target: '702', status: 480, phrase: 'Parked Call Node Lost', rings: true }));
-      const rc = await cPhone.done; // node 1's BYE
-      const byeAfter = Date.now() - lostAt;
-      console.log(`      (retriever hung up ${byeAfter} ms after its parked call's node was lost)`);
-      expect(rc.code, rc.errors + rc.messages.slice(-2000)).to.equal(0);
-      expect(byeAfter, 'hung up within 5 s of the loss').to.be.at.most(5000);
-      const r2 = await refused.done;
-      expect(r2.code, r2.errors + r2.messages.slice(-2000)).to.equal(0);
-      const cRow = await clusterCall(c, cid, (r) => r.source.target === cc.extension, 'hangup', 'C ended');
-      expect(cRow.hangup_by).to.equal('local');
-      n0.signal('SIGKILL');
-      await n0.exited;
-      // the sweep ends node 0's calls; the slot they held frees, and its lamp goes dark
-      await until(async () => (await listed(1)).length === 0, 15_000, 'the lost node’s slot freed');
-      await until(async () => (await lamp(702)).length === 0, 5000, 'the lamp of 702 off');
-    });
+        const lostAt = Date.now();
+        n0.signal('SIGSTOP');
+        // dialled at once, while node 0 still looks alive: the leg's INVITE is not answered, the
+        // heartbeat lapses, and the phone is refused
+        const refused = await callVia(n1, cc2, refusedCaller({ user: cc2.user, domain: cc2.domain, target: '702', status: 480, phrase: 'Parked Call Node Lost', rings: true }));
+        const rc = await cPhone.done; // node 1's BYE
+        const byeAfter = Date.now() - lostAt;
+        console.log(`      (retriever hung up ${byeAfter} ms after its parked call's node was lost)`);
+        expect(rc.code, rc.errors + rc.messages.slice(-2000)).to.equal(0);
+        expect(byeAfter, 'hung up within 5 s of the loss').to.be.at.most(5000);
+        const r2 = await refused.done;
+        expect(r2.code, r2.errors + r2.messages.slice(-2000)).to.equal(0);
+        const cRow = await clusterCall(c, cid, (r) => r.source.target === cc.extension, 'hangup', 'C ended');
+        expect(cRow.hangup_by).to.equal('local');
+        n0.signal('SIGKILL');
+        await n0.exited;
+        // the sweep ends node 0's calls; the slot they held frees, and its lamp goes dark
+        await until(async () => (await listed(1)).length === 0, 15_000, 'the lost node’s slot freed');
+        await until(async () => (await lamp(702)).length === 0, 5000, 'the lamp of 702 off');
+      });
   });
