@@ -30,6 +30,8 @@ export function connectRelay(ad: RelayAdvert, target: StreamTarget, id: string, 
       if (code === RELAY_CLOSE.notFound)
         fail(target === 'call' ? new ApiError('CALL_NOT_FOUND', why || 'the call is no longer live') : new ApiError('RESOURCE_NOT_FOUND', why || 'the conference is no longer live'));
       else if (code === RELAY_CLOSE.notReady) fail(new ApiError(target === 'call' ? 'CALL_STATE_INVALID' : 'STATE_INVALID', why || `the ${target} is not progressing`));
+      // the node's media backend cannot give it (docs/media-streams.md "On the fsmrf media backend"): a precondition of the deployment, not a retry
+      else if (code === RELAY_CLOSE.unsupported) fail(new ApiError(target === 'call' ? 'CALL_STATE_INVALID' : 'STATE_INVALID', why || `the media backend of the ${target}'s node cannot stream it`));
       else fail(serviceUnavailable(why || 'the media node closed the relay'));
     });
     ws.once('message', (data, isBinary) => {

@@ -48,4 +48,6 @@ export const RELAY_CLOSE = {
   notFound: 4404,
   /** it exists but has no media to stream yet */
   notReady: 4409,
+  /** the node's media backend cannot stream it (a conference on the fsmrf backend): the reason says so */
+  unsupported: 4501,
 } as const;

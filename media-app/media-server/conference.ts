@@ -67,7 +67,8 @@ export interface MixPort {
   createMix(name: string): Promise<ConferenceMix>;
 }
 
-const hasOwnMix = (media: MediaPort): media is MediaPort & MixPort => typeof (media as Partial<MixPort>).createMix === 'function';
+/** Whether `media` mixes rooms itself (the fsmrf backend: the switch's conference), not in the engine's Conference. */
+export const hasOwnMix = (media: MediaPort): media is MediaPort & MixPort => typeof (media as Partial<MixPort>).createMix === 'function';
 
 /** A room's mix on `media`: the backend's own, else the embedded engine's Conference (EngineMix). */
 export async function openMix(media: MediaPort, name: string): Promise<ConferenceMix> {

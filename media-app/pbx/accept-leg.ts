@@ -24,7 +24,7 @@ import type { CallFactory } from '../call/factory';
 import { takeRingingThroughLeg } from './pickup-leg';
 import { SUPERVISE_MODES } from '../../core/pbx/supervisions';
 import type { ParkService } from './park';
-import { SuperviseError, type SupervisorService } from './supervise';
+import { SuperviseError, superviseRefusal, type SupervisorService } from './supervise';
 
 /** The queue subsystem's end of a dequeue leg (media-app/queue/dequeue-leg.ts), when it runs on this node. */
 export interface DequeueLegTaker {
@@ -62,7 +62,7 @@ const KINDS: Record<PbxLegClaims['kind'], Handler> = {
       h.supervisor.check(target);
     } catch (err) {
       if (!(err instanceof SuperviseError)) throw err;
-      return void (err.why === 'supervised' ? res.send(486, 'Already Supervised') : res.send(404, 'Nothing To Supervise'));
+      return void res.send(...superviseRefusal(err.why));
     }
     const leg = await answerPbxLeg(h.deps, req, res, c, target.endpoint);
     if (!leg) return;

@@ -13,7 +13,7 @@ import type { SrfRequest, SrfResponse } from '../kit/srf';
 import type { ParkService } from './park';
 import { findRemoteRinging, findRinging, type PickupTarget } from './pickup';
 import { announceSlot } from './announce';
-import { SuperviseError, type SupervisorService } from './supervise';
+import { SuperviseError, superviseRefusal, type SupervisorService } from './supervise';
 import { remoteCallsOfExtension, throughLeg } from './remote';
 import { extensionDetail } from '../xnode/pbx-token';
 
@@ -109,7 +109,7 @@ const FEATURES: { readonly [K in FeatureCodeKind]?: Handler<K> } = {
     try {
       c.supervisor.check(target);
     } catch (err) {
-      if (err instanceof SuperviseError) return void c.res.send(err.why === 'supervised' ? 486 : 404, err.why === 'supervised' ? 'Already Supervised' : 'Nothing To Supervise');
+      if (err instanceof SuperviseError) return void c.res.send(...superviseRefusal(err.why));
       throw err;
     }
     const call = await c.answer({ type: 'extension', target: code.extension, name: `supervise ${code.mode}` });

@@ -22,7 +22,7 @@ import type { FeatureCall } from './feature-codes';
 const REFUSALS: Record<PbxLegKind, { readonly [status: number]: string; readonly lost: string }> = {
   park: { 404: 'Parking Slot Empty', lost: 'Parked Call Node Lost' },
   pickup: { 404: 'Nothing To Pick Up', lost: 'Ringing Call Node Lost' },
-  supervise: { 404: 'Nothing To Supervise', 486: 'Already Supervised', lost: 'Supervised Call Node Lost' },
+  supervise: { 404: 'Nothing To Supervise', 486: 'Already Supervised', 501: 'Supervision Not On This Media Backend', lost: 'Supervised Call Node Lost' },
   dequeue: { 404: 'Nothing To Dequeue', lost: 'Queued Call Node Lost' },
 };
 

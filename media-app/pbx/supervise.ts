@@ -19,6 +19,11 @@ import { MODE_KEYS, supervisions, type SuperviseMode, type Supervision } from '.
 import type { Address } from '../../core/repos/calls';
 import type { Conference } from '../../media-engine';
 import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
+import { hasOwnMix } from '../media-server/conference';
+import { MediaBackendUnsupported } from '../media-server/port';
+
+/** Supervision as a refusal on the fsmrf backend names it. */
+export const SUPERVISION_FEATURE = "supervision (listen, whisper, barge: the embedded engine's conference mixer)";
 import type { Bridge } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { CallSession } from '../call/session';
@@ -29,14 +34,25 @@ import type { GroupcallRunner } from '../groupcall/runner';
 /** Why a supervision ended (supervise_ended `reason`). */
 export type SuperviseEndReason = 'supervisor_left' | 'call_ended' | 'stopped' | 'no_answer' | 'failed';
 
-/** Why a supervision cannot start. */
+/** Why a supervision cannot start; `unsupported`: the node's media backend has no engine mixer (fsmrf). */
 export class SuperviseError extends Error {
   constructor(
     message: string,
-    readonly why: 'not_bridged' | 'supervised' | 'ended',
+    readonly why: 'not_bridged' | 'supervised' | 'ended' | 'unsupported',
   ) {
     super(message);
   }
+}
+
+/**
+ * The SIP answer a refusal gives the supervisor's phone (its feature code here, or the PBX leg of its
+ * node: remote.ts relays it). 501 on the fsmrf backend: supervision is the engine's mix (its whisper
+ * leaves the supervisor out of the peer's mix), which a switch's room does not give here.
+ */
+export function superviseRefusal(why: SuperviseError['why']): [number, string] {
+  if (why === 'supervised') return [486, 'Already Supervised'];
+  if (why === 'unsupported') return [501, 'Supervision Not On This Media Backend'];
+  return [404, 'Nothing To Supervise'];
 }
 
 /**
@@ -109,6 +125,8 @@ export class SupervisorService {
 
   /** Checks that `target` can be supervised now (bridged to another call, not supervised). */
   check(target: CallSession): void {
+    // the engine's mixer or nothing: createConference would refuse after the supervisor was answered
+    if (hasOwnMix(this.deps.media)) throw new SuperviseError(new MediaBackendUnsupported('fsmrf', SUPERVISION_FEATURE).message, 'unsupported');
     if (target.isEnded) throw new SuperviseError('the call has ended', 'ended');
     if (this.byCall.has(target.id)) throw new SuperviseError('the call is supervised already', 'supervised');
     const b = target.bridge;

@@ -97,7 +97,7 @@ export class RelayServer {
         void tap.ended.then((why) => ws.close(RELAY_CLOSE.ended, why));
       },
       (e: unknown) => {
-        const code = e instanceof TapError ? (e.code === 'notFound' ? RELAY_CLOSE.notFound : RELAY_CLOSE.notReady) : 1011;
+        const code = e instanceof TapError ? RELAY_CLOSE[e.code] : 1011;
         if (!(e instanceof TapError)) this.logger.warn({ err: String(e), target, id }, 'stream tap failed');
         ws.close(code, e instanceof Error ? e.message.slice(0, 120) : 'tap failed');
       },

@@ -10,6 +10,7 @@ import type { CallDeps } from '../call/deps';
 import type { CallSession } from '../call/session';
 import type { StreamTarget } from '../../core/streams/relay';
 import { traceFork, type MediaSpan } from '../kit/media-trace';
+import { hasOwnMix } from '../media-server/conference';
 import { pcm16ToSamples, samplesToPcm16 } from '../../core/audio/pcm16';
 
 export interface AudioTap {
@@ -24,7 +25,8 @@ export interface AudioTap {
 
 export class TapError extends Error {
   constructor(
-    readonly code: 'notFound' | 'notReady',
+    /** unsupported: the node's media backend cannot give it (the relay's RELAY_CLOSE.unsupported) */
+    readonly code: 'notFound' | 'notReady' | 'unsupported',
     message: string,
   ) {
     super(message);
@@ -76,8 +78,18 @@ export async function openCallTap(deps: Pick<CallDeps, 'calls'>, callId: string,
   return wrap(fork, ended, () => ep.off('destroy', onGone), span);
 }
 
+/**
+ * Why a conference's stream is refused on a backend that mixes rooms itself (the fsmrf backend: the
+ * switch's conference). The engine's mixer gives the whole mix's frames and takes audio into it; a
+ * switch's room gives neither: mod_audio_fork taps a channel, and its playback goes into that channel's
+ * outgoing audio, never into a room's input (media-app/media-server/README.md, "Conferences"). At most
+ * 123 bytes: it is the relay's close reason.
+ */
+export const CONFERENCE_STREAM_UNSUPPORTED = "a media stream of a conference is not available on the fsmrf media backend (the engine's mixer only)";
+
 /** The conference's mixer on this node: media-engine names it by the conference id. */
 export async function openConferenceTap(deps: Pick<CallDeps, 'media'>, conferenceId: string, onFrame: (pcm: Buffer) => void): Promise<AudioTap> {
+  if (hasOwnMix(deps.media)) throw new TapError('unsupported', CONFERENCE_STREAM_UNSUPPORTED);
   const conf: Conference | undefined = deps.media.getConference(conferenceId);
   if (!conf || conf.destroyed) throw new TapError('notFound', 'the conference has no mixer on this node');
   let onGone: () => void = () => undefined;

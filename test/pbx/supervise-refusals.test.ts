@@ -100,3 +100,37 @@ describe('pbx: supervisor refusals', function () {
     expect((await aPhone.done).code).to.equal(0);
   });
 });
+
+// On the fsmrf backend supervision (the engine's mix) is refused by name before anyone is answered
+// (media-app/pbx/supervise.ts check, docs/pbx.md "On the fsmrf media backend"); the call goes on.
+describe('pbx: supervisor refusals on the fsmrf backend', function () {
+  this.timeout(150_000);
+  let s: Stack;
+  let cid: string;
+  const { newPhone } = usePhoneStack((x) => ((s = x), (cid = x.f.customer.id)), { mediaServer: 'fsmrf' });
+
+  it('a feature code is refused 501 before it is answered; a POST rings nobody and ends failed; A and B talk on', async () => {
+    const [a, b, sup] = [await newPhone(F_A), await newPhone(F_B), await newPhone(F_S)];
+    await pbxSettingsRepo(s.t.ctx.db).put(cid, { ...DEFAULT_FEATURE_CODES, supervisor_extensions: [sup.extension] });
+    const bPhone = await answerOn(b, party({ rtpPort: b.audio.port, byeTimeoutMs: 120_000 }));
+    const aPhone = await call(s, a, caller({ user: a.user, domain: a.domain, target: b.extension, rtpPort: a.audio.port, byeTimeoutMs: 120_000 }));
+    await hears(a.audio, F_B, 'A hears B');
+    const bRow = await callWhere(s, { customer_id: cid, direction: 'outgoing', to: b.extension }, 'progressing', "B's leg up");
+    const aRow = await callWhere(s, { customer_id: cid, direction: 'incoming', from: a.extension }, 'progressing', "A's call up");
+    const code = await (await call(s, sup, refusedCaller({ user: sup.user, domain: sup.domain, target: `*1${b.extension}`, status: 501, phrase: 'Supervision Not On This Media Backend' }))).done;
+    expect(code.code, code.errors + code.messages.slice(-1500)).to.equal(0);
+    const r = await api(s).post(`/calls/${bRow.id}/supervise`, { mode: 'listen', destination: { type: 'extension', target: sup.extension } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const ended = await until(async () => (await eventsFor(s.p.redis, r.body.id)).find((e) => e.event_type === 'supervise_ended') ?? null, 10_000, 'supervise_ended');
+    expect(ended.data.reason).to.equal('failed');
+    // released before any ringing: the refusal is decided before the groupcall is made
+    const rung = await s.t.ctx.db('calls').where({ customer_id: cid, direction: 'outgoing' }).whereRaw("destination->>'target' = ?", [sup.extension]);
+    expect(rung, 'nobody rung').to.have.length(0);
+    await hears(a.audio, F_B, 'A still hears B');
+    await hears(b.audio, F_A, 'B still hears A');
+    expect((await s.api.post(`/calls/${aRow.id}/hangup`, undefined)).status).to.equal(200);
+    const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
+    expect(ra.code, ra.errors).to.equal(0);
+    expect(rb.code, rb.errors).to.equal(0);
+  });
+});

@@ -69,11 +69,11 @@ export async function phone(s: Stack, customerId: string, freq: number, o: { ext
  * phones' audio closed and the stack closed after it; `set` receives the stack once up. `newPhone` makes
  * a phone of the stack's customer that the suite closes (as it does whatever else is put in `phones`).
  */
-export function usePhoneStack(set: (s: Stack) => void): { newPhone: (freq: number) => Promise<Phone>; phones: Phone[] } {
+export function usePhoneStack(set: (s: Stack) => void, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): { newPhone: (freq: number) => Promise<Phone>; phones: Phone[] } {
   let s: Stack | undefined;
   const phones: Phone[] = [];
   before(async () => {
-    s = await startStack();
+    s = await startStack({}, opts);
     set(s);
   });
   after(async () => {

@@ -11,6 +11,7 @@ import { truncateAll } from '../../testkit/db';
 import { extensionsRepo } from '../../core/repos/extensions';
 import type { CallRow } from '../../core/repos/calls';
 import { sippArgs, type Phone } from '../pbx/support';
+import type { XnodeBackend } from './backends';
 
 /** An extension of the customer whose phone is registered through `node` at a port of its own. */
 export async function nodePhone(c: Cluster, node: ClusterNode, customerId: string, freq: number, groups: string[] = []): Promise<Phone> {
@@ -48,15 +49,16 @@ export function clusterCall(c: Cluster, customerId: string, pick: (r: CallRow) =
 }
 
 /**
- * Mocha hooks of the cross-node PBX suites: a two-node cluster and a customer on it, handed to `set` once
- * up; the phones the suite adds to the returned list have their audio closed after it, with the cluster.
+ * Mocha hooks of the cross-node PBX suites: a two-node cluster (on `mediaServer`) and a customer on it,
+ * handed to `set` once up; the phones the suite adds to the returned list have their audio closed after
+ * it, with the cluster.
  */
-export function usePbxCluster(set: (s: { c: Cluster; f: Fixture; cid: string }) => void): Phone[] {
+export function usePbxCluster(set: (s: { c: Cluster; f: Fixture; cid: string }) => void, mediaServer: XnodeBackend = 'embedded'): Phone[] {
   const phones: Phone[] = [];
   let c: Cluster | undefined;
   before(async () => {
     await truncateAll();
-    c = await Cluster.start({ nodes: 2 });
+    c = await Cluster.start({ nodes: 2, mediaServer });
     const f = await createFixture(c.apis[0]!.ctx);
     set({ c, f, cid: f.customer.id });
   });

@@ -81,3 +81,36 @@ describe('media streams: GET /conferences/{id}/media_stream', function () {
     expect(r.body.error!.reason).to.equal('STATE_INVALID');
   });
 });
+
+// On the fsmrf backend a conference is the switch's room (media-app/media-server/fsmrf/conference.ts): it
+// has no raw frames of its mix, and mod_audio_fork's playback goes into a channel's outgoing audio, never
+// into a room's input, so the stream's other half (the client heard by the participants) cannot be made
+// there. The upgrade is refused by name (409 STATE_INVALID naming the fsmrf backend), never a 404 that
+// says the conference is not live; the room and its participant go on.
+describe('media streams: GET /conferences/{id}/media_stream on the fsmrf backend', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let owner: Fixture;
+  let call: PlacedCall | undefined;
+
+  useStreamStack((s) => ({ stack, owner } = s), { mediaServer: 'fsmrf' });
+  after(() => call?.peer.close());
+
+  it('refuses the stream by name (409 STATE_INVALID, the fsmrf backend named); the room and its participant go on', async () => {
+    const res = await request(stack.api.app).post('/v1.0/conferences').query({ accesskey: owner.accesskey }).send({ type: 'conference', name: 'switch room' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const confId = res.body.id as string;
+    await until(async () => (await conferencesRepo(await testDb()).get(confId))?.status === 'progressing', 15_000, 'conference progressing');
+    call = await placeCall(stack, owner.customer.id, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
+    await until(async () => (await (await testDb())('conferencecalls').where({ conference_id: confId, status: 'joined' })).length === 1, 15_000, 'participant joined');
+    for (const encapsulation of ['sln', 'rtp']) {
+      const r = await refusalOf(`${stack.base}/v1.0/conferences/${confId}/media_stream?encapsulation=${encapsulation}&token=${owner.token}`);
+      expect(r.status, JSON.stringify(r.body)).to.equal(409);
+      expect(r.body.error!.reason).to.equal('STATE_INVALID');
+      expect(r.body.error!.message).to.match(/media stream of a conference is not available on the fsmrf media backend/);
+    }
+    // the room goes on: the participant is still joined and the conference progressing
+    expect(await (await testDb())('conferencecalls').where({ conference_id: confId, status: 'joined' })).to.have.length(1);
+    expect((await conferencesRepo(await testDb()).get(confId))?.status).to.equal('progressing');
+  });
+});

@@ -154,8 +154,8 @@ export async function startPlatform(env: Record<string, string> = {}, opts: { si
   };
 }
 
-/** Our switch with its SIP face on a sip-server of its own; close() stops both. */
-async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, dirs: { recordingsDir: string; dataDir: string }): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
+/** Our switch with its SIP face on a sip-server of its own; close() stops both (a cluster's node on fsmrf has one each: testkit/scale/cluster.ts). */
+export async function startSwitchBeside(logger: pino.Logger, egress: EgressSettings, dirs: { recordingsDir: string; dataDir: string }): Promise<{ sw: TestSwitch; close(): Promise<void> }> {
   const face = await startSipServer(logger);
   try {
     const sw = await startTestSwitch({ sipPort: face.sipPort, drachtioPort: face.drachtioPort, secret: SECRET }, logger, egress, dirs);

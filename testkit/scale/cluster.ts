@@ -2,7 +2,9 @@
 // process, as sip-server/main.ts starts it) and a media-app child process (media-app/main.ts, so
 // SIGTERM drains and SIGKILL kills it for real) with its own ports, node id and RTP range; two
 // control-api copies (Express apps, each with its node sweeper as the control-api attachment runs
-// it) share the Postgres database and the Redis key prefix with the nodes.
+// it) share the Postgres database and the Redis key prefix with the nodes. `mediaServer: 'fsmrf'`: each
+// node's media-app runs on the fsmrf backend against a switch of its own (testkit/media-app/switch.ts, in
+// this process, its SIP face on a sip-server of its own), as each node of a deployment has its FreeSWITCH.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,7 +19,8 @@ import { NodeSweeper, type SweepReport } from '../../core/calls/node-sweep';
 import { buildTestApp, type TestApp } from '../api';
 import { testDb, testDatabaseUrl } from '../db';
 import { shardSlice } from '../ports';
-import { startSipServer, until, type SipServer } from '../media-app/harness';
+import { startSipServer, startSwitchBeside, until, type SipServer } from '../media-app/harness';
+import { egressSettingsFromEnv } from '../../core/net';
 import { Edge, type EdgeOptions } from './edge';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -48,7 +51,12 @@ export interface ClusterOptions {
   sweepIntervalMs?: number;
   /** Edge options (SIP over WebSocket, keepalive...) besides its nodes. */
   edge?: Omit<EdgeOptions, 'nodes'>;
+  /** 'fsmrf': every node's media-app on the fsmrf backend, a switch of its own each (default: the embedded engine). */
+  mediaServer?: 'embedded' | 'fsmrf';
 }
+
+/** A node's switch (fsmrf), stopped with the cluster. */
+type NodeSwitch = Awaited<ReturnType<typeof startSwitchBeside>>;
 
 export class Cluster {
   readonly reports: SweepReport[] = [];
@@ -58,6 +66,7 @@ export class Cluster {
     readonly nodes: ClusterNode[],
     readonly apis: TestApp[],
     private readonly sweepers: NodeSweeper[],
+    private readonly switches: NodeSwitch[],
     readonly prefix: string,
     readonly redis: Redis,
     readonly db: Knex,
@@ -76,11 +85,19 @@ export class Cluster {
     const n = o.nodes ?? 2;
     const sips: SipServer[] = [];
     for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
-    const nodes = await Promise.all(sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })));
+    // the switch writes the conference recordings and plays the prompts media-app fetches, on the DATA_DIR they share
+    const switches: NodeSwitch[] = [];
+    if (o.mediaServer === 'fsmrf')
+      for (let i = 0; i < n; i++)
+        switches.push(await startSwitchBeside(logger, egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }), { recordingsDir: path.join(dataDir, 'recordings'), dataDir }));
+    const mediaEnv = (i: number): Record<string, string> => (switches[i] ? { MEDIA_SERVER: switches[i].sw.mediaServer } : {});
+    const nodes = await Promise.all(
+      sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...mediaEnv(i), ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })),
+    );
     const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort), ...o.edge });
     const apis: TestApp[] = [];
     const sweepers: NodeSweeper[] = [];
-    const c = new Cluster(edge, nodes, apis, sweepers, prefix, redis, db, dataDir);
+    const c = new Cluster(edge, nodes, apis, sweepers, switches, prefix, redis, db, dataDir);
     for (let i = 0; i < 2; i++) {
       const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, DATA_DIR: dataDir, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
       apis.push(api);
@@ -93,6 +110,11 @@ export class Cluster {
     return c;
   }
 
+  /** The channels each node's switch carries now (fsmrf: one count per node; the embedded engine: none). */
+  switchChannels(): number[] {
+    return this.switches.map((s) => s.sw.sw.esl.channels.size);
+  }
+
   async close(): Promise<void> {
     for (const s of this.sweepers) await s.stop();
     for (const node of this.nodes) {
@@ -102,6 +124,7 @@ export class Cluster {
       }
     }
     await this.edge.close();
+    for (const sw of this.switches) await sw.close();
     for (const node of this.nodes) {
       await node.sip.drachtio.close();
       await node.sip.stack.stop();
