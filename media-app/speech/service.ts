@@ -13,6 +13,7 @@ import { talkVoiceFor } from '../../core/speech/talk-voices';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import { callsRepo } from '../../core/repos/calls';
 import type { CallEndpoint } from '../media-server/endpoint';
+import type { Conference } from '../../media-engine';
 import { SpeakingSession, type Forkable } from './speaking';
 import { finishTranscribe, LiveTranscription, MixTranscription, type SpeechDeps } from './transcription';
 import { transcribeRecording } from './recording';
@@ -87,6 +88,11 @@ export class SpeechService {
    * speaking.start: opens the session on the call this node owns, or the conference it hosts;
    * stopped at once when that is gone. The session stops when the call hangs up or the conference ends.
    */
+  /** The speaking and transcription sessions this node holds now. */
+  held(): { speakings: number; transcriptions: number } {
+    return { speakings: this.speakings.size, transcriptions: this.transcriptions.size };
+  }
+
   async startSpeaking(speakingId: string, referenceType: 'call' | 'confbridge', referenceId: string): Promise<void> {
     if (this.speakings.has(speakingId)) return;
     const repo = speakingsRepo(this.factory.deps.db);
@@ -112,7 +118,7 @@ export class SpeechService {
         session.once('stopped', () => call.off('hangup', end));
       }
     } else {
-      const conf = this.factory.services.conferences?.mixOf(referenceId);
+      const conf = this.mixOf(referenceId, speakingId);
       if (conf && !conf.destroyed) {
         targets = [conf];
         conf.once('destroy', end);
@@ -131,6 +137,16 @@ export class SpeechService {
       return;
     }
     if (!session.stopped) await repo.setStatus(speakingId, 'active');
+  }
+
+  /** The conference's mix on this node, if any; none on a backend without the engine's mixer (logged: the speaking then ends). */
+  private mixOf(conferenceId: string, speakingId: string): Conference | undefined {
+    try {
+      return this.factory.services.conferences?.mixOf(conferenceId);
+    } catch (err) {
+      this.factory.deps.logger.warn({ err: (err as Error).message, speaking: speakingId }, 'speaking could not start');
+      return undefined;
+    }
   }
 
   /**
