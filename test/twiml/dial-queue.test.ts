@@ -14,8 +14,9 @@ import { testDb } from '../../testkit/db';
 import { until } from '../../testkit/media-app/harness';
 import { holdFor } from '../../testkit/long-calls/hold';
 import { holdPast } from '../../testkit/long-calls/timers';
-import type { PlacedCall, RtpPeer } from '../../testkit/streams/support';
+import type { PlacedCall } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
+import { hearsOnly } from '../../testkit/twiml/hears';
 import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
@@ -26,21 +27,6 @@ const { VoiceResponse } = twilio.twiml;
 const HEARS = 15;
 /** Packets in 4.5 s: a window that holds at least 0.5 s of the ringback's 2 s on, 4 s off. */
 const RINGBACK_CYCLE_PACKETS = 225;
-
-/**
- * `from` is all `to` hears: with `from` silent, `to` hears quiet for `n` packets (no prompt or tone of
- * the platform's under it); with `from` talking again, `to` hears it again.
- */
-async function hearsOnly(from: RtpPeer, to: RtpPeer, n: number): Promise<void> {
-  from.amplitude = 0;
-  try {
-    const w = await to.windowAfter(false, n);
-    expect(to.voiced(w), 'voiced packets heard with the other side silent').to.be.at.most(2);
-  } finally {
-    from.amplitude = 8000;
-  }
-  await to.turned(true);
-}
 
 /** The agent's <Dial timeout>, its least (5 s): how long its dequeue waits for a caller (queue_dequeue's `timeout`). */
 const DEQUEUE_TIMEOUT_SEC = 5;

@@ -1,11 +1,14 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
 import path from 'node:path';
 import twilio from 'twilio';
 import { testDb } from '../../testkit/db';
 import { recordedSeconds } from '../../testkit/recordings';
 import { answeringUas, sipp, sleep, until } from '../../testkit/media-app/harness';
 import { sipPortPair, udpBound } from '../../testkit/ports';
-import { placeCall, type Stack } from '../../testkit/streams/support';
+import { placeCall, RtpPeer, type Stack } from '../../testkit/streams/support';
+import { callerUas } from '../../testkit/queue/sip-parties';
+import { hearsOnly } from '../../testkit/twiml/hears';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
@@ -28,6 +31,33 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const q = () => (status ? db('calls').where('master_call_id', masterId).andWhere('status', status) : db('calls').where('master_call_id', masterId));
       return until(async () => (await q().first()) ?? null, 20_000, `leg ${status ?? 'created'}`);
     }
+
+    it('a <Dial><Sip> bridge: the caller and the callee each hear the other alone', async () => {
+      const callee = await RtpPeer.open();
+      const calleePort = await sipPortPair();
+      const uas = sipp(callerUas(callee.port), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 60_000 });
+      await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
+      const doc = new VoiceResponse();
+      doc.dial().sip(`sip:both@127.0.0.1:${calleePort}`);
+      app.on('/both', doc.toString());
+      const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/both') } }]);
+      try {
+        const leg = await legOf(call.callId, 'progressing');
+        const ep = await until(() => stack.platform.app.calls.get(leg.id)?.endpoint ?? null, 10_000, "the leg's endpoint");
+        callee.talk(ep.local.port);
+        await until(() => (call.peer.voiced() > 15 && callee.voiced() > 15) || null, 10_000, 'the caller and the callee hear each other');
+        await hearsOnly(callee, call.peer, 100);
+        await hearsOnly(call.peer, callee, 100);
+        await stack.platform.app.calls.get(leg.id)!.hangup('normal');
+        const r = await call.sipp;
+        expect(r.code, r.errors + r.messages).to.equal(0);
+        const rc = await uas.done;
+        expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      } finally {
+        callee.close();
+        call.peer.close();
+      }
+    });
 
     it('timeout="5": a callee that only rings is given up after ~5 s and the action gets DialCallStatus=no-answer', async () => {
       const calleePort = await sipPortPair();
@@ -113,9 +143,11 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       });
     }
 
-    it('record="record-from-answer": the bridged call is recorded from the answer; the action gets RecordingSid/RecordingUrl', async () => {
+    it('record="record-from-answer": both sides of the bridge are recorded from the answer; the action gets RecordingSid/RecordingUrl', async () => {
+      const far = await RtpPeer.open();
+      far.amplitude = 0;
       const calleePort = await sipPortPair();
-      const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+      const callee = sipp(callerUas(far.port), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 60_000 });
       await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
       const doc = new VoiceResponse();
       doc.dial({ action: '/rec-done', record: 'record-from-answer' }).sip(`sip:recorded@127.0.0.1:${calleePort}`);
@@ -124,30 +156,42 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       done.hangup();
       app.on('/rec-done', done.toString());
       const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }]);
-      const leg = await legOf(call.callId, 'progressing');
-      // the caller's tone crosses the bridge for a while (the file holds 2 s of it), then the callee hangs up
-      await recordedSeconds(await testDb(), stack.platform.config.dataDir, call.callId, 2);
-      await stack.platform.app.calls.get(leg.id)!.hangup('normal');
-      const cb = await app.next('/rec-done');
-      expect(cb.params.DialCallStatus).to.equal('completed');
-      expect(cb.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
-      expect(cb.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
-      expect(Number(cb.params.RecordingDuration)).to.be.within(1, 5);
-      const db = await testDb();
-      const rec = await db('recordings').where({ reference_id: call.callId }).first();
-      expect(rec, 'a recording of the caller').to.not.equal(undefined);
-      expect(cb.params.RecordingSid).to.equal('RE' + String(rec!.id).replace(/-/g, ''));
-      expect(rec!.status).to.equal('ended');
-      // started at the answer, not before the dial
-      expect(new Date(rec!.tm_start!).getTime()).to.be.at.least(new Date(leg.tm_progressing!).getTime() - 200);
-      const wav = readWav(path.join(stack.platform.config.dataDir, 'recordings', rec!.filenames[0]!));
-      expect(wav.samples.length / wav.rate, 'seconds recorded').to.be.within(1.5, 5);
-      expect(rms(wav.samples), 'the caller is heard in it').to.be.greaterThan(200);
-      const r = await call.sipp;
-      expect(r.code, r.errors + r.messages).to.equal(0);
-      const rc = await callee.done;
-      expect(rc.code, rc.errors + rc.messages).to.equal(0);
-      call.peer.close();
+      try {
+        const leg = await legOf(call.callId, 'progressing');
+        far.talk((await until(() => stack.platform.app.calls.get(leg.id)?.endpoint ?? null, 10_000, "the leg's endpoint")).local.port);
+        // the caller's tone crosses the bridge (the file holds 2 s of it), then the callee's alone (2 s more)
+        const db = await testDb();
+        const file = await recordedSeconds(db, stack.platform.config.dataDir, call.callId, 2);
+        call.peer.amplitude = 0;
+        far.amplitude = 8000;
+        const turnedAt = (fs.statSync(file).size - 44) / 16_000;
+        await recordedSeconds(db, stack.platform.config.dataDir, call.callId, Math.ceil(turnedAt) + 2);
+        await stack.platform.app.calls.get(leg.id)!.hangup('normal');
+        const cb = await app.next('/rec-done');
+        expect(cb.params.DialCallStatus).to.equal('completed');
+        expect(cb.params.RecordingSid).to.match(/^RE[0-9a-f]{32}$/);
+        expect(cb.params.RecordingUrl).to.match(/\/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/Recordings\/RE[0-9a-f]{32}$/);
+        expect(Number(cb.params.RecordingDuration)).to.be.within(3, 8);
+        const rec = await db('recordings').where({ reference_id: call.callId }).first();
+        expect(rec, 'a recording of the caller').to.not.equal(undefined);
+        expect(cb.params.RecordingSid).to.equal('RE' + String(rec!.id).replace(/-/g, ''));
+        expect(rec!.status).to.equal('ended');
+        // started at the answer, not before the dial
+        expect(new Date(rec!.tm_start!).getTime()).to.be.at.least(new Date(leg.tm_progressing!).getTime() - 200);
+        const wav = readWav(path.join(stack.platform.config.dataDir, 'recordings', rec!.filenames[0]!));
+        const seconds = wav.samples.length / wav.rate;
+        expect(seconds, 'seconds recorded').to.be.within(3.5, 8);
+        const at = (s: number) => Math.round(s * wav.rate);
+        expect(rms(wav.samples, at(0.5), at(turnedAt - 0.2)), 'the caller is heard in it').to.be.greaterThan(200);
+        expect(rms(wav.samples, at(turnedAt + 1), at(seconds - 0.2)), 'the callee is heard in it').to.be.greaterThan(200);
+        const r = await call.sipp;
+        expect(r.code, r.errors + r.messages).to.equal(0);
+        const rc = await callee.done;
+        expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      } finally {
+        far.close();
+        call.peer.close();
+      }
     });
 
     it('hangupOnStar="true": the caller pressing * ends the bridge and the document goes on after the Dial', async () => {

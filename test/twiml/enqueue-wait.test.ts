@@ -10,9 +10,9 @@ import { queuesRepo } from '../../core/repos/queues';
 import { testDb } from '../../testkit/db';
 import { until } from '../../testkit/media-app/harness';
 import type { TwimlRequest } from '../../testkit/twiml/server';
+import { hearsOnly } from '../../testkit/twiml/hears';
 import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
 import { shape, refused } from '../../testkit/twiml/compile-checks';
-import type { RtpPeer } from '../../testkit/streams/support';
 
 const { VoiceResponse } = twilio.twiml;
 
@@ -42,21 +42,6 @@ const LONG_SPEECH =
   'Thank you for calling. All of our agents are busy helping other customers right now. Please stay on the line and the next free agent will be with you shortly. Your call is important to us, and it will be answered in the order it was received. '.repeat(
     2,
   );
-
-/**
- * `from` is all `to` hears: with `from` silent, `to` hears quiet for `n` packets (no prompt of the
- * platform's under it); with `from` talking again, `to` hears it again.
- */
-async function hearsOnly(from: RtpPeer, to: RtpPeer, n: number): Promise<void> {
-  from.amplitude = 0;
-  try {
-    const w = await to.windowAfter(false, n);
-    expect(to.voiced(w), 'voiced packets heard with the other side silent').to.be.at.most(2);
-  } finally {
-    from.amplitude = 8000;
-  }
-  await to.turned(true);
-}
 
 // On both media backends: the embedded engine and fsmrf (drachtio-fsmrf against our switch, esl/).
 for (const backend of ['embedded', 'fsmrf'] as const)
