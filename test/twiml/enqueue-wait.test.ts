@@ -2,7 +2,10 @@
 // callers (real SIP on loopback, a media-app node, real Postgres and Redis, RTP tone peers) waiting in
 // a queue whose wait document is fetched signed with Twilio's queue parameters and played in a loop,
 // and whose <Leave> takes the caller out of the queue to the Enqueue action with QueueResult=leave.
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { wavFile } from '../../core/audio/wav';
 import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { callSid, toSid } from '../../core/twilio/sids';
@@ -42,6 +45,12 @@ const LONG_SPEECH =
   'Thank you for calling. All of our agents are busy helping other customers right now. Please stay on the line and the next free agent will be with you shortly. Your call is important to us, and it will be answered in the order it was received. '.repeat(
     2,
   );
+
+/** 10 s of 440 Hz at 8 kHz, loud: the wait document's music. */
+const MUSIC = wavFile(
+  Int16Array.from({ length: 80_000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000))),
+  8000,
+);
 
 // On both media backends: the embedded engine and fsmrf (drachtio-fsmrf against our switch, esl/).
 for (const backend of ['embedded', 'fsmrf'] as const)
@@ -109,6 +118,32 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       // the agent silent: the caller hears nothing (a speech still playing would be heard), then the agent again
       await hearsOnly(b.peer, a.peer, 150);
       expect(s.app.requests.filter((r) => r.path === '/speaking-hold').length, 'the wait document was not fetched again').to.equal(1);
+      for (const c of [a, b]) await s.hangup(c);
+      for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
+    });
+
+    it("an agent takes the caller during the wait document's music: the music stops, the caller hears the agent alone, no copy left", async () => {
+      const db = await testDb();
+      const queue = await queuesRepo(db).create(s.f.customer.id, { name: 'music line', wait_timeout: 0 });
+      const doc = new VoiceResponse();
+      doc.enqueue({ waitUrl: '/music-hold' }, 'music line');
+      s.app.on('/enqueue-music', doc.toString());
+      s.app.on('/music.wav', { status: 200, body: MUSIC, contentType: 'audio/wav' });
+      s.app.on('/music-hold', `<Response><Play>${s.app.url('/music.wav')}</Play></Response>`);
+      const dial = new VoiceResponse();
+      dial.dial({ timeout: 5 }).queue('music line');
+      s.app.on('/dequeue-music', dial.toString());
+      const prompts = path.join(s.stack.platform.config.dataDir, 'switch-prompts');
+      const left = () => (fs.existsSync(prompts) ? fs.readdirSync(prompts) : []);
+      const a = await caller('/enqueue-music');
+      await a.peer.turned(true, 15_000);
+      if (backend === 'fsmrf') expect(left().length, 'the music copied into the directory shared with the switch').to.be.greaterThan(0);
+      const b = await caller('/dequeue-music');
+      await until(async () => ((await db('queuecalls').where({ queue_id: queue.id, reference_id: a.callId }).first())?.status === 'service' ? true : null), 20_000, 'in service');
+      // the agent silent: the caller hears nothing (the music's 10 s would still be playing), then the agent again
+      await hearsOnly(b.peer, a.peer, 150);
+      // fsmrf: the copy media-app made for the switch is removed once the play stopped
+      expect(left(), 'no prompt file left in the directory shared with the switch').to.deep.equal([]);
       for (const c of [a, b]) await s.hangup(c);
       for (const c of [a, b]) expect((await c.sipp).code).to.equal(0);
     });
