@@ -12,6 +12,7 @@ import { hearsOnly } from '../../testkit/twiml/hears';
 import type { TwimlServer } from '../../testkit/twiml/server';
 import { useTwimlStack } from '../../testkit/twiml/stack';
 import type { Fixture } from '../../testkit/api';
+import type { CallSession } from '../../media-app/call/session';
 import { readWav, rms } from '../../testkit/media-engine/support';
 
 const { VoiceResponse } = twilio.twiml;
@@ -32,6 +33,12 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       return until(async () => (await q().first()) ?? null, 20_000, `leg ${status ?? 'created'}`);
     }
 
+    /** The platform's RTP port of the live leg `id` (the engine's or the switch's, by backend): where its callee sends. */
+    async function legRtpPort(id: string): Promise<number> {
+      const ep = await until(() => (stack.platform.app.calls.get(id) as CallSession | undefined)?.endpoint ?? null, 10_000, "the leg's endpoint");
+      return ep.local.port;
+    }
+
     it('a <Dial><Sip> bridge: the caller and the callee each hear the other alone', async () => {
       const callee = await RtpPeer.open();
       const calleePort = await sipPortPair();
@@ -43,8 +50,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/both') } }]);
       try {
         const leg = await legOf(call.callId, 'progressing');
-        const ep = await until(() => stack.platform.app.calls.get(leg.id)?.endpoint ?? null, 10_000, "the leg's endpoint");
-        callee.talk(ep.local.port);
+        callee.talk(await legRtpPort(leg.id));
         await until(() => (call.peer.voiced() > 15 && callee.voiced() > 15) || null, 10_000, 'the caller and the callee hear each other');
         await hearsOnly(callee, call.peer, 100);
         await hearsOnly(call.peer, callee, 100);
@@ -158,7 +164,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/rec') } }]);
       try {
         const leg = await legOf(call.callId, 'progressing');
-        far.talk((await until(() => stack.platform.app.calls.get(leg.id)?.endpoint ?? null, 10_000, "the leg's endpoint")).local.port);
+        far.talk(await legRtpPort(leg.id));
         // the caller's tone crosses the bridge (the file holds 2 s of it), then the callee's alone (2 s more)
         const db = await testDb();
         const file = await recordedSeconds(db, stack.platform.config.dataDir, call.callId, 2);
