@@ -2,7 +2,7 @@
  * BullMQ commands for this node (core/commands/protocol.ts). Every job is checked against the
  * closed union first: a malformed envelope, an unknown command type or a payload that does not match
  * fails its job at once (UnrecoverableError, no retry) with the reason, logged without the payload's
- * values, and runs nothing; so does a command its handler refuses with an ApiError. Delivery is at least once, so every
+ * values, and runs nothing; so does a command its handler refuses with a 4xx ApiError. Delivery is at least once, so every
  * handler is idempotent: originate claims each call once; a command for a call that is gone, or
  * already in the asked state, changes nothing.
  *
@@ -129,12 +129,13 @@ export class CommandHandler implements CommandRegistry {
 }
 
 /**
- * A handler's ApiError is a refusal (RECORDING_ALREADY_ACTIVE, NOT_FOUND…) that a retry would only
- * repeat: its job fails at once (UnrecoverableError), named by its reason. Any other error may pass
- * (a media server reconnecting, Postgres failing over): the queue retries it.
+ * A handler's ApiError of a 4xx kind is a refusal (RECORDING_ALREADY_ACTIVE, NOT_FOUND…) that a retry
+ * would only repeat: its job fails at once (UnrecoverableError), named by its reason. A 5xx one
+ * (SERVICE_UNAVAILABLE: storage, Redis, a closed bus) and any other error may pass (a media server
+ * reconnecting, Postgres failing over): the queue retries it.
  */
 function refusedOnce(err: unknown): never {
-  if (err instanceof ApiError) throw new UnrecoverableError(`${err.reason}: ${err.message}`);
+  if (err instanceof ApiError && err.http < 500) throw new UnrecoverableError(`${err.reason}: ${err.message}`);
   throw err;
 }
 

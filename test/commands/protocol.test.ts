@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { ApiError } from '../../core/errors';
+import { ApiError, serviceUnavailable } from '../../core/errors';
 import { CommandBus } from '../../core/commands/bus';
 import { CommandRefusedError, checkCommand, type Command } from '../../core/commands/protocol';
 import { CommandHandler } from '../../media-app/commands';
@@ -52,6 +52,11 @@ describe('commands control-api → media-app (closed union, checked on both ends
     handler.on('conference.recording_start', async (c) => {
       ran.push(c);
       throw new ApiError('RECORDING_ALREADY_ACTIVE', 'a recording of this conference is already running');
+    });
+    // a passing outage (storage or Redis unreachable): worth a retry
+    handler.on('conference.refresh', async (c) => {
+      ran.push(c);
+      throw serviceUnavailable();
     });
     events = new QueueEvents(queueName, { connection: workerRedis.duplicate(), prefix: bus.bullPrefix });
     await events.waitUntilReady();
@@ -166,6 +171,13 @@ describe('commands control-api → media-app (closed union, checked on both ends
     expect(await result).to.deep.equal({ failed: 'RECORDING_ALREADY_ACTIVE: a recording of this conference is already running' });
     expect((await queue.getJob(id))?.attemptsMade, 'not retried').to.equal(1);
     expect(ran.map((c) => c.type)).to.deep.equal(['conference.recording_start']);
+  });
+
+  it('a command failing with a 5xx ApiError (SERVICE_UNAVAILABLE) is retried as the bus says', async () => {
+    const { id, result } = await rawJob({ type: 'conference.refresh', conferenceId: 'k' });
+    expect(((await result) as { failed: string }).failed).to.match(/unavailable/i);
+    expect((await queue.getJob(id))?.attemptsMade, 'all three attempts').to.equal(3);
+    expect(ran.map((c) => c.type)).to.deep.equal(['conference.refresh', 'conference.refresh', 'conference.refresh']);
   });
 
   it('the consumer fails a job whose envelope is malformed', async () => {
