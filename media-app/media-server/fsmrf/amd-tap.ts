@@ -26,7 +26,8 @@ export class ForkAnalysis {
   async vadStart(o: VadTapOptions): Promise<void> {
     if (this.closed) throw new Error('endpoint is destroyed');
     await this.analysis.startVad(o);
-    // a vadStop (or the leg's end) while the VAD loaded: the tap did not start
+    // the leg's end while the VAD loaded: no tap, said so; a vadStop meanwhile: the tap did not start, as asked
+    if (this.closed) throw Object.assign(new Error('the endpoint is gone'), { code: 'ECANCELED' });
     if (!this.analysis.active) return;
     try {
       await this.frames();
@@ -90,9 +91,10 @@ export class ForkAnalysis {
     if (this.opening) return this.opening;
     const opening = this.open({ mix: 'in', onFrame: (f) => this.analysis.process(f) }).then((fork) => {
       void fork.ended?.then((why) => {
-        if (why === 'stopped') return;
+        // a fork already released (its stop failed, or raced its drop) says nothing of the one running now
+        if (why === 'stopped' || this.opening !== opening) return;
         // the next detection or tap opens a fork of its own
-        if (this.opening === opening) this.opening = null;
+        this.opening = null;
         this.analysis.cancel(`the audio fork ended: ${why}`, 'EPIPE');
         this.analysis.stopVad();
       });
