@@ -2,7 +2,9 @@
  * When a bounded cache directory is trimmed, kept off the callers' hot paths: a write notes its bytes
  * (noteWrite); a trim starts in the background when this thread's writes since the last one may have
  * passed the bounds (what that trim left, plus what came since), or when the last one is older than
- * `everyMs` (other threads and processes fill the directory too). At most one trim of a directory runs
+ * `everyMs` (other threads and processes fill the directory too). A trim that could not bring the
+ * directory within its bounds (what it must keep, recently used, is more) is followed by the next only
+ * after `everyMs`, not at every write: another at once would keep the same files. At most one trim of a directory runs
  * at a time in a thread; one asked meanwhile is considered again once it ends. What a trim removes is
  * the cache's own business (its `evict`); this only decides when, and keeps what it left.
  */
@@ -27,6 +29,8 @@ interface DirState<B> {
   lastAt: number;
   /** what the last trim left, and what this thread wrote since it started */
   left: TrimLeft;
+  /** the last trim left the directory over its bounds */
+  over: boolean;
   addedEntries: number;
   addedBytes: number;
 }
@@ -62,12 +66,13 @@ export class DirTrims<B> {
 
   private state(dir: string): DirState<B> {
     let d = this.dirs.get(dir);
-    if (!d) this.dirs.set(dir, (d = { running: null, again: null, started: 0, lastAt: 0, left: { entries: 0, bytes: 0 }, addedEntries: 0, addedBytes: 0 }));
+    if (!d) this.dirs.set(dir, (d = { running: null, again: null, started: 0, lastAt: 0, left: { entries: 0, bytes: 0 }, over: false, addedEntries: 0, addedBytes: 0 }));
     return d;
   }
 
   private due(d: DirState<B>, bounds: B): boolean {
     if (!d.lastAt || Date.now() - d.lastAt >= this.everyMs) return true;
+    if (d.over) return false;
     const l = this.limits(bounds);
     return d.left.entries + d.addedEntries > l.maxEntries || d.left.bytes + d.addedBytes > l.maxBytes;
   }
@@ -80,6 +85,8 @@ export class DirTrims<B> {
     d.running = this.evict(dir, bounds).then(
       (left) => {
         d.left = left;
+        const l = this.limits(bounds);
+        d.over = left.entries > l.maxEntries || left.bytes > l.maxBytes;
         d.running = null;
         const next = d.again;
         d.again = null;

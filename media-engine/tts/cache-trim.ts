@@ -95,7 +95,9 @@ export async function evictTts(dir: string, bounds: TtsCacheBounds = {}): Promis
       bytes -= p.bytes;
       continue;
     }
-    if (now.mtimeMs !== p.usedAt || Date.now() - now.mtimeMs < grace) continue;
+    if (now.mtimeMs !== p.usedAt) continue; // served since the listing
+    // within the grace: so is every later one (listed newer)
+    if (Date.now() - now.mtimeMs < grace) break;
     fs.rmSync(p.file, { force: true });
     entries--;
     bytes -= p.bytes;
@@ -117,4 +119,9 @@ export function notePromptWritten(dir: string, bounds: TtsCacheBounds, bytes: nu
 /** Resolves once no trim of `dir` runs in this thread (nor one asked meanwhile). */
 export function ttsCacheTrimmed(dir: string): Promise<void> {
   return trims.settled(dir);
+}
+
+/** How many trims of `dir` this thread started. */
+export function ttsTrimsStarted(dir: string): number {
+  return trims.started(dir);
 }

@@ -70,10 +70,13 @@ export class CachedTtsProvider implements TtsProvider {
     try {
       const now = new Date();
       fs.utimesSync(file, now, now);
-    } catch {
-      return null;
+      return { path: file, durationMs: readWavInfo(file).durationMs, cached: true };
+    } catch (err) {
+      // absent, or removed by another thread's trim between the two: made again. Anything else (a
+      // cache directory this process may not write) is not a miss to hide behind a new synthesis.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
     }
-    return { path: file, durationMs: readWavInfo(file).durationMs, cached: true };
   }
 
   /**

@@ -5,10 +5,10 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTtsProvider, evictTts, ttsCacheTrimmed, type TtsCacheBounds } from '../../../media-engine/tts';
+import { createTtsProvider, evictTts, ttsCacheTrimmed, ttsTrimsStarted, type TtsCacheBounds } from '../../../media-engine/tts';
 import type { MediaServer } from '../../../media-engine';
 import { pcmuOffer, useMediaServer } from '../../../testkit/media-engine/support';
-import { until } from '../../../testkit/media-app/harness';
+import { until } from '../../../testkit/poll';
 import dgram from 'node:dgram';
 import { loadMediaAppConfig } from '../../../media-app/kit/config';
 
@@ -59,6 +59,21 @@ describe('media-engine/tts: the cache is bounded', function () {
     for (const n of prompts()) fs.utimesSync(path.join(dir, n), hourAgo, hourAgo);
     expect(await evictTts(dir, { maxEntries: 1, evictGraceMs: 60_000 })).to.include({ entries: 1 });
     expect(prompts()).to.have.lengthOf(1);
+  });
+
+  it('a trim that could not reach the bound (all within the grace) is not run again at every write', async () => {
+    const tts = provider({ maxEntries: 1, evictGraceMs: 60_000 });
+    for (const t of ['one', 'two']) {
+      await tts.synthesize(t);
+      await ttsCacheTrimmed(dir);
+    }
+    expect(ttsTrimsStarted(dir), 'the first write, then the bound passed').to.equal(2);
+    for (const t of ['three', 'four', 'five']) {
+      await tts.synthesize(t);
+      await ttsCacheTrimmed(dir);
+    }
+    expect(ttsTrimsStarted(dir), 'none until a minute has passed: the same files would stay').to.equal(2);
+    expect(prompts()).to.have.lengthOf(5);
   });
 
   it("a synthesis's temporary file is removed once its process is gone, not before", async () => {
