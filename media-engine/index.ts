@@ -45,7 +45,7 @@ export { prepareAudio, playUrlFailure, type CacheBounds, type PrepareOptions, ty
 export { wavFile } from '../core/audio/wav';
 export { createSttProvider } from './stt';
 export type { SttStream, TranscriptEvent } from './stt';
-export { transcribeWavFile } from './stt/file';
+export { transcribeSamples, transcribeWavFile, type SamplesTranscription } from './stt/file';
 export { configureTtsCache, createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
 export type { TtsProvider, EspeakStreamOptions } from './tts';
 export { espeakPool } from './tts/espeak-pool';

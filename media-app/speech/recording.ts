@@ -1,18 +1,16 @@
 /**
  * Transcription of a recording (transcribe_recording, POST /transcribes reference_type recording):
  * its WAV files are fed to the STT provider as fast as the recogniser takes them (pocketsphinx runs
- * at about 6x real time). A recording made with separate legs has -in/-out files, transcribed as
+ * at about 6x real time; media-engine/stt/file.ts transcribeSamples, none dropped). A recording made with separate legs has -in/-out files, transcribed as
  * directions in and out; a single mixed file is direction `both` when asked for, else the asked one.
  */
-import { createSttProvider, readWav, type TranscriptEvent } from '../../media-engine';
+import { readWav, transcribeSamples } from '../../media-engine';
 import { storageBackend } from '../../core/storage/backend';
 import { recordingsReadRepo } from '../../core/repos/recordings';
 import type { TranscribeRow } from '../../core/repos/transcribes';
 import { finishTranscribe, storeSegment, type SpeechDeps } from './transcription';
 import type { EgressPolicy } from '../../core/net';
 import { monoOf, transcribeCloud, type RecordingEngine } from './recording-cloud';
-
-const FRAME = 160;
 
 function sideOf(filename: string): 'in' | 'out' | null {
   const m = /_(in|out)\.wav$/i.exec(filename);
@@ -47,19 +45,17 @@ export async function transcribeRecording(deps: SpeechDeps & { dataDir: string; 
         for (const s of segs) await storeSegment(deps, row, { text: s.text, direction, offsetMs: s.offsetMs, confidence: s.confidence });
         continue;
       }
-      const stream = createSttProvider(row.provider || undefined).createStream({ language: row.language, direction: direction === 'in' ? 'inbound' : 'outbound' });
+      // the local recogniser: as fast as it takes the audio, none dropped (media-engine/stt/file.ts)
       const writes: Promise<void>[] = [];
-      stream.on('transcript', (t: TranscriptEvent) => {
-        if (t.final && t.text.trim()) writes.push(storeSegment(deps, row, { text: t.text, direction, offsetMs: t.offsetMs, confidence: t.confidence }));
-      });
-      stream.on('error', (e: Error) => deps.logger.warn({ err: e.message, transcribe: row.id }, 'recording transcription error'));
-      for (let i = 0; i + FRAME <= samples.length; i += FRAME) {
-        stream.write(samples.subarray(i, i + FRAME));
-        // let the recogniser keep up instead of dropping (its backlog is bounded)
-        if ((i / FRAME) % 50 === 49) await new Promise((r) => setTimeout(r, 250)); // ~4x real time
-      }
-      await stream.end();
-      await Promise.allSettled(writes);
+      const rate = info.format.sampleRate;
+      if (rate !== 8000 && rate !== 16000) throw new Error(`recording ${f}: ${rate} Hz, not 8000 or 16000`);
+      await transcribeSamples(monoOf(samples, info.format.channels), {
+        language: row.language,
+        provider: row.provider || undefined,
+        direction: direction === 'in' ? 'inbound' : 'outbound',
+        sampleRate: rate,
+        onFinal: (t) => writes.push(storeSegment(deps, row, { text: t.text, direction, offsetMs: t.offsetMs, confidence: t.confidence })),
+      }).finally(() => Promise.allSettled(writes));
     }
     return true;
   } catch (err) {

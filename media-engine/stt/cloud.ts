@@ -205,6 +205,12 @@ export class CloudSttStream extends EventEmitter<SttStreamEvents> implements Stt
     this.send(pcm, frames);
   }
 
+  backlogShare(): number {
+    const ws = this.ws;
+    const queued = ws && ws.readyState === WebSocket.OPEN ? ws.bufferedAmount : this.pendingBytes;
+    return Math.min(1, queued / this.maxBacklogBytes);
+  }
+
   /** `frames` frames of audio as one message: sent, queued until the socket opens, or dropped (counted). */
   private send(pcm: Buffer, frames: number): void {
     const msg = this.wire.encode(pcm);

@@ -1,24 +1,66 @@
 /**
- * Transcribes a WAV file (8 kHz 16-bit mono, as the recorder writes) with an STT provider: the
- * finished utterances joined by spaces. Frames are paced in slices, since write() drops frames past
- * the recogniser's backlog.
+ * Audio that is already whole (a recording, a file) through an STT stream: the frames written as fast
+ * as the recogniser takes them and never faster, so none is dropped (write() drops past the stream's
+ * backlog: the feeder waits while it is over half full), then the finished utterances.
  */
 import { readWav } from '../audio/wav';
-import type { TranscriptEvent } from './provider';
+import type { Direction, SampleRate, TranscriptEvent } from './provider';
 import { createSttProvider } from './index';
 
-export async function transcribeWavFile(file: string, language: string, provider?: string): Promise<string> {
-  const { samples } = readWav(file);
-  const stream = createSttProvider(provider).createStream({ language });
+export interface SamplesTranscription {
+  /** the final utterances' text joined by spaces */
+  text: string;
+  /** frames the stream dropped all the same (0 unless the recogniser stopped taking audio) */
+  droppedFrames: number;
+}
+
+export interface TranscribeSamplesOptions {
+  language: string;
+  provider?: string;
+  direction?: Direction;
+  /** the samples' rate (8000 default; 16000 for a wideband recording) */
+  sampleRate?: SampleRate;
+  /** each final utterance as it comes */
+  onFinal?: (t: TranscriptEvent) => void;
+}
+
+/** How long the feeder waits for the backlog to drain, ms. */
+const DRAIN_WAIT_MS = 20;
+
+/** `samples` through a new stream of the provider; rejects with the stream's error. */
+export async function transcribeSamples(samples: Int16Array, o: TranscribeSamplesOptions): Promise<SamplesTranscription> {
+  const rate = o.sampleRate ?? 8000;
+  const frame = (160 * rate) / 8000;
+  const stream = createSttProvider(o.provider).createStream({ language: o.language, direction: o.direction, sampleRate: rate });
   const parts: string[] = [];
-  stream.on('transcript', (t: TranscriptEvent) => t.final && t.text.trim() && parts.push(t.text.trim()));
-  stream.on('error', () => undefined);
-  for (let off = 0; off < samples.length; off += 160) {
-    const f = new Int16Array(160);
-    f.set(samples.subarray(off, Math.min(samples.length, off + 160)));
+  stream.on('transcript', (t: TranscriptEvent) => {
+    if (!t.final || !t.text.trim()) return;
+    parts.push(t.text.trim());
+    o.onFinal?.(t);
+  });
+  // set by the stream's error event (a holder: the loop reads it after awaits)
+  const got: { error: Error | null } = { error: null };
+  stream.on('error', (e: Error) => (got.error ??= e));
+  for (let off = 0; off < samples.length && !got.error; off += frame) {
+    while (stream.backlogShare() > 0.5 && !got.error) await new Promise((r) => setTimeout(r, DRAIN_WAIT_MS));
+    const f = new Int16Array(frame);
+    f.set(samples.subarray(off, Math.min(samples.length, off + frame)));
     stream.write(f);
-    if ((off / 160) % 250 === 249) await new Promise((r) => setTimeout(r, 50));
+    // a turn of the event loop now and then: the socket flushes, the stream's events come
+    if ((off / frame) % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  if (got.error) {
+    stream.abort();
+    throw got.error;
   }
   await stream.end();
-  return parts.join(' ');
+  const late = got.error as Error | null; // an error while it ended
+  if (late) throw late;
+  return { text: parts.join(' '), droppedFrames: stream.droppedFrames };
+}
+
+/** A WAV file (8 kHz 16-bit mono, as the recorder writes) transcribed: its final utterances joined by spaces. */
+export async function transcribeWavFile(file: string, language: string, provider?: string): Promise<string> {
+  const { samples } = readWav(file);
+  return (await transcribeSamples(samples, { language, provider })).text;
 }

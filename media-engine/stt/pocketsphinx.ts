@@ -143,6 +143,10 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
     }
   }
 
+  backlogShare(): number {
+    return Math.min(1, (this.writer ? this.writer.writableLength : this.queuedBytes) / this.maxBacklogBytes);
+  }
+
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
     if ((this.writer ? this.writer.writableLength : this.queuedBytes) > this.maxBacklogBytes) {

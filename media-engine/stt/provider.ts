@@ -75,6 +75,8 @@ export interface SttStream extends EventEmitter<SttStreamEvents> {
   /** Stop at once, discarding pending audio. */
   abort(): void;
   readonly droppedFrames: number;
+  /** How full the backlog toward the recogniser is, 0 to 1: at 1, write() drops (a file's feeder waits below it). */
+  backlogShare(): number;
 }
 
 export interface SttProvider {

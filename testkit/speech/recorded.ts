@@ -2,7 +2,7 @@
 // a recording's 8 kHz PCM (sample for sample: a PCMU caller recorded untouched decodes to exactly
 // the µ-law it sent), and what pocketsphinx says of the recording's samples when fed directly.
 import { G711_TABLES } from '../../core/audio/g711';
-import { createSttProvider, type TranscriptEvent } from '../../media-engine';
+import { transcribeSamples } from '../../media-engine';
 
 export interface SpeechFound {
   /** where the utterance starts in the recording, samples (-1: not found) */
@@ -32,15 +32,9 @@ export function speechInRecording(recorded: Int16Array, ulaw: Buffer): SpeechFou
   return { offset, equal, total: pcm.length };
 }
 
-/** pocketsphinx's free-form text of 8 kHz samples fed in 20 ms frames: its final utterances joined by spaces. */
+/** pocketsphinx's free-form text of 8 kHz samples (the platform's file feeder): its final utterances joined by spaces. */
 export async function pocketsphinxText(samples: Int16Array): Promise<string> {
-  const stream = createSttProvider('pocketsphinx').createStream({ language: 'en-US' });
-  const finals: string[] = [];
-  stream.on('transcript', (t: TranscriptEvent) => {
-    if (t.final && t.text.trim()) finals.push(t.text.trim());
-  });
-  const failed = new Promise<never>((_, reject) => stream.on('error', reject));
-  for (let i = 0; i + 160 <= samples.length; i += 160) stream.write(samples.subarray(i, i + 160));
-  await Promise.race([stream.end(), failed]);
-  return finals.join(' ');
+  const r = await transcribeSamples(samples, { language: 'en-US', provider: 'pocketsphinx' });
+  if (r.droppedFrames) throw new Error(`pocketsphinx dropped ${r.droppedFrames} frames`);
+  return r.text;
 }
