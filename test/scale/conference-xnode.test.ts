@@ -4,7 +4,6 @@
 // refused with 403, a lost participant's node (frozen, no BYE) is dropped by the host within 5 s,
 // and when the host is lost (frozen: no BYE, then killed with -9) the remote members' flows go on
 // within 5 s with nothing left in a non-final state. Three nodes: the host, two with participants.
-import fs from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -13,7 +12,7 @@ import { trunksRepo } from '../../core/repos/trunks';
 import { readWav } from '../../media-engine/audio/wav';
 import { createFixture, type Fixture } from '../../testkit/api';
 import { truncateAll } from '../../testkit/db';
-import { eventsFor, killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
+import { eventsFor, killAllSipp, sipp, uacWaitsForBye, until } from '../../testkit/media-app/harness';
 import { RtpParty, toneIn } from '../../testkit/conference/party';
 import { sharedSecret } from '../../media-app/registrar';
 import { LEG_SECRET_NAME, signLeg } from '../../media-app/xnode/token';
@@ -66,10 +65,10 @@ for (const backend of XNODE_BACKENDS)
     const dial = (number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) => dialNode(parties, number, node, freq, hangUpAfterMs);
     const callOf = (freq: number) => callOfParty(c.db, f.customer.id, freq);
 
-    async function window(ms = 1500): Promise<[number, number]> {
-      await sleep(500);
+    /** A measured window: from now until each of `ps` has heard `n` more frames (bounded by the media, not the wall clock). */
+    async function framesWindow(ps: RtpParty[], n = 75): Promise<[number, number]> {
       const t0 = Date.now();
-      await sleep(ms);
+      await Promise.all(ps.map((p) => p.framesHeard(t0, n)));
       return [t0, Date.now()];
     }
 
@@ -101,7 +100,7 @@ for (const backend of XNODE_BACKENDS)
         // R1 muted in the host's room: the others stop hearing it; it still hears them
         const ccR1 = joined.find((r) => r.reference_id === callR1.id)!.id as string;
         expect((await api().post(`/conferencecalls/${ccR1}/mute`, { direction: 'in' })).status).to.equal(200);
-        const [m0, m1] = await window();
+        const [m0, m1] = await mutedWindow(h.p, r1.p, r2.p);
         expect(h.p.presence(R1, m0, m1), 'host party does not hear muted R1').to.be.lessThan(0.1);
         expect(r2.p.presence(R1, m0, m1), 'R2 does not hear muted R1').to.be.lessThan(0.1);
         expect(r1.p.presence(H, m0, m1), 'muted R1 still hears H').to.be.greaterThan(HEARS);
@@ -113,15 +112,21 @@ for (const backend of XNODE_BACKENDS)
         for (const p of [h, r1, r2]) expect((await p.done).code).to.equal(0);
       });
 
-    /** Each party hears the two others and not itself, over a 2 s window. */
+    /** Each party hears the two others and not itself, over a 100-frame (2 s) window taken once every tone reached every other party. */
     async function heardByAll(...ps: RtpParty[]): Promise<void> {
-      await sleep(500);
-      const [t0, t1] = await window(2000);
+      await Promise.all(ps.flatMap((me) => ps.filter((o) => o !== me).map((o) => me.toneTurns(o.freq, true, 10_000))));
+      const [t0, t1] = await framesWindow(ps, 100);
       for (const me of ps) {
         expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
         for (const o of ps) if (o !== me) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
         expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
       }
+    }
+
+    /** Once the muted party's tone is gone from the others' (`rest`) audio: a window in which each party hears 75 frames. */
+    async function mutedWindow(host: RtpParty, muted: RtpParty, ...rest: RtpParty[]): Promise<[number, number]> {
+      await Promise.all([host, ...rest].map((p) => p.toneTurns(muted.freq, false, 10_000)));
+      return framesWindow([host, muted, ...rest]);
     }
 
     /** The conference's recording, once ended, holds each tone in more than a fifth of its frames. */
@@ -191,35 +196,20 @@ for (const backend of XNODE_BACKENDS)
         expect(rec.status, JSON.stringify(rec.body)).to.equal(200);
 
         // everyone hears everyone else, not itself
-        await sleep(500);
-        const [t0, t1] = await window(2000);
-        const all: [RtpParty, RtpParty[]][] = [
-          [h.p, [r1.p, r2.p]],
-          [r1.p, [h.p, r2.p]],
-          [r2.p, [h.p, r1.p]],
-        ];
-        for (const [me, others] of all) {
-          expect(me.framesBetween(t0, t1), `${me.freq} frames`).to.be.greaterThan(50);
-          for (const o of others) expect(me.presence(o.freq, t0, t1), `${me.freq} hears ${o.freq}`).to.be.greaterThan(HEARS);
-          expect(me.presence(me.freq, t0, t1), `${me.freq} hears itself`).to.be.lessThan(0.1);
-        }
+        await heardByAll(h.p, r1.p, r2.p);
 
         // mute the remote R1 in the host's mixer: the others stop hearing it; unmute: heard again
         const mute = await api().post(`/conferencecalls/${ccOf(callR1)}/mute`, { direction: 'in' });
         expect(mute.status, JSON.stringify(mute.body)).to.equal(200);
-        const [m0, m1] = await window();
+        const [m0, m1] = await mutedWindow(h.p, r1.p, r2.p);
         expect(h.p.presence(R1, m0, m1), 'host party does not hear muted R1').to.be.lessThan(0.1);
         expect(r2.p.presence(R1, m0, m1), 'R2 does not hear muted R1').to.be.lessThan(0.1);
         expect(r1.p.presence(H, m0, m1), 'muted R1 still hears H').to.be.greaterThan(HEARS);
         expect((await api().del(`/conferencecalls/${ccOf(callR1)}/mute`, { direction: 'in' })).status).to.equal(200);
         // (the command goes through the host's queue: on a loaded machine it may take a moment)
-        let heard = 0;
-        const unmutedBy = Date.now() + 8000;
-        while (heard <= HEARS && Date.now() < unmutedBy) {
-          const [u0, u1] = await window(1000);
-          heard = h.p.presence(R1, u0, u1);
-        }
-        expect(heard, `H hears R1 again (frames: ${h.p.framesBetween(Date.now() - 1000)})`).to.be.greaterThan(HEARS);
+        await h.p.toneTurns(R1, true, 8000);
+        const [u0, u1] = await framesWindow([h.p], 50);
+        expect(h.p.presence(R1, u0, u1), 'H hears R1 again').to.be.greaterThan(HEARS);
 
         // kick the remote R2: out of the mix, leaved, its flow goes on (sleep, hangup: sipp gets the BYE)
         const kickedAt = Date.now();
@@ -235,7 +225,8 @@ for (const backend of XNODE_BACKENDS)
           10_000,
           'R2 leaved',
         );
-        const [k0, k1] = await window(1000);
+        await Promise.all([h.p, r1.p].map((p) => p.toneTurns(R2, false, 10_000)));
+        const [k0, k1] = await framesWindow([h.p, r1.p], 50);
         expect(h.p.presence(R2, k0, k1), 'H does not hear kicked R2').to.be.lessThan(0.1);
         expect(r1.p.presence(R2, k0, k1), 'R1 does not hear kicked R2').to.be.lessThan(0.1);
         const r2done = await r2.done;
@@ -305,22 +296,7 @@ for (const backend of XNODE_BACKENDS)
 
         // the recording on the host holds every tone (all three were in the mix before the kick)
         expect((await api().post(`/conferences/${conf.id}/recording_stop`)).status).to.equal(200);
-        const recording = await until(
-          async () => {
-            const r = await c.db('recordings').where({ reference_type: 'conference', reference_id: conf.id }).first();
-            return r?.status === 'ended' ? r : null;
-          },
-          10_000,
-          'recording ended',
-        );
-        const wav = readWav(path.join(c.dataDir, 'recordings', `${recording.id}.wav`));
-        const frames = Math.floor(wav.samples.length / 160);
-        for (const hz of [H, R1, R2]) {
-          let n = 0;
-          for (let i = 0; i < frames; i++) if (toneIn(wav.samples, i * 160, 160, hz)) n++;
-          expect(n / frames, `recording holds ${hz} Hz`).to.be.greaterThan(0.2);
-        }
-        expect(fs.existsSync(path.join(c.dataDir, 'recordings', `${recording.id}.wav`))).to.equal(true);
+        await recordingHolds(conf.id, [H, R1, R2]);
 
         // the host's machine is lost: its media-app frozen (SIGSTOP: nobody sends a BYE, its heartbeat
         // lapses), then killed with -9. R1, on the other node, is out within 5 s (its node watches the

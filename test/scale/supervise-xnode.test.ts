@@ -77,6 +77,7 @@ for (const backend of XNODE_BACKENDS)
         await hears(b.audio, F_A, 'B still hears A');
         // the supervised call is node 0's; the supervisor, refused, holds none
         expectOnSwitches(c, backend, [0]);
+        expect(c.switchChannels()[1], "channels on the supervisor's switch (node 1)").to.equal(0);
         expect((await api().post(`/calls/${aRow.id}/hangup`)).status).to.equal(200);
         const [ra, rb] = await Promise.all([aPhone.done, bPhone.done]);
         expect(ra.code, ra.errors).to.equal(0);

@@ -201,8 +201,9 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     });
 
     it('hangupOnStar="true": the caller pressing * ends the bridge and the document goes on after the Dial', async () => {
+      const far = await RtpPeer.open();
       const calleePort = await sipPortPair();
-      const callee = sipp(answeringUas(), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
+      const callee = sipp(callerUas(far.port), ['-i', '127.0.0.1', '-p', String(calleePort), '-m', '1'], { killAfterMs: 40_000 });
       await udpBound(calleePort); // the callee has bound its port: the INVITE waits in its socket
       const doc = new VoiceResponse();
       doc.dial({ hangupOnStar: true }).sip(`sip:starred@127.0.0.1:${calleePort}`);
@@ -213,20 +214,26 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       after.hangup();
       app.on('/star-after', after.toString());
       const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/star') } }]);
-      const leg = await legOf(call.callId, 'progressing');
-      await sleep(1000);
-      const db = await testDb();
-      const t0 = Date.now();
-      await call.peer.digit('*', call.live.endpoint!.local.port);
-      await app.next('/star-after');
-      expect((Date.now() - t0) / 1000, 'seconds from * to the next verb').to.be.below(4);
-      expect((await db('calls').where({ id: leg.id }).first())?.status).to.equal('hangup');
-      const heard = call.peer.voiced();
-      const r = await call.sipp;
-      expect(r.code, r.errors + r.messages).to.equal(0);
-      expect(call.peer.voiced(), 'the document went on: its Say heard').to.be.greaterThan(heard);
-      const rc = await callee.done;
-      expect(rc.code, rc.errors + rc.messages).to.equal(0);
-      call.peer.close();
+      try {
+        const leg = await legOf(call.callId, 'progressing');
+        far.talk(await legRtpPort(leg.id));
+        // the bridge is up once the caller hears the callee through it
+        await until(() => call.peer.voiced() > 15 || null, 10_000, 'the caller hears the callee');
+        const db = await testDb();
+        const t0 = Date.now();
+        await call.peer.digit('*', call.live.endpoint!.local.port);
+        await app.next('/star-after');
+        expect((Date.now() - t0) / 1000, 'seconds from * to the next verb').to.be.below(4);
+        expect((await db('calls').where({ id: leg.id }).first())?.status).to.equal('hangup');
+        const heard = call.peer.voiced();
+        const r = await call.sipp;
+        expect(r.code, r.errors + r.messages).to.equal(0);
+        expect(call.peer.voiced(), 'the document went on: its Say heard').to.be.greaterThan(heard);
+        const rc = await callee.done;
+        expect(rc.code, rc.errors + rc.messages).to.equal(0);
+      } finally {
+        far.close();
+        call.peer.close();
+      }
     });
   });

@@ -7,8 +7,9 @@ import twilio from 'twilio';
 import { compileTwiml } from '../../core/twiml/compile';
 import { validateActions } from '../../core/flow';
 import { callSid } from '../../core/twilio/sids';
-import { sleep, until } from '../../testkit/media-app/harness';
+import { until } from '../../testkit/media-app/harness';
 import { useSpeechPcap } from '../../testkit/ai/audio';
+import { boundedOnce } from '../../testkit/bounded';
 import { espeakLevels } from '../../testkit/speech/support';
 import { placeCall, type Stack } from '../../testkit/streams/support';
 import type { TwimlServer } from '../../testkit/twiml/server';
@@ -225,8 +226,9 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       const steps = () => `<pause milliseconds="2500"/>\n<nop><action><exec play_pcap_audio="${hours.file}"/></action></nop>`;
       const call = await placeCall(stack, f.customer.id, [{ type: 'twiml', option: { url: app.url('/speak-key') } }], { talk: false, steps, killAfterMs: 90_000 });
       await app.next('/speak-key');
-      // the words start ~2.7 s after the answer (espeak-ng's lead-in): a key ~0.9 s into them
-      await sleep(3600);
+      // the key once the platform has heard the words start (its VAD tap's 'speech' start), while they go on
+      const [started] = await boundedOnce(call.live.endpoint!, 'speech', 15_000, 'the platform hears the caller start speaking');
+      expect(started).to.include({ state: 'start' });
       await call.peer.digit('5', call.live.endpoint!.local.port);
       const cb = await app.next('/spoke', 40_000);
       expect(cb.signed).to.equal(true);

@@ -15,7 +15,7 @@
  * (tool calls with their arguments, digits, errors) is kept for the test.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../loopback-server';
 import { RealtimeAgent, RealtimeSession, tool } from '@openai/agents/realtime';
 import { TwilioRealtimeTransportLayer } from '@openai/agents-extensions';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -56,21 +56,21 @@ export async function startSdkApp(o: SdkAppOptions): Promise<SdkApp> {
     });
   });
   server.on('clientError', (_e, socket) => socket.destroy());
+  server.on('error', (e) => log.push(`error ${e.message}`));
   const wss = new WebSocketServer({ server, path: '/media-stream' });
   wss.on('error', (e) => log.push(`error ${e.message}`));
   wss.on('connection', (twilioWebSocket) => sessions.push(answer(twilioWebSocket, o, log)));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const listening = await listenOnLoopback(server);
   return {
-    twimlUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/incoming-call`,
+    twimlUrl: `http://127.0.0.1:${listening.port}/incoming-call`,
     log,
     sessions,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sessions) s.close();
-        for (const c of wss.clients) c.terminate();
-        wss.close();
-        server.close(() => r());
-      }),
+    close: () => {
+      for (const s of sessions) s.close();
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      return listening.close();
+    },
   };
 }
 

@@ -58,6 +58,18 @@ export interface ClusterOptions {
 /** A node's switch (fsmrf), stopped with the cluster. */
 type NodeSwitch = Awaited<ReturnType<typeof startSwitchBeside>>;
 
+/** What a cluster runs, filled in as it starts: closed in reverse by closeParts, on close() or a failed start. */
+interface Parts {
+  sweepers: NodeSweeper[];
+  nodes: ClusterNode[];
+  edge?: Edge;
+  switches: NodeSwitch[];
+  sips: SipServer[];
+  apis: TestApp[];
+  redis: Redis;
+  dataDir: string;
+}
+
 export class Cluster {
   readonly reports: SweepReport[] = [];
 
@@ -65,45 +77,58 @@ export class Cluster {
     readonly edge: Edge,
     readonly nodes: ClusterNode[],
     readonly apis: TestApp[],
-    private readonly sweepers: NodeSweeper[],
-    private readonly switches: NodeSwitch[],
+    private readonly parts: Parts,
     readonly prefix: string,
     readonly redis: Redis,
     readonly db: Knex,
     readonly dataDir: string,
   ) {}
 
+  /** Starts the cluster; when a step fails, what was started (sip-servers, switches, nodes...) is closed before the error is thrown. */
   static async start(o: ClusterOptions = {}): Promise<Cluster> {
-    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
     const redisUrl = process.env.TEST_REDIS_URL;
     if (!redisUrl) throw new Error('TEST_REDIS_URL is not set: run `source .data/env`');
     const db = await testDb();
-    const prefix = `tsc${process.pid}_${randomBytes(3).toString('hex')}:`;
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-'));
-    const redis = new Redis(redisUrl);
+    const parts: Parts = { sweepers: [], nodes: [], switches: [], sips: [], apis: [], redis: new Redis(redisUrl), dataDir };
+    try {
+      return await Cluster.startParts(o, parts, redisUrl, db);
+    } catch (err) {
+      try {
+        await closeParts(parts);
+      } catch (closeErr) {
+        throw new AggregateError([err, closeErr], `the cluster did not start (${(err as Error).message}), and closing what it started failed`);
+      }
+      throw err;
+    }
+  }
+
+  private static async startParts(o: ClusterOptions, parts: Parts, redisUrl: string, db: Knex): Promise<Cluster> {
+    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+    const { redis, dataDir, sips, switches } = parts;
+    const prefix = `tsc${process.pid}_${randomBytes(3).toString('hex')}:`;
     await tieEventStream(redis, eventStreamKey(prefix), 'start'); // eventsFor(c.redis, id): the cluster's events
     const n = o.nodes ?? 2;
-    const sips: SipServer[] = [];
     for (let i = 0; i < n; i++) sips.push(await startSipServer(logger, SECRET));
     // the switch writes the conference recordings and plays the prompts media-app fetches, on the DATA_DIR they share
-    const switches: NodeSwitch[] = [];
     if (o.mediaServer === 'fsmrf')
       for (let i = 0; i < n; i++)
         switches.push(await startSwitchBeside(logger, egressSettingsFromEnv({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }), { recordingsDir: path.join(dataDir, 'recordings'), dataDir }));
     const mediaEnv = (i: number): Record<string, string> => (switches[i] ? { MEDIA_SERVER: switches[i].sw.mediaServer } : {});
-    const nodes = await Promise.all(
+    // every node's start settles before a failure is thrown, so the ones that came up are closed with the rest
+    const started = await Promise.allSettled(
       sips.map((sip, i) => startNode(sip, i, { prefix, dataDir, redisUrl, databaseUrl: '', env: { ...mediaEnv(i), ...o.env, ...o.nodeEnv?.[i] }, heartbeatMs: o.heartbeatMs ?? 1000 })),
     );
-    const edge = await Edge.start({ nodes: sips.map((s) => s.sipPort), ...o.edge });
-    const apis: TestApp[] = [];
-    const sweepers: NodeSweeper[] = [];
-    const c = new Cluster(edge, nodes, apis, sweepers, switches, prefix, redis, db, dataDir);
+    for (const r of started) if (r.status === 'fulfilled') parts.nodes.push(r.value);
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const edge = (parts.edge = await Edge.start({ nodes: sips.map((s) => s.sipPort), ...o.edge }));
+    const c = new Cluster(edge, parts.nodes, parts.apis, parts, prefix, redis, db, dataDir);
     for (let i = 0; i < 2; i++) {
-      const api = await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, DATA_DIR: dataDir, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } });
-      apis.push(api);
+      parts.apis.push(await buildTestApp({ env: { REDIS_KEY_PREFIX: prefix, DATA_DIR: dataDir, EGRESS_ALLOW_CIDRS: '127.0.0.0/8' } }));
       const sweeper = new NodeSweeper({ db, redis, keyPrefix: prefix, events: new EventPublisher(redis, eventStreamKey(prefix)), logger, intervalMs: o.sweepIntervalMs ?? 1000, dataDir });
       sweeper.start((r) => c.reports.push(r));
-      sweepers.push(sweeper);
+      parts.sweepers.push(sweeper);
     }
     // every node probed and active before the tests send calls
     await until(async () => Object.values(await edge.states()).filter((s) => s.startsWith('A')).length === n, 15_000, 'every node active at the edge');
@@ -112,27 +137,31 @@ export class Cluster {
 
   /** The channels each node's switch carries now (fsmrf: one count per node; the embedded engine: none). */
   switchChannels(): number[] {
-    return this.switches.map((s) => s.sw.sw.esl.channels.size);
+    return this.parts.switches.map((s) => s.sw.sw.esl.channels.size);
   }
 
   async close(): Promise<void> {
-    for (const s of this.sweepers) await s.stop();
-    for (const node of this.nodes) {
-      if (node.running()) {
-        node.signal('SIGKILL');
-        await node.exited;
-      }
-    }
-    await this.edge.close();
-    for (const sw of this.switches) await sw.close();
-    for (const node of this.nodes) {
-      await node.sip.drachtio.close();
-      await node.sip.stack.stop();
-    }
-    for (const a of this.apis) await a.close();
-    this.redis.disconnect();
-    fs.rmSync(this.dataDir, { recursive: true, force: true });
+    await closeParts(this.parts);
   }
+}
+
+async function closeParts(p: Parts): Promise<void> {
+  for (const s of p.sweepers) await s.stop();
+  for (const node of p.nodes) {
+    if (node.running()) {
+      node.signal('SIGKILL');
+      await node.exited;
+    }
+  }
+  await p.edge?.close();
+  for (const sw of p.switches) await sw.close();
+  for (const sip of p.sips) {
+    await sip.drachtio.close();
+    await sip.stack.stop();
+  }
+  for (const a of p.apis) await a.close();
+  p.redis.disconnect();
+  fs.rmSync(p.dataDir, { recursive: true, force: true });
 }
 
 async function startNode(
