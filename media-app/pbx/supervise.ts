@@ -21,15 +21,15 @@ import type { Conference } from '../../media-engine';
 import { embeddedEndpoint, type CallEndpoint } from '../media-server/endpoint';
 import { hasOwnMix } from '../media-server/conference';
 import { MediaBackendUnsupported } from '../media-server/port';
-
-/** Supervision as a refusal on the fsmrf backend names it. */
-export const SUPERVISION_FEATURE = "supervision (listen, whisper, barge: the embedded engine's conference mixer)";
 import type { Bridge } from '../call/bridge';
 import type { CallFactory } from '../call/factory';
 import { CallSession } from '../call/session';
 import { createGroupcall } from '../groupcall/create';
 import { JOIN_MUTED, modeSteps } from './supervise-mix';
 import type { GroupcallRunner } from '../groupcall/runner';
+
+/** Supervision as a refusal on the fsmrf backend names it. */
+export const SUPERVISION_FEATURE = "supervision (listen, whisper, barge: the embedded engine's conference mixer)";
 
 /** Why a supervision ended (supervise_ended `reason`). */
 export type SuperviseEndReason = 'supervisor_left' | 'call_ended' | 'stopped' | 'no_answer' | 'failed';

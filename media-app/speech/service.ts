@@ -84,15 +84,15 @@ export class SpeechService {
 
   // ---- speakings
 
-  /**
-   * speaking.start: opens the session on the call this node owns, or the conference it hosts;
-   * stopped at once when that is gone. The session stops when the call hangs up or the conference ends.
-   */
   /** The speaking and transcription sessions this node holds now. */
   held(): { speakings: number; transcriptions: number } {
     return { speakings: this.speakings.size, transcriptions: this.transcriptions.size };
   }
 
+  /**
+   * speaking.start: opens the session on the call this node owns, or the conference it hosts;
+   * stopped at once when that is gone. The session stops when the call hangs up or the conference ends.
+   */
   async startSpeaking(speakingId: string, referenceType: 'call' | 'confbridge', referenceId: string): Promise<void> {
     if (this.speakings.has(speakingId)) return;
     const repo = speakingsRepo(this.factory.deps.db);
