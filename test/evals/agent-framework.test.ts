@@ -19,27 +19,17 @@ import { startSdkApp, type SdkApp } from '../../testkit/evals/agents-sdk-app';
 import { speak } from '../../evals/speech';
 import { CALLER_SIDE, NO_AI_TALK, NO_TOOL_CALLS, withoutAiTalk } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
+import { ANSWER, ASK, bakeryScenario, DIGIT, GREETING } from '../../testkit/evals/bakery';
 
 const KEY = 'sk-evals-agents-sdk';
-const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise.';
-const ANSWER = 'We are open from nine to five.';
-const DIGIT = 'You pressed one.';
-const ASK = 'What are your opening hours?';
-const PHRASES = [GREETING, ANSWER, DIGIT].map((s) => s.toLowerCase().replace(/[^a-z ]/g, ''));
 /** The server VAD's silence that ends the caller's turn (the SDK's turnDetection.silenceDurationMs). */
 const END_OF_TURN_MS = 700;
 /** What a turn measured at the caller may add to the model's end of turn: the tool's round trip, the voice's lead-in, RTP both ways. */
 const TURN_SLACK_MS = 3000;
 
 /** The scenario of test/evals/agent-kinds.test.ts, and the agent's tool call. */
-const SCENARIO = (number: string) => ({
-  name: 'agents sdk',
-  target: { type: 'number', target: number },
-  caller: {
-    turns: [{ say: ASK, after_agent_ms: 1500 }, { wait_ms: 5000 }, { dtmf: '1' }, { wait_ms: 4500 }, { hangup: true }],
-    hear: { provider: 'pocketsphinx', phrases: PHRASES },
-  },
-  checks: [
+const SCENARIO = (number: string) =>
+  bakeryScenario('agents sdk', number, [
     { type: 'transcript_heard_contains', text: 'open from nine' },
     { type: 'barge_in_within', ms: 2000 },
     { type: 'ended_by', by: 'caller' },
@@ -49,8 +39,7 @@ const SCENARIO = (number: string) => ({
     { type: 'tool_called', name: 'opening_hours', arguments: { day: 'today' } },
     // words the agent never says: what the caller heard shows it
     { type: 'transcript_heard_contains', text: 'we are closed' },
-  ],
-});
+  ]);
 
 describe('evals: tool_called on a call without ai_talk', () => {
   // the platform records tool calls only of ai_talk: an app's own tools ran where it cannot see, and

@@ -21,13 +21,9 @@ import type { RelayApp } from '../../testkit/twiml/relay-app';
 import { relayAgent, streamsAgent, type Brain, type StreamsAgent } from '../../testkit/evals/agent-apps';
 import { CALLER_SIDE, NO_AI_TALK, RELAY_TEXT } from '../../evals/agent-kind';
 import type { EvalCallResult } from '../../core/evals/schema';
+import { ANSWER, ASK, bakeryScenario, DIGIT, GREETING } from '../../testkit/evals/bakery';
 
-const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls, cakes and pastries every single morning before sunrise.';
-const ANSWER = 'We are open from nine to five.';
-const DIGIT = 'You pressed one.';
-const ASK = 'What are your opening hours?';
 const brain: Brain = { greeting: GREETING, answer: () => ANSWER, digit: (d) => (d === '1' ? DIGIT : 'Sorry?') };
-const PHRASES = [GREETING, ANSWER, DIGIT].map((s) => s.toLowerCase().replace(/[^a-z ]/g, ''));
 /** The ConversationRelay app thinks this long before each answer; the Media Streams app waits this long of the caller's silence before taking its turn. */
 const RELAY_DELAY_MS = 1500;
 const STREAMS_END_OF_TURN_MS = 700;
@@ -38,14 +34,8 @@ const TURN_SLACK_MS = 3000;
 const respond = (req: LlmRequest): LlmReply => ({ text: lastUser(req) ? ANSWER : GREETING });
 
 /** The scenario all three run. */
-const SCENARIO = (number: string) => ({
-  name: 'kinds',
-  target: { type: 'number', target: number },
-  caller: {
-    turns: [{ say: ASK, after_agent_ms: 1500 }, { wait_ms: 5000 }, { dtmf: '1' }, { wait_ms: 4500 }, { hangup: true }],
-    hear: { provider: 'pocketsphinx', phrases: PHRASES },
-  },
-  checks: [
+const SCENARIO = (number: string) =>
+  bakeryScenario('kinds', number, [
     { type: 'transcript_heard_contains', text: 'open from nine' },
     { type: 'barge_in_within', ms: 2000 },
     { type: 'ended_by', by: 'caller' },
@@ -55,8 +45,7 @@ const SCENARIO = (number: string) => ({
     { type: 'transcript_not_contains', role: 'agent', text: 'we are closed' },
     // words no agent says: fails on every kind
     { type: 'transcript_contains', role: 'agent', text: 'we are closed' },
-  ],
-});
+  ]);
 
 describe('evals: the same scenario against ai_talk, a ConversationRelay app and a Media Streams app', function () {
   this.timeout(240_000);

@@ -63,6 +63,22 @@ for (const backend of XNODE_BACKENDS)
     }
 
     const dial = (number: string, node: ClusterNode, freq: number, hangUpAfterMs = 0) => dialNode(parties, number, node, freq, hangUpAfterMs);
+    /** The conference's three participants once joined; the nodes' output and the rows when they are not within 30 s. */
+    async function threeJoined(conf: { id: string; host: ClusterNode; other: ClusterNode }): Promise<{ id: string; reference_id: string }[]> {
+      return until(
+        async () => {
+          const rows = await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' });
+          return rows.length === 3 ? rows : null;
+        },
+        30_000,
+        '3 participants joined',
+      ).catch(async (err: Error) => {
+        throw new Error(
+          `${err.message}: ${JSON.stringify(await c.db('conferencecalls').where({ conference_id: conf.id }).select('status', 'reference_id'))}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`,
+        );
+      });
+    }
+
     const callOf = (freq: number) => callOfParty(c.db, f.customer.id, freq);
 
     /** A measured window: from now until each of `ps` has heard `n` more frames (bounded by the media, not the wall clock). */
@@ -80,16 +96,7 @@ for (const backend of XNODE_BACKENDS)
         const h = await dial(number, conf.host, H);
         const r1 = await dial(number, conf.other, R1);
         const r2 = await dial(number, conf.other, R2);
-        const joined = await until(
-          async () => {
-            const rows = await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' });
-            return rows.length === 3 ? rows : null;
-          },
-          30_000,
-          '3 participants joined',
-        ).catch((err: Error) => {
-          throw new Error(`${err.message}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`);
-        });
+        const joined = await threeJoined(conf);
         const [callH, callR1] = [(await callOf(H))!, (await callOf(R1))!];
         expect([callH.node_id, callR1.node_id]).to.deep.equal([conf.host.id, conf.other.id]);
         const rec = await api().post(`/conferences/${conf.id}/recording_start`, { format: 'wav', duration: 0 });
@@ -163,18 +170,7 @@ for (const backend of XNODE_BACKENDS)
         const h = await dial(number, conf.host, H);
         const r1 = await dial(number, conf.other, R1);
         const r2 = await dial(number, conf.other, R2);
-        const joined = await until(
-          async () => {
-            const rows = await c.db('conferencecalls').where({ conference_id: conf.id, status: 'joined' });
-            return rows.length === 3 ? rows : null;
-          },
-          30_000,
-          '3 participants joined',
-        ).catch(async (err: Error) => {
-          throw new Error(
-            `${err.message}: ${JSON.stringify(await c.db('conferencecalls').where({ conference_id: conf.id }).select('status', 'reference_id'))}\nHOST ${conf.host.out().slice(-2000)}\nOTHER ${conf.other.out().slice(-2000)}`,
-          );
-        });
+        const joined = await threeJoined(conf);
         const [callH, callR1, callR2] = [(await callOf(H))!, (await callOf(R1))!, (await callOf(R2))!];
         expect([callH.node_id, callR1.node_id, callR2.node_id]).to.deep.equal([conf.host.id, conf.other.id, conf.other.id]);
         // one participant per real call: the bridge legs are not calls of the API
