@@ -8,6 +8,7 @@
  * at a time in a thread; one asked meanwhile is considered again once it ends. What a trim removes is
  * the cache's own business (its `evict`); this only decides when, and keeps what it left.
  */
+import fs from 'node:fs';
 
 /** What a trim left in the directory. */
 export interface TrimLeft {
@@ -111,6 +112,9 @@ export async function inBatches<T, R>(xs: T[], f: (x: T) => Promise<R>): Promise
   for (let i = 0; i < xs.length; i += TRIM_BATCH) out.push(...(await Promise.all(xs.slice(i, i + TRIM_BATCH).map(f))));
   return out;
 }
+
+/** A file's stat, or null when it is gone (read in the background). */
+export const statOf = (file: string): Promise<fs.Stats | null> => fs.promises.stat(file).catch(() => null);
 
 /** A turn of the event loop. */
 export const yieldTurn = (): Promise<void> => new Promise<void>((r) => setImmediate(r));

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { processRunning } from '../../core/files/process-running';
-import { DirTrims, inBatches, TRIM_BATCH, yieldTurn } from '../../core/files/dir-trims';
+import { DirTrims, inBatches, statOf, TRIM_BATCH, yieldTurn } from '../../core/files/dir-trims';
 import { BLOB_NAME, DEFAULT_EVICT_GRACE_MS, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, forgetWrite, isHeld, ownWrite, validEntry, type CacheBounds, type UrlEntry } from './cache-index';
 
 /** A trim of a directory starts at most this often, ms, unless this thread's downloads may have passed the bounds. */
@@ -48,8 +48,6 @@ interface BlobFiles {
   /** the blob's and its conversions' bytes */
   bytes: number;
 }
-
-const statOf = (file: string) => fs.promises.stat(file).catch(() => null);
 
 /** The blob's files: it and its conversions (those present). */
 const filesOf = (blob: string) => {

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DirTrims, inBatches, TRIM_BATCH, yieldTurn, type TrimLeft } from '../../core/files/dir-trims';
+import { DirTrims, inBatches, statOf, TRIM_BATCH, yieldTurn, type TrimLeft } from '../../core/files/dir-trims';
 import { processRunning } from '../../core/files/process-running';
 
 export interface TtsCacheBounds {
@@ -50,8 +50,6 @@ interface Prompt {
   bytes: number;
   usedAt: number;
 }
-
-const statOf = (file: string) => fs.promises.stat(file).catch(() => null);
 
 /** The directory's prompts (size, last use); temporary files of processes that are gone removed. */
 async function listPrompts(dir: string): Promise<Prompt[]> {
