@@ -96,11 +96,15 @@ export class Speaker {
     await f?.stop().catch(() => null);
   }
 
+  /** Whether the voice's fork reports when injected audio starts (SpeakerDeps.reportStarts, default true). */
+  private get reportsStarts(): boolean {
+    return this.deps.reportStarts ?? true;
+  }
+
   private async out(): Promise<MediaFork> {
     if (this.fork) return this.fork;
     // at the leg's rate: its `rate` (16000 on a G.722 or Opus leg) is the rate the voice is injected at
-    const reportStarts = this.deps.reportStarts ?? true;
-    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts }).then((f) => (this.fork = f));
+    this.opening ??= this.ep.forkAudioStart({ mix: 'out', legRate: true, onFrame: () => undefined, maxInFlight: 50, reportStarts: this.reportsStarts }).then((f) => (this.fork = f));
     return this.opening;
   }
 
@@ -131,7 +135,7 @@ export class Speaker {
       if (firstByteMs < 0) {
         const now = Date.now();
         firstByteMs = now - started;
-        if (this.deps.reportStarts === false) firstOut = Promise.resolve(null);
+        if (!this.reportsStarts) firstOut = Promise.resolve(null);
         else firstOut = this.playEnd > now ? Promise.resolve(Math.round(this.playEnd)) : fork.nextStart(FIRST_OUT_WAIT_MS);
       }
       fork.inject(pcm, rate);
