@@ -4,7 +4,7 @@
 // startSpeaking after the session was registered). sipp joins a real conference on our switch.
 import { expect } from 'chai';
 import { until } from '../../testkit/media-app/harness';
-import { api, callNumber, closeStack, inboundSetup, inboundSetupFor, startStack, type Stack } from '../../testkit/speech/support';
+import { api, conferenceWithCaller, closeStack, inboundSetup, startStack, type Stack } from '../../testkit/speech/support';
 import { truncateAll } from '../../testkit/db';
 
 describe('speakings and transcribes of a conference on the fsmrf backend', function () {
@@ -20,13 +20,8 @@ describe('speakings and transcribes of a conference on the fsmrf backend', funct
   it('a speaking into it stops at once and a transcribe of it is done, each logged by the backend’s name', async () => {
     const { f } = await inboundSetup(s, [{ type: 'answer' }, { type: 'hangup' }]);
     const a = api(s.t, f);
-    const conf = await a.post('/conferences', { type: 'conference', name: 'speech-fsmrf', detail: '', data: {}, timeout: 0 });
-    const confId = conf.body.id as string;
-    await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
-    const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
-    const { sink, caller } = await callNumber(s, number, '+15551230003', 30_000);
+    const { confId, sink, caller } = await conferenceWithCaller(s, f, 'speech-fsmrf', '+15551230003', 30_000);
     try {
-      await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
       const r = await a.post('/speakings', { reference_type: 'confbridge', reference_id: confId });
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       await until(async () => (await a.get(`/speakings/${r.body.id}`)).body.status === 'stopped', 10_000, 'the speaking stopped');

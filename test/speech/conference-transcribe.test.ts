@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { createFixture } from '../../testkit/api';
-import { api, callNumber, closeStack, eventsWhere, freshStack, inboundSetupFor, type Stack } from '../../testkit/speech/support';
+import { api, conferenceWithCaller, closeStack, eventsWhere, freshStack, type Stack } from '../../testkit/speech/support';
 import { EMPTY_UUID } from '../../core/ids';
 
 describe('conference transcription (transcribe_start, transcribe_stop)', function () {
@@ -20,13 +20,8 @@ describe('conference transcription (transcribe_start, transcribe_stop)', functio
   it('transcribes the mix of a live conference until stopped; the conference names its transcribe', async () => {
     const f = await createFixture(s.t.ctx);
     const a = api(s.t, f);
-    const conf = await a.post('/conferences', { type: 'conference', name: 'tr', detail: '', data: {}, timeout: 0 });
-    const confId = conf.body.id as string;
-    await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
-    const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
-    const { sink, caller } = await callNumber(s, number, '+15551230003', 40_000);
+    const { confId, sink, caller } = await conferenceWithCaller(s, f, 'tr', '+15551230003', 40_000);
     try {
-      await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
       const start = await a.post(`/conferences/${confId}/transcribe_start`, { language: 'en-US' });
       expect(start.status, JSON.stringify(start.body)).to.equal(200);
       expect(start.body).to.include({ reference_type: 'confbridge', reference_id: confId, status: 'progressing', language: 'en-US' });

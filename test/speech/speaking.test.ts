@@ -3,7 +3,7 @@
 // voiced segments in the order (and with the lengths) of the sentences. Then stop, hangup, bad input.
 import { expect } from 'chai';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { api, espeakLevels, inboundSetup, inboundSetupFor, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
+import { api, conferenceWithCaller, espeakLevels, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
 
 const SENTENCES = ['Yes.', 'This is a much longer second sentence with quite a lot of words in it.', 'Okay then, goodbye.'];
 
@@ -84,14 +84,8 @@ describe('speakings (streaming TTS into a live call)', function () {
   it('speaks into a conference and transcribes its mix: the participant hears it; the conference ending stops both', async () => {
     const { f } = await inboundSetup(s, [{ type: 'answer' }, { type: 'hangup' }]);
     const a = api(s.t, f);
-    const conf = await a.post('/conferences', { type: 'conference', name: 'speech', detail: '', data: {}, timeout: 0 });
-    expect(conf.status, JSON.stringify(conf.body)).to.be.oneOf([200, 201]);
-    const confId = conf.body.id as string;
-    await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
-    const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
-    const { sink, caller } = await callNumber(s, number, '+15551230002', 40_000);
+    const { confId, sink, caller } = await conferenceWithCaller(s, f, 'speech', '+15551230002', 40_000);
     try {
-      await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
       // the conference's whole mix is transcribed too (phrase list: flite-voiced phrases come out exact)
       const tr = await a.post('/transcribes', { reference_type: 'confbridge', reference_id: confId, language: 'en-US', phrases: ['check my balance', 'talk to an operator', 'goodbye'] });
       expect(tr.status, JSON.stringify(tr.body)).to.equal(200);

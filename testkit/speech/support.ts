@@ -140,3 +140,27 @@ export async function callNumber(s: Stack, number: string, from: string, killAft
   const caller = sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, from, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs });
   return { sink, caller };
 }
+
+/**
+ * A live conference of `f`'s (POST /conferences, progressing) and one participant in it: sipp calls a
+ * number whose flow joins it, `from` its caller id, its audio to `sink`; resolves once the participant
+ * is joined. The caller's `done` and the sink are the test's to await and close.
+ */
+export async function conferenceWithCaller(s: Stack, f: Fixture, name: string, from: string, killAfterMs: number): Promise<{ confId: string; sink: RtpSink; caller: ReturnType<typeof sipp> }> {
+  const a = api(s.t, f);
+  const conf = await a.post('/conferences', { type: 'conference', name, detail: '', data: {}, timeout: 0 });
+  if (conf.status !== 200 && conf.status !== 201) throw new Error(`POST /conferences: ${conf.status} ${JSON.stringify(conf.body)}`);
+  const confId = conf.body.id as string;
+  await until(async () => (await a.get(`/conferences/${confId}`)).body.status === 'progressing', 10_000, 'conference progressing');
+  const { number } = await inboundSetupFor(s, f, [{ type: 'answer' }, { type: 'conference_join', option: { conference_id: confId } }, { type: 'hangup' }]);
+  const { sink, caller } = await callNumber(s, number, from, killAfterMs);
+  try {
+    await until(async () => (await s.t.ctx.db('conferencecalls').where({ conference_id: confId, status: 'joined' }).first()) ?? null, 15_000, 'participant joined');
+  } catch (err) {
+    caller.kill();
+    await caller.done.catch(() => undefined);
+    sink.close();
+    throw err;
+  }
+  return { confId, sink, caller };
+}
