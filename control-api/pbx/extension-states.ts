@@ -8,12 +8,14 @@
  *   const states = extensionStates(ctx);
  *   await states.all(customerId);              // { extensions: [...], park_slots: [...] }
  *   await states.ofExtension(customerId, '201'); // one extension, or null
+ *   await states.ofSlot(customerId, '701');      // one park slot of the customer's range, or null
  */
 import type { AppContext } from '../context';
 import { PresenceStore, type DialogEntry } from '../../core/presence/store';
 import { aorOf, isRegistered } from '../../core/registrar/bindings';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
+import { slotNamed } from '../../core/pbx/feature-codes';
 
 /** What a lamp shows: the most telling live dialog wins (a call up over one ringing over one dialling). */
 export const LAMP_STATES = ['idle', 'dialing', 'ringing', 'in_call'] as const;
@@ -95,6 +97,11 @@ export function extensionStates(ctx: AppContext) {
     async ofExtension(customerId: string, resource: string): Promise<ExtensionStateJson | null> {
       const e = await extensionsRepo(ctx.db).getByExtension(customerId, resource);
       return e ? stateOf(e) : null;
+    },
+    /** The park slot named `resource` (a number of the customer's slot range), or null. */
+    async ofSlot(customerId: string, resource: string): Promise<SlotStateJson | null> {
+      const slot = slotNamed(await pbxSettingsRepo(ctx.db).get(customerId), resource);
+      return slot === null ? null : slotState(customerId, slot);
     },
   };
 }

@@ -1,8 +1,8 @@
 /**
  * Busy lamps (`#/blf`): every extension of the customer with its lamp (idle, dialling, ringing, in a
  * call) and whether a phone is registered, and every park slot free or occupied, as desk phones' BLF
- * keys show them. GET /extension_states gives the whole field; `extension_state_updated` events
- * (one extension's new state) and the `parkedcall` events keep it current.
+ * keys show them. GET /extension_states gives the whole field; `extension_state_updated` frames
+ * (one extension's new state) and `parkedcall_slot_updated` frames (one slot's) keep it current.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, type ExtensionState, type LampState, type SlotState } from '../api';
@@ -26,15 +26,21 @@ export function BlfPage() {
   const { events, topic } = useConsole();
   const field = useLoad(() => api.get<Field>('/extension_states'));
   const [exts, setExts] = useState<ExtensionState[]>([]);
+  const [slots, setSlots] = useState<SlotState[]>([]);
   const now = useNow();
-  useEffect(() => setExts(field.data?.extensions ?? []), [field.data]);
+  useEffect(() => (setExts(field.data?.extensions ?? []), setSlots(field.data?.park_slots ?? [])), [field.data]);
   useEffect(() => {
     const offExt = events.subscribe(topic('extension'), (e) => {
       if (e.event_type !== 'extension_state_updated') return;
       const s = e.data as unknown as ExtensionState;
       setExts((cur) => (cur.some((x) => x.id === s.id) ? cur.map((x) => (x.id === s.id ? s : x)) : [...cur, s].sort((a, b) => a.extension.localeCompare(b.extension))));
     });
-    const offPark = events.subscribe(topic('parkedcall'), () => field.reload());
+    // the slot's lamp itself (its state is published apart from call_parked and may land after it)
+    const offPark = events.subscribe(topic('parkedcall'), (e) => {
+      if (e.event_type !== 'parkedcall_slot_updated') return;
+      const s = e.data as unknown as SlotState;
+      setSlots((cur) => cur.map((x) => (x.slot === s.slot ? s : x)));
+    });
     return () => (offExt(), offPark());
   }, [events]);
   return (
@@ -75,7 +81,7 @@ export function BlfPage() {
       </Section>
       <Section title="Park slots">
         <ul class="lamps slots" aria-label="Park slots">
-          {(field.data?.park_slots ?? []).map((s) => (
+          {slots.map((s) => (
             <li class={`lamp lamp-${s.state === 'occupied' ? 'in_call' : 'idle'}`} data-slot={s.slot} data-state={s.state}>
               <span class="lamp-dot" aria-hidden="true" />
               <strong>{s.slot}</strong>

@@ -1,0 +1,65 @@
+// The busy-lamps page's park slots follow the slot's published state (what a desk phone's BLF key on
+// the slot shows), in whatever order it comes beside the parkedcall events. A park publishes the
+// slot's state to presence apart from its call_parked event: a page that re-read the field on the
+// event before the write landed showed the slot free until reloaded (a CI failure of
+// test/console/pbx-parked). Here the event comes first and the slot's state after it, by hand, on
+// control-api's own Redis: the lamp lights, then goes free the same way.
+import { expect } from 'chai';
+import { createFixture, type Fixture } from '../../testkit/api';
+import { chromiumAvailable } from '../../testkit/browser';
+import { eventPublisher } from '../../core/events/bus';
+import { publishResourceEvent } from '../../core/events/catalogue';
+import { newId } from '../../core/ids';
+import { PresenceStore } from '../../core/presence/store';
+import { js, signIn, startConsole, type ConsoleRig } from './support';
+
+describe('console: busy lamps of park slots follow the slot state, after the park events too (Chromium)', function () {
+  this.timeout(60_000);
+  let rig: ConsoleRig;
+  let f: Fixture;
+  before(async function () {
+    if (!chromiumAvailable()) this.skip();
+    rig = await startConsole();
+    f = await createFixture(rig.t.ctx);
+  });
+  after(async () => {
+    await rig?.close();
+  });
+
+  it('a slot occupied after call_parked was heard shows occupied, and free after call_unparked', async () => {
+    const cid = f.customer.id;
+    const presence = new PresenceStore(rig.t.ctx.redis, rig.t.ctx.config.redisKeyPrefix);
+    const events = eventPublisher(rig.t.ctx);
+    const page = await signIn(rig, f.admin.username, f.password);
+    await page.waitForSelector('nav a[aria-current=page]');
+    await page.goto(`${rig.base}/console/#/blf`);
+    await page.waitForSelector('.socket-open');
+    const slot = (state: string) => `.lamps.slots li[data-slot="702"][data-state=${state}]`;
+    await page.waitForSelector(slot('free'));
+
+    const callId = newId();
+    const rec = { id: callId, call_id: callId, customer_id: cid, slot: 702, tm_parked: new Date().toISOString() };
+    // the page hears call_parked (the frame reaches the browser), acts on it (a re-read of the field, or nothing),
+    // and any read it made is answered: only then does the park's presence write land
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    const heard = new Promise<void>((r) => cdp.on('Network.webSocketFrameReceived', (e) => e.response.payloadData.includes('call_parked') && r()));
+    const reads: Promise<unknown>[] = [];
+    page.on('request', (q) => {
+      if (q.url().includes('/extension_states')) reads.push(page.waitForResponse((r) => r.request() === q));
+    });
+    await publishResourceEvent(events, 'call_parked', rec);
+    await heard;
+    // Preact renders, then runs effects after the next frame: two frames and a task see any read started
+    for (let i = 0; i < 2; i++) await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))');
+    await Promise.all(reads);
+    await presence.publishState(cid, '702', [{ id: callId, state: 'confirmed', direction: 'recipient', remote: { uri: 'sip:2201@example.test', display: 'Alice' }, since: Date.now() }]);
+    await page.waitForSelector(slot('occupied'), { timeout: 5000 });
+    expect(await js<string>(page, `document.querySelector('.lamps.slots li[data-slot="702"]').innerText`)).to.include('2201');
+
+    await publishResourceEvent(events, 'call_unparked', { ...rec, reason: 'retrieved' });
+    await presence.publishState(cid, '702', []);
+    await page.waitForSelector(slot('free'), { timeout: 5000 });
+    expect(await js<number>(page, `document.querySelectorAll('.lamps.slots li[data-state=occupied]').length`)).to.equal(0);
+  });
+});
