@@ -12,7 +12,7 @@
  */
 
 import net from 'node:net';
-import { parseHostPort } from '../core/net/address';
+import { isWildcardIp, parseHostPort } from '../core/net/address';
 
 export interface PlatformProcess {
   name: string;
@@ -87,6 +87,8 @@ function switchEgressEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const listen = env.MEDIA_SERVER_TAP_LISTEN?.trim() || '127.0.0.1:0';
   const host = parseHostPort(listen)?.host;
   if (!host) throw new Error(`MEDIA_SERVER_TAP_LISTEN: must be host:port (got ${JSON.stringify(listen.slice(0, 80))})`);
+  if (isWildcardIp(host))
+    throw new Error(`MEDIA_SERVER_TAP_LISTEN: the switch dials the fork server at this host, so it must be an address the switch reaches, not a wildcard (got ${JSON.stringify(host)})`);
   let cidrs: string[];
   if (host.toLowerCase() === 'localhost') cidrs = ['127.0.0.1/32', '::1/128'];
   else if (net.isIPv4(host)) cidrs = [`${host}/32`];

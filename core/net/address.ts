@@ -240,6 +240,12 @@ export function sourceSubject(address: string): string {
   return `${formatIp({ family: 6, bytes: head })}/64`;
 }
 
+/** Whether `host` is an unspecified address (0.0.0.0, ::): a listener's wildcard, never an address to dial. */
+export function isWildcardIp(host: string): boolean {
+  const a = parseIp(host);
+  return a !== null && allZero(a.bytes, 0, a.bytes.length);
+}
+
 /** `host:port` or `[v6]:port` → its parts, or null (a listen setting's shape: core/config, scripts/processes). */
 export function parseHostPort(v: string): { host: string; port: number } | null {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(v);

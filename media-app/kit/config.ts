@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../../core/config';
+import { isWildcardIp } from '../../core/net/address';
 import { parseCidrList, type Cidr } from '../../core/net/address';
 import type { QualityThresholds } from '../../core/quality/leg';
 import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp-capture';
@@ -58,6 +59,7 @@ const schema = z.object({
   MEDIA_SERVER_TAP_LISTEN: z
     .string()
     .refine((v) => parseHostPort(v) !== null, 'must be host:port')
+    .refine((v) => !isWildcardIp(parseHostPort(v)?.host ?? ''), 'the switch dials the fork server at this host, so it must be an address the switch reaches, not a wildcard')
     .default('127.0.0.1:0'),
   /** How long the switch may take to connect an audio fork to that server before the fork fails. */
   MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),

@@ -58,8 +58,12 @@ describe("the start command: the switch's egress allows media-app's audio fork s
     expect(platformProcesses({ MEDIA_SERVER }).map((p) => p.name)).to.deep.equal(['sip-server', 'media-app', 'evals', 'control-api']);
   });
 
-  it('a tap host the switch cannot be allowed by (a name) or a bad value stops the start with a message naming the variable', () => {
+  it('a tap host the switch cannot be allowed by (a name, a wildcard) or a bad value stops the start with a message naming the variable', () => {
     expect(() => platformProcesses({ ...SWITCH, MEDIA_SERVER, MEDIA_SERVER_TAP_LISTEN: 'media.internal:9700' })).to.throw(/^MEDIA_SERVER_TAP_LISTEN: .*IP address or localhost/);
     expect(() => platformProcesses({ ...SWITCH, MEDIA_SERVER, MEDIA_SERVER_TAP_LISTEN: 'nonsense' })).to.throw(/^MEDIA_SERVER_TAP_LISTEN: must be host:port/);
+    // a wildcard is where a server listens, not an address the switch can dial (nor a host to allow)
+    for (const wild of ['0.0.0.0:9700', '[::]:9700']) {
+      expect(() => platformProcesses({ ...SWITCH, MEDIA_SERVER, MEDIA_SERVER_TAP_LISTEN: wild }), wild).to.throw(/^MEDIA_SERVER_TAP_LISTEN: .*address the switch reaches/);
+    }
   });
 });

@@ -108,6 +108,14 @@ describe('MEDIA_SERVER', () => {
     expect(() => loadMediaAppConfig({ MEDIA_SERVER_RECONNECT_MIN_MS: '0' })).to.throw(/MEDIA_SERVER_RECONNECT_MIN_MS/);
   });
 
+  it('MEDIA_SERVER_TAP_LISTEN: loopback by default; a wildcard host is refused (the switch dials this address)', () => {
+    expect(loadMediaAppConfig({}).mediaServerTaps).to.include({ host: '127.0.0.1', port: 0 });
+    expect(loadMediaAppConfig({ MEDIA_SERVER_TAP_LISTEN: '10.0.0.5:9700' }).mediaServerTaps).to.include({ host: '10.0.0.5', port: 9700 });
+    for (const wild of ['0.0.0.0:9700', '[::]:9700', '[0:0:0:0:0:0:0:0]:9700']) {
+      expect(() => loadMediaAppConfig({ MEDIA_SERVER_TAP_LISTEN: wild }), wild).to.throw(/MEDIA_SERVER_TAP_LISTEN: .*address the switch reaches/);
+    }
+  });
+
   it('MEDIA_SERVER_CONNECT_TIMEOUT_MS: 5000 by default, bounded', () => {
     expect(loadMediaAppConfig({}).mediaServerConnectTimeoutMs).to.equal(5000);
     expect(loadMediaAppConfig({ MEDIA_SERVER_CONNECT_TIMEOUT_MS: '250' }).mediaServerConnectTimeoutMs).to.equal(250);
