@@ -4,6 +4,8 @@
  * RFC 4733 at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
+import dns from 'node:dns';
+import net from 'node:net';
 import { decodeG711Range, encodeG711Range, type G711Law } from '../../core/audio/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
@@ -140,7 +142,17 @@ export class RtpSession {
     this.setCodec(media);
     const changed = !this.media || this.media.remoteAddress !== media.remoteAddress || this.media.remotePort !== media.remotePort;
     this.media = media;
-    if (changed) this.source.signalled(media.remoteAddress, media.remotePort, media.remoteRtcpPort);
+    if (!changed) return;
+    this.source.signalled(media.remoteAddress, media.remotePort, media.remoteRtcpPort);
+    if (this.source.remote?.ip === 0 && net.isIP(media.remoteAddress) === 0) this.resolveSignalled(media.remoteAddress);
+  }
+
+  /** The SDP named a host: its address, once looked up, is the signalled one (strict RTP, a C leg's send). */
+  private resolveSignalled(address: string): void {
+    dns.lookup(address, { family: 4 }, (err, resolved) => {
+      const ip = err || this.closed ? null : ipv4ToInt(resolved);
+      if (ip) this.source.resolved(address, ip);
+    });
   }
 
   /** The codec state for `media`: a new wideband codec (and a jitter buffer at its rate) when it changed. */
@@ -393,7 +405,7 @@ export class RtpSession {
   get cLeg(): 'g711' | 'pass' | null {
     const m = this.media;
     const { remote, remoteRtcp } = this.source;
-    if (m === null || !m.send || !m.receive || remote === null || remote.ip === 0 || remoteRtcp === null) return null;
+    if (m === null || !m.send || !m.receive || remote === null || remote.ip === 0 || remoteRtcp === null || this.source.signalledPending) return null;
     if (this.closed || this.capture !== null || this.dtmfOut.busy || this.ringFd < 0) return null;
     if (this.wide === null) return (m.codec === 'PCMU' || m.codec === 'PCMA') && (m.ptime ?? 20) === 20 && this.pendingLen === 0 ? 'g711' : null;
     return m.codec === 'opus' && this.passThrough && !this.passQueue?.size ? 'pass' : null;

@@ -7,7 +7,7 @@
  * reset its jitter buffer with a new SSRC ("RTP bleed").
  *
  * How a source is learnt (the choice, media-engine/README.md "Strict RTP"):
- * - the address and port the SDP names (kept apart from the latched one, `signalledIp`/`signalledPort`): at its
+ * - the address and port the SDP names (kept apart from the latched one, `signalledPeer`; a host name once resolved): at its
  *   first packet (signalling named it, as Asterisk's learning takes its expected address at once), so a far end that
  *   is not behind a NAT loses nothing; and at any of its packets later, whatever is latched and however recently it
  *   sent: a source learnt by probation (below) while the party was quiet (hold, DTX), or before its first packet,
@@ -48,9 +48,11 @@ export class SourceLatch {
   foreignDropped = 0;
   /** RTCP packets dropped by source (RTCP is handled in JS only, also for a leg in C: not in its state) */
   rtcpDropped = 0;
-  /** the address and port the SDP names (0: none): latched at any of its packets */
-  private signalledIp = 0;
-  private signalledPort = 0;
+  /**
+   * The far end the SDP names (null: none): latched at any of its packets. A host name's `ip` is 0 until it
+   * resolves: the session's lookup (`resolved`) or the send path's, which fills in this same peer while it is `remote`.
+   */
+  private signalledPeer: Peer | null = null;
   /** the source on probation: its address, its last sequence number, its packets in sequence so far (0: none) */
   private candIp = 0;
   private candPort = 0;
@@ -61,10 +63,19 @@ export class SourceLatch {
   signalled(address: string, port: number, rtcpPort: number): void {
     this.remote = port ? peer(address, port) : null;
     this.remoteRtcp = port ? peer(address, rtcpPort) : null;
-    this.signalledIp = this.remote?.ip ?? 0;
-    this.signalledPort = port;
+    this.signalledPeer = this.remote;
     this.latched = false;
     this.candCount = 0;
+  }
+
+  /** Whether the SDP named a host not resolved yet: a C leg, which holds the signalled address as a number, waits for it. */
+  get signalledPending(): boolean {
+    return this.signalledPeer !== null && this.signalledPeer.ip === 0;
+  }
+
+  /** The SDP's host name `address` resolved to `ip`: its packets are the signalled ones from now (a late answer for a name no longer signalled changes nothing). */
+  resolved(address: string, ip: number): void {
+    for (const p of [this.signalledPeer, this.remoteRtcp]) if (p !== null && p.address === address && p.ip === 0) p.ip = ip;
   }
 
   /** Whether an RTP packet from `ip`:`port` with sequence number `seq`, arrived at `mono`, is taken; latches as it goes. */
@@ -76,7 +87,8 @@ export class SourceLatch {
       this.candCount = 0;
       return true;
     }
-    if (port !== 0 && ip === this.signalledIp && port === this.signalledPort) {
+    const sig = this.signalledPeer;
+    if (port !== 0 && sig !== null && ip === sig.ip && port === sig.port) {
       // the SDP's address, while another source is latched: it takes the latch back at once, RTCP with it
       this.latch(ip, port, true);
       this.lastFromRemote = mono;
@@ -146,8 +158,8 @@ export class SourceLatch {
     v[LS.CAND_PORT] = this.candPort;
     v[LS.CAND_SEQ] = this.candSeq;
     v[LS.CAND_COUNT] = this.candCount;
-    v[LS.SIGNALLED_IP] = this.signalledIp;
-    v[LS.SIGNALLED_PORT] = this.signalledPort;
+    v[LS.SIGNALLED_IP] = this.signalledPeer?.ip ?? 0;
+    v[LS.SIGNALLED_PORT] = this.signalledPeer?.port ?? 0;
   }
 
   /** Takes the latch's part of the state a C leg hands back. */
@@ -162,7 +174,10 @@ export class SourceLatch {
     this.candPort = v[LS.CAND_PORT];
     this.candSeq = v[LS.CAND_SEQ];
     this.candCount = v[LS.CAND_COUNT];
-    this.signalledIp = v[LS.SIGNALLED_IP] | 0;
-    this.signalledPort = v[LS.SIGNALLED_PORT];
+    const [sip, sport] = [v[LS.SIGNALLED_IP] | 0, v[LS.SIGNALLED_PORT]];
+    const sig = this.signalledPeer;
+    // a C leg copies the signalled peer and never moves it: kept (a name it could not resolve stays to be resolved here)
+    if (sig === null || sig.port !== sport) this.signalledPeer = sport ? { address: intToIpv4(sip), ip: sip, port: sport } : null;
+    else if (sig.ip === 0) sig.ip = sip;
   }
 }

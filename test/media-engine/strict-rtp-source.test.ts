@@ -101,6 +101,30 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(s.foreignDropped).to.equal(3 + 3);
   });
 
+  it('an SDP naming a host (c=IN IP4 a name): once the name resolves, its address is the signalled one, re-taking the latch', () => {
+    const s = new SourceLatch();
+    s.signalled('media.example', SDP_PORT, SDP_PORT + 1);
+    expect(s.remote).to.deep.include({ ip: 0, port: SDP_PORT });
+    // the session's lookup answers (rtp-session.ts); an answer for a name no longer signalled changes nothing
+    s.resolved('other.example', OTHER_HOST);
+    expect(s.remote).to.deep.include({ ip: 0 });
+    s.resolved('media.example', HOST);
+    expect(s.remote).to.deep.include({ ip: HOST, port: SDP_PORT });
+    expect(s.remoteRtcp).to.deep.include({ ip: HOST, port: SDP_PORT + 1 });
+    sendRun(s, HOST, SDP_PORT, 1, 10, 0); // latched at its first packet; its last at 180 ms
+    const quiet = 180 + RELATCH_AFTER_MS + 1;
+    expect(sendRun(s, HOST, ATTACKER_PORT, 900, 6, quiet)).to.deep.equal([false, false, false, true, true, true]);
+    expect(s.admit(HOST, SDP_PORT, 11, quiet + 130), 'the signalled address, back').to.equal(true);
+    expect(s.remote).to.deep.include({ ip: HOST, port: SDP_PORT });
+    // the send path's lookup (rtp-transport.ts resolveLater) fills in the peer it sends to, the signalled one: the same
+    const n = new SourceLatch();
+    n.signalled('media.example', SDP_PORT, SDP_PORT + 1);
+    n.remote!.ip = HOST;
+    sendRun(n, HOST, SDP_PORT, 1, 10, 0);
+    sendRun(n, HOST, ATTACKER_PORT, 900, 6, quiet);
+    expect(n.admit(HOST, SDP_PORT, 11, quiet + 130)).to.equal(true);
+  });
+
   it('before the first latch: another source that passed its probation first yields to the signalled address at its first packet', () => {
     const s = leg();
     expect(sendRun(s, HOST, ATTACKER_PORT, 500, 5, 0)).to.deep.equal([false, false, false, true, true]);

@@ -289,6 +289,16 @@ describe('media-engine strict RTP: a latched leg takes RTP and RTCP from its sou
         await aBackBesideX(0, 30, 10, { dropped: 3 });
       });
 
+      it('an SDP naming a host (c=IN IP4 localhost): A is the signalled source once the name resolves, taking the latch back from X', async () => {
+        await epA.destroy();
+        await epB.destroy();
+        ({ epA, epB } = await bridgedPair(ms, a.port, b.port, { inC: cfg.inC, offer: (port) => pcmuOffer(port, 'localhost') }));
+        await talk(x, epA.local.port, 0, 10, { ssrc: SSRC_X, byte: () => X_BYTE });
+        await settled(7, 3);
+        expect(x.got.length, 'X latched after its probation').to.be.greaterThan(0);
+        await aBackBesideX(0, 30, 10, { dropped: 3 });
+      });
+
       it('a raw-socket sender with UDP source port 0 (sipp pcap play) is heard while nothing is latched, and never latched to', async function () {
         this.timeout(30_000);
         const toA = a.got.length;
