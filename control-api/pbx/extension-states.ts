@@ -15,7 +15,7 @@ import { PresenceStore, type DialogEntry } from '../../core/presence/store';
 import { aorOf, isRegistered } from '../../core/registrar/bindings';
 import { extensionsRepo, type ExtensionRow } from '../../core/repos/extensions';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
-import { slotNamed } from '../../core/pbx/feature-codes';
+import { slotNamed, slotNumberOf } from '../../core/pbx/feature-codes';
 
 /** What a lamp shows: the most telling live dialog wins (a call up over one ringing over one dialling). */
 export const LAMP_STATES = ['idle', 'dialing', 'ringing', 'in_call'] as const;
@@ -100,6 +100,7 @@ export function extensionStates(ctx: AppContext) {
     },
     /** The park slot named `resource` (a number of the customer's slot range), or null. */
     async ofSlot(customerId: string, resource: string): Promise<SlotStateJson | null> {
+      if (slotNumberOf(resource) === null) return null; // no slot by its shape: the settings are not read
       const slot = slotNamed(await pbxSettingsRepo(ctx.db).get(customerId), resource);
       return slot === null ? null : slotState(customerId, slot);
     },

@@ -111,7 +111,7 @@ export const routes: AnyRoute[] = [
     tag: 'PBX',
     summary: 'The busy-lamp state of every extension and park slot of the customer (extension)',
     description:
-      'What the dialog and presence event packages show a desk phone, for all extensions at once (at most 1,000, by extension): registered or not, the lamp state and the live dialogs; and each park slot of the range, free or occupied. Changes follow on the WebSocket as `extension_state_updated` (topic resource `extension`).',
+      'What the dialog and presence event packages show a desk phone, for all extensions at once (at most 1,000, by extension): registered or not, the lamp state and the live dialogs; and each park slot of the range, free or occupied. Changes follow on the WebSocket as `extension_state_updated` (topic resource `extension`) and `parkslot_state_updated` (topic resource `parkslot`, id the slot number).',
     permission: 'agent',
     response: z.object({ extensions: z.array(extensionStateSchema), park_slots: z.array(slotStateSchema) }),
     handler: async ({ ctx, auth }) => extensionStates(ctx).all(auth.customerId),

@@ -5,7 +5,7 @@
  * reads its state (control-api/pbx/extension-states.ts) and sends it to the sockets subscribed to
  * its topic:
  *   an extension   `extension_state_updated`, topic resource `extension`, id the extension's;
- *   a park slot    `parkedcall_slot_updated`, topic resource `parkedcall`, id the slot's number
+ *   a park slot    `parkslot_state_updated`, topic resource `parkslot`, id the slot's number
  *                  (the slot's state is published apart from the call_parked / call_unparked
  *                  events and may land after them: this frame is the slot's lamp itself).
  * A frame of the socket only: not stored, not a webhook (the state is in Redis, and
@@ -20,7 +20,7 @@ import { newId } from '../../core/ids';
 import { extensionStates } from '../pbx/extension-states';
 
 export const EXTENSION_STATE_EVENT = 'extension_state_updated';
-export const SLOT_STATE_EVENT = 'parkedcall_slot_updated';
+export const SLOT_STATE_EVENT = 'parkslot_state_updated';
 
 export async function startPresenceFeed(ctx: AppContext, hub: Hub): Promise<() => Promise<void>> {
   const store = new PresenceStore(ctx.redis, ctx.config.redisKeyPrefix);
@@ -32,7 +32,7 @@ export async function startPresenceFeed(ctx: AppContext, hub: Hub): Promise<() =
     const ext = await states.ofExtension(customerId, resource);
     if (ext) return { event_type: EXTENSION_STATE_EVENT, resource: 'extension', resource_id: ext.id, data: { ...ext, customer_id: customerId } };
     const slot = await states.ofSlot(customerId, resource);
-    if (slot) return { event_type: SLOT_STATE_EVENT, resource: 'parkedcall', resource_id: String(slot.slot), data: { ...slot, customer_id: customerId } };
+    if (slot) return { event_type: SLOT_STATE_EVENT, resource: 'parkslot', resource_id: String(slot.slot), data: { ...slot, customer_id: customerId } };
     return null;
   };
   const onChange = (c: PresenceChange) => {

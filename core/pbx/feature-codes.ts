@@ -99,8 +99,13 @@ export function isParkSlot(codes: FeatureCodes, slot: number): boolean {
  * written plainly, `701`, not `0701`), when it is one of the customer's slots; else null.
  */
 export function slotNamed(codes: FeatureCodes, name: string): number | null {
-  if (!/^\d{1,6}$/.test(name) || String(Number(name)) !== name) return null;
-  return isParkSlot(codes, Number(name)) ? Number(name) : null;
+  const n = slotNumberOf(name);
+  return n !== null && isParkSlot(codes, n) ? n : null;
+}
+
+/** The number `name` writes as a slot would be written (digits, no leading zero), or null: read before any slot range. */
+export function slotNumberOf(name: string): number | null {
+  return /^\d{1,6}$/.test(name) && String(Number(name)) === name ? Number(name) : null;
 }
 
 /**

@@ -32,6 +32,11 @@ describe('console: busy lamps of park slots follow the slot state, after the par
     const events = eventPublisher(rig.t.ctx);
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('nav a[aria-current=page]');
+    // the page's socket as the browser has it: what it subscribes to, what reaches it
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    const subscribed: string[] = [];
+    cdp.on('Network.webSocketFrameSent', (e) => subscribed.push(e.response.payloadData));
     await page.goto(`${rig.base}/console/#/blf`);
     await page.waitForSelector('.socket-open');
     const slot = (state: string) => `.lamps.slots li[data-slot="702"][data-state=${state}]`;
@@ -39,11 +44,10 @@ describe('console: busy lamps of park slots follow the slot state, after the par
 
     const callId = newId();
     const rec = { id: callId, call_id: callId, customer_id: cid, slot: 702, tm_parked: new Date().toISOString() };
-    // the page hears call_parked (the frame reaches the browser), acts on it (a re-read of the field, or nothing),
-    // and any read it made is answered: only then does the park's presence write land
-    const cdp = await page.createCDPSession();
-    await cdp.send('Network.enable');
-    const heard = new Promise<void>((r) => cdp.on('Network.webSocketFrameReceived', (e) => e.response.payloadData.includes('call_parked') && r()));
+    // a page that listens to the parkedcall topic hears call_parked (the frame reaches the browser) and acts on it
+    // (a re-read of the field), and any read it made is answered: only then does the park's presence write land
+    const listens = subscribed.some((m) => m.includes(`customer_id:${cid}:parkedcall`));
+    const heard = listens ? new Promise<void>((r) => cdp.on('Network.webSocketFrameReceived', (e) => e.response.payloadData.includes('call_parked') && r())) : null;
     const reads: Promise<unknown>[] = [];
     page.on('request', (q) => {
       if (q.url().includes('/extension_states')) reads.push(page.waitForResponse((r) => r.request() === q));

@@ -1,6 +1,6 @@
 // A park slot's lamp on /v1.0/ws: every change of a slot's published state (core/presence/store.ts,
 // what media-app's slot lamps write and a desk phone's BLF key reads) reaches a socket subscribed to
-// the customer's `parkedcall` topic as `parkedcall_slot_updated` with the slot's state as it stands when
+// the customer's `parkslot` topic as `parkslot_state_updated` with the slot's state as it stands when
 // read (two quick changes may both read the later); a number outside the customer's slot range sends
 // nothing.
 import { expect } from 'chai';
@@ -9,7 +9,7 @@ import { until } from '../../../testkit/media-app/harness';
 import { PresenceStore } from '../../../core/presence/store';
 import { startWs, connect, type WsHarness } from './support';
 
-describe('WebSocket /v1.0/ws: parkedcall_slot_updated (real Redis presence)', function () {
+describe('WebSocket /v1.0/ws: parkslot_state_updated (real Redis presence)', function () {
   this.timeout(30_000);
   let h: WsHarness;
   before(async () => {
@@ -22,7 +22,7 @@ describe('WebSocket /v1.0/ws: parkedcall_slot_updated (real Redis presence)', fu
     const cid = f.customer.id;
     const presence = new PresenceStore(h.t.ctx.redis, h.t.ctx.config.redisKeyPrefix);
     const c = await connect(h.url(`accesskey=${f.accesskey}`));
-    c.send({ type: 'subscribe', topics: [`customer_id:${cid}:parkedcall`] });
+    c.send({ type: 'subscribe', topics: [`customer_id:${cid}:parkslot`] });
     // the subscription holds once a change of slot 720 comes through
     await until(
       async () => {
@@ -41,8 +41,8 @@ describe('WebSocket /v1.0/ws: parkedcall_slot_updated (real Redis presence)', fu
     await until(async () => c.frames.slice(from).filter((m) => m.data.slot === 702).length >= 2, 5000, 'the frame of slot 702 free');
     const frames = c.frames.slice(from).filter((m) => m.data.slot !== 720);
     expect(frames.map((m) => [m.event_type, m.topic, m.data.slot, m.data.state])).to.deep.equal([
-      ['parkedcall_slot_updated', `customer_id:${cid}:parkedcall:702`, 702, 'occupied'],
-      ['parkedcall_slot_updated', `customer_id:${cid}:parkedcall:702`, 702, 'free'],
+      ['parkslot_state_updated', `customer_id:${cid}:parkslot:702`, 702, 'occupied'],
+      ['parkslot_state_updated', `customer_id:${cid}:parkslot:702`, 702, 'free'],
     ]);
     expect(frames[0]!.data).to.deep.include({
       customer_id: cid,

@@ -2,9 +2,9 @@
  * Busy lamps (`#/blf`): every extension of the customer with its lamp (idle, dialling, ringing, in a
  * call) and whether a phone is registered, and every park slot free or occupied, as desk phones' BLF
  * keys show them. GET /extension_states gives the whole field; `extension_state_updated` frames
- * (one extension's new state) and `parkedcall_slot_updated` frames (one slot's) keep it current.
+ * (one extension's new state) and `parkslot_state_updated` frames (one slot's) keep it current.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ExtensionState, type LampState, type SlotState } from '../api';
 import { ErrorLine, Section, seconds, useLoad } from '../components/common';
 import { useConsole } from '../context';
@@ -22,27 +22,57 @@ const remoteOf = (uri: string, name: string) => {
   return name ? `${name} (${who})` : who;
 };
 
-export function BlfPage() {
+/** `cur` with extension `s` in its place (or added, by number). */
+const withExt = (cur: ExtensionState[], s: ExtensionState) =>
+  cur.some((x) => x.id === s.id) ? cur.map((x) => (x.id === s.id ? s : x)) : [...cur, s].sort((a, b) => a.extension.localeCompare(b.extension));
+
+/** The frames heard since the field's last read started: laid over that read's answer, which may be older. */
+interface Heard {
+  exts: Map<string, ExtensionState>;
+  slots: Map<number, SlotState>;
+}
+const nothingHeard = (): Heard => ({ exts: new Map(), slots: new Map() });
+
+/**
+ * The lamp field: GET /extension_states, kept current by the extension and slot frames (laid over a read's
+ * answer when they came while it was made), read again after the socket reconnects.
+ */
+function useLampField() {
   const { events, topic } = useConsole();
-  const field = useLoad(() => api.get<Field>('/extension_states'));
+  const heard = useRef<Heard>(nothingHeard());
+  const field = useLoad(() => ((heard.current = nothingHeard()), api.get<Field>('/extension_states')));
   const [exts, setExts] = useState<ExtensionState[]>([]);
   const [slots, setSlots] = useState<SlotState[]>([]);
-  const now = useNow();
-  useEffect(() => (setExts(field.data?.extensions ?? []), setSlots(field.data?.park_slots ?? [])), [field.data]);
+  useEffect(() => {
+    const d = field.data;
+    if (!d) return;
+    setExts([...heard.current.exts.values()].reduce(withExt, d.extensions));
+    setSlots(d.park_slots.map((s) => heard.current.slots.get(s.slot) ?? s));
+  }, [field.data]);
   useEffect(() => {
     const offExt = events.subscribe(topic('extension'), (e) => {
       if (e.event_type !== 'extension_state_updated') return;
       const s = e.data as unknown as ExtensionState;
-      setExts((cur) => (cur.some((x) => x.id === s.id) ? cur.map((x) => (x.id === s.id ? s : x)) : [...cur, s].sort((a, b) => a.extension.localeCompare(b.extension))));
+      heard.current.exts.set(s.id, s);
+      setExts((cur) => withExt(cur, s));
     });
     // the slot's lamp itself (its state is published apart from call_parked and may land after it)
-    const offPark = events.subscribe(topic('parkedcall'), (e) => {
-      if (e.event_type !== 'parkedcall_slot_updated') return;
+    const offPark = events.subscribe(topic('parkslot'), (e) => {
+      if (e.event_type !== 'parkslot_state_updated') return;
       const s = e.data as unknown as SlotState;
+      heard.current.slots.set(s.slot, s);
       setSlots((cur) => cur.map((x) => (x.slot === s.slot ? s : x)));
     });
-    return () => (offExt(), offPark());
+    // frames are not replayed after a reconnect: what changed meanwhile is read again
+    const offReopen = events.onReopen(() => field.reload());
+    return () => (offExt(), offPark(), offReopen());
   }, [events]);
+  return { field, exts, slots };
+}
+
+export function BlfPage() {
+  const { field, exts, slots } = useLampField();
+  const now = useNow();
   return (
     <>
       <Section
