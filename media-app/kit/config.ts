@@ -6,8 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, parseHostPort } from '../../core/config';
-import { isWildcardIp } from '../../core/net/address';
-import { parseCidrList, type Cidr } from '../../core/net/address';
+import { isWildcardIp, parseCidrList, type Cidr } from '../../core/net/address';
 import type { QualityThresholds } from '../../core/quality/leg';
 import { RTP_CAPTURE_MODES, type RtpCaptureSettings } from '../../core/media/rtp-capture';
 import { DEFAULT_DIGEST_ALGORITHMS, digestAlgorithmsProblem, isDigestAlgorithm, type DigestAlgorithm } from '../../core/extensions/digest-algorithms';
@@ -59,7 +58,6 @@ const schema = z.object({
   MEDIA_SERVER_TAP_LISTEN: z
     .string()
     .refine((v) => parseHostPort(v) !== null, 'must be host:port')
-    .refine((v) => !isWildcardIp(parseHostPort(v)?.host ?? ''), 'the switch dials the fork server at this host, so it must be an address the switch reaches, not a wildcard')
     .default('127.0.0.1:0'),
   /** How long the switch may take to connect an audio fork to that server before the fork fails. */
   MEDIA_SERVER_TAP_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
@@ -249,6 +247,9 @@ export function loadMediaAppConfig(env: NodeJS.ProcessEnv = process.env): MediaA
   if (r.success && r.data.OUTREG_RETRY_MIN_MS > r.data.OUTREG_RETRY_MAX_MS) problems.push('OUTREG_RETRY_MIN_MS: must not exceed OUTREG_RETRY_MAX_MS');
   const mediaServer = parseMediaServer(input.MEDIA_SERVER);
   if ('problem' in mediaServer) problems.push(`MEDIA_SERVER: ${mediaServer.problem}`);
+  // on the fsmrf backend the switch dials the fork server at this host (unused on the embedded engine)
+  if (r.success && 'kind' in mediaServer && mediaServer.kind === 'freeswitch' && isWildcardIp(parseHostPort(r.data.MEDIA_SERVER_TAP_LISTEN)?.host ?? ''))
+    problems.push('MEDIA_SERVER_TAP_LISTEN: the switch dials the fork server at this host, so it must be an address the switch reaches, not a wildcard');
   if (problems.length || !r.success || 'problem' in mediaServer) throw new ConfigError(problems);
   const e = r.data;
   return {

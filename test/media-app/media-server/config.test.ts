@@ -108,11 +108,14 @@ describe('MEDIA_SERVER', () => {
     expect(() => loadMediaAppConfig({ MEDIA_SERVER_RECONNECT_MIN_MS: '0' })).to.throw(/MEDIA_SERVER_RECONNECT_MIN_MS/);
   });
 
-  it('MEDIA_SERVER_TAP_LISTEN: loopback by default; a wildcard host is refused (the switch dials this address)', () => {
+  it('MEDIA_SERVER_TAP_LISTEN: loopback by default; a wildcard host is refused on the fsmrf backend (the switch dials this address)', () => {
+    const FS = { MEDIA_SERVER: 'freeswitch://127.0.0.1:8021' };
     expect(loadMediaAppConfig({}).mediaServerTaps).to.include({ host: '127.0.0.1', port: 0 });
-    expect(loadMediaAppConfig({ MEDIA_SERVER_TAP_LISTEN: '10.0.0.5:9700' }).mediaServerTaps).to.include({ host: '10.0.0.5', port: 9700 });
+    expect(loadMediaAppConfig({ ...FS, MEDIA_SERVER_TAP_LISTEN: '10.0.0.5:9700' }).mediaServerTaps).to.include({ host: '10.0.0.5', port: 9700 });
     for (const wild of ['0.0.0.0:9700', '[::]:9700', '[0:0:0:0:0:0:0:0]:9700']) {
-      expect(() => loadMediaAppConfig({ MEDIA_SERVER_TAP_LISTEN: wild }), wild).to.throw(/MEDIA_SERVER_TAP_LISTEN: .*address the switch reaches/);
+      expect(() => loadMediaAppConfig({ ...FS, MEDIA_SERVER_TAP_LISTEN: wild }), wild).to.throw(/MEDIA_SERVER_TAP_LISTEN: .*address the switch reaches/);
+      // unused on the embedded engine: a setting left there stops nothing
+      expect(loadMediaAppConfig({ MEDIA_SERVER_TAP_LISTEN: wild }).mediaServerTaps.port, wild).to.equal(9700);
     }
   });
 
