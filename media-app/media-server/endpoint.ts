@@ -3,7 +3,7 @@
  * media-engine's Endpoint class that media-app uses, as an interface. The embedded engine's Endpoint
  * satisfies it unchanged (`tsc --noEmit` proves it: MediaPort's createEndpoint returns one); the fsmrf
  * backend's FsmrfCallEndpoint implements it over drachtio-fsmrf, and refuses what needs the engine's
- * own taps (the AI voice path, echo cancellation, live transcription, RTP capture, quality stats...)
+ * own taps (the AI voice path, echo cancellation, RTP capture, quality stats...)
  * with MediaBackendUnsupported: never a silent no-op.
  */
 import type { EventEmitter } from 'node:events';

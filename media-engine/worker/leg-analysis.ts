@@ -61,7 +61,7 @@ const FRAME_MS = 20;
 export class LegAnalysis {
   private amd: { det: AnsweringMachineDetector; vad: Vad | null; p: Pending<AmdResult> } | null = null;
   private beep: { det: BeepDetector; p: Pending<BeepResult>; elapsedMs: number; timeoutMs: number } | null = null;
-  private tap: { vad: Vad; turns: SpeechTurns; elapsedMs: number } | null = null;
+  private tap: { vad: Vad; turns: SpeechTurns; options: VadTapOptions; elapsedMs: number } | null = null;
   /** a tap being set up (VAD load): a second start or a stop in the meantime sees it */
   private tapLoading = false;
   /** stopVad() calls so far: a tap whose VAD loaded after one does not start */
@@ -93,7 +93,21 @@ export class LegAnalysis {
       this.tapLoading = false;
     }
     if (this.closed || this.tapStops !== stops) return vad.close();
-    this.tap = { vad, turns, elapsedMs: 0 };
+    this.tap = { vad, turns, options: o, elapsedMs: 0 };
+  }
+
+  /** Whether the VAD tap runs. */
+  get tapping(): boolean {
+    return this.tap !== null;
+  }
+
+  /** The audio broke off (a dropped fork): a turn in progress ends with its 'stop'; the tap goes on, its turns counted afresh. */
+  breakTurn(): void {
+    const t = this.tap;
+    if (!t) return;
+    const inTurn = t.turns.inTurn;
+    t.turns = new SpeechTurns(t.options);
+    if (inTurn) this.onSpeech({ state: 'stop', offsetMs: t.elapsedMs });
   }
 
   /** Stops the VAD tap (a turn in progress ends with a 'stop'; one still loading its VAD does not start). */

@@ -7,7 +7,101 @@ import { api, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack
 
 const PHRASES = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'goodbye'];
 
-describe('transcribes and transcripts (live calls, recordings)', function () {
+/** sipp, as a phone, calls `number` and waits for the platform's BYE; the audio it gets goes to `sink`. */
+const callNumberTo = (s: Stack, number: string, sink: RtpSink, user = '+15551239999') =>
+  sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, user, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
+
+// A call's live transcription on both media backends: the embedded engine, and fsmrf (drachtio-fsmrf against
+// our switch, esl/), where the same recognisers run on forks of the leg (media-app/media-server/fsmrf/leg-transcribe.ts).
+for (const backend of ['embedded', 'fsmrf'] as const)
+  describe(`live transcription of a call (${backend} media backend)`, function () {
+    this.timeout(120_000);
+    let s: Stack;
+
+    before(async () => {
+      s = await freshStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
+    });
+    after(() => closeStack(s));
+    const call = (number: string, sink: RtpSink) => callNumberTo(s, number, sink);
+
+    it('POST /transcribes on a live call: a spoken phrase becomes a Transcript and transcript_created; stop → done', async () => {
+      const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 25_000 } }, { type: 'hangup' }]);
+      const a = api(s.t, f);
+      const sink = await RtpSink.open();
+      const caller = call(number, sink);
+      try {
+        const c = await progressingCall(s, f.customer.id);
+        const t = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-US', direction: 'out', phrases: PHRASES });
+        expect(t.status, JSON.stringify(t.body)).to.equal(200);
+        expect(t.body).to.include({ status: 'progressing', reference_type: 'call', reference_id: c.id, direction: 'out', provider: 'pocketsphinx' });
+        const dup = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-US' });
+        expect(dup.status).to.equal(409);
+        // flite (provider_b) speaks the phrase into the call; the transcriber hears the call's outgoing audio
+        const sp = (await a.post('/speakings', { reference_type: 'call', reference_id: c.id, provider: 'provider_b' })).body.id as string;
+        await until(async () => (await a.get(`/speakings/${sp}`)).body.status === 'active', 10_000, 'speaking active');
+        await sleep(700);
+        await a.post(`/speakings/${sp}/say`, { text: 'talk to an operator' });
+        const tid = t.body.id as string;
+        const ev = await until(
+          async () => {
+            const evs = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === tid);
+            return evs.length ? evs : null;
+          },
+          20_000,
+          'transcript_created',
+        );
+        const texts = ev.map((e) => e.data.message);
+        expect(texts, JSON.stringify(texts)).to.include('talk to an operator');
+        const seg = ev.find((e) => e.data.message === 'talk to an operator')!.data;
+        expect(seg).to.include({ direction: 'out', customer_id: f.customer.id });
+        expect(seg.offset_ms as number).to.be.within(500, 8000);
+
+        const stopped = await a.post(`/transcribes/${tid}/stop`);
+        expect(stopped.status).to.equal(200);
+        await until(async () => (await a.get(`/transcribes/${tid}`)).body.status === 'done', 10_000, 'done');
+        expect((await a.post(`/transcribes/${tid}/stop`)).status).to.equal(409);
+        const types = (await eventsWhere(s, ['transcribe_created', 'transcribe_progressing', 'transcribe_done'], (d) => d.id === tid)).map((e) => e.event_type);
+        expect(types).to.deep.equal(['transcribe_created', 'transcribe_progressing', 'transcribe_done']);
+        const list = await a.get(`/transcripts?transcribe_id=${tid}`);
+        expect(list.status).to.equal(200);
+        expect(list.body.result.map((r: { message: string }) => r.message)).to.include('talk to an operator');
+        expect(list.body.result[0]).to.have.all.keys('id', 'customer_id', 'transcribe_id', 'direction', 'message', 'offset_ms', 'tm_transcript', 'tm_create');
+        const byCall = await a.get(`/transcribes?resource_id=${c.id}`);
+        expect(byCall.body.result.map((r: { id: string }) => r.id)).to.deep.equal([tid]);
+        await a.post(`/calls/${c.id}/hangup`);
+      } finally {
+        await caller.done;
+        sink.close();
+      }
+    });
+
+    it('a silent call gives no transcripts; hangup ends a running transcribe', async () => {
+      const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'transcribe_start', option: {} }, { type: 'sleep', option: { duration: 2500 } }, { type: 'hangup' }]);
+      const sink = await RtpSink.open();
+      try {
+        expect((await call(number, sink).done).code).to.equal(0);
+      } finally {
+        sink.close();
+      }
+      const db = s.t.ctx.db;
+      const c = await db('calls').where({ customer_id: f.customer.id }).first();
+      const row = await until(
+        async () => {
+          const r = await db('transcribes').where({ reference_id: c!.id }).first();
+          return r?.status === 'done' ? r : null;
+        },
+        15_000,
+        'done after hangup',
+      );
+      expect(row.direction).to.equal('both');
+      expect((await db('transcripts').where({ transcribe_id: row.id })).length).to.equal(0);
+      // it ran: progressing is published only once the recognisers (and on fsmrf their forks) started
+      const types = (await eventsWhere(s, ['transcribe_progressing', 'transcribe_done'], (d) => d.id === row.id)).map((e) => e.event_type);
+      expect(types).to.deep.equal(['transcribe_progressing', 'transcribe_done']);
+    });
+  });
+
+describe('transcribes and transcripts (flows, recordings, bad input)', function () {
   this.timeout(120_000);
   let s: Stack;
 
@@ -15,61 +109,7 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     s = await freshStack();
   });
   after(() => closeStack(s));
-
-  function call(number: string, sink: RtpSink, user = '+15551239999') {
-    return sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, user, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
-  }
-
-  it('POST /transcribes on a live call: a spoken phrase becomes a Transcript and transcript_created; stop → done', async () => {
-    const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 25_000 } }, { type: 'hangup' }]);
-    const a = api(s.t, f);
-    const sink = await RtpSink.open();
-    const caller = call(number, sink);
-    try {
-      const c = await progressingCall(s, f.customer.id);
-      const t = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-US', direction: 'out', phrases: PHRASES });
-      expect(t.status, JSON.stringify(t.body)).to.equal(200);
-      expect(t.body).to.include({ status: 'progressing', reference_type: 'call', reference_id: c.id, direction: 'out', provider: 'pocketsphinx' });
-      const dup = await a.post('/transcribes', { reference_type: 'call', reference_id: c.id, language: 'en-US' });
-      expect(dup.status).to.equal(409);
-      // flite (provider_b) speaks the phrase into the call; the transcriber hears the call's outgoing audio
-      const sp = (await a.post('/speakings', { reference_type: 'call', reference_id: c.id, provider: 'provider_b' })).body.id as string;
-      await until(async () => (await a.get(`/speakings/${sp}`)).body.status === 'active', 10_000, 'speaking active');
-      await sleep(700);
-      await a.post(`/speakings/${sp}/say`, { text: 'talk to an operator' });
-      const tid = t.body.id as string;
-      const ev = await until(
-        async () => {
-          const evs = await eventsWhere(s, ['transcript_created'], (d) => d.transcribe_id === tid);
-          return evs.length ? evs : null;
-        },
-        20_000,
-        'transcript_created',
-      );
-      const texts = ev.map((e) => e.data.message);
-      expect(texts, JSON.stringify(texts)).to.include('talk to an operator');
-      const seg = ev.find((e) => e.data.message === 'talk to an operator')!.data;
-      expect(seg).to.include({ direction: 'out', customer_id: f.customer.id });
-      expect(seg.offset_ms as number).to.be.within(500, 8000);
-
-      const stopped = await a.post(`/transcribes/${tid}/stop`);
-      expect(stopped.status).to.equal(200);
-      await until(async () => (await a.get(`/transcribes/${tid}`)).body.status === 'done', 10_000, 'done');
-      expect((await a.post(`/transcribes/${tid}/stop`)).status).to.equal(409);
-      const types = (await eventsWhere(s, ['transcribe_created', 'transcribe_progressing', 'transcribe_done'], (d) => d.id === tid)).map((e) => e.event_type);
-      expect(types).to.deep.equal(['transcribe_created', 'transcribe_progressing', 'transcribe_done']);
-      const list = await a.get(`/transcripts?transcribe_id=${tid}`);
-      expect(list.status).to.equal(200);
-      expect(list.body.result.map((r: { message: string }) => r.message)).to.include('talk to an operator');
-      expect(list.body.result[0]).to.have.all.keys('id', 'customer_id', 'transcribe_id', 'direction', 'message', 'offset_ms', 'tm_transcript', 'tm_create');
-      const byCall = await a.get(`/transcribes?resource_id=${c.id}`);
-      expect(byCall.body.result.map((r: { id: string }) => r.id)).to.deep.equal([tid]);
-      await a.post(`/calls/${c.id}/hangup`);
-    } finally {
-      await caller.done;
-      sink.close();
-    }
-  });
+  const call = (number: string, sink: RtpSink, user?: string) => callNumberTo(s, number, sink, user);
 
   it('flow transcribe_start → talk → transcribe_stop (free speech, offline): segments stored and published; recordings transcribed', async () => {
     const prompt = 'Hello. Thank you for calling the support line. Please hold while we connect you.';
@@ -131,28 +171,6 @@ describe('transcribes and transcripts (live calls, recordings)', function () {
     const again = await a.post('/transcribes', { reference_type: 'recording', reference_id: rec!.id, language: 'en-US' });
     expect(again.status).to.equal(200);
     expect(again.body.id).to.equal(rt.id);
-  });
-
-  it('a silent call gives no transcripts; hangup ends a running transcribe', async () => {
-    const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'transcribe_start', option: {} }, { type: 'sleep', option: { duration: 2500 } }, { type: 'hangup' }]);
-    const sink = await RtpSink.open();
-    try {
-      expect((await call(number, sink).done).code).to.equal(0);
-    } finally {
-      sink.close();
-    }
-    const db = s.t.ctx.db;
-    const c = await db('calls').where({ customer_id: f.customer.id }).first();
-    const row = await until(
-      async () => {
-        const r = await db('transcribes').where({ reference_id: c!.id }).first();
-        return r?.status === 'done' ? r : null;
-      },
-      15_000,
-      'done after hangup',
-    );
-    expect(row.direction).to.equal('both');
-    expect((await db('transcripts').where({ transcribe_id: row.id })).length).to.equal(0);
   });
 
   it('refuses bad input', async () => {

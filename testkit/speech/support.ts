@@ -123,9 +123,9 @@ export async function eventsWhere(
 }
 
 /** A stack on a clean database, for a suite's before hook. */
-export async function freshStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function freshStack(env: Record<string, string> = {}, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): Promise<Stack> {
   await truncateAll();
-  return startStack(env);
+  return startStack(env, opts);
 }
 
 /** A suite's after hook: no sipp left behind, the stack closed. */

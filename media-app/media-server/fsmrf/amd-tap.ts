@@ -3,21 +3,25 @@
  * engine's own classifiers (media-engine's LegAnalysis: app_amd timing over a VAD, the beep detector,
  * the turns of speech), fed the caller's 20 ms frames from an audio fork of the leg (fork-tap.ts),
  * opened while a detection or the tap runs and stopped when none does. A fork that ends by itself (its
- * connection dropped) rejects what runs with EPIPE and ends the tap (a turn in progress with its
- * 'stop'); the leg's end with ECANCELED; never a hang.
+ * connection dropped) rejects AMD and the beep wait with EPIPE and ends a turn in progress with its
+ * 'stop'; the tap goes on on a new fork of the leg if the dropped one had fed it (one that never gave a
+ * frame is not opened again and again), else it ends, said in the log, as it does when the new fork
+ * cannot open. The leg's end rejects with ECANCELED; never a hang.
  */
 import { LegAnalysis, type AmdRequest, type AmdResult, type BeepResult, type ForkOptions, type SpeechEvent, type VadTapOptions } from '../../../media-engine';
 import type { MediaFork } from '../tap';
+import type { ForkLog } from './fork-tap';
 
 export class ForkAnalysis {
   private readonly analysis: LegAnalysis;
   private opening: Promise<MediaFork> | null = null;
   private closed = false;
 
-  /** `open`: an 'in' fork of the leg at 8 kHz (the endpoint's forkAudioStart); `onSpeech`: the VAD tap's turns. */
+  /** `open`: an 'in' fork of the leg at 8 kHz (the endpoint's forkAudioStart); `onSpeech`: the VAD tap's turns; `log`: a tap's fork lost. */
   constructor(
     private readonly open: (o: ForkOptions) => Promise<MediaFork>,
     onSpeech: (e: SpeechEvent) => void = () => undefined,
+    private readonly log: ForkLog = { warn: () => undefined },
   ) {
     this.analysis = new LegAnalysis(onSpeech);
   }
@@ -89,19 +93,46 @@ export class ForkAnalysis {
   /** The fork that feeds the classifiers, opened once. */
   private frames(): Promise<MediaFork> {
     if (this.opening) return this.opening;
-    const opening = this.open({ mix: 'in', onFrame: (f) => this.analysis.process(f) }).then((fork) => {
-      void fork.ended?.then((why) => {
-        // a fork already released (its stop failed, or raced its drop) says nothing of the one running now
-        if (why === 'stopped' || this.opening !== opening) return;
-        // the next detection or tap opens a fork of its own
-        this.opening = null;
-        this.analysis.cancel(`the audio fork ended: ${why}`, 'EPIPE');
-        this.analysis.stopVad();
-      });
+    let fed = false;
+    const onFrame = (f: Int16Array) => ((fed = true), this.analysis.process(f));
+    const opening = this.open({ mix: 'in', onFrame }).then((fork) => {
+      void fork.ended
+        ?.then((why) => {
+          // a fork already released (its stop failed, or raced its drop) says nothing of the one running now
+          if (why === 'stopped' || this.opening !== opening) return;
+          this.opening = null;
+          this.analysis.cancel(`the audio fork ended: ${why}`, 'EPIPE');
+          this.analysis.breakTurn();
+          if (this.analysis.tapping) this.tapForkLost(why, fed);
+        })
+        // a 'speech' listener that threw on the turn's end: said, never an unhandled rejection
+        .catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'the end of an audio fork of the VAD tap failed'));
       return fork;
     });
     this.opening = opening;
     return opening;
+  }
+
+  /** The VAD tap's fork dropped: a new fork of the leg feeds the tap if that one had fed it; else the tap ends. */
+  private tapForkLost(why: string, fed: boolean): void {
+    if (this.closed) return;
+    if (!fed) {
+      this.analysis.stopVad();
+      return this.log.warn({ why }, "the VAD tap's audio fork dropped before it gave a frame: the VAD tap ends");
+    }
+    const reopening = this.frames();
+    // said once the new fork runs or failed, and only while it is still this tap's (an owner's vadStop or the
+    // leg's end released it meanwhile: the tap, or the next one, is theirs)
+    const ours = () => !this.closed && this.opening === reopening;
+    reopening.then(
+      () => ours() && this.log.warn({ why }, "the VAD tap's audio fork dropped: a new fork of the leg feeds the tap"),
+      (e: unknown) => {
+        if (!ours()) return;
+        this.opening = null;
+        this.analysis.stopVad();
+        this.log.warn({ why, err: e instanceof Error ? e.message : String(e) }, "the VAD tap's audio fork dropped and a new one could not open: the VAD tap ends");
+      },
+    );
   }
 
   private async release(): Promise<void> {

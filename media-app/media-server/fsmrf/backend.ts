@@ -3,8 +3,8 @@
  * FreeSWITCH event socket (MEDIA_SERVER=freeswitch://host:port?password=…), an fsmrf Endpoint per call
  * leg made through fsmrf's createEndpoint on media-app's own Srf (endpoint.ts: the CallEndpoint over
  * it), a conference room per conference (createMix: conference.ts, the switch's own conference). What
- * the backend cannot do (the engine's conference mixer, the AI voice taps, echo cancellation, the
- * endpoint's live transcription, RTP capture) throws MediaBackendUnsupported naming the backend: never a silent no-op.
+ * the backend cannot do (the engine's conference mixer, the AI voice taps, echo cancellation, RTP
+ * capture) throws MediaBackendUnsupported naming the backend: never a silent no-op.
  */
 import type { MediaServer as FsMediaServer } from 'drachtio-fsmrf';
 import type { Conference } from '../../../media-engine';

@@ -26,6 +26,7 @@ import type {
   RecordOptions,
   RecordResult,
   Recording,
+  TranscribeOptions,
   VadTapOptions,
 } from '../../../media-engine';
 import type { CallEndpoint, MusicKind, SwitchRtpCounts } from '../endpoint';
@@ -35,8 +36,8 @@ import type { SharedPrompts } from './shared-prompts';
 import { withSwitchFiles } from './switch-files';
 import { playCollectOn } from './play-collect';
 import { LegMusic, NOT_PLAYED, type MusicPort } from './leg-music';
-import type { ForkTapServer } from './fork-tap';
-import { ForkAnalysis } from './amd-tap';
+import type { ForkTapServer, FsmrfFork } from './fork-tap';
+import { LegTaps } from './leg-taps';
 import type { MediaFork } from '../tap';
 import { SessionRecordings } from './record-session';
 import { switchRtpCounts } from './leg-stats';
@@ -88,12 +89,15 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   /** set while a play or say runs: stopPlayback marks it interrupted */
   private playing: { interrupted: boolean } | null = null;
 
-  /** the leg's audio forks (fork-tap.ts) not stopped yet */
-  private readonly forks = new Set<MediaFork>();
-  /** AMD, the beep and the VAD tap on the engine's classifiers, fed by a fork of the leg (amd-tap.ts) */
-  private readonly analysis = new ForkAnalysis(
-    (o) => this.forkAudioStart(o),
-    (e) => void (this.destroyed || this.emit('speech', e)),
+  /** the leg's forks: its owner's, AMD, the beep and the VAD tap on the engine's classifiers, transcription (leg-taps.ts) */
+  private readonly audio = new LegTaps(
+    (o) => this.tapOpen(o),
+    {
+      speech: (e) => void (this.destroyed || this.emit('speech', e)),
+      transcript: (t) => this.emit('transcript', t),
+      transcriptionError: (e) => this.emit('transcriptionError', e),
+    },
+    { warn: (o, msg) => this.taps?.log.warn({ ...o, leg: this.fs.uuid }, msg) },
   );
 
   /**
@@ -396,48 +400,40 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     return refuse('echo cancellation');
   }
   /** The switch's mod_audio_fork of the leg, over the backend's fork server (fork-tap.ts). */
-  async forkAudioStart(opts: ForkOptions): Promise<MediaFork> {
-    if (!this.taps) throw new MediaBackendUnsupported('fsmrf', 'audio taps (no audio fork server given to the backend)');
-    if (this.destroyed) throw new Error('endpoint is destroyed');
-    const fork = await this.taps.open({ fs: this.fs, run: (op, f) => this.socket.run(op, f) }, opts);
-    this.forks.add(fork);
-    void fork.ended.then(() => this.forks.delete(fork));
-    return fork;
+  forkAudioStart(opts: ForkOptions): Promise<MediaFork> {
+    return this.audio.forkStart(opts);
   }
   /** Stops `fork`, or every fork of the leg; the last one's counters. */
-  async forkAudioStop(fork?: MediaFork): Promise<ForkStats | null> {
-    let last: ForkStats | null = null;
-    for (const f of fork ? [fork] : [...this.forks]) {
-      this.forks.delete(f);
-      last = (await f.stop()) ?? last;
-    }
-    return last;
+  forkAudioStop(fork?: MediaFork): Promise<ForkStats | null> {
+    return this.audio.forkStop(fork);
   }
   /** app_amd's verdict on what the caller says: the engine's classifier on the leg's fork (amd-tap.ts). */
   amd(opts?: AmdRequest): Promise<AmdResult> {
-    return this.analysis.amd(opts);
+    return this.audio.amd(opts);
   }
   /** Cancels a running amd() and waitForBeep() (they reject with ECANCELED). */
   stopAmd(): Promise<void> {
-    return this.analysis.stop();
+    return this.audio.stopAmd();
   }
   /** The voicemail beep: the engine's detector on the leg's fork; rejects with code ETIMEDOUT after timeoutMs. */
   waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
-    return this.analysis.waitForBeep(opts.timeoutMs ?? 20000);
+    return this.audio.waitForBeep(opts.timeoutMs ?? 20000);
   }
-  transcribeStart(): Promise<void> {
-    return refuse('live transcription');
+  /** Live transcription: the engine's recognisers on forks of the leg (leg-transcribe.ts). */
+  transcribeStart(opts: TranscribeOptions = {}): Promise<void> {
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.audio.transcribeStart(opts);
   }
   transcribeStop(): Promise<void> {
-    return refuse('live transcription');
+    return this.audio.transcribeStop();
   }
   /** The VAD tap: the engine's VAD and turns on a fork of the leg (amd-tap.ts), its turns as 'speech' events. */
   vadStart(opts: VadTapOptions = {}): Promise<void> {
     if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
-    return this.analysis.vadStart(opts);
+    return this.audio.vadStart(opts);
   }
   vadStop(): Promise<void> {
-    return this.analysis.vadStop();
+    return this.audio.vadStop();
   }
   /**
    * The switch's RTP counts and inbound quality of the leg (leg-stats.ts): uuid_set_media_stats, then
@@ -474,10 +470,18 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
     void endLeg(this.fs, this.timers);
   }
 
+  /** A fork of the leg over the backend's fork server (fork-tap.ts). */
+  private tapOpen(opts: ForkOptions): Promise<FsmrfFork> {
+    if (!this.taps) return Promise.reject(new MediaBackendUnsupported('fsmrf', 'audio taps (no audio fork server given to the backend)'));
+    if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
+    return this.taps.open({ fs: this.fs, run: (op, f) => this.socket.run(op, f) }, opts);
+  }
+
   private gone(end: EndpointEnd): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.analysis.close();
+    // a hangup still gives the last segments ('transcript' after 'destroy'), as on the engine
+    this.audio.close();
     this.emit('destroy', end);
   }
 }

@@ -89,7 +89,8 @@ export class ForkTapServer extends EventEmitter<ForkTapEvents> {
 
   constructor(
     readonly setting: ForkTapSetting,
-    private readonly log: ForkLog = NO_LOG,
+    /** where it reports what it cannot throw (the fork analysis's lost forks too) */
+    readonly log: ForkLog = NO_LOG,
   ) {
     super();
   }

@@ -1,11 +1,15 @@
 // The fsmrf backend's VAD tap and AMD run on an audio fork of the leg (media-app/media-server/fsmrf/
 // amd-tap.ts ForkAnalysis). A fork released earlier whose stop failed, and whose end is reported late,
 // must not end the tap now running on the next fork (review s44 #4); the leg ending while the VAD
-// loads is said, not a tap that silently never runs. The forks here are the MediaFork interface over
+// loads is said, not a tap that silently never runs. A fork that drops while the tap runs (the switch's
+// connection lost) is replaced by a new fork of the leg, the turn in progress ended with its 'stop'; one
+// that drops before it gave a frame, or whose replacement cannot open, ends the tap, said in the log. The forks here are the MediaFork interface over
 // hand-fed frames (the switch's forks are tested in fsmrf-fork.test.ts); the classifiers are the
 // engine's own (WebRTC VAD) on espeak-ng's speech.
 import { expect } from 'chai';
 import { ForkAnalysis } from '../../../media-app/media-server/fsmrf/amd-tap';
+import { LegTaps } from '../../../media-app/media-server/fsmrf/leg-taps';
+import type { FsmrfFork } from '../../../media-app/media-server/fsmrf/fork-tap';
 import type { MediaFork } from '../../../media-app/media-server/tap';
 import type { SpeechEvent } from '../../../media-engine';
 import { espeakSamples } from '../../../testkit/speech/phrase-recogniser';
@@ -71,6 +75,102 @@ describe('media-app fsmrf: the VAD tap on forks of the leg (ForkAnalysis)', () =
     fa.close();
   });
 
+  /** A ForkAnalysis over hand forks (`fails(n)`: the n-th open, from 0, rejects) with its events and warnings. */
+  const rig = (fails: (n: number) => boolean = () => false) => {
+    const forks: HandFork[] = [];
+    const events: SpeechEvent[] = [];
+    const warned: string[] = [];
+    let opens = 0;
+    const fa = new ForkAnalysis(
+      async (o) => {
+        if (fails(opens++)) throw new Error('the switch refused the fork');
+        const f = handFork(o.onFrame!, false);
+        forks.push(f);
+        return f.fork;
+      },
+      (e) => events.push(e),
+      { warn: (_o, msg) => warned.push(msg) },
+    );
+    return { fa, forks, events, warned, opens: () => opens };
+  };
+  const turns = (events: SpeechEvent[]) => events.map((e) => e.state);
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it("a fork that drops mid-turn: the turn ends with its 'stop' and a new fork of the leg feeds the tap", async () => {
+    const { fa, forks, events, warned } = rig();
+    await fa.vadStart({});
+    const words = espeakSamples('hello there, I would like to check my balance');
+    forks[0]!.feed(words.slice(0, Math.floor(words.length / 2)));
+    expect(turns(events), 'in a turn').to.deep.equal(['start']);
+    forks[0]!.end('connection dropped');
+    await settle();
+    expect(turns(events), 'the turn ended with the drop').to.deep.equal(['start', 'stop']);
+    expect(forks, 'a new fork').to.have.lengthOf(2);
+    expect(warned.join('\n')).to.match(/dropped.*new fork/);
+    forks[1]!.feed(speech());
+    expect(turns(events), 'the new fork feeds the tap').to.deep.equal(['start', 'stop', 'start', 'stop']);
+    await fa.vadStop();
+    fa.close();
+  });
+
+  it('a fork that drops before any frame is not replaced: the tap ends, said in the log; a later start opens a fork again', async () => {
+    const { fa, forks, events, warned } = rig();
+    await fa.vadStart({});
+    forks[0]!.end('connection refused');
+    await settle();
+    expect(forks).to.have.lengthOf(1);
+    expect(events).to.deep.equal([]);
+    expect(warned.join('\n')).to.match(/VAD tap ends/);
+    await fa.vadStart({});
+    expect(forks, 'the next tap has a fork of its own').to.have.lengthOf(2);
+    fa.close();
+  });
+
+  it('a replacement fork that cannot open ends the tap, said in the log', async () => {
+    const { fa, forks, warned, opens } = rig((n) => n === 1);
+    await fa.vadStart({});
+    forks[0]!.feed(speech().slice(0, 800));
+    forks[0]!.end('connection dropped');
+    await settle();
+    await settle();
+    expect(opens()).to.equal(2);
+    expect(warned.join('\n')).to.match(/could not open.*VAD tap ends/);
+    await fa.vadStart({}); // the tap had ended: a new one starts (EBUSY if the old one still ran)
+    expect(forks).to.have.lengthOf(2);
+    fa.close();
+  });
+
+  it('a replacement that fails after its tap was stopped and a new one started leaves the new tap running', async () => {
+    const forks: HandFork[] = [];
+    const events: SpeechEvent[] = [];
+    let failReplacement: (e: Error) => void = () => undefined;
+    let opens = 0;
+    const fa = new ForkAnalysis(
+      (o) => {
+        // the second open (the replacement) hangs until the test fails it
+        if (opens++ === 1) return new Promise<MediaFork>((_r, reject) => (failReplacement = reject));
+        const f = handFork(o.onFrame!, false);
+        forks.push(f);
+        return Promise.resolve(f.fork);
+      },
+      (e) => events.push(e),
+    );
+    await fa.vadStart({});
+    forks[0]!.feed(speech().slice(0, 800));
+    forks[0]!.end('connection dropped');
+    await settle();
+    expect(opens, 'the replacement is opening').to.equal(2);
+    // its owner stops the tap without waiting (a gather ended) and the next gather starts one
+    void fa.vadStop();
+    const next = fa.vadStart({});
+    failReplacement(new Error('the switch refused the fork'));
+    await next;
+    expect(forks, "the new tap's fork").to.have.lengthOf(2);
+    forks[1]!.feed(speech());
+    expect(turns(events), 'the new tap hears').to.include('start');
+    fa.close();
+  });
+
   it('the leg ending while the VAD loads rejects vadStart (ECANCELED) instead of resolving without a tap', async () => {
     const fa = new ForkAnalysis(async (o) => handFork(o.onFrame!, false).fork);
     const started = fa.vadStart({});
@@ -80,5 +180,40 @@ describe('media-app fsmrf: the VAD tap on forks of the leg (ForkAnalysis)', () =
       (e: Error & { code?: string }) => e,
     );
     expect(err?.code).to.equal('ECANCELED');
+  });
+
+  it("a leg's forks each have one owner (LegTaps): the owner's forkStop leaves the VAD tap and transcription running; a dropped transcription fork is said", async () => {
+    const opened: { mix: string; fork: HandFork; stopped: boolean }[] = [];
+    const errors: Error[] = [];
+    const taps = new LegTaps(
+      async (o) => {
+        const f = handFork(o.onFrame!, false);
+        const entry = { mix: String(o.mix), fork: f, stopped: false };
+        const stop = f.fork.stop;
+        f.fork.stop = () => ((entry.stopped = true), stop());
+        opened.push(entry);
+        return f.fork as unknown as FsmrfFork;
+      },
+      { speech: () => undefined, transcript: () => undefined, transcriptionError: (e) => errors.push(e) },
+      { warn: () => undefined },
+    );
+    await taps.forkStart({ mix: 'both', onFrame: () => undefined });
+    await taps.vadStart({});
+    await taps.transcribeStart({ direction: 'in' });
+    expect(opened.map((o) => o.mix)).to.deep.equal(['both', 'in', 'in']);
+    await taps.forkStop();
+    expect(
+      opened.map((o) => o.stopped),
+      "only the owner's fork",
+    ).to.deep.equal([true, false, false]);
+    opened[2]!.fork.end('connection dropped');
+    await settle();
+    expect(errors.map((e) => e.message)).to.deep.equal(['the audio fork of live transcription (in) ended: connection dropped']);
+    taps.close();
+    await settle();
+    expect(
+      opened.map((o) => o.stopped),
+      "the leg's end stops the rest",
+    ).to.deep.equal([true, true, true]);
   });
 });

@@ -237,7 +237,7 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     expect(taps().connections).to.equal(0);
   });
 
-  it("the VAD tap on the leg's fork: the caller's words start a turn and their end stops it ('speech'), a second tap EBUSY, vadStop ends the fork; a dropped fork ends a turn", async () => {
+  it("the VAD tap on the leg's fork: the caller's words start a turn and their end stops it ('speech'), a second tap EBUSY, vadStop ends the fork; a dropped fork ends a turn, a new fork goes on", async () => {
     const { leg, peer } = await suite.call();
     const raw = path.join(suite.dir, 'words-raw.wav');
     const words = path.join(suite.dir, 'words.wav');
@@ -273,16 +273,19 @@ describe('media-app fsmrf backend: audio taps over mod_audio_fork', function () 
     void peer.play(words).catch(() => undefined);
     await started;
     const stopped = boundedOnce(leg, 'speech', 10_000, "the turn's stop at the drop");
+    const replaced = nextConnection();
     socket.terminate();
     await stopped;
     expect(events.map((e) => e.state)).to.deep.equal(['start', 'stop']);
-    await allClosed();
-    // the tap is over: a new one opens a fork of its own
-    const third = nextConnection();
-    await leg.vadStart({});
+    // the tap goes on: a new fork of the leg feeds it (the dropped one had fed it), the caller's next words a turn
+    await replaced;
+    const third = boundedOnce(leg, 'speech', 10_000, 'a turn on the new fork');
+    await peer.play(words);
     await third;
+    expect(events.map((e) => e.state).slice(0, 3)).to.deep.equal(['start', 'stop', 'start']);
     await leg.vadStop();
     await allClosed();
+    expect(taps().connections).to.equal(0);
   });
 
   it('a server closed while it starts to listen does not listen: the port it was starting on is not left bound', async () => {

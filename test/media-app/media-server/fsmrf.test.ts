@@ -180,9 +180,9 @@ describe('media-app fsmrf backend against our event socket', function () {
     expect(fs.readdirSync(shared), 'nothing left in the shared directory').to.deep.equal([]);
   });
 
-  it('refuses by name what needs the engine taps: echo cancellation, transcription, RTP capture, a spoken collect prompt', async () => {
+  it('refuses by name what needs the engine taps: echo cancellation, RTP capture, a spoken collect prompt', async () => {
     const { leg } = await suite.call();
-    const refusals = [leg.echoCancel(), leg.transcribeStart(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
+    const refusals = [leg.echoCancel(), leg.captureRtp(), leg.playCollect({ say: { text: 'press one' } })];
     for (const p of refusals) {
       const err = await p.then(
         () => null,
