@@ -64,6 +64,11 @@ export class Transcriber extends EventEmitter<TranscriberEvents> {
         let stream: SttStream | null = null;
         // write() never blocks: past its backlog the recogniser drops and counts frames
         const fork = await openFork({ mix: side, maxInFlight: 50, legRate: true, onFrame: (f) => (stream ? stream.write(f) : void early.push(f)) });
+        if (this.stopped) {
+          // stopped while this fork opened: it is not kept (nothing would stop it), nothing more opens
+          await fork.stop().catch(() => null);
+          return this;
+        }
         const part: { fork: Pick<AudioFork, 'rate' | 'stop'> | null; stream: SttStream | null } = { fork, stream: null };
         this.parts.push(part);
         const s = provider.createStream({
