@@ -4,7 +4,7 @@
  * backlog: the feeder waits while it is over half full), then the finished utterances.
  */
 import { readWav } from '../audio/wav';
-import type { Direction, SampleRate, TranscriptEvent } from './provider';
+import { SttError, type Direction, type SampleRate, type TranscriptEvent } from './provider';
 import { createSttProvider } from './index';
 
 export interface SamplesTranscription {
@@ -22,10 +22,14 @@ export interface TranscribeSamplesOptions {
   sampleRate?: SampleRate;
   /** each final utterance as it comes */
   onFinal?: (t: TranscriptEvent) => void;
+  /** how long the recogniser may take no audio (its backlog over half full) before the transcription fails (STALL_MS) */
+  stallMs?: number;
 }
 
 /** How long the feeder waits for the backlog to drain, ms. */
 const DRAIN_WAIT_MS = 20;
+/** A recogniser that took no audio this long (no error either) has stopped: the transcription fails. */
+const STALL_MS = 30_000;
 
 /** `samples` through a new stream of the provider; rejects with the stream's error. */
 export async function transcribeSamples(samples: Int16Array, o: TranscribeSamplesOptions): Promise<SamplesTranscription> {
@@ -40,9 +44,15 @@ export async function transcribeSamples(samples: Int16Array, o: TranscribeSample
   });
   // set by the stream's error event (a holder: the loop reads it after awaits)
   const got: { error: Error | null } = { error: null };
+  const stallMs = o.stallMs ?? STALL_MS;
   stream.on('error', (e: Error) => (got.error ??= e));
   for (let off = 0; off < samples.length && !got.error; off += frame) {
-    while (stream.backlogShare() > 0.5 && !got.error) await new Promise((r) => setTimeout(r, DRAIN_WAIT_MS));
+    // the feeding phase's wait, one 20 ms timer at a time, bounded: a recogniser that stopped taking audio ends it
+    for (let waited = 0; stream.backlogShare() > 0.5 && !got.error; waited += DRAIN_WAIT_MS) {
+      if (waited >= stallMs) got.error = new SttError('RECOGNIZER_FAILED', `the recogniser took no audio for ${stallMs} ms`);
+      else await new Promise((r) => setTimeout(r, DRAIN_WAIT_MS));
+    }
+    if (got.error) break;
     const f = new Int16Array(frame);
     f.set(samples.subarray(off, Math.min(samples.length, off + frame)));
     stream.write(f);

@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { transcribeSamples, transcribeWavFile } from '../../../media-engine';
+import { registerSttProvider, type SttStream } from '../../../media-engine/stt';
+import { EventEmitter } from 'node:events';
 import { writeWav } from '../../../media-engine/audio/wav';
 import { espeakSamples } from '../../../testkit/speech/phrase-recogniser';
 
@@ -47,5 +49,27 @@ describe('media-engine/stt: a whole recording transcribed', function () {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a recogniser that stops taking audio (its backlog stays full, no error) fails the transcription after the stall bound, not never', async () => {
+    const aborted: string[] = [];
+    registerSttProvider('test-stalled', () => ({
+      name: 'test-stalled',
+      createStream: () =>
+        Object.assign(new EventEmitter(), {
+          droppedFrames: 0,
+          write: () => undefined,
+          end: async () => undefined,
+          abort: () => void aborted.push('aborted'),
+          backlogShare: () => 1,
+        }) as unknown as SttStream,
+    }));
+    const err = await transcribeSamples(new Int16Array(8000), { language: 'en-US', provider: 'test-stalled', stallMs: 200 }).then(
+      () => null,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(err?.message).to.match(/took no audio for 200 ms/);
+    expect(err?.code).to.equal('RECOGNIZER_FAILED');
+    expect(aborted, 'the stream is let go').to.deep.equal(['aborted']);
   });
 });
