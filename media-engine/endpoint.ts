@@ -15,7 +15,7 @@ import type { DtmfEvent, DtmfForm } from './worker/leg';
 import type { EchoCancelOptions } from './worker/leg-aec';
 import type { AmdRequest, AmdResult, BeepResult, VadTapOptions } from './worker/leg-analysis';
 import type { SourceSpec } from './worker/source-resolver';
-import { Transcriber, type TranscribeOptions } from './transcriber';
+import { LegTranscription, type TranscribeOptions } from './transcriber';
 import type { WorkerHost } from './worker/worker-host';
 import type { EndpointEnd, EndpointEvents, EndpointStats, PlayCollectOptions, PlayCollectResult, Recording } from './endpoint-types';
 
@@ -37,7 +37,11 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
   /** set while bridged to, or conferenced on, another worker */
   private crossLink: CrossLink | null = null;
   private bridgedTo: Endpoint | null = null;
-  private transcriber: Transcriber | null = null;
+  /** live transcription: forks of its own, not in this.forks (forkAudioStop() must not end it) */
+  private readonly transcription = new LegTranscription((o) => new AudioFork(this.host, this.uuid, o).start(), {
+    transcript: (x) => this.emit('transcript', x),
+    error: (e) => this.emit('transcriptionError', e),
+  });
   /** startRecord()s waiting for their recorder's 'recordArmed', by arm id */
   private readonly arming = new Map<number, (rate: number) => void>();
 
@@ -377,25 +381,12 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
    */
   async transcribeStart(opts: TranscribeOptions = {}): Promise<void> {
     if (this.destroyed) throw new Error('endpoint is destroyed');
-    if (this.transcriber) throw new Error('transcription is already running on this endpoint');
-    const t = new Transcriber(opts);
-    this.transcriber = t;
-    t.on('transcript', (x) => this.emit('transcript', x));
-    t.on('error', (e: Error) => this.emit('transcriptionError', e));
-    try {
-      // forks of its own, not in this.forks: forkAudioStop() must not end transcription
-      await t.start((o) => new AudioFork(this.host, this.uuid, o).start());
-    } catch (e) {
-      if (this.transcriber === t) this.transcriber = null;
-      throw e;
-    }
+    await this.transcription.start(opts);
   }
 
   /** Stops transcription; resolves after the last segments have been emitted. */
-  async transcribeStop(): Promise<void> {
-    const t = this.transcriber;
-    this.transcriber = null;
-    await t?.stop();
+  transcribeStop(): Promise<void> {
+    return this.transcription.stop();
   }
 
   /**
@@ -432,8 +423,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     for (const f of this.forks) f.stop().catch(() => {});
     this.forks.clear();
     // a hangup still delivers the last segments ('transcript' events after 'destroy')
-    this.transcriber?.stop().catch(() => {});
-    this.transcriber = null;
+    this.transcription.stop().catch(() => {});
     if (this.crossLink) await (this.conference ? this.leaveConference() : this.unbridge()).catch(() => {});
     await this.onDestroy(this);
   }
@@ -455,8 +445,7 @@ export class Endpoint extends EventEmitter<EndpointEvents> {
     if (this.destroyed) return;
     this.destroyed = true;
     this.conference = null;
-    this.transcriber?.abort();
-    this.transcriber = null;
+    this.transcription.abort();
     // after a worker's death nothing else releases these: the forks' sinks, and a link to a peer on
     // another worker (the peer's side of it stops there)
     for (const f of this.forks) f.stop().catch(() => {});

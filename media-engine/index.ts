@@ -49,6 +49,6 @@ export { transcribeSamples, transcribeWavFile, type SamplesTranscription } from 
 export { configureTtsCache, createTtsProvider, EspeakProvider, espeakVoiceFor } from './tts';
 export type { TtsProvider, EspeakStreamOptions } from './tts';
 export { espeakPool } from './tts/espeak-pool';
-export { Transcriber } from './transcriber';
+export { LegTranscription, Transcriber, type OpenTranscriptionFork } from './transcriber';
 /** A leg's RTP capture records (Endpoint.takeRtpCapture), for the platform's store and pcap. */
 export { parseRtpCapture, RECORD_HEADER, type CapturedDatagram } from '../core/audio/capture-format';

@@ -119,3 +119,53 @@ function toTranscript(t: TranscriptEvent, side: 'in' | 'out'): Transcript {
   if (t.confidence !== undefined) r.confidence = t.confidence;
   return r;
 }
+
+/** How a transcription opens a fork of its leg: the engine's AudioFork, or a backend's (media-app's fsmrf legs). */
+export type OpenTranscriptionFork = (o: ForkOptions) => Promise<Pick<AudioFork, 'rate' | 'stop'>>;
+
+/**
+ * A leg's live transcription, one at a time (transcribeStart / transcribeStop): a Transcriber on forks of
+ * the leg of its own (not the leg's forkAudioStart forks: forkAudioStop does not end it), its segments and
+ * errors handed to `on`. The embedded engine's Endpoint and media-app's fsmrf legs each hold one.
+ */
+export class LegTranscription {
+  private running: Transcriber | null = null;
+
+  constructor(
+    private readonly open: OpenTranscriptionFork,
+    private readonly on: { transcript: (t: Transcript) => void; error: (e: Error) => void },
+  ) {}
+
+  /** Whether a transcription runs. */
+  get active(): boolean {
+    return this.running !== null;
+  }
+
+  /** Starts recognising; rejects, leaving nothing running, when a fork or the provider cannot start. */
+  async start(opts: TranscribeOptions = {}): Promise<void> {
+    if (this.running) throw new Error('transcription is already running on this endpoint');
+    const t = new Transcriber(opts);
+    this.running = t;
+    t.on('transcript', (x) => this.on.transcript(x));
+    t.on('error', (e: Error) => this.on.error(e));
+    try {
+      await t.start(this.open);
+    } catch (e) {
+      if (this.running === t) this.running = null;
+      throw e;
+    }
+  }
+
+  /** Stops recognising; resolves once the last segments were given (a hangup's too). */
+  async stop(): Promise<void> {
+    const t = this.running;
+    this.running = null;
+    await t?.stop();
+  }
+
+  /** Stops at once, dropping audio not yet recognised (the leg is gone with its worker). */
+  abort(): void {
+    this.running?.abort();
+    this.running = null;
+  }
+}

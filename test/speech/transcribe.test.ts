@@ -12,7 +12,7 @@ const callNumberTo = (s: Stack, number: string, sink: RtpSink, user = '+15551239
   sipp(uacWaitsForBye(`${number}@127.0.0.1:${s.p.sipPort}`, user, sink.port), [`127.0.0.1:${s.p.sipPort}`, '-i', '127.0.0.1', '-m', '1'], { killAfterMs: 60_000 });
 
 // A call's live transcription on both media backends: the embedded engine, and fsmrf (drachtio-fsmrf against
-// our switch, esl/), where the same recognisers run on forks of the leg (media-app/media-server/fsmrf/leg-transcribe.ts).
+// our switch, esl/), where the same recognisers run on forks of the leg (media-app/media-server/fsmrf/leg-taps.ts).
 for (const backend of ['embedded', 'fsmrf'] as const)
   describe(`live transcription of a call (${backend} media backend)`, function () {
     this.timeout(120_000);

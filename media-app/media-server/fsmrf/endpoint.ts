@@ -419,7 +419,7 @@ export class FsmrfCallEndpoint extends EventEmitter<EndpointEvents> implements C
   waitForBeep(opts: { timeoutMs?: number } = {}): Promise<BeepResult> {
     return this.audio.waitForBeep(opts.timeoutMs ?? 20000);
   }
-  /** Live transcription: the engine's recognisers on forks of the leg (leg-transcribe.ts). */
+  /** Live transcription: the engine's recognisers on forks of the leg (leg-taps.ts). */
   transcribeStart(opts: TranscribeOptions = {}): Promise<void> {
     if (this.destroyed) return Promise.reject(new Error('endpoint is destroyed'));
     return this.audio.transcribeStart(opts);

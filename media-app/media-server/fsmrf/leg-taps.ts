@@ -1,14 +1,26 @@
 /**
  * A leg's audio taps on the fsmrf backend (README.md beside, "Audio taps"), every one a fork of the leg
  * over the backend's fork server (fork-tap.ts): the forks its owner asked for (forkAudioStart), the
- * classifiers' fork (AMD, the beep, the VAD tap: amd-tap.ts) and live transcription's (leg-transcribe.ts).
- * The leg's end closes them: what runs rejects, transcription gives its last segments.
+ * classifiers' fork (AMD, the beep, the VAD tap: amd-tap.ts) and live transcription's (media-engine's
+ * LegTranscription, as on the embedded engine: the same recognisers, so the same words; a fork the switch
+ * drops is a transcription error, that side hearing nothing more). The leg's end closes them: what runs
+ * rejects, transcription gives its last segments.
  */
-import type { AmdRequest, AmdResult, BeepResult, ForkOptions, ForkStats, SpeechEvent, Transcript, TranscribeOptions, VadTapOptions } from '../../../media-engine';
+import {
+  LegTranscription,
+  type AmdRequest,
+  type AmdResult,
+  type BeepResult,
+  type ForkOptions,
+  type ForkStats,
+  type SpeechEvent,
+  type Transcript,
+  type TranscribeOptions,
+  type VadTapOptions,
+} from '../../../media-engine';
 import type { MediaFork } from '../tap';
 import { ForkAnalysis } from './amd-tap';
 import type { ForkLog, FsmrfFork } from './fork-tap';
-import { LegTranscription } from './leg-transcribe';
 
 /** Where the taps' results go: the leg's events. */
 export interface LegTapEvents {
@@ -31,7 +43,16 @@ export class LegTaps {
   ) {
     // the classifiers' fork is theirs alone: forkStop() of the owner's forks leaves AMD and the VAD tap running
     this.analysis = new ForkAnalysis(open, events.speech, log);
-    this.transcription = new LegTranscription(open, events.transcript, events.transcriptionError);
+    this.transcription = new LegTranscription((o) => this.transcriptionFork(o, events.transcriptionError), { transcript: events.transcript, error: events.transcriptionError });
+  }
+
+  /** A fork for transcription: one the switch drops while it runs is said as the recognisers' errors are. */
+  private async transcriptionFork(o: ForkOptions, onError: (e: Error) => void): Promise<FsmrfFork> {
+    const fork = await this.open(o);
+    void fork.ended.then((why) => {
+      if (why !== 'stopped' && this.transcription.active) onError(new Error(`the audio fork of live transcription (${o.mix}) ended: ${why}`));
+    });
+    return fork;
   }
 
   /** A fork of the leg for its owner; forkStop() without one stops every such fork. */
