@@ -4,7 +4,6 @@
  * RFC 4733 at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
-import dns from 'node:dns';
 import net from 'node:net';
 import { decodeG711Range, encodeG711Range, type G711Law } from '../../core/audio/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
@@ -15,7 +14,7 @@ import { TelephoneEventReceiver, TelephoneEventSender, type DetectedEvent } from
 import type { NegotiatedMedia } from '../sdp/sdp';
 import { LegCodec } from './leg-codec';
 import { opusTicks, PassMapping, PassQueue } from './opus-pass';
-import { createTransport, intToIpv4, ipv4ToInt, TIME_ORIGIN, type RtpTransport } from './rtp-transport';
+import { createTransport, intToIpv4, ipv4ToInt, resolvePeer, TIME_ORIGIN, type RtpTransport } from './rtp-transport';
 import { SourceLatch } from './rtp-source';
 import type { RtpCapture } from './rtp-capture';
 import { LS } from '../native/leg-layout';
@@ -144,15 +143,9 @@ export class RtpSession {
     this.media = media;
     if (!changed) return;
     this.source.signalled(media.remoteAddress, media.remotePort, media.remoteRtcpPort);
-    if (this.source.remote?.ip === 0 && net.isIP(media.remoteAddress) === 0) this.resolveSignalled(media.remoteAddress);
-  }
-
-  /** The SDP named a host: its address, once looked up, is the signalled one (strict RTP, a C leg's send). */
-  private resolveSignalled(address: string): void {
-    dns.lookup(address, { family: 4 }, (err, resolved) => {
-      const ip = err || this.closed ? null : ipv4ToInt(resolved);
-      if (ip) this.source.resolved(address, ip);
-    });
+    // the SDP named a host: its address, once looked up, is the signalled one (strict RTP, a C leg's send)
+    const remote = this.source.remote;
+    if (remote?.ip === 0 && net.isIP(media.remoteAddress) === 0) resolvePeer(remote, (ip) => this.closed || this.source.resolved(media.remoteAddress, ip));
   }
 
   /** The codec state for `media`: a new wideband codec (and a jitter buffer at its rate) when it changed. */

@@ -76,15 +76,25 @@ export function peer(address: string, port: number): Peer {
   return { address, ip: ipv4ToInt(address) ?? 0, port };
 }
 
-/** Host names being resolved for native sends (one lookup at a time per peer; a failed one is tried again at the next send). */
-const resolving = new WeakSet<Peer>();
-function resolveLater(to: Peer): void {
-  if (resolving.has(to)) return;
-  resolving.add(to);
+/** Host names being looked up, by peer, with who waits for the answer (one lookup at a time per peer). */
+const resolving = new WeakMap<Peer, Array<(ip: number) => void>>();
+
+/**
+ * Looks the host name of `to` up (IPv4): fills in `to.ip`, then calls `then` with it. One lookup at a time
+ * per peer (a second ask waits for the first's answer); a failed one is tried again at the next ask (a
+ * native send asks at each send until it resolves; the session when the SDP comes, rtp-session.ts).
+ */
+export function resolvePeer(to: Peer, then?: (ip: number) => void): void {
+  const waiting = resolving.get(to);
+  if (waiting) return void (then && waiting.push(then));
+  resolving.set(to, then ? [then] : []);
   dns.lookup(to.address, { family: 4 }, (err, resolved) => {
+    const waiters = resolving.get(to) ?? [];
     resolving.delete(to);
     const n = err ? null : ipv4ToInt(resolved);
-    if (n !== null) to.ip = n;
+    if (n === null) return;
+    to.ip = n;
+    for (const w of waiters) w(n);
   });
 }
 
@@ -159,7 +169,7 @@ class NativeTransport implements RtpTransport {
 
   send(packet: Buffer, to: Peer): void {
     if (this.fd < 0) return;
-    if (to.ip === 0) return resolveLater(to); // a host name in the SDP: sent to once resolved (dgram resolves per send)
+    if (to.ip === 0) return resolvePeer(to); // a host name in the SDP: sent to once resolved (dgram resolves per send)
     this.io.send(this.fd, packet, packet.length, to.ip, to.port); // a full buffer or an ICMP error loses this packet only
   }
 

@@ -116,7 +116,7 @@ describe('media-engine strict RTP: the source a leg latches to (virtual time)', 
     expect(sendRun(s, HOST, ATTACKER_PORT, 900, 6, quiet)).to.deep.equal([false, false, false, true, true, true]);
     expect(s.admit(HOST, SDP_PORT, 11, quiet + 130), 'the signalled address, back').to.equal(true);
     expect(s.remote).to.deep.include({ ip: HOST, port: SDP_PORT });
-    // the send path's lookup (rtp-transport.ts resolveLater) fills in the peer it sends to, the signalled one: the same
+    // the send path's lookup (rtp-transport.ts resolvePeer) fills in the peer it sends to, the signalled one: the same
     const n = new SourceLatch();
     n.signalled('media.example', SDP_PORT, SDP_PORT + 1);
     n.remote!.ip = HOST;
