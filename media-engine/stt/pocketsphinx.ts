@@ -143,13 +143,18 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
     }
   }
 
+  /** Bytes waiting for the recogniser: in its pipe's buffer, or queued before the process took the pipe. */
+  private get backlogBytes(): number {
+    return this.writer ? this.writer.writableLength : this.queuedBytes;
+  }
+
   backlogShare(): number {
-    return Math.min(1, (this.writer ? this.writer.writableLength : this.queuedBytes) / this.maxBacklogBytes);
+    return Math.min(1, this.backlogBytes / this.maxBacklogBytes);
   }
 
   write(frame: Frame): void {
     if (this.ended || this.closed) return;
-    if ((this.writer ? this.writer.writableLength : this.queuedBytes) > this.maxBacklogBytes) {
+    if (this.backlogBytes > this.maxBacklogBytes) {
       this.droppedFrames++;
       return;
     }
