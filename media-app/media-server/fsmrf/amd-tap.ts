@@ -4,18 +4,26 @@
  * the turns of speech), fed the caller's 20 ms frames from an audio fork of the leg (fork-tap.ts),
  * opened while a detection or the tap runs and stopped when none does. A fork that ends by itself (its
  * connection dropped) rejects AMD and the beep wait with EPIPE and ends a turn in progress with its
- * 'stop'; the tap goes on on a new fork of the leg if the dropped one had fed it (one that never gave a
- * frame is not opened again and again), else it ends, said in the log, as it does when the new fork
- * cannot open. The leg's end rejects with ECANCELED; never a hang.
+ * 'stop'; the tap goes on on a new fork of the leg if the dropped one had fed it, else it ends, said in
+ * the log, as it does when the new fork cannot open. A switch that keeps dropping forks is not reopened
+ * for ever: a fork that fed less than a second of audio is a short one, and the third short one in a
+ * row ends the tap (counted in audio, so no timer). The leg's end rejects with ECANCELED; never a hang.
  */
 import { LegAnalysis, type AmdRequest, type AmdResult, type BeepResult, type ForkOptions, type SpeechEvent, type VadTapOptions } from '../../../media-engine';
 import type { MediaFork } from '../tap';
 import type { ForkLog } from './fork-tap';
 
+/** A fork that fed fewer frames than this (1 s of 20 ms frames) before it dropped is a short one. */
+const SHORT_FORK_FRAMES = 50;
+/** The VAD tap ends at this many short forks in a row. */
+const SHORT_FORKS_MAX = 3;
+
 export class ForkAnalysis {
   private readonly analysis: LegAnalysis;
   private opening: Promise<MediaFork> | null = null;
   private closed = false;
+  /** Short forks in a row under the VAD tap now running (a new tap starts at 0). */
+  private shortForks = 0;
 
   /** `open`: an 'in' fork of the leg at 8 kHz (the endpoint's forkAudioStart); `onSpeech`: the VAD tap's turns; `log`: a tap's fork lost. */
   constructor(
@@ -30,6 +38,7 @@ export class ForkAnalysis {
   async vadStart(o: VadTapOptions): Promise<void> {
     if (this.closed) throw new Error('endpoint is destroyed');
     await this.analysis.startVad(o);
+    this.shortForks = 0;
     // the leg's end while the VAD loaded: no tap, said so; a vadStop meanwhile: the tap did not start, as asked
     if (this.closed) throw Object.assign(new Error('the endpoint is gone'), { code: 'ECANCELED' });
     if (!this.analysis.active) return;
@@ -93,8 +102,8 @@ export class ForkAnalysis {
   /** The fork that feeds the classifiers, opened once. */
   private frames(): Promise<MediaFork> {
     if (this.opening) return this.opening;
-    let fed = false;
-    const onFrame = (f: Int16Array) => ((fed = true), this.analysis.process(f));
+    let fed = 0;
+    const onFrame = (f: Int16Array) => (fed++, this.analysis.process(f));
     const opening = this.open({ mix: 'in', onFrame }).then((fork) => {
       void fork.ended
         ?.then((why) => {
@@ -113,12 +122,18 @@ export class ForkAnalysis {
     return opening;
   }
 
-  /** The VAD tap's fork dropped: a new fork of the leg feeds the tap if that one had fed it; else the tap ends. */
-  private tapForkLost(why: string, fed: boolean): void {
+  /** The VAD tap's fork dropped after `fed` frames: a new fork of the leg feeds the tap, unless that one fed
+   * none or was the last of SHORT_FORKS_MAX short ones in a row; then the tap ends. */
+  private tapForkLost(why: string, fed: number): void {
     if (this.closed) return;
-    if (!fed) {
+    if (fed === 0) {
       this.analysis.stopVad();
       return this.log.warn({ why }, "the VAD tap's audio fork dropped before it gave a frame: the VAD tap ends");
+    }
+    this.shortForks = fed < SHORT_FORK_FRAMES ? this.shortForks + 1 : 0;
+    if (this.shortForks >= SHORT_FORKS_MAX) {
+      this.analysis.stopVad();
+      return this.log.warn({ why, forks: this.shortForks }, "the VAD tap's audio forks dropped, each before a second of audio, too many times in a row: the VAD tap ends");
     }
     const reopening = this.frames();
     // said once the new fork runs or failed, and only while it is still this tap's (an owner's vadStop or the

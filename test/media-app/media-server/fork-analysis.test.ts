@@ -3,7 +3,8 @@
 // must not end the tap now running on the next fork (review s44 #4); the leg ending while the VAD
 // loads is said, not a tap that silently never runs. A fork that drops while the tap runs (the switch's
 // connection lost) is replaced by a new fork of the leg, the turn in progress ended with its 'stop'; one
-// that drops before it gave a frame, or whose replacement cannot open, ends the tap, said in the log. The forks here are the MediaFork interface over
+// that drops before it gave a frame, or whose replacement cannot open, or the third in a row to drop
+// before a second of audio, ends the tap, said in the log. The forks here are the MediaFork interface over
 // hand-fed frames (the switch's forks are tested in fsmrf-fork.test.ts); the classifiers are the
 // engine's own (WebRTC VAD) on espeak-ng's speech.
 import { expect } from 'chai';
@@ -123,6 +124,33 @@ describe('media-app fsmrf: the VAD tap on forks of the leg (ForkAnalysis)', () =
     expect(warned.join('\n')).to.match(/VAD tap ends/);
     await fa.vadStart({});
     expect(forks, 'the next tap has a fork of its own').to.have.lengthOf(2);
+    fa.close();
+  });
+
+  it('a switch that keeps dropping forks within a second of audio: the third short fork in a row ends the tap, said in the log', async () => {
+    const { fa, forks, warned } = rig();
+    await fa.vadStart({});
+    const second = new Int16Array(8000); // 1 s of silence: 50 frames
+    const drop = async (i: number, samples: Int16Array) => {
+      forks[i]!.feed(samples);
+      forks[i]!.end('connection dropped');
+      await settle();
+      await settle();
+    };
+    await drop(0, second.slice(0, 800)); // short (5 frames): replaced
+    await drop(1, second.slice(0, 800)); // short: replaced
+    await drop(2, second); // a whole second fed: replaced, the count starts again
+    await drop(3, second.slice(0, 800));
+    await drop(4, second.slice(0, 800));
+    expect(forks, 'two short forks after a long one are replaced').to.have.lengthOf(6);
+    expect(warned.join('\n')).to.not.match(/too many/);
+    await drop(5, second.slice(0, 800)); // the third short fork in a row
+    expect(forks, 'not opened again').to.have.lengthOf(6);
+    expect(warned.at(-1)).to.match(/too many times in a row: the VAD tap ends/);
+    await fa.vadStart({}); // the tap had ended (EBUSY if it still ran); a new tap counts from 0
+    expect(forks).to.have.lengthOf(7);
+    await drop(6, second.slice(0, 800));
+    expect(forks, 'the new tap replaces its first short fork').to.have.lengthOf(8);
     fa.close();
   });
 
