@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isEngineFormat, readWav, readWavInfo } from '../../../media-engine/audio/wav';
 import { createVad, voicedSegments } from '../../../media-engine/dsp/vad';
-import { createTtsProvider, EspeakProvider, espeakVoiceFor, FliteProvider, fliteAvailable, TtsError, ttsProviderNames } from '../../../media-engine/tts';
+import { CachedTtsProvider, createTtsProvider, EspeakProvider, espeakVoiceFor, FliteProvider, fliteAvailable, TtsError, ttsProviderNames } from '../../../media-engine/tts';
 import { forEachFrame, rms } from '../../../testkit/media-engine/audio';
 
 async function expectTtsError(p: Promise<unknown>, code: string): Promise<void> {
@@ -98,6 +98,23 @@ describe('media-engine/tts', function () {
     const de = await b.synthesize('Guten Tag.', { language: 'de-DE' });
     expect(de.durationMs).to.be.greaterThan(500);
     if (fliteAvailable()) await expectTtsError(new FliteProvider({ outDir: dir }).synthesize('Bonjour', { language: 'fr-FR' }), 'UNSUPPORTED_LANGUAGE');
+  });
+
+  it('a cache entry that cannot be read fails the request with its error; no synthesis is hidden behind it', async () => {
+    // root reads every file, so the unreadable entry is a directory in the prompt's place (EISDIR on the read)
+    const inner = new EspeakProvider({ outDir: dir });
+    let made = 0;
+    const counted = Object.assign(Object.create(inner) as EspeakProvider, {
+      synthesize: (...a: Parameters<EspeakProvider['synthesize']>) => (made++, inner.synthesize(...a)),
+    });
+    const tts = new CachedTtsProvider(counted, dir);
+    fs.mkdirSync(tts.pathFor('Unreadable.'));
+    let err: NodeJS.ErrnoException | undefined;
+    await tts.synthesize('Unreadable.').catch((e: NodeJS.ErrnoException) => (err = e));
+    expect(err?.code).to.equal('EISDIR');
+    expect(made, 'not synthesised again').to.equal(0);
+    expect((await tts.synthesize('Readable.')).cached, 'another text is made as usual').to.equal(false);
+    expect(made).to.equal(1);
   });
 
   it('errors: empty text, unknown provider, unknown language, bad voice name', async () => {
