@@ -191,6 +191,7 @@ async function startMedia({ config, app, logger }: MediaAppDeps, closers: Closer
     // its cache of prompts, fetched URLs and speech: media-app's alone (0700, ours: refused at start otherwise)
     cacheDir: privateDir(engineCacheDir(config.dataDir), 'DATA_DIR'),
     ttsCache: app.ttsCache,
+    promptCache: { maxCacheBytes: app.mediaServerPromptCacheMaxBytes },
   });
   if (media.rtpIo === 'dgram') logger.warn('media workers use node:dgram for RTP: the native sockets are not built (scripts/build-native.sh), each packet costs more');
   if ((app.rtp.workerRealtime || (app.rtp.workerNice ?? 0) < 0) && !globalThis.process.execArgv.includes('--single-threaded-gc'))

@@ -14,6 +14,7 @@ import { PortPool } from './worker/port-pool';
 import { RealtimeGuard, type ScheduleChange, type WorkerRealtimeOptions } from './worker/realtime';
 import type { EventMessage } from './worker/protocol';
 import type { TtsCacheBounds } from './tts/cache-trim';
+import type { CacheBounds } from './sources/cache-index';
 import { defaultRtpIo, ipv4ToInt, RTP_IO_KINDS, type RtpIoKind } from './worker/rtp-transport';
 import { rtpIo, rtpIoError, rtpUring, rtpUringError, type UringCounters } from './native';
 import { WorkerCallError, WorkerHost } from './worker/worker-host';
@@ -33,6 +34,8 @@ export interface MediaServerOptions {
   ttsProvider?: string;
   /** The bound of the speech it caches (media-engine/tts/cache-trim.ts; default 10000 prompts, 1 GiB) */
   ttsCache?: TtsCacheBounds;
+  /** The bound of the play URLs it fetches and converts (media-engine/sources/cache-index.ts; default 10000 URLs, 1 GiB) */
+  promptCache?: CacheBounds;
   /** The egress policy's settings (core/net) for play URLs; each worker builds its policy from them. Default: public addresses only. */
   egress?: EgressSettings;
   /**
@@ -157,6 +160,7 @@ export class MediaServer extends EventEmitter<MediaServerEvents> {
           cacheDir: opts.cacheDir,
           ttsProvider: opts.ttsProvider,
           ttsCache: opts.ttsCache,
+          promptCache: opts.promptCache,
           tickPhases: opts.tickPhases,
           egress: opts.egress,
           nice: opts.workerNice,

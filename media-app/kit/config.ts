@@ -68,7 +68,7 @@ const schema = z.object({
   MEDIA_SERVER_PROMPTS_DIR: z.string().trim().min(1).optional(),
   /** media-app's own cache of the prompts it fetches and synthesises for the switch, 0700 and its user's (default $DATA_DIR/prompt-cache). */
   MEDIA_SERVER_PROMPT_CACHE_DIR: z.string().trim().min(1).optional(),
-  /** The most that cache keeps of fetched prompts (bodies and conversions), MB: least recently used first out. */
+  /** The most each cache of fetched prompts keeps (bodies and conversions: the engine's play URLs, media-app's own cache above for the switch), MB: least recently used first out. */
   MEDIA_SERVER_PROMPT_CACHE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(1024),
   /** The most each cache of synthesised speech keeps (the engine's, media-app's own), MB and prompts: least recently used first out (media-engine/tts/cache-trim.ts). */
   TTS_CACHE_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(1024),

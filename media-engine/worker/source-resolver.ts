@@ -12,7 +12,7 @@ import path from 'node:path';
 import { type FrameSource } from '../dsp/frame';
 import { parseTeletone } from '../dsp/teletone';
 import { beep, dtmfTones, ringback, silence, ToneSource } from '../dsp/tones';
-import { AudioSourceError, isUrl, openPreparedReader, playUrlFailure, prepareAudio } from '../sources';
+import { AudioSourceError, isUrl, openPreparedReader, playUrlFailure, prepareAudio, type CacheBounds } from '../sources';
 import { configureTtsCache, createTtsProvider, type CachedTtsProvider, type TtsCacheBounds, type TtsOptions } from '../tts';
 import { StreamedSpeech } from '../tts/streamed-speech';
 import { loadEspeakLanguages } from '../tts/espeak';
@@ -26,12 +26,15 @@ let cacheDir: string | undefined;
 let ttsProvider = 'espeak-ng';
 /** Who play URLs may be fetched from: the node's settings (MediaServerOptions.egress); without them fetchToCache's default (public only). */
 let egress: EgressPolicy | undefined;
+/** The bound of the fetched play URLs and their conversions (MediaServerOptions.promptCache); without it the fetch cache's defaults. */
+let promptCache: CacheBounds = {};
 const tts = new Map<string, CachedTtsProvider>();
 
-/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings; the speech cache's bound. */
-export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings; ttsCache?: TtsCacheBounds }): void {
+/** Where converted prompts, fetched URLs and synthesized speech are cached; the default TTS provider; the egress policy's settings; the speech cache's and the fetched prompts' bounds. */
+export function configureSources(o: { cacheDir?: string; ttsProvider?: string; egress?: EgressSettings; ttsCache?: TtsCacheBounds; promptCache?: CacheBounds }): void {
   if (o.cacheDir) cacheDir = o.cacheDir;
   if (o.ttsCache) configureTtsCache(o.ttsCache);
+  if (o.promptCache) promptCache = o.promptCache;
   if (o.ttsProvider) ttsProvider = o.ttsProvider;
   if (o.egress) egress = new EgressPolicy(o.egress);
 }
@@ -105,7 +108,7 @@ async function openFile(spec: string, wideband: boolean, startMs: number): Promi
   const source = spec.startsWith('file://') ? spec.slice(7) : spec;
   try {
     // conversion (sox) and URL fetches are cached on disk; the reader streams a second at a time
-    const prepared = await prepareAudio(source, { cacheDir: path.join(cacheRoot(), 'audio'), egress, wideband });
+    const prepared = await prepareAudio(source, { ...promptCache, cacheDir: path.join(cacheRoot(), 'audio'), egress, wideband });
     try {
       return openPreparedReader(prepared.path, startMs > 0 ? { startMs } : undefined);
     } finally {
