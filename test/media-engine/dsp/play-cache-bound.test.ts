@@ -9,9 +9,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { MediaServer } from '../../../media-engine';
 import { wavHeader } from '../../../media-engine/audio/wav';
-import { pcmuOffer, useMediaServer } from '../../../testkit/media-engine/support';
+import { useMediaServer, usePcmuEndpoint } from '../../../testkit/media-engine/support';
 import { until } from '../../../testkit/poll';
-import dgram from 'node:dgram';
 
 /** n × 20 ms of a quiet square wave at 8 kHz: each n its own body. */
 function wav(n: number): Buffer {
@@ -34,6 +33,7 @@ describe("media-engine: the workers' cache of play URLs keeps MediaServerOptions
     },
     (f) => ({ ms, dir } = f),
   );
+  const leg = usePcmuEndpoint(() => ms);
 
   it('four URLs played, two entries left', async () => {
     const server = http.createServer((req, res) => {
@@ -42,10 +42,7 @@ describe("media-engine: the workers' cache of play URLs keeps MediaServerOptions
       res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav(n * 5));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const far = dgram.createSocket('udp4');
-    far.on('error', () => undefined);
-    await new Promise<void>((r) => far.bind(0, '127.0.0.1', r));
-    const ep = await ms.createEndpoint({ remoteSdp: pcmuOffer(far.address().port) });
+    const ep = leg.get();
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       for (const n of [1, 2, 3, 4]) expect((await ep.play(`${base}/p${n}.wav`)).playbackMilliseconds).to.be.above(0);
@@ -53,8 +50,6 @@ describe("media-engine: the workers' cache of play URLs keeps MediaServerOptions
       const entries = () => fs.readdirSync(audio).filter((f) => /^url-[0-9a-f]{64}\.json$/.test(f)).length;
       await until(() => entries() === 2, 10_000, 'the worker trimmed its play cache to 2 URLs');
     } finally {
-      await ep.destroy();
-      far.close();
       server.close();
     }
   });
