@@ -40,15 +40,15 @@ function toLevel(x: Float64Array, levelDb: number): Float64Array {
   return x.map((v) => v * k);
 }
 
-/** White or pink (Paul Kellet's filter over white) noise, NOISE_SECONDS long, at `levelDb`. */
-export function noise(color: 'white' | 'pink', levelDb: number): Float64Array {
+/** White or pink (Paul Kellet's filter over white) noise, NOISE_SECONDS long, at `levelDb`; `random` in [0, 1) draws it. */
+export function noise(color: 'white' | 'pink', levelDb: number, random: () => number = Math.random): Float64Array {
   const n = NOISE_SECONDS * RATE;
   const out = new Float64Array(n);
   let b0 = 0,
     b1 = 0,
     b2 = 0;
   for (let i = 0; i < n; i++) {
-    const w = Math.random() * 2 - 1;
+    const w = random() * 2 - 1;
     if (color === 'white') out[i] = w;
     else {
       b0 = 0.99765 * b0 + w * 0.099046;

@@ -6,7 +6,8 @@
  * over lags 0-600 ms; a lag that explains the near envelope well (Pearson over the blocks where the caller's side is loud, ≥ 0.8
  * over 1 s, ≥ 0.85 over a short run when nothing is known yet, at the same lag ±20 ms in two estimates in a row,
  * with echo in at least 70 % of the blocks where the agent is loud — for a first path over the last 3 s, so a caller
- * who starts over the agent after it talked to silence is not taken for its echo — and attenuated: gain ≤ 1) gives the echo path (delay and gain, the gain being the
+ * who starts over the agent after it talked to silence is not taken for its echo, at one gain in those blocks and
+ * over at least 200 ms of the agent's voice — and attenuated: gain ≤ 1) gives the echo path (delay and gain, the gain being the
  * median near/far ratio, moving by at most 5 % per estimate so a caller over the echo does not inflate it). Each near 20 ms frame is then echo (passed on as silence, so neither the
  * VAD nor the recogniser hears it) when it is no louder than the predicted echo plus a margin of 8 dB,
  * and the caller (passed on whole) otherwise, with 240 ms of hangover so the caller's words are not
@@ -35,6 +36,8 @@ const FAR_FLOOR = 150;
 const HISTORY = 400; // blocks kept
 const SEEN = 300; // blocks over which a first echo path must have been there whenever the agent was loud: 3 s
 const MAX_GAIN = 1; // an echo path louder than what was sent (0 dB) is not one
+const FIRST_BLOCKS = 20; // blocks where the agent was loud that a first path must explain: 200 ms of its voice
+const FIRST_SPREAD = 0.3; // most spread (interquartile, log10) of those blocks' near/far ratios: a factor of 2
 
 export interface EchoPath {
   lagMs: number;
@@ -296,7 +299,10 @@ export class EchoGuard {
   /**
    * Whether an echo at lag `d` was there in 70 % of the last `w` near blocks where the agent was loud:
    * near above 0.02 of far and above twice the line's own floor (its 20th percentile over those blocks), so
-   * a noisy line's hiss does not pass for an echo.
+   * a noisy line's hiss does not pass for an echo; at one gain, as an echo is: the near/far ratios of those
+   * blocks within FIRST_SPREAD (a caller talking over the agent, loud whatever the agent says, spreads them
+   * by a factor of 5); and over at least FIRST_BLOCKS of the agent's loud blocks (a background's wander
+   * can look like the first 100 ms of the agent's envelope).
    */
   private explainsHistory(d: number, w: number): boolean {
     const near: number[] = [];
@@ -311,9 +317,12 @@ export class EchoGuard {
     }
     all.sort((a, b) => a - b);
     const floor = all[Math.floor(all.length * 0.2)] ?? 0;
-    let there = 0;
-    for (let i = 0; i < near.length; i += 2) if (near[i]! > 0.02 && near[i + 1]! > 2 * floor) there++;
-    return there >= 0.7 * (near.length / 2);
+    const there: number[] = [];
+    for (let i = 0; i < near.length; i += 2) if (near[i]! > 0.02 && near[i + 1]! > 2 * floor) there.push(Math.log10(near[i]!));
+    const loud = near.length / 2;
+    if (loud < FIRST_BLOCKS || there.length < 0.7 * loud) return false;
+    there.sort((a, b) => a - b);
+    return there[Math.floor(there.length * 0.75)]! - there[Math.floor(there.length * 0.25)]! <= FIRST_SPREAD;
   }
 
   /** near/far over the last `w` near blocks where the far block `d + 1` blocks before was loud. */
