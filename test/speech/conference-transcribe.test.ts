@@ -5,17 +5,14 @@
 import { expect } from 'chai';
 import { sleep, until } from '../../testkit/media-app/harness';
 import { createFixture } from '../../testkit/api';
-import { api, conferenceWithCaller, closeStack, eventsWhere, freshStack, type Stack } from '../../testkit/speech/support';
+import { api, conferenceWithCaller, eventsWhere, useStack, type Stack } from '../../testkit/speech/support';
 import { EMPTY_UUID } from '../../core/ids';
 
 describe('conference transcription (transcribe_start, transcribe_stop)', function () {
   this.timeout(90_000);
   let s: Stack;
 
-  before(async () => {
-    s = await freshStack();
-  });
-  after(() => closeStack(s));
+  useStack((x) => (s = x));
 
   it('transcribes the mix of a live conference until stopped; the conference names its transcribe', async () => {
     const f = await createFixture(s.t.ctx);

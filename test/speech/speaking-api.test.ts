@@ -4,7 +4,7 @@
 // DELETE /transcribes/{id} on a live transcribe. Bad input answers in the error envelope.
 import { expect } from 'chai';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
+import { api, espeakLevels, eventsWhere, inboundSetup, progressingCall, useStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
 
 const SENTENCE = 'This is a long monologue that goes on and on, sentence after sentence. ';
 const LONG = SENTENCE.repeat(6);
@@ -14,10 +14,7 @@ describe('speakings flush and delete; transcribe speech events and delete', func
   this.timeout(90_000);
   let s: Stack;
 
-  before(async () => {
-    s = await freshStack();
-  });
-  after(() => closeStack(s));
+  useStack((x) => (s = x));
 
   it('flush drops the speech in progress and the queue, then speaks what comes next; delete stops and hides the session', async () => {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 40_000 } }, { type: 'hangup' }]);

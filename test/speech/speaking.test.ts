@@ -3,7 +3,7 @@
 // voiced segments in the order (and with the lengths) of the sentences. Then stop, hangup, bad input.
 import { expect } from 'chai';
 import { sleep, until } from '../../testkit/media-app/harness';
-import { api, conferenceWithCaller, espeakLevels, inboundSetup, progressingCall, freshStack, closeStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
+import { api, conferenceWithCaller, espeakLevels, inboundSetup, progressingCall, useStack, callNumber, voicedRuns, type Stack } from '../../testkit/speech/support';
 
 const SENTENCES = ['Yes.', 'This is a much longer second sentence with quite a lot of words in it.', 'Okay then, goodbye.'];
 
@@ -11,10 +11,7 @@ describe('speakings (streaming TTS into a live call)', function () {
   this.timeout(90_000);
   let s: Stack;
 
-  before(async () => {
-    s = await freshStack();
-  });
-  after(() => closeStack(s));
+  useStack((x) => (s = x));
 
   it('says three queued sentences in order on a live call, then stops; a hangup stops the others', async () => {
     const { f, number } = await inboundSetup(s, [{ type: 'answer' }, { type: 'sleep', option: { duration: 25_000 } }, { type: 'hangup' }]);

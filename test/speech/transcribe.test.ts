@@ -3,7 +3,7 @@
 // stop (or hangup) ends the transcribe with transcribe_done. Recordings are transcribed too.
 import { expect } from 'chai';
 import { RtpSink, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { api, eventsWhere, inboundSetup, progressingCall, freshStack, closeStack, type Stack } from '../../testkit/speech/support';
+import { api, eventsWhere, inboundSetup, progressingCall, useStack, type Stack } from '../../testkit/speech/support';
 
 const PHRASES = ['please transfer me to sales', 'talk to an operator', 'check my balance', 'goodbye'];
 
@@ -18,10 +18,7 @@ for (const backend of ['embedded', 'fsmrf'] as const)
     this.timeout(120_000);
     let s: Stack;
 
-    before(async () => {
-      s = await freshStack({ EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
-    });
-    after(() => closeStack(s));
+    useStack((x) => (s = x), { EGRESS_ALLOW_CIDRS: '127.0.0.0/8' }, { mediaServer: backend });
     const call = (number: string, sink: RtpSink) => callNumberTo(s, number, sink);
 
     it('POST /transcribes on a live call: a spoken phrase becomes a Transcript and transcript_created; stop → done', async () => {
@@ -105,10 +102,7 @@ describe('transcribes and transcripts (flows, recordings, bad input)', function 
   this.timeout(120_000);
   let s: Stack;
 
-  before(async () => {
-    s = await freshStack();
-  });
-  after(() => closeStack(s));
+  useStack((x) => (s = x));
   const call = (number: string, sink: RtpSink, user?: string) => callNumberTo(s, number, sink, user);
 
   it('flow transcribe_start → talk → transcribe_stop (free speech, offline): segments stored and published; recordings transcribed', async () => {

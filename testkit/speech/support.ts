@@ -128,6 +128,13 @@ export async function freshStack(env: Record<string, string> = {}, opts: { media
   return startStack(env, opts);
 }
 
+/** A suite's stack: freshStack in its before hook (handed to `set`), closeStack in its after hook. */
+export function useStack(set: (s: Stack) => void, env: Record<string, string> = {}, opts: { mediaServer?: 'embedded' | 'fsmrf' } = {}): void {
+  let s: Stack | undefined;
+  before(async () => set((s = await freshStack(env, opts))));
+  after(() => closeStack(s));
+}
+
 /** A suite's after hook: no sipp left behind, the stack closed. */
 export async function closeStack(s: Stack | undefined): Promise<void> {
   killAllSipp();
