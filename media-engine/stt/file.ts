@@ -47,9 +47,10 @@ export async function transcribeSamples(samples: Int16Array, o: TranscribeSample
   const stallMs = o.stallMs ?? STALL_MS;
   stream.on('error', (e: Error) => (got.error ??= e));
   for (let off = 0; off < samples.length && !got.error; off += frame) {
-    // the feeding phase's wait, one 20 ms timer at a time, bounded: a recogniser that stopped taking audio ends it
-    for (let waited = 0; stream.backlogShare() > 0.5 && !got.error; waited += DRAIN_WAIT_MS) {
-      if (waited >= stallMs) got.error = new SttError('RECOGNIZER_FAILED', `the recogniser took no audio for ${stallMs} ms`);
+    // the feeding phase's wait, one 20 ms timer at a time, bounded in elapsed time: a recogniser that stopped taking audio ends it
+    const waitingSince = Date.now();
+    while (stream.backlogShare() > 0.5 && !got.error) {
+      if (Date.now() - waitingSince >= stallMs) got.error = new SttError('RECOGNIZER_FAILED', `the recogniser took no audio for ${stallMs} ms`);
       else await new Promise((r) => setTimeout(r, DRAIN_WAIT_MS));
     }
     if (got.error) break;

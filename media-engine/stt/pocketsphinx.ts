@@ -31,6 +31,8 @@ export interface PocketsphinxOptions {
   /** Audio buffered towards the recogniser before frames are dropped, ms. Default 10000. */
   maxBacklogMs?: number;
   binary?: string;
+  /** How long end() waits for the recogniser to finish the audio it holds (at most its backlog, decoded several times faster than real time) before killing it, ms. Default 20000. */
+  endTimeoutMs?: number;
 }
 
 /** Build a JSGF grammar that accepts exactly one of the phrases. */
@@ -78,7 +80,8 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
     maxBacklogMs: number,
     grammar: string | null,
     /** the frames' rate: 8000 (upsampled 2×) or 16000 (written as they are) */
-    private readonly rate: 8000 | 16000 = 8000,
+    private readonly rate: 8000 | 16000,
+    private readonly endTimeoutMs: number,
   ) {
     super();
     this.maxBacklogBytes = maxBacklogMs * 32; // 16 kHz · 2 bytes
@@ -177,6 +180,12 @@ class PocketsphinxStream extends EventEmitter<SttStreamEvents> implements SttStr
       for (let i = 0; i < 25 && !this.closed; i++) this.send(this.to16k(tail));
       // not open yet: openWriter() ends it once the recogniser reads
       this.writer?.end();
+      // the ending's bound: a recogniser that never finishes (hung, stopped) is killed and the stream fails
+      const t = setTimeout(() => {
+        this.fail(new SttError('RECOGNIZER_FAILED', `pocketsphinx did not finish within ${this.endTimeoutMs} ms of the audio's end`));
+        this.child.kill('SIGKILL');
+      }, this.endTimeoutMs);
+      void this.closedPromise.finally(() => clearTimeout(t));
     }
     await this.closedPromise;
   }
@@ -266,6 +275,14 @@ export class PocketsphinxProvider implements SttProvider {
       throw new SttError('UNSUPPORTED_LANGUAGE', `pocketsphinx has only an English model installed, not "${o.language}"`);
     }
     const grammar = o.grammar ?? (o.phrases ? phrasesToJsgf(o.phrases) : null);
-    return new PocketsphinxStream(o.direction ?? 'inbound', this.opts.extraArgs ?? [], this.opts.binary ?? 'pocketsphinx_continuous', this.opts.maxBacklogMs ?? 10000, grammar, sampleRateOf(o));
+    return new PocketsphinxStream(
+      o.direction ?? 'inbound',
+      this.opts.extraArgs ?? [],
+      this.opts.binary ?? 'pocketsphinx_continuous',
+      this.opts.maxBacklogMs ?? 10000,
+      grammar,
+      sampleRateOf(o),
+      this.opts.endTimeoutMs ?? 20_000,
+    );
   }
 }

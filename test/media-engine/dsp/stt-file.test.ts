@@ -7,10 +7,24 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { transcribeSamples, transcribeWavFile } from '../../../media-engine';
-import { registerSttProvider, type SttStream } from '../../../media-engine/stt';
-import { EventEmitter } from 'node:events';
+import { spawnSync } from 'node:child_process';
+import { PocketsphinxProvider } from '../../../media-engine/stt';
 import { writeWav } from '../../../media-engine/audio/wav';
 import { espeakSamples } from '../../../testkit/speech/phrase-recogniser';
+import { until } from '../../../testkit/poll';
+
+/** The pocketsphinx processes this test process started. */
+function recognisers(): number[] {
+  const out = spawnSync('pgrep', ['-P', String(process.pid), '-f', 'pocketsphinx_continuous']).stdout.toString();
+  return out.split('\n').filter(Boolean).map(Number);
+}
+
+/** The one recogniser running, once it is. */
+async function recogniserPid(): Promise<number> {
+  const pids = await until(() => (recognisers().length > 0 ? recognisers() : null), 5000, 'pocketsphinx started');
+  expect(pids, 'one recogniser').to.have.length(1);
+  return pids[0]!;
+}
 
 /** `n` times the sentence, a second of silence after each: 8 kHz samples. */
 function repeated(n: number): Int16Array {
@@ -51,25 +65,27 @@ describe('media-engine/stt: a whole recording transcribed', function () {
     }
   });
 
-  it('a recogniser that stops taking audio (its backlog stays full, no error) fails the transcription after the stall bound, not never', async () => {
-    const aborted: string[] = [];
-    registerSttProvider('test-stalled', () => ({
-      name: 'test-stalled',
-      createStream: () =>
-        Object.assign(new EventEmitter(), {
-          droppedFrames: 0,
-          write: () => undefined,
-          end: async () => undefined,
-          abort: () => void aborted.push('aborted'),
-          backlogShare: () => 1,
-        }) as unknown as SttStream,
-    }));
-    const err = await transcribeSamples(new Int16Array(8000), { language: 'en-US', provider: 'test-stalled', stallMs: 200 }).then(
+  it('a recogniser that stops taking audio (a real pocketsphinx stopped: its backlog fills, no error) fails the transcription after the stall bound, and is killed', async () => {
+    const done = transcribeSamples(repeated(8), { language: 'en-US', stallMs: 500 }).then(
       () => null,
       (e: Error & { code?: string }) => e,
     );
-    expect(err?.message).to.match(/took no audio for 200 ms/);
+    process.kill(await recogniserPid(), 'SIGSTOP');
+    const err = await done;
+    expect(err?.message).to.match(/took no audio for 500 ms/);
     expect(err?.code).to.equal('RECOGNIZER_FAILED');
-    expect(aborted, 'the stream is let go').to.deep.equal(['aborted']);
+    await until(() => recognisers().length === 0, 5000, 'the stopped recogniser killed');
+  });
+
+  it("a recogniser that never finishes after the audio's end (stopped) is killed at the end bound: end() returns, the stream fails", async () => {
+    const stream = new PocketsphinxProvider({ endTimeoutMs: 500 }).createStream({ language: 'en-US' });
+    const errors: Error[] = [];
+    stream.on('error', (e: Error) => errors.push(e));
+    const speech = espeakSamples('check my balance');
+    for (let off = 0; off + 160 <= speech.length; off += 160) stream.write(speech.subarray(off, off + 160));
+    process.kill(await recogniserPid(), 'SIGSTOP');
+    await stream.end();
+    expect(errors.map((e) => e.message)).to.deep.equal(["pocketsphinx did not finish within 500 ms of the audio's end"]);
+    await until(() => recognisers().length === 0, 5000, 'the stopped recogniser killed');
   });
 });
