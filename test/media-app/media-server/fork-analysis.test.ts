@@ -210,6 +210,41 @@ describe('media-app fsmrf: the VAD tap on forks of the leg (ForkAnalysis)', () =
     expect(err?.code).to.equal('ECANCELED');
   });
 
+  it('a transcriptionError listener that throws when the transcription fork drops: said in the log, never an unhandled rejection', async () => {
+    let drop: (why: string) => void = () => undefined;
+    const warned: string[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.prependListener('unhandledRejection', onUnhandled);
+    try {
+      const taps = new LegTaps(
+        async (o) => {
+          const f = handFork(o.onFrame!, false);
+          drop = f.end;
+          return f.fork as unknown as FsmrfFork;
+        },
+        {
+          speech: () => undefined,
+          transcript: () => undefined,
+          transcriptionError: () => {
+            throw new Error('listener failed');
+          },
+        },
+        { warn: (_o, msg) => warned.push(msg) },
+      );
+      await taps.transcribeStart({ direction: 'in' });
+      drop('connection dropped');
+      await settle();
+      await settle();
+      expect(warned).to.deep.equal(['the end of the audio fork of live transcription failed']);
+      await taps.transcribeStop();
+    } finally {
+      await settle();
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).to.deep.equal([]);
+  });
+
   it("a leg's forks each have one owner (LegTaps): the owner's forkStop leaves the VAD tap and transcription running; a dropped transcription fork is said", async () => {
     const opened: { mix: string; fork: HandFork; stopped: boolean }[] = [];
     const errors: Error[] = [];
