@@ -4,13 +4,12 @@
 // HTTP server on loopback, real workers; the trim runs in the worker's background and is waited for.
 import { expect } from 'chai';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { MediaServer } from '../../../media-engine';
 import { wavHeader } from '../../../media-engine/audio/wav';
 import { useMediaServer, usePcmuEndpoint } from '../../../testkit/media-engine/support';
 import { until } from '../../../testkit/poll';
+import { useServedFiles } from '../../../testkit/served-files';
 
 /** n × 20 ms of a quiet square wave at 8 kHz: each n its own body. */
 function wav(n: number): Buffer {
@@ -35,22 +34,15 @@ describe("media-engine: the workers' cache of play URLs keeps MediaServerOptions
   );
   const leg = usePcmuEndpoint(() => ms);
 
+  const files = useServedFiles('play-cache-bound-');
+
   it('four URLs played, two entries left', async () => {
-    const server = http.createServer((req, res) => {
-      const n = Number(/^\/p(\d)\.wav$/.exec(req.url ?? '')?.[1]);
-      if (!n) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav(n * 5));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    for (const n of [1, 2, 3, 4]) files.served.set(`/p${n}.wav`, { body: wav(n * 5) });
     const ep = leg.get();
-    try {
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      for (const n of [1, 2, 3, 4]) expect((await ep.play(`${base}/p${n}.wav`)).playbackMilliseconds).to.be.above(0);
-      const audio = path.join(dir, 'cache', 'audio');
-      const entries = () => fs.readdirSync(audio).filter((f) => /^url-[0-9a-f]{64}\.json$/.test(f)).length;
-      await until(() => entries() === 2, 10_000, 'the worker trimmed its play cache to 2 URLs');
-    } finally {
-      server.close();
-    }
+    for (const n of [1, 2, 3, 4]) expect((await ep.play(`${files.base}/p${n}.wav`)).playbackMilliseconds).to.be.above(0);
+    expect(files.asked.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+    const audio = path.join(dir, 'cache', 'audio');
+    const entries = () => fs.readdirSync(audio).filter((f) => /^url-[0-9a-f]{64}\.json$/.test(f)).length;
+    await until(() => entries() === 2, 10_000, 'the worker trimmed its play cache to 2 URLs');
   });
 });
