@@ -4,7 +4,6 @@
  * RFC 4733 at the codec's clock, a jitter buffer at the leg's PCM rate and RTCP SR/RR every 5 s.
  * The sockets are the worker's kind (rtp-transport.ts): native ones are read when the leg is served.
  */
-import net from 'node:net';
 import { decodeG711Range, encodeG711Range, type G711Law } from '../../core/audio/g711';
 import { JitterBuffer } from '../jitter/jitter-buffer';
 import { isRtcp, newRtpHeader, readRtpHeader, writeRtpHeader } from '../rtp-packet/packet';
@@ -143,9 +142,9 @@ export class RtpSession {
     this.media = media;
     if (!changed) return;
     this.source.signalled(media.remoteAddress, media.remotePort, media.remoteRtcpPort);
-    // the SDP named a host: its address, once looked up, is the signalled one (strict RTP, a C leg's send)
-    const remote = this.source.remote;
-    if (remote?.ip === 0 && net.isIP(media.remoteAddress) === 0) resolvePeer(remote, (ip) => this.closed || this.source.resolved(media.remoteAddress, ip));
+    // the SDP named a host: looked up at once for RTP and RTCP (strict RTP, a C leg's send); nothing goes to it before
+    const { remote, remoteRtcp } = this.source;
+    if (remote !== null && remoteRtcp !== null) resolvePeer(remote, remoteRtcp);
   }
 
   /** The codec state for `media`: a new wideband codec (and a jitter buffer at its rate) when it changed. */
@@ -367,6 +366,9 @@ export class RtpSession {
 
   /** Sends `payloadLen` bytes of `payload` as one packet; `payload` null: they are already in `sendPayloads[sendIdx]`. */
   private send(marker: boolean, pt: number, ts: number, payload: Uint8Array | null, payloadLen: number): void {
+    const to = this.source.remote!;
+    // a host name not resolved yet (a failed lookup is asked again at each send), or 0.0.0.0: nothing is sent, nothing counted
+    if (to.ip === 0) return resolvePeer(to);
     const i = this.sendIdx;
     this.sendIdx = (i + 1) % SEND_RING;
     if (payload !== null) {
@@ -381,7 +383,6 @@ export class RtpSession {
     this.seq = (this.seq + 1) & 0xffff;
     this.packetsSent++;
     this.octetsSent += payloadLen;
-    const to = this.source.remote!;
     this.rtp.send(view, to);
     if (this.capture !== null) this.capture.add(-1, this.localIp, this.port, to.ip, to.port, view, len, false);
   }
@@ -398,7 +399,7 @@ export class RtpSession {
   get cLeg(): 'g711' | 'pass' | null {
     const m = this.media;
     const { remote, remoteRtcp } = this.source;
-    if (m === null || !m.send || !m.receive || remote === null || remote.ip === 0 || remoteRtcp === null || this.source.signalledPending) return null;
+    if (m === null || !m.send || !m.receive || remote === null || remote.ip === 0 || remoteRtcp === null || remoteRtcp.ip === 0 || this.source.signalledPending) return null;
     if (this.closed || this.capture !== null || this.dtmfOut.busy || this.ringFd < 0) return null;
     if (this.wide === null) return (m.codec === 'PCMU' || m.codec === 'PCMA') && (m.ptime ?? 20) === 20 && this.pendingLen === 0 ? 'g711' : null;
     return m.codec === 'opus' && this.passThrough && !this.passQueue?.size ? 'pass' : null;
@@ -462,6 +463,7 @@ export class RtpSession {
     this.nextRtcpAt = now + RTCP_INTERVAL_MS * (0.5 + Math.random()); // RFC 3550 §6.3.1 randomisation
     const to = this.source.remoteRtcp;
     if (!to || this.closed || !this.media?.send) return;
+    if (to.ip === 0) return resolvePeer(to);
     const pkt = ourReport(this.ssrc, now, this.ts, this.packetsSent, this.octetsSent, this.stats.reportBlock(now));
     this.rtcp.send(pkt, to);
     if (this.capture !== null) this.capture.add(-1, this.localIp, this.port + 1, to.ip, to.port, pkt, pkt.length, true);

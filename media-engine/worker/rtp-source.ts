@@ -73,11 +73,6 @@ export class SourceLatch {
     return this.signalledPeer !== null && this.signalledPeer.ip === 0;
   }
 
-  /** The SDP's host name `address` resolved to `ip`: its packets are the signalled ones from now (a late answer for a name no longer signalled changes nothing). */
-  resolved(address: string, ip: number): void {
-    for (const p of [this.signalledPeer, this.remoteRtcp]) if (p !== null && p.address === address && p.ip === 0) p.ip = ip;
-  }
-
   /** Whether an RTP packet from `ip`:`port` with sequence number `seq`, arrived at `mono`, is taken; latches as it goes. */
   admit(ip: number, port: number, seq: number, mono: number): boolean {
     const r = this.remote;

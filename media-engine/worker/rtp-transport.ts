@@ -12,6 +12,7 @@
  */
 import dgram from 'node:dgram';
 import dns from 'node:dns';
+import net from 'node:net';
 import { ipLookup } from '../../core/net/ip-lookup';
 import { rtpIo, rtpUring, type NativeRtpIo, type UringCounters } from '../native';
 import { startUring, uringRing, uringTransport } from './rtp-uring';
@@ -76,25 +77,23 @@ export function peer(address: string, port: number): Peer {
   return { address, ip: ipv4ToInt(address) ?? 0, port };
 }
 
-/** Host names being looked up, by peer, with who waits for the answer (one lookup at a time per peer). */
-const resolving = new WeakMap<Peer, Array<(ip: number) => void>>();
+/** Peers whose host name is being looked up (one lookup at a time each). */
+const resolving = new WeakSet<Peer>();
 
 /**
- * Looks the host name of `to` up (IPv4): fills in `to.ip`, then calls `then` with it. One lookup at a time
- * per peer (a second ask waits for the first's answer); a failed one is tried again at the next ask (a
- * native send asks at each send until it resolves; the session when the SDP comes, rtp-session.ts).
+ * Looks up the host name `peers` share (IPv4) and fills in each one's `ip`: the signalled RTP and RTCP peers of an SDP
+ * (rtp-session.ts asks when the SDP comes, and again at each send to a peer not resolved yet, so a failed lookup is
+ * tried again). One lookup at a time per first peer; an IP literal (0.0.0.0 among them) is not looked up. A late
+ * answer for a name no longer signalled fills peers nothing sends to.
  */
-export function resolvePeer(to: Peer, then?: (ip: number) => void): void {
-  const waiting = resolving.get(to);
-  if (waiting) return void (then && waiting.push(then));
-  resolving.set(to, then ? [then] : []);
-  dns.lookup(to.address, { family: 4 }, (err, resolved) => {
-    const waiters = resolving.get(to) ?? [];
-    resolving.delete(to);
+export function resolvePeer(...peers: Peer[]): void {
+  const first = peers[0];
+  if (first === undefined || first.ip !== 0 || resolving.has(first) || net.isIP(first.address) !== 0) return;
+  resolving.add(first);
+  dns.lookup(first.address, { family: 4 }, (err, resolved) => {
+    resolving.delete(first);
     const n = err ? null : ipv4ToInt(resolved);
-    if (n === null) return;
-    to.ip = n;
-    for (const w of waiters) w(n);
+    if (n !== null) for (const p of peers) if (p.ip === 0 && p.address === first.address) p.ip = n;
   });
 }
 
@@ -169,7 +168,6 @@ class NativeTransport implements RtpTransport {
 
   send(packet: Buffer, to: Peer): void {
     if (this.fd < 0) return;
-    if (to.ip === 0) return resolvePeer(to); // a host name in the SDP: sent to once resolved (dgram resolves per send)
     this.io.send(this.fd, packet, packet.length, to.ip, to.port); // a full buffer or an ICMP error loses this packet only
   }
 

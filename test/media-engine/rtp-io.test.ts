@@ -154,6 +154,20 @@ describe('media-engine RTP sockets: uring, native and dgram', function () {
         expect(got).to.be.greaterThan(15);
       });
 
+      it('a far end named by a host name that does not resolve is sent nothing (not to this machine at that port), nor one at 0.0.0.0', async () => {
+        for (const host of ['0.0.0.0', 'nonexistent.invalid']) {
+          const sink = await udp();
+          socks.push(sink);
+          let got = 0;
+          sink.on('message', () => got++);
+          ep = await ms.createEndpoint({ remoteSdp: offer(sink.address().port, host), inbandDtmf: false });
+          await sleep(400);
+          expect(got, host).to.equal(0);
+          await ep.destroy();
+          ep = null;
+        }
+      });
+
       it('a taken port is refused with EADDRINUSE, and the socket can be closed after', async () => {
         const taken = await udp();
         socks.push(taken);
