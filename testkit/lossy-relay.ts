@@ -10,6 +10,7 @@
  */
 import dgram from 'node:dgram';
 import { sippMediaPort } from './ports';
+import { seededRandom } from './seeded';
 
 export interface Impairment {
   lossPct: number;
@@ -28,18 +29,6 @@ interface Side {
   rtpPort: number;
   peerRtp: { address: string; port: number } | null;
   peerRtcp: { address: string; port: number } | null;
-}
-
-/** mulberry32: a small seeded PRNG, so a run's delays can be reproduced */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function bind(port: number): Promise<dgram.Socket> {
@@ -109,7 +98,7 @@ export class LossyRelay {
 
   /** Packets arriving at `from` (from its peer) leave through `to` towards `to`'s peer. */
   private wire(from: Side, to: Side, imp: Impairment | undefined, counts: RelayCounts, seed: number): void {
-    const rnd = prng(seed);
+    const rnd = seededRandom(seed);
     let debt = rnd(); // error diffusion: a drop each time the debt passes 1
     from.rtp.on('message', (msg, rinfo) => {
       from.peerRtp = { address: rinfo.address, port: rinfo.port };

@@ -36,7 +36,7 @@ const FAR_FLOOR = 150;
 const HISTORY = 400; // blocks kept
 const SEEN = 300; // blocks over which a first echo path must have been there whenever the agent was loud: 3 s
 const MAX_GAIN = 1; // an echo path louder than what was sent (0 dB) is not one
-const FIRST_BLOCKS = 20; // blocks where the agent was loud that a first path must explain: 200 ms of its voice
+const FIRST_BLOCKS = 20; // the agent's loud blocks a first path is judged over, at least (200 ms of its voice; it must explain 70 %)
 const FIRST_SPREAD = 0.3; // most spread (interquartile, log10) of those blocks' near/far ratios: a factor of 2
 
 export interface EchoPath {

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { JitterBuffer } from '../../media-engine/jitter/jitter-buffer';
 import { EarlyIn } from '../../media-engine/worker/leg-early';
 import type { LegEchoCanceller } from '../../media-engine/worker/leg-aec';
+import { seededRandom } from '../../testkit/seeded';
 
 const MAGIC = 12345;
 
@@ -18,12 +19,6 @@ function numbered(n: number): Int16Array {
   f[0] = n;
   f[2] = MAGIC;
   return f;
-}
-
-/** a tiny deterministic generator (the runs are the same every time) */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 interface Run {
@@ -117,7 +112,7 @@ describe('media-engine: the early reader against a jitter buffer', () => {
 
   for (const seed of [1, 2, 3])
     it(`jitter of up to three frames, 5 % lost, swaps (seed ${seed}): cleaned once, in order, in step`, () => {
-      const rnd = prng(seed);
+      const rnd = seededRandom(seed);
       const r = run(1500, () => (rnd() < 0.05 ? null : Math.floor(rnd() * 4)));
       check(r, `seed ${seed}`);
       expect(r.pairs.length).to.be.above(1300);
@@ -156,7 +151,7 @@ describe('media-engine: the early reader against a jitter buffer', () => {
     [6, true],
   ] as const)
     it(`served between ticks, jitter, losses and swaps (seed ${seed}${cancelling ? ', made while the canceller ran' : ''}): what the tick alone would do, sooner`, () => {
-      const rnd = prng(seed);
+      const rnd = seededRandom(seed);
       const delays = Array.from({ length: 1501 }, () => (rnd() < 0.05 ? null : Math.floor(rnd() * 4)));
       const phased = run(1500, (n) => delays[n]!, cancelling, 20, true);
       // the same packets read at the next tick (no phases between)
