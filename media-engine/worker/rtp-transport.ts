@@ -79,21 +79,27 @@ export function peer(address: string, port: number): Peer {
 
 /** Peers whose host name is being looked up (one lookup at a time each). */
 const resolving = new WeakSet<Peer>();
+/** Peers whose last lookup failed: not asked again before this time (performance.now()). */
+const failedUntil = new WeakMap<Peer, number>();
+/** How long after a failed lookup the next one may start, ms: a name that never resolves is not a query per packet. */
+export const RESOLVE_RETRY_MS = 1000;
 
 /**
  * Looks up the host name `peers` share (IPv4) and fills in each one's `ip`: the signalled RTP and RTCP peers of an SDP
  * (rtp-session.ts asks when the SDP comes, and again at each send to a peer not resolved yet, so a failed lookup is
- * tried again). One lookup at a time per first peer; an IP literal (0.0.0.0 among them) is not looked up. A late
- * answer for a name no longer signalled fills peers nothing sends to.
+ * tried again, RESOLVE_RETRY_MS after it failed). One lookup at a time per first peer; an IP literal (0.0.0.0 among
+ * them) is not looked up. A late answer for a name no longer signalled fills peers nothing sends to.
  */
 export function resolvePeer(...peers: Peer[]): void {
   const first = peers[0];
   if (first === undefined || first.ip !== 0 || resolving.has(first) || net.isIP(first.address) !== 0) return;
+  if (performance.now() < (failedUntil.get(first) ?? 0)) return;
   resolving.add(first);
   dns.lookup(first.address, { family: 4 }, (err, resolved) => {
     resolving.delete(first);
     const n = err ? null : ipv4ToInt(resolved);
-    if (n !== null) for (const p of peers) if (p.ip === 0 && p.address === first.address) p.ip = n;
+    if (n === null) return void failedUntil.set(first, performance.now() + RESOLVE_RETRY_MS);
+    for (const p of peers) if (p.ip === 0 && p.address === first.address) p.ip = n;
   });
 }
 
