@@ -120,9 +120,14 @@ export class EslServer extends EventEmitter<EslServerEvents> implements Listener
     const server = guardServer(net.createServer((socket) => this.accept(socket)));
     this.server = server;
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
+      // a listen that fails (the port taken) leaves the server able to listen again
+      const failed = (e: Error) => {
+        this.server = undefined;
+        reject(e);
+      };
+      server.once('error', failed);
       server.listen(port, host, () => {
-        server.off('error', reject);
+        server.off('error', failed);
         const every = this.opts.heartbeatMs ?? 20_000;
         if (every > 0) this.heartbeatTimer = setInterval(() => this.heartbeat(), every);
         resolve(server.address() as net.AddressInfo);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
@@ -108,6 +109,37 @@ const freeTurn = inTurn('free', 1);
  */
 export function freePort(host = '127.0.0.1'): Promise<number> {
   return freeTurn((port) => tcpUdpFree(port, host), 'port');
+}
+
+/**
+ * A listener of this process on a port of its part of 61000–65499, taken in turn as freePort's are, by `listen` itself:
+ * the bind is the claim, so nothing can take the port between a probe and the listen (freePort's probe, then the event
+ * socket's listen, lost 62801 to another socket in CI: EADDRINUSE). A port in use is skipped, said in a warning with
+ * what holds it (ss), and the next one tried; any other error is `listen`'s. `listen` must leave nothing bound when it fails.
+ */
+export async function listenInTurn(listen: (port: number) => Promise<unknown>, what: string): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await freeTurn(async () => true, what);
+    try {
+      await listen(port);
+      return port;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      process.emitWarning(`testkit: ${what} found port ${port} taken at its listen (${holders(port) || 'its holder gone already'}); the next port is tried`);
+    }
+  }
+  throw new Error(`no free port for ${what} in 20 tries`);
+}
+
+/** The sockets on local `port` and their processes, as ss prints them (one line each). */
+export function holders(port: number): string {
+  const r = spawnSync('ss', ['-Htanup', `sport = :${port}`], { encoding: 'utf8', timeout: 5000 });
+  return (r.stdout ?? '')
+    .trim()
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' '))
+    .filter(Boolean)
+    .join('; ');
 }
 
 function udpFree(port: number, host: string): Promise<boolean> {

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import os from 'node:os';
-import { ESL_VERSION, type EslServer } from '../../esl/server';
+import { ESL_VERSION, EslServer } from '../../esl/server';
 import { MAX_HEADER_BYTES } from '../../esl/wire';
 import { PASSWORD, plainHeaders, RawClient, startServer } from '../../testkit/esl/client';
 
@@ -27,6 +27,29 @@ describe('esl server: authentication and refusals', () => {
     expect(reason)
       .to.equal('wrong password')
       .and.not.include('wrong ' + PASSWORD);
+  });
+
+  it('a listen that fails (the port taken) leaves the server able to listen on another port', async () => {
+    ({ server, port } = await startServer());
+    const other = new EslServer({
+      password: PASSWORD,
+      profile: { name: 'drachtio_mrf', address: '127.0.0.1:5080' },
+      heartbeatMs: 0,
+      conferenceFiles: { recordings: os.tmpdir(), sounds: os.tmpdir() },
+    });
+    try {
+      const err = await other.listen(port).then(
+        () => null,
+        (e: NodeJS.ErrnoException) => e,
+      );
+      expect(err?.code).to.equal('EADDRINUSE');
+      const at = await other.listen(0);
+      const c = await RawClient.connect(at.port);
+      expect((await c.next()).raw).to.equal('Content-Type: auth/request\n\n');
+      c.socket.destroy();
+    } finally {
+      await other.close();
+    }
   });
 
   it('a command before auth gets -ERR command not found and the connection stays; then auth is accepted', async () => {

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../ports';
+import { listenInTurn } from '../ports';
 import { EslServer, type EslServerOptions } from '../../esl/server';
 
 export interface ServerFrame {
@@ -137,7 +137,7 @@ export async function startServer(opts: Partial<EslServerOptions> = {}, host = '
     conferenceFiles: { recordings: NO_CONFERENCE_FILES, sounds: NO_CONFERENCE_FILES },
     ...opts,
   });
-  const port = await freePort();
-  await server.listen(port, host);
+  // the listen claims the port (a port found free by a probe was once taken before the listen)
+  const port = await listenInTurn((p) => server.listen(p, host), 'the event socket');
   return { server, port };
 }

@@ -7,7 +7,6 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { wavFile } from '../../core/audio/wav';
@@ -17,6 +16,7 @@ import type { FsmrfMix } from '../../media-app/media-server/fsmrf/conference';
 import type { FsmrfCallEndpoint } from '../../media-app/media-server/fsmrf/endpoint';
 import { SharedPrompts } from '../../media-app/media-server/fsmrf/shared-prompts';
 import type { Endpoint } from '../../media-engine';
+import { listenOnLoopback } from '../loopback-server';
 import { nextAction, PASSWORD, subscribed } from './client';
 import { useFsmrfSuite, type FsmrfSuite } from './fsmrf-suite';
 import { toneSharesHeard } from './switch-rooms';
@@ -120,18 +120,16 @@ export function useFsmrfRooms(opts: { prefix: string; serve: { name: string; bod
 
 /** A real HTTP server on loopback serving `body` at `/<name>` as audio/wav, from before the tests until after them. */
 function serveOnLoopback(name: string, body: Buffer): { readonly url: string } {
-  let server: http.Server;
+  let listening: { port: number; close(): Promise<void> } | undefined;
   let url = '';
   before(async () => {
-    server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(body));
+    const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).end(body));
     server.on('error', () => undefined);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${name}`;
+    listening = await listenOnLoopback(server);
+    url = `http://127.0.0.1:${listening.port}/${name}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  // nothing to close when an earlier hook of the suite failed before this one ran
+  after(() => listening?.close());
   return {
     get url() {
       return url;
