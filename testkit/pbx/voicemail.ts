@@ -97,13 +97,13 @@ ${ok200}
 
 /**
  * A trunk caller (15557654321) dials `number` on the SIP port and leaves a message: a 6 s tone of `hz`
- * from 4 s after the answer, then '#' (the pcap written at `pcapPath`). Resolves with what it heard once
+ * from `silenceMs` (4 s) after the answer, then '#' (the pcap written at `pcapPath`). Resolves with what it heard once
  * its call ended as sipp expects (the platform's BYE); rejects with sipp's errors otherwise.
  */
-export async function leaveToneMessage(sipPort: number, number: string, pcapPath: string, hz: number): Promise<ToneSink> {
-  const pcap = callerPcap(pcapPath, 11_000, [
-    { atMs: 4000, tone: { hz, ms: 6000 } },
-    { atMs: 10_500, digit: '#' },
+export async function leaveToneMessage(sipPort: number, number: string, pcapPath: string, hz: number, silenceMs = 4000): Promise<ToneSink> {
+  const pcap = callerPcap(pcapPath, silenceMs + 7000, [
+    { atMs: silenceMs, tone: { hz, ms: 6000 } },
+    { atMs: silenceMs + 6500, digit: '#' },
   ]);
   const sink = await ToneSink.open();
   try {
