@@ -24,7 +24,7 @@ export interface MessagingOverrides {
   onDelivered?: (p: Promise<void>) => void;
 }
 
-const built = new WeakMap<AppContext, EmailDeps & { onDelivered?: (p: Promise<void>) => void }>();
+const built = new WeakMap<AppContext, EmailDeps>();
 const overrides = new WeakMap<AppContext, MessagingOverrides>();
 
 export function configureMessaging(ctx: AppContext, o: MessagingOverrides): void {
@@ -32,7 +32,7 @@ export function configureMessaging(ctx: AppContext, o: MessagingOverrides): void
   built.delete(ctx);
 }
 
-export function messagingDeps(ctx: AppContext): EmailDeps & { onDelivered?: (p: Promise<void>) => void } {
+export function messagingDeps(ctx: AppContext): EmailDeps {
   let d = built.get(ctx);
   if (d) return d;
   const o = overrides.get(ctx) ?? {};

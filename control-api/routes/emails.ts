@@ -45,7 +45,7 @@ export const routes = [
     response: emailSchema,
     handler: async ({ body, auth, ctx }) => {
       const deps = messagingDeps(ctx);
-      return emailJson(await sendEmail(deps, auth.customerId, body, { onDelivered: deps.onDelivered }));
+      return emailJson(await sendEmail(deps, auth.customerId, body));
     },
   }),
   defineRoute({

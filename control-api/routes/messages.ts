@@ -58,7 +58,7 @@ export const routes = [
     response: messageSchema,
     handler: async ({ body, auth, ctx }) => {
       const deps = messagingDeps(ctx);
-      return messageJson(await sendSms(deps, auth.customerId, body, { onDelivered: deps.onDelivered }));
+      return messageJson(await sendSms(deps, auth.customerId, body));
     },
   }),
   defineRoute({

@@ -74,7 +74,7 @@ async function resolveAttachments(deps: EmailDeps, customerId: string, list: Sen
   return { refs, files };
 }
 
-export async function sendEmail(deps: EmailDeps, customerId: string, input: SendEmailInput, opts: { onDelivered?: (p: Promise<void>) => void } = {}): Promise<EmailRow> {
+export async function sendEmail(deps: EmailDeps, customerId: string, input: SendEmailInput): Promise<EmailRow> {
   checkInput(input);
   const { refs, files } = await resolveAttachments(deps, customerId, input.attachments);
   const destinations = input.destinations.map((d) => ({ type: 'email', target: d.target, ...(d.target_name ? { target_name: d.target_name } : {}), ...(d.name ? { name: d.name } : {}) }));
@@ -105,7 +105,7 @@ export async function sendEmail(deps: EmailDeps, customerId: string, input: Send
   await deps.publish('email_created', emailJson(email));
   await publishThreads(deps, threads);
   const delivery = deliver(deps, email, files);
-  opts.onDelivered?.(delivery);
+  deps.onDelivered?.(delivery);
   return email;
 }
 

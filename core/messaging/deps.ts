@@ -24,6 +24,8 @@ export interface MessagingDeps {
   /** Absent: inbound messages are recorded but no flow starts (logged). */
   startFlow?: FlowStarter;
   log?: Pick<Logger, 'warn' | 'info'>;
+  /** Told of each send's delivery to the provider, which runs after the send returns (a test awaits them all). */
+  onDelivered?: (delivery: Promise<void>) => void;
 }
 
 /** Publishing happens after the commit; a broken event stream must not fail the request. */

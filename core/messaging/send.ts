@@ -49,7 +49,7 @@ function checkInput(input: SendSmsInput): void {
 }
 
 /** Writes, charges and starts delivering an SMS; resolves once it is committed (delivery goes on). */
-export async function sendSms(deps: MessagingDeps, customerId: string, input: SendSmsInput, opts: { onDelivered?: (p: Promise<void>) => void } = {}): Promise<MessageWithTargets> {
+export async function sendSms(deps: MessagingDeps, customerId: string, input: SendSmsInput): Promise<MessageWithTargets> {
   checkInput(input);
   const provider = deps.provider;
   if (!provider) throw serviceUnavailable('no SMS provider is configured (SMS_PROVIDER)');
@@ -88,7 +88,7 @@ export async function sendSms(deps: MessagingDeps, customerId: string, input: Se
   await deps.publish('message_created', messageJson(message));
   await publishThreads(deps, threads);
   const delivery = Promise.all(message.targets.map((t) => deliver(deps, message, t))).then(() => undefined);
-  opts.onDelivered?.(delivery);
+  deps.onDelivered?.(delivery);
   return message;
 }
 

@@ -43,24 +43,17 @@ async function mail(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessag
   const from = oneLine(m.caller_name ? `${m.caller_name} <${m.caller_number}>` : m.caller_number || 'unknown caller');
   const delivery: { done: Promise<void> | null } = { done: null };
   try {
-    const email = await sendEmail(
-      svc.email,
-      box.customer_id,
-      {
-        destinations: [{ type: 'email', target: box.email }],
-        subject: oneLine(`New voicemail from ${from} in box ${box.number}`, 200),
-        content:
-          `A new message (${Math.round(m.duration_ms / 1000)} s) from ${from} is in voicemail box ${box.number}${box.name ? ` (${oneLine(box.name)})` : ''}, left at ${m.tm_create.toISOString()}.\n` +
-          (m.summary ? `\nSummary: ${m.summary}\n` : '') +
-          (box.ai_summary && m.transcript ? `\nTranscript: ${m.transcript}\n` : ''),
-        attachments: box.attach_audio && m.recording_id ? [{ reference_type: 'recording', reference_id: m.recording_id }] : [],
-      },
-      {
-        onDelivered: (p) => {
-          delivery.done = p;
-        },
-      },
-    );
+    // this send's delivery awaited here (the deps' own observer told of it as well)
+    const deps = { ...svc.email, onDelivered: (p: Promise<void>) => (svc.email.onDelivered?.(p), (delivery.done = p)) };
+    const email = await sendEmail(deps, box.customer_id, {
+      destinations: [{ type: 'email', target: box.email }],
+      subject: oneLine(`New voicemail from ${from} in box ${box.number}`, 200),
+      content:
+        `A new message (${Math.round(m.duration_ms / 1000)} s) from ${from} is in voicemail box ${box.number}${box.name ? ` (${oneLine(box.name)})` : ''}, left at ${m.tm_create.toISOString()}.\n` +
+        (m.summary ? `\nSummary: ${m.summary}\n` : '') +
+        (box.ai_summary && m.transcript ? `\nTranscript: ${m.transcript}\n` : ''),
+      attachments: box.attach_audio && m.recording_id ? [{ reference_type: 'recording', reference_id: m.recording_id }] : [],
+    });
     if (delivery.done) await delivery.done;
     if (!box.delete_after_email) return;
     const sent = await emailsRepo(svc.db).get(email.id);

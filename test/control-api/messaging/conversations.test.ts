@@ -117,6 +117,8 @@ describe('messaging: conversations and conversation accounts', function () {
     const { n, conv } = await inboundThread(f);
     const before = messagingPort();
     setMessagingPort(portFromDeps(messagingDeps(h.t.ctx)));
+    // the sends answered late: settle() must wait for the port's deliveries (CI, under load: the conversation's was not there)
+    h.twilio.answerDelayMs = 300;
     try {
       const port = messagingPort()!;
       const m = await port.sendMessage(f.customer.id, { source: { type: 'tel', target: n.number }, destinations: [{ type: 'tel', target: '+15557773333' }], text: 'from a flow' });
@@ -134,6 +136,7 @@ describe('messaging: conversations and conversation accounts', function () {
       }
       expect(err?.message).to.equal('conversation not found');
     } finally {
+      h.twilio.answerDelayMs = 0;
       setMessagingPort(before);
     }
   });

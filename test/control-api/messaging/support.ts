@@ -29,6 +29,8 @@ export class FakeTwilio {
   readonly requests: TwilioRequest[] = [];
   private server!: http.Server;
   port = 0;
+  /** how long each send's answer waits (a test that awaits the deliveries must not depend on their speed) */
+  answerDelayMs = 0;
   constructor(
     readonly accountSid: string,
     readonly authToken: string,
@@ -46,10 +48,11 @@ export class FakeTwilio {
         const form = Object.fromEntries(new URLSearchParams(body));
         const rec: TwilioRequest = { path: req.url ?? '', authorization: String(req.headers.authorization ?? ''), form };
         this.requests.push(rec);
-        const send = (status: number, json: object) => {
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(json));
-        };
+        const send = (status: number, json: object) =>
+          void setTimeout(() => {
+            res.writeHead(status, { 'content-type': 'application/json' });
+            res.end(JSON.stringify(json));
+          }, this.answerDelayMs);
         const expectedAuth = 'Basic ' + Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64');
         if (req.method !== 'POST' || req.url !== `/2010-04-01/Accounts/${this.accountSid}/Messages.json`) return send(404, { code: 20404, message: 'not found', status: 404 });
         if (req.headers.authorization !== expectedAuth) return send(401, { code: 20003, message: 'Authenticate', status: 401 });
