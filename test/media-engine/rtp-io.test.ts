@@ -15,6 +15,7 @@ import { createTransport, intToIpv4, ipv4ToInt, type RtpIoKind } from '../../med
 import { serializeSenderReport } from '../../media-engine/rtp-packet/rtcp';
 import { writeRtpInto } from '../../media-engine/rtp-packet/packet';
 import { errnoOf, pcmuOffer as offer, portRange, rejection, sleep } from '../../testkit/media-engine/support';
+import { until } from '../../testkit/poll';
 
 async function udp(): Promise<dgram.Socket> {
   const s = dgram.createSocket('udp4');
@@ -156,13 +157,21 @@ describe('media-engine RTP sockets: uring, native and dgram', function () {
 
       it('a far end named by a host name that does not resolve is sent nothing (not to this machine at that port), nor one at 0.0.0.0', async () => {
         for (const host of ['0.0.0.0', 'nonexistent.invalid']) {
-          const sink = await udp();
-          socks.push(sink);
+          const [sink, control] = [await udp(), await udp()];
+          socks.push(sink, control);
           let got = 0;
+          let sent = 0;
           sink.on('message', () => got++);
+          control.on('message', () => sent++);
           ep = await ms.createEndpoint({ remoteSdp: offer(sink.address().port, host), inbandDtmf: false });
-          await sleep(400);
-          expect(got, host).to.equal(0);
+          // a leg beside it on the same worker, to an address: once it has sent 15 packets, so would the first have
+          const beside = await ms.createEndpoint({ remoteSdp: offer(control.address().port), inbandDtmf: false });
+          try {
+            await until(() => sent >= 15, 5000, 'the leg beside it sending');
+            expect(got, host).to.equal(0);
+          } finally {
+            await beside.destroy();
+          }
           await ep.destroy();
           ep = null;
         }
