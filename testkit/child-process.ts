@@ -2,7 +2,7 @@
  * A program the harness runs as a child process (baresip, linphonec, rtpengine, Kamailio): what it
  * writes kept as it comes, and its end asked for, forced when it does not come, and waited on.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 
 /** Hands `take` each chunk `proc` writes to its stdout and its stderr (piped), as it comes. */
@@ -40,4 +40,10 @@ export async function runTsChild(root: string, script: string, env: Record<strin
   const [code] = await exited;
   clearTimeout(kill);
   return { out, code };
+}
+
+/** The pids of this process's children whose command line holds `command` (pgrep -P). */
+export function childPids(command: string): number[] {
+  const r = spawnSync('pgrep', ['-P', String(process.pid), '-f', command], { encoding: 'utf8' });
+  return (r.stdout ?? '').split('\n').filter(Boolean).map(Number);
 }

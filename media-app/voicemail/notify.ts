@@ -42,10 +42,13 @@ export async function messageCreated(svc: VoicemailDeps, box: VoicemailBoxRow, m
 async function mail(svc: VoicemailDeps, box: VoicemailBoxRow, m: VoicemailMessageRow): Promise<void> {
   const from = oneLine(m.caller_name ? `${m.caller_name} <${m.caller_number}>` : m.caller_number || 'unknown caller');
   const delivery: { done: Promise<void> | null } = { done: null };
+  // this send's delivery is awaited here; the deps' own observer is told of it as well
+  const onDelivered = (p: Promise<void>): void => {
+    svc.email.onDelivered?.(p);
+    delivery.done = p;
+  };
   try {
-    // this send's delivery awaited here (the deps' own observer told of it as well)
-    const deps = { ...svc.email, onDelivered: (p: Promise<void>) => (svc.email.onDelivered?.(p), (delivery.done = p)) };
-    const email = await sendEmail(deps, box.customer_id, {
+    const email = await sendEmail({ ...svc.email, onDelivered }, box.customer_id, {
       destinations: [{ type: 'email', target: box.email }],
       subject: oneLine(`New voicemail from ${from} in box ${box.number}`, 200),
       content:

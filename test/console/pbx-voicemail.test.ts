@@ -19,6 +19,7 @@ import { newId } from '../../core/ids';
 import { toneWav } from '../../testkit/webphone/harness';
 import request from 'supertest';
 import { parseWav } from '../../media-engine/audio/wav';
+import { rms } from '../../testkit/media-engine/support';
 import { bufferBody } from '../../testkit/buffer-body';
 import { js, shot, signIn, startConsole, textOf, type ConsoleRig } from './support';
 import { loopbackTrunk } from '../../testkit/trunks';
@@ -27,14 +28,9 @@ const MESSAGE_HZ = 1800;
 
 /** Where in `samples` (a fraction of their length) the first 20 ms block at a third of the loudest block's RMS or more starts. */
 function toneOnset(samples: Int16Array): number {
-  const rms: number[] = [];
-  for (let i = 0; i + 160 <= samples.length; i += 160) {
-    let e = 0;
-    for (let k = i; k < i + 160; k++) e += samples[k]! * samples[k]!;
-    rms.push(Math.sqrt(e / 160));
-  }
-  const loud = Math.max(...rms);
-  return (rms.findIndex((r) => r >= loud / 3) * 160) / samples.length;
+  const blocks = Array.from({ length: Math.floor(samples.length / 160) }, (_, b) => rms(samples, b * 160, b * 160 + 160));
+  const loud = Math.max(...blocks);
+  return (blocks.findIndex((r) => r >= loud / 3) * 160) / samples.length;
 }
 
 describe('console: voicemail pages against a message left by a real call (Chromium, sipp)', function () {

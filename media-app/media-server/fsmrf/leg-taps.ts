@@ -39,22 +39,22 @@ export class LegTaps {
   constructor(
     private readonly open: (o: ForkOptions) => Promise<FsmrfFork>,
     events: LegTapEvents,
-    log: ForkLog,
+    private readonly log: ForkLog,
   ) {
     // the classifiers' fork is theirs alone: forkStop() of the owner's forks leaves AMD and the VAD tap running
     this.analysis = new ForkAnalysis(open, events.speech, log);
-    this.transcription = new LegTranscription((o) => this.transcriptionFork(o, events.transcriptionError, log), { transcript: events.transcript, error: events.transcriptionError });
+    this.transcription = new LegTranscription((o) => this.transcriptionFork(o, events.transcriptionError), { transcript: events.transcript, error: events.transcriptionError });
   }
 
   /** A fork for transcription: one the switch drops while it runs is said as the recognisers' errors are. */
-  private async transcriptionFork(o: ForkOptions, onError: (e: Error) => void, log: ForkLog): Promise<FsmrfFork> {
+  private async transcriptionFork(o: ForkOptions, onError: (e: Error) => void): Promise<FsmrfFork> {
     const fork = await this.open(o);
     void fork.ended
       .then((why) => {
         if (why !== 'stopped' && this.transcription.active) onError(new Error(`the audio fork of live transcription (${o.mix}) ended: ${why}`));
       })
       // a listener that threw: said, never an unhandled rejection
-      .catch((e: unknown) => log.warn({ err: e instanceof Error ? e.message : String(e) }, 'the end of the audio fork of live transcription failed'));
+      .catch((e: unknown) => this.log.warn({ err: e instanceof Error ? e.message : String(e) }, 'the end of the audio fork of live transcription failed'));
     return fork;
   }
 

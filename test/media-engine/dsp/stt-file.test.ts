@@ -7,17 +7,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { transcribeSamples, transcribeWavFile } from '../../../media-engine';
-import { spawnSync } from 'node:child_process';
 import { PocketsphinxProvider } from '../../../media-engine/stt';
 import { writeWav } from '../../../media-engine/audio/wav';
 import { espeakSamples } from '../../../testkit/speech/phrase-recogniser';
 import { until } from '../../../testkit/poll';
+import { childPids } from '../../../testkit/child-process';
 
 /** The pocketsphinx processes this test process started. */
-function recognisers(): number[] {
-  const out = spawnSync('pgrep', ['-P', String(process.pid), '-f', 'pocketsphinx_continuous']).stdout.toString();
-  return out.split('\n').filter(Boolean).map(Number);
-}
+const recognisers = (): number[] => childPids('pocketsphinx_continuous');
 
 /** The one recogniser running, once it is. */
 async function recogniserPid(): Promise<number> {
