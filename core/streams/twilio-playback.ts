@@ -1,10 +1,13 @@
 /**
  * The playback queue of a bidirectional Twilio stream (`media`, `mark`, `clear` from the server), on
- * whichever side runs it: media-app for external media, control-api for GET .../media_stream. Audio
- * leaves the queue 20 ms per `tick()` of the call's clock, LEAD frames ahead of it so that a late tick
- * of this thread leaves no gap; a mark is echoed once the audio queued before it has been played (the
- * frames ahead included); `clear` drops the queue, asks the sink to drop what it holds ahead, and
- * echoes every pending mark. Pure: the sink does the I/O.
+ * whichever side runs it: media-app for external media, control-api for GET .../media_stream. The
+ * player (the sink: the call's fork) plays what it is handed in real time and runs dry when nothing
+ * is; this queue keeps LEAD frames ahead of it, topped up at each `tick()` of the call's clock, and
+ * knows from its clock (`now`, ms) when each frame handed over ends playing. A mark is echoed once the
+ * audio queued before it has played. Ticks that come late and bunched (a stall of this process, the
+ * node's, or the link) do not count as audio played: the player had run dry meanwhile, and only the
+ * lead is handed over for them. `clear` drops the queue, asks the sink to drop what it holds ahead,
+ * and echoes every pending mark. Pure: the sink does the I/O.
  */
 export interface PlaybackSink {
   /** 20 ms (or less, at the end) of 16-bit LE PCM for the call. */
@@ -18,6 +21,9 @@ export interface PlaybackSink {
 /** Audio a server may queue: a minute (then the oldest goes, as for the other encapsulations). */
 export const MAX_QUEUED_BYTES = 8000 * 2 * 60;
 const FRAME = 320;
+/** Bytes of PCM per ms (8 kHz, 16-bit). */
+const BYTES_PER_MS = 16;
+const FRAME_MS = FRAME / BYTES_PER_MS;
 /** Frames kept ahead of the call's clock. */
 export const PLAYBACK_LEAD = 3;
 
@@ -26,12 +32,15 @@ type Queued = { pcm: Buffer } | { mark: string };
 export class TwilioPlayback {
   private readonly queue: Queued[] = [];
   private queuedBytes = 0;
-  /** Frames handed over and not yet played (an estimate: one leaves per tick). */
-  private ahead = 0;
-  private readonly marksDue: { name: string; ticks: number }[] = [];
+  /** When what was handed over ends playing (ms on `now`); in the past when the player ran dry. */
+  private playEnd = 0;
+  private readonly marksDue: { name: string; at: number }[] = [];
   played = 0;
 
-  constructor(private readonly sink: PlaybackSink) {}
+  constructor(
+    private readonly sink: PlaybackSink,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Queues audio; when nothing is playing it starts at once rather than at the next tick. */
   media(pcm: Buffer): void {
@@ -39,7 +48,7 @@ export class TwilioPlayback {
     this.queue.push({ pcm });
     this.queuedBytes += pcm.length;
     this.dropOldest();
-    if (this.ahead === 0) this.topUp();
+    if (this.ahead() === 0) this.topUp();
   }
 
   mark(name: string): void {
@@ -56,9 +65,8 @@ export class TwilioPlayback {
 
   /** One 20 ms tick of the call's clock. */
   tick(): void {
-    if (this.ahead > 0) this.ahead--;
-    for (const m of this.marksDue) m.ticks--;
-    while (this.marksDue.length && this.marksDue[0]!.ticks <= 0) this.sink.mark(this.marksDue.shift()!.name);
+    const now = this.now();
+    while (this.marksDue.length && this.marksDue[0]!.at <= now) this.sink.mark(this.marksDue.shift()!.name);
     this.topUp();
   }
 
@@ -67,11 +75,16 @@ export class TwilioPlayback {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.marksDue.length = 0;
-    this.ahead = 0;
+    this.playEnd = 0;
+  }
+
+  /** Frames handed over and not yet played. */
+  private ahead(): number {
+    return Math.max(0, Math.ceil((this.playEnd - this.now()) / FRAME_MS));
   }
 
   private topUp(): void {
-    const want = this.ahead < PLAYBACK_LEAD ? PLAYBACK_LEAD - this.ahead : 0;
+    const want = PLAYBACK_LEAD - this.ahead();
     for (let i = 0; i < want && this.takeFrame(); i++);
   }
 
@@ -91,8 +104,9 @@ export class TwilioPlayback {
       if (take === head.pcm.length) this.queue.shift();
       else head.pcm = head.pcm.subarray(take);
     }
-    this.sink.play(out.subarray(0, n & ~1));
-    this.ahead++;
+    const bytes = n & ~1;
+    this.sink.play(out.subarray(0, bytes));
+    this.playEnd = Math.max(this.playEnd, this.now()) + bytes / BYTES_PER_MS;
     this.played++;
     this.markReached();
     return true;
@@ -102,7 +116,7 @@ export class TwilioPlayback {
   private markReached(): void {
     while (this.queue.length && 'mark' in this.queue[0]!) {
       const name = (this.queue.shift() as { mark: string }).mark;
-      if (this.ahead > 0) this.marksDue.push({ name, ticks: this.ahead });
+      if (this.playEnd > this.now()) this.marksDue.push({ name, at: this.playEnd });
       else this.sink.mark(name);
     }
   }
