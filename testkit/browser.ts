@@ -81,3 +81,14 @@ export async function launchBrowser(opts: BrowserOptions = {}): Promise<TestBrow
     },
   };
 }
+
+/**
+ * Replaces an input's text as a user does (select it all, delete, type): the page hears an input event
+ * for each change, so its state holds the new text and a redraw (a page's clock, a live event) cannot put
+ * the old text back, as it can after setting `.value` behind the page's back.
+ */
+export async function fill(page: Page, selector: string, value: string): Promise<void> {
+  await page.click(selector, { count: 3 });
+  await page.keyboard.press('Backspace');
+  await page.type(selector, value);
+}

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { createFixture } from '../../testkit/api';
 import { PERMISSION_BY_NAME } from '../../core/permissions';
-import { chromiumAvailable } from '../../testkit/browser';
+import { chromiumAvailable, fill } from '../../testkit/browser';
 import { PHONE, js, shot, signIn, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
 import { lastMail } from '../control-api/auth/harness';
 import { until } from '../../testkit/media-app/harness';
@@ -38,8 +38,7 @@ describe('console: sign in, account gate, operator view (Chromium)', function ()
     await page.waitForSelector('.error[role=alert]');
     expect(await textOf(page)).to.include('Wrong username or password');
     await shot(rig, page, 'sign-in');
-    await js(page, `document.querySelector('input[name=password]').value = ''`);
-    await page.type('input[name=password]', f.password);
+    await fill(page, 'input[name=password]', f.password);
     await page.click('button[type=submit]');
     await page.waitForSelector('nav a[aria-current=page]');
     expect(await textOf(page)).to.include('Live calls');
@@ -150,8 +149,7 @@ describe('console: sign in, account gate, operator view (Chromium)', function ()
     const page = await signIn(rig, f.admin.username, f.password);
     await page.waitForSelector('.gate[data-reason=ACCOUNT_EXPIRED]');
     expect(await page.$('nav')).to.equal(null);
-    await js(page, `document.querySelector('.gate input[type=email]').value = ''`);
-    await page.type('.gate input[type=email]', f.customer.email);
+    await fill(page, '.gate input[type=email]', f.customer.email);
     await page.click('.gate button.primary');
     await page.waitForFunction(`document.body.innerText.includes('new verification link is on its way')`);
     await until(() => lastMail(rig.t.ctx.config.outboxDir, f.customer.email, 'verification'), 5000, 'verification mail');

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { createFixture } from '../../testkit/api';
-import { chromiumAvailable } from '../../testkit/browser';
+import { chromiumAvailable, fill } from '../../testkit/browser';
 import { killAllSipp, until } from '../../testkit/media-app/harness';
 import { DEFAULT_FEATURE_CODES } from '../../core/pbx/feature-codes';
 import { pbxSettingsRepo } from '../../core/pbx/settings';
@@ -129,9 +129,13 @@ describe('console: parked calls page against a real park (Chromium, sipp)', func
 
     // Retrieve to C: C's phone rings and answers, then C and A talk; the slot shows free
     const cPhone = await answerOn(c, party({ rtpPort: c.audio.port, byeTimeoutMs: 60_000 }));
-    await page.$eval(`${row(701)} input[name=extension]`, (el) => ((el as unknown as { value: string }).value = ''));
-    await page.type(`${row(701)} input[name=extension]`, c.extension);
+    // the page redraws each second (the ring-back countdown): the box is filled as a user would, so a
+    // redraw cannot put "nobody" back before the typing; the retrieve is accepted before A listens
+    await fill(page, `${row(701)} input[name=extension]`, c.extension);
+    expect(await js<string>(page, `document.querySelector('${row(701)} input[name=extension]').value`)).to.equal(c.extension);
+    const retrieve = page.waitForResponse((r) => r.url().endsWith('/parkedcalls/701/retrieve') && r.request().method() === 'POST', { timeout: 10_000 });
     await page.click(`${row(701)} button[type=submit]`);
+    expect((await retrieve).status(), 'the retrieve to C').to.equal(200);
     await hears(a.audio, TONE_C, 'A hears C');
     await hears(c.audio, TONE_A, 'C hears A');
     await page.waitForFunction(`document.querySelector('${row(701)} [data-field=state]')?.textContent === 'free'`, { timeout: 5000 });

@@ -4,7 +4,7 @@
 // password is set and the console signs in. Links are taken from the mails as received.
 import { expect } from 'chai';
 import request from 'supertest';
-import { chromiumAvailable } from '../../testkit/browser';
+import { chromiumAvailable, fill } from '../../testkit/browser';
 import { mailText, startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from '../support/smtp';
 import { until } from '../../testkit/media-app/harness';
 import { freshPage, js, shot, signUpInPage, startConsole, textOf, type ConsoleRig } from './support';
@@ -61,10 +61,7 @@ describe('console: sign-up, the verification mail and the password mail land in 
     await page.type('input[name=password_again]', 'mailed-pass-124');
     await page.click('form[aria-label="Set your password"] button[type=submit]');
     await page.waitForFunction(`document.body.innerText.includes('The two passwords differ')`);
-    await js(page, `document.querySelector('input[name=password_again]').value = ''`);
-    await page.click('input[name=password_again]', { count: 3 });
-    await page.keyboard.press('Backspace');
-    await page.type('input[name=password_again]', 'mailed-pass-123');
+    await fill(page, 'input[name=password_again]', 'mailed-pass-123');
     await shot(rig, page, 'set-password');
     await page.click('form[aria-label="Set your password"] button[type=submit]');
     // signed in: the console opens on the customer, and the token is gone from the address bar

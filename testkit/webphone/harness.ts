@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Page } from 'puppeteer-core';
 import { buildWebApp } from '../../scripts/build-web';
 import { buildTestApp, type TestApp } from '../api';
-import { chromiumAvailable, launchBrowser, type TestBrowser } from '../browser';
+import { chromiumAvailable, fill, launchBrowser, type TestBrowser } from '../browser';
 import { truncateAll } from '../db';
 import { Rtpengine } from '../rtpengine';
 import type { Express } from 'express';
@@ -158,11 +158,6 @@ export async function openPhone(b: TestBrowser, base: string, query = 'audio_pro
   await page.goto(`${base}/phone/?${query}`, { waitUntil: 'load' });
   await page.waitForSelector('#sign-in, #call-state');
   return page;
-}
-
-async function fill(page: Page, selector: string, value: string): Promise<void> {
-  await page.click(selector, { count: 3 });
-  await page.type(selector, value);
 }
 
 export async function signInExtension(page: Page, uri: string, password: string, wsUrl?: string): Promise<void> {
