@@ -6,9 +6,8 @@
  *
  * Expected seconds come from the checked-in table test/support/test-times.json; a directory the table
  * does not list (new tests) is estimated from the size of its spec files at the table's own rate of
- * seconds per byte. A directory longer than a shard should be is cut into parts by its files (`cutLarge`).
- * The split is greedy, largest first: each unit goes to the shard with the least expected time so far
- * (ties to the lower number), which is deterministic for a given table.
+ * seconds per byte. The split is greedy, largest first: each directory goes to the shard with the least
+ * expected time so far (ties to the lower number), which is deterministic for a given table.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -161,30 +160,6 @@ export function splitRealtime(root: string, files: string[], times: TimesTable):
       return listed === undefined ? { dir: f, files: [f], seconds: Math.max(1, Math.round(sizeOf(root, [f]) * rate)), estimated: true } : { dir: f, files: [f], seconds: listed, estimated: false };
     });
   return { pool: files.filter((f) => !isHeavy(f, list)), lane };
-}
-
-/**
- * The units longer than `maxSeconds` cut into as many parts as keep each about under it (at most one a
- * file), so that a large directory is not the longest shard by itself: its files, by their expected
- * seconds (`fileSeconds`), go largest first to the part with the least so far. A part is named
- * `dir [k/n]`; its files still sum to their directory's seconds, which the run measures again by file.
- */
-export function cutLarge(all: readonly Unit[], maxSeconds: number, bytes: (file: string) => number): Unit[] {
-  const perFile = fileSeconds(all, bytes);
-  return all.flatMap((u) => {
-    const n = Math.min(u.files.length, Math.ceil(u.seconds / maxSeconds));
-    if (n <= 1) return [u];
-    const parts: Unit[] = Array.from({ length: n }, (_, i) => ({ dir: `${u.dir} [${i + 1}/${n}]`, files: [], seconds: 0, estimated: u.estimated }));
-    const order = [...u.files].sort((a, b) => perFile.get(b)! - perFile.get(a)! || a.localeCompare(b));
-    for (const f of order) {
-      let least = parts[0]!;
-      for (const p of parts) if (p.seconds < least.seconds) least = p;
-      least.files.push(f);
-      least.seconds += perFile.get(f)!;
-    }
-    for (const p of parts) p.files.sort();
-    return parts;
-  });
 }
 
 /** Greedy largest-first split of the units into `count` shards (fewer when there are fewer units). */

@@ -46,8 +46,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeEntry, missingSpecFiles, QUARANTINE_FILE, quarantineKey, readQuarantine, type QuarantineEntry } from './quarantine';
-import { cutLarge, findTestFiles, fileSeconds, mergeTimes, missingListed, readTimes, shardLimitSeconds, slowest, splitRealtime, units, type Shard } from './test-plan';
-import { overlaps, planLane, planRun, poolOrder, poolSettings, runPool, SHARD_TARGET_S, tally, type PlannedShard } from './test-pool';
+import { findTestFiles, fileSeconds, mergeTimes, missingListed, readTimes, shardLimitSeconds, slowest, splitRealtime, units, type Shard } from './test-plan';
+import { overlaps, planLane, planRun, poolOrder, poolSettings, runPool, tally, type PlannedShard } from './test-pool';
 
 const ROOT = path.resolve(__dirname, '..');
 const MOCHA = path.join(ROOT, 'node_modules', '.bin', 'mocha');
@@ -296,10 +296,9 @@ async function runSharded(): Promise<number> {
     throw new Error(`${path.relative(ROOT, TIMES)}: ${gone.map((g) => `"${g.list}" names no such spec file or directory: ${g.entries.join(', ')}`).join('; ')} (remove or mend the entry)`);
   const files = findTestFiles(ROOT, roots.length > 0 ? roots : ['test']);
   const split = splitRealtime(ROOT, files, table);
-  const bytes = (f: string) => fs.statSync(path.join(ROOT, f)).size;
-  const all = cutLarge(units(ROOT, split.pool, table), SHARD_TARGET_S, bytes);
+  const all = units(ROOT, split.pool, table);
   const pool = poolSettings(process.env, all);
-  const seconds = fileSeconds(all, bytes);
+  const seconds = fileSeconds(all, (f) => fs.statSync(path.join(ROOT, f)).size);
   const plan = planRun(all, pool.jobs, pool.count, table.heavy ?? [], seconds);
   const lane = planLane(plan, split.lane);
   const limits = new Map([...plan, ...(lane ? [lane] : [])].map((p) => [p.shard.index, shardLimitSeconds(p.shard.seconds)]));

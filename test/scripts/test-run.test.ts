@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cutLarge, fileSeconds, findTestFiles, isHeavy, layout, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
+import { fileSeconds, findTestFiles, isHeavy, layout, mergeTimes, partition, readTimes, shardFiles, shardLimitSeconds, slowest, units, type Unit } from '../../scripts/test-plan';
 import { shardSlice } from '../../testkit/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -44,26 +44,6 @@ describe('scripts/test-run.ts: the suites in shards over parallel mocha processe
       ]);
       expect(partition(all, 3).map((s) => s.seconds)).to.deep.equal([50, 50, 50]);
       expect(partition(all.slice(0, 1), 4)).to.have.length(1);
-    });
-
-    it('cuts a directory longer than a shard should be into parts by its files, the smaller ones whole', () => {
-      const files = (dir: string, n: number) => Array.from({ length: n }, (_, i) => `${dir}/f${i}.test.ts`);
-      const big: Unit = { dir: 'test/big', files: files('test/big', 5), seconds: 100, estimated: false };
-      const small: Unit = { dir: 'test/small', files: files('test/small', 3), seconds: 30, estimated: true };
-      const lone: Unit = { dir: 'test/lone', files: files('test/lone', 1), seconds: 90, estimated: false };
-      // sizes: f0 40 % of big's bytes, f1 30 %, f2-f4 10 % each
-      const bytes = (f: string) => (f.startsWith('test/big/') ? [40, 30, 10, 10, 10][Number(/f(\d)/.exec(f)![1])]! : 10);
-      const cut = cutLarge([big, small, lone], 45, bytes);
-      expect(cut.map((u) => [u.dir, u.files, Math.round(u.seconds), u.estimated])).to.deep.equal([
-        ['test/big [1/3]', ['test/big/f0.test.ts'], 40, false],
-        ['test/big [2/3]', ['test/big/f1.test.ts'], 30, false],
-        ['test/big [3/3]', ['test/big/f2.test.ts', 'test/big/f3.test.ts', 'test/big/f4.test.ts'], 30, false],
-        ['test/small', small.files, 30, true],
-        ['test/lone', lone.files, 90, false],
-      ]);
-      expect(cut.flatMap((u) => u.files).sort(), 'every file once').to.deep.equal([...big.files, ...small.files, ...lone.files].sort());
-      const perFile = (list: Unit[]) => Object.fromEntries([...fileSeconds(list, bytes)].map(([f, v]) => [f, Math.round(v * 1e6) / 1e6]));
-      expect(perFile(cut), 'each file keeps its expected seconds').to.deep.equal(perFile([big, small, lone]));
     });
 
     it('refuses a shard count that is not a whole number ≥ 1', () => {
