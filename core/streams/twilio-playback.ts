@@ -4,10 +4,11 @@
  * player (the sink: the call's fork) plays what it is handed in real time and runs dry when nothing
  * is; this queue keeps LEAD frames ahead of it, topped up at each `tick()` of the call's clock, and
  * knows from its clock (`now`, ms) when each frame handed over ends playing. A mark is echoed once the
- * audio queued before it has played. Ticks that come late and bunched (a stall of this process, the
- * node's, or the link) do not count as audio played: the player had run dry meanwhile, and only the
- * lead is handed over for them. `clear` drops the queue, asks the sink to drop what it holds ahead,
- * and echoes every pending mark. Pure: the sink does the I/O.
+ * audio queued before it has played, in the order the marks came; frames are not cut at a mark. Ticks
+ * that come late and bunched (a stall of this process, the node's, or the link) do not count as audio
+ * played: the player had run dry meanwhile, and only the lead is handed over for them. `clear` drops the
+ * queue, asks the sink to drop what it holds ahead, and echoes every pending mark. Pure: the sink does
+ * the I/O.
  */
 export interface PlaybackSink {
   /** 20 ms (or less, at the end) of 16-bit LE PCM for the call. */
@@ -34,26 +35,28 @@ export class TwilioPlayback {
   private queuedBytes = 0;
   /** When what was handed over ends playing (ms on `now`); in the past when the player ran dry. */
   private playEnd = 0;
+  /** Marks whose audio has been handed over, each echoed once its time has come, in order. */
   private readonly marksDue: { name: string; at: number }[] = [];
-  played = 0;
 
   constructor(
     private readonly sink: PlaybackSink,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Queues audio; when nothing is playing it starts at once rather than at the next tick. */
+  /** Queues audio; it starts at once when the player has less than the lead, rather than at the next tick. */
   media(pcm: Buffer): void {
     if (!pcm.length) return;
     this.queue.push({ pcm });
     this.queuedBytes += pcm.length;
     this.dropOldest();
-    if (this.ahead() === 0) this.topUp();
+    this.topUp();
   }
 
   mark(name: string): void {
     this.queue.push({ mark: name });
-    if (!this.queuedBytes) this.markReached();
+    this.echoDue();
+    // with no audio queued, the marks queued are due when what was handed over ends
+    if (!this.queuedBytes) for (const q of this.queue.splice(0)) if ('mark' in q) this.due(q.mark, this.playEnd);
   }
 
   clear(): void {
@@ -65,8 +68,6 @@ export class TwilioPlayback {
 
   /** One 20 ms tick of the call's clock. */
   tick(): void {
-    const now = this.now();
-    while (this.marksDue.length && this.marksDue[0]!.at <= now) this.sink.mark(this.marksDue.shift()!.name);
     this.topUp();
   }
 
@@ -78,25 +79,47 @@ export class TwilioPlayback {
     this.playEnd = 0;
   }
 
-  /** Frames handed over and not yet played. */
+  private echoDue(): void {
+    const now = this.now();
+    while (this.marksDue.length && this.marksDue[0]!.at <= now) this.sink.mark(this.marksDue.shift()!.name);
+  }
+
+  /** A mark is echoed at `at`, and never before one queued ahead of it. */
+  private due(name: string, at: number): void {
+    const last = this.marksDue.at(-1);
+    if (!last && at <= this.now()) this.sink.mark(name);
+    else this.marksDue.push({ name, at: Math.max(at, last?.at ?? at) });
+  }
+
+  /** Whole frames handed over and not yet played. */
   private ahead(): number {
-    return Math.max(0, Math.ceil((this.playEnd - this.now()) / FRAME_MS));
+    return Math.max(0, Math.floor((this.playEnd - this.now()) / FRAME_MS));
   }
 
   private topUp(): void {
-    const want = PLAYBACK_LEAD - this.ahead();
-    for (let i = 0; i < want && this.takeFrame(); i++);
+    this.echoDue();
+    for (let want = PLAYBACK_LEAD - this.ahead(); want > 0 && this.takeFrame(); want--);
   }
 
-  /** Moves the next 20 ms from the queue to the sink; false when the queue holds no audio. */
+  /**
+   * Hands the next 20 ms of audio to the sink (less at the end of what is queued); a mark within or right
+   * after it is due when the audio before it ends. The player takes a frame per 20 ms whatever its length
+   * (the engine pads a short one), so less than a frame is handed over only when the player is about to
+   * run dry; until then more audio may come to fill it. False when nothing is handed over.
+   */
   private takeFrame(): boolean {
-    this.markReached();
-    if (!this.queuedBytes) return false;
+    if (!this.queuedBytes || (this.queuedBytes < FRAME && this.ahead() > 0)) return false;
+    const start = Math.max(this.playEnd, this.now());
     const out = Buffer.alloc(FRAME);
     let n = 0;
-    while (n < FRAME && this.queue.length) {
+    while (this.queue.length) {
       const head = this.queue[0]!;
-      if ('mark' in head) break; // a mark waits until the audio before it has gone out
+      if ('mark' in head) {
+        this.queue.shift();
+        this.due(head.mark, start + n / BYTES_PER_MS);
+        continue;
+      }
+      if (n === FRAME) break;
       const take = Math.min(FRAME - n, head.pcm.length);
       head.pcm.copy(out, n, 0, take);
       n += take;
@@ -104,21 +127,9 @@ export class TwilioPlayback {
       if (take === head.pcm.length) this.queue.shift();
       else head.pcm = head.pcm.subarray(take);
     }
-    const bytes = n & ~1;
-    this.sink.play(out.subarray(0, bytes));
-    this.playEnd = Math.max(this.playEnd, this.now()) + bytes / BYTES_PER_MS;
-    this.played++;
-    this.markReached();
+    this.sink.play(out.subarray(0, n));
+    this.playEnd = start + FRAME_MS;
     return true;
-  }
-
-  /** Marks at the head of the queue are due once what was handed over has played. */
-  private markReached(): void {
-    while (this.queue.length && 'mark' in this.queue[0]!) {
-      const name = (this.queue.shift() as { mark: string }).mark;
-      if (this.playEnd > this.now()) this.marksDue.push({ name, at: this.playEnd });
-      else this.sink.mark(name);
-    }
   }
 
   private dropOldest(): void {

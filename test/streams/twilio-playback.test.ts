@@ -32,6 +32,9 @@ function rig() {
       }
     },
     /** `n` ticks at the one instant `at` (they were held up, then came together) */
+    now(at: number) {
+      now = at;
+    },
     bunched(at: number, n: number) {
       now = at;
       for (let i = 0; i < n; i++) p.tick();
@@ -99,12 +102,51 @@ describe('media streams: the Twilio playback queue on a virtual clock', () => {
     expect(r.played.at(-1)!.first, 'audio after a clear starts at once').to.equal(9);
   });
 
-  it('a short last chunk is handed over as it is and its mark waits only for its length', () => {
+  it('chunks of 10 ms, each with a mark: the first starts at once, then whole frames go to the player; each mark comes when its audio has played', () => {
+    const r = rig();
+    for (let k = 1; k <= 10; k++) {
+      r.p.media(Buffer.alloc(160, k));
+      r.p.mark(`m${k}`);
+    }
+    r.ticks(20, 200);
+    // less than a frame goes only when the player is about to run dry: at the start and for the last chunk
+    expect(r.played.map((f) => [f.at, f.bytes, f.first])).to.deep.equal([
+      [0, 160, 1],
+      [0, 320, 2],
+      [0, 320, 4],
+      [20, 320, 6],
+      [40, 320, 8],
+      [100, 160, 10],
+    ]);
+    // the player pads the first frame to 20 ms: m1 ends at 10, m2 at 30, m3 at 40, ... m10 at 110; each is
+    // echoed at the first tick at or after its time
+    const ends = [10, 30, 40, 50, 60, 70, 80, 90, 100, 110];
+    expect(r.marks.map((m) => [m.name, m.at])).to.deep.equal(ends.map((t, i) => [`m${i + 1}`, 20 * Math.ceil(t / 20)]));
+  });
+
+  it('a short last chunk is played as a whole frame by the player: audio after it starts when that frame ends', () => {
     const r = rig();
     r.p.media(Buffer.alloc(160, 3));
     r.p.mark('half');
     expect(r.played.map((f) => f.bytes)).to.deep.equal([160]);
+    r.now(5);
+    r.p.media(Buffer.alloc(320, 4));
+    r.p.mark('after');
     r.ticks(20, 100);
-    expect(r.marks).to.deep.equal([{ name: 'half', at: 20 }]);
+    expect(r.marks).to.deep.equal([
+      { name: 'half', at: 20 },
+      { name: 'after', at: 40 },
+    ]);
+  });
+
+  it('ticks off the 20 ms grid: a mark with nothing queued never overtakes one still due', () => {
+    const r = rig();
+    r.p.media(Buffer.alloc(320 * 5, 1));
+    r.p.mark('a');
+    r.ticks(19, 100); // ticks at 19, 39, 59, 79, 99: 'a' is due at 100
+    expect(r.marks).to.deep.equal([]);
+    r.now(105);
+    r.p.mark('b');
+    expect(r.marks.map((m) => m.name)).to.deep.equal(['a', 'b']);
   });
 });
