@@ -6,7 +6,7 @@
  *
  * A queuecall: initiating → waiting (wait audio loops) → connecting (the agent's addresses ring;
  * the caller still hears the wait audio) → service (the first leg to answer is bridged; agent
- * busy) → done (agent available again), or → abandoned (caller hung up, wait_timeout, kick).
+ * busy, in the same write: core/queues/service-write.ts) → done (agent available again), or → abandoned (caller hung up, wait_timeout, kick).
  * Nobody answering puts it back to waiting and the agent back to available. The caller's entry on
  * this node moves through entry-moves.ts (ENTRY_MOVES, one guarded move) and its timers (the wait
  * timeout, the service limit) are owned by the states that armed them.
@@ -19,6 +19,7 @@ import { claimAgent, setAgentStatus } from '../../core/agents/status';
 import { queuesRepo, type QueueRow } from '../../core/repos/queues';
 import { queuecallsRepo, type QueuecallRow, type QueuecallStatus } from '../../core/repos/queuecalls';
 import { publishQueuecall, publishQueuecallStatus } from '../../core/queues/events';
+import { startService } from '../../core/queues/service-write';
 import type { CallFactory } from '../call/factory';
 import { Bridge } from '../call/bridge';
 import type { CallSession } from '../call/session';
@@ -319,14 +320,13 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     e.wait.abort();
     await e.caller.endpoint?.stopPlayback().catch(() => undefined);
     const now = new Date();
-    const svc = await this.move(e.qc, 'service', { tm_service: now, duration_waiting: now.getTime() - e.waitingSince }, ['connecting']);
+    const svc = await startService(this.db, this.publisher, e.qc.id, agentId, { tm_service: now, duration_waiting: now.getTime() - e.waitingSince });
     if (!svc || e.caller.isEnded || !e.moves.move('service', 'the agent answered')) {
       await leg.hangup('normal');
-      await setAgentStatus(this.db, this.publisher, agentId, 'available', ['ringing']);
+      await setAgentStatus(this.db, this.publisher, agentId, 'available', ['ringing', 'busy']);
       return;
     }
     e.qc = svc;
-    await setAgentStatus(this.db, this.publisher, agentId, 'busy', ['ringing']);
     await queuesRepo(this.db).bump(e.queue.id, 'total_serviced_count');
     // the caller's flow waits on the bridge: when the agent's side leaves, the caller goes on
     let bridge: Bridge;

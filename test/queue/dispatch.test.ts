@@ -151,6 +151,54 @@ describe('queue: dispatch to agents (sipp)', function () {
     expect(legs.map((l) => l.destination.target)).to.deep.equal([`free@127.0.0.1:${agentPort}`]);
   });
 
+  it('the caller is in service only once its agent is busy: one write, read by nobody half done', async () => {
+    const { db, cid, tagId } = await customer();
+    const agentPort = await freePort();
+    const free = await agent(cid, 'available', [tagId], `free@127.0.0.1:${agentPort}`);
+    const agentUas = sipp(answeringUas({ pauseMs: 2500 }), ['-i', '127.0.0.1', '-p', String(agentPort), '-m', '1'], { killAfterMs: 60_000 });
+    const queue = await queuesRepo(db).create(cid, { name: 'sales', tag_ids: [tagId], service_timeout: 1500 });
+    const { row, uas } = await caller(cid, [{ type: 'queue_join', option: { queue_id: queue.id } }, { type: 'hangup' }]);
+    const qc = await queuecallOf(db, row.id);
+    await until(async () => (await queuecallsRepo(db).get(null, qc.id))?.status === 'connecting', 15_000, 'connecting');
+    // the test holds the agent's row: the platform's write of "busy" waits on it when the agent answers
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.transaction(async (trx) => {
+      await trx('agents').where({ id: free.id }).forUpdate().first();
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      const waiting = () =>
+        db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'update "agents"%'`) as Promise<{
+          rows: { n: number }[];
+        }>;
+      await until(async () => ((await waiting()).rows[0]!.n > 0 ? true : null), 15_000, 'the agent answered: its status write waits on the lock');
+      // while the agent's row cannot be written, nobody reads the caller as served by a ringing agent
+      expect((await queuecallsRepo(db).get(null, qc.id))!.status).to.equal('connecting');
+      expect((await agentsRepo(db).get(free.id))!.status).to.equal('ringing');
+    } finally {
+      release();
+      await holder;
+    }
+    const service = await until(
+      async () => {
+        const q = await queuecallsRepo(db).get(null, qc.id);
+        return q?.status === 'service' || q?.status === 'done' ? q : null;
+      },
+      15_000,
+      'service',
+    );
+    expect(service.service_agent_id).to.equal(free.id);
+    await until(async () => ((await queuecallsRepo(db).get(null, qc.id))?.status === 'done' ? true : null), 15_000, 'done');
+    expect((await agentUas.done).code).to.equal(0);
+    expect((await uas.done).code).to.equal(0);
+    await until(async () => (await agentsRepo(db).get(free.id))!.status === 'available', 5000, 'agent available again');
+  });
+
   it('an agent who does not answer goes back to available and the caller back to waiting', async () => {
     const { db, cid, tagId } = await customer();
     const agentPort = await freePort();
