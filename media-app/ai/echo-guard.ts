@@ -17,8 +17,13 @@
  * 400 ms) until the path is found (echo) or not (the caller: released in order). When the agent
  * has been silent for longer than the longest lag, everything passes at once.
  *
- * Frames are aligned by arrival: the far block a near block is compared with is counted from how
- * many far blocks had arrived when the near frame did (both forks deliver one frame per 20 ms tick).
+ * Frames are aligned by count, in step: both forks hold one frame per 20 ms, so a near frame is
+ * compared from its own count plus the streams' steady offset (refOf: what the far count less the near
+ * count was at most arrivals of the last second), not from how many far blocks had arrived with it. On
+ * a loaded machine the forks' frames come bunched, a few early or late against each other, while what
+ * they hold stays in step: aligned by arrival, an echo frame that came late was compared with the
+ * agent's later audio, passed as the caller, and the agent was ducked by its own echo. A near frame
+ * whose far blocks have not all come waits for them (at most WAIT_MAX frames; far20 returns it).
  */
 
 const BLOCK_MS = 10;
@@ -38,6 +43,11 @@ const SEEN = 300; // blocks over which a first echo path must have been there wh
 const MAX_GAIN = 1; // an echo path louder than what was sent (0 dB) is not one
 const FIRST_BLOCKS = 20; // the agent's loud blocks a first path is judged over, at least (200 ms of its voice; it must explain 70 %)
 const FIRST_SPREAD = 0.3; // most spread (interquartile, log10) of those blocks' near/far ratios: a factor of 2
+/** near frames' arrivals the streams' steady offset is taken over: 1 s */
+const OFFSETS = 50;
+/** caller's frames that wait for the agent's at most: 100 ms */
+const WAIT_MAX = 5;
+const NONE: Int16Array[] = [];
 
 export interface EchoPath {
   lagMs: number;
@@ -77,6 +87,12 @@ export class EchoGuard {
   /** the last far block over the floor update looks for a lag at (FAR_FLOOR / 4) */
   private lastFarAudible = -1_000_000;
   readonly stats: EchoGuardStats = { echoFrames: 0, callerFrames: 0 };
+  /** far count less near count at each of the last OFFSETS near frames' arrival (refOf) */
+  private readonly offsets = new Int32Array(OFFSETS);
+  private readonly sortedOffsets = new Int32Array(OFFSETS);
+  private arrivals = 0;
+  /** the caller's frames whose far blocks had not all come (drain) */
+  private readonly waiting: { frame: Int16Array; ref: number }[] = [];
 
   /** `rate`: both forks' sample rate (8000 or 16000). */
   constructor(rate: number) {
@@ -89,8 +105,8 @@ export class EchoGuard {
     return this.path;
   }
 
-  /** A frame of what the call sent (the agent's audio). */
-  far20(frame: Int16Array): void {
+  /** A frame of what the call sent (the agent's audio); returns the caller's frames that waited for it, to pass on now. */
+  far20(frame: Int16Array): Int16Array[] {
     for (let i = 0; i + this.blockLen <= frame.length; i += this.blockLen) {
       const a = meanAbs(frame, i, this.blockLen);
       this.far[this.farCount % HISTORY] = a;
@@ -98,16 +114,65 @@ export class EchoGuard {
       if (a >= FAR_FLOOR / 4) this.lastFarAudible = this.farCount;
       this.farCount++;
     }
+    return this.waiting.length ? this.drain() : NONE;
+  }
+
+  /**
+   * The far block count a near frame arriving now is compared from: its own count plus the two streams'
+   * steady offset: of (far count less near count) at each of the last second's arrivals, the lowest of
+   * the densest band a frame wide (a tick's two frames come in either order). Both forks hold one frame
+   * per 20 ms, so what a frame holds is in step with the agent's frames of its time however late it
+   * came or however many of theirs came first; a frame whose far blocks have not all come waits.
+   */
+  private refOf(): number {
+    const count = this.nearCount + this.waiting.length * (this.silence.length / this.blockLen);
+    this.offsets[this.arrivals++ % OFFSETS] = this.farCount - count;
+    const m = Math.min(this.arrivals, OFFSETS);
+    const s = this.sortedOffsets;
+    for (let i = 0; i < m; i++) {
+      const v = this.offsets[i]!;
+      let j = i;
+      for (; j > 0 && s[j - 1]! > v; j--) s[j] = s[j - 1]!;
+      s[j] = v;
+    }
+    // the densest frame-wide band of offsets (a tick's two frames in either order), from its lower end
+    const width = this.silence.length / this.blockLen;
+    let best = 0;
+    let most = 0;
+    for (let i = 0, j = 0; i < m; i++) {
+      while (j < m && s[j]! <= s[i]! + width) j++;
+      if (j - i > most) [most, best] = [j - i, s[i]!];
+    }
+    return count + best;
   }
 
   /** A frame of the caller's audio; returns the frames to pass on now (echo as silence), in order. */
   near20(frame: Int16Array): Int16Array[] {
+    const ref = this.refOf();
+    // its far blocks are not all here yet (the agent's frames came late): it waits for them, after those waiting
+    if (!this.waiting.length && ref <= this.farCount) return this.take(frame, ref);
+    this.waiting.push({ frame: frame.slice(), ref });
+    return this.drain();
+  }
+
+  /** The caller's frames whose far blocks are all here now (or that waited WAIT_MAX frames), in order. */
+  private drain(): Int16Array[] {
+    const out: Int16Array[] = [];
+    while (this.waiting.length && (this.waiting[0]!.ref <= this.farCount || this.waiting.length > WAIT_MAX)) {
+      const w = this.waiting.shift()!;
+      for (const f of this.take(w.frame, Math.min(w.ref, this.farCount))) out.push(f);
+    }
+    return out;
+  }
+
+  /** A caller's frame compared from far block `ref`: the frames to pass on now. */
+  private take(frame: Int16Array, ref: number): Int16Array[] {
     let loud = false;
     for (let i = 0; i + this.blockLen <= frame.length; i += this.blockLen) {
       const a = meanAbs(frame, i, this.blockLen);
       if (a > NEAR_FLOOR) loud = true;
       this.near[this.nearCount % HISTORY] = a;
-      this.nearRef[this.nearCount % HISTORY] = this.farCount;
+      this.nearRef[this.nearCount % HISTORY] = ref;
       this.nearCount++;
     }
     if (this.nearCount % 10 < 2) {

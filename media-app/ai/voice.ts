@@ -184,21 +184,23 @@ export class VoiceAgent extends EventEmitter<VoiceAgentEvents> {
     }
   }
 
-  /** A frame the call sent (the agent's voice, or silence). */
+  /** A frame the call sent (the agent's voice, or silence): the caller's frames that waited for it go on. */
   private onFarFrame(frame: Int16Array): void {
     if (this.judge.ended) return;
-    this.echoGuard(frame).far20(frame);
+    for (const f of this.echoGuard(frame).far20(frame)) this.hear(f);
   }
 
   /** A frame of the caller: the echo guard passes it on (the agent's own echo as silence) to the VAD and the recogniser. */
   private onFrame(frame: Int16Array): void {
     if (this.judge.ended) return;
-    for (const f of this.echoGuard(frame).near20(frame)) {
-      this.vad?.write(f);
-      // before the recogniser is made (the fork's first frames could come first): held, then written
-      if (this.stt) this.stt.write(f);
-      else this.early.push(f);
-    }
+    for (const f of this.echoGuard(frame).near20(frame)) this.hear(f);
+  }
+
+  private hear(f: Int16Array): void {
+    this.vad?.write(f);
+    // before the recogniser is made (the fork's first frames could come first): held, then written
+    if (this.stt) this.stt.write(f);
+    else this.early.push(f);
   }
 
   /** Both forks run at the leg's rate: the first frame tells it (20 ms). */
