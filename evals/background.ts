@@ -119,8 +119,9 @@ const PER_MS = RATE / 1000;
  * played `delayMs` before each of its samples, scaled by the gain, as its microphone does. So the echo is
  * always exactly `delayMs` behind the platform's audio, whether heard packets were read in a burst or the
  * phone's timer fired late and sent several frames at once (a loaded machine does both). Audio not yet
- * read when the frame that should echo it goes (an event-loop stall holds both) is left out, never echoed
- * later than `delayMs` (test/evals/echo-line.test.ts).
+ * read when the frame that should echo it goes is left out, never echoed later than `delayMs`
+ * (test/evals/echo-line.test.ts); after an event-loop stall the phone reads what came meanwhile before
+ * its frames go (rtp-phone.ts), so only a packet still on its way then is.
  */
 export class EchoLine {
   private readonly k: number;

@@ -102,7 +102,9 @@ export class RtpPhone {
     if (this.closed || this.clock) return;
     this.remote = remote;
     this.nextDue = performance.now();
-    this.clock = setInterval(() => this.tick(), 10);
+    // the frames due go after the loop's I/O: after a stall, the packets that came meanwhile are read
+    // first, so a frame that echoes them (a speakerphone's) has them, as a phone's loudspeaker played them
+    this.clock = setInterval(() => setImmediate(() => this.tick()), 10);
   }
 
   /** Mixes `fn`'s audio into every frame sent from now on (speech, silence; not the digits' events), told when the frame was due. */

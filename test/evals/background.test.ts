@@ -8,6 +8,7 @@
 // case of caller speech over the agent, media-app/ai/echo-guard.ts, not this test's).
 import { expect } from 'chai';
 import dgram from 'node:dgram';
+import { spawn } from 'node:child_process';
 import { encodeG711, G711_TABLES, PT_PCMU } from '../../core/audio/g711';
 import { egressPolicyFor } from '../../core/net';
 import { lastUser, type LlmRequest, type LlmReply } from '../../testkit/llm-server';
@@ -45,6 +46,8 @@ async function platformSocket(): Promise<{ sock: dgram.Socket; port: number; got
 
 const packetsUntil = (got: Got[], n: number) => until(async () => (got.length >= n ? true : null), 10_000, `${n} packets`);
 const joined = (g: Got[]) => g.flatMap((p) => [...p.pcm]);
+/** Packet i of a 1 kHz tone at -10 dBFS. */
+const tone = (i: number) => Int16Array.from({ length: 160 }, (_, k) => Math.round(32768 * 10 ** (-10 / 20) * Math.SQRT2 * Math.sin((2 * Math.PI * 1000 * (i * 160 + k)) / 8000)));
 
 describe('evals background audio: what the caller sends has the mix', function () {
   this.timeout(30_000);
@@ -111,7 +114,6 @@ describe('evals background audio: what the caller sends has the mix', function (
   it('echo: what the platform sends comes back at the gain after the delay', async () => {
     const p = await platformSocket();
     const phone = await RtpPhone.open('127.0.0.1');
-    const tone = (i: number) => Int16Array.from({ length: 160 }, (_, k) => Math.round(32768 * 10 ** (-10 / 20) * Math.SQRT2 * Math.sin((2 * Math.PI * 1000 * (i * 160 + k)) / 8000)));
     let timer: NodeJS.Timeout | undefined;
     try {
       attachBackground(phone, await prepareBackground(evalBackgroundSchema.parse({ type: 'echo', gain_db: -20, delay_ms: 60 }), 'en-US'));
@@ -145,7 +147,56 @@ describe('evals background audio: what the caller sends has the mix', function (
       p.sock.close();
     }
   });
+
+  it('echo: a stall of the phone’s event loop leaves no hole in it (what came meanwhile is read before the frames that echo it go)', async () => {
+    const p = await platformSocket();
+    const phone = await RtpPhone.open('127.0.0.1');
+    // another process stands for the platform, so its packets keep coming while this one stalls: 1 s of the tone
+    const packets = Array.from({ length: 50 }, (_, i) => {
+      const h = Buffer.alloc(12);
+      h[0] = 0x80;
+      h[1] = PT_PCMU;
+      h.writeUInt16BE(i, 2);
+      h.writeUInt32BE(i * 160, 4);
+      return Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]).toString('hex');
+    });
+    const sender = spawn(process.execPath, ['-e', SENDER, String(phone.port)], { stdio: ['pipe', 'ignore', 'ignore'] });
+    sender.on('error', () => undefined);
+    try {
+      attachBackground(phone, await prepareBackground(evalBackgroundSchema.parse({ type: 'echo', gain_db: -20, delay_ms: 60 }), 'en-US'));
+      phone.start({ host: '127.0.0.1', port: p.port });
+      await packetsUntil(p.got, 10);
+      const from = p.got.length;
+      sender.stdin.end(packets.join('\n'));
+      await until(async () => (p.got.slice(from).some((g) => dbfs(g.pcm) > -45) ? true : null), 10_000, 'the echo');
+      // 300 ms in which this process runs nothing: the phone's timer and its socket both wait
+      const stallEnd = performance.now() + 300;
+      while (performance.now() < stallEnd);
+      await packetsUntil(p.got, from + 80);
+      const echoed = p.got.slice(from).filter((g) => dbfs(g.pcm) > -45);
+      expect(echoed.length, 'frames with the echo in them').to.be.within(47, 52);
+    } finally {
+      sender.kill();
+      phone.close();
+      p.sock.close();
+    }
+  });
 });
+
+/** The stand-in platform's sender: the hex packets on stdin to 127.0.0.1:argv[1], one every 20 ms on its own clock. */
+const SENDER = `const d = require('node:dgram').createSocket('udp4');
+let s = '';
+process.stdin.on('data', (c) => (s += c)).on('end', () => {
+  const ps = s.split('\\n').map((h) => Buffer.from(h, 'hex'));
+  const t0 = performance.now();
+  let i = 0;
+  const next = () => {
+    if (i >= ps.length) return d.close();
+    d.send(ps[i++], Number(process.argv[1]), '127.0.0.1');
+    setTimeout(next, Math.max(0, t0 + i * 20 - performance.now()));
+  };
+  next();
+});`;
 
 const GREETING = 'Welcome to the corner bakery, where we bake bread, rolls and cakes every morning before sunrise for the whole town.';
 const ASK = 'What are your opening hours?';
