@@ -121,7 +121,8 @@ const PER_MS = RATE / 1000;
  * phone's timer fired late and sent several frames at once (a loaded machine does both). Audio not yet
  * read when the frame that should echo it goes is left out, never echoed later than `delayMs`
  * (test/evals/echo-line.test.ts); after an event-loop stall the phone reads what came meanwhile before
- * its frames go (rtp-phone.ts), so only a packet still on its way then is.
+ * its frames go (rtp-phone.ts; up to libuv's 32 datagrams a read, 640 ms of audio), so after a shorter
+ * stall only a packet still on its way then is.
  */
 export class EchoLine {
   private readonly k: number;

@@ -3,7 +3,7 @@
  * own (what a phone sends whether or not anyone talks: silence between utterances), the caller's speech
  * mixed in with say(), digits as RFC 4733 telephone-events (payload type 101) with dtmf(). What the
  * platform sends is timed on arrival with its level (the agent's audio as the caller heard it).
- * The pacing timer is armed by start() and cleared by close(); a say() or dtmf() not finished when
+ * The pacing timer (and its turn after the loop's I/O) is armed by start() and cleared by close(); a say() or dtmf() not finished when
  * the phone closes resolves then.
  */
 import dgram from 'node:dgram';
@@ -46,6 +46,8 @@ export class RtpPhone {
   port = 0;
   private remote: { host: string; port: number } | null = null;
   private clock: NodeJS.Timeout | null = null;
+  /** the clock's turn, run after the loop's I/O (start); at most one pending */
+  private due: NodeJS.Immediate | null = null;
   private nextDue = 0;
   private seq = Math.floor(Math.random() * 0xffff);
   private ts = Math.floor(Math.random() * 0x7fffffff);
@@ -104,7 +106,7 @@ export class RtpPhone {
     this.nextDue = performance.now();
     // the frames due go after the loop's I/O: after a stall, the packets that came meanwhile are read
     // first, so a frame that echoes them (a speakerphone's) has them, as a phone's loudspeaker played them
-    this.clock = setInterval(() => setImmediate(() => this.tick()), 10);
+    this.clock = setInterval(() => (this.due ??= setImmediate(this.runDue)), 10);
   }
 
   /** Mixes `fn`'s audio into every frame sent from now on (speech, silence; not the digits' events), told when the frame was due. */
@@ -135,6 +137,11 @@ export class RtpPhone {
       this.queue.push(job);
     });
   }
+
+  private readonly runDue = (): void => {
+    this.due = null;
+    this.tick();
+  };
 
   /** Sends every packet that is due (a late timer catches up, so the stream keeps its 20 ms cadence). */
   private tick(): void {
@@ -223,6 +230,8 @@ export class RtpPhone {
     this.closed = true;
     if (this.clock) clearInterval(this.clock);
     this.clock = null;
+    if (this.due) clearImmediate(this.due);
+    this.due = null;
     this.listeners.clear();
     this.sentListeners.clear();
     for (const j of this.queue.splice(0)) j.done();

@@ -141,7 +141,10 @@ export class EchoGuard {
     let most = 0;
     for (let i = 0, j = 0; i < m; i++) {
       while (j < m && s[j]! <= s[i]! + width) j++;
-      if (j - i > most) [most, best] = [j - i, s[i]!];
+      if (j - i > most) {
+        most = j - i;
+        best = s[i]!;
+      }
     }
     return count + best;
   }

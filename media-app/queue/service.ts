@@ -323,7 +323,8 @@ export class QueueService extends EventEmitter<QueueServiceEvents> {
     const svc = await startService(this.db, this.publisher, e.qc.id, agentId, { tm_service: now, duration_waiting: now.getTime() - e.waitingSince });
     if (!svc || e.caller.isEnded || !e.moves.move('service', 'the agent answered')) {
       await leg.hangup('normal');
-      await setAgentStatus(this.db, this.publisher, agentId, 'available', ['ringing', 'busy']);
+      // undone as far as it went: busy when the service was written, still ringing when it was not
+      await setAgentStatus(this.db, this.publisher, agentId, 'available', [svc ? 'busy' : 'ringing']);
       return;
     }
     e.qc = svc;

@@ -162,6 +162,7 @@ describe('evals background audio: what the caller sends has the mix', function (
     });
     const sender = spawn(process.execPath, ['-e', SENDER, String(phone.port)], { stdio: ['pipe', 'ignore', 'ignore'] });
     sender.on('error', () => undefined);
+    sender.stdin.on('error', () => undefined);
     try {
       attachBackground(phone, await prepareBackground(evalBackgroundSchema.parse({ type: 'echo', gain_db: -20, delay_ms: 60 }), 'en-US'));
       phone.start({ host: '127.0.0.1', port: p.port });
@@ -172,8 +173,10 @@ describe('evals background audio: what the caller sends has the mix', function (
       // 300 ms in which this process runs nothing: the phone's timer and its socket both wait
       const stallEnd = performance.now() + 300;
       while (performance.now() < stallEnd);
-      await packetsUntil(p.got, from + 80);
-      const echoed = p.got.slice(from).filter((g) => dbfs(g.pcm) > -45);
+      // from the echo's first frame: the tone's 50 frames and some after (however late the sender started)
+      const onset = from + p.got.slice(from).findIndex((g) => dbfs(g.pcm) > -45);
+      await packetsUntil(p.got, onset + 60);
+      const echoed = p.got.slice(onset, onset + 60).filter((g) => dbfs(g.pcm) > -45);
       expect(echoed.length, 'frames with the echo in them').to.be.within(47, 52);
     } finally {
       sender.kill();

@@ -171,7 +171,8 @@ describe('queue: dispatch to agents (sipp)', function () {
       await released;
     });
     try {
-      await isLocked;
+      // (a lock that failed ends the wait with its error)
+      await Promise.race([isLocked, holder]);
       const waiting = () =>
         db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'update "agents"%'`) as Promise<{
           rows: { n: number }[];
