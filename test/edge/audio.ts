@@ -28,7 +28,7 @@ export function toneShare(file: string, hz: number): number {
     for (let i = start; i < start + n; i++) energy += samples[i]! * samples[i]!;
     if (energy > bestEnergy) {
       bestEnergy = energy;
-      best = relativePower(goertzelPower(samples, start, n, coeff), n, energy / n);
+      best = relativePower(goertzelPower(samples, start, n, coeff), n, energy);
     }
   }
   return best;
