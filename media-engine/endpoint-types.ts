@@ -71,8 +71,14 @@ export interface PlayCollectResult extends Partial<PlayResult> {
 /** The leg's RTP counters (rtp-counters.ts) and its jitter buffer, codec and RTCP. */
 export interface EndpointStats extends RtpCounters {
   jitterTargetFrames: number;
-  /** the jitter buffer's playout delay now, ms */
+  /** the jitter buffer's nominal playout delay (its target), ms */
   jitterBufferMs: number;
+  /**
+   * Frames received and not yet played, now: the buffer's real depth, which the target only sets at a
+   * start or a change (a stream that starts while the worker catches up after a stall plays a frame
+   * nearer its packets). Its mean over time, times 20 ms, is the mean time a frame waits (Little's law).
+   */
+  jitterDepthFrames: number;
   /** the negotiated codec (PCMU, PCMA, G722, opus) and its packet time; null before media is negotiated */
   codec: string | null;
   ptimeMs: number;

@@ -81,6 +81,7 @@ export function legStats(leg: Leg) {
     ...leg.session.counters(),
     jitterTargetFrames: leg.session.jitter.stats.targetFrames,
     jitterBufferMs: leg.session.jitter.stats.targetFrames * 20,
+    jitterDepthFrames: leg.session.jitter.depthFrames,
     codec: leg.session.media?.codec ?? null,
     ptimeMs: leg.session.media?.ptime ?? 20,
     rtcp: {
