@@ -30,22 +30,25 @@ export function loudFrames(x: Int16Array): boolean[] {
 export const inFlightFrames = (jitterTargetFrames: number) => jitterTargetFrames + 1 + 3;
 
 /**
- * How `frames` (a per-frame test) hold after a change: the leading run where they hold (what was in
- * flight), and whether any holds after that run. "Gone after the change": `after` false and `lead`
- * within what can be in flight.
+ * How many leading frames of `frames` (a per-frame test of what was heard after a change) it takes to
+ * hold every frame where the test holds: 0 when none does. "Gone after the change": at most the frames
+ * that can be in flight. Not the first run where it holds: what was in flight may itself have a gap (a
+ * frame concealed or late, a loop of a file restarting) and its frames after the gap are in flight too.
  */
-export function leadingRun(frames: boolean[]): { lead: number; after: boolean } {
-  const k = frames.indexOf(false);
-  const lead = k < 0 ? frames.length : k;
-  return { lead, after: frames.slice(lead).includes(true) };
+export function framesThroughLast(frames: boolean[]): number {
+  return frames.lastIndexOf(true) + 1;
 }
 
 /**
- * `frames` (a per-frame test of what `peer` heard after a change) hold only in the leading frames in
+ * `frames` (a per-frame test of what `peer` heard after a change) hold only within the leading frames in
  * flight when the change came, never after them: the change reached the ear on the first frame it could.
  */
 export async function expectGoneAfterFlight(frames: boolean[], peer: Endpoint, what: string): Promise<void> {
-  const { lead, after } = leadingRun(frames);
-  expect(after, `${what} after the frames in flight`).to.equal(false);
-  expect(lead, `frames of ${what} in flight`).to.be.at.most(inFlightFrames((await peer.getStats()).jitterTargetFrames));
+  expectGoneWithin(frames, inFlightFrames((await peer.getStats()).jitterTargetFrames), what);
+}
+
+/** `frames` hold in none after the first `flight`. */
+export function expectGoneWithin(frames: boolean[], flight: number, what: string): void {
+  const seen = frames.map((f) => (f ? '1' : '0')).join('');
+  expect(framesThroughLast(frames), `${what} heard only in the frames in flight, at most ${flight} (by frame: ${seen})`).to.be.at.most(flight);
 }
