@@ -142,7 +142,7 @@ describe('echo guard', function () {
     it('a speakerphone echo at -20 dB of a short reply, no path known yet, is silenced, not held and passed on as the caller', async () => {
       // evals' speakerphone caller (background echo: -20 dB, 60 ms): too quiet for 25 blocks over NEAR_FLOOR / 2
       // within the 400 ms hold, so the hold ran out and 20 frames of echo went to the VAD as the caller, which
-      // ducked the rest of the reply (test/evals/background.test.ts)
+      // ducked the rest of the reply (test/evals/speakerphone.test.ts)
       // the reply after 5 s of the call in which the agent was silent (it listened to the caller's question)
       // as the agent says it: the platform's streamed espeak-ng voice
       const parts: Int16Array[] = [];
