@@ -3,7 +3,7 @@
 // the room starts. That silence is the wait's abort, not a timer: it used to be a 24-day
 // clock.sleep(2 ** 31 - 1) cancelled by the abort. The action runs against a conference service that
 // starts the room when the test says (the whole path with sipp callers and the twiml subsystem is
-// test/twiml/conference-wait.test.ts); its clock records every sleep asked of it.
+// test/twiml/conference/wait.test.ts); its clock records every sleep asked of it.
 import { expect } from 'chai';
 import type { Action } from '../../core/flow';
 import { ConfbridgeJoin } from '../../media-app/flow/actions/confbridge_join';

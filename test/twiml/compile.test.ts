@@ -202,7 +202,7 @@ describe('TwiML compiler (core/twiml)', () => {
       { type: 'queue_dequeue', option: { queue_id: conf, timeout: 30_000 } },
       { type: 'queue_join', option: { queue_id: conf } },
     ]);
-    // startConferenceOnEnter="false" waits for the room to start (conference-wait.test.ts), with an id as with a name
+    // startConferenceOnEnter="false" waits for the room to start (conference/wait.test.ts), with an id as with a name
     expect(shape(compile(`<Response><Dial><Conference startConferenceOnEnter="false">${conf}</Conference></Dial></Response>`))).to.deep.equal([
       { type: 'conference_join', option: { conference_id: conf, start_on_enter: false, wait_method: 'POST' } },
     ]);

@@ -7,19 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { trunksRepo } from '../../core/repos/trunks';
-import { twilioAuthToken } from '../../core/twilio/auth-token';
-import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { createFixture, TEST_JWT_SECRET, type Fixture } from '../../testkit/api';
-import { truncateAll } from '../../testkit/db';
-import { killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../testkit/media-app/harness';
-import { answerReinvite } from '../../testkit/media-app/sipp-steps';
-import { Cluster } from '../../testkit/scale/cluster';
-import { numberWithFlow } from '../../testkit/scale/fixtures';
-import { RtpPeer } from '../../testkit/streams/support';
-import { serveApp, twilioClient, type ServedApp } from '../../testkit/twilio';
-import { TwimlServer } from '../../testkit/twiml/server';
-import { expectParticipantLifecycle } from '../../testkit/twiml/participant-events';
+import { trunksRepo } from '../../../core/repos/trunks';
+import { twilioAuthToken } from '../../../core/twilio/auth-token';
+import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
+import { createFixture, TEST_JWT_SECRET, type Fixture } from '../../../testkit/api';
+import { truncateAll } from '../../../testkit/db';
+import { killAllSipp, sipp, sleep, uacWaitsForBye, until } from '../../../testkit/media-app/harness';
+import { answerReinvite } from '../../../testkit/media-app/sipp-steps';
+import { Cluster } from '../../../testkit/scale/cluster';
+import { numberWithFlow } from '../../../testkit/scale/fixtures';
+import { RtpPeer } from '../../../testkit/streams/support';
+import { serveApp, twilioClient, type ServedApp } from '../../../testkit/twilio';
+import { TwimlServer } from '../../../testkit/twiml/server';
+import { expectParticipantLifecycle } from '../../../testkit/twiml/participant-events';
 
 describe('TwiML conference mute/hold callbacks for a participant on another node than its room', function () {
   this.timeout(240_000);

@@ -4,15 +4,15 @@
 // TwiML joins a room by name, checked in the audio they hear (RTP tone peers).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { conferencesRepo } from '../../core/repos/conferences';
-import { queuesRepo } from '../../core/repos/queues';
-import { toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
-import { shape, refused } from '../../testkit/twiml/compile-checks';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { conferencesRepo } from '../../../core/repos/conferences';
+import { queuesRepo } from '../../../core/repos/queues';
+import { toSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import { newestRoom, participantsIn } from '../../../testkit/conference/rooms';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
+import { shape, refused } from '../../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -5,10 +5,10 @@
 // mod_conference's relate nospeak toward every member but the coached one).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
-import { callSid } from '../../core/twilio/sids';
-import { joinedRoom } from '../../testkit/conference/rooms';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
+import { compileTwiml, TwimlError } from '../../../core/twiml/compile';
+import { callSid } from '../../../core/twilio/sids';
+import { joinedRoom } from '../../../testkit/conference/rooms';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 

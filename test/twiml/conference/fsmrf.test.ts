@@ -3,17 +3,17 @@
 // statusCallback as on the embedded engine (participant-mute / -unmute through the Participants update);
 // music on hold of a member (POST /v1.0/calls/{id}/moh) is the room's and sends no callback
 // (test/media-app/fsmrf-hold-member-moh.test.ts hears it). A member's hold and Coaching work on both backends
-// (test/twiml/conference-coach.test.ts); an AnnounceUrl's <Say> and <Play> too
-// (test/twiml/conference-announce.test.ts). Sipp callers, real SIP on loopback, a
+// (test/twiml/conference/coach.test.ts); an AnnounceUrl's <Say> and <Play> too
+// (test/twiml/conference/announce.test.ts). Sipp callers, real SIP on loopback, a
 // media-app node, our switch, real Postgres and Redis; the callbacks checked signed (twilio.validateRequest).
 import { expect } from 'chai';
 import request from 'supertest';
 import twilio from 'twilio';
-import { callSid, toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import type { PlacedCall } from '../../testkit/streams/support';
-import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { callSid, toSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import type { PlacedCall } from '../../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -8,13 +8,13 @@
 // the same callbacks and re-INVITEs on both.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { callSid, toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { answerReinvite } from '../../testkit/media-app/sipp-steps';
-import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
-import { expectParticipantLifecycle } from '../../testkit/twiml/participant-events';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { callSid, toSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import { answerReinvite } from '../../../testkit/media-app/sipp-steps';
+import { useTwilioRestStack, type TwilioRestStack } from '../../../testkit/twiml/stack';
+import { expectParticipantLifecycle } from '../../../testkit/twiml/participant-events';
 
 const { VoiceResponse } = twilio.twiml;
 

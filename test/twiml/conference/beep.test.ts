@@ -5,12 +5,12 @@
 // 55: `conference <room> play tone_stream://…`).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { joinedRoom } from '../../testkit/conference/rooms';
-import { until } from '../../testkit/media-app/harness';
-import type { PlacedCall } from '../../testkit/streams/support';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
-import { shape } from '../../testkit/twiml/compile-checks';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { joinedRoom } from '../../../testkit/conference/rooms';
+import { until } from '../../../testkit/media-app/harness';
+import type { PlacedCall } from '../../../testkit/streams/support';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
+import { shape } from '../../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -4,21 +4,21 @@
 // callers' RTP peers talk a 700 Hz tone, heard in the WAV), the recording status callbacks reach the
 // test's web app signed (twilio.validateRequest), and the official `twilio` REST client lists,
 // fetches and updates the recording under Recordings.json and Conferences/{CF}/Recordings.
-import { restRefusal } from '../../testkit/twilio';
+import { restRefusal } from '../../../testkit/twilio';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { accountSid, toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { recordedSeconds } from '../../testkit/recordings';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
-import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
-import { refused, shape } from '../../testkit/twiml/compile-checks';
-import { toneShare } from '../edge/audio';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { accountSid, toSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { recordedSeconds } from '../../../testkit/recordings';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import { newestRoom, participantsIn } from '../../../testkit/conference/rooms';
+import { useTwilioRestStack, type TwilioRestStack } from '../../../testkit/twiml/stack';
+import { refused, shape } from '../../../testkit/twiml/compile-checks';
+import { toneShare } from '../../edge/audio';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -4,15 +4,15 @@
 // music on hold or a wait document fetched (signed) in a loop, until a participant starts the room.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml, TwimlError } from '../../core/twiml/compile';
-import { compileWaitDocument } from '../../core/twiml/wait';
-import { accountSid, callSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { until } from '../../testkit/media-app/harness';
-import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
-import type { PlacedCall } from '../../testkit/streams/support';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
-import { shape } from '../../testkit/twiml/compile-checks';
+import { compileTwiml, TwimlError } from '../../../core/twiml/compile';
+import { compileWaitDocument } from '../../../core/twiml/wait';
+import { accountSid, callSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { until } from '../../../testkit/media-app/harness';
+import { newestRoom, participantsIn } from '../../../testkit/conference/rooms';
+import type { PlacedCall } from '../../../testkit/streams/support';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
+import { shape } from '../../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
 

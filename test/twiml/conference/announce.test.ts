@@ -16,11 +16,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { wavFile } from '../../core/audio/wav';
-import { callSid, toSid, accountSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { wavFile } from '../../../core/audio/wav';
+import { callSid, toSid, accountSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import { useTwilioRestStack, type TwilioRestStack } from '../../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 

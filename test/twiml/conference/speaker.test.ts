@@ -6,12 +6,12 @@
 // quiet the detector waits for), signed (twilio.validateRequest), in order with join and leave.
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { callSid } from '../../core/twilio/sids';
-import { sleep, until } from '../../testkit/media-app/harness';
-import type { PlacedCall } from '../../testkit/streams/support';
-import type { TwimlRequest } from '../../testkit/twiml/server';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { callSid } from '../../../core/twilio/sids';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import type { PlacedCall } from '../../../testkit/streams/support';
+import type { TwimlRequest } from '../../../testkit/twiml/server';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 

@@ -7,12 +7,12 @@
 // switch's conference relate).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { callSid, toSid } from '../../core/twilio/sids';
-import { testDb } from '../../testkit/db';
-import { sleep, until } from '../../testkit/media-app/harness';
-import type { PlacedCall } from '../../testkit/streams/support';
-import { useTwilioRestStack, type TwilioRestStack } from '../../testkit/twiml/stack';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { callSid, toSid } from '../../../core/twilio/sids';
+import { testDb } from '../../../testkit/db';
+import { sleep, until } from '../../../testkit/media-app/harness';
+import type { PlacedCall } from '../../../testkit/streams/support';
+import { useTwilioRestStack, type TwilioRestStack } from '../../../testkit/twiml/stack';
 
 const { VoiceResponse } = twilio.twiml;
 

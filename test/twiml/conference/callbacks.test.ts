@@ -5,12 +5,12 @@
 // and fsmrf against our switch: the room is the switch's conference).
 import { expect } from 'chai';
 import twilio from 'twilio';
-import { compileTwiml } from '../../core/twiml/compile';
-import { accountSid, callSid, toSid } from '../../core/twilio/sids';
-import { sleep } from '../../testkit/media-app/harness';
-import { newestRoom, participantsIn } from '../../testkit/conference/rooms';
-import { useTwimlCallers, type TwimlCallers } from '../../testkit/twiml/stack';
-import { shape, refused } from '../../testkit/twiml/compile-checks';
+import { compileTwiml } from '../../../core/twiml/compile';
+import { accountSid, callSid, toSid } from '../../../core/twilio/sids';
+import { sleep } from '../../../testkit/media-app/harness';
+import { newestRoom, participantsIn } from '../../../testkit/conference/rooms';
+import { useTwimlCallers, type TwimlCallers } from '../../../testkit/twiml/stack';
+import { shape, refused } from '../../../testkit/twiml/compile-checks';
 
 const { VoiceResponse } = twilio.twiml;
 
