@@ -33,7 +33,7 @@ function toneWindows(file: string, hz: number): number {
   for (let start = 0; start + n <= samples.length; start += n) {
     let energy = 0;
     for (let i = start; i < start + n; i++) energy += samples[i]! * samples[i]!;
-    if (energy / n > 1e4 && relativePower(goertzelPower(samples, start, n, coeff), n, energy / n) > 0.5) windows++;
+    if (energy / n > 1e4 && relativePower(goertzelPower(samples, start, n, coeff), n, energy) > 0.5) windows++;
   }
   return windows;
 }
