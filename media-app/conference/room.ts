@@ -237,10 +237,12 @@ export class Room extends EventEmitter<RoomEvents> {
       const t = await this.calls.transition(cc.id, 'joined');
       if (t.changed && t.conferencecall) {
         await this.publish('conferencecall_joined', publishConferencecall(this.d.events, t.conferencecall));
-        void this.d.report({ event: 'join', cc: t.conferencecall });
+        // the member's mute and hold as it joins, said by its join; each change after, by its own callback
+        const state = watch?.state();
+        void this.d.report({ event: 'join', cc: t.conferencecall, ...(state ? { state } : {}) });
         m.joined = true;
         if (m.talking) void this.d.report({ event: 'speaker', cc: t.conferencecall, talking: true });
-        if (watch) unwatch = this.watchParty(t.conferencecall, watch);
+        if (watch && state) unwatch = this.watchParty(t.conferencecall, watch, state);
         if (cc.beep === 'true' || cc.beep === 'onEnter') void this.beep();
       }
       // kicked (leaving) while entering: out again at once
@@ -269,8 +271,8 @@ export class Room extends EventEmitter<RoomEvents> {
   }
 
   /** participant-mute/-unmute and -hold/-unhold for each change of the member's call, in order with the rest. */
-  private watchParty(cc: ConferencecallRow, watch: PartyWatch): () => void {
-    let last = watch.state();
+  private watchParty(cc: ConferencecallRow, watch: PartyWatch, joined: PartyState): () => void {
+    let last = joined;
     return watch.onChange(() => {
       const now = watch.state();
       if (now.muted !== last.muted) void this.d.report({ event: 'mute', cc, state: now });

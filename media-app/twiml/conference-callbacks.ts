@@ -55,7 +55,9 @@ function eventName(h: ConferenceHappening): string {
 
 /** What happened, as the room reports it. */
 export type ConferenceHappening =
-  | { event: 'start' | 'join' | 'modify'; cc: ConferencecallRow }
+  | { event: 'start' | 'modify'; cc: ConferencecallRow }
+  /** `state`: the member's mute and hold as it joined (the room watches its call); absent: read when sent */
+  | { event: 'join'; cc: ConferencecallRow; state?: PartyState }
   | { event: 'leave'; cc: ConferencecallRow; reason: string }
   | { event: 'mute' | 'hold'; cc: ConferencecallRow; state: PartyState }
   | { event: 'speaker'; cc: ConferencecallRow; talking: boolean }
@@ -115,8 +117,10 @@ export class ConferenceCallbacks {
       if (h.endingCallId) params.CallSidEndingConference = callSid(h.endingCallId);
     } else {
       Object.assign(params, await this.participant(h.cc), h.event === 'leave' ? { ReasonParticipantLeft: h.reason } : {});
-      // a mute or hold change says the state it made, not one read later
-      if (h.event === 'mute' || h.event === 'hold') Object.assign(params, { Muted: String(h.state.muted), Hold: String(h.state.held) });
+      // a join, a mute or a hold change says the state it stood in, not one read later: a mute just after
+      // the join reached the call's row before the join's callback read it (a participant-join Muted=true)
+      const stood = h.event === 'mute' || h.event === 'hold' || h.event === 'join' ? h.state : undefined;
+      if (stood) Object.assign(params, { Muted: String(stood.muted), Hold: String(stood.held) });
     }
     const sender = {
       http: this.d.http,

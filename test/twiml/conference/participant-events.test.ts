@@ -5,8 +5,11 @@
 // SIP on loopback, a media-app node, real Postgres and Redis) answers the hold re-INVITEs. On the fsmrf
 // media backend (issue 55) mute and unmute are the switch's member operations and send the same
 // callbacks, and a member's hold is the switch's `conference <room> hold` (media-server/README.md):
-// the same callbacks and re-INVITEs on both.
+// the same callbacks and re-INVITEs on both. A join says the member's mute and hold as it joined, even when
+// its callback goes after a mute that came just after.
 import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
 import { compileTwiml } from '../../../core/twiml/compile';
 import { callSid, toSid } from '../../../core/twilio/sids';
@@ -88,5 +91,48 @@ for (const backend of ['embedded', 'fsmrf'] as const)
       expectParticipantLifecycle(await callbacks(6), { ConferenceSid: cf, CallSid: callSid(c.callId), FriendlyName: 'mute hold room' });
       const res = await c.sipp;
       expect(res.code, res.errors + res.messages).to.equal(0);
+    });
+
+    it('a mute just after a join: the join says the member unmuted, as it joined, though its callback goes after the mute', async () => {
+      // the room's callbacks go one at a time: a receiver that holds the first one's answer holds the
+      // second member's join callback back until that member has been muted
+      const got: Record<string, string>[] = [];
+      let release = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      const hold = http.createServer((req, res) => {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          got.push(Object.fromEntries(new URLSearchParams(body)));
+          if (got.length === 1) void held.then(() => res.end('<Response/>'));
+          else res.end('<Response/>');
+        });
+      });
+      hold.on('error', () => undefined);
+      await new Promise<void>((r) => hold.listen(0, '127.0.0.1', r));
+      try {
+        const doc = new VoiceResponse();
+        doc.dial().conference({ statusCallback: `http://127.0.0.1:${(hold.address() as AddressInfo).port}/j`, statusCallbackEvent: ['join', 'mute'] }, 'join then mute');
+        s.app.on('/jm', doc.toString());
+        const a = await s.caller('/jm');
+        await until(async () => (got.length >= 1 ? true : null), 20_000, "the first member's join callback");
+        const b = await s.caller('/jm');
+        const db = await testDb();
+        const room = (await db('conferences').where({ customer_id: s.f.customer.id, name: 'join then mute' }).first()) as { id: string };
+        const p = s.client.conferences(toSid('CF', room.id)).participants(callSid(b.callId));
+        await until(async () => ((await p.fetch().catch(() => null))?.status === 'connected' ? true : null), 20_000, 'b connected');
+        expect((await p.update({ muted: true })).muted).to.equal(true);
+        release();
+        await until(async () => (got.length >= 3 ? true : null), 20_000, 'three callbacks');
+        expect(got.map((g) => [g.StatusCallbackEvent, g.CallSid, g.Muted])).to.deep.equal([
+          ['participant-join', callSid(a.callId), 'false'],
+          ['participant-join', callSid(b.callId), 'false'],
+          ['participant-mute', callSid(b.callId), 'true'],
+        ]);
+        for (const c of [a, b]) await s.stack.platform.app.calls.get(c.callId)?.hangup('normal');
+      } finally {
+        release();
+        hold.close();
+      }
     });
   });
