@@ -74,8 +74,8 @@ export interface EndpointStats extends RtpCounters {
   /** the jitter buffer's nominal playout delay (its target), ms */
   jitterBufferMs: number;
   /**
-   * Frames received and not yet played, now: the buffer's real depth, which the target only sets at a
-   * start or a change (a stream that starts while the worker catches up after a stall plays a frame
+   * Frames from the playout point to the end of the newest packet received, now (a gap counted): the
+   * buffer's real depth, which the target only sets at a start or a change (a stream that starts while the worker catches up after a stall plays a frame
    * nearer its packets). Its mean over time, times 20 ms, is the mean time a frame waits (Little's law).
    */
   jitterDepthFrames: number;
