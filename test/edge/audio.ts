@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { readWav } from '../../media-engine/audio/wav';
-import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
+import { toneShare as shareOf } from '../../testkit/media-engine/far-end';
 
 /** A 30 s sine tone, 16-bit at `rate` (default 8 kHz), mono or the same in each of `channels` (a softphone's microphone). */
 export function toneWav(file: string, hz: number, rate = 8000, channels = 1): void {
@@ -20,18 +20,14 @@ export function toneShare(file: string, hz: number): number {
   const ch = info.format.channels;
   const samples = ch === 1 ? all : all.filter((_, i) => i % ch === 0); // the first channel
   if (hz >= n / 2) return 0;
-  const coeff = goertzelCoeff(hz, n);
-  let best = 0;
+  let loudest = -1;
   let bestEnergy = 0;
   for (let start = 0; start + n <= samples.length; start += n / 2) {
     let energy = 0;
     for (let i = start; i < start + n; i++) energy += samples[i]! * samples[i]!;
-    if (energy > bestEnergy) {
-      bestEnergy = energy;
-      best = relativePower(goertzelPower(samples, start, n, coeff), n, energy);
-    }
+    if (energy > bestEnergy) [loudest, bestEnergy] = [start, energy];
   }
-  return best;
+  return loudest < 0 ? 0 : shareOf(samples.subarray(loudest, loudest + n), hz, n);
 }
 
 /** Mean absolute sample value of a WAV file (how much sound it holds). */

@@ -19,7 +19,8 @@ import { Baresip } from '../../testkit/baresip';
 import { parkSlots } from '../../core/pbx/park-slots';
 import { toneWav } from '../edge/audio';
 import { readWav } from '../../media-engine/audio/wav';
-import { goertzelCoeff, goertzelPower, relativePower } from '../../media-engine/dsp/goertzel';
+import { toneShare } from '../../testkit/media-engine/far-end';
+import { rms } from '../../testkit/media-engine/support';
 
 /** Half-second windows of a WAV file (first channel) whose energy is mostly at `hz`. */
 function toneWindows(file: string, hz: number): number {
@@ -28,13 +29,9 @@ function toneWindows(file: string, hz: number): number {
   const ch = info.format.channels;
   const samples = ch === 1 ? all : all.filter((_, i) => i % ch === 0);
   const n = rate / 2;
-  const coeff = goertzelCoeff(hz, rate);
   let windows = 0;
-  for (let start = 0; start + n <= samples.length; start += n) {
-    let energy = 0;
-    for (let i = start; i < start + n; i++) energy += samples[i]! * samples[i]!;
-    if (energy / n > 1e4 && relativePower(goertzelPower(samples, start, n, coeff), n, energy) > 0.5) windows++;
-  }
+  // (a mean energy over 1e4: an RMS over 100)
+  for (let start = 0; start + n <= samples.length; start += n) if (rms(samples, start, start + n) > 100 && toneShare(samples.subarray(start, start + n), hz, rate) > 0.5) windows++;
   return windows;
 }
 
