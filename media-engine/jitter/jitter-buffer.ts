@@ -62,7 +62,7 @@ export class JitterBuffer {
     this.stats.targetFrames = this.target;
   }
 
-  /** Forget everything (new SSRC, or a timestamp jump). */
+  /** Entries the ring holds: four times the widest target and some (a reader that stalled). */
   private get capacity(): number {
     return this.maxFrames * 4 + 8;
   }
@@ -78,6 +78,7 @@ export class JitterBuffer {
     this.count--;
   }
 
+  /** Forget everything (new SSRC, or a timestamp jump): what it held goes unplayed. */
   reset(): void {
     while (this.count) this.dropFirst();
     this.started = false;
