@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { spawn } from 'node:child_process';
 import { encodeG711, G711_TABLES, PT_PCMU } from '../../core/audio/g711';
-import { until } from '../../testkit/media-app/harness';
+import { sleep, until } from '../../testkit/media-app/harness';
 import { RtpPhone } from '../../evals/rtp-phone';
 import { attachBackground, prepareBackground } from '../../evals/background';
 import { speak } from '../../evals/speech';
@@ -108,24 +108,36 @@ describe('evals background audio: what the caller sends has the mix', function (
   it('echo: what the platform sends comes back at the gain after the delay', async () => {
     const p = await platformSocket();
     const phone = await RtpPhone.open('127.0.0.1');
-    let timer: NodeJS.Timeout | undefined;
+    let stop = async () => undefined;
     try {
       attachBackground(phone, await prepareBackground(evalBackgroundSchema.parse({ type: 'echo', gain_db: -20, delay_ms: 60 }), 'en-US'));
       phone.start({ host: '127.0.0.1', port: p.port });
       await packetsUntil(p.got, 10);
-      // the "platform" sends 1 s of a 1 kHz tone at -10 dBFS, a packet every 20 ms
+      // the "platform" sends 1 s of a 1 kHz tone at -10 dBFS, a packet every 20 ms on its own clock: after
+      // a stall of this process (120 ms, here at packet 10) it sends what fell due at once, as the media
+      // engine's clock does, rather than from then on as late as the stall (a timer that runs from the
+      // last fire); the few packets more than the delay late when read are left out of the echo
       const startedAt = performance.now();
-      let i = 0;
-      timer = setInterval(() => {
-        if (i >= 50) return clearInterval(timer);
-        const h = Buffer.alloc(12);
-        h[0] = 0x80;
-        h[1] = PT_PCMU;
-        h.writeUInt16BE(i, 2);
-        h.writeUInt32BE(i * 160, 4);
-        p.sock.send(Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]), phone.port, '127.0.0.1');
-        i++;
-      }, 20);
+      let stopped = false;
+      const sending = (async () => {
+        for (let i = 0; i < 50 && !stopped; i++) {
+          if (i === 10) {
+            const end = performance.now() + 120;
+            while (performance.now() < end);
+          }
+          const h = Buffer.alloc(12);
+          h[0] = 0x80;
+          h[1] = PT_PCMU;
+          h.writeUInt16BE(i, 2);
+          h.writeUInt32BE(i * 160, 4);
+          p.sock.send(Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]), phone.port, '127.0.0.1');
+          await sleep(startedAt + (i + 1) * 20 - performance.now());
+        }
+      })();
+      stop = async () => {
+        stopped = true;
+        await sending;
+      };
       const from = p.got.length;
       await packetsUntil(p.got, from + 80);
       const sent = p.got.slice(from);
@@ -136,7 +148,7 @@ describe('evals background audio: what the caller sends has the mix', function (
       expect(echoed.length).to.be.within(45, 52);
       expect(dbfs(joined(echoed.slice(2, -2)))).to.be.within(-31.5, -28.5);
     } finally {
-      clearInterval(timer);
+      await stop();
       phone.close();
       p.sock.close();
     }
