@@ -70,24 +70,30 @@ describe('media-engine: echo cancellation on a leg', function () {
         expect(10 * Math.log10(energy(off, 0, off.length) / energy(sent, 0, sent.length)), 'echo level, dB').to.be.above(-3);
         if (fork) {
           // what the early fork heard is what B played out (the recorder): cleaned once, the same frames,
-          // in order; but the frames B concealed (a packet late: the fork had it when it came)
+          // in order (a frame missing when due goes to the fork as played, concealed). Frames the recording
+          // holds more than once have no one place (silence; a frame played again when the buffer grew) and
+          // are passed over; the rest, nearly all of the story, must each be one the fork heard
           await fork.stop();
           const got = new Int16Array(heard.reduce((n, f) => n + f.length, 0));
           heard.reduce((at, f) => (got.set(f, at), at + f.length), 0);
           const forked = frameKeys(got);
+          const played = frameKeys(on);
           const times = new Map<string, number>();
-          for (const k of forked) times.set(k, (times.get(k) ?? 0) + 1);
+          for (const k of played) times.set(k, (times.get(k) ?? 0) + 1);
           let next = 0;
+          let checked = 0;
           let unheard = 0;
-          for (const k of frameKeys(on)) {
-            if ((times.get(k) ?? 0) > 1) continue; // a frame the fork heard more than once (silence): no place
+          for (const k of played) {
+            if (times.get(k)! > 1) continue;
+            checked++;
+            // (the first anywhere: the fork started before the recording; then within a second of the last)
             const at = forked.indexOf(k, next);
-            if (at >= 0 && at - next < 50) next = at + 1;
+            if (at >= 0 && (next === 0 || at - next < 50)) next = at + 1;
             else unheard++;
           }
-          expect(unheard, `frames B played that the early fork did not hear (of ${frameKeys(on).length}; B concealed ${j1[1]!.concealed - j0[1]!.concealed})`).to.be.at.most(
-            j1[1]!.concealed - j0[1]!.concealed,
-          );
+          expect(checked, `frames of the recording placed (of ${played.length})`).to.be.at.least(played.length / 2);
+          const late = j1[1]!.late - j0[1]!.late + j1[1]!.stalled - j0[1]!.stalled;
+          expect(unheard, `frames B played that the early fork did not hear (of ${checked}; B late or stalled ${late})`).to.be.at.most(late);
         }
         // A jitter buffer that moved on the echo's way (A's or B's: a late packet grows it, a stall of the
         // worker skips) shifts the echo path by whole frames; the canceller has no delay estimator and its
@@ -96,17 +102,19 @@ describe('media-engine: echo cancellation on a leg', function () {
         const moved = j0.flatMap((x, i) =>
           x.late !== j1[i]!.late || x.stalled !== j1[i]!.stalled || x.target !== j1[i]!.target ? [`${i ? 'B' : 'A'} ${JSON.stringify(x)} → ${JSON.stringify(j1[i])}`] : [],
         );
-        if (moved.length) {
-          console.log(`      the echo path moved during the story (${moved.join('; ')}): its reduction is not judged`);
-          this.skip();
-        }
         // per second from 4 s on (the filter takes 4-8 s of 0 dB echo to converge): ≥ 15 dB once
         // converged, and ≥ 10 dB over the story's last 3 s
         const seconds: number[] = [];
         const end = Math.floor(Math.min(on.length, off.length) / 8000) * 8000;
         for (let t = 32000; t + 8000 <= end; t += 8000) seconds.push(10 * Math.log10(energy(off, t, t + 8000) / energy(on, t, t + 8000)));
-        expect(Math.max(...seconds), `echo reduction per second from 4 s (${seconds.map((x) => x.toFixed(0)).join(' ')} dB)`).to.be.at.least(15);
-        expect(10 * Math.log10(energy(off, end - 24000, end) / energy(on, end - 24000, end)), 'over the last 3 s, dB').to.be.at.least(10);
+        const perSecond = `echo reduction per second from 4 s (${seconds.map((x) => x.toFixed(0)).join(' ')} dB)`;
+        const last3 = 10 * Math.log10(energy(off, end - 24000, end) / energy(on, end - 24000, end));
+        if (moved.length) {
+          console.log(`      the echo path moved during the story (${moved.join('; ')}): its reduction is not judged; ${perSecond}, last 3 s ${last3.toFixed(0)} dB`);
+          this.skip();
+        }
+        expect(Math.max(...seconds), perSecond).to.be.at.least(15);
+        expect(last3, 'over the last 3 s, dB').to.be.at.least(10);
       } finally {
         await fork?.stop().catch(() => undefined);
         for (const e of [a1, b1, a2, b2]) await e.destroy();

@@ -35,7 +35,7 @@ describe('media-engine/stt: a whole recording transcribed', function () {
   this.timeout(60_000);
 
   it('30 s of speech: no frame dropped, every sentence heard', async function () {
-    // the recogniser works through 30 s of audio as fast as its CPU lets it: alone about 20 s, in a CI
+    // the recogniser works through 30 s of audio as fast as its CPU lets it: alone about 10 s, in a CI
     // shard sharing 2 cores with another, over 60 s (93 s seen): the bound is on a stuck run, not on speed
     this.timeout(240_000);
     const samples = repeated(8);
