@@ -109,6 +109,8 @@ function looped(loop: Float64Array): (frame: Int16Array) => void {
 const KEEP = RATE * 4;
 /** A heard packet this far off the stream's timeline (ms) starts a new one (another stream, a jump in its clock). */
 const RESTART_MS = 1000;
+/** A stream that comes later than its place by more than the delay for this long (ms of arrivals) is placed anew. */
+const BEHIND_MS = 500;
 /** Samples a millisecond. */
 const PER_MS = RATE / 1000;
 
@@ -122,7 +124,11 @@ const PER_MS = RATE / 1000;
  * read when the frame that should echo it goes is left out, never echoed later than `delayMs`
  * (test/evals/echo-line.test.ts); after an event-loop stall the phone reads what came meanwhile before
  * its frames go (rtp-phone.ts; up to libuv's 32 datagrams a read, 640 ms of audio), so after a shorter
- * stall only a packet still on its way then is.
+ * stall only a packet still on its way then is. A stream that stays later than that, every packet for
+ * BEHIND_MS (a longer network path from now on, a sender fallen behind its own clock), is re-anchored
+ * where it now comes, by the least it was late, as a phone's buffer that ran dry starts again from the
+ * packets as they come: its echo goes on `delayMs` after the audio is now played, not silent for good.
+ * A stall's burst, read at one moment and followed by packets on time, never is.
  */
 export class EchoLine {
   private readonly k: number;
@@ -135,6 +141,9 @@ export class EchoLine {
   private lastTs = 0;
   /** the last packet's first sample on the timeline */
   private lastIndex = 0;
+  /** when the run of packets too late to echo began (performance.now()), null when the last was not; the least any of it was late, ms */
+  private behindSince: number | null = null;
+  private behindLeast = 0;
 
   constructor(
     gainDb: number,
@@ -155,6 +164,7 @@ export class EchoLine {
       i0 = Math.round((at - this.offset) * PER_MS);
     }
     this.offset = Math.min(this.offset, at - i0 / PER_MS);
+    this.followLate(at - i0 / PER_MS - this.offset, at);
     this.ssrc = ssrc;
     this.lastTs = ts;
     this.lastIndex = i0;
@@ -163,6 +173,23 @@ export class EchoLine {
       this.samples[slot] = pcm[i]! * this.k;
       this.index[slot] = i0 + i;
     }
+  }
+
+  /** A packet `late` ms after its place on the timeline, read at `at`: a run of them BEHIND_MS long moves the timeline by the least. */
+  private followLate(late: number, at: number): void {
+    if (late <= this.delayMs) {
+      this.behindSince = null;
+      return;
+    }
+    if (this.behindSince === null) {
+      this.behindSince = at;
+      this.behindLeast = late;
+      return;
+    }
+    this.behindLeast = Math.min(this.behindLeast, late);
+    if (at - this.behindSince < BEHIND_MS) return;
+    this.offset! += this.behindLeast;
+    this.behindSince = null;
   }
 
   /** Mixes into `frame`, due at `due` (performance.now()), what was heard `delayMs` before each of its samples. */

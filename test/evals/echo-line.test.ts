@@ -6,7 +6,8 @@
 // end; the phone's timer fires a few ms late at random; the network delays some packets. Each sample a frame
 // echoes must be the one the platform sent exactly delay_ms (plus the network's least transit) before that
 // sample of the frame, in time: never an earlier or later one, whatever the loop did; a sample is left out
-// only when the packet holding it had not been read yet when the frame went.
+// only when the packet holding it had not been read yet when the frame went. A stream that stays later than
+// that for half a second (a longer path from now on) is placed anew where it comes.
 import { expect } from 'chai';
 import { EchoLine } from '../../evals/background';
 
@@ -135,6 +136,31 @@ describe('evals background echo: the delay line keeps delay_ms in time through s
     const r = expectOnTime(sent, 60);
     expect(r.echoed).to.be.above(110 * FRAME);
     expect(r.missed).to.be.at.most(4 * FRAME);
+  });
+
+  it('a stream late for good (its path 150 ms longer from packet 50 on) is echoed again, delay_ms after it is now heard, half a second on', () => {
+    const sent = simulate(new EchoLine(0, 60), 200, { netLate: (n) => (n >= 50 ? 150 : 0) });
+    // before the step: exact (the frames whose samples came from packets 0-49)
+    expect(
+      expectOnTime(
+        sent.filter((f) => f.due <= 1040),
+        60,
+      ).missed,
+    ).to.equal(0);
+    // the packets from 50 on come 150 ms later than their place: too late to echo at 60 ms, left out
+    // (expectOnTime: whatever is echoed is exact, what is left out was unread) until the run of them has
+    // lasted BEHIND_MS (500 ms of arrivals: packet 50 at 1150 ms to packet 75 at 1650 ms)
+    expectOnTime(
+      sent.filter((f) => f.due > 1040 && f.due < 1650),
+      60,
+    );
+    // then placed anew, 150 ms later: every sample echoed delay_ms after the phone now has it
+    const after = expectOnTime(
+      sent.filter((f) => f.due >= 1700),
+      60 + 150,
+    );
+    expect(after.missed).to.equal(0);
+    expect(after.echoed).to.equal(sent.filter((f) => f.due >= 1700).length * FRAME);
   });
 
   it('another stream (a new SSRC) is echoed on its own timeline', () => {
