@@ -109,8 +109,10 @@ function looped(loop: Float64Array): (frame: Int16Array) => void {
 const KEEP = RATE * 4;
 /** A heard packet this far off the stream's timeline (ms) starts a new one (another stream, a jump in its clock). */
 const RESTART_MS = 1000;
-/** A stream that comes later than its place by more than the delay for this long (ms of arrivals) is placed anew. */
+/** A stream too late to echo whole, for this long (ms of arrivals, and as much audio), is placed anew. */
 const BEHIND_MS = 500;
+/** The phone's frame (ms): a frame takes what its echo needs when it goes, up to a frame before the last sample's echo is due. */
+const FRAME_MS = 20;
 /** Samples a millisecond. */
 const PER_MS = RATE / 1000;
 
@@ -119,31 +121,34 @@ const PER_MS = RATE / 1000;
  * the platform sent it (its RTP timestamp on the local clock, anchored by the promptest packet: arrival
  * minus timestamp), as the caller's loudspeaker plays it; a sent frame, due at `due`, picks up what was
  * played `delayMs` before each of its samples, scaled by the gain, as its microphone does. So the echo is
- * always exactly `delayMs` behind the platform's audio, whether heard packets were read in a burst or the
- * phone's timer fired late and sent several frames at once (a loaded machine does both). Audio not yet
+ * exactly `delayMs` behind the platform's audio as the phone plays it, whether heard packets were read in
+ * a burst or the phone's timer fired late and sent several frames at once (a loaded machine does both). Audio not yet
  * read when the frame that should echo it goes is left out, never echoed later than `delayMs`
  * (test/evals/echo-line.test.ts); after an event-loop stall the phone reads what came meanwhile before
  * its frames go (rtp-phone.ts; up to libuv's 32 datagrams a read, 640 ms of audio), so after a shorter
- * stall only a packet still on its way then is. A stream that stays later than that, every packet for
- * BEHIND_MS (a longer network path from now on, a sender fallen behind its own clock), is re-anchored
- * where it now comes, by the least it was late, as a phone's buffer that ran dry starts again from the
- * packets as they come: its echo goes on `delayMs` after the audio is now played, not silent for good.
- * A stall's burst, read at one moment and followed by packets on time, never is.
+ * stall only a packet still on its way then is. A stream that stays too late to be echoed whole (more
+ * than `delayMs` less a frame after its place), every packet for BEHIND_MS of arrivals and of audio (a
+ * longer network path from now on, a sender fallen behind its own clock), is re-anchored where it now
+ * comes, by the least it was late, as a phone's buffer that ran dry starts again from the packets as
+ * they come: its echo goes on `delayMs` after the audio is now played, not silent for good. A stall's
+ * burst, read at one moment and followed by packets on time, is not (its arrivals span no time); with a
+ * delay under the path's jitter every run is, by the least lateness, about nothing.
  */
 export class EchoLine {
   private readonly k: number;
   private readonly samples = new Float64Array(KEEP);
   /** which heard sample (its index on the unwrapped timeline, 8 a ms) each slot holds; -1: none */
   private readonly index = new Float64Array(KEEP).fill(-1);
-  /** local ms (performance.now()) of heard sample 0: arrival minus the sample's place on the timeline, the least seen */
+  /** local ms (performance.now()) of heard sample 0: arrival minus the sample's place on the timeline, the least seen (since the last re-anchor) */
   private offset: number | null = null;
   private ssrc: number | null = null;
   private lastTs = 0;
   /** the last packet's first sample on the timeline */
   private lastIndex = 0;
-  /** when the run of packets too late to echo began (performance.now()), null when the last was not; the least any of it was late, ms */
+  /** when the run of packets too late to echo whole began (performance.now()), null when the last was not; the least any of it was late, and its audio, ms */
   private behindSince: number | null = null;
   private behindLeast = 0;
+  private behindAudio = 0;
 
   constructor(
     gainDb: number,
@@ -164,7 +169,7 @@ export class EchoLine {
       i0 = Math.round((at - this.offset) * PER_MS);
     }
     this.offset = Math.min(this.offset, at - i0 / PER_MS);
-    this.followLate(at - i0 / PER_MS - this.offset, at);
+    this.offset += this.followLate(at - i0 / PER_MS - this.offset, at, pcm.length / PER_MS);
     this.ssrc = ssrc;
     this.lastTs = ts;
     this.lastIndex = i0;
@@ -175,21 +180,26 @@ export class EchoLine {
     }
   }
 
-  /** A packet `late` ms after its place on the timeline, read at `at`: a run of them BEHIND_MS long moves the timeline by the least. */
-  private followLate(late: number, at: number): void {
-    if (late <= this.delayMs) {
+  /**
+   * A packet `late` ms after its place on the timeline, read at `at`, holding `ms` of audio: the shift
+   * of the timeline (ms) once a run of packets too late to echo whole has lasted BEHIND_MS, else 0.
+   */
+  private followLate(late: number, at: number, ms: number): number {
+    if (late <= this.delayMs - FRAME_MS) {
       this.behindSince = null;
-      return;
+      return 0;
     }
     if (this.behindSince === null) {
       this.behindSince = at;
       this.behindLeast = late;
-      return;
+      this.behindAudio = ms;
+      return 0;
     }
     this.behindLeast = Math.min(this.behindLeast, late);
-    if (at - this.behindSince < BEHIND_MS) return;
-    this.offset! += this.behindLeast;
+    this.behindAudio += ms;
+    if (at - this.behindSince < BEHIND_MS || this.behindAudio < BEHIND_MS) return 0;
     this.behindSince = null;
+    return this.behindLeast;
   }
 
   /** Mixes into `frame`, due at `due` (performance.now()), what was heard `delayMs` before each of its samples. */

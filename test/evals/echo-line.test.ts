@@ -138,30 +138,32 @@ describe('evals background echo: the delay line keeps delay_ms in time through s
     expect(r.missed).to.be.at.most(4 * FRAME);
   });
 
-  it('a stream late for good (its path 150 ms longer from packet 50 on) is echoed again, delay_ms after it is now heard, half a second on', () => {
-    const sent = simulate(new EchoLine(0, 60), 200, { netLate: (n) => (n >= 50 ? 150 : 0) });
-    // before the step: exact (the frames whose samples came from packets 0-49)
-    expect(
+  // 150 ms: nothing of it echoable at 60 ms; 50 ms: some of each packet, by the frame's phase (a frame
+  // takes what its echo needs when it goes, up to a frame before the last sample's echo is due)
+  for (const step of [150, 50])
+    it(`a stream late for good (its path ${step} ms longer from packet 50 on) is echoed again, delay_ms after it is now heard, half a second on`, () => {
+      const sent = simulate(new EchoLine(0, 60), 200, { netLate: (n) => (n >= 50 ? step : 0) });
+      // before the step: exact (the frames whose samples came from packets 0-49)
+      expect(
+        expectOnTime(
+          sent.filter((f) => f.due <= 1040),
+          60,
+        ).missed,
+      ).to.equal(0);
+      // the packets from 50 on come `step` ms later than their place: what is echoed of them is exact,
+      // what is left out was unread, until the run of them has lasted BEHIND_MS (500 ms of arrivals and
+      // of audio: packet 50 to packet 75)
+      const anchoredAt = 20 * 75 + step;
       expectOnTime(
-        sent.filter((f) => f.due <= 1040),
+        sent.filter((f) => f.due > 1040 && f.due <= anchoredAt),
         60,
-      ).missed,
-    ).to.equal(0);
-    // the packets from 50 on come 150 ms later than their place: too late to echo at 60 ms, left out
-    // (expectOnTime: whatever is echoed is exact, what is left out was unread) until the run of them has
-    // lasted BEHIND_MS (500 ms of arrivals: packet 50 at 1150 ms to packet 75 at 1650 ms)
-    expectOnTime(
-      sent.filter((f) => f.due > 1040 && f.due < 1650),
-      60,
-    );
-    // then placed anew, 150 ms later: every sample echoed delay_ms after the phone now has it
-    const after = expectOnTime(
-      sent.filter((f) => f.due >= 1700),
-      60 + 150,
-    );
-    expect(after.missed).to.equal(0);
-    expect(after.echoed).to.equal(sent.filter((f) => f.due >= 1700).length * FRAME);
-  });
+      );
+      // then placed anew, `step` ms later: every sample echoed delay_ms after the phone now has it
+      const later = sent.filter((f) => f.due > anchoredAt);
+      const after = expectOnTime(later, 60 + step);
+      expect(after.missed).to.equal(0);
+      expect(after.echoed).to.equal(later.length * FRAME);
+    });
 
   it('another stream (a new SSRC) is echoed on its own timeline', () => {
     const line = new EchoLine(0, 40);
