@@ -201,7 +201,7 @@ describe('scripts/test-pool.ts: the shards through a pool of TEST_JOBS processes
       expect(lane.shard.index, 'the lane numbered after the pool').to.equal(count + 1);
       // the lane runs alone after the pool: every second of it is wall time (the evals' simulated callers
       // over SIP, whose recogniser waits on the caller's words, took it from two minutes to three; the
-      // speakerphone eval, 20 s more)
+      // speakerphone eval, 20 s more; the floods test and the two-version eval run, a minute more)
       expect(lane.shard.seconds, 'the lane kept short: under four and a half minutes').to.be.at.most(270);
       expect([...plan.flatMap((p) => p.files), ...lane.files].sort(), 'the lane’s files in no pool shard').to.deep.equal(findTestFiles(ROOT, ['test']));
     });
