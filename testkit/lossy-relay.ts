@@ -7,6 +7,11 @@
  * packets, spread evenly (error diffusion from a seeded start: the same count on every run), and is
  * delayed by a seeded uniform draw from [0, 3·jitterMs] ms, whose RFC 3550 interarrival jitter is about
  * `jitterMs` (the mean |difference| of two such delays is a third of the span). RTCP passes unimpaired.
+ *
+ * The relay runs on the test's event loop, beside the platform it measures: a stalled loop (GC, a busy
+ * shard) holds packets as a network would, and the platform rightly hears that as jitter. So each
+ * direction keeps how late its RTP arrived here (`lateness`), before any impairment: a test that needs a
+ * clean path reads it and says when its premise did not hold.
  */
 import dgram from 'node:dgram';
 import { sippMediaPort } from './ports';
@@ -21,6 +26,8 @@ export interface LossyRelayOptions {
   toFar?: Impairment;
   toNear?: Impairment;
   seed?: number;
+  /** the RTP clock of the streams (ArrivalLateness), 8000 unless set */
+  clockHz?: number;
 }
 
 interface Side {
@@ -67,11 +74,42 @@ export interface RelayCounts {
   rtcp: number;
 }
 
+/**
+ * How late a direction's RTP reached the relay: each packet's arrival against its RTP timestamp
+ * (at `clockHz`), relative to the earliest packet of the stream; the worst is the most any packet came
+ * behind the sender's clock and the relay's own loop (a stalled loop reads a burst at once).
+ */
+export class ArrivalLateness {
+  private n = 0;
+  private lo = Infinity;
+  private hi = -Infinity;
+  private lastTs = 0;
+  /** the timestamp since the first packet, unwrapped past 2^32 */
+  private ts = 0;
+  constructor(private readonly clockHz: number) {}
+
+  /** A packet with RTP timestamp `rtpTs` arrived at `atMs` (performance.now()). */
+  add(rtpTs: number, atMs: number): void {
+    if (this.n++ > 0) this.ts += (rtpTs - this.lastTs) | 0;
+    this.lastTs = rtpTs;
+    const offset = atMs - (this.ts * 1000) / this.clockHz;
+    this.lo = Math.min(this.lo, offset);
+    this.hi = Math.max(this.hi, offset);
+  }
+
+  /** The worst lateness so far (ms): the largest offset over the smallest; 0 before two packets. */
+  get worstMs(): number {
+    return this.n < 2 ? 0 : this.hi - this.lo;
+  }
+}
+
 export class LossyRelay {
   readonly counts: { toFar: RelayCounts; toNear: RelayCounts } = {
     toFar: { rtpIn: 0, dropped: 0, forwarded: 0, rtcp: 0 },
     toNear: { rtpIn: 0, dropped: 0, forwarded: 0, rtcp: 0 },
   };
+  /** how late each direction's RTP reached the relay (ArrivalLateness), at the options' clock (8000 Hz unless set) */
+  readonly lateness: { toFar: ArrivalLateness; toNear: ArrivalLateness };
   private readonly timers = new Set<NodeJS.Timeout>();
   private closed = false;
   /** set by hold(): nothing more is forwarded (packets already delayed still arrive) */
@@ -81,7 +119,9 @@ export class LossyRelay {
     readonly near: Side,
     readonly far: Side,
     private readonly opts: LossyRelayOptions,
-  ) {}
+  ) {
+    this.lateness = { toFar: new ArrivalLateness(opts.clockHz ?? 8000), toNear: new ArrivalLateness(opts.clockHz ?? 8000) };
+  }
 
   static async open(opts: LossyRelayOptions): Promise<LossyRelay> {
     const near = await openSide();
@@ -91,13 +131,13 @@ export class LossyRelay {
       throw e;
     });
     const relay = new LossyRelay(near, far, opts);
-    relay.wire(near, far, opts.toFar, relay.counts.toFar, (opts.seed ?? 1) * 2);
-    relay.wire(far, near, opts.toNear, relay.counts.toNear, (opts.seed ?? 1) * 2 + 1);
+    relay.wire(near, far, opts.toFar, relay.counts.toFar, relay.lateness.toFar, (opts.seed ?? 1) * 2);
+    relay.wire(far, near, opts.toNear, relay.counts.toNear, relay.lateness.toNear, (opts.seed ?? 1) * 2 + 1);
     return relay;
   }
 
   /** Packets arriving at `from` (from its peer) leave through `to` towards `to`'s peer. */
-  private wire(from: Side, to: Side, imp: Impairment | undefined, counts: RelayCounts, seed: number): void {
+  private wire(from: Side, to: Side, imp: Impairment | undefined, counts: RelayCounts, lateness: ArrivalLateness, seed: number): void {
     const rnd = seededRandom(seed);
     let debt = rnd(); // error diffusion: a drop each time the debt passes 1
     from.rtp.on('message', (msg, rinfo) => {
@@ -106,6 +146,8 @@ export class LossyRelay {
       counts.rtpIn++;
       const peer = to.peerRtp;
       if (!peer || this.closed || this.held) return;
+      // (of the packets passed on: those before the far side is known never reach it)
+      if (msg.length >= 12) lateness.add(msg.readUInt32BE(4), performance.now());
       if (imp && imp.lossPct > 0) {
         debt += imp.lossPct / 100;
         if (debt >= 1) {

@@ -1,0 +1,46 @@
+// testkit's ArrivalLateness (lossy-relay.ts): how late a stream's RTP reached the relay, against its own
+// timestamps. A test that needs a clean path (observability/quality: the clean call) judges only when the
+// worst is under the jitter buffer's depth; so a stall must show at its length, a steady stream as 0, and
+// the wrap of the 32-bit timestamp must not read as a jump. Pure: times are given, no clock.
+import { expect } from 'chai';
+import { ArrivalLateness } from '../../testkit/lossy-relay';
+
+/** `n` packets of 20 ms at 8 kHz from timestamp `ts0`, arriving on time from `t0` plus `extra(i)` ms. */
+function stream(a: ArrivalLateness, n: number, ts0: number, extra: (i: number) => number, t0 = 1000): void {
+  for (let i = 0; i < n; i++) a.add((ts0 + i * 160) >>> 0, t0 + i * 20 + extra(i));
+}
+
+describe('testkit ArrivalLateness: how late RTP reached the relay', () => {
+  it('a steady stream is 0 late; one packet is nothing to compare', () => {
+    const a = new ArrivalLateness(8000);
+    a.add(0, 5);
+    expect(a.worstMs).to.equal(0);
+    stream(a, 50, 160, () => 0, 25);
+    expect(a.worstMs).to.equal(0);
+  });
+
+  it('a stall of 150 ms shows at its length, for the packets it held (a burst read at once)', () => {
+    const a = new ArrivalLateness(8000);
+    // packets 10..17 were due during a 150 ms stall and read together when it ended (at 10's time + 150)
+    stream(a, 50, 0, (i) => (i >= 10 && i < 18 ? 150 - (i - 10) * 20 : 0));
+    expect(a.worstMs).to.be.closeTo(150, 1e-9);
+  });
+
+  it('relative to the earliest packet: a late first packet makes the others early, not itself late', () => {
+    const a = new ArrivalLateness(8000);
+    stream(a, 20, 0, (i) => (i === 0 ? 60 : 0));
+    expect(a.worstMs).to.be.closeTo(60, 1e-9);
+  });
+
+  it('the timestamp wrapping past 2^32 is 20 ms on, not a jump', () => {
+    const a = new ArrivalLateness(8000);
+    stream(a, 30, 0xffffffff - 160 * 10, () => 0);
+    expect(a.worstMs).to.be.closeTo(0, 1e-9);
+  });
+
+  it('at 48 kHz (Opus) a 20 ms packet is 960 ticks', () => {
+    const a = new ArrivalLateness(48000);
+    for (let i = 0; i < 20; i++) a.add(i * 960, i * 20 + (i === 7 ? 45 : 0));
+    expect(a.worstMs).to.be.closeTo(45, 1e-9);
+  });
+});
