@@ -77,29 +77,47 @@ export interface RelayCounts {
 /**
  * How late a direction's RTP reached the relay: each packet's arrival against its RTP timestamp
  * (at `clockHz`), relative to the earliest packet of the stream; the worst is the most any packet came
- * behind the sender's clock and the relay's own loop (a stalled loop reads a burst at once).
+ * behind the sender's clock and the relay's own loop (a stalled loop reads a burst at once). A stream is
+ * one SSRC (a new one starts over, its worst kept) and its first packet's payload type: others (a
+ * telephone-event holds one timestamp over its packets, comfort noise its own) are not its clock.
  */
 export class ArrivalLateness {
   private n = 0;
+  private ssrc = 0;
+  private pt = 0;
   private lo = Infinity;
   private hi = -Infinity;
   private lastTs = 0;
-  /** the timestamp since the first packet, unwrapped past 2^32 */
+  /** the timestamp since the stream's first packet, unwrapped past 2^32 */
   private ts = 0;
+  /** the worst of the streams before this one */
+  private before = 0;
   constructor(private readonly clockHz: number) {}
 
-  /** A packet with RTP timestamp `rtpTs` arrived at `atMs` (performance.now()). */
-  add(rtpTs: number, atMs: number): void {
-    if (this.n++ > 0) this.ts += (rtpTs - this.lastTs) | 0;
+  /** A packet of `ssrc`, payload type `pt` and RTP timestamp `rtpTs` arrived at `atMs` (performance.now()). */
+  add(ssrc: number, pt: number, rtpTs: number, atMs: number): void {
+    if (this.n > 0 && ssrc !== this.ssrc) {
+      this.before = this.worstMs;
+      this.n = 0;
+      this.lo = Infinity;
+      this.hi = -Infinity;
+    }
+    if (this.n === 0) {
+      this.ssrc = ssrc;
+      this.pt = pt;
+      this.ts = 0;
+    } else if (pt !== this.pt) return;
+    else this.ts += (rtpTs - this.lastTs) | 0;
+    this.n++;
     this.lastTs = rtpTs;
     const offset = atMs - (this.ts * 1000) / this.clockHz;
     this.lo = Math.min(this.lo, offset);
     this.hi = Math.max(this.hi, offset);
   }
 
-  /** The worst lateness so far (ms): the largest offset over the smallest; 0 before two packets. */
+  /** The worst lateness so far (ms): the largest offset over the smallest, of any stream; 0 before two packets of one. */
   get worstMs(): number {
-    return this.n < 2 ? 0 : this.hi - this.lo;
+    return Math.max(this.before, this.n < 2 ? 0 : this.hi - this.lo);
   }
 }
 
@@ -120,7 +138,8 @@ export class LossyRelay {
     readonly far: Side,
     private readonly opts: LossyRelayOptions,
   ) {
-    this.lateness = { toFar: new ArrivalLateness(opts.clockHz ?? 8000), toNear: new ArrivalLateness(opts.clockHz ?? 8000) };
+    const clockHz = opts.clockHz ?? 8000;
+    this.lateness = { toFar: new ArrivalLateness(clockHz), toNear: new ArrivalLateness(clockHz) };
   }
 
   static async open(opts: LossyRelayOptions): Promise<LossyRelay> {
@@ -146,8 +165,8 @@ export class LossyRelay {
       counts.rtpIn++;
       const peer = to.peerRtp;
       if (!peer || this.closed || this.held) return;
-      // (of the packets passed on: those before the far side is known never reach it)
-      if (msg.length >= 12) lateness.add(msg.readUInt32BE(4), performance.now());
+      // (of the packets the far side can get: none before it is known; those the loss drops below included)
+      if (msg.length >= 12) lateness.add(msg.readUInt32BE(8), msg[1] & 0x7f, msg.readUInt32BE(4), performance.now());
       if (imp && imp.lossPct > 0) {
         debt += imp.lossPct / 100;
         if (debt >= 1) {
