@@ -14,6 +14,7 @@
  * clean path reads it and says when its premise did not hold.
  */
 import dgram from 'node:dgram';
+import { newRtpHeader, readRtpHeader, tsDiff } from '../media-engine/rtp-packet/packet';
 import { sippMediaPort } from './ports';
 import { seededRandom } from './seeded';
 
@@ -107,7 +108,7 @@ export class ArrivalLateness {
       this.pt = pt;
       this.ts = 0;
     } else if (pt !== this.pt) return;
-    else this.ts += (rtpTs - this.lastTs) | 0;
+    else this.ts += tsDiff(rtpTs, this.lastTs);
     this.n++;
     this.lastTs = rtpTs;
     const offset = atMs - (this.ts * 1000) / this.clockHz;
@@ -159,6 +160,7 @@ export class LossyRelay {
   private wire(from: Side, to: Side, imp: Impairment | undefined, counts: RelayCounts, lateness: ArrivalLateness, seed: number): void {
     const rnd = seededRandom(seed);
     let debt = rnd(); // error diffusion: a drop each time the debt passes 1
+    const h = newRtpHeader();
     from.rtp.on('message', (msg, rinfo) => {
       from.peerRtp = { address: rinfo.address, port: rinfo.port };
       from.peerRtcp ??= { address: rinfo.address, port: rinfo.port + 1 };
@@ -166,7 +168,7 @@ export class LossyRelay {
       const peer = to.peerRtp;
       if (!peer || this.closed || this.held) return;
       // (of the packets the far side can get: none before it is known; those the loss drops below included)
-      if (msg.length >= 12) lateness.add(msg.readUInt32BE(8), msg[1] & 0x7f, msg.readUInt32BE(4), performance.now());
+      if (readRtpHeader(msg, h)) lateness.add(h.ssrc, h.payloadType, h.timestamp, performance.now());
       if (imp && imp.lossPct > 0) {
         debt += imp.lossPct / 100;
         if (debt >= 1) {
