@@ -29,7 +29,13 @@ export const CLEAN_PATH_MS = 40;
  * for the figures the platform measures (`in`), `toPhone` for those the phone reports (`out`); `says` for
  * a test's output.
  */
-export function cleanPath(relay: LossyRelay): { toPlatform: boolean; toPhone: boolean; says: string } {
+export interface CleanPath {
+  toPlatform: boolean;
+  toPhone: boolean;
+  says: string;
+}
+
+export function cleanPath(relay: LossyRelay): CleanPath {
   const toPlatform = relay.lateness.toFar.worstMs;
   const toPhone = relay.lateness.toNear.worstMs;
   return {
@@ -37,6 +43,15 @@ export function cleanPath(relay: LossyRelay): { toPlatform: boolean; toPhone: bo
     toPhone: toPhone <= CLEAN_PATH_MS,
     says: `the relay passed packets up to ${toPlatform.toFixed(0)} ms late to the platform and ${toPhone.toFixed(0)} ms late to the phone (clean: ${CLEAN_PATH_MS} ms at most)`,
   };
+}
+
+/**
+ * The judgements that hold only when the path's direction `way` was clean (cleanPath): run when it was,
+ * else `what` is printed as not judged, with the path's lateness. A call's floors are judged apart, always.
+ */
+export function onCleanPath(path: CleanPath, way: 'toPlatform' | 'toPhone', what: string, judge: () => void): void {
+  if (path[way]) judge();
+  else console.log(`      (${what} not judged: ${path.says})`);
 }
 
 /** A PCMU offer for an endpoint that sends to 127.0.0.1:`port`. */
