@@ -6,11 +6,11 @@
 // once, in order; none dropped.
 import { expect } from 'chai';
 import dgram from 'node:dgram';
-import { Worker } from 'node:worker_threads';
 import type { Endpoint, MediaServer } from '../../media-engine';
 import { encodeG711 } from '../../core/audio/g711';
 import { AGENT_FORK_MAX_IN_FLIGHT } from '../../media-app/ai/voice';
 import { numbered, numberOf, pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
+import { pacedSender } from '../../testkit/paced-sender';
 
 const FRAMES = 150;
 const STALL_MS = 1500;
@@ -24,25 +24,6 @@ function packet(n: number): Buffer {
   Buffer.from(encodeG711('PCMU', numbered(n))).copy(p, 12);
   return p;
 }
-
-// binds, posts its port, and on 'go' sends paced by the clock from then; posts 'done' after the last packet
-const SENDER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const dgram = require('node:dgram');
-const sock = dgram.createSocket('udp4');
-sock.on('error', () => undefined);
-sock.bind(0, '127.0.0.1', () => parentPort.postMessage({ port: sock.address().port }));
-parentPort.once('message', () => {
-  const t0 = performance.now();
-  let i = 0;
-  const next = () => {
-    if (i === workerData.packets.length) return sock.close(() => parentPort.postMessage('done'));
-    sock.send(workerData.packets[i++], workerData.port, '127.0.0.1');
-    setTimeout(next, Math.max(0, t0 + i * 20 - performance.now()));
-  };
-  next();
-});
-`;
 
 describe('ai_talk: the caller heard through a stalled event loop', function () {
   this.timeout(30_000);
@@ -76,23 +57,18 @@ describe('ai_talk: the caller heard through a stalled event loop', function () {
     const heardUpTo = (n: number) => new Promise<void>((resolve) => waits.push({ n, resolve }));
     const fork = await ep.forkAudioStart({ mix: 'in', maxInFlight: AGENT_FORK_MAX_IN_FLIGHT, legRate: true, early: true, onFrame });
     const packets = Array.from({ length: FRAMES }, (_, i) => packet(i + 1));
-    const sender = new Worker(SENDER, { eval: true, workerData: { packets, port: ep.local.port } });
-    const done = new Promise<void>((resolve, reject) => {
-      sender.on('error', reject);
-      sender.on('message', (m) => m === 'done' && resolve());
-    });
+    const sender = await pacedSender(packets, ep.local.port);
     // the far end the SDP names is the sender's socket (strict RTP takes the signalled source at its first packet)
-    const bound = await new Promise<number>((resolve) => sender.once('message', (m: { port: number }) => resolve(m.port)));
-    await ep.modify(pcmuOffer(bound));
-    sender.postMessage('go');
+    await ep.modify(pcmuOffer(sender.port));
+    sender.go();
     // the stream flowing through the fork (20 frames, 400 ms) before the stall
     await heardUpTo(20);
     // the stall: this thread busy, as media-app's was with 50 calls starting
     const until = performance.now() + STALL_MS;
     while (performance.now() < until);
-    await done;
+    await sender.done;
     await heardUpTo(FRAMES);
-    await sender.terminate();
+    await sender.stop();
     const stats = await fork.stop();
     const numbers = heard.filter((n) => n >= 0);
     expect(numbers.slice(0, FRAMES), 'every frame, once, in order').to.deep.equal(Array.from({ length: FRAMES }, (_, i) => i + 1));

@@ -42,6 +42,15 @@ const packetsUntil = (got: Got[], n: number) => until(async () => (got.length >=
 const joined = (g: Got[]) => g.flatMap((p) => [...p.pcm]);
 /** Packet i of a 1 kHz tone at -10 dBFS. */
 const tone = (i: number) => Int16Array.from({ length: 160 }, (_, k) => Math.round(32768 * 10 ** (-10 / 20) * Math.SQRT2 * Math.sin((2 * Math.PI * 1000 * (i * 160 + k)) / 8000)));
+/** Packet `i` of the tone: PCMU, 20 ms, sequence number `i`. */
+function tonePacket(i: number): Buffer {
+  const h = Buffer.alloc(12);
+  h[0] = 0x80;
+  h[1] = PT_PCMU;
+  h.writeUInt16BE(i, 2);
+  h.writeUInt32BE(i * 160, 4);
+  return Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]);
+}
 
 describe('evals background audio: what the caller sends has the mix', function () {
   this.timeout(30_000);
@@ -133,12 +142,7 @@ describe('evals background audio: what the caller sends has the mix', function (
             const end = performance.now() + 120;
             while (performance.now() < end);
           }
-          const h = Buffer.alloc(12);
-          h[0] = 0x80;
-          h[1] = PT_PCMU;
-          h.writeUInt16BE(i, 2);
-          h.writeUInt32BE(i * 160, 4);
-          p.sock.send(Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]), phone.port, '127.0.0.1');
+          p.sock.send(tonePacket(i), phone.port, '127.0.0.1');
           sentLate.push(performance.now() - (startedAt + i * 20));
           await sleep(startedAt + (i + 1) * 20 - performance.now());
         }
@@ -170,14 +174,7 @@ describe('evals background audio: what the caller sends has the mix', function (
     const p = await platformSocket();
     const phone = await RtpPhone.open('127.0.0.1');
     // another process stands for the platform, so its packets keep coming while this one stalls: 1 s of the tone
-    const packets = Array.from({ length: 50 }, (_, i) => {
-      const h = Buffer.alloc(12);
-      h[0] = 0x80;
-      h[1] = PT_PCMU;
-      h.writeUInt16BE(i, 2);
-      h.writeUInt32BE(i * 160, 4);
-      return Buffer.concat([h, Buffer.from(encodeG711('PCMU', tone(i)))]).toString('hex');
-    });
+    const packets = Array.from({ length: 50 }, (_, i) => tonePacket(i).toString('hex'));
     const sender = spawn(process.execPath, ['-e', SENDER, String(phone.port)], { stdio: ['pipe', 'ignore', 'ignore'] });
     sender.on('error', () => undefined);
     sender.stdin.on('error', () => undefined);

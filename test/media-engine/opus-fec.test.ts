@@ -20,8 +20,8 @@ describe('media-engine Opus FEC on receive', function () {
     const a = await ms.createEndpoint({ codecs: [codec] });
     const b = await ms.createEndpoint({ remoteSdp: withPort(a.local.sdp, relay.far.rtpPort), near: a });
     await a.modify(withPort(b.local.sdp, relay.near.rtpPort));
-    relay.setNearPeer('127.0.0.1', a.local.port);
-    relay.setFarPeer('127.0.0.1', b.local.port);
+    await relay.setNearPeer('127.0.0.1', a.local.port);
+    await relay.setFarPeer('127.0.0.1', b.local.port);
     return { relay, a, b };
   }
 
@@ -55,7 +55,7 @@ describe('media-engine Opus FEC on receive', function () {
           expect(s.concealed).to.be.at.least(dropped - 1);
         }
       } finally {
-        relay.close();
+        await relay.close();
         await a.destroy();
         await b.destroy();
       }

@@ -1,7 +1,7 @@
 /**
  * Per-leg receive statistics and RTCP for call quality (issue 38): sequence tracking (out of order,
  * duplicates, wrap), RTCP-XR VoIP metrics, RTT from LSR/DLSR, malformed RTCP ignored; and two real
- * engine endpoints talking through the lossy relay (testkit/lossy-relay.ts).
+ * engine endpoints talking through the lossy relay (testkit/lossy-relay/).
  */
 import { expect } from 'chai';
 import dgram from 'node:dgram';
@@ -99,8 +99,8 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
       const a = await ms.createEndpoint();
       const b = await ms.createEndpoint({ remoteSdp: withPort(a.local.sdp, relay.far.rtpPort), near: a });
       await a.modify(withPort(b.local.sdp, relay.near.rtpPort));
-      relay.setNearPeer('127.0.0.1', a.local.port);
-      relay.setFarPeer('127.0.0.1', b.local.port);
+      await relay.setNearPeer('127.0.0.1', a.local.port);
+      await relay.setFarPeer('127.0.0.1', b.local.port);
       return [a, b];
     }
 
@@ -142,7 +142,7 @@ describe('media-engine call quality: receive statistics and RTCP', function () {
         expect(sa.rtcp.lastReportOnUs!.jitter / 8).to.be.within(10, 80);
         expect(sa.lost, 'nothing lost the other way').to.equal(0);
       } finally {
-        relay.close();
+        await relay.close();
         await a.destroy();
         await b.destroy();
       }

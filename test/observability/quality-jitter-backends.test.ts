@@ -4,7 +4,7 @@
  * and rtp_audio_in_jitter_max_variance, and the platform scores them with the same E-model,
  * core/quality/leg.ts sampleSwitch). A sipp caller dials a number whose flow answers and waits; its media
  * is a real media-engine endpoint whose RTP reaches the platform through the lossy relay
- * (testkit/lossy-relay.ts), once untouched and once delayed by a seeded uniform draw over 240 ms (an RFC
+ * (testkit/lossy-relay/), once untouched and once delayed by a seeded uniform draw over 240 ms (an RFC
  * 3550 jitter of about 80 ms), no packet lost. Embedded: the jittered call's MOS is well under the clean
  * one's, its jitter reported and alarmed. fsmrf: the switch reports its jitter only as the leg's worst
  * (a running variance's maximum, no figure per period), so the call's record reports it while each sample
@@ -82,7 +82,7 @@ for (const backend of ['embedded', 'fsmrf'] as const) {
         const quality = ((await s.t.ctx.db('calls').where({ id: row.id }).first()) as { quality: Summary }).quality;
         return { quality, samples, alarms, path };
       } finally {
-        relay.close();
+        await relay.close();
         await phone?.destroy();
       }
     }

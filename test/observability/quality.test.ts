@@ -1,7 +1,7 @@
 /**
  * Call quality per leg on the platform (issue 38): a sipp caller dials a number whose flow answers and
  * waits; the caller's media is a real media-engine endpoint (RTP + RTCP SR/RR every ~5 s) talking to
- * the platform through the lossy relay (testkit/lossy-relay.ts). With 3 % loss and 40 ms jitter
+ * the platform through the lossy relay (testkit/lossy-relay/). With 3 % loss and 40 ms jitter
  * injected towards the platform, the `call_quality` samples, the alarm and the call record's `quality`
  * are checked against the E-model (core/quality/emodel.ts); a clean call reports MOS ≥ 4.3.
  */
@@ -107,8 +107,9 @@ describe('call quality per leg: samples, alarms and the call record through a lo
   async function call(toPlatform: Impairment | undefined, opts: { silentAfterMs?: number } = {}): Promise<{ id: string; path: CleanPath }> {
     const relay = await LossyRelay.open({ toFar: toPlatform, seed: 38 });
     let phone: Endpoint | undefined;
-    // a party that stops sending (held, silence suppression, a dead link): neither RTP nor RTCP after this
-    const silence = opts.silentAfterMs === undefined ? null : setTimeout(() => void relay.hold(), opts.silentAfterMs);
+    // a party that stops sending (held, silence suppression, a dead link): neither RTP nor RTCP after this (a
+    // failure of the relay's thread is not lost: close() below throws it)
+    const silence = opts.silentAfterMs === undefined ? null : setTimeout(() => void relay.hold().catch(() => undefined), opts.silentAfterMs);
     try {
       phone = await phoneBehind(phones, relay);
       const before = new Set(((await s.t.ctx.db('calls').where({ customer_id: cid }).select('id')) as { id: string }[]).map((r) => r.id));
@@ -122,7 +123,7 @@ describe('call quality per leg: samples, alarms and the call record through a lo
       return { id: row.id, path };
     } finally {
       if (silence) clearTimeout(silence);
-      relay.close();
+      await relay.close();
       await phone?.destroy();
     }
   }

@@ -1,6 +1,6 @@
 // The set-up the call-quality suites share (quality, quality-jitter-backends, rtp-pcap): a number of the
 // stack's customer that a sipp caller dials over a loopback trunk, and a phone (a real media-engine
-// endpoint) whose RTP reaches the platform through the lossy relay (testkit/lossy-relay.ts): sipp signals
+// endpoint) whose RTP reaches the platform through the lossy relay (testkit/lossy-relay/): sipp signals
 // with the relay's far side in its SDP, the phone sends to the relay's near side.
 import { expect } from 'chai';
 import { parseActions } from '../../core/flow';
@@ -17,10 +17,11 @@ import type { Stack } from '../xfer/support';
  * A path is clean when no packet reached the relay later than this behind its stream's earliest: the
  * jitter buffer's initial depth (2 frames; media-engine/jitter/jitter-buffer.ts). A buffer that gave a
  * frame back after 10 calm seconds is one frame deep, so a packet 20-40 ms late may still be discarded:
- * the clean call's figures allow a discard or two. The relay runs on the test's loop beside the platform:
- * a stalled loop (or a stalled sender) holds packets as a network would, and the platform rightly hears
- * that as jitter and discards (MOS 2.53 in one 2 s period of a "clean" call on CI). A suite's clean-call
- * figures are judged only on a clean path (cleanPath).
+ * the clean call's figures allow a discard or two. The relay runs on a thread of its own, off the test's
+ * loop (where the platform runs), but a starved machine still stalls a sender (either engine's worker) or
+ * the relay's thread: packets held as a network would hold them, which the platform rightly hears as
+ * jitter and discards (MOS 2.53 in one 2 s period of a "clean" call on CI, when the relay shared the
+ * test's loop). A suite's clean-call figures are judged only on a clean path (cleanPath).
  */
 export const CLEAN_PATH_MS = 40;
 
@@ -83,11 +84,11 @@ export async function phoneBehind(phones: MediaServer, relay: LossyRelay): Promi
   const phone = await phones.createEndpoint();
   try {
     await phone.modify(pcmuAt(relay.near.rtpPort));
+    await relay.setNearPeer('127.0.0.1', phone.local.port);
   } catch (e) {
     await phone.destroy();
     throw e;
   }
-  relay.setNearPeer('127.0.0.1', phone.local.port);
   return phone;
 }
 

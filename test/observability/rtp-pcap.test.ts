@@ -45,7 +45,7 @@ describe('RTP in the pcap: RTP_CAPTURE=full', function () {
       await dialThrough(s, number, relay);
       id = (await until(async () => ((await s.t.ctx.db('calls').where({ customer_id: cid, status: 'hangup' }).first()) as { id: string } | undefined) ?? null, 15_000, 'the call hung up')).id;
     } finally {
-      relay.close();
+      await relay.close();
       await phone?.destroy();
     }
     const res = await s.api.get(`/timelines/calls/${id}/pcap`).buffer(true).parse(bufferBody);

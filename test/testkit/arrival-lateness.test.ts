@@ -1,10 +1,10 @@
-// testkit's ArrivalLateness (lossy-relay.ts): how late a stream's RTP reached the relay, against its own
+// testkit's ArrivalLateness (lossy-relay/arrival-lateness.ts): how late a stream's RTP reached the relay, against its own
 // timestamps. A test that needs a clean path (observability/quality: the clean call) judges only when the
 // worst is at most the jitter buffer's depth; so a stall must show at its length, a steady stream as 0, and
 // neither the wrap of the 32-bit timestamp, a new SSRC nor another payload type may read as a jump. Pure:
 // times are given, no clock.
 import { expect } from 'chai';
-import { ArrivalLateness } from '../../testkit/lossy-relay';
+import { ArrivalLateness } from '../../testkit/lossy-relay/arrival-lateness';
 
 const SSRC = 0x1234;
 const PCMU = 0;
