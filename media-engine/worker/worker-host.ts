@@ -5,8 +5,8 @@
  * Requests and events are the closed union of protocol.ts; a message outside it is refused.
  */
 import { EventEmitter } from 'node:events';
-import path from 'node:path';
-import { Worker, type TransferListItem } from 'node:worker_threads';
+import type { TransferListItem, Worker } from 'node:worker_threads';
+import { workerBeside } from '../../core/files/worker-file';
 import { CountBatch, FrameBatch } from './frame-batch';
 import { isFromWorker, type EventMessage, type Method, type Params, type ParamsAfterTarget, type Result, type ToWorker } from './protocol';
 
@@ -49,8 +49,7 @@ export class WorkerHost extends EventEmitter<WorkerHostEvents> {
     workerData: unknown = {},
   ) {
     super();
-    const entry = path.join(__dirname, `worker-main${path.extname(__filename)}`);
-    this.worker = entry.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData }) : new Worker(entry, { workerData });
+    this.worker = workerBeside(__filename, 'worker-main', workerData);
     this.ready = new Promise((resolve, reject) => {
       const onMsg = (m: unknown) => {
         if (isFromWorker(m) && m.t === 'ready') {

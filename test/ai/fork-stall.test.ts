@@ -10,7 +10,7 @@ import type { Endpoint, MediaServer } from '../../media-engine';
 import { encodeG711 } from '../../core/audio/g711';
 import { AGENT_FORK_MAX_IN_FLIGHT } from '../../media-app/ai/voice';
 import { numbered, numberOf, pcmuOffer, useMediaServer } from '../../testkit/media-engine/support';
-import { pacedSender } from '../../testkit/paced-sender';
+import { pacedSender } from '../../testkit/thread-stall';
 
 const FRAMES = 150;
 const STALL_MS = 1500;

@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { MediaServer, type Endpoint, type RxTimeoutEvent } from '../../media-engine';
 import { pcmuOffer, portRange, sleep } from '../../testkit/media-engine/support';
 import { sippMediaPort } from '../../testkit/ports';
+import { ThreadCalls } from '../../testkit/thread-calls';
 
 const TIMEOUT_MS = 600;
 
@@ -17,14 +18,18 @@ const TIMEOUT_MS = 600;
  * A far end on a thread of its own (so a stall of this thread, where the test and the engine's events run,
  * does not silence it: the engine's worker would rightly report that): binds its RTP port and the RTCP one
  * above it, then sends PCMU every 20 ms (RTP), or an empty receiver report (RFC 3550 6.4.2) every 200 ms to
- * the RTCP port, until stopped. Each request is answered once in force.
+ * the RTCP port, until stopped. Each request is answered once in force (testkit/thread-calls.ts).
  */
 const FAR_END = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const dgram = require('node:dgram');
 const rtp = dgram.createSocket('udp4');
 const rtcp = dgram.createSocket('udp4');
-for (const s of [rtp, rtcp]) s.on('error', (e) => parentPort.postMessage({ error: e.message }));
+for (const s of [rtp, rtcp]) s.on('error', (e) => parentPort.postMessage({ t: 'fault', error: e.message }));
+const bind = (s, port) => new Promise((resolve, reject) => {
+  s.once('error', reject);
+  s.bind(port, '127.0.0.1', () => (s.off('error', reject), resolve()));
+});
 const packet = Buffer.alloc(172, 0x55);
 packet[0] = 0x80;
 packet[1] = 0;
@@ -32,79 +37,56 @@ packet.writeUInt32BE(0x1234, 8);
 const rr = Buffer.from([0x80, 201, 0, 1, 0, 0, 0x12, 0x34]);
 let seq = 0;
 let timer = null;
-const stop = () => {
+function handle(req) {
   if (timer) clearInterval(timer);
   timer = null;
-};
-parentPort.on('message', (m) => {
-  stop();
-  if (m.t === 'rtp')
+  if (req.t === 'bind') return bind(rtp, req.base).then(() => bind(rtcp, req.base + 1));
+  if (req.t === 'rtp')
     timer = setInterval(() => {
       seq++;
       packet.writeUInt16BE(seq & 0xffff, 2);
       packet.writeUInt32BE((seq * 160) >>> 0, 4);
-      rtp.send(packet, m.to, '127.0.0.1');
+      rtp.send(packet, req.to, '127.0.0.1');
     }, 20);
-  else if (m.t === 'rtcp') timer = setInterval(() => rtcp.send(rr, m.to + 1, '127.0.0.1'), 200);
-  parentPort.postMessage({ done: m.id });
-});
-rtp.bind(workerData.base, '127.0.0.1', () => rtcp.bind(workerData.base + 1, '127.0.0.1', () => parentPort.postMessage({ bound: true })));
+  else if (req.t === 'rtcp') timer = setInterval(() => rtcp.send(rr, req.to + 1, '127.0.0.1'), 200);
+  return Promise.resolve();
+}
+parentPort.on('message', (m) =>
+  handle(m.req).then(
+    () => parentPort.postMessage({ t: 'reply', id: m.id, error: null }),
+    (e) => parentPort.postMessage({ t: 'reply', id: m.id, error: e.message }),
+  ),
+);
 `;
 
+type FarRequest = { t: 'bind'; base: number } | { t: 'rtp' | 'rtcp'; to: number } | { t: 'stop' };
+
 class Far {
-  private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private failure: Error | null = null;
   private constructor(
-    private readonly worker: Worker,
+    private readonly calls: ThreadCalls<FarRequest>,
     readonly port: number,
-  ) {
-    worker.on('message', (m: { done?: number; error?: string }) => {
-      if (m.error !== undefined) this.fail(new Error(`far end: ${m.error}`));
-      if (m.done === undefined) return;
-      this.waiting.get(m.done)?.resolve();
-      this.waiting.delete(m.done);
-    });
-    worker.on('error', (e) => this.fail(e));
-  }
-  private fail(e: Error): void {
-    this.failure ??= e;
-    for (const w of this.waiting.values()) w.reject(e);
-    this.waiting.clear();
-  }
+  ) {}
   static async open(): Promise<Far> {
+    const calls = new ThreadCalls<FarRequest>(new Worker(FAR_END, { eval: true }), 'far end');
     const base = await sippMediaPort();
-    const worker = new Worker(FAR_END, { eval: true, workerData: { base } });
-    await new Promise<void>((resolve, reject) => {
-      worker.on('error', reject);
-      worker.on('message', (m: { bound?: boolean; error?: string }) => (m.error !== undefined ? reject(new Error(`far end: ${m.error}`)) : m.bound && resolve()));
-    }).catch(async (e: Error) => {
-      await worker.terminate();
+    await calls.call({ t: 'bind', base }).catch(async (e: Error) => {
+      await calls.end().catch(() => undefined);
       throw e;
     });
-    return new Far(worker, base);
-  }
-  private ask(m: { t: 'rtp' | 'rtcp' | 'stop'; to?: number }): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ ...m, id });
-    });
+    return new Far(calls, base);
   }
   sendRtp(to: number): Promise<void> {
-    return this.ask({ t: 'rtp', to });
+    return this.calls.call({ t: 'rtp', to });
   }
   sendRtcp(to: number): Promise<void> {
-    return this.ask({ t: 'rtcp', to });
+    return this.calls.call({ t: 'rtcp', to });
   }
   stop(): Promise<void> {
-    return this.ask({ t: 'stop' });
+    return this.calls.call({ t: 'stop' });
   }
   /** Ends the far end; throws what failed on its sockets meanwhile, if anything did. */
-  async close(): Promise<void> {
-    await this.worker.terminate();
-    if (this.failure) throw this.failure;
+  close(): Promise<void> {
+    return this.calls.end();
   }
 }
 

@@ -17,11 +17,7 @@ import { Engine } from '../../media-engine/worker/engine';
 import { configureRtpIo, rtpIoKind } from '../../media-engine/worker/rtp-transport';
 import { portBlock } from '../../testkit/ports';
 import { pcmuOffer, readWav, rms, tmpDir } from '../../testkit/media-engine/support';
-
-/** Blocks this thread (and the engine's clock with it) for `ms`. */
-function stallThread(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
+import { stallThread } from '../../testkit/thread-stall';
 
 /** Resolves once `ok()` holds, looked at every 10 ms; rejects after `timeoutMs`. */
 async function until(ok: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {

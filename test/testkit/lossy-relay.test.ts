@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import dgram from 'node:dgram';
 import { LossyRelay } from '../../testkit/lossy-relay';
-import { pacedSender } from '../../testkit/paced-sender';
+import { pacedSender, stallThread } from '../../testkit/thread-stall';
 import { until } from '../../testkit/poll';
 
 const PACKETS = 100;
@@ -22,11 +22,6 @@ function packet(n: number): Buffer {
   p.writeUInt32BE(n * 160, 4);
   p.writeUInt32BE(0x7e1a7, 8);
   return p;
-}
-
-/** Blocks this thread for `ms`, as a busy event loop does. */
-function stallThread(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 describe('testkit LossyRelay: a path on a thread of its own', function () {

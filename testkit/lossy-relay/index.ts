@@ -15,10 +15,10 @@
  * path reads it and says when its premise did not hold. The counts and the lateness are read at any time
  * (a shared array the relay's thread writes); what changes the relay (a peer, hold, close) is awaited.
  */
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { workerBeside } from '../../core/files/worker-file';
 import { sippMediaPort } from '../ports';
-import { cellIndex, SHARED_BYTES, type Cell, type Direction, type Impairment, type RelayCall, type RelayReply, type RelayRequest, type SideName } from './protocol';
+import { ThreadCalls } from '../thread-calls';
+import { cellIndex, SHARED_BYTES, type Cell, type Direction, type Impairment, type RelayRequest, type SideName } from './protocol';
 
 export type { Impairment } from './protocol';
 
@@ -51,61 +51,19 @@ export interface RelaySide {
 /** Attempts at a side's pair of ports (another process may take a drawn port before the relay binds it). */
 const BIND_ATTEMPTS = 6;
 
-/** The relay's thread and the calls waiting for its answers. */
+/** The relay's thread: its requests (thread-calls.ts) and the shared array it writes. */
 class RelayThread {
-  readonly shared = new SharedArrayBuffer(SHARED_BYTES);
-  private readonly cells = new Int32Array(this.shared);
-  private readonly worker: Worker;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private nextId = 1;
-  /** why the relay cannot be trusted any more: its thread ended, or a socket failed */
-  private failure: Error | null = null;
+  readonly calls: ThreadCalls<RelayRequest>;
+  private readonly cells: Int32Array;
 
   constructor() {
-    const entry = path.join(__dirname, `worker${path.extname(__filename)}`);
-    const workerData = { shared: this.shared };
-    this.worker = entry.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData }) : new Worker(entry, { workerData });
-    this.worker.on('message', (m: RelayReply) => {
-      if (m.t === 'fault') return this.fail(new Error(m.error));
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
-      if (m.error === null) w?.resolve();
-      else w?.reject(new Error(m.error));
-    });
-    this.worker.on('error', (e) => this.fail(new Error(`lossy relay thread failed: ${e.message}`)));
-    this.worker.on('exit', (code) => this.fail(new Error(`lossy relay thread exited (code ${code})`)));
-  }
-
-  private fail(e: Error): void {
-    this.failure ??= e;
-    for (const w of this.waiting.values()) w.reject(e);
-    this.waiting.clear();
-  }
-
-  call(req: RelayRequest): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ id, req } satisfies RelayCall);
-    });
+    const shared = new SharedArrayBuffer(SHARED_BYTES);
+    this.cells = new Int32Array(shared);
+    this.calls = new ThreadCalls(workerBeside(__filename, 'worker', { shared }), 'lossy relay');
   }
 
   read(dir: Direction, cell: Cell): number {
     return Atomics.load(this.cells, cellIndex(dir, cell));
-  }
-
-  /** Closes the relay's sockets and ends its thread; the error of a socket that failed on the way, if one did. */
-  async end(): Promise<void> {
-    const failed = this.failure;
-    const closing = failed ? Promise.resolve() : this.call({ t: 'close' });
-    try {
-      await closing;
-    } finally {
-      this.failure ??= new Error('lossy relay closed');
-      await this.worker.terminate();
-    }
-    if (failed) throw failed;
   }
 }
 
@@ -130,7 +88,7 @@ async function bindSide(thread: RelayThread, side: SideName): Promise<RelaySide>
   for (let attempt = 1; ; attempt++) {
     const base = await sippMediaPort();
     try {
-      await thread.call({ t: 'bind', side, base });
+      await thread.calls.call({ t: 'bind', side, base });
       return { rtpPort: base };
     } catch (e) {
       if (attempt >= BIND_ATTEMPTS) throw e;
@@ -163,30 +121,30 @@ export class LossyRelay {
       const near = await bindSide(thread, 'near');
       const far = await bindSide(thread, 'far');
       const seed = opts.seed ?? 1;
-      await thread.call({ t: 'start', toFar: opts.toFar ?? null, toNear: opts.toNear ?? null, seed, clockHz: opts.clockHz ?? 8000 });
+      await thread.calls.call({ t: 'start', toFar: opts.toFar ?? null, toNear: opts.toNear ?? null, seed, clockHz: opts.clockHz ?? 8000 });
       return new LossyRelay(thread, near, far);
     } catch (e) {
-      await thread.end().catch(() => undefined);
+      await thread.calls.end().catch(() => undefined);
       throw e;
     }
   }
 
   /** Tells the relay where the far side's RTP is before it has sent anything (its RTCP: port + 1). */
   setFarPeer(address: string, rtpPort: number, rtcpPort = rtpPort + 1): Promise<void> {
-    return this.thread.call({ t: 'peer', side: 'far', address, rtpPort, rtcpPort });
+    return this.thread.calls.call({ t: 'peer', side: 'far', address, rtpPort, rtcpPort });
   }
 
   setNearPeer(address: string, rtpPort: number, rtcpPort = rtpPort + 1): Promise<void> {
-    return this.thread.call({ t: 'peer', side: 'near', address, rtpPort, rtcpPort });
+    return this.thread.calls.call({ t: 'peer', side: 'near', address, rtpPort, rtcpPort });
   }
 
   /** Stops forwarding (both ways, RTP and RTCP) and resolves once every delayed packet went out: counts are final. */
   hold(): Promise<void> {
-    return this.thread.call({ t: 'hold' });
+    return this.thread.calls.call({ t: 'hold' });
   }
 
   /** Closes the relay: its sockets and its thread. Rejects with the error of a socket that failed meanwhile. */
   close(): Promise<void> {
-    return this.thread.end();
+    return this.thread.calls.end();
   }
 }

@@ -1,6 +1,7 @@
 // What the lossy relay's two threads say to each other: the test's side (index.ts) asks, the relay's
-// worker (worker.ts) answers each request by its id; the counts and the lateness are not messages but
-// one shared array the worker writes and the test reads at any time (Atomics, so a read is whole).
+// worker (worker.ts) answers each request by its id (testkit/thread-calls.ts); the counts and the lateness
+// are not messages but one shared array the worker writes and the test reads at any time (Atomics, so a
+// read is whole). Closing is ending the thread: its sockets and delayed packets go with it.
 
 export interface Impairment {
   lossPct: number;
@@ -18,20 +19,7 @@ export type RelayRequest =
   /** the side's peer, before it has sent anything */
   | { t: 'peer'; side: SideName; address: string; rtpPort: number; rtcpPort: number }
   /** forward nothing more; answered once every delayed packet went out */
-  | { t: 'hold' }
-  /** close every socket, drop what is delayed */
-  | { t: 'close' };
-
-export interface RelayCall {
-  id: number;
-  req: RelayRequest;
-}
-
-export type RelayReply =
-  /** the answer to the call `id`: done, or why not */
-  | { t: 'reply'; id: number; error: string | null }
-  /** a socket failed after it was bound (the test's next call is refused with it) */
-  | { t: 'fault'; error: string };
+  | { t: 'hold' };
 
 /** The directions, in the shared array's order. */
 export const DIRECTIONS = ['toFar', 'toNear'] as const;

@@ -6,7 +6,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newRtpHeader, readRtpHeader } from '../../media-engine/rtp-packet/packet';
 import { seededRandom } from '../seeded';
 import { ArrivalLateness } from './arrival-lateness';
-import { cellIndex, type Cell, type Direction, type Impairment, type RelayCall, type RelayReply, type RelayRequest, type SideName } from './protocol';
+import type { ThreadReply, ThreadRequest } from '../thread-calls';
+import { cellIndex, type Cell, type Direction, type Impairment, type RelayRequest, type SideName } from './protocol';
 
 interface Peer {
   address: string;
@@ -25,13 +26,12 @@ const shared = new Int32Array((workerData as { shared: SharedArrayBuffer }).shar
 const sides = new Map<SideName, Side>();
 const timers = new Set<NodeJS.Timeout>();
 let held = false;
-let closed = false;
 
-const post = (m: RelayReply) => port.postMessage(m);
+const post = (m: ThreadReply) => port.postMessage(m);
 const add = (dir: Direction, cell: Cell, n = 1) => Atomics.add(shared, cellIndex(dir, cell), n);
 
 function onSocketError(e: Error): void {
-  post({ t: 'fault', error: `lossy relay socket: ${e.message}` });
+  post({ t: 'fault', error: `a socket failed: ${e.message}` });
 }
 
 function bindOne(at: number): Promise<dgram.Socket> {
@@ -72,7 +72,7 @@ function wire(from: Side, to: Side, dir: Direction, imp: Impairment | null, late
     from.peerRtcp ??= { address: rinfo.address, port: rinfo.port + 1 };
     add(dir, 'rtpIn');
     const peer = to.peerRtp;
-    if (!peer || closed || held) return;
+    if (!peer || held) return;
     // (of the packets the far side can get: none before it is known; those the loss drops below included)
     if (readRtpHeader(msg, h)) {
       lateness.add(h.ssrc, h.payloadType, h.timestamp, performance.now());
@@ -88,7 +88,6 @@ function wire(from: Side, to: Side, dir: Direction, imp: Impairment | null, late
     }
     const delay = imp && imp.jitterMs > 0 ? rnd() * 3 * imp.jitterMs : 0;
     const send = () => {
-      if (closed) return;
       add(dir, 'forwarded');
       to.rtp.send(msg, peer.port, peer.address);
     };
@@ -102,7 +101,7 @@ function wire(from: Side, to: Side, dir: Direction, imp: Impairment | null, late
   from.rtcp.on('message', (msg, rinfo) => {
     from.peerRtcp = { address: rinfo.address, port: rinfo.port };
     const peer = to.peerRtcp;
-    if (!peer || closed || held) return;
+    if (!peer || held) return;
     add(dir, 'rtcp');
     to.rtcp.send(msg, peer.port, peer.address);
   });
@@ -117,14 +116,6 @@ function start(req: Extract<RelayRequest, { t: 'start' }>): void {
 
 async function drained(): Promise<void> {
   while (timers.size) await new Promise((r) => setTimeout(r, 20));
-}
-
-function close(): Promise<void> {
-  closed = true;
-  for (const t of timers) clearTimeout(t);
-  timers.clear();
-  const sockets = [...sides.values()].flatMap((s) => [s.rtp, s.rtcp]);
-  return Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(() => undefined);
 }
 
 async function handle(req: RelayRequest): Promise<void> {
@@ -142,12 +133,10 @@ async function handle(req: RelayRequest): Promise<void> {
     case 'hold':
       held = true;
       return drained();
-    case 'close':
-      return close();
   }
 }
 
-port.on('message', (m: RelayCall) => {
+port.on('message', (m: ThreadRequest<RelayRequest>) => {
   handle(m.req).then(
     () => post({ t: 'reply', id: m.id, error: null }),
     (e: Error) => post({ t: 'reply', id: m.id, error: e.message }),

@@ -10,7 +10,8 @@ import { FrameClock } from '../frame-clock';
 import { SpeechEnd } from './speech-end';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { workerBeside } from '../../../core/files/worker-file';
 import { QUIET_LINE_DBFS, type SpeechEvent } from '../../../media-engine';
 import { WINDOW, isFromSilero, type SileroRate, type ToSilero } from './silero-protocol';
 
@@ -29,9 +30,7 @@ class SileroThread {
   failure: Error | null = null;
 
   constructor() {
-    const entry = path.join(__dirname, `silero-worker${path.extname(__filename)}`);
-    const workerData = { modelPath: sileroModelPath() };
-    this.worker = entry.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData }) : new Worker(entry, { workerData });
+    this.worker = workerBeside(__filename, 'silero-worker', { modelPath: sileroModelPath() });
     // the thread must not keep the process alive once no call uses it
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {

@@ -1,8 +1,13 @@
-// A far end that keeps time while the test's thread stalls: a thread of its own that sends given packets
-// to a loopback port, one every 20 ms on its own clock (a late timer sends at once, then keeps the
-// schedule). For tests that block their thread on purpose (an event loop stalled as under load) and must
-// tell what the stall did from what the sender did.
+// For tests that stall their own thread on purpose (an event loop held as under load) and must tell what the
+// stall did from what a far end did: the stall (`stallThread`), and a far end that keeps time meanwhile
+// (`pacedSender`: a thread of its own that sends given packets to a loopback port, one every 20 ms on its own
+// clock; a late timer sends at once, then keeps the schedule).
 import { Worker } from 'node:worker_threads';
+
+/** Blocks this thread for `ms` (its event loop, timers and sockets with it), without using a core. */
+export function stallThread(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
 
 // binds, posts its port, and on 'go' sends paced by its clock from then; posts 'done' after the last packet
 const SENDER = `
